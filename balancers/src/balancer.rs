@@ -1,0 +1,111 @@
+//! The contract between a balancer and the work it schedules.
+
+use std::num::NonZeroUsize;
+use std::thread;
+use std::time::Instant;
+
+use crate::telemetry::{Telemetry, WorkerTelemetry};
+
+/// Where a running task puts the tasks it spawns.
+///
+/// Handed to [`TaskRunner::run`] by the balancer; each balancer decides where spawned tasks go
+/// (for [`StaticTiles`](crate::StaticTiles) and [`CentralCounter`](crate::CentralCounter): the
+/// running worker's own LIFO stack). Spawning never allocates per task once the worker's
+/// queue has grown to its working size.
+pub trait Spawn<T> {
+    /// Queues `task` to run later, on this worker or (for balancers that move work) another.
+    fn spawn(&mut self, task: T);
+}
+
+/// The work a balancer runs: one function applied to every task, which may spawn more tasks.
+///
+/// `run` is called from many worker threads at once, hence `Sync`. Per-thread state lives in
+/// [`TaskRunner::Local`], which only its own worker touches, so counters need no atomics.
+pub trait TaskRunner<T>: Sync {
+    /// State private to one worker (counters, scratch space). Created on the worker's thread
+    /// before its first task and handed back to the caller in [`Outcome::locals`].
+    type Local: Send;
+
+    /// Creates the state of worker `worker` (numbered from 0).
+    fn local(&self, worker: usize) -> Self::Local;
+
+    /// Runs `task` to completion on the calling worker; children go to `spawn`.
+    fn run<S: Spawn<T>>(&self, task: T, local: &mut Self::Local, spawn: &mut S);
+}
+
+/// What a finished run hands back: the balancer's measurements and each worker's state.
+#[derive(Debug)]
+pub struct Outcome<L> {
+    /// Timings and counts, one entry per worker.
+    pub telemetry: Telemetry,
+    /// The [`TaskRunner::Local`] of each worker, indexed by worker number.
+    pub locals: Vec<L>,
+}
+
+/// A policy that runs a set of initial tasks, and everything they spawn, on worker threads.
+///
+/// `run` returns only when every task has run exactly once. The initial tasks are borrowed and
+/// cloned as they are handed out, since they are small descriptions (tiles), not the work.
+pub trait Balancer {
+    /// A short name for reports, e.g. `static/interleaved`.
+    fn name(&self) -> String;
+
+    /// Runs `tasks` and all their descendants on `workers` threads.
+    fn run<T, R>(&self, workers: NonZeroUsize, tasks: &[T], runner: &R) -> Outcome<R::Local>
+    where
+        T: Clone + Send + Sync,
+        R: TaskRunner<T>;
+}
+
+/// Starts `workers` scoped threads running `body(worker, telemetry)` and gathers the results.
+///
+/// `body` returns when its worker has no more work. The time from its start to that point is
+/// the worker's busy time, unless `body` has already moved some of it to `idle` (time spent
+/// looking for work in vain); the wait for the slowest worker is added to `idle` here.
+pub(crate) fn run_workers<L, F>(name: String, workers: NonZeroUsize, body: F) -> Outcome<L>
+where
+    L: Send,
+    F: Fn(usize, &mut WorkerTelemetry) -> L + Sync,
+{
+    let start = Instant::now();
+    let results: Vec<(L, WorkerTelemetry, Instant)> = thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers.get())
+            .map(|worker| {
+                let body = &body;
+                thread::Builder::new()
+                    .name(format!("raylb-worker-{worker}"))
+                    .spawn_scoped(scope, move || {
+                        let began = Instant::now();
+                        let mut telemetry = WorkerTelemetry::default();
+                        let local = body(worker, &mut telemetry);
+                        let finished = Instant::now();
+                        let active = finished - began;
+                        telemetry.busy = active.saturating_sub(telemetry.idle);
+                        // Thread start-up counts as idle: the worker exists but cannot work yet.
+                        telemetry.idle += began - start;
+                        (local, telemetry, finished)
+                    })
+                    .expect("failed to spawn a worker thread")
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    let end = Instant::now();
+    let mut locals = Vec::with_capacity(results.len());
+    let mut per_worker = Vec::with_capacity(results.len());
+    for (local, mut telemetry, finished) in results {
+        telemetry.idle += end - finished;
+        locals.push(local);
+        per_worker.push(telemetry);
+    }
+    Outcome {
+        telemetry: Telemetry::new(name, end - start, per_worker),
+        locals,
+    }
+}

@@ -1,0 +1,56 @@
+//! `counter`: workers take the next initial tasks from one shared atomic counter.
+
+use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::balancer::{Balancer, Outcome, TaskRunner, run_workers};
+use crate::local_stack::LocalStack;
+
+/// A central work pool: one atomic counter hands out the next `chunk` initial tasks to
+/// whichever worker asks; spawned tasks stay on the worker that spawned them.
+///
+/// Balances initial tasks perfectly up to the granularity of a chunk, at the price of one
+/// contended read-modify-write per chunk. It cannot move spawned work, so one expensive tile
+/// near the end of the run still leaves the others idle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CentralCounter {
+    /// Initial tasks taken per visit to the counter (at least 1).
+    pub chunk: NonZeroUsize,
+}
+
+impl Balancer for CentralCounter {
+    fn name(&self) -> String {
+        format!("counter/chunk={}", self.chunk)
+    }
+
+    fn run<T, R>(&self, workers: NonZeroUsize, tasks: &[T], runner: &R) -> Outcome<R::Local>
+    where
+        T: Clone + Send + Sync,
+        R: TaskRunner<T>,
+    {
+        let next = AtomicUsize::new(0);
+        let chunk = self.chunk.get();
+        run_workers(self.name(), workers, |worker, telemetry| {
+            let mut local = runner.local(worker);
+            let mut stack = LocalStack::new();
+            loop {
+                // Relaxed: the counter only decides which worker owns which indices; the tasks
+                // themselves were written before the workers started (thread spawn orders
+                // that) and are only read, so nothing is published through the counter.
+                // Each worker adds `chunk` at most once after the end is passed, so the
+                // counter stays below `tasks.len() + workers * chunk` and cannot wrap.
+                let start = next.fetch_add(chunk, Ordering::Relaxed);
+                if start >= tasks.len() {
+                    break;
+                }
+                for task in &tasks[start..(start + chunk).min(tasks.len())] {
+                    telemetry.initial_tasks += 1;
+                    telemetry.tasks += stack.run_depth_first(task.clone(), runner, &mut local);
+                }
+            }
+            telemetry.spawned = stack.pushed();
+            telemetry.peak_queued = stack.peak() as u64;
+            local
+        })
+    }
+}

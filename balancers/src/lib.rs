@@ -1,0 +1,48 @@
+//! Load balancers for irregular task-parallel work.
+//!
+//! A run starts from a list of *initial tasks* (for a renderer: image tiles). Running a task may
+//! *spawn* more tasks (for a renderer: reflection and refraction rays), so the total work is not
+//! known up front and is very uneven between initial tasks. A [`Balancer`] decides which worker
+//! thread runs which task and when; the work itself is a [`TaskRunner`], which knows nothing
+//! about threads.
+//!
+//! The crate knows nothing about rays. Everything it measures is reported in [`Telemetry`],
+//! with the same schema for every balancer, so balancers can be compared on equal terms.
+//!
+//! ```
+//! use std::num::NonZeroUsize;
+//! use balancers::{Balancer, BalancerKind, Spawn, TaskRunner};
+//!
+//! /// Counts down: task `n` spawns `n - 1` twice, so task `n` stands for 2^(n+1) - 1 tasks.
+//! struct Countdown;
+//! impl TaskRunner<u32> for Countdown {
+//!     type Local = u64;
+//!     fn local(&self, _worker: usize) -> u64 { 0 }
+//!     fn run<S: Spawn<u32>>(&self, n: u32, done: &mut u64, spawn: &mut S) {
+//!         *done += 1;
+//!         if n > 0 {
+//!             spawn.spawn(n - 1);
+//!             spawn.spawn(n - 1);
+//!         }
+//!     }
+//! }
+//!
+//! let balancer = BalancerKind::counter(1);
+//! let outcome = balancer.run(NonZeroUsize::new(4).unwrap(), &[3, 5, 0], &Countdown);
+//! let total: u64 = outcome.locals.iter().sum();
+//! assert_eq!(total, 15 + 63 + 1);
+//! assert_eq!(outcome.telemetry.total_tasks(), total);
+//! ```
+
+mod balancer;
+mod counter;
+mod kind;
+mod local_stack;
+mod static_tiles;
+mod telemetry;
+
+pub use balancer::{Balancer, Outcome, Spawn, TaskRunner};
+pub use counter::CentralCounter;
+pub use kind::BalancerKind;
+pub use static_tiles::{Assignment, StaticTiles};
+pub use telemetry::{Telemetry, WorkerTelemetry};

@@ -1,0 +1,101 @@
+//! `static`: every initial task is given to a worker before the run starts.
+
+use std::num::NonZeroUsize;
+
+use crate::balancer::{Balancer, Outcome, TaskRunner, run_workers};
+use crate::local_stack::LocalStack;
+
+/// How [`StaticTiles`] deals the initial tasks out to `p` workers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Assignment {
+    /// Task `i` goes to worker `i mod p`: neighbouring tiles land on different workers, which
+    /// spreads a costly region of the image over all of them.
+    Interleaved,
+    /// Worker `w` gets the `w`-th contiguous run of `ceil(n / p)` tasks: each worker renders one
+    /// band of the image, the worst case when the cost is concentrated in one part of it.
+    Blocked,
+}
+
+/// Static assignment: the tasks a worker runs are fixed before the run starts; spawned tasks
+/// stay on the worker that spawned them (a local LIFO stack). Nothing is shared while running,
+/// so this is the zero-overhead baseline, and the victim of any imbalance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StaticTiles {
+    /// How initial tasks are dealt out.
+    pub assignment: Assignment,
+}
+
+impl StaticTiles {
+    /// The indices of the initial tasks that `worker` of `workers` runs, in order.
+    fn share(&self, worker: usize, workers: usize, tasks: usize) -> impl Iterator<Item = usize> {
+        let (start, step, end) = match self.assignment {
+            Assignment::Interleaved => (worker, workers, tasks),
+            Assignment::Blocked => {
+                let per_worker = tasks.div_ceil(workers);
+                let start = (worker * per_worker).min(tasks);
+                (start, 1, (start + per_worker).min(tasks))
+            }
+        };
+        (start..end).step_by(step)
+    }
+}
+
+impl Balancer for StaticTiles {
+    fn name(&self) -> String {
+        match self.assignment {
+            Assignment::Interleaved => "static/interleaved".into(),
+            Assignment::Blocked => "static/blocked".into(),
+        }
+    }
+
+    fn run<T, R>(&self, workers: NonZeroUsize, tasks: &[T], runner: &R) -> Outcome<R::Local>
+    where
+        T: Clone + Send + Sync,
+        R: TaskRunner<T>,
+    {
+        run_workers(self.name(), workers, |worker, telemetry| {
+            let mut local = runner.local(worker);
+            let mut stack = LocalStack::new();
+            for index in self.share(worker, workers.get(), tasks.len()) {
+                telemetry.initial_tasks += 1;
+                telemetry.tasks += stack.run_depth_first(tasks[index].clone(), runner, &mut local);
+            }
+            telemetry.spawned = stack.pushed();
+            telemetry.peak_queued = stack.peak() as u64;
+            local
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shares(assignment: Assignment, workers: usize, tasks: usize) -> Vec<Vec<usize>> {
+        let balancer = StaticTiles { assignment };
+        (0..workers)
+            .map(|w| balancer.share(w, workers, tasks).collect())
+            .collect()
+    }
+
+    #[test]
+    fn interleaved_deals_round_robin() {
+        assert_eq!(
+            shares(Assignment::Interleaved, 3, 7),
+            vec![vec![0, 3, 6], vec![1, 4], vec![2, 5]]
+        );
+    }
+
+    #[test]
+    fn blocked_deals_contiguous_bands() {
+        assert_eq!(
+            shares(Assignment::Blocked, 3, 7),
+            vec![vec![0, 1, 2], vec![3, 4, 5], vec![6]]
+        );
+        // More workers than tasks: the last workers get nothing, nobody gets a task twice.
+        assert_eq!(
+            shares(Assignment::Blocked, 4, 2),
+            vec![vec![0], vec![1], vec![], vec![]]
+        );
+    }
+}

@@ -1,0 +1,75 @@
+//! What every balancer measures, in one schema, so that balancers can be compared.
+
+use std::time::Duration;
+
+/// One worker's account of a run. Updated only by its own worker (no atomics on the hot path)
+/// and read once the run is over.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WorkerTelemetry {
+    /// Tasks run, initial and spawned.
+    pub tasks: u64,
+    /// Initial tasks (tiles) run by this worker.
+    pub initial_tasks: u64,
+    /// Tasks spawned by tasks this worker ran.
+    pub spawned: u64,
+    /// Time spent running tasks and taking them from queues or counters.
+    pub busy: Duration,
+    /// Time spent with nothing to run: starting up, searching for work in vain, and waiting
+    /// for the slowest worker at the end.
+    pub idle: Duration,
+    /// Attempts to take work from another worker (zero for balancers that never steal).
+    pub steal_attempts: u64,
+    /// Attempts that brought back at least one task.
+    pub steal_successes: u64,
+    /// Tasks brought back by successful steals.
+    pub tasks_stolen: u64,
+    /// The most spawned tasks this worker held queued at once.
+    pub peak_queued: u64,
+}
+
+/// A balancer's account of a whole run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Telemetry {
+    /// The balancer and its settings, e.g. `counter/chunk=1`.
+    pub balancer: String,
+    /// Wall-clock time from starting the first worker to joining the last.
+    pub wall: Duration,
+    /// One entry per worker, indexed by worker number.
+    pub workers: Vec<WorkerTelemetry>,
+}
+
+impl Telemetry {
+    pub(crate) fn new(balancer: String, wall: Duration, workers: Vec<WorkerTelemetry>) -> Self {
+        Self {
+            balancer,
+            wall,
+            workers,
+        }
+    }
+
+    /// Tasks run by all workers together.
+    pub fn total_tasks(&self) -> u64 {
+        self.workers.iter().map(|w| w.tasks).sum()
+    }
+
+    /// Successful steals by all workers together.
+    pub fn total_steals(&self) -> u64 {
+        self.workers.iter().map(|w| w.steal_successes).sum()
+    }
+
+    /// The memory footprint in tasks (the measure of the GRAMPS dissertation): an upper bound
+    /// on the spawned tasks queued at any one moment, the sum of every worker's own peak.
+    /// Exact for one worker; for more it counts each worker at its own worst moment, which
+    /// never under-states the memory a run needs and costs nothing on the hot path.
+    pub fn peak_outstanding(&self) -> u64 {
+        self.workers.iter().map(|w| w.peak_queued).sum()
+    }
+
+    /// Busy time of the busiest worker over the mean busy time: 1.0 is perfect balance.
+    pub fn imbalance(&self) -> f64 {
+        let busy: Vec<f64> = self.workers.iter().map(|w| w.busy.as_secs_f64()).collect();
+        let mean = busy.iter().sum::<f64>() / busy.len().max(1) as f64;
+        let max = busy.iter().copied().fold(0.0, f64::max);
+        if mean > 0.0 { max / mean } else { 1.0 }
+    }
+}

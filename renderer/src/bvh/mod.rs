@@ -1,0 +1,151 @@
+//! The octree-built bounding volume hierarchy, flattened with skip pointers.
+//!
+//! *Build* ([`build`]): a node's triangles are split by the octant of their centroid relative
+//! to the centre of the node's centroid bounds, giving up to eight children; each triangle
+//! lands in exactly one leaf and every node's box is tight around its own triangles. Splitting
+//! stops at the leaf size or the maximum depth.
+//!
+//! *Flatten* ([`flat`]): the tree is written in pre-order into one array of 32-byte nodes.
+//! A node's first child is always the next node; each node also holds its *skip* index, the
+//! next node in pre-order after its whole subtree (the array's length at the end). Eight such
+//! arrays are written, one per octant of ray direction, each with children sorted nearest
+//! first for rays of that octant, so a ray finds close hits early and skips boxes behind them.
+//!
+//! *Traverse* ([`traverse`]): stackless. Box hit → go down (or test the leaf's triangles and
+//! go to skip); box missed, or entirely behind the closest hit so far → go to skip.
+//!
+//! The closest hit is order-free (the smallest `t`, equal `t` broken by the smaller original
+//! triangle index), so the eight orders, brute force and any other structure all agree.
+
+mod build;
+mod flat;
+mod traverse;
+
+use std::time::{Duration, Instant};
+
+use crate::geometry::Triangle;
+
+pub use flat::{FlatNode, MAX_LEAF_SIZE};
+pub use traverse::{BvhHit, NoCounters, TestCounts, TraversalCounters};
+
+/// Settings of the octree build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BvhSettings {
+    /// A node with at most this many triangles becomes a leaf (1 to [`MAX_LEAF_SIZE`]).
+    pub leaf_size: u32,
+    /// Nodes at this depth become leaves whatever their size (the root has depth 0).
+    pub max_depth: u32,
+}
+
+impl Default for BvhSettings {
+    /// Leaf size 4 traced fastest of 4, 8 and 16 on the meshes we measured (BENCHMARKS.md).
+    /// Depth 24 halves the centroid bounds 24 times, far finer than float-accurate scenes need,
+    /// and only stops pathological clusters.
+    fn default() -> Self {
+        Self {
+            leaf_size: 4,
+            max_depth: 24,
+        }
+    }
+}
+
+/// Figures about a built hierarchy.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BvhStats {
+    /// Triangles stored.
+    pub triangles: usize,
+    /// Nodes in one flattened order (each of the eight orders has the same nodes).
+    pub nodes: usize,
+    /// Leaves among them.
+    pub leaves: usize,
+    /// Depth of the deepest leaf (the root has depth 0).
+    pub depth: u32,
+    /// Most triangles in one leaf.
+    pub max_leaf_triangles: u32,
+    /// Bytes of the eight node arrays plus the triangle and index arrays.
+    pub bytes: usize,
+    /// Time taken to build and flatten.
+    pub build_time: Duration,
+}
+
+/// An octree-built BVH over a triangle list, flattened for stackless traversal.
+#[derive(Debug)]
+pub struct OctreeBvh {
+    /// One pre-order node array per ray-direction octant (bit `i` set: negative along axis `i`).
+    orders: [Vec<FlatNode>; 8],
+    /// The triangles in leaf order: each leaf's triangles are contiguous.
+    triangles: Vec<Triangle>,
+    /// `ids[k]`: the index in the input of the triangle stored at `k`.
+    ids: Vec<u32>,
+    /// How far every box is grown beyond its triangles (see `flat::BOX_PADDING`).
+    padding: f32,
+    stats: BvhStats,
+}
+
+impl OctreeBvh {
+    /// Builds the hierarchy over `triangles` (indexed by their position, which is the
+    /// tie-breaking index of the closest-hit rule). Triangles must have finite coordinates;
+    /// `settings.leaf_size` must be in `1..=MAX_LEAF_SIZE` and `max_depth` at least 1.
+    ///
+    /// # Panics
+    /// On settings out of range, or more than `2^27` triangles; callers validate both first.
+    pub fn build(triangles: &[Triangle], settings: BvhSettings) -> Self {
+        assert!(
+            (1..=MAX_LEAF_SIZE).contains(&settings.leaf_size),
+            "leaf size out of range"
+        );
+        assert!(settings.max_depth >= 1, "maximum depth must be at least 1");
+        assert!(
+            triangles.len() <= flat::MAX_TRIANGLES,
+            "too many triangles for the node format"
+        );
+        let start = Instant::now();
+        let tree = build::build(triangles, settings);
+        let flat = flat::flatten(&tree, triangles);
+        let build_time = start.elapsed();
+        let node_bytes = 8 * flat.orders[0].len() * size_of::<FlatNode>();
+        let stats = BvhStats {
+            triangles: triangles.len(),
+            nodes: flat.orders[0].len(),
+            leaves: flat.leaves,
+            depth: flat.depth,
+            max_leaf_triangles: flat.max_leaf_triangles,
+            bytes: node_bytes + flat.triangles.len() * (size_of::<Triangle>() + size_of::<u32>()),
+            build_time,
+        };
+        Self {
+            orders: flat.orders,
+            triangles: flat.triangles,
+            ids: flat.ids,
+            padding: flat.padding,
+            stats,
+        }
+    }
+
+    /// The triangles in leaf order; [`BvhHit::index`] indexes this.
+    pub fn triangles(&self) -> &[Triangle] {
+        &self.triangles
+    }
+
+    /// For each triangle in leaf order, its index in the input of [`build`](Self::build).
+    pub fn original_indices(&self) -> &[u32] {
+        &self.ids
+    }
+
+    /// The flattened nodes for rays whose direction lies in `octant` (bit `i` set: negative
+    /// along axis `i`).
+    pub fn nodes(&self, octant: usize) -> &[FlatNode] {
+        &self.orders[octant]
+    }
+
+    /// How far every box is grown beyond its triangles; the triangle test must be given this
+    /// value ([`Triangle::intersect`]) to agree with the traversal.
+    pub fn padding(&self) -> f32 {
+        self.padding
+    }
+
+    /// Build figures.
+    pub fn stats(&self) -> &BvhStats {
+        &self.stats
+    }
+}

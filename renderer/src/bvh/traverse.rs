@@ -1,0 +1,138 @@
+//! Stackless traversal of a flattened order.
+
+use crate::geometry::{PreparedRay, Ray};
+
+use super::OctreeBvh;
+
+/// The closest hit of a ray.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BvhHit {
+    /// Distance along the ray.
+    pub t: f32,
+    /// The triangle's index in leaf order ([`OctreeBvh::triangles`]).
+    pub index: u32,
+    /// The triangle's index in the input of [`OctreeBvh::build`].
+    pub original: u32,
+}
+
+/// Receives a count of every box and triangle test, for benchmarks. [`NoCounters`] compiles
+/// to nothing.
+pub trait TraversalCounters {
+    /// One ray–box test.
+    fn box_test(&mut self);
+    /// One ray–triangle test.
+    fn triangle_test(&mut self);
+}
+
+/// Counts nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoCounters;
+
+impl TraversalCounters for NoCounters {
+    #[inline(always)]
+    fn box_test(&mut self) {}
+    #[inline(always)]
+    fn triangle_test(&mut self) {}
+}
+
+/// Counts box and triangle tests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TestCounts {
+    /// Ray–box tests.
+    pub boxes: u64,
+    /// Ray–triangle tests.
+    pub triangles: u64,
+}
+
+impl TraversalCounters for TestCounts {
+    #[inline(always)]
+    fn box_test(&mut self) {
+        self.boxes += 1;
+    }
+    #[inline(always)]
+    fn triangle_test(&mut self) {
+        self.triangles += 1;
+    }
+}
+
+impl OctreeBvh {
+    /// The closest triangle the ray hits within `(t_min, t_max)`: the smallest `t`, equal `t`
+    /// broken by the smaller original index.
+    #[inline]
+    pub fn closest_hit(&self, ray: &Ray) -> Option<BvhHit> {
+        self.closest_hit_counted(ray, &mut NoCounters)
+    }
+
+    /// [`closest_hit`](Self::closest_hit), reporting every test to `counters`.
+    #[inline]
+    pub fn closest_hit_counted<C: TraversalCounters>(
+        &self,
+        ray: &Ray,
+        counters: &mut C,
+    ) -> Option<BvhHit> {
+        let ray = PreparedRay::new(ray);
+        let nodes = &self.orders[ray.octant()];
+        let mut best_t = ray.t_max;
+        let mut best: Option<BvhHit> = None;
+        let mut i = 0;
+        while let Some(node) = nodes.get(i) {
+            counters.box_test();
+            let (enter, leave) = ray.slab(&node.near, &node.far, ray.t_min, best_t);
+            if enter > leave {
+                i = node.skip as usize;
+                continue;
+            }
+            let Some(range) = node.triangles() else {
+                i += 1;
+                continue;
+            };
+            for k in range {
+                counters.triangle_test();
+                if let Some(t) = self.triangles[k].intersect(&ray, self.padding) {
+                    let original = self.ids[k];
+                    let closer = match best {
+                        None => t < best_t,
+                        Some(b) => t < b.t || (t == b.t && original < b.original),
+                    };
+                    if closer {
+                        best_t = t;
+                        best = Some(BvhHit {
+                            t,
+                            index: k as u32,
+                            original,
+                        });
+                    }
+                }
+            }
+            i = node.skip as usize;
+        }
+        best
+    }
+
+    /// Whether any triangle blocks the ray within `(t_min, t_max)`: the shadow-ray query.
+    /// Stops at the first blocker found; the answer does not depend on which one it is.
+    #[inline]
+    pub fn occluded(&self, ray: &Ray) -> bool {
+        let ray = PreparedRay::new(ray);
+        let nodes = &self.orders[ray.octant()];
+        let mut i = 0;
+        while let Some(node) = nodes.get(i) {
+            let (enter, leave) = ray.slab(&node.near, &node.far, ray.t_min, ray.t_max);
+            if enter <= leave {
+                if let Some(range) = node.triangles() {
+                    if self.triangles[range]
+                        .iter()
+                        .any(|t| t.intersect(&ray, self.padding).is_some())
+                    {
+                        return true;
+                    }
+                } else {
+                    i += 1;
+                    continue;
+                }
+            }
+            i = node.skip as usize;
+        }
+        false
+    }
+}

@@ -1,0 +1,9 @@
+//! Rays, boxes and triangles: the primitives the acceleration structure and the shading use.
+
+mod aabb;
+mod ray;
+mod triangle;
+
+pub use aabb::Aabb;
+pub use ray::{PreparedRay, Ray};
+pub use triangle::{Triangle, TriangleHit};

@@ -1,0 +1,130 @@
+//! A ray, and the same ray prepared for the box and triangle tests.
+
+use crate::math::Vec3;
+
+/// A ray `origin + t · dir` for `t` in the open interval `(t_min, t_max)`.
+///
+/// `dir` need not be unit length for intersection; shading always passes unit directions so
+/// that `t` is a distance.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ray {
+    /// Where the ray starts.
+    pub origin: Vec3,
+    /// Where it goes.
+    pub dir: Vec3,
+    /// Hits at or before this distance are ignored.
+    pub t_min: f32,
+    /// Hits at or beyond this distance are ignored (`f32::INFINITY` for none).
+    pub t_max: f32,
+}
+
+impl Ray {
+    /// A ray over `(0, ∞)`.
+    pub fn new(origin: Vec3, dir: Vec3) -> Self {
+        Self {
+            origin,
+            dir,
+            t_min: 0.0,
+            t_max: f32::INFINITY,
+        }
+    }
+}
+
+/// A ray with everything the box and triangle tests need computed once: the reciprocal
+/// direction and octant for the slab test, the axis permutation and shear for the watertight
+/// triangle test.
+#[derive(Clone, Copy, Debug)]
+pub struct PreparedRay {
+    pub(super) origin: [f32; 3],
+    /// `1 / dir`, ±∞ for a zero component (signed like the component, so `-0.0` gives −∞).
+    pub(super) inv: [f32; 3],
+    /// Bit `i` set when the direction is negative (sign bit set) along axis `i`.
+    pub(super) octant: usize,
+    /// The axes `kx`, `ky`, `kz` of the watertight test; `kz` is the dominant axis.
+    pub(super) axes: [usize; 3],
+    /// Shear `(dx / dz, dy / dz, 1 / dz)` in the permuted axes.
+    pub(super) shear: [f32; 3],
+    /// Hits at or before this distance are ignored.
+    pub t_min: f32,
+    /// Hits at or beyond this distance are ignored.
+    pub t_max: f32,
+}
+
+impl PreparedRay {
+    /// Prepares `ray`. A zero direction gives a ray that hits nothing.
+    #[inline(always)]
+    pub fn new(ray: &Ray) -> Self {
+        let d = ray.dir.to_array();
+        let a = ray.dir.abs();
+        let kz = if a.x >= a.y && a.x >= a.z {
+            0
+        } else if a.y >= a.z {
+            1
+        } else {
+            2
+        };
+        let mut kx = (kz + 1) % 3;
+        let mut ky = (kx + 1) % 3;
+        // Swapping keeps the winding of the projected triangle, so the edge-function signs of
+        // front faces stay positive whichever way the ray points.
+        if d[kz] < 0.0 {
+            std::mem::swap(&mut kx, &mut ky);
+        }
+        let octant = usize::from(d[0].is_sign_negative())
+            | usize::from(d[1].is_sign_negative()) << 1
+            | usize::from(d[2].is_sign_negative()) << 2;
+        Self {
+            origin: ray.origin.to_array(),
+            inv: [1.0 / d[0], 1.0 / d[1], 1.0 / d[2]],
+            octant,
+            axes: [kx, ky, kz],
+            shear: [d[kx] / d[kz], d[ky] / d[kz], 1.0 / d[kz]],
+            t_min: ray.t_min,
+            t_max: ray.t_max,
+        }
+    }
+
+    /// The octant of the direction: bit `i` set when negative along axis `i`.
+    #[inline(always)]
+    pub fn octant(&self) -> usize {
+        self.octant
+    }
+
+    /// The part of `[t_min, t_max]` (both inclusive) the ray spends inside the box whose faces
+    /// first met and last left are `near` and `far` (per axis, for this ray's octant), as
+    /// `(enter, leave)`; the ray misses the box when `enter > leave`.
+    ///
+    /// A zero direction component with the origin exactly on that slab's face gives
+    /// `0 · ∞ = NaN`; the comparisons skip NaNs, treating the slab as no constraint, which is
+    /// right for a ray running inside the face's plane. With the origin off the face the
+    /// product is ±∞ and the slab rejects or accepts the whole ray, also right.
+    #[inline(always)]
+    pub fn slab(&self, near: &[f32; 3], far: &[f32; 3], t_min: f32, t_max: f32) -> (f32, f32) {
+        let mut enter = t_min;
+        let mut leave = t_max;
+        for axis in 0..3 {
+            let t_near = (near[axis] - self.origin[axis]) * self.inv[axis];
+            let t_far = (far[axis] - self.origin[axis]) * self.inv[axis];
+            if t_near > enter {
+                enter = t_near;
+            }
+            if t_far < leave {
+                leave = t_far;
+            }
+        }
+        (enter, leave)
+    }
+
+    /// [`slab`](Self::slab) for a box given by its corners.
+    #[inline(always)]
+    pub fn slab_box(&self, min: [f32; 3], max: [f32; 3], t_min: f32, t_max: f32) -> (f32, f32) {
+        let (mut near, mut far) = (min, max);
+        for axis in 0..3 {
+            if self.octant >> axis & 1 == 1 {
+                near[axis] = max[axis];
+                far[axis] = min[axis];
+            }
+        }
+        self.slab(&near, &far, t_min, t_max)
+    }
+}

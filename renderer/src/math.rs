@@ -1,0 +1,113 @@
+//! The arithmetic of the traced result, with its operation order fixed.
+//!
+//! Every function here is written so that each floating-point operation is spelled out: no
+//! fused multiply-add (Rust never contracts `a * b + c`), no approximate reciprocal or square
+//! root, no transcendental function. The same sequence of IEEE operations on another device
+//! gives the same bits, which is what lets every balancer on every device write the same image
+//! (the determinism contract). Vectors are `glam::Vec3`, used only as plain `x, y, z` storage
+//! with component-wise `+ - *`; products that combine components are written out here rather
+//! than taken from glam, so their order is ours to keep.
+
+pub use glam::Vec3;
+
+/// `a · b`, summed left to right.
+#[inline(always)]
+pub fn dot(a: Vec3, b: Vec3) -> f32 {
+    a.x * b.x + a.y * b.y + a.z * b.z
+}
+
+/// `a × b`.
+#[inline(always)]
+pub fn cross(a: Vec3, b: Vec3) -> Vec3 {
+    Vec3::new(
+        a.y * b.z - a.z * b.y,
+        a.z * b.x - a.x * b.z,
+        a.x * b.y - a.y * b.x,
+    )
+}
+
+/// `v / |v|`, as one correctly rounded square root and three divisions.
+///
+/// Dividing each component (rather than multiplying by `1 / |v|`) keeps one rounding per
+/// component. The zero vector gives NaNs; callers never pass one.
+#[inline(always)]
+pub fn normalize(v: Vec3) -> Vec3 {
+    let length = dot(v, v).sqrt();
+    Vec3::new(v.x / length, v.y / length, v.z / length)
+}
+
+/// `v · s` for a scalar `s`.
+#[inline(always)]
+pub fn scale(v: Vec3, s: f32) -> Vec3 {
+    Vec3::new(v.x * s, v.y * s, v.z * s)
+}
+
+/// The mirror direction of `d` about the unit normal `n`: `d − 2 (d · n) n`.
+#[inline(always)]
+pub fn reflect(d: Vec3, n: Vec3) -> Vec3 {
+    let twice = 2.0 * dot(d, n);
+    d - scale(n, twice)
+}
+
+/// The direction of `d` (unit) refracted through a surface with unit normal `n` facing
+/// against `d`, where `eta` is the ratio of refractive indices (incident over transmitted).
+/// `None` on total internal reflection.
+#[inline(always)]
+pub fn refract(d: Vec3, n: Vec3, eta: f32) -> Option<Vec3> {
+    let cos_i = -dot(d, n);
+    let k = 1.0 - eta * eta * (1.0 - cos_i * cos_i);
+    if k < 0.0 {
+        return None;
+    }
+    let along_normal = eta * cos_i - k.sqrt();
+    Some(normalize(scale(d, eta) + scale(n, along_normal)))
+}
+
+/// `x^n` for a whole exponent, by repeated squaring from the low bit up. Exact same sequence
+/// of multiplications for the same `n` on every device.
+#[inline(always)]
+pub fn powi(mut x: f32, mut n: u32) -> f32 {
+    let mut result = 1.0;
+    while n > 0 {
+        if n & 1 == 1 {
+            result *= x;
+        }
+        x *= x;
+        n >>= 1;
+    }
+    result
+}
+
+/// The largest component.
+#[inline(always)]
+pub fn max_component(v: Vec3) -> f32 {
+    v.x.max(v.y).max(v.z)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn powi_matches_multiplication() {
+        assert_eq!(powi(1.5, 0), 1.0);
+        assert_eq!(powi(1.5, 1), 1.5);
+        assert_eq!(powi(2.0, 10), 1024.0);
+        assert_eq!(powi(0.5, 3), 0.125);
+    }
+
+    #[test]
+    fn reflect_flips_the_normal_component() {
+        let r = reflect(Vec3::new(1.0, -1.0, 0.0), Vec3::Y);
+        assert_eq!(r, Vec3::new(1.0, 1.0, 0.0));
+    }
+
+    #[test]
+    fn refract_straight_through_and_total_internal_reflection() {
+        let d = Vec3::new(0.0, -1.0, 0.0);
+        assert_eq!(refract(d, Vec3::Y, 1.0 / 1.5), Some(d));
+        // Grazing exit from glass (eta = 1.5) is beyond the critical angle.
+        let grazing = normalize(Vec3::new(1.0, -0.2, 0.0));
+        assert_eq!(refract(grazing, Vec3::Y, 1.5), None);
+    }
+}

@@ -1,0 +1,309 @@
+//! The octree BVH returns exactly the brute-force closest hit: the same `t` bits and the same
+//! triangle, for every ray, on random and on deliberately degenerate meshes.
+
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use renderer::bvh::{BvhSettings, OctreeBvh};
+use renderer::geometry::{PreparedRay, Ray, Triangle};
+use renderer::math::{Vec3, normalize};
+
+/// The reference: every triangle, smallest `t`, ties to the smaller index. `padding` is the
+/// BVH's, which the triangle test takes so that it reports distances inside padded boxes.
+fn brute_force(triangles: &[Triangle], padding: f32, ray: &Ray) -> Option<(u32, u32)> {
+    let ray = PreparedRay::new(ray);
+    let mut best: Option<(f32, u32)> = None;
+    for (i, tri) in triangles.iter().enumerate() {
+        if let Some(t) = tri.intersect(&ray, padding) {
+            if best.is_none_or(|(bt, _)| t < bt) {
+                best = Some((t, i as u32));
+            }
+        }
+    }
+    best.map(|(t, i)| (t.to_bits(), i))
+}
+
+fn tri(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> Triangle {
+    Triangle {
+        v: [Vec3::from(a), Vec3::from(b), Vec3::from(c)],
+    }
+}
+
+fn random_point(rng: &mut StdRng, lo: f32, hi: f32) -> Vec3 {
+    Vec3::new(
+        rng.random_range(lo..hi),
+        rng.random_range(lo..hi),
+        rng.random_range(lo..hi),
+    )
+}
+
+fn random_direction(rng: &mut StdRng) -> Vec3 {
+    loop {
+        let d = random_point(rng, -1.0, 1.0);
+        let l = d.length_squared();
+        if l > 1e-4 && l <= 1.0 {
+            return normalize(d);
+        }
+    }
+}
+
+/// Random triangles of mixed sizes in `[-1, 1]^3`.
+fn soup(rng: &mut StdRng, n: usize) -> Vec<Triangle> {
+    (0..n)
+        .map(|_| {
+            let c = random_point(rng, -1.0, 1.0);
+            let size = if rng.random::<f32>() < 0.1 { 0.8 } else { 0.1 };
+            let p = |rng: &mut StdRng| c + random_point(rng, -size, size);
+            Triangle {
+                v: [p(rng), p(rng), p(rng)],
+            }
+        })
+        .collect()
+}
+
+/// A flat grid in the plane z = 0 (a zero-thickness box around everything), every interior
+/// edge shared by two triangles and every interior vertex by six.
+fn flat_grid(n: usize) -> Vec<Triangle> {
+    let mut out = Vec::new();
+    let at = |i: usize, j: usize| {
+        [
+            i as f32 / n as f32 * 2.0 - 1.0,
+            j as f32 / n as f32 * 2.0 - 1.0,
+            0.0,
+        ]
+    };
+    for i in 0..n {
+        for j in 0..n {
+            out.push(tri(at(i, j), at(i + 1, j), at(i + 1, j + 1)));
+            out.push(tri(at(i, j), at(i + 1, j + 1), at(i, j + 1)));
+        }
+    }
+    out
+}
+
+/// Axis-aligned boxes made of quads: a unit cube, a flat box whose top and bottom coincide
+/// (coplanar duplicates, opposite winding: equal `t`, decided by the index), a thin slab,
+/// and a triangle that appears twice.
+fn boxes() -> Vec<Triangle> {
+    let mut out = Vec::new();
+    let mut quad = |a: [f32; 3], b: [f32; 3], c: [f32; 3], d: [f32; 3]| {
+        out.push(tri(a, b, c));
+        out.push(tri(a, c, d));
+    };
+    let cube = |lo: [f32; 3],
+                hi: [f32; 3],
+                quad: &mut dyn FnMut([f32; 3], [f32; 3], [f32; 3], [f32; 3])| {
+        let [x0, y0, z0] = lo;
+        let [x1, y1, z1] = hi;
+        quad([x0, y0, z0], [x1, y0, z0], [x1, y1, z0], [x0, y1, z0]);
+        quad([x0, y0, z1], [x0, y1, z1], [x1, y1, z1], [x1, y0, z1]);
+        quad([x0, y0, z0], [x0, y0, z1], [x1, y0, z1], [x1, y0, z0]);
+        quad([x0, y1, z0], [x1, y1, z0], [x1, y1, z1], [x0, y1, z1]);
+        quad([x0, y0, z0], [x0, y1, z0], [x0, y1, z1], [x0, y0, z1]);
+        quad([x1, y0, z0], [x1, y0, z1], [x1, y1, z1], [x1, y1, z0]);
+    };
+    cube([-1.0, -1.0, -1.0], [0.0, 0.0, 0.0], &mut quad);
+    // Zero thickness in y: its side faces have zero area and never hit; top and bottom coincide.
+    cube([0.0, 0.5, -1.0], [1.0, 0.5, 0.0], &mut quad);
+    cube([-1.0, 0.25, 0.5], [1.0, 0.25 + 1e-6, 1.0], &mut quad);
+    quad(
+        [-0.5, -0.5, 0.75],
+        [0.5, -0.5, 0.75],
+        [0.5, 0.5, 0.75],
+        [-0.5, 0.5, 0.75],
+    );
+    quad(
+        [-0.5, -0.5, 0.75],
+        [0.5, -0.5, 0.75],
+        [0.5, 0.5, 0.75],
+        [-0.5, 0.5, 0.75],
+    );
+    out
+}
+
+/// Many triangles with the same centroid (no octant split separates them) next to a few
+/// large ones: forces over-full leaves to be chunked.
+fn coincident(rng: &mut StdRng) -> Vec<Triangle> {
+    let mut out = Vec::new();
+    for _ in 0..200 {
+        let a = random_point(rng, -0.5, 0.5);
+        let b = random_point(rng, -0.5, 0.5);
+        out.push(Triangle { v: [a, b, -a - b] });
+    }
+    out.extend(soup(rng, 20));
+    out
+}
+
+/// Rays aimed at the features that break naive traversals: vertices, edge midpoints, points
+/// on the surface as origins, axis-parallel directions and zero components of both signs.
+fn rays(rng: &mut StdRng, triangles: &[Triangle], count: usize) -> Vec<Ray> {
+    let mut out = Vec::with_capacity(count);
+    let axes = [Vec3::X, Vec3::Y, Vec3::Z, -Vec3::X, -Vec3::Y, -Vec3::Z];
+    while out.len() < count {
+        let t = &triangles[rng.random_range(0..triangles.len())];
+        let vertex = t.v[rng.random_range(0..3)];
+        let edge_mid = (t.v[0] + t.v[1]) * 0.5;
+        let w = [rng.random::<f32>(), rng.random::<f32>()];
+        let on_surface =
+            t.v[0] + (t.v[1] - t.v[0]) * (w[0] * 0.5) + (t.v[2] - t.v[0]) * (w[1] * 0.5);
+        let origin = random_point(rng, -3.0, 3.0);
+        let ray = match rng.random_range(0..8) {
+            0 | 1 => Ray::new(origin, random_direction(rng)),
+            2 => Ray::new(origin, vertex - origin),
+            3 => Ray::new(origin, edge_mid - origin),
+            4 => Ray::new(on_surface, random_direction(rng)),
+            5 => {
+                // Axis-parallel, from a point in line with a vertex or an edge midpoint.
+                let d = axes[rng.random_range(0..6)];
+                let target = if rng.random::<bool>() {
+                    vertex
+                } else {
+                    edge_mid
+                };
+                Ray::new(target - d * rng.random_range(0.5..3.0), d)
+            }
+            6 => {
+                // A zero component of either sign, origin on a vertex's coordinate.
+                let mut d = random_direction(rng);
+                let axis = rng.random_range(0..3);
+                d[axis] = if rng.random::<bool>() { 0.0 } else { -0.0 };
+                let mut o = origin;
+                o[axis] = vertex[axis];
+                Ray::new(o, d)
+            }
+            _ => {
+                let mut r = Ray::new(origin, random_direction(rng));
+                r.t_min = rng.random_range(0.0..1.0);
+                r.t_max = r.t_min + rng.random_range(0.0..4.0);
+                r
+            }
+        };
+        out.push(ray);
+    }
+    out
+}
+
+fn check(name: &str, triangles: &[Triangle], settings: BvhSettings, count: usize, seed: u64) {
+    let bvh = OctreeBvh::build(triangles, settings);
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut hits = 0;
+    for (n, ray) in rays(&mut rng, triangles, count).iter().enumerate() {
+        let expected = brute_force(triangles, bvh.padding(), ray);
+        let got = bvh.closest_hit(ray).map(|h| (h.t.to_bits(), h.original));
+        assert_eq!(got, expected, "{name}: ray {n} {ray:?} with {settings:?}");
+        if let Some(h) = bvh.closest_hit(ray) {
+            assert_eq!(bvh.original_indices()[h.index as usize], h.original);
+            hits += 1;
+        }
+        assert_eq!(
+            bvh.occluded(ray),
+            expected.is_some(),
+            "{name}: shadow ray {n} {ray:?}"
+        );
+    }
+    // A test that never hits proves nothing.
+    assert!(hits > count / 10, "{name}: only {hits} of {count} rays hit");
+}
+
+const SETTINGS: [BvhSettings; 4] = [
+    BvhSettings {
+        leaf_size: 4,
+        max_depth: 24,
+    },
+    BvhSettings {
+        leaf_size: 1,
+        max_depth: 24,
+    },
+    BvhSettings {
+        leaf_size: 31,
+        max_depth: 24,
+    },
+    BvhSettings {
+        leaf_size: 2,
+        max_depth: 2,
+    },
+];
+
+#[test]
+fn random_soup() {
+    let triangles = soup(&mut StdRng::seed_from_u64(1), 400);
+    for (i, s) in SETTINGS.into_iter().enumerate() {
+        check("soup", &triangles, s, 40_000, 10 + i as u64);
+    }
+}
+
+#[test]
+fn flat_grid_with_shared_edges_and_vertices() {
+    let triangles = flat_grid(16);
+    for (i, s) in SETTINGS.into_iter().enumerate() {
+        check("grid", &triangles, s, 25_000, 20 + i as u64);
+    }
+}
+
+#[test]
+fn axis_aligned_flat_and_duplicate_boxes() {
+    let triangles = boxes();
+    for (i, s) in SETTINGS.into_iter().enumerate() {
+        check("boxes", &triangles, s, 25_000, 30 + i as u64);
+    }
+}
+
+#[test]
+fn coincident_centroids() {
+    let triangles = coincident(&mut StdRng::seed_from_u64(4));
+    for (i, s) in SETTINGS.into_iter().enumerate() {
+        check("coincident", &triangles, s, 15_000, 40 + i as u64);
+    }
+}
+
+#[test]
+fn far_from_the_origin() {
+    // The same soup moved far off the origin: rounding grows with the coordinates.
+    let mut triangles = soup(&mut StdRng::seed_from_u64(5), 300);
+    for t in &mut triangles {
+        for v in &mut t.v {
+            *v = *v * 10.0 + Vec3::new(1000.0, -2000.0, 500.0);
+        }
+    }
+    let bvh = OctreeBvh::build(&triangles, BvhSettings::default());
+    let mut rng = StdRng::seed_from_u64(50);
+    let mut hits = 0;
+    for _ in 0..20_000 {
+        let target = triangles[rng.random_range(0..triangles.len())].v[0];
+        let origin = Vec3::new(1000.0, -2000.0, 500.0) + random_point(&mut rng, -30.0, 30.0);
+        let ray = Ray::new(origin, target - origin);
+        let expected = brute_force(&triangles, bvh.padding(), &ray);
+        hits += usize::from(expected.is_some());
+        assert_eq!(
+            bvh.closest_hit(&ray).map(|h| (h.t.to_bits(), h.original)),
+            expected,
+            "{ray:?}"
+        );
+    }
+    assert!(hits > 10_000);
+}
+
+#[test]
+fn stats_describe_the_tree() {
+    let triangles = soup(&mut StdRng::seed_from_u64(6), 1000);
+    let bvh = OctreeBvh::build(&triangles, BvhSettings::default());
+    let s = bvh.stats();
+    assert_eq!(s.triangles, 1000);
+    assert!(s.leaves > 1000 / 4 && s.leaves < s.nodes);
+    assert!(s.max_leaf_triangles <= 4);
+    assert!(s.depth >= 3);
+    for octant in 0..8 {
+        let nodes = bvh.nodes(octant);
+        assert_eq!(nodes.len(), s.nodes);
+        assert_eq!(
+            nodes[0].skip as usize,
+            nodes.len(),
+            "the root's subtree is everything"
+        );
+        let leaf_tris: usize = nodes
+            .iter()
+            .filter_map(|n| n.triangles())
+            .map(|r| r.len())
+            .sum();
+        assert_eq!(leaf_tris, 1000, "each triangle in exactly one leaf");
+    }
+}
