@@ -295,7 +295,7 @@ fn stats_describe_the_tree() {
         let nodes = bvh.nodes(octant);
         assert_eq!(nodes.len(), s.nodes);
         assert_eq!(
-            nodes[0].skip as usize,
+            nodes[0].skip() as usize,
             nodes.len(),
             "the root's subtree is everything"
         );

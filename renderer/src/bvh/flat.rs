@@ -21,33 +21,53 @@ const BOX_PADDING: f32 = 1.0 / 65536.0;
 
 /// One node of a flattened order, 32 bytes, aligned so that it never straddles a cache line.
 ///
-/// The box is stored as the face each axis's slab is entered by (`near`) and left by (`far`)
-/// for rays of this order's octant, so the traversal needs no per-axis select.
+/// Two lanes of four floats, each loaded whole into one SIMD register by the box test (and as
+/// one `float4` on a GPU): the box's three *near* faces (per axis, the face a ray of this
+/// order's octant enters by) with the skip index in the fourth lane, and the three *far* faces
+/// with the leaf word in the fourth lane. The integers are stored by their bits.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C, align(32))]
 pub struct FlatNode {
-    /// Per axis, the box face a ray of this octant meets first.
-    pub near: [f32; 3],
-    /// The next node in pre-order after this node's subtree; the array length at the end.
-    pub skip: u32,
-    /// Per axis, the box face a ray of this octant leaves by.
-    pub far: [f32; 3],
-    /// 0 for an inner node (its first child is the next node); for a leaf,
-    /// `first << 5 | count`: its triangles are `first .. first + count` in leaf order.
-    pub leaf: u32,
+    /// `near.x, near.y, near.z`, then the bits of [`skip`](Self::skip).
+    pub near_skip: [f32; 4],
+    /// `far.x, far.y, far.z`, then the bits of [`leaf`](Self::leaf).
+    pub far_leaf: [f32; 4],
 }
 
 const _: () = assert!(size_of::<FlatNode>() == 32);
 
 impl FlatNode {
-    /// The leaf's triangle range, or `None` for an inner node.
-    #[inline(always)]
-    pub fn triangles(&self) -> Option<std::ops::Range<usize>> {
-        if self.leaf == 0 {
-            return None;
+    fn new(near: [f32; 3], far: [f32; 3], skip: u32, leaf: u32) -> Self {
+        Self {
+            near_skip: [near[0], near[1], near[2], f32::from_bits(skip)],
+            far_leaf: [far[0], far[1], far[2], f32::from_bits(leaf)],
         }
-        let first = (self.leaf >> LEAF_COUNT_BITS) as usize;
-        Some(first..first + (self.leaf & MAX_LEAF_SIZE) as usize)
+    }
+
+    /// The next node in pre-order after this node's subtree; the array length at the end.
+    #[inline(always)]
+    pub fn skip(&self) -> u32 {
+        self.near_skip[3].to_bits()
+    }
+
+    /// 0 for an inner node (its first child is the next node); for a leaf,
+    /// `first << 5 | count`: its triangles are `first .. first + count` in leaf order.
+    #[inline(always)]
+    pub fn leaf(&self) -> u32 {
+        self.far_leaf[3].to_bits()
+    }
+
+    /// The leaf's triangle range; empty for an inner node.
+    #[inline(always)]
+    pub fn leaf_range(&self) -> std::ops::Range<usize> {
+        let leaf = self.leaf();
+        let first = (leaf >> LEAF_COUNT_BITS) as usize;
+        first..first + (leaf & MAX_LEAF_SIZE) as usize
+    }
+
+    /// The leaf's triangle range, or `None` for an inner node.
+    pub fn triangles(&self) -> Option<std::ops::Range<usize>> {
+        (self.leaf() != 0).then(|| self.leaf_range())
     }
 }
 
@@ -142,12 +162,7 @@ fn write(index: usize, octant: usize, arena: &Arena, order: &mut Vec<FlatNode>) 
         }
     }
     let at = order.len();
-    order.push(FlatNode {
-        near,
-        skip: 0,
-        far,
-        leaf: arena.leaf[index],
-    });
+    order.push(FlatNode::new(near, far, 0, arena.leaf[index]));
     let mut children = arena.children[index].clone();
     // Rays of this octant travel along `sign`; the child whose centre lies furthest against
     // that direction is met first. The sort is stable, so ties keep octant order.
@@ -160,5 +175,5 @@ fn write(index: usize, octant: usize, arena: &Arena, order: &mut Vec<FlatNode>) 
     for child in children {
         write(child, octant, arena, order);
     }
-    order[at].skip = order.len() as u32;
+    order[at].near_skip[3] = f32::from_bits(order.len() as u32);
 }
