@@ -2,5 +2,13 @@
 //! tasks, the fixed-point film, and the `raylb` command line.
 
 pub mod bvh;
+pub mod compare;
+pub mod film;
 pub mod geometry;
+pub mod integrator;
 pub mod math;
+pub mod output;
+pub mod render;
+pub mod scene;
+pub mod stats;
+pub mod workmap;

@@ -7,8 +7,8 @@ use super::build::{BuildKind, BuildNode};
 /// Most triangles in one leaf: the count takes the low 5 bits of [`FlatNode::leaf`].
 pub const MAX_LEAF_SIZE: u32 = (1 << LEAF_COUNT_BITS) - 1;
 const LEAF_COUNT_BITS: u32 = 5;
-/// Most triangles in a hierarchy: the first index takes the other 27 bits.
-pub(super) const MAX_TRIANGLES: usize = 1 << (32 - LEAF_COUNT_BITS);
+/// Most triangles in a hierarchy: the first index takes the other 27 bits of the leaf word.
+pub const MAX_TRIANGLES: usize = 1 << (32 - LEAF_COUNT_BITS);
 
 /// Boxes (of nodes, and of triangles in the triangle test) are grown by this fraction of the scene's largest coordinate: 2^-16 of it, 256 units
 /// in the last place of that coordinate. Both the triangle test and the slab test round by a

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use crate::geometry::Triangle;
 
-pub use flat::{FlatNode, MAX_LEAF_SIZE};
+pub use flat::{FlatNode, MAX_LEAF_SIZE, MAX_TRIANGLES};
 pub use traverse::{BvhHit, NoCounters, TestCounts, TraversalCounters};
 
 /// Settings of the octree build.

@@ -1,0 +1,255 @@
+//! The command line: every subcommand and flag, with its help text.
+
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use balancers::{Assignment, BalancerKind};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use renderer::scene::{Scene, SceneOverrides};
+
+/// A Whitted ray tracer whose secondary rays are tasks, driven by interchangeable load
+/// balancers; every balancer writes the same bytes for the same scene.
+#[derive(Debug, Parser)]
+#[command(
+    name = "raylb",
+    version,
+    after_help = "Examples:
+  raylb render scenes/cornell.toml -o cornell.png
+  raylb render scenes/treasure.toml --balancer counter --threads 2 --tile 32 --stats run.json
+  raylb render --mesh bunny.obj -o bunny.png --workmap bunny-work.png
+  raylb compare a.png b.png
+  raylb validate scenes/quick.toml
+  raylb bench trace --mesh bunny.obj --threads 1"
+)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Render a scene file (or a bare OBJ mesh) to PNG and report what it took.
+    Render(RenderArgs),
+    /// Compare two images pixel by pixel: exit 0 if identical, 1 if they differ.
+    Compare(CompareArgs),
+    /// Render one scene with every balancer, thread count and tile size given and check
+    /// that all write the same bytes: exit 0 if so, 1 if not.
+    Validate(ValidateArgs),
+    /// Benchmarks.
+    Bench(BenchArgs),
+}
+
+/// Where the geometry comes from.
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+pub(crate) struct SceneSource {
+    /// A scene file (TOML; see the README for the format).
+    pub(crate) scene: Option<PathBuf>,
+    /// A bare OBJ mesh instead of a scene: automatic camera looking along −z, one light at
+    /// the eye, no reflection or refraction.
+    #[arg(long, value_name = "FILE.obj")]
+    pub(crate) mesh: Option<PathBuf>,
+}
+
+/// Settings that shape the scene.
+#[derive(Debug, Args)]
+pub(crate) struct SceneArgs {
+    /// Image width in pixels, instead of the scene's.
+    #[arg(long, value_name = "PIXELS", value_parser = clap::value_parser!(u32).range(1..=16384))]
+    pub(crate) width: Option<u32>,
+    /// Image height in pixels, instead of the scene's.
+    #[arg(long, value_name = "PIXELS", value_parser = clap::value_parser!(u32).range(1..=16384))]
+    pub(crate) height: Option<u32>,
+    /// Triangles per BVH leaf (1 to 31), instead of the scene's (default 4).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=31))]
+    pub(crate) leaf_size: Option<u32>,
+    /// Maximum BVH depth (1 to 64), instead of the scene's (default 24).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub(crate) bvh_depth: Option<u32>,
+}
+
+impl SceneArgs {
+    pub(crate) fn load(&self, source: &SceneSource) -> Result<Scene> {
+        let overrides = SceneOverrides {
+            width: self.width,
+            height: self.height,
+            leaf_size: self.leaf_size,
+            bvh_max_depth: self.bvh_depth,
+        };
+        Ok(match (&source.scene, &source.mesh) {
+            (Some(path), None) => Scene::load(path, overrides)?,
+            (None, Some(path)) => Scene::from_mesh(path, overrides)?,
+            _ => bail!("give a scene file or --mesh FILE.obj"),
+        })
+    }
+}
+
+/// The balancers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum BalancerName {
+    /// Tiles dealt out to workers before the run (see --assign); spawned rays stay local.
+    Static,
+    /// Workers take the next tiles from one atomic counter (see --chunk); spawned rays
+    /// stay local.
+    Counter,
+}
+
+/// How `static` deals tiles out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum AssignName {
+    /// Tile i to worker i mod p.
+    Interleaved,
+    /// Each worker a contiguous band of tiles.
+    Blocked,
+}
+
+/// Settings of the run.
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// Load balancer.
+    #[arg(long, value_enum, default_value_t = BalancerName::Static)]
+    pub(crate) balancer: BalancerName,
+    /// How `static` deals tiles out.
+    #[arg(long, value_enum, default_value_t = AssignName::Interleaved)]
+    pub(crate) assign: AssignName,
+    /// Tiles `counter` hands out per visit.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub(crate) chunk: u32,
+    /// Worker threads (default: every core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub(crate) threads: Option<u32>,
+    /// Tile edge in pixels.
+    #[arg(long, value_name = "PIXELS", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=16384))]
+    pub(crate) tile: u32,
+}
+
+impl RunArgs {
+    pub(crate) fn balancer(&self) -> BalancerKind {
+        balancer(self.balancer, self.assign, self.chunk)
+    }
+
+    pub(crate) fn threads(&self) -> NonZeroUsize {
+        threads(self.threads)
+    }
+}
+
+pub(crate) fn balancer(name: BalancerName, assign: AssignName, chunk: u32) -> BalancerKind {
+    match name {
+        BalancerName::Static => BalancerKind::static_tiles(match assign {
+            AssignName::Interleaved => Assignment::Interleaved,
+            AssignName::Blocked => Assignment::Blocked,
+        }),
+        BalancerName::Counter => BalancerKind::counter(chunk as usize),
+    }
+}
+
+/// `n`, or every core the process may use.
+pub(crate) fn threads(n: Option<u32>) -> NonZeroUsize {
+    n.and_then(|n| NonZeroUsize::new(n as usize))
+        .unwrap_or_else(|| std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN))
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RenderArgs {
+    #[command(flatten)]
+    pub(crate) source: SceneSource,
+    /// Output PNG (default: the scene's name with .png, in the current directory).
+    #[arg(short, long, value_name = "FILE.png")]
+    pub(crate) output: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) scene: SceneArgs,
+    #[command(flatten)]
+    pub(crate) run: RunArgs,
+    /// Also write every figure of the run as JSON.
+    #[arg(long, value_name = "FILE.json")]
+    pub(crate) stats: Option<PathBuf>,
+    /// Also write the work map: rays per pixel as a heat map, fewest blue to most red, with
+    /// the scale as a bar along the bottom.
+    #[arg(long, value_name = "FILE.png")]
+    pub(crate) workmap: Option<PathBuf>,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CompareArgs {
+    /// First image.
+    pub(crate) a: PathBuf,
+    /// Second image.
+    pub(crate) b: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ValidateArgs {
+    #[command(flatten)]
+    pub(crate) source: SceneSource,
+    #[command(flatten)]
+    pub(crate) scene: SceneArgs,
+    /// Balancers to run (each `static` run uses both assignments, each `counter` run chunks
+    /// of 1 and 4).
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [BalancerName::Static, BalancerName::Counter])]
+    pub(crate) balancers: Vec<BalancerName>,
+    /// Thread counts to run.
+    #[arg(long, value_delimiter = ',', default_values_t = [1, 2, 3, 8], value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub(crate) threads: Vec<u32>,
+    /// Tile edges to run.
+    #[arg(long, value_delimiter = ',', default_values_t = [8, 32, 128], value_parser = clap::value_parser!(u32).range(1..=16384))]
+    pub(crate) tiles: Vec<u32>,
+    /// Write the reference image (the first run's) here.
+    #[arg(short, long, value_name = "FILE.png")]
+    pub(crate) output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct BenchArgs {
+    #[command(subcommand)]
+    pub(crate) bench: Bench,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Bench {
+    /// Closest-hit throughput of camera rays alone (no shading, no shadow rays).
+    Trace(TraceArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TraceArgs {
+    #[command(flatten)]
+    pub(crate) source: SceneSource,
+    #[command(flatten)]
+    pub(crate) scene: SceneArgs,
+    /// Worker threads (default 1).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub(crate) threads: u32,
+    /// Timed repetitions; the best is reported.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub(crate) repeat: u32,
+}
+
+/// Prints a command-line error on one line (help and version in full) and gives the exit
+/// code: 0 for help and version, 2 for mistakes.
+pub(crate) fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        _ => {
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("invalid command line");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            eprintln!("raylb: error: {first}");
+            ExitCode::from(2)
+        }
+    }
+}

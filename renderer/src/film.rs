@@ -1,0 +1,227 @@
+//! The film: exact fixed-point sums per pixel, and the one pure resolve to 8-bit sRGB.
+//!
+//! Each ray task converts its weighted contribution to unsigned fixed point
+//! ([`to_fixed`]) and adds it to its pixel with an atomic integer add. Integer addition is
+//! associative, so the sums, and the image, do not depend on the order in which tasks run:
+//! not on the balancer, the thread count, the tile size or the device.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use crate::math::Vec3;
+
+/// Fraction bits of the fixed-point sums: 2^-32 ≈ 2.3e-10, far below what 8-bit output can
+/// show, with 32 integer bits of headroom.
+pub const FRACTION_BITS: u32 = 32;
+
+/// The largest contribution one task can add, 2^40 (256.0 in colour units): far above the
+/// 1.0 at which the resolve saturates, and small enough that 2^24 saturated contributions to
+/// one pixel still fit in 64 bits.
+pub const MAX_CONTRIBUTION: u64 = 1 << 40;
+
+/// One colour component as fixed point: `x · 2^32`, rounded to nearest (halves away from
+/// zero), saturated to `[0, MAX_CONTRIBUTION]`; NaN gives 0.
+///
+/// Scaling by a power of two is exact in floating point, and rounding to a whole number is
+/// exact too, so this is the same on every device that follows IEEE 754.
+#[inline]
+pub fn to_fixed(x: f32) -> u64 {
+    let scaled = (x * (1u64 << FRACTION_BITS) as f32).round();
+    // `as` saturates (negative to 0, above the range to the maximum) and maps NaN to 0.
+    (scaled as u64).min(MAX_CONTRIBUTION)
+}
+
+/// Per-pixel RGB sums, added to from any thread.
+#[derive(Debug)]
+pub struct Film {
+    width: u32,
+    height: u32,
+    sums: Vec<[AtomicU64; 3]>,
+    /// Rays traced per pixel, when a work map was asked for.
+    rays: Option<Vec<AtomicU32>>,
+}
+
+impl Film {
+    /// A black film; `count_rays` also keeps a count of rays per pixel (the work map).
+    pub fn new(width: u32, height: u32, count_rays: bool) -> Self {
+        let pixels = width as usize * height as usize;
+        Self {
+            width,
+            height,
+            sums: (0..pixels).map(|_| Default::default()).collect(),
+            rays: count_rays.then(|| (0..pixels).map(|_| AtomicU32::new(0)).collect()),
+        }
+    }
+
+    /// Width in pixels.
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    /// Height in pixels.
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+
+    /// Adds a contribution to pixel `pixel` (row-major index).
+    #[inline]
+    pub fn add(&self, pixel: u32, rgb: Vec3) {
+        let sums = &self.sums[pixel as usize];
+        for (sum, c) in sums.iter().zip(rgb.to_array()) {
+            let fixed = to_fixed(c);
+            if fixed != 0 {
+                // Relaxed: the sums are only read after every worker has been joined, and the
+                // join orders all these adds before the read; no other data hangs on them.
+                sum.fetch_add(fixed, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Counts `rays` rays traced for pixel `pixel`, if the film keeps counts.
+    #[inline]
+    pub fn count_rays(&self, pixel: u32, rays: u32) {
+        if let Some(counts) = &self.rays {
+            // Relaxed, as in `add`.
+            counts[pixel as usize].fetch_add(rays, Ordering::Relaxed);
+        }
+    }
+
+    /// The fixed-point sums, row-major.
+    pub fn sums(&self) -> Vec<[u64; 3]> {
+        self.sums
+            .iter()
+            .map(|s| s.each_ref().map(|c| c.load(Ordering::Relaxed)))
+            .collect()
+    }
+
+    /// Rays per pixel, row-major, if counted.
+    pub fn ray_counts(&self) -> Option<Vec<u32>> {
+        self.rays
+            .as_ref()
+            .map(|r| r.iter().map(|c| c.load(Ordering::Relaxed)).collect())
+    }
+
+    /// The image as 8-bit sRGB, row-major RGB triples.
+    pub fn resolve(&self) -> Vec<u8> {
+        self.sums().iter().flat_map(|&s| resolve_pixel(s)).collect()
+    }
+}
+
+/// One pixel's sums to 8-bit sRGB: the linear value is clamped to `[0, 1]` and encoded with
+/// the sRGB curve, rounded to the nearest code. Pure integer work against a table of
+/// thresholds fixed at compile time, so it is the same everywhere.
+#[inline]
+pub fn resolve_pixel(sums: [u64; 3]) -> [u8; 3] {
+    sums.map(|s| SRGB_THRESHOLDS.partition_point(|&t| t <= s) as u8)
+}
+
+/// `SRGB_THRESHOLDS[k - 1]`: the smallest fixed-point sum whose sRGB code is at least `k`,
+/// i.e. the linear value at which `255 · encode(v)` reaches `k − ½`.
+const SRGB_THRESHOLDS: [u64; 255] = srgb_thresholds();
+
+const fn srgb_thresholds() -> [u64; 255] {
+    let mut table = [0u64; 255];
+    let mut k = 1;
+    while k <= 255 {
+        let code = (k as f64 - 0.5) / 255.0;
+        let linear = srgb_decode(code);
+        let fixed = linear * (1u64 << FRACTION_BITS) as f64;
+        // The smallest whole sum at or above the boundary.
+        let floor = fixed as u64;
+        table[k - 1] = if (floor as f64) < fixed {
+            floor + 1
+        } else {
+            floor
+        };
+        k += 1;
+    }
+    table
+}
+
+/// The sRGB transfer function's inverse, with `x^2.4 = x² · (x²)^(1/5)` and the fifth root
+/// by bisection, so that it needs no math library and runs at compile time.
+const fn srgb_decode(c: f64) -> f64 {
+    if c <= 0.04045 {
+        return c / 12.92;
+    }
+    let x = (c + 0.055) / 1.055;
+    let square = x * x;
+    let (mut lo, mut hi) = (0.0, 1.0);
+    let mut i = 0;
+    while i < 64 {
+        let mid = (lo + hi) / 2.0;
+        if mid * mid * mid * mid * mid < square {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        i += 1;
+    }
+    square * lo
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_point_rounds_and_saturates() {
+        assert_eq!(to_fixed(0.0), 0);
+        assert_eq!(to_fixed(-1.0), 0);
+        assert_eq!(to_fixed(f32::NAN), 0);
+        assert_eq!(to_fixed(1.0), 1 << 32);
+        assert_eq!(to_fixed(0.5), 1 << 31);
+        assert_eq!(to_fixed(f32::INFINITY), MAX_CONTRIBUTION);
+        assert_eq!(to_fixed(1e30), MAX_CONTRIBUTION);
+        // 2^-33 is exactly half a unit: rounds away from zero.
+        assert_eq!(to_fixed(2f32.powi(-33)), 1);
+        assert_eq!(to_fixed(2f32.powi(-34)), 0);
+    }
+
+    #[test]
+    fn resolve_matches_the_srgb_curve() {
+        let encode = |v: f64| {
+            let s = if v <= 0.0031308 {
+                v * 12.92
+            } else {
+                1.055 * v.powf(1.0 / 2.4) - 0.055
+            };
+            (s * 255.0).round() as u8
+        };
+        for i in 0..=4000 {
+            let v = i as f64 / 4000.0;
+            let fixed = (v * (1u64 << 32) as f64) as u64;
+            let got = resolve_pixel([fixed; 3])[0];
+            let want = encode(v);
+            assert!(got.abs_diff(want) <= 1, "v = {v}: {got} vs {want}");
+            // Away from a code boundary the two agree exactly.
+            let s = encode(v) as f64;
+            let exact = if v <= 0.0031308 {
+                v * 12.92
+            } else {
+                1.055 * v.powf(1.0 / 2.4) - 0.055
+            } * 255.0;
+            if (exact - s).abs() < 0.49 {
+                assert_eq!(got, want, "v = {v}");
+            }
+        }
+        assert_eq!(resolve_pixel([0, 1 << 32, u64::MAX]), [0, 255, 255]);
+    }
+
+    #[test]
+    fn sums_are_order_free() {
+        let a = Film::new(1, 1, false);
+        let b = Film::new(1, 1, false);
+        let parts = [
+            Vec3::new(0.1, 0.2, 0.3),
+            Vec3::new(1e-7, 0.5, 0.0),
+            Vec3::new(0.33, 0.0, 7.0),
+        ];
+        for p in parts {
+            a.add(0, p);
+        }
+        for p in parts.iter().rev() {
+            b.add(0, *p);
+        }
+        assert_eq!(a.sums(), b.sums());
+    }
+}

@@ -1,0 +1,316 @@
+//! Whitted ray tracing with secondary rays as tasks.
+//!
+//! A [`RenderTask`] is either a tile, whose camera rays are traced in place, or one
+//! [`RayTask`]. Tracing a ray adds its pixel's contribution to the film at once and spawns
+//! its reflection and refraction rays as new tasks, each carrying everything it needs: ray,
+//! pixel, depth and cumulative weight. Nothing waits for a child, so tasks can run in any
+//! order on any worker, and the film's exact sums make the image the same whatever order
+//! that is.
+
+use balancers::{Spawn, TaskRunner};
+
+use crate::film::Film;
+use crate::geometry::{PreparedRay, Ray};
+use crate::math::{Vec3, dot, max_component, normalize, powi, reflect, refract, scale};
+use crate::scene::Scene;
+
+/// Why a ray was traced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum RayKind {
+    /// From the eye through a pixel.
+    Camera = 0,
+    /// A mirror reflection, or a refraction turned back by total internal reflection.
+    Reflection = 1,
+    /// Through a refracting surface.
+    Refraction = 2,
+}
+
+/// A ray still to be traced, with everything it needs to contribute to its pixel.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RayTask {
+    /// Where the ray starts.
+    pub origin: Vec3,
+    /// Unit direction.
+    pub dir: Vec3,
+    /// The product of the coefficients along the path from the eye: what this ray's
+    /// radiance is worth in its pixel.
+    pub weight: Vec3,
+    /// Row-major pixel index.
+    pub pixel: u32,
+    /// Generation: 0 for camera rays, parent's + 1 for the rays a hit spawns.
+    pub depth: u8,
+    /// Why it was spawned.
+    pub kind: RayKind,
+}
+
+/// A rectangle of pixels `[x0, x1) × [y0, y1)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tile {
+    /// Left column.
+    pub x0: u32,
+    /// Top row.
+    pub y0: u32,
+    /// One past the right column.
+    pub x1: u32,
+    /// One past the bottom row.
+    pub y1: u32,
+}
+
+/// The tiles of edge `edge` covering a `width × height` image, row-major; the last row and
+/// column are clipped to the image.
+pub fn tiles(width: u32, height: u32, edge: u32) -> Vec<Tile> {
+    let edge = edge.max(1);
+    let mut out = Vec::with_capacity((width.div_ceil(edge) * height.div_ceil(edge)) as usize);
+    for y0 in (0..height).step_by(edge as usize) {
+        for x0 in (0..width).step_by(edge as usize) {
+            out.push(Tile {
+                x0,
+                y0,
+                x1: (x0 + edge).min(width),
+                y1: (y0 + edge).min(height),
+            });
+        }
+    }
+    out
+}
+
+/// The unit of work handed to a balancer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RenderTask {
+    /// Trace the camera rays of a tile.
+    Tile(Tile),
+    /// Trace one secondary ray.
+    Ray(RayTask),
+}
+
+/// Rays one worker traced, by kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RayCounts {
+    /// Camera rays.
+    pub camera: u64,
+    /// Shadow rays (one per light per hit that faces it).
+    pub shadow: u64,
+    /// Reflection rays, including total internal reflections.
+    pub reflection: u64,
+    /// Refraction rays.
+    pub refraction: u64,
+}
+
+impl RayCounts {
+    /// All rays.
+    pub fn total(&self) -> u64 {
+        self.camera + self.shadow + self.reflection + self.refraction
+    }
+
+    /// Adds `other` to `self`.
+    pub fn merge(&mut self, other: &RayCounts) {
+        self.camera += other.camera;
+        self.shadow += other.shadow;
+        self.reflection += other.reflection;
+        self.refraction += other.refraction;
+    }
+}
+
+/// The Whitted integrator over one scene and film: the [`TaskRunner`] the balancers drive.
+#[derive(Debug)]
+pub struct Whitted<'a> {
+    scene: &'a Scene,
+    film: &'a Film,
+}
+
+impl<'a> Whitted<'a> {
+    /// An integrator that traces `scene` into `film` (of the scene's size).
+    pub fn new(scene: &'a Scene, film: &'a Film) -> Self {
+        Self { scene, film }
+    }
+
+    /// Traces one ray: adds its contribution to the film and spawns its children.
+    fn trace<S: Spawn<RenderTask>>(&self, task: RayTask, counts: &mut RayCounts, spawn: &mut S) {
+        match task.kind {
+            RayKind::Camera => counts.camera += 1,
+            RayKind::Reflection => counts.reflection += 1,
+            RayKind::Refraction => counts.refraction += 1,
+        }
+        let scene = self.scene;
+        let bvh = &scene.bvh;
+        let ray = Ray::new(task.origin, task.dir);
+        let Some(hit) = bvh.closest_hit(&ray) else {
+            self.film.count_rays(task.pixel, 1);
+            self.film
+                .add(task.pixel, task.weight * scene.settings.background);
+            return;
+        };
+        let k = hit.index as usize;
+        let triangle = &bvh.triangles()[k];
+        let shading = &scene.shading[k];
+        let material = &scene.materials[shading.material as usize];
+        // The same test that found the hit, now keeping the barycentrics; it cannot miss.
+        let bary = triangle
+            .intersect_with_barycentrics(&PreparedRay::new(&ray), bvh.padding())
+            .map_or([1.0 / 3.0; 3], |h| h.bary);
+
+        let point = task.origin + scale(task.dir, hit.t);
+        let geometric = normalize(triangle.normal());
+        let entering = dot(task.dir, geometric) < 0.0;
+        // Both normals turned to face the side the ray came from.
+        let facing = if entering { geometric } else { -geometric };
+        let [n0, n1, n2] = shading.normals;
+        let smooth = normalize(scale(n0, bary[0]) + scale(n1, bary[1]) + scale(n2, bary[2]));
+        let normal = if dot(smooth, facing) < 0.0 {
+            -smooth
+        } else {
+            smooth
+        };
+        let offset = scene.settings.ray_offset;
+        let outside = point + scale(facing, offset);
+
+        let mut color = scene.settings.ambient * material.ambient;
+        let mut shadow_rays = 0;
+        for light in &scene.lights {
+            let to_light = light.position - outside;
+            let distance = dot(to_light, to_light).sqrt();
+            let l = Vec3::new(
+                to_light.x / distance,
+                to_light.y / distance,
+                to_light.z / distance,
+            );
+            let cos_n = dot(normal, l);
+            if cos_n <= 0.0 || dot(facing, l) <= 0.0 {
+                continue;
+            }
+            let cone = light.cone_factor(-l);
+            if cone == 0.0 {
+                continue;
+            }
+            shadow_rays += 1;
+            let shadow = Ray {
+                origin: outside,
+                dir: l,
+                t_min: 0.0,
+                t_max: distance,
+            };
+            if bvh.occluded(&shadow) {
+                continue;
+            }
+            let highlight = dot(reflect(-l, normal), -task.dir).max(0.0);
+            let lit =
+                material.diffuse * cos_n + material.specular * powi(highlight, material.shininess);
+            color += light.color * lit * cone;
+        }
+        counts.shadow += u64::from(shadow_rays);
+        self.film.count_rays(task.pixel, 1 + shadow_rays);
+        self.film.add(task.pixel, task.weight * color);
+
+        if u32::from(task.depth) >= scene.settings.max_depth {
+            return;
+        }
+        let cutoff = scene.settings.weight_cutoff;
+        let worth = |w: Vec3| {
+            let m = max_component(w);
+            m > 0.0 && m >= cutoff
+        };
+        let child = |origin: Vec3, dir: Vec3, weight: Vec3, kind: RayKind| {
+            RenderTask::Ray(RayTask {
+                origin,
+                dir,
+                weight,
+                pixel: task.pixel,
+                depth: task.depth + 1,
+                kind,
+            })
+        };
+        let reflected = task.weight * material.reflectivity;
+        if worth(reflected) {
+            spawn.spawn(child(
+                outside,
+                reflect(task.dir, normal),
+                reflected,
+                RayKind::Reflection,
+            ));
+        }
+        let refracted = task.weight * material.refractivity;
+        if worth(refracted) {
+            let eta = if entering {
+                1.0 / material.ior
+            } else {
+                material.ior
+            };
+            match refract(task.dir, normal, eta) {
+                Some(dir) => {
+                    let inside = point - scale(facing, offset);
+                    spawn.spawn(child(inside, dir, refracted, RayKind::Refraction));
+                }
+                // Total internal reflection: the refracted share is reflected instead.
+                None => spawn.spawn(child(
+                    outside,
+                    reflect(task.dir, normal),
+                    refracted,
+                    RayKind::Reflection,
+                )),
+            }
+        }
+    }
+}
+
+impl TaskRunner<RenderTask> for Whitted<'_> {
+    type Local = RayCounts;
+
+    fn local(&self, _worker: usize) -> RayCounts {
+        RayCounts::default()
+    }
+
+    fn run<S: Spawn<RenderTask>>(&self, task: RenderTask, counts: &mut RayCounts, spawn: &mut S) {
+        match task {
+            RenderTask::Ray(ray) => self.trace(ray, counts, spawn),
+            RenderTask::Tile(tile) => {
+                let (w, h) = (self.scene.width, self.scene.height);
+                for y in tile.y0..tile.y1 {
+                    for x in tile.x0..tile.x1 {
+                        let ray = self.scene.camera.primary_ray(x, y, w, h);
+                        let task = RayTask {
+                            origin: ray.origin,
+                            dir: ray.dir,
+                            weight: Vec3::ONE,
+                            pixel: y * w + x,
+                            depth: 0,
+                            kind: RayKind::Camera,
+                        };
+                        self.trace(task, counts, spawn);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiles_cover_the_image_once() {
+        let t = tiles(70, 33, 32);
+        assert_eq!(t.len(), 3 * 2);
+        let area: u32 = t.iter().map(|t| (t.x1 - t.x0) * (t.y1 - t.y0)).sum();
+        assert_eq!(area, 70 * 33);
+        assert_eq!(
+            t[2],
+            Tile {
+                x0: 64,
+                y0: 0,
+                x1: 70,
+                y1: 32
+            }
+        );
+        assert_eq!(
+            t[5],
+            Tile {
+                x0: 64,
+                y0: 32,
+                x1: 70,
+                y1: 33
+            }
+        );
+    }
+}

@@ -1,0 +1,75 @@
+//! One frame: a scene, a balancer and its settings in; a film and the run's figures out.
+
+use std::num::NonZeroUsize;
+use std::time::Duration;
+
+use balancers::{Balancer, BalancerKind, Telemetry};
+
+use crate::film::Film;
+use crate::integrator::{RayCounts, RenderTask, Whitted, tiles};
+use crate::scene::Scene;
+
+/// How to render a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RenderOptions {
+    /// The balancer that distributes tiles and rays over the workers.
+    pub balancer: BalancerKind,
+    /// Worker threads.
+    pub threads: NonZeroUsize,
+    /// Tile edge in pixels.
+    pub tile: u32,
+    /// Count rays per pixel for a work map.
+    pub work_map: bool,
+}
+
+/// A rendered frame and how it went.
+#[derive(Debug)]
+pub struct Frame {
+    /// The accumulated image.
+    pub film: Film,
+    /// The balancer's per-worker account.
+    pub telemetry: Telemetry,
+    /// Rays traced by each worker, by kind.
+    pub rays: Vec<RayCounts>,
+    /// Initial tasks handed to the balancer.
+    pub tiles: usize,
+}
+
+impl Frame {
+    /// Rays of all workers together.
+    pub fn total_rays(&self) -> RayCounts {
+        let mut all = RayCounts::default();
+        for r in &self.rays {
+            all.merge(r);
+        }
+        all
+    }
+
+    /// Wall-clock time of the balancer's run.
+    pub fn wall(&self) -> Duration {
+        self.telemetry.wall
+    }
+
+    /// Millions of rays (of every kind) per second of wall-clock time.
+    pub fn mrays_per_second(&self) -> f64 {
+        self.total_rays().total() as f64 / self.wall().as_secs_f64().max(1e-9) / 1e6
+    }
+}
+
+/// Renders `scene` as `options` say.
+pub fn render(scene: &Scene, options: &RenderOptions) -> Frame {
+    let film = Film::new(scene.width, scene.height, options.work_map);
+    let tasks: Vec<RenderTask> = tiles(scene.width, scene.height, options.tile)
+        .into_iter()
+        .map(RenderTask::Tile)
+        .collect();
+    let outcome = options
+        .balancer
+        .run(options.threads, &tasks, &Whitted::new(scene, &film));
+    Frame {
+        film,
+        telemetry: outcome.telemetry,
+        rays: outcome.locals,
+        tiles: tasks.len(),
+    }
+}

@@ -1,0 +1,82 @@
+//! The pinhole camera and the camera ray of each pixel.
+
+use crate::geometry::Ray;
+use crate::math::{Vec3, cross, normalize, scale};
+
+/// A pinhole camera: an orthonormal frame at `origin` and the half-extent of the image plane
+/// at distance 1. The tangent of the half field of view is computed once on the host and
+/// handed to every device as a value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct Camera {
+    /// The eye.
+    pub origin: Vec3,
+    /// Unit viewing direction.
+    pub forward: Vec3,
+    /// Unit vector to the right of the image.
+    pub right: Vec3,
+    /// Unit vector to the top of the image.
+    pub up: Vec3,
+    /// `tan(fov / 2)`: half the height of the image plane at distance 1.
+    pub tan_half_fov: f32,
+}
+
+impl Camera {
+    /// A camera at `origin` looking along `direction` with `up` roughly up and a vertical
+    /// field of view of `fov_degrees`. `None` when `direction` is zero or parallel to `up`.
+    pub fn new(origin: Vec3, direction: Vec3, up: Vec3, fov_degrees: f32) -> Option<Self> {
+        let forward = normalize(direction);
+        let side = cross(forward, up);
+        if !forward.is_finite() || side == Vec3::ZERO || !side.is_finite() {
+            return None;
+        }
+        let right = normalize(side);
+        let up = cross(right, forward);
+        let tan_half_fov = libm::tanf(fov_degrees.to_radians() * 0.5);
+        Some(Self {
+            origin,
+            forward,
+            right,
+            up,
+            tan_half_fov,
+        })
+    }
+
+    /// The ray through the centre of pixel `(x, y)` of a `width × height` image, `y = 0` at
+    /// the top:
+    ///
+    /// ```text
+    /// sx  = (2 (x + ½) / width − 1) · tan_half_fov · width / height
+    /// sy  = (1 − 2 (y + ½) / height) · tan_half_fov
+    /// dir = normalize(forward + sx · right + sy · up)
+    /// ```
+    #[inline]
+    pub fn primary_ray(&self, x: u32, y: u32, width: u32, height: u32) -> Ray {
+        let (w, h) = (width as f32, height as f32);
+        let aspect = w / h;
+        let sx = (2.0 * (x as f32 + 0.5) / w - 1.0) * self.tan_half_fov * aspect;
+        let sy = (1.0 - 2.0 * (y as f32 + 0.5) / h) * self.tan_half_fov;
+        let dir = normalize(self.forward + scale(self.right, sx) + scale(self.up, sy));
+        Ray::new(self.origin, dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn centre_pixel_looks_forward_and_corners_spread() {
+        let cam = Camera::new(Vec3::ZERO, -Vec3::Z, Vec3::Y, 90.0).unwrap();
+        let centre = cam.primary_ray(1, 1, 3, 3);
+        assert_eq!(centre.dir, -Vec3::Z);
+        let top_left = cam.primary_ray(0, 0, 3, 3).dir;
+        assert!(top_left.x < 0.0 && top_left.y > 0.0);
+    }
+
+    #[test]
+    fn degenerate_frames_are_rejected() {
+        assert!(Camera::new(Vec3::ZERO, Vec3::ZERO, Vec3::Y, 45.0).is_none());
+        assert!(Camera::new(Vec3::ZERO, Vec3::Y, Vec3::Y, 45.0).is_none());
+    }
+}

@@ -1,0 +1,114 @@
+//! Errors in scene input, located by file, line and key.
+
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+/// Something wrong with a scene config, an OBJ or MTL file, or the command-line settings that
+/// shape a scene, with the place it was found. Displays on one line:
+/// `FILE:LINE:COLUMN: MESSAGE`, or `FILE: MESSAGE` when no line applies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SceneError {
+    /// The file at fault.
+    pub path: PathBuf,
+    /// 1-based line and column, when the fault has a place in the file.
+    pub position: Option<(usize, usize)>,
+    /// What is wrong, naming the key where there is one.
+    pub message: String,
+}
+
+impl SceneError {
+    /// A fault of the file as a whole (missing, unreadable, empty scene).
+    pub fn file(path: &Path, message: impl Into<String>) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            position: None,
+            message: message.into(),
+        }
+    }
+
+    /// A fault at a 1-based line of the file.
+    pub fn at_line(path: &Path, line: usize, message: impl Into<String>) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            position: Some((line, 1)),
+            message: message.into(),
+        }
+    }
+
+    /// A fault at a byte range of the file's `source`. Where the range is a value, the message
+    /// is prefixed with the key the value belongs to, so that every message names its key.
+    pub fn at_span(path: &Path, source: &str, span: Range<usize>, message: &str) -> Self {
+        let start = span.start.min(source.len());
+        let before = &source[..start];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let column = before[line_start..].chars().count() + 1;
+        let message = match key_before(&before[line_start..]) {
+            Some(key) if !message.contains(&format!("`{key}`")) => format!("`{key}`: {message}"),
+            _ => message.to_string(),
+        };
+        Self {
+            path: path.to_path_buf(),
+            position: Some((line, column)),
+            message,
+        }
+    }
+}
+
+/// The key whose value starts at the end of `line_prefix`: the name before the last `=`.
+fn key_before(line_prefix: &str) -> Option<String> {
+    let eq = line_prefix.rfind('=')?;
+    let name = line_prefix[..eq].trim_end();
+    let start = name
+        .rfind(|c: char| {
+            !(c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '"' || c == '.')
+        })
+        .map_or(0, |i| i + 1);
+    let key = name[start..].trim_matches('"');
+    (!key.is_empty()).then(|| key.to_string())
+}
+
+impl fmt::Display for SceneError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.position {
+            Some((line, column)) => {
+                write!(
+                    f,
+                    "{}:{line}:{column}: {}",
+                    self.path.display(),
+                    self.message
+                )
+            }
+            None => write!(f, "{}: {}", self.path.display(), self.message),
+        }
+    }
+}
+
+impl std::error::Error for SceneError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_the_key_of_a_value() {
+        let src = "[image]\nwidth = 0\n";
+        let e = SceneError::at_span(Path::new("s.toml"), src, 16..17, "must be at least 1");
+        assert_eq!(e.to_string(), "s.toml:2:9: `width`: must be at least 1");
+    }
+
+    #[test]
+    fn keys_inside_inline_tables() {
+        let src = "sphere = { center = [1, nan, 2] }";
+        let e = SceneError::at_span(Path::new("s.toml"), src, 20..31, "must be finite");
+        assert_eq!(e.to_string(), "s.toml:1:21: `center`: must be finite");
+    }
+
+    #[test]
+    fn does_not_repeat_a_key_the_message_names() {
+        let src = "[image]\ncolour = 1\n";
+        let e = SceneError::at_span(Path::new("s.toml"), src, 8..14, "unknown field `colour`");
+        assert_eq!(e.to_string(), "s.toml:2:1: unknown field `colour`");
+    }
+}

@@ -1,0 +1,529 @@
+//! Scenes: the TOML format, built-in and OBJ geometry, materials, lights and the camera,
+//! assembled into the flat layout that rendering (on any device) reads.
+
+mod camera;
+mod config;
+mod error;
+mod light;
+mod material;
+mod mesh;
+mod obj;
+mod shapes;
+mod values;
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use glam::{EulerRot, Mat4, Quat};
+
+use crate::bvh::{BvhSettings, BvhStats, OctreeBvh};
+use crate::geometry::{Aabb, Triangle};
+use crate::math::{Vec3, normalize};
+
+pub use camera::Camera;
+pub use error::SceneError;
+pub use light::Light;
+pub use material::Material;
+pub(crate) use obj::io_reason;
+
+use config::{ObjectConfig, ScatterShape, SceneConfig};
+use mesh::Mesh;
+
+/// What shading needs of one triangle beyond its vertices, in leaf order (indexed like
+/// [`OctreeBvh::triangles`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct TriangleShading {
+    /// Unit shading normals at the three vertices (the face normal when flat-shaded).
+    pub normals: [Vec3; 3],
+    /// Index into [`Scene::materials`].
+    pub material: u32,
+}
+
+/// Settings of the integrator, from the scene's `[render]` table.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct RenderSettings {
+    /// The deepest generation of secondary rays (camera rays are generation 0).
+    pub max_depth: u32,
+    /// Secondary rays whose largest weight component is below this are not spawned.
+    pub weight_cutoff: f32,
+    /// Ambient light.
+    pub ambient: Vec3,
+    /// What rays that hit nothing see.
+    pub background: Vec3,
+    /// How far secondary rays start off the surface they leave, along its normal: 2^-14 of
+    /// the scene's size, far above the rounding of a hit point and far below any feature.
+    pub ray_offset: f32,
+}
+
+/// Figures about a loaded scene.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SceneStats {
+    /// Triangles in the scene.
+    pub triangles: usize,
+    /// Zero-area triangles found in the input and dropped.
+    pub dropped_triangles: usize,
+    /// Objects (entries of `[[objects]]`, or 1 for a bare mesh).
+    pub objects: usize,
+    /// Time to read and generate the geometry, excluding the BVH build.
+    pub load_time: Duration,
+    /// The BVH's own figures.
+    pub bvh: BvhStats,
+}
+
+/// Values the command line may impose on a scene file's own.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SceneOverrides {
+    /// Image width in pixels (1 to 16384).
+    pub width: Option<u32>,
+    /// Image height in pixels (1 to 16384).
+    pub height: Option<u32>,
+    /// BVH leaf size (1 to 31).
+    pub leaf_size: Option<u32>,
+    /// BVH maximum depth (1 to 64).
+    pub bvh_max_depth: Option<u32>,
+}
+
+/// A scene ready to render: camera, image size, settings, lights, materials, and the
+/// triangles in a BVH with their shading data in the same (leaf) order.
+#[derive(Debug)]
+pub struct Scene {
+    /// The scene file's stem (or the mesh's), for reports.
+    pub name: String,
+    /// The camera.
+    pub camera: Camera,
+    /// Image width in pixels.
+    pub width: u32,
+    /// Image height in pixels.
+    pub height: u32,
+    /// Integrator settings.
+    pub settings: RenderSettings,
+    /// Lights.
+    pub lights: Vec<Light>,
+    /// Materials; [`TriangleShading::material`] indexes this.
+    pub materials: Vec<Material>,
+    /// The triangles.
+    pub bvh: OctreeBvh,
+    /// Shading data per triangle, in leaf order.
+    pub shading: Vec<TriangleShading>,
+    /// Load figures.
+    pub stats: SceneStats,
+}
+
+impl Scene {
+    /// Loads a scene file.
+    pub fn load(path: &Path, overrides: SceneOverrides) -> Result<Self, SceneError> {
+        let start = Instant::now();
+        let source = std::fs::read_to_string(path)
+            .map_err(|e| SceneError::file(path, format!("cannot read: {}", obj::io_reason(&e))))?;
+        let config: SceneConfig = toml::from_str(&source).map_err(|e| {
+            let span = e.span().unwrap_or(0..0);
+            SceneError::at_span(path, &source, span, e.message())
+        })?;
+        let at =
+            |span: Range<usize>, message: &str| SceneError::at_span(path, &source, span, message);
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+
+        // Materials: index 0 is the default, then the named ones in name order.
+        let mut materials = vec![Material::default()];
+        let mut by_name = HashMap::new();
+        for (name, m) in &config.materials {
+            by_name.insert(name.as_str(), materials.len() as u32);
+            materials.push(Material::from_config(m));
+        }
+
+        let mut geometry = GeometryBuilder::default();
+        for object in &config.objects {
+            let span = object.span();
+            let o = object.get_ref();
+            let material = match &o.material {
+                Some(name) => Some(*by_name.get(name.get_ref().as_str()).ok_or_else(|| {
+                    at(
+                        name.span(),
+                        &format!("no material named `{}` in [materials]", name.get_ref()),
+                    )
+                })?),
+                None => None,
+            };
+            let transform = transform(o);
+            let smooth = o.smooth.unwrap_or(true);
+            for (mesh, own_material) in object_meshes(o, &dir).map_err(|e| match e {
+                ShapeError::Config(message) => at(span.clone(), &message),
+                ShapeError::File(e) => e,
+            })? {
+                let material = material.unwrap_or_else(|| match own_material {
+                    Some(m) => {
+                        materials.push(m);
+                        materials.len() as u32 - 1
+                    }
+                    None => 0,
+                });
+                let mesh = mesh.transformed(&transform).ok_or_else(|| {
+                    at(
+                        span.clone(),
+                        "coordinates leave the finite numbers after the transform",
+                    )
+                })?;
+                geometry.add(&mesh, material, smooth);
+            }
+        }
+
+        let c = config.camera.get_ref();
+        let position = Vec3::from(c.position.0);
+        let direction = match (c.look_at, c.direction) {
+            (Some(target), None) => Vec3::from(target.0) - position,
+            (None, Some(d)) => Vec3::from(d.0),
+            _ => {
+                return Err(at(
+                    config.camera.span(),
+                    "give exactly one of `look_at` and `direction`",
+                ));
+            }
+        };
+        let up = c.up.map_or(Vec3::Y, |u| Vec3::from(u.0));
+        let fov = c.fov.map_or(45.0, |f| f.0);
+        let camera = Camera::new(position, direction, up, fov).ok_or_else(|| {
+            at(
+                config.camera.span(),
+                "the viewing direction is zero or parallel to `up`",
+            )
+        })?;
+
+        let mut lights = Vec::with_capacity(config.lights.len());
+        for light in &config.lights {
+            let l = light.get_ref();
+            let position = Vec3::from(l.position.0);
+            let color =
+                Vec3::from(l.color.map_or([1.0; 3], |c| c.0)) * l.intensity.map_or(1.0, |i| i.0);
+            let Some(spot) = &l.spot else {
+                lights.push(Light::point(position, color));
+                continue;
+            };
+            let aim = match (spot.look_at, spot.direction) {
+                (Some(target), None) => Vec3::from(target.0) - position,
+                (None, Some(d)) => Vec3::from(d.0),
+                _ => {
+                    return Err(at(
+                        light.span(),
+                        "a spot needs exactly one of `look_at` and `direction`",
+                    ));
+                }
+            };
+            if aim == Vec3::ZERO {
+                return Err(at(
+                    light.span(),
+                    "the spot points nowhere: its direction is zero",
+                ));
+            }
+            let outer = spot.angle.get_ref().0;
+            let inner = spot.inner_angle.as_ref().map_or(outer, |a| a.get_ref().0);
+            if inner > outer {
+                let span = spot.inner_angle.as_ref().map_or(light.span(), |a| a.span());
+                return Err(at(span, "must not exceed the spot's `angle`"));
+            }
+            lights.push(Light {
+                position,
+                color,
+                direction: normalize(aim),
+                cos_outer: libm::cosf(outer.to_radians()),
+                cos_inner: libm::cosf(inner.to_radians()),
+            });
+        }
+
+        let settings = RenderSettings {
+            max_depth: config.render.max_depth.0,
+            weight_cutoff: config.render.weight_cutoff.0,
+            ambient: Vec3::from(config.render.ambient.0),
+            background: Vec3::from(config.render.background.0),
+            ray_offset: 0.0,
+        };
+        let bvh = BvhSettings {
+            leaf_size: overrides
+                .leaf_size
+                .or(config.bvh.leaf_size.map(|v| v.0))
+                .unwrap_or(4),
+            max_depth: overrides
+                .bvh_max_depth
+                .or(config.bvh.max_depth.map(|v| v.0))
+                .unwrap_or(24),
+        };
+        let name = path
+            .file_stem()
+            .map_or("scene".into(), |s| s.to_string_lossy().into_owned());
+        geometry.finish(ScenePieces {
+            path,
+            name,
+            camera,
+            width: overrides.width.unwrap_or(config.image.width.0),
+            height: overrides.height.unwrap_or(config.image.height.0),
+            settings,
+            lights,
+            materials,
+            bvh,
+            objects: config.objects.len(),
+            start,
+        })
+    }
+
+    /// A bare OBJ mesh with an automatic camera: it looks along −z at the centre of the
+    /// mesh's bounding box with a 45° vertical field of view, from
+    /// `d = 1.1 · max(extent_x, extent_y) / (2 · tan(22.5°)) + extent_z / 2` in front of the
+    /// centre; one white point light at the eye; no reflection or refraction.
+    pub fn from_mesh(path: &Path, overrides: SceneOverrides) -> Result<Self, SceneError> {
+        let start = Instant::now();
+        let mut materials = vec![Material::default()];
+        let mut geometry = GeometryBuilder::default();
+        for part in obj::load(path)? {
+            let material = match part.material {
+                Some(m) => {
+                    materials.push(m);
+                    materials.len() as u32 - 1
+                }
+                None => 0,
+            };
+            geometry.add(&part.mesh, material, true);
+        }
+        let bounds = geometry.bounds();
+        let (center, extent) = (bounds.center(), bounds.extent());
+        let tan = libm::tanf(22.5f32.to_radians());
+        let distance = 1.1 * extent.x.max(extent.y) / (2.0 * tan) + extent.z / 2.0;
+        let eye = center + Vec3::new(0.0, 0.0, distance);
+        let camera = Camera::new(eye, -Vec3::Z, Vec3::Y, 45.0)
+            .ok_or_else(|| SceneError::file(path, "cannot place a camera for this mesh"))?;
+        let settings = RenderSettings {
+            max_depth: 0,
+            weight_cutoff: 0.01,
+            ambient: Vec3::splat(0.1),
+            background: Vec3::ZERO,
+            ray_offset: 0.0,
+        };
+        let name = path
+            .file_stem()
+            .map_or("mesh".into(), |s| s.to_string_lossy().into_owned());
+        geometry.finish(ScenePieces {
+            path,
+            name,
+            camera,
+            width: overrides.width.unwrap_or(1024),
+            height: overrides.height.unwrap_or(1024),
+            settings,
+            lights: vec![Light::point(eye, Vec3::ONE)],
+            materials,
+            bvh: BvhSettings {
+                leaf_size: overrides.leaf_size.unwrap_or(4),
+                max_depth: overrides.bvh_max_depth.unwrap_or(24),
+            },
+            objects: 1,
+            start,
+        })
+    }
+}
+
+/// Scale, then rotate (degrees about x, then y, then z), then translate.
+fn transform(o: &ObjectConfig) -> Mat4 {
+    let scale = Vec3::from(o.scale.map_or([1.0; 3], |s| s.0));
+    let [rx, ry, rz] = o.rotate.map_or([0.0; 3], |r| r.0).map(f32::to_radians);
+    let rotation = Quat::from_euler(EulerRot::ZYX, rz, ry, rx);
+    let translation = Vec3::from(o.translate.map_or([0.0; 3], |t| t.0));
+    Mat4::from_scale_rotation_translation(scale, rotation, translation)
+}
+
+enum ShapeError {
+    /// Wrong in the object's own table.
+    Config(String),
+    /// Wrong in a file the object names.
+    File(SceneError),
+}
+
+/// The meshes of one object, each with the material its file gives it (OBJ parts only).
+fn object_meshes(
+    o: &ObjectConfig,
+    dir: &Path,
+) -> Result<Vec<(Mesh, Option<Material>)>, ShapeError> {
+    let given = [
+        o.mesh.is_some(),
+        o.quad.is_some(),
+        o.cuboid.is_some(),
+        o.sphere.is_some(),
+        o.lathe.is_some(),
+        o.heightfield.is_some(),
+        o.scatter.is_some(),
+    ];
+    if given.iter().filter(|&&g| g).count() != 1 {
+        return Err(ShapeError::Config(
+            "an object needs exactly one of `mesh`, `quad`, `box`, `sphere`, `lathe`, `heightfield`, `scatter`".into(),
+        ));
+    }
+    let v = |v: values::Vector| Vec3::from(v.0);
+    let mesh = if let Some(path) = &o.mesh {
+        let file: PathBuf = dir.join(path.get_ref());
+        return Ok(obj::load(&file)
+            .map_err(ShapeError::File)?
+            .into_iter()
+            .map(|part| (part.mesh, part.material))
+            .collect());
+    } else if let Some(q) = &o.quad {
+        shapes::quad(q.corners.map(v))
+    } else if let Some(b) = &o.cuboid {
+        let (min, max) = (v(b.min), v(b.max));
+        if min.cmpgt(max).any() {
+            return Err(ShapeError::Config(
+                "`box`: `min` must not exceed `max` on any axis".into(),
+            ));
+        }
+        shapes::cuboid(min, max)
+    } else if let Some(s) = &o.sphere {
+        shapes::icosphere(v(s.center), s.radius.0, s.subdivisions.map_or(3, |d| d.0))
+    } else if let Some(l) = &o.lathe {
+        let l = l.get_ref();
+        if l.profile.len() < 2 {
+            return Err(ShapeError::Config(
+                "`lathe`: the profile needs at least 2 points".into(),
+            ));
+        }
+        let profile: Vec<[f32; 2]> = l.profile.iter().map(|p| [p[0].0, p[1].0]).collect();
+        shapes::lathe(&profile, l.segments.0)
+    } else if let Some(h) = &o.heightfield {
+        let size = [h.size[0].0, h.size[1].0];
+        let feature = h.feature_size.map_or(size[0].min(size[1]) / 10.0, |f| f.0);
+        shapes::heightfield(
+            size,
+            [h.resolution[0].0, h.resolution[1].0],
+            h.height.0,
+            feature,
+            h.seed,
+        )
+    } else if let Some(s) = &o.scatter {
+        let piece = match s.shape {
+            ScatterShape::Coin => shapes::Piece::Coin,
+            ScatterShape::Gem => shapes::Piece::Gem,
+        };
+        shapes::scatter(&shapes::Heap {
+            piece,
+            count: s.count.0,
+            center: v(s.center),
+            radius: s.radius.0,
+            height: s.height.0,
+            size: s.size.0,
+            segments: s.segments.map_or(16, |n| n.0),
+            seed: s.seed,
+        })
+    } else {
+        unreachable!("exactly one shape was checked above")
+    };
+    Ok(vec![(mesh, None)])
+}
+
+/// Everything of a scene but its geometry, handed to [`GeometryBuilder::finish`].
+struct ScenePieces<'a> {
+    path: &'a Path,
+    name: String,
+    camera: Camera,
+    width: u32,
+    height: u32,
+    settings: RenderSettings,
+    lights: Vec<Light>,
+    materials: Vec<Material>,
+    bvh: BvhSettings,
+    objects: usize,
+    start: Instant,
+}
+
+/// Collects triangles in input order, dropping zero-area ones.
+#[derive(Default)]
+struct GeometryBuilder {
+    triangles: Vec<Triangle>,
+    shading: Vec<TriangleShading>,
+    dropped: usize,
+}
+
+impl GeometryBuilder {
+    fn add(&mut self, mesh: &Mesh, material: u32, smooth: bool) {
+        let smooth = smooth && mesh.normals.len() == mesh.positions.len();
+        for face in &mesh.faces {
+            let tri = Triangle {
+                v: face.map(|i| mesh.positions[i as usize]),
+            };
+            let n = tri.normal();
+            if n == Vec3::ZERO || !n.is_finite() {
+                self.dropped += 1;
+                continue;
+            }
+            let flat = normalize(n);
+            let normals = if smooth {
+                face.map(|i| {
+                    let s = mesh.normals[i as usize];
+                    if s == Vec3::ZERO { flat } else { s }
+                })
+            } else {
+                [flat; 3]
+            };
+            self.triangles.push(tri);
+            self.shading.push(TriangleShading { normals, material });
+        }
+    }
+
+    fn bounds(&self) -> Aabb {
+        self.triangles
+            .iter()
+            .fold(Aabb::EMPTY, |b, t| b.grow(t.v[0]).grow(t.v[1]).grow(t.v[2]))
+    }
+
+    fn finish(self, p: ScenePieces<'_>) -> Result<Scene, SceneError> {
+        if self.triangles.is_empty() {
+            let dropped = if self.dropped > 0 {
+                format!(" ({} zero-area triangles were dropped)", self.dropped)
+            } else {
+                String::new()
+            };
+            return Err(SceneError::file(
+                p.path,
+                format!("the scene has no triangles{dropped}"),
+            ));
+        }
+        if self.triangles.len() > crate::bvh::MAX_TRIANGLES {
+            return Err(SceneError::file(
+                p.path,
+                format!(
+                    "{} triangles exceed the limit of {}",
+                    self.triangles.len(),
+                    crate::bvh::MAX_TRIANGLES
+                ),
+            ));
+        }
+        let bounds = self.bounds();
+        let load_time = p.start.elapsed();
+        let bvh = OctreeBvh::build(&self.triangles, p.bvh);
+        let shading = bvh
+            .original_indices()
+            .iter()
+            .map(|&i| self.shading[i as usize])
+            .collect();
+        let size = bounds.extent().max_element().max(bounds.max_abs());
+        let settings = RenderSettings {
+            ray_offset: size / 16384.0,
+            ..p.settings
+        };
+        Ok(Scene {
+            name: p.name,
+            camera: p.camera,
+            width: p.width,
+            height: p.height,
+            settings,
+            lights: p.lights,
+            materials: p.materials,
+            stats: SceneStats {
+                triangles: self.triangles.len(),
+                dropped_triangles: self.dropped,
+                objects: p.objects,
+                load_time,
+                bvh: bvh.stats().clone(),
+            },
+            bvh,
+            shading,
+        })
+    }
+}

@@ -1,0 +1,316 @@
+//! What a render reports: one structure, printed as a terminal summary and written as JSON
+//! (`--stats`).
+
+use std::fmt::{self, Write as _};
+
+use serde::Serialize;
+
+use crate::integrator::RayCounts;
+use crate::render::{Frame, RenderOptions};
+use crate::scene::Scene;
+
+/// Everything a render measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct RenderReport {
+    /// The scene.
+    pub scene: SceneReport,
+    /// Its acceleration structure.
+    pub bvh: BvhReport,
+    /// The run.
+    pub render: RunReport,
+    /// One entry per worker.
+    pub workers: Vec<WorkerReport>,
+    /// The work map's range, when one was drawn.
+    pub work_map: Option<WorkMapReport>,
+}
+
+/// Figures of the scene.
+#[derive(Clone, Debug, Serialize)]
+pub struct SceneReport {
+    /// Scene name (file stem).
+    pub name: String,
+    /// Image width.
+    pub width: u32,
+    /// Image height.
+    pub height: u32,
+    /// Triangles rendered.
+    pub triangles: usize,
+    /// Zero-area triangles dropped on loading.
+    pub dropped_triangles: usize,
+    /// Objects in the scene file.
+    pub objects: usize,
+    /// Lights.
+    pub lights: usize,
+    /// Materials (including the default).
+    pub materials: usize,
+    /// Deepest generation of secondary rays.
+    pub max_depth: u32,
+    /// Seconds to read and generate the geometry.
+    pub load_seconds: f64,
+}
+
+/// Figures of the BVH.
+#[derive(Clone, Debug, Serialize)]
+pub struct BvhReport {
+    /// Nodes per flattened order.
+    pub nodes: usize,
+    /// Leaves.
+    pub leaves: usize,
+    /// Depth of the deepest leaf.
+    pub depth: u32,
+    /// Most triangles in a leaf.
+    pub max_leaf_triangles: u32,
+    /// Bytes of the node and triangle arrays (all eight orders).
+    pub bytes: usize,
+    /// Seconds to build and flatten.
+    pub build_seconds: f64,
+}
+
+/// Rays traced, by kind.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct RaysReport {
+    /// Camera rays.
+    pub camera: u64,
+    /// Shadow rays.
+    pub shadow: u64,
+    /// Reflection rays.
+    pub reflection: u64,
+    /// Refraction rays.
+    pub refraction: u64,
+    /// All of them.
+    pub total: u64,
+}
+
+impl From<&RayCounts> for RaysReport {
+    fn from(r: &RayCounts) -> Self {
+        Self {
+            camera: r.camera,
+            shadow: r.shadow,
+            reflection: r.reflection,
+            refraction: r.refraction,
+            total: r.total(),
+        }
+    }
+}
+
+/// Figures of the run.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunReport {
+    /// Balancer and settings.
+    pub balancer: String,
+    /// Worker threads.
+    pub threads: usize,
+    /// Tile edge in pixels.
+    pub tile: u32,
+    /// Tiles (initial tasks).
+    pub tiles: usize,
+    /// Wall-clock seconds of the run.
+    pub wall_seconds: f64,
+    /// Rays traced.
+    pub rays: RaysReport,
+    /// Millions of rays per second of wall-clock time.
+    pub mrays_per_second: f64,
+    /// Upper bound on the spawned tasks queued at once (the memory footprint).
+    pub peak_outstanding_tasks: u64,
+    /// Busiest worker's busy time over the mean (1 = perfect balance).
+    pub imbalance: f64,
+}
+
+/// One worker's figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkerReport {
+    /// Worker number.
+    pub worker: usize,
+    /// Tasks run.
+    pub tasks: u64,
+    /// Tiles run.
+    pub tiles: u64,
+    /// Tasks spawned.
+    pub spawned: u64,
+    /// Rays traced.
+    pub rays: RaysReport,
+    /// Seconds busy.
+    pub busy_seconds: f64,
+    /// Seconds idle.
+    pub idle_seconds: f64,
+    /// Steal attempts.
+    pub steal_attempts: u64,
+    /// Successful steals.
+    pub steal_successes: u64,
+    /// Tasks stolen.
+    pub tasks_stolen: u64,
+    /// Most spawned tasks queued at once.
+    pub peak_queued: u64,
+}
+
+/// The work map's scale.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct WorkMapReport {
+    /// Fewest rays of a pixel (left end of the legend).
+    pub min_rays_per_pixel: u32,
+    /// Most rays of a pixel (right end of the legend).
+    pub max_rays_per_pixel: u32,
+}
+
+impl RenderReport {
+    /// The report of `frame`, rendered from `scene` with `options`.
+    pub fn new(scene: &Scene, options: &RenderOptions, frame: &Frame) -> Self {
+        let s = &scene.stats;
+        let t = &frame.telemetry;
+        Self {
+            scene: SceneReport {
+                name: scene.name.clone(),
+                width: scene.width,
+                height: scene.height,
+                triangles: s.triangles,
+                dropped_triangles: s.dropped_triangles,
+                objects: s.objects,
+                lights: scene.lights.len(),
+                materials: scene.materials.len(),
+                max_depth: scene.settings.max_depth,
+                load_seconds: s.load_time.as_secs_f64(),
+            },
+            bvh: BvhReport {
+                nodes: s.bvh.nodes,
+                leaves: s.bvh.leaves,
+                depth: s.bvh.depth,
+                max_leaf_triangles: s.bvh.max_leaf_triangles,
+                bytes: s.bvh.bytes,
+                build_seconds: s.bvh.build_time.as_secs_f64(),
+            },
+            render: RunReport {
+                balancer: t.balancer.clone(),
+                threads: options.threads.get(),
+                tile: options.tile,
+                tiles: frame.tiles,
+                wall_seconds: t.wall.as_secs_f64(),
+                rays: (&frame.total_rays()).into(),
+                mrays_per_second: frame.mrays_per_second(),
+                peak_outstanding_tasks: t.peak_outstanding(),
+                imbalance: t.imbalance(),
+            },
+            workers: t
+                .workers
+                .iter()
+                .zip(&frame.rays)
+                .enumerate()
+                .map(|(worker, (w, rays))| WorkerReport {
+                    worker,
+                    tasks: w.tasks,
+                    tiles: w.initial_tasks,
+                    spawned: w.spawned,
+                    rays: rays.into(),
+                    busy_seconds: w.busy.as_secs_f64(),
+                    idle_seconds: w.idle.as_secs_f64(),
+                    steal_attempts: w.steal_attempts,
+                    steal_successes: w.steal_successes,
+                    tasks_stolen: w.tasks_stolen,
+                    peak_queued: w.peak_queued,
+                })
+                .collect(),
+            work_map: None,
+        }
+    }
+
+    /// As pretty-printed JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a report always serialises") + "\n"
+    }
+}
+
+/// `1234567` as `1,234,567`.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn bytes(n: usize) -> String {
+    match n {
+        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / (1 << 20) as f64),
+        n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / (1 << 10) as f64),
+        n => format!("{n} B"),
+    }
+}
+
+impl fmt::Display for RenderReport {
+    /// The terminal summary.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (s, b, r) = (&self.scene, &self.bvh, &self.render);
+        writeln!(
+            f,
+            "scene   {}: {}×{}, {} triangles ({} zero-area dropped), {} objects, {} lights, max depth {}, loaded in {:.1} ms",
+            s.name,
+            s.width,
+            s.height,
+            grouped(s.triangles as u64),
+            grouped(s.dropped_triangles as u64),
+            s.objects,
+            s.lights,
+            s.max_depth,
+            s.load_seconds * 1e3
+        )?;
+        writeln!(
+            f,
+            "bvh     {} nodes, {} leaves, depth {}, {}, built in {:.1} ms",
+            grouped(b.nodes as u64),
+            grouped(b.leaves as u64),
+            b.depth,
+            bytes(b.bytes),
+            b.build_seconds * 1e3
+        )?;
+        writeln!(
+            f,
+            "render  {}, {} threads, {}-pixel tiles ({} tiles): {:.3} s, {:.2} Mrays/s, imbalance {:.3}, peak {} queued tasks",
+            r.balancer,
+            r.threads,
+            r.tile,
+            grouped(r.tiles as u64),
+            r.wall_seconds,
+            r.mrays_per_second,
+            r.imbalance,
+            grouped(r.peak_outstanding_tasks)
+        )?;
+        writeln!(
+            f,
+            "rays    {} camera, {} shadow, {} reflection, {} refraction: {} in all",
+            grouped(r.rays.camera),
+            grouped(r.rays.shadow),
+            grouped(r.rays.reflection),
+            grouped(r.rays.refraction),
+            grouped(r.rays.total)
+        )?;
+        if let Some(m) = &self.work_map {
+            writeln!(
+                f,
+                "workmap {} to {} rays per pixel (legend: left to right)",
+                m.min_rays_per_pixel, m.max_rays_per_pixel
+            )?;
+        }
+        let mut table = String::new();
+        writeln!(
+            table,
+            "worker      tasks   tiles        rays   busy s   idle s  steals"
+        )?;
+        for w in &self.workers {
+            writeln!(
+                table,
+                "{:>6} {:>10} {:>7} {:>11} {:>8.3} {:>8.3} {:>7}",
+                w.worker,
+                grouped(w.tasks),
+                grouped(w.tiles),
+                grouped(w.rays.total),
+                w.busy_seconds,
+                w.idle_seconds,
+                grouped(w.steal_successes)
+            )?;
+        }
+        f.write_str(&table)
+    }
+}

@@ -1,0 +1,81 @@
+//! The work map: rays traced per pixel as a heat map, the thesis's diagnostic of where the
+//! work of a frame lies.
+//!
+//! Colours run blue → cyan → green → yellow → red from the fewest rays any pixel took to the
+//! most, linearly. A bar along the bottom edge, [`LEGEND_HEIGHT`] pixels tall, shows that
+//! scale from left (fewest) to right (most); the summary and `--stats` give both numbers.
+
+/// Height of the legend bar under the map.
+pub const LEGEND_HEIGHT: u32 = 16;
+
+/// Control points of the colour scale, evenly spaced from 0 to 1.
+const SCALE: [[f32; 3]; 5] = [
+    [0.0, 0.0, 0.6],
+    [0.0, 0.8, 1.0],
+    [0.1, 0.8, 0.1],
+    [1.0, 0.9, 0.0],
+    [0.9, 0.0, 0.0],
+];
+
+/// The scale's colour at `s` in `[0, 1]`, as 8-bit RGB.
+fn colour(s: f32) -> [u8; 3] {
+    let x = s.clamp(0.0, 1.0) * (SCALE.len() - 1) as f32;
+    let i = (x as usize).min(SCALE.len() - 2);
+    let f = x - i as f32;
+    let (a, b) = (SCALE[i], SCALE[i + 1]);
+    [0, 1, 2].map(|c| ((a[c] + (b[c] - a[c]) * f) * 255.0).round() as u8)
+}
+
+/// A rendered work map: the image (RGB, `width × (height + LEGEND_HEIGHT)`) and its range.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkMap {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels, legend included.
+    pub height: u32,
+    /// Row-major RGB triples.
+    pub rgb: Vec<u8>,
+    /// The fewest rays of any pixel (the legend's left end).
+    pub min: u32,
+    /// The most rays of any pixel (the legend's right end).
+    pub max: u32,
+}
+
+/// Draws the map of `counts` (row-major, `width × height`).
+pub fn work_map(counts: &[u32], width: u32, height: u32) -> WorkMap {
+    let min = counts.iter().copied().min().unwrap_or(0);
+    let max = counts.iter().copied().max().unwrap_or(0);
+    let span = (max - min).max(1) as f32;
+    let mut rgb = Vec::with_capacity((width * (height + LEGEND_HEIGHT) * 3) as usize);
+    for &c in counts {
+        rgb.extend(colour((c - min) as f32 / span));
+    }
+    for _ in 0..LEGEND_HEIGHT {
+        for x in 0..width {
+            rgb.extend(colour(x as f32 / (width.max(2) - 1) as f32));
+        }
+    }
+    WorkMap {
+        width,
+        height: height + LEGEND_HEIGHT,
+        rgb,
+        min,
+        max,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ends_of_the_scale() {
+        let map = work_map(&[3, 5, 7, 3], 2, 2);
+        assert_eq!((map.min, map.max), (3, 7));
+        assert_eq!(map.rgb.len(), (2 * (2 + LEGEND_HEIGHT) * 3) as usize);
+        assert_eq!(&map.rgb[0..3], &colour(0.0));
+        assert_eq!(&map.rgb[6..9], &colour(1.0));
+        assert_eq!(colour(0.0), [0, 0, 153]);
+        assert_eq!(colour(1.0), [230, 0, 0]);
+    }
+}
