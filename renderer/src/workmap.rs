@@ -2,8 +2,11 @@
 //! work of a frame lies.
 //!
 //! Colours run blue → cyan → green → yellow → red from the fewest rays any pixel took to the
-//! most, linearly. A bar along the bottom edge, [`LEGEND_HEIGHT`] pixels tall, shows that
-//! scale from left (fewest) to right (most); the summary and `--stats` give both numbers.
+//! most, on a logarithmic scale: a pixel with `c` rays sits at
+//! `log(1 + c − min) / log(1 + max − min)` of the way, so that the few pixels with hundreds of
+//! rays do not wash out the many with a handful. A bar along the bottom edge,
+//! [`LEGEND_HEIGHT`] pixels tall, shows the scale from left (fewest) to right (most); the
+//! summary and `--stats` give both numbers.
 
 /// Height of the legend bar under the map.
 pub const LEGEND_HEIGHT: u32 = 16;
@@ -45,10 +48,10 @@ pub struct WorkMap {
 pub fn work_map(counts: &[u32], width: u32, height: u32) -> WorkMap {
     let min = counts.iter().copied().min().unwrap_or(0);
     let max = counts.iter().copied().max().unwrap_or(0);
-    let span = (max - min).max(1) as f32;
+    let span = ((max - min) as f32).ln_1p().max(f32::MIN_POSITIVE);
     let mut rgb = Vec::with_capacity((width * (height + LEGEND_HEIGHT) * 3) as usize);
     for &c in counts {
-        rgb.extend(colour((c - min) as f32 / span));
+        rgb.extend(colour(((c - min) as f32).ln_1p() / span));
     }
     for _ in 0..LEGEND_HEIGHT {
         for x in 0..width {
@@ -72,6 +75,8 @@ mod tests {
     fn ends_of_the_scale() {
         let map = work_map(&[3, 5, 7, 3], 2, 2);
         assert_eq!((map.min, map.max), (3, 7));
+        // 5 rays: log(3) / log(5) of the way.
+        assert_eq!(&map.rgb[3..6], &colour(3f32.ln() / 5f32.ln()));
         assert_eq!(map.rgb.len(), (2 * (2 + LEGEND_HEIGHT) * 3) as usize);
         assert_eq!(&map.rgb[0..3], &colour(0.0));
         assert_eq!(&map.rgb[6..9], &colour(1.0));

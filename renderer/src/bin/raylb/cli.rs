@@ -245,10 +245,19 @@ pub(crate) fn usage_error(e: clap::Error) -> ExitCode {
             }
         }
         _ => {
+            // clap's message, without its usage and hints, folded onto one line.
             let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("invalid command line");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            eprintln!("raylb: error: {first}");
+            let message: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+                .filter(|l| !l.is_empty() && !l.starts_with("tip:"))
+                .collect();
+            let message = message.join(" ");
+            eprintln!(
+                "raylb: error: {}",
+                message.strip_prefix("error: ").unwrap_or(&message)
+            );
             ExitCode::from(2)
         }
     }

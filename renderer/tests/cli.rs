@@ -1,0 +1,282 @@
+//! The command line doing its job: render with stats and a work map, compare, validate,
+//! benchmark.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn scene(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenes")
+        .join(format!("{name}.toml"))
+}
+
+fn raylb(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_raylb"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("raylb runs")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn render_writes_the_image_stats_and_work_map() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = scene("quick");
+    let out = raylb(
+        dir.path(),
+        &[
+            "render",
+            quick.to_str().unwrap(),
+            "-o",
+            "q.png",
+            "--stats",
+            "q.json",
+            "--workmap",
+            "w.png",
+            "--threads",
+            "2",
+        ],
+    );
+    let stdout = ok(&out);
+    for part in [
+        "scene   quick: 96×64",
+        "bvh ",
+        "render  static/interleaved, 2 threads",
+        "rays ",
+        "workmap ",
+        "wrote   q.png",
+    ] {
+        assert!(stdout.contains(part), "`{part}` missing from:\n{stdout}");
+    }
+    let image = image::open(dir.path().join("q.png")).unwrap();
+    assert_eq!((image.width(), image.height()), (96, 64));
+    let map = image::open(dir.path().join("w.png")).unwrap();
+    assert_eq!(
+        (map.width(), map.height()),
+        (96, 64 + renderer::workmap::LEGEND_HEIGHT)
+    );
+
+    let stats: serde_json::Value =
+        serde_json::from_slice(&fs::read(dir.path().join("q.json")).unwrap()).unwrap();
+    let rays = &stats["render"]["rays"];
+    assert_eq!(rays["camera"], 96 * 64);
+    let total = ["camera", "shadow", "reflection", "refraction"]
+        .iter()
+        .map(|k| rays[k].as_u64().unwrap())
+        .sum::<u64>();
+    assert_eq!(rays["total"].as_u64(), Some(total));
+    assert!(rays["reflection"].as_u64().unwrap() > 0 && rays["refraction"].as_u64().unwrap() > 0);
+    let workers = stats["workers"].as_array().unwrap();
+    assert_eq!(workers.len(), 2);
+    let worker_rays: u64 = workers
+        .iter()
+        .map(|w| w["rays"]["total"].as_u64().unwrap())
+        .sum();
+    assert_eq!(worker_rays, total, "per-worker rays add up");
+    let tiles: u64 = workers.iter().map(|w| w["tiles"].as_u64().unwrap()).sum();
+    assert_eq!(Some(tiles), stats["render"]["tiles"].as_u64());
+    for key in ["nodes", "depth", "bytes", "build_seconds"] {
+        assert!(stats["bvh"][key].as_f64().unwrap() > 0.0, "bvh.{key}");
+    }
+    assert!(stats["render"]["mrays_per_second"].as_f64().unwrap() > 0.0);
+    assert!(
+        workers
+            .iter()
+            .all(|w| w["busy_seconds"].as_f64().unwrap() > 0.0)
+    );
+    assert!(
+        stats["work_map"]["max_rays_per_pixel"].as_u64().unwrap()
+            > stats["work_map"]["min_rays_per_pixel"].as_u64().unwrap()
+    );
+
+    // --quiet prints nothing; the default name is the scene's.
+    let quiet = raylb(dir.path(), &["render", quick.to_str().unwrap(), "--quiet"]);
+    assert_eq!(ok(&quiet), "");
+    assert!(dir.path().join("quick.png").exists());
+}
+
+#[test]
+fn balancers_agree_through_the_cli_and_compare_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let cornell = scene("cornell");
+    let c = cornell.to_str().unwrap();
+    let size = ["--width", "64", "--height", "48"];
+    ok(&raylb(
+        dir.path(),
+        &[
+            &[
+                "render",
+                c,
+                "-o",
+                "a.png",
+                "--balancer",
+                "static",
+                "--assign",
+                "blocked",
+                "--threads",
+                "3",
+                "--tile",
+                "8",
+                "-q",
+            ][..],
+            &size,
+        ]
+        .concat(),
+    ));
+    ok(&raylb(
+        dir.path(),
+        &[
+            &[
+                "render",
+                c,
+                "-o",
+                "b.png",
+                "--balancer",
+                "counter",
+                "--chunk",
+                "2",
+                "--threads",
+                "8",
+                "--tile",
+                "128",
+                "-q",
+            ][..],
+            &size,
+        ]
+        .concat(),
+    ));
+    let same = raylb(dir.path(), &["compare", "a.png", "b.png"]);
+    assert_eq!(same.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&same.stdout).contains("identical: 64×48"));
+
+    // A different scene differs, and compare says where.
+    ok(&raylb(
+        dir.path(),
+        &[
+            &[
+                "render",
+                scene("quick").to_str().unwrap(),
+                "-o",
+                "c.png",
+                "-q",
+            ][..],
+            &size,
+        ]
+        .concat(),
+    ));
+    let differ = raylb(dir.path(), &["compare", "a.png", "c.png"]);
+    assert_eq!(differ.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&differ.stdout);
+    assert!(
+        text.starts_with("differ: ")
+            && text.contains("of 3072 pixels")
+            && text.contains("first at ("),
+        "{text}"
+    );
+
+    // Different sizes and unreadable files are errors.
+    ok(&raylb(
+        dir.path(),
+        &[
+            "render", c, "-o", "d.png", "-q", "--width", "10", "--height", "10",
+        ],
+    ));
+    let sizes = raylb(dir.path(), &["compare", "a.png", "d.png"]);
+    assert_eq!(sizes.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&sizes.stderr).contains("64×48 but d.png is 10×10"));
+    fs::write(dir.path().join("junk.png"), b"not a png").unwrap();
+    for (file, what) in [
+        ("junk.png", "not a readable PNG"),
+        ("missing.png", "no such file"),
+    ] {
+        let bad = raylb(dir.path(), &["compare", "a.png", file]);
+        assert_eq!(bad.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&bad.stderr);
+        assert!(stderr.contains(file) && stderr.contains(what), "{stderr}");
+    }
+}
+
+#[test]
+fn validate_runs_the_matrix() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = raylb(
+        dir.path(),
+        &[
+            "validate",
+            scene("quick").to_str().unwrap(),
+            "--threads",
+            "1,3",
+            "--tiles",
+            "8,64",
+            "-o",
+            "ref.png",
+        ],
+    );
+    let stdout = ok(&out);
+    assert!(stdout.contains("all 16 renders identical"), "{stdout}");
+    assert!(dir.path().join("ref.png").exists());
+}
+
+#[test]
+fn bench_trace_reports_hits_and_throughput() {
+    let dir = tempfile::tempdir().unwrap();
+    // A square of two triangles seen face-on: the automatic camera frames it with a margin.
+    fs::write(
+        dir.path().join("sq.obj"),
+        "v -1 -1 0\nv 1 -1 0\nv 1 1 0\nv -1 1 0\nf 1 2 3 4\n",
+    )
+    .unwrap();
+    let out = raylb(
+        dir.path(),
+        &[
+            "bench", "trace", "--mesh", "sq.obj", "--width", "64", "--height", "64", "--repeat",
+            "2",
+        ],
+    );
+    let stdout = ok(&out);
+    assert!(
+        stdout.contains("64×64 camera rays, 2 triangles, 1 thread"),
+        "{stdout}"
+    );
+    let hits: u64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("hits    "))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .expect("a hits line");
+    // The square spans 1/1.1 of the image's width and height.
+    assert!((3000..3500).contains(&hits), "{hits} hits");
+    assert!(stdout.contains("Mrays/s"));
+}
+
+#[test]
+fn help_shows_examples() {
+    let dir = tempfile::tempdir().unwrap();
+    let help = ok(&raylb(dir.path(), &["--help"]));
+    assert!(help.contains("Examples:") && help.contains("raylb render scenes/cornell.toml"));
+    let render_help = ok(&raylb(dir.path(), &["render", "--help"]));
+    for flag in [
+        "--balancer",
+        "--threads",
+        "--tile",
+        "--stats",
+        "--workmap",
+        "--mesh",
+        "--output",
+    ] {
+        assert!(
+            render_help.contains(flag),
+            "{flag} missing from render --help"
+        );
+    }
+}
