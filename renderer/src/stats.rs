@@ -231,6 +231,11 @@ fn grouped(n: u64) -> String {
     out
 }
 
+/// `1 light`, `2 lights`, `1,024 triangles`.
+fn counted(n: u64, noun: &str) -> String {
+    format!("{} {noun}{}", grouped(n), if n == 1 { "" } else { "s" })
+}
+
 fn bytes(n: usize) -> String {
     match n {
         n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / (1 << 20) as f64),
@@ -245,14 +250,14 @@ impl fmt::Display for RenderReport {
         let (s, b, r) = (&self.scene, &self.bvh, &self.render);
         writeln!(
             f,
-            "scene   {}: {}×{}, {} triangles ({} zero-area dropped), {} objects, {} lights, max depth {}, loaded in {:.1} ms",
+            "scene   {}: {}×{}, {} ({} zero-area dropped), {}, {}, max depth {}, loaded in {:.1} ms",
             s.name,
             s.width,
             s.height,
-            grouped(s.triangles as u64),
+            counted(s.triangles as u64, "triangle"),
             grouped(s.dropped_triangles as u64),
-            s.objects,
-            s.lights,
+            counted(s.objects as u64, "object"),
+            counted(s.lights as u64, "light"),
             s.max_depth,
             s.load_seconds * 1e3
         )?;

@@ -344,7 +344,10 @@ fn zero_area_triangles_are_dropped_and_counted() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("1 triangles (2 zero-area dropped)"));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("1 triangle (2 zero-area dropped), 1 object, 1 light")
+    );
     let stats: serde_json::Value =
         serde_json::from_slice(&fs::read(s.path("s.json")).unwrap()).unwrap();
     assert_eq!(stats["scene"]["dropped_triangles"], 2);
