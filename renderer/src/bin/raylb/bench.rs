@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use balancers::{Assignment, Balancer, BalancerKind, Spawn, TaskRunner};
-use renderer::bvh::TestCounts;
+use renderer::bvh::{NoCounters, TestCounts, TraversalCounters};
 use renderer::integrator::{Tile, tiles};
 use renderer::scene::Scene;
 
@@ -17,27 +17,38 @@ pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
     }
 }
 
-/// Traces the camera rays of a tile for their closest hit, nothing more.
-struct CameraRays<'a> {
+/// Traces the camera rays of a tile for their closest hit, nothing more, reporting every
+/// box and triangle test to a `C` (which [`NoCounters`] compiles away).
+struct CameraRays<'a, C> {
     scene: &'a Scene,
+    counters: std::marker::PhantomData<C>,
 }
 
-/// Hits and test counts of one worker.
+impl<'a, C> CameraRays<'a, C> {
+    fn new(scene: &'a Scene) -> Self {
+        Self {
+            scene,
+            counters: std::marker::PhantomData,
+        }
+    }
+}
+
+/// One worker's rays, hits and tests.
 #[derive(Default)]
-struct TraceCounts {
+struct TraceCounts<C> {
     rays: u64,
     hits: u64,
-    tests: TestCounts,
+    tests: C,
 }
 
-impl TaskRunner<Tile> for CameraRays<'_> {
-    type Local = TraceCounts;
+impl<C: TraversalCounters + Default + Send + Sync> TaskRunner<Tile> for CameraRays<'_, C> {
+    type Local = TraceCounts<C>;
 
-    fn local(&self, _worker: usize) -> TraceCounts {
+    fn local(&self, _worker: usize) -> TraceCounts<C> {
         TraceCounts::default()
     }
 
-    fn run<S: Spawn<Tile>>(&self, tile: Tile, counts: &mut TraceCounts, _spawn: &mut S) {
+    fn run<S: Spawn<Tile>>(&self, tile: Tile, counts: &mut TraceCounts<C>, _spawn: &mut S) {
         let s = self.scene;
         for y in tile.y0..tile.y1 {
             for x in tile.x0..tile.x1 {
@@ -57,9 +68,8 @@ fn trace(args: &TraceArgs) -> Result<ExitCode> {
     let workers = threads(Some(args.threads));
     let balancer = BalancerKind::static_tiles(Assignment::Interleaved);
     let tasks = tiles(scene.width, scene.height, 16);
-    let runner = CameraRays { scene: &scene };
 
-    let counted = balancer.run(workers, &tasks, &runner);
+    let counted = balancer.run(workers, &tasks, &CameraRays::<TestCounts>::new(&scene));
     let (mut rays, mut hits, mut boxes, mut triangles) = (0, 0, 0, 0);
     for c in &counted.locals {
         rays += c.rays;
@@ -70,9 +80,9 @@ fn trace(args: &TraceArgs) -> Result<ExitCode> {
     let mut best = Duration::MAX;
     for _ in 0..args.repeat {
         let started = Instant::now();
-        let run = balancer.run(workers, &tasks, &UncountedCameraRays(&runner));
+        let run = balancer.run(workers, &tasks, &CameraRays::<NoCounters>::new(&scene));
         best = best.min(started.elapsed());
-        let again: u64 = run.locals.iter().sum();
+        let again: u64 = run.locals.iter().map(|c| c.hits).sum();
         assert_eq!(again, hits, "timed passes find the same hits");
     }
     println!(
@@ -97,25 +107,4 @@ fn trace(args: &TraceArgs) -> Result<ExitCode> {
         rays as f64 / best.as_secs_f64() / 1e6
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// The timed variant: counts hits only.
-struct UncountedCameraRays<'a>(&'a CameraRays<'a>);
-
-impl TaskRunner<Tile> for UncountedCameraRays<'_> {
-    type Local = u64;
-
-    fn local(&self, _worker: usize) -> u64 {
-        0
-    }
-
-    fn run<S: Spawn<Tile>>(&self, tile: Tile, hits: &mut u64, _spawn: &mut S) {
-        let s = self.0.scene;
-        for y in tile.y0..tile.y1 {
-            for x in tile.x0..tile.x1 {
-                let ray = s.camera.primary_ray(x, y, s.width, s.height);
-                *hits += u64::from(s.bvh.closest_hit(&ray).is_some());
-            }
-        }
-    }
 }
