@@ -1,5 +1,7 @@
 //! The contract between a balancer and the work it schedules.
 
+use std::fmt;
+use std::io;
 use std::num::NonZeroUsize;
 use std::thread;
 use std::time::Instant;
@@ -51,10 +53,49 @@ pub trait Balancer {
     fn name(&self) -> String;
 
     /// Runs `tasks` and all their descendants on `workers` threads.
-    fn run<T, R>(&self, workers: NonZeroUsize, tasks: &[T], runner: &R) -> Outcome<R::Local>
+    ///
+    /// # Errors
+    /// When the operating system refuses to start a worker thread. The workers already
+    /// started finish their share before this returns; the run's results are incomplete and
+    /// are discarded.
+    fn run<T, R>(
+        &self,
+        workers: NonZeroUsize,
+        tasks: &[T],
+        runner: &R,
+    ) -> Result<Outcome<R::Local>, SpawnError>
     where
         T: Clone + Send + Sync,
         R: TaskRunner<T>;
+}
+
+/// The operating system refused to start a worker thread.
+#[derive(Debug)]
+pub struct SpawnError {
+    /// Which worker could not be started.
+    pub worker: usize,
+    /// How many were asked for.
+    pub workers: usize,
+    /// The operating system's reason.
+    pub source: io::Error,
+}
+
+impl fmt::Display for SpawnError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "cannot start worker thread {} of {}: {}",
+            self.worker + 1,
+            self.workers,
+            self.source
+        )
+    }
+}
+
+impl std::error::Error for SpawnError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
 }
 
 /// Starts `workers` scoped threads running `body(worker, telemetry)` and gathers the results.
@@ -62,40 +103,57 @@ pub trait Balancer {
 /// `body` returns when its worker has no more work. The time from its start to that point is
 /// the worker's busy time, unless `body` has already moved some of it to `idle` (time spent
 /// looking for work in vain); the wait for the slowest worker is added to `idle` here.
-pub(crate) fn run_workers<L, F>(name: String, workers: NonZeroUsize, body: F) -> Outcome<L>
+pub(crate) fn run_workers<L, F>(
+    name: String,
+    workers: NonZeroUsize,
+    body: F,
+) -> Result<Outcome<L>, SpawnError>
 where
     L: Send,
     F: Fn(usize, &mut WorkerTelemetry) -> L + Sync,
 {
     let start = Instant::now();
-    let results: Vec<(L, WorkerTelemetry, Instant)> = thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers.get())
-            .map(|worker| {
-                let body = &body;
-                thread::Builder::new()
-                    .name(format!("raylb-worker-{worker}"))
-                    .spawn_scoped(scope, move || {
-                        let began = Instant::now();
-                        let mut telemetry = WorkerTelemetry::default();
-                        let local = body(worker, &mut telemetry);
-                        let finished = Instant::now();
-                        let active = finished - began;
-                        telemetry.busy = active.saturating_sub(telemetry.idle);
-                        // Thread start-up counts as idle: the worker exists but cannot work yet.
-                        telemetry.idle += began - start;
-                        (local, telemetry, finished)
-                    })
-                    .expect("failed to spawn a worker thread")
-            })
-            .collect();
-        handles
+    let results = thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(workers.get());
+        let mut refused = None;
+        for worker in 0..workers.get() {
+            let body = &body;
+            let spawned = thread::Builder::new()
+                .name(format!("raylb-worker-{worker}"))
+                .spawn_scoped(scope, move || {
+                    let began = Instant::now();
+                    let mut telemetry = WorkerTelemetry::default();
+                    let local = body(worker, &mut telemetry);
+                    let finished = Instant::now();
+                    let active = finished - began;
+                    telemetry.busy = active.saturating_sub(telemetry.idle);
+                    // Thread start-up counts as idle: the worker exists but cannot work yet.
+                    telemetry.idle += began - start;
+                    (local, telemetry, finished)
+                });
+            match spawned {
+                Ok(handle) => handles.push(handle),
+                Err(source) => {
+                    refused = Some(SpawnError {
+                        worker,
+                        workers: workers.get(),
+                        source,
+                    });
+                    break;
+                }
+            }
+        }
+        // Join everything that started, also when a later start failed: a worker's panic
+        // must reach the caller either way.
+        let joined: Vec<(L, WorkerTelemetry, Instant)> = handles
             .into_iter()
             .map(|h| {
                 h.join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
             })
-            .collect()
-    });
+            .collect();
+        refused.map_or(Ok(joined), Err)
+    })?;
     let end = Instant::now();
     let mut locals = Vec::with_capacity(results.len());
     let mut per_worker = Vec::with_capacity(results.len());
@@ -104,8 +162,8 @@ where
         locals.push(local);
         per_worker.push(telemetry);
     }
-    Outcome {
+    Ok(Outcome {
         telemetry: Telemetry::new(name, end - start, per_worker),
         locals,
-    }
+    })
 }

@@ -3,7 +3,7 @@
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::balancer::{Balancer, Outcome, TaskRunner, run_workers};
+use crate::balancer::{Balancer, Outcome, SpawnError, TaskRunner, run_workers};
 use crate::local_stack::LocalStack;
 
 /// A central work pool: one atomic counter hands out the next `chunk` initial tasks to
@@ -23,7 +23,12 @@ impl Balancer for CentralCounter {
         format!("counter/chunk={}", self.chunk)
     }
 
-    fn run<T, R>(&self, workers: NonZeroUsize, tasks: &[T], runner: &R) -> Outcome<R::Local>
+    fn run<T, R>(
+        &self,
+        workers: NonZeroUsize,
+        tasks: &[T],
+        runner: &R,
+    ) -> Result<Outcome<R::Local>, SpawnError>
     where
         T: Clone + Send + Sync,
         R: TaskRunner<T>,

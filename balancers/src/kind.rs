@@ -2,7 +2,7 @@
 
 use std::num::NonZeroUsize;
 
-use crate::balancer::{Balancer, Outcome, TaskRunner};
+use crate::balancer::{Balancer, Outcome, SpawnError, TaskRunner};
 use crate::counter::CentralCounter;
 use crate::static_tiles::{Assignment, StaticTiles};
 
@@ -22,11 +22,7 @@ impl BalancerKind {
     }
 
     /// A central counter handing out `chunk` initial tasks at a time.
-    ///
-    /// # Panics
-    /// If `chunk` is 0.
-    pub fn counter(chunk: usize) -> Self {
-        let chunk = NonZeroUsize::new(chunk).expect("counter chunk must be at least 1");
+    pub fn counter(chunk: NonZeroUsize) -> Self {
         Self::Counter(CentralCounter { chunk })
     }
 }
@@ -39,7 +35,12 @@ impl Balancer for BalancerKind {
         }
     }
 
-    fn run<T, R>(&self, workers: NonZeroUsize, tasks: &[T], runner: &R) -> Outcome<R::Local>
+    fn run<T, R>(
+        &self,
+        workers: NonZeroUsize,
+        tasks: &[T],
+        runner: &R,
+    ) -> Result<Outcome<R::Local>, SpawnError>
     where
         T: Clone + Send + Sync,
         R: TaskRunner<T>,

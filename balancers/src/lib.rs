@@ -27,11 +27,12 @@
 //!     }
 //! }
 //!
-//! let balancer = BalancerKind::counter(1);
-//! let outcome = balancer.run(NonZeroUsize::new(4).unwrap(), &[3, 5, 0], &Countdown);
+//! let balancer = BalancerKind::counter(NonZeroUsize::MIN);
+//! let outcome = balancer.run(NonZeroUsize::new(4).unwrap(), &[3, 5, 0], &Countdown)?;
 //! let total: u64 = outcome.locals.iter().sum();
 //! assert_eq!(total, 15 + 63 + 1);
 //! assert_eq!(outcome.telemetry.total_tasks(), total);
+//! # Ok::<(), balancers::SpawnError>(())
 //! ```
 
 mod balancer;
@@ -41,7 +42,7 @@ mod local_stack;
 mod static_tiles;
 mod telemetry;
 
-pub use balancer::{Balancer, Outcome, Spawn, TaskRunner};
+pub use balancer::{Balancer, Outcome, Spawn, SpawnError, TaskRunner};
 pub use counter::CentralCounter;
 pub use kind::BalancerKind;
 pub use static_tiles::{Assignment, StaticTiles};

@@ -2,7 +2,7 @@
 
 use std::num::NonZeroUsize;
 
-use crate::balancer::{Balancer, Outcome, TaskRunner, run_workers};
+use crate::balancer::{Balancer, Outcome, SpawnError, TaskRunner, run_workers};
 use crate::local_stack::LocalStack;
 
 /// How [`StaticTiles`] deals the initial tasks out to `p` workers.
@@ -48,7 +48,12 @@ impl Balancer for StaticTiles {
         }
     }
 
-    fn run<T, R>(&self, workers: NonZeroUsize, tasks: &[T], runner: &R) -> Outcome<R::Local>
+    fn run<T, R>(
+        &self,
+        workers: NonZeroUsize,
+        tasks: &[T],
+        runner: &R,
+    ) -> Result<Outcome<R::Local>, SpawnError>
     where
         T: Clone + Send + Sync,
         R: TaskRunner<T>,

@@ -62,7 +62,9 @@ impl TaskRunner<u32> for Forest {
 fn check(balancer: BalancerKind, workers: usize, roots: u32) {
     let (forest, tasks) = Forest::new(roots);
     let expected = forest.children.len() as u64;
-    let outcome = balancer.run(NonZeroUsize::new(workers).unwrap(), &tasks, &forest);
+    let outcome = balancer
+        .run(NonZeroUsize::new(workers).unwrap(), &tasks, &forest)
+        .expect("workers start");
     let t = &outcome.telemetry;
     assert_eq!(t.workers.len(), workers);
     assert_eq!(outcome.locals.len(), workers);
@@ -130,6 +132,6 @@ macro_rules! balancer_suite {
 balancer_suite! {
     static_interleaved => BalancerKind::static_tiles(Assignment::Interleaved),
     static_blocked => BalancerKind::static_tiles(Assignment::Blocked),
-    counter_1 => BalancerKind::counter(1),
-    counter_7 => BalancerKind::counter(7),
+    counter_1 => BalancerKind::counter(NonZeroUsize::MIN),
+    counter_7 => BalancerKind::counter(NonZeroUsize::new(7).unwrap()),
 }

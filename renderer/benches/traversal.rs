@@ -1,7 +1,7 @@
 //! Criterion benchmarks of the traversal and of whole frames, on the project's own scenes
 //! (the public meshes are benchmarked by `raylb bench trace --mesh`, see BENCHMARKS.md).
 
-use std::num::NonZeroUsize;
+use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::PathBuf;
 
 use balancers::{Assignment, BalancerKind};
@@ -51,11 +51,11 @@ fn frames(c: &mut Criterion) {
     let options = RenderOptions {
         balancer: BalancerKind::static_tiles(Assignment::Interleaved),
         threads: NonZeroUsize::MIN,
-        tile: 16,
+        tile: NonZeroU32::new(16).unwrap(),
         work_map: false,
     };
     c.bench_function("frame/quick", |b| {
-        b.iter(|| render(&s, &options).total_rays())
+        b.iter(|| render(&s, &options).expect("workers start").total_rays())
     });
 }
 

@@ -7,6 +7,8 @@
 //! order on any worker, and the film's exact sums make the image the same whatever order
 //! that is.
 
+use std::num::NonZeroU32;
+
 use balancers::{Spawn, TaskRunner};
 
 use crate::film::Film;
@@ -59,8 +61,8 @@ pub struct Tile {
 
 /// The tiles of edge `edge` covering a `width × height` image, row-major; the last row and
 /// column are clipped to the image.
-pub fn tiles(width: u32, height: u32, edge: u32) -> Vec<Tile> {
-    let edge = edge.max(1);
+pub fn tiles(width: u32, height: u32, edge: NonZeroU32) -> Vec<Tile> {
+    let edge = edge.get();
     let mut out = Vec::with_capacity((width.div_ceil(edge) * height.div_ceil(edge)) as usize);
     for y0 in (0..height).step_by(edge as usize) {
         for x0 in (0..width).step_by(edge as usize) {
@@ -290,7 +292,7 @@ mod tests {
 
     #[test]
     fn tiles_cover_the_image_once() {
-        let t = tiles(70, 33, 32);
+        let t = tiles(70, 33, NonZeroU32::new(32).unwrap());
         assert_eq!(t.len(), 3 * 2);
         let area: u32 = t.iter().map(|t| (t.x1 - t.x0) * (t.y1 - t.y0)).sum();
         assert_eq!(area, 70 * 33);

@@ -1,9 +1,9 @@
 //! One frame: a scene, a balancer and its settings in; a film and the run's figures out.
 
-use std::num::NonZeroUsize;
+use std::num::{NonZeroU32, NonZeroUsize};
 use std::time::Duration;
 
-use balancers::{Balancer, BalancerKind, Telemetry};
+use balancers::{Balancer, BalancerKind, SpawnError, Telemetry};
 
 use crate::film::Film;
 use crate::integrator::{RayCounts, RenderTask, Whitted, tiles};
@@ -17,7 +17,7 @@ pub struct RenderOptions {
     /// Worker threads.
     pub threads: NonZeroUsize,
     /// Tile edge in pixels.
-    pub tile: u32,
+    pub tile: NonZeroU32,
     /// Count rays per pixel for a work map.
     pub work_map: bool,
 }
@@ -57,7 +57,10 @@ impl Frame {
 }
 
 /// Renders `scene` as `options` say.
-pub fn render(scene: &Scene, options: &RenderOptions) -> Frame {
+///
+/// # Errors
+/// When a worker thread cannot be started.
+pub fn render(scene: &Scene, options: &RenderOptions) -> Result<Frame, SpawnError> {
     let film = Film::new(scene.width, scene.height, options.work_map);
     let tasks: Vec<RenderTask> = tiles(scene.width, scene.height, options.tile)
         .into_iter()
@@ -65,11 +68,11 @@ pub fn render(scene: &Scene, options: &RenderOptions) -> Frame {
         .collect();
     let outcome = options
         .balancer
-        .run(options.threads, &tasks, &Whitted::new(scene, &film));
-    Frame {
+        .run(options.threads, &tasks, &Whitted::new(scene, &film))?;
+    Ok(Frame {
         film,
         telemetry: outcome.telemetry,
         rays: outcome.locals,
         tiles: tasks.len(),
-    }
+    })
 }

@@ -181,7 +181,7 @@ impl RenderReport {
             render: RunReport {
                 balancer: t.balancer.clone(),
                 threads: options.threads.get(),
-                tile: options.tile,
+                tile: options.tile.get(),
                 tiles: frame.tiles,
                 wall_seconds: t.wall.as_secs_f64(),
                 rays: (&frame.total_rays()).into(),

@@ -1,7 +1,7 @@
 //! The determinism contract end to end: for every scene shipped in `scenes/`, every balancer,
 //! thread count and tile size gives the same fixed-point sums and the same bytes.
 
-use std::num::NonZeroUsize;
+use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::PathBuf;
 
 use balancers::{Assignment, BalancerKind};
@@ -58,14 +58,14 @@ fn every_balancer_thread_count_and_tile_size_writes_the_same_bytes() {
         let mut secondary = 0;
         for balancer in BALANCERS {
             for threads in [1, 2, 3, 8] {
-                for tile in [8, 32, 128] {
+                for tile in [8, 32, 128].map(|t| NonZeroU32::new(t).unwrap()) {
                     let options = RenderOptions {
                         balancer,
                         threads: NonZeroUsize::new(threads).unwrap(),
                         tile,
                         work_map: false,
                     };
-                    let frame = render(&scene, &options);
+                    let frame = render(&scene, &options).expect("workers start");
                     let rays = frame.total_rays();
                     secondary = rays.reflection + rays.refraction;
                     let sums = frame.film.sums();

@@ -1,7 +1,7 @@
 //! Analytic scenes with a known answer, rendered through the whole pipeline.
 
 use std::fs;
-use std::num::NonZeroUsize;
+use std::num::{NonZeroU32, NonZeroUsize};
 
 use balancers::BalancerKind;
 use renderer::film::to_fixed;
@@ -14,12 +14,12 @@ fn frame(text: &str) -> (Scene, Frame) {
     fs::write(&path, format!("[image]\nwidth = 9\nheight = 9\n[camera]\nposition = [0, 0, 5]\nlook_at = [0, 0, 0]\nfov = 20\n{text}")).unwrap();
     let scene = Scene::load(&path, SceneOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
     let options = RenderOptions {
-        balancer: BalancerKind::counter(1),
+        balancer: BalancerKind::counter(NonZeroUsize::MIN),
         threads: NonZeroUsize::new(2).unwrap(),
-        tile: 4,
+        tile: NonZeroU32::new(4).unwrap(),
         work_map: true,
     };
-    let frame = render(&scene, &options);
+    let frame = render(&scene, &options).expect("workers start");
     (scene, frame)
 }
 

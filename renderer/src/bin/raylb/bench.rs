@@ -1,5 +1,6 @@
 //! `raylb bench`.
 
+use std::num::NonZeroU32;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -67,9 +68,13 @@ fn trace(args: &TraceArgs) -> Result<ExitCode> {
     let scene = args.scene.load(&args.source)?;
     let workers = threads(Some(args.threads));
     let balancer = BalancerKind::static_tiles(Assignment::Interleaved);
-    let tasks = tiles(scene.width, scene.height, 16);
+    let tasks = tiles(
+        scene.width,
+        scene.height,
+        NonZeroU32::new(16).expect("16 is not 0"),
+    );
 
-    let counted = balancer.run(workers, &tasks, &CameraRays::<TestCounts>::new(&scene));
+    let counted = balancer.run(workers, &tasks, &CameraRays::<TestCounts>::new(&scene))?;
     let (mut rays, mut hits, mut boxes, mut triangles) = (0, 0, 0, 0);
     for c in &counted.locals {
         rays += c.rays;
@@ -80,7 +85,7 @@ fn trace(args: &TraceArgs) -> Result<ExitCode> {
     let mut best = Duration::MAX;
     for _ in 0..args.repeat {
         let started = Instant::now();
-        let run = balancer.run(workers, &tasks, &CameraRays::<NoCounters>::new(&scene));
+        let run = balancer.run(workers, &tasks, &CameraRays::<NoCounters>::new(&scene))?;
         best = best.min(started.elapsed());
         let again: u64 = run.locals.iter().map(|c| c.hits).sum();
         assert_eq!(again, hits, "timed passes find the same hits");

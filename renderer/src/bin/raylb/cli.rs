@@ -1,6 +1,6 @@
 //! The command line: every subcommand and flag, with its help text.
 
-use std::num::NonZeroUsize;
+use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -115,14 +115,14 @@ pub(crate) struct RunArgs {
     #[arg(long, value_enum, default_value_t = AssignName::Interleaved)]
     pub(crate) assign: AssignName,
     /// Tiles `counter` hands out per visit.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-    pub(crate) chunk: u32,
+    #[arg(long, value_name = "N", default_value = "1", value_parser = positive::<1_000_000>)]
+    pub(crate) chunk: NonZeroUsize,
     /// Worker threads (default: every core).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
-    pub(crate) threads: Option<u32>,
+    #[arg(long, value_name = "N", value_parser = positive::<4096>)]
+    pub(crate) threads: Option<NonZeroUsize>,
     /// Tile edge in pixels.
-    #[arg(long, value_name = "PIXELS", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=16384))]
-    pub(crate) tile: u32,
+    #[arg(long, value_name = "PIXELS", default_value = "32", value_parser = tile_edge)]
+    pub(crate) tile: NonZeroU32,
 }
 
 impl RunArgs {
@@ -135,20 +135,36 @@ impl RunArgs {
     }
 }
 
-pub(crate) fn balancer(name: BalancerName, assign: AssignName, chunk: u32) -> BalancerKind {
+pub(crate) fn balancer(
+    name: BalancerName,
+    assign: AssignName,
+    chunk: NonZeroUsize,
+) -> BalancerKind {
     match name {
         BalancerName::Static => BalancerKind::static_tiles(match assign {
             AssignName::Interleaved => Assignment::Interleaved,
             AssignName::Blocked => Assignment::Blocked,
         }),
-        BalancerName::Counter => BalancerKind::counter(chunk as usize),
+        BalancerName::Counter => BalancerKind::counter(chunk),
     }
 }
 
 /// `n`, or every core the process may use.
-pub(crate) fn threads(n: Option<u32>) -> NonZeroUsize {
-    n.and_then(|n| NonZeroUsize::new(n as usize))
-        .unwrap_or_else(|| std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN))
+pub(crate) fn threads(n: Option<NonZeroUsize>) -> NonZeroUsize {
+    n.unwrap_or_else(|| std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN))
+}
+
+/// Parses a whole number from 1 to `MAX`.
+pub(crate) fn positive<const MAX: usize>(text: &str) -> Result<NonZeroUsize, String> {
+    text.parse::<NonZeroUsize>()
+        .ok()
+        .filter(|n| n.get() <= MAX)
+        .ok_or_else(|| format!("must be a whole number from 1 to {MAX}"))
+}
+
+/// Parses a tile edge: a whole number of pixels from 1 to 16384.
+pub(crate) fn tile_edge(text: &str) -> Result<NonZeroU32, String> {
+    positive::<16384>(text).map(|n| NonZeroU32::try_from(n).expect("16384 fits in u32"))
 }
 
 #[derive(Debug, Args)]
@@ -193,11 +209,11 @@ pub(crate) struct ValidateArgs {
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [BalancerName::Static, BalancerName::Counter])]
     pub(crate) balancers: Vec<BalancerName>,
     /// Thread counts to run.
-    #[arg(long, value_delimiter = ',', default_values_t = [1, 2, 3, 8], value_parser = clap::value_parser!(u32).range(1..=4096))]
-    pub(crate) threads: Vec<u32>,
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3,8", value_parser = positive::<4096>)]
+    pub(crate) threads: Vec<NonZeroUsize>,
     /// Tile edges to run.
-    #[arg(long, value_delimiter = ',', default_values_t = [8, 32, 128], value_parser = clap::value_parser!(u32).range(1..=16384))]
-    pub(crate) tiles: Vec<u32>,
+    #[arg(long, value_delimiter = ',', default_value = "8,32,128", value_parser = tile_edge)]
+    pub(crate) tiles: Vec<NonZeroU32>,
     /// Write the reference image (the first run's) here.
     #[arg(short, long, value_name = "FILE.png")]
     pub(crate) output: Option<PathBuf>,
@@ -222,8 +238,8 @@ pub(crate) struct TraceArgs {
     #[command(flatten)]
     pub(crate) scene: SceneArgs,
     /// Worker threads (default 1).
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
-    pub(crate) threads: u32,
+    #[arg(long, value_name = "N", default_value = "1", value_parser = positive::<4096>)]
+    pub(crate) threads: NonZeroUsize,
     /// Timed repetitions; the best is reported.
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub(crate) repeat: u32,

@@ -23,7 +23,7 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
         tile: args.run.tile,
         work_map: args.workmap.is_some(),
     };
-    let frame = render(&scene, &options);
+    let frame = render(&scene, &options)?;
     let mut report = RenderReport::new(&scene, &options, &frame);
 
     write_png(&output, scene.width, scene.height, &frame.film.resolve())

@@ -1,5 +1,6 @@
 //! `raylb validate`: the byte-compare matrix of the determinism contract, at full size.
 
+use std::num::NonZeroUsize;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -15,12 +16,16 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     for &name in &args.balancers {
         match name {
             BalancerName::Static => {
-                variants.push(balancer(name, AssignName::Interleaved, 1));
-                variants.push(balancer(name, AssignName::Blocked, 1));
+                variants.push(balancer(name, AssignName::Interleaved, NonZeroUsize::MIN));
+                variants.push(balancer(name, AssignName::Blocked, NonZeroUsize::MIN));
             }
             BalancerName::Counter => {
-                variants.push(balancer(name, AssignName::Interleaved, 1));
-                variants.push(balancer(name, AssignName::Interleaved, 4));
+                variants.push(balancer(name, AssignName::Interleaved, NonZeroUsize::MIN));
+                variants.push(balancer(
+                    name,
+                    AssignName::Interleaved,
+                    NonZeroUsize::new(4).expect("4 is not 0"),
+                ));
             }
         }
     }
@@ -39,7 +44,7 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
                     tile,
                     work_map: false,
                 };
-                let frame = render(&scene, &options);
+                let frame = render(&scene, &options)?;
                 let image = frame.film.resolve();
                 let label = format!("{} threads={t} tile={tile}", b.name());
                 runs += 1;
