@@ -92,11 +92,9 @@ impl fmt::Display for SpawnError {
     }
 }
 
-impl std::error::Error for SpawnError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.source)
-    }
-}
+/// The reason is part of the message (`Display`), so `source` is left empty: error chains
+/// would print it twice.
+impl std::error::Error for SpawnError {}
 
 /// Starts `workers` scoped threads running `body(worker, telemetry)` and gathers the results.
 ///

@@ -15,8 +15,9 @@ pub(crate) struct LocalStack<T> {
     peak: usize,
 }
 
-/// Starting capacity: enough for a deep ray tree of a whole tile, so the vector reaches its
-/// working size after a few tiles and spawning stops allocating.
+/// Starting capacity. The stack grows (by doubling) to the most a worker ever holds at once,
+/// typically the children of one tile's camera rays (a 32×32 tile can spawn 2,048), and
+/// then stops allocating: spawning costs no allocation once the first tiles have run.
 const INITIAL_CAPACITY: usize = 1024;
 
 impl<T> LocalStack<T> {

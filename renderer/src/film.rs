@@ -14,8 +14,9 @@ use crate::math::Vec3;
 pub const FRACTION_BITS: u32 = 32;
 
 /// The largest contribution one task can add, 2^40 (256.0 in colour units): far above the
-/// 1.0 at which the resolve saturates, and small enough that 2^24 saturated contributions to
-/// one pixel still fit in 64 bits.
+/// 1.0 at which the resolve saturates, and small enough that a pixel can take 2^24 − 1
+/// saturated contributions before its 64-bit sum could wrap. (The weight cutoff bounds the
+/// rays of a pixel far below that; see `WeightCutoff` in the scene format.)
 pub const MAX_CONTRIBUTION: u64 = 1 << 40;
 
 /// One colour component as fixed point: `x · 2^32`, rounded to nearest (halves away from

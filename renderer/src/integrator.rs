@@ -159,10 +159,18 @@ impl<'a> Whitted<'a> {
         let facing = if entering { geometric } else { -geometric };
         let [n0, n1, n2] = shading.normals;
         let smooth = normalize(scale(n0, bary[0]) + scale(n1, bary[1]) + scale(n2, bary[2]));
-        let normal = if dot(smooth, facing) < 0.0 {
+        let smooth = if dot(smooth, facing) < 0.0 {
             -smooth
         } else {
             smooth
+        };
+        // At silhouettes an interpolated normal can lean so far that the ray meets it from
+        // behind; reflecting or refracting about it would send the ray the wrong way, so the
+        // face's own normal stands in.
+        let normal = if dot(task.dir, smooth) < 0.0 {
+            smooth
+        } else {
+            facing
         };
         let offset = scene.settings.ray_offset;
         let outside = point + scale(facing, offset);

@@ -8,23 +8,74 @@ use std::path::{Path, PathBuf};
 use image::codecs::png::PngEncoder;
 use image::{ExtendedColorType, ImageEncoder};
 
-/// Writes `path` by writing a temporary file beside it and renaming it over `path` once
-/// complete. On any error the temporary file is removed and `path` is left as it was.
-pub fn write_atomically(
-    path: &Path,
-    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
-) -> io::Result<()> {
-    let temporary = temporary_name(path);
-    let result = File::create(&temporary).and_then(|file| {
-        let mut out = BufWriter::new(file);
-        write(&mut out)?;
-        out.into_inner().map_err(|e| e.into_error())?.sync_all()
-    });
-    let result = result.and_then(|()| fs::rename(&temporary, path));
-    if result.is_err() {
-        let _ = fs::remove_file(&temporary);
+/// Output files written to temporary names beside their targets and put in place together by
+/// [`commit`](Self::commit), so that a run that fails part-way leaves every target as it was.
+/// Temporary files not committed are removed when this is dropped.
+#[derive(Debug, Default)]
+pub struct StagedFiles {
+    /// `(temporary, target)` pairs written and not yet renamed.
+    pending: Vec<(PathBuf, PathBuf)>,
+}
+
+impl StagedFiles {
+    /// Nothing staged yet.
+    pub fn new() -> Self {
+        Self::default()
     }
-    result
+
+    /// Writes the future contents of `path` to a temporary file beside it.
+    pub fn write(
+        &mut self,
+        path: &Path,
+        write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let temporary = temporary_name(path);
+        let result = File::create(&temporary).and_then(|file| {
+            let mut out = BufWriter::new(file);
+            write(&mut out)?;
+            out.into_inner().map_err(|e| e.into_error())?.sync_all()
+        });
+        match result {
+            Ok(()) => {
+                self.pending.push((temporary, path.to_path_buf()));
+                Ok(())
+            }
+            Err(e) => {
+                let _ = fs::remove_file(&temporary);
+                Err(e)
+            }
+        }
+    }
+
+    /// Stages an 8-bit RGB image (row-major triples) as PNG.
+    pub fn png(&mut self, path: &Path, width: u32, height: u32, rgb: &[u8]) -> io::Result<()> {
+        self.write(path, |out| {
+            PngEncoder::new(out)
+                .write_image(rgb, width, height, ExtendedColorType::Rgb8)
+                .map_err(io::Error::other)
+        })
+    }
+
+    /// Stages `text`.
+    pub fn text(&mut self, path: &Path, text: &str) -> io::Result<()> {
+        self.write(path, |out| out.write_all(text.as_bytes()))
+    }
+
+    /// Renames every staged file over its target.
+    pub fn commit(mut self) -> io::Result<()> {
+        for (temporary, target) in std::mem::take(&mut self.pending) {
+            fs::rename(&temporary, &target)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for StagedFiles {
+    fn drop(&mut self) {
+        for (temporary, _) in &self.pending {
+            let _ = fs::remove_file(temporary);
+        }
+    }
 }
 
 /// `dir/.name.tmp-PID`: hidden, in the same directory (so the rename is atomic), and
@@ -36,18 +87,40 @@ fn temporary_name(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
 }
 
-/// Writes an 8-bit RGB image (row-major triples) as PNG.
-pub fn write_png(path: &Path, width: u32, height: u32, rgb: &[u8]) -> io::Result<()> {
-    write_atomically(path, |out| {
-        PngEncoder::new(out)
-            .write_image(rgb, width, height, ExtendedColorType::Rgb8)
-            .map_err(io::Error::other)
-    })
+/// Checks, before any work is done, that `path` can be written: its directory exists and it
+/// is not itself a directory. The error says what is wrong, without the path.
+pub fn check_writable(path: &Path) -> Result<(), String> {
+    if path.is_dir() {
+        return Err("is a directory".into());
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(format!("no such directory: {}", dir.display()));
+    }
+    Ok(())
 }
 
-/// Writes `text` to `path`.
-pub fn write_text(path: &Path, text: &str) -> io::Result<()> {
-    write_atomically(path, |out| out.write_all(text.as_bytes()))
+/// Writes an 8-bit RGB image (row-major triples) as PNG, atomically.
+pub fn write_png(path: &Path, width: u32, height: u32, rgb: &[u8]) -> io::Result<()> {
+    let mut staged = StagedFiles::new();
+    staged.png(path, width, height, rgb)?;
+    staged.commit()
+}
+
+/// The operating system's reason for `e`, without the "(os error N)" suffix, in lower case
+/// (it follows a colon in our messages).
+pub fn io_reason(e: &io::Error) -> String {
+    let text = e.to_string();
+    let text = text
+        .find(" (os error")
+        .map_or(text.as_str(), |i| &text[..i]);
+    let mut chars = text.chars();
+    chars.next().map_or(String::new(), |first| {
+        first.to_lowercase().chain(chars).collect()
+    })
 }
 
 /// A decoded image as 8-bit RGBA, for comparing.
@@ -61,10 +134,13 @@ pub struct Rgba8 {
     pub pixels: Vec<u8>,
 }
 
-/// Reads an image file (PNG) as 8-bit RGBA.
+/// Reads an image file (PNG, whatever its name) as 8-bit RGBA.
 pub fn read_image(path: &Path) -> Result<Rgba8, String> {
-    let image = image::open(path).map_err(|e| match e {
-        image::ImageError::IoError(io) => crate::scene::io_reason(&io),
+    let reader = image::ImageReader::open(path)
+        .and_then(|r| r.with_guessed_format())
+        .map_err(|e| io_reason(&e))?;
+    let image = reader.decode().map_err(|e| match e {
+        image::ImageError::IoError(io) => io_reason(&io),
         other => format!("not a readable PNG image: {other}"),
     })?;
     let rgba = image.to_rgba8();

@@ -194,6 +194,14 @@ fn balancers_agree_through_the_cli_and_compare_says_so() {
     let sizes = raylb(dir.path(), &["compare", "a.png", "d.png"]);
     assert_eq!(sizes.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&sizes.stderr).contains("64×48 but d.png is 10×10"));
+    // Names do not matter: the format is read from the contents.
+    fs::copy(dir.path().join("a.png"), dir.path().join("a-copy.image")).unwrap();
+    assert_eq!(
+        raylb(dir.path(), &["compare", "a.png", "a-copy.image"])
+            .status
+            .code(),
+        Some(0)
+    );
     fs::write(dir.path().join("junk.png"), b"not a png").unwrap();
     for (file, what) in [
         ("junk.png", "not a readable PNG"),

@@ -202,6 +202,13 @@ fn bad_obj_files() {
             "junk.obj:2:",
             "unknown statement `hello`",
         ),
+        ("vt.obj", "v 0 0 0\nvt nan 0\n", "vt.obj:2:", "NaN"),
+        (
+            "usemtl.obj",
+            "v 0 0 0\nusemtl\n",
+            "usemtl.obj:2:",
+            "`usemtl` needs a name",
+        ),
         ("empty.obj", "# nothing\n", "empty.obj", "no faces"),
     ];
     for (name, text, place, what) in cases {
@@ -232,6 +239,29 @@ fn bad_mtl_files() {
     s.fails(
         &["render", "--mesh", "m.obj", "-o", "out.png"],
         &["m.mtl:2:", "`Kd`", "finite"],
+    );
+    s.write("m.mtl", "newmtl a\nKd 0.5\nillum 2.5\n");
+    s.fails(
+        &["render", "--mesh", "m.obj", "-o", "out.png"],
+        &["m.mtl:3:", "`illum`", "whole number"],
+    );
+    // One or two numbers for a colour are allowed: the missing channels repeat the first.
+    s.write("m.mtl", "newmtl a\nKd 0.5\nKs 0.25 0.5\nillum 2\n");
+    let out = s.raylb(&[
+        "render",
+        "--mesh",
+        "m.obj",
+        "-o",
+        "short.png",
+        "--width",
+        "8",
+        "--height",
+        "8",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }
 
@@ -355,11 +385,150 @@ fn zero_area_triangles_are_dropped_and_counted() {
 }
 
 #[test]
-fn unwritable_output() {
+fn unwritable_outputs_fail_before_any_work_and_touch_nothing() {
     let s = Scratch::new();
     s.write("ok.toml", &scene_with(""));
     s.fails(
         &["render", "ok.toml", "-o", "no/such/dir/out.png"],
-        &["cannot write", "no/such/dir/out.png"],
+        &["cannot write no/such/dir/out.png", "no such directory"],
+    );
+    // A bad work map or stats path must not let the image through either.
+    s.fails(
+        &[
+            "render",
+            "ok.toml",
+            "-o",
+            "out.png",
+            "--workmap",
+            "no/dir/w.png",
+        ],
+        &["cannot write no/dir/w.png"],
+    );
+    s.fails(
+        &[
+            "render",
+            "ok.toml",
+            "-o",
+            "out.png",
+            "--stats",
+            "no/dir/s.json",
+        ],
+        &["cannot write no/dir/s.json"],
+    );
+    fs::create_dir(s.path("folder")).unwrap();
+    s.fails(
+        &["render", "ok.toml", "-o", "out.png", "--stats", "folder"],
+        &["cannot write folder", "is a directory"],
+    );
+    s.fails(
+        &["render", "ok.toml", "-o", "out.png", "--workmap", "out.png"],
+        &["out.png is named as two outputs"],
+    );
+    s.fails(
+        &["validate", "ok.toml", "-o", "folder"],
+        &["cannot write folder", "is a directory"],
+    );
+}
+
+#[test]
+fn arrays_of_the_wrong_length() {
+    let s = Scratch::new();
+    s.write(
+        "long.toml",
+        &scene_with("").replace("position = [0, 0, 5]", "position = [0, 0, 5, 7]"),
+    );
+    s.fails(
+        &["render", "long.toml", "-o", "out.png"],
+        &[
+            "long.toml:6:12:",
+            "`position`",
+            "invalid length 4, expected an array of 3",
+        ],
+    );
+    s.write(
+        "short.toml",
+        &scene_with("").replace("[1, 1, 0], [-1, 1, 0]]", "[1, 1, 0]]"),
+    );
+    s.fails(
+        &["render", "short.toml", "-o", "out.png"],
+        &[
+            "short.toml:10:",
+            "`corners`",
+            "invalid length 3, expected an array of 4",
+        ],
+    );
+    s.write(
+        "rgb.toml",
+        &scene_with("\n[render]\nambient = [0.1, 0.2]\n"),
+    );
+    s.fails(
+        &["render", "rgb.toml", "-o", "out.png"],
+        &["rgb.toml:13:11:", "`ambient`", "invalid length 2"],
+    );
+    s.write(
+        "lathe.toml",
+        &scene_with("\n[[objects]]\nlathe = { profile = [[1, 0, 3], [1, 1]], segments = 8 }\n"),
+    );
+    s.fails(
+        &["render", "lathe.toml", "-o", "out.png"],
+        &[
+            "lathe.toml:13:",
+            "`profile`",
+            "invalid length 3, expected an array of 2",
+        ],
+    );
+}
+
+#[test]
+fn runaway_work_is_refused() {
+    let s = Scratch::new();
+    s.write("cut.toml", &scene_with("\n[render]\nweight_cutoff = 0\n"));
+    s.fails(
+        &["render", "cut.toml", "-o", "out.png"],
+        &["cut.toml:13:17:", "`weight_cutoff`", "between 0.0001 and 1"],
+    );
+    s.write(
+        "bright.toml",
+        &scene_with("\n[materials.m]\nreflectivity = 1\nrefractivity = [0.5, 0, 0]\n"),
+    );
+    s.fails(
+        &["render", "bright.toml", "-o", "out.png"],
+        &["bright.toml:12:1:", "[materials.m]", "add up to 1.5"],
+    );
+    let heap = "scatter = { shape = \"coin\", count = 100000, center = [0, 0, 0], radius = 1, height = 1, size = 0.1, segments = 256 }";
+    s.write(
+        "heap.toml",
+        &scene_with(&format!("\n[[objects]]\n{heap}\n")),
+    );
+    s.fails(
+        &["render", "heap.toml", "-o", "out.png"],
+        &[
+            "heap.toml:12:1:",
+            "would add 102400000 triangles",
+            "at most 20000000",
+        ],
+    );
+}
+
+#[test]
+fn vectors_too_short_or_coordinates_too_large() {
+    let s = Scratch::new();
+    s.write("spot.toml", &scene_with("\n[[lights]]\nposition = [0, 5, 0]\nspot = { direction = [1e-30, -1e-30, 0], angle = 30 }\n"));
+    s.fails(
+        &["render", "spot.toml", "-o", "out.png"],
+        &["spot.toml:12:1:", "too short to normalise"],
+    );
+    s.write(
+        "cam.toml",
+        &scene_with("").replace("look_at = [0, 0, 0]", "direction = [1e-25, -1, 0]"),
+    );
+    s.fails(
+        &["render", "cam.toml", "-o", "out.png"],
+        &["cam.toml:5:1:", "zero or parallel"],
+    );
+    s.write("huge.toml", &scene_with("scale = 1e38\n"));
+    s.fails(
+        &["render", "huge.toml", "-o", "out.png"],
+        &["huge.toml:9:1:", "too large", "overflows"],
     );
 }

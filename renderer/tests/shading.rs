@@ -111,7 +111,7 @@ fn depth_and_cutoff_stop_the_recursion() {
          [[objects]]\nquad = { corners = [[-9, -9, 0], [9, -9, 0], [9, 9, 0], [-9, 9, 0]] }\nmaterial = \"m\"\n\
          [[objects]]\nquad = { corners = [[-9, -9, 6], [-9, 9, 6], [9, 9, 6], [9, -9, 6]] }\nmaterial = \"m\"\n";
     let (_, f) = frame(&format!(
-        "[render]\nmax_depth = 5\nweight_cutoff = 0\n{mirrors}"
+        "[render]\nmax_depth = 5\nweight_cutoff = 0.0001\n{mirrors}"
     ));
     assert_eq!(f.total_rays().reflection, 81 * 5);
     // 0.9^k >= 0.5 for k <= 6: the cutoff stops it first.
@@ -129,7 +129,7 @@ fn total_internal_reflection_turns_refraction_into_reflection() {
     // tilted 60° and facing away, from inside: past the critical angle of glass (41.8°) even
     // at the edges of the 20° field of view.
     let (_, f) = frame(
-        "[render]\nambient = 0\nbackground = 1\nmax_depth = 2\nweight_cutoff = 0\n\
+        "[render]\nambient = 0\nbackground = 1\nmax_depth = 2\nweight_cutoff = 0.0001\n\
          [materials.glass]\ndiffuse = 0\nrefractivity = 1\nior = 1.5\n\
          [[objects]]\nquad = { corners = [[-9, -9, 0], [-9, 9, -31.2], [9, 9, -31.2], [9, -9, 0]] }\nmaterial = \"glass\"\n\
          [[objects]]\nquad = { corners = [[-9, -9, 1], [9, -9, 1], [9, 9, 1], [-9, 9, 1]] }\nmaterial = \"glass\"\n",

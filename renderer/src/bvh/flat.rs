@@ -10,13 +10,13 @@ const LEAF_COUNT_BITS: u32 = 5;
 /// Most triangles in a hierarchy: the first index takes the other 27 bits of the leaf word.
 pub const MAX_TRIANGLES: usize = 1 << (32 - LEAF_COUNT_BITS);
 
-/// Boxes (of nodes, and of triangles in the triangle test) are grown by this fraction of the scene's largest coordinate: 2^-16 of it, 256 units
-/// in the last place of that coordinate. Both the triangle test and the slab test round by a
-/// few units in the last place of the distance between the ray's origin and the geometry, so a
-/// hit the triangle test reports can lie just outside the triangle's exact box; the padding
-/// covers that for rays starting within tens of scene sizes of the scene. The box test then
-/// accepts every ray the triangle test accepts, which is what makes the closest hit
-/// independent of the traversal. tests/bvh_vs_brute_force.rs checks it on degenerate geometry.
+/// Boxes (of nodes, and of triangles in the triangle test) are grown by this fraction of the
+/// scene's largest coordinate: 2^-16 of it, 128 times the rounding of the slab test for rays
+/// starting anywhere within the scene's extent. What makes the box test conservative is the
+/// triangle test keeping each hit's distance inside its triangle's padded box, which every
+/// ancestor's padded box contains; the padding itself only keeps rounding in the slab test
+/// from turning away rays that graze a box face or run along a shared edge, which would open
+/// cracks. tests/bvh_vs_brute_force.rs checks the agreement on degenerate geometry.
 const BOX_PADDING: f32 = 1.0 / 65536.0;
 
 /// One node of a flattened order, 32 bytes, aligned so that it never straddles a cache line.

@@ -24,13 +24,11 @@ pub struct Camera {
 impl Camera {
     /// A camera at `origin` looking along `direction` with `up` roughly up and a vertical
     /// field of view of `fov_degrees`. `None` when `direction` is zero or parallel to `up`.
+    ///
+    /// Vectors too short to normalise in single precision count as zero.
     pub fn new(origin: Vec3, direction: Vec3, up: Vec3, fov_degrees: f32) -> Option<Self> {
-        let forward = normalize(direction);
-        let side = cross(forward, up);
-        if !forward.is_finite() || side == Vec3::ZERO || !side.is_finite() {
-            return None;
-        }
-        let right = normalize(side);
+        let forward = unit(direction)?;
+        let right = unit(cross(forward, up))?;
         let up = cross(right, forward);
         let tan_half_fov = libm::tanf(fov_degrees.to_radians() * 0.5);
         Some(Self {
@@ -61,6 +59,13 @@ impl Camera {
     }
 }
 
+/// `v` normalised, or `None` when it is zero or so short (or long) that its normalisation
+/// is not finite.
+pub(crate) fn unit(v: Vec3) -> Option<Vec3> {
+    let n = normalize(v);
+    (n.is_finite() && n != Vec3::ZERO).then_some(n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,5 +83,8 @@ mod tests {
     fn degenerate_frames_are_rejected() {
         assert!(Camera::new(Vec3::ZERO, Vec3::ZERO, Vec3::Y, 45.0).is_none());
         assert!(Camera::new(Vec3::ZERO, Vec3::Y, Vec3::Y, 45.0).is_none());
+        // Underflows when normalised: as good as zero.
+        assert!(Camera::new(Vec3::ZERO, Vec3::new(1e-25, -1e-25, 0.0), Vec3::Y, 45.0).is_none());
+        assert!(Camera::new(Vec3::ZERO, Vec3::new(1e-25, -1.0, 0.0), Vec3::Y, 45.0).is_none());
     }
 }

@@ -8,8 +8,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::values::{
-    Bounded, FieldOfView, Finite, ImageSide, Ior, MaxDepth, NonNegative, Positive, Rgb, Scale,
-    Shininess, Vector,
+    Bounded, Exactly, FieldOfView, Finite, ImageSide, Ior, MaxDepth, NonNegative, Positive, Rgb,
+    Scale, Shininess, Vector, WeightCutoff,
 };
 
 /// A whole scene file.
@@ -25,7 +25,7 @@ pub(crate) struct SceneConfig {
     #[serde(default)]
     pub(crate) lights: Vec<Spanned<LightConfig>>,
     #[serde(default)]
-    pub(crate) materials: BTreeMap<String, MaterialConfig>,
+    pub(crate) materials: BTreeMap<String, Spanned<MaterialConfig>>,
     #[serde(default)]
     pub(crate) objects: Vec<Spanned<ObjectConfig>>,
 }
@@ -62,7 +62,7 @@ pub(crate) struct RenderConfig {
     pub(crate) max_depth: MaxDepth,
     /// A secondary ray is spawned only if its largest weight component reaches this.
     #[serde(default = "default_weight_cutoff")]
-    pub(crate) weight_cutoff: NonNegative,
+    pub(crate) weight_cutoff: WeightCutoff,
     /// Ambient light, multiplied by each material's ambient coefficient.
     #[serde(default = "default_ambient")]
     pub(crate) ambient: Rgb,
@@ -74,8 +74,8 @@ pub(crate) struct RenderConfig {
 fn default_max_depth() -> MaxDepth {
     MaxDepth(8)
 }
-fn default_weight_cutoff() -> NonNegative {
-    NonNegative(0.01)
+fn default_weight_cutoff() -> WeightCutoff {
+    WeightCutoff(0.01)
 }
 fn default_ambient() -> Rgb {
     Rgb([0.1; 3])
@@ -132,7 +132,9 @@ pub(crate) struct SpotConfig {
     pub(crate) inner_angle: Option<Spanned<FieldOfView>>,
 }
 
-/// `[materials.NAME]`: a Phong material with mirror and glass terms.
+/// `[materials.NAME]`: a Phong material with mirror and glass terms. The largest channel of
+/// `reflectivity` plus that of `refractivity` may not exceed 1: a surface returns at most the
+/// light it receives (which also bounds the rays a pixel can spawn).
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct MaterialConfig {
@@ -180,7 +182,7 @@ pub(crate) struct ObjectConfig {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct QuadConfig {
-    pub(crate) corners: [Vector; 4],
+    pub(crate) corners: Exactly<Vector, 4>,
 }
 
 /// `box = { min = [...], max = [...] }`: an axis-aligned box (before the transform).
@@ -207,7 +209,7 @@ pub(crate) struct SphereConfig {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct LatheConfig {
-    pub(crate) profile: Vec<[Finite; 2]>,
+    pub(crate) profile: Vec<Exactly<Finite, 2>>,
     /// Steps around the axis: 3 to 4096.
     pub(crate) segments: Bounded<3, 4096>,
 }
@@ -218,9 +220,9 @@ pub(crate) struct LatheConfig {
 #[serde(deny_unknown_fields)]
 pub(crate) struct HeightfieldConfig {
     /// Extent in x and in z.
-    pub(crate) size: [Positive; 2],
+    pub(crate) size: Exactly<Positive, 2>,
     /// Cells in x and in z: 1 to 4096 each.
-    pub(crate) resolution: [Bounded<1, 4096>; 2],
+    pub(crate) resolution: Exactly<Bounded<1, 4096>, 2>,
     /// Peak-to-peak height of the bumps.
     pub(crate) height: NonNegative,
     /// Width of a bump in units of the scene; default a tenth of the smaller extent.

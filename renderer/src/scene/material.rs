@@ -45,6 +45,12 @@ impl Default for Material {
 }
 
 impl Material {
+    /// The largest channel of `reflectivity` plus that of `refractivity`: what the surface
+    /// sends on at most, as a fraction of what reaches it.
+    pub fn returned(&self) -> f32 {
+        self.reflectivity.max_element() + self.refractivity.max_element()
+    }
+
     /// A material of a scene file's `[materials]` table, defaults filled in.
     pub(crate) fn from_config(c: &MaterialConfig) -> Self {
         let d = Self::default();
@@ -73,6 +79,9 @@ impl Material {
     /// | `illum` 3, 5, 8 | `reflectivity` = `Ks` |
     /// | `illum` 4, 6, 7 | `reflectivity` = `Ks`, `refractivity` = transparency (`Tf` if given) |
     /// | `illum` 9 | `refractivity` = transparency (`Tf` if given) |
+    ///
+    /// Where the largest channels of `reflectivity` and `refractivity` add up to more than 1,
+    /// both are scaled down to make them add up to 1.
     pub(crate) fn from_mtl(m: &tobj::Material) -> Self {
         let d = Self::default();
         let rgb = |v: Option<[f32; 3]>| v.map(Vec3::from);
@@ -95,6 +104,12 @@ impl Material {
             4 | 6 | 7 => (specular, transmission),
             9 => (Vec3::ZERO, transmission),
             _ => (Vec3::ZERO, Vec3::ZERO),
+        };
+        let returned = reflectivity.max_element() + refractivity.max_element();
+        let (reflectivity, refractivity) = if returned > 1.0 {
+            (reflectivity / returned, refractivity / returned)
+        } else {
+            (reflectivity, refractivity)
         };
         Self {
             ambient: rgb(m.ambient).unwrap_or(diffuse),

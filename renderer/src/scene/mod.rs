@@ -20,13 +20,13 @@ use glam::{EulerRot, Mat4, Quat};
 
 use crate::bvh::{BvhSettings, BvhStats, OctreeBvh};
 use crate::geometry::{Aabb, Triangle};
-use crate::math::{Vec3, normalize};
+use crate::math::{Vec3, dot, normalize};
+use crate::output::io_reason;
 
 pub use camera::Camera;
 pub use error::SceneError;
 pub use light::Light;
 pub use material::Material;
-pub(crate) use obj::io_reason;
 
 use config::{ObjectConfig, ScatterShape, SceneConfig};
 use mesh::Mesh;
@@ -55,10 +55,11 @@ pub struct RenderSettings {
     /// What rays that hit nothing see.
     pub background: Vec3,
     /// How far secondary and shadow rays start off the surface they leave, along its normal:
-    /// 2^-16 of the scene's size (its largest extent or coordinate). A hit point's rounding
-    /// is a few units in the last place of its coordinates, about 2^-22 of the scene's size,
-    /// so this clears it by a wide margin, while staying well below the thickness of the
-    /// thinnest parts of the shipped scenes (a coin is 2^-12 of `treasure`).
+    /// four times the BVH's box padding ([`OctreeBvh::padding`], 2^-16 of the scene's largest
+    /// coordinate). A hit point is at most one padding off its triangle (the triangle test
+    /// keeps it inside the padded box) plus a few units in the last place, so the new ray
+    /// starts clear of the surface, and still far below the thickness of the thinnest parts of
+    /// the shipped scenes (a coin in `treasure` is about 10 offsets thick).
     pub ray_offset: f32,
 }
 
@@ -121,7 +122,7 @@ impl Scene {
     pub fn load(path: &Path, overrides: SceneOverrides) -> Result<Self, SceneError> {
         let start = Instant::now();
         let source = std::fs::read_to_string(path)
-            .map_err(|e| SceneError::file(path, format!("cannot read: {}", obj::io_reason(&e))))?;
+            .map_err(|e| SceneError::file(path, format!("cannot read: {}", io_reason(&e))))?;
         let config: SceneConfig = toml::from_str(&source).map_err(|e| {
             let span = e.span().unwrap_or(0..0);
             SceneError::at_span(path, &source, span, e.message())
@@ -134,8 +135,18 @@ impl Scene {
         let mut materials = vec![Material::default()];
         let mut by_name = HashMap::new();
         for (name, m) in &config.materials {
+            let material = Material::from_config(m.get_ref());
+            if material.returned() > 1.0 {
+                return Err(at(
+                    m.span(),
+                    &format!(
+                        "[materials.{name}]: the largest channels of `reflectivity` and `refractivity` add up to {}; a surface returns at most the light it receives (at most 1)",
+                        material.returned()
+                    ),
+                ));
+            }
             by_name.insert(name.as_str(), materials.len() as u32);
-            materials.push(Material::from_config(m));
+            materials.push(material);
         }
 
         let mut geometry = GeometryBuilder::default();
@@ -153,7 +164,11 @@ impl Scene {
             };
             let transform = transform(o);
             let smooth = o.smooth.unwrap_or(true);
-            for (mesh, own_material) in object_meshes(o, &dir).map_err(|e| match e {
+            let budget = MAX_SCENE_TRIANGLES - geometry.triangles.len();
+            if let Some(n) = generated_triangles(o).filter(|&n| n > budget as u64) {
+                return Err(at(span.clone(), &over_budget(n, geometry.triangles.len())));
+            }
+            for (mesh, own_material) in object_meshes(o, &dir, budget).map_err(|e| match e {
                 ShapeError::Config(message) => at(span.clone(), &message),
                 ShapeError::File(e) => e,
             })? {
@@ -170,7 +185,9 @@ impl Scene {
                         "coordinates leave the finite numbers after the transform",
                     )
                 })?;
-                geometry.add(&mesh, material, smooth);
+                geometry
+                    .add(&mesh, material, smooth)
+                    .map_err(|e| at(span.clone(), &e))?;
             }
         }
 
@@ -215,12 +232,12 @@ impl Scene {
                     ));
                 }
             };
-            if aim == Vec3::ZERO {
+            let Some(aim) = camera::unit(aim) else {
                 return Err(at(
                     light.span(),
-                    "the spot points nowhere: its direction is zero",
+                    "the spot points nowhere: its direction is zero or too short to normalise",
                 ));
-            }
+            };
             let outer = spot.angle.get_ref().0;
             let inner = spot.inner_angle.as_ref().map_or(outer, |a| a.get_ref().0);
             if inner > outer {
@@ -230,7 +247,7 @@ impl Scene {
             lights.push(Light {
                 position,
                 color,
-                direction: normalize(aim),
+                direction: aim,
                 cos_outer: libm::cosf(outer.to_radians()),
                 cos_inner: libm::cosf(inner.to_radians()),
             });
@@ -279,7 +296,7 @@ impl Scene {
         let start = Instant::now();
         let mut materials = vec![Material::default()];
         let mut geometry = GeometryBuilder::default();
-        for part in obj::load(path)? {
+        for part in obj::load(path, MAX_SCENE_TRIANGLES)? {
             let material = match part.material {
                 Some(m) => {
                     materials.push(m);
@@ -287,7 +304,9 @@ impl Scene {
                 }
                 None => 0,
             };
-            geometry.add(&part.mesh, material, true);
+            geometry
+                .add(&part.mesh, material, true)
+                .map_err(|e| SceneError::file(path, e))?;
         }
         let bounds = geometry.bounds();
         let (center, extent) = (bounds.center(), bounds.extent());
@@ -325,6 +344,39 @@ impl Scene {
     }
 }
 
+/// The most triangles a scene may have. Each costs about 250 bytes once built (the triangle,
+/// its shading data, and its share of the BVH's eight node orders), so this is about 5 GiB:
+/// a bound that turns an absurd config into an error instead of exhausting memory.
+pub const MAX_SCENE_TRIANGLES: usize = 20_000_000;
+
+/// How many triangles a generated shape will have, before generating it (`None` for meshes
+/// read from files, which are counted as they are checked).
+fn generated_triangles(o: &ObjectConfig) -> Option<u64> {
+    let segments_around = |s: u32| 4 * u64::from(s);
+    if o.quad.is_some() {
+        Some(2)
+    } else if o.cuboid.is_some() {
+        Some(12)
+    } else if let Some(s) = &o.sphere {
+        Some(20 * 4u64.pow(s.subdivisions.map_or(3, |d| d.0)))
+    } else if let Some(l) = &o.lathe {
+        let l = l.get_ref();
+        Some(2 * (l.profile.len().saturating_sub(1) as u64) * u64::from(l.segments.0))
+    } else if let Some(h) = &o.heightfield {
+        Some(2 * u64::from(h.resolution.0[0].0) * u64::from(h.resolution.0[1].0))
+    } else {
+        o.scatter
+            .as_ref()
+            .map(|s| u64::from(s.count.0) * segments_around(s.segments.map_or(16, |n| n.0)))
+    }
+}
+
+fn over_budget(adding: u64, present: usize) -> String {
+    format!(
+        "this object would add {adding} triangles to the {present} already in the scene; a scene may have at most {MAX_SCENE_TRIANGLES}"
+    )
+}
+
 /// Scale, then rotate (degrees about x, then y, then z), then translate.
 fn transform(o: &ObjectConfig) -> Mat4 {
     let scale = Vec3::from(o.scale.map_or([1.0; 3], |s| s.0));
@@ -345,6 +397,7 @@ enum ShapeError {
 fn object_meshes(
     o: &ObjectConfig,
     dir: &Path,
+    budget: usize,
 ) -> Result<Vec<(Mesh, Option<Material>)>, ShapeError> {
     let given = [
         o.mesh.is_some(),
@@ -363,13 +416,13 @@ fn object_meshes(
     let v = |v: values::Vector| Vec3::from(v.0);
     let mesh = if let Some(path) = &o.mesh {
         let file: PathBuf = dir.join(path.get_ref());
-        return Ok(obj::load(&file)
+        return Ok(obj::load(&file, budget)
             .map_err(ShapeError::File)?
             .into_iter()
             .map(|part| (part.mesh, part.material))
             .collect());
     } else if let Some(q) = &o.quad {
-        shapes::quad(q.corners.map(v))
+        shapes::quad(q.corners.0.map(v))
     } else if let Some(b) = &o.cuboid {
         let (min, max) = (v(b.min), v(b.max));
         if min.cmpgt(max).any() {
@@ -387,14 +440,14 @@ fn object_meshes(
                 "`lathe`: the profile needs at least 2 points".into(),
             ));
         }
-        let profile: Vec<[f32; 2]> = l.profile.iter().map(|p| [p[0].0, p[1].0]).collect();
+        let profile: Vec<[f32; 2]> = l.profile.iter().map(|p| p.0.map(|c| c.0)).collect();
         shapes::lathe(&profile, l.segments.0)
     } else if let Some(h) = &o.heightfield {
-        let size = [h.size[0].0, h.size[1].0];
+        let size = h.size.0.map(|s| s.0);
         let feature = h.feature_size.map_or(size[0].min(size[1]) / 10.0, |f| f.0);
         shapes::heightfield(
             size,
-            [h.resolution[0].0, h.resolution[1].0],
+            [h.resolution.0[0].0, h.resolution.0[1].0],
             h.height.0,
             feature,
             h.seed,
@@ -444,14 +497,24 @@ struct GeometryBuilder {
 }
 
 impl GeometryBuilder {
-    fn add(&mut self, mesh: &Mesh, material: u32, smooth: bool) {
+    /// Adds the mesh's triangles; zero-area ones (including those too small for their area
+    /// to be represented) are dropped and counted. Fails when a triangle is so large that its
+    /// normal overflows.
+    fn add(&mut self, mesh: &Mesh, material: u32, smooth: bool) -> Result<(), String> {
         let smooth = smooth && mesh.normals.len() == mesh.positions.len();
         for face in &mesh.faces {
             let tri = Triangle {
                 v: face.map(|i| mesh.positions[i as usize]),
             };
             let n = tri.normal();
-            if n == Vec3::ZERO || !n.is_finite() {
+            let length_squared = dot(n, n);
+            if !length_squared.is_finite() {
+                return Err(format!(
+                    "a triangle is too large for single precision (corners {:?}): its normal overflows",
+                    tri.v.map(|v| v.to_array())
+                ));
+            }
+            if length_squared == 0.0 {
                 self.dropped += 1;
                 continue;
             }
@@ -467,6 +530,7 @@ impl GeometryBuilder {
             self.triangles.push(tri);
             self.shading.push(TriangleShading { normals, material });
         }
+        Ok(())
     }
 
     fn bounds(&self) -> Aabb {
@@ -497,7 +561,6 @@ impl GeometryBuilder {
                 ),
             ));
         }
-        let bounds = self.bounds();
         let load_time = p.start.elapsed();
         let bvh = OctreeBvh::build(&self.triangles, p.bvh);
         let shading = bvh
@@ -505,9 +568,8 @@ impl GeometryBuilder {
             .iter()
             .map(|&i| self.shading[i as usize])
             .collect();
-        let size = bounds.extent().max_element().max(bounds.max_abs());
         let settings = RenderSettings {
-            ray_offset: size / 65536.0,
+            ray_offset: 4.0 * bvh.padding(),
             ..p.settings
         };
         Ok(Scene {

@@ -14,6 +14,7 @@ use crate::math::Vec3;
 use super::error::SceneError;
 use super::material::Material;
 use super::mesh::Mesh;
+use crate::output::io_reason;
 
 /// One part of an OBJ file: its triangles and the material its MTL gives it, if any.
 #[derive(Debug)]
@@ -24,7 +25,6 @@ pub(crate) struct ObjPart {
 
 /// Statements of the OBJ format that carry no triangles and are skipped.
 const OTHER_STATEMENTS: &[&str] = &[
-    "vt",
     "vp",
     "l",
     "p",
@@ -60,10 +60,17 @@ const OTHER_STATEMENTS: &[&str] = &[
     "usemap",
 ];
 
-/// Reads `path` (an OBJ) and the MTL files it names.
-pub(crate) fn load(path: &Path) -> Result<Vec<ObjPart>, SceneError> {
+/// Reads `path` (an OBJ) and the MTL files it names; fails if the file has more than
+/// `max_triangles` triangles (counted before anything is built).
+pub(crate) fn load(path: &Path, max_triangles: usize) -> Result<Vec<ObjPart>, SceneError> {
     let source = read_text(path)?;
-    validate_obj(path, &source)?;
+    let triangles = validate_obj(path, &source)?;
+    if triangles > max_triangles as u64 {
+        return Err(SceneError::file(
+            path,
+            format!("{triangles} triangles: more than the {max_triangles} the scene has room for"),
+        ));
+    }
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let options = tobj::LoadOptions {
         triangulate: true,
@@ -137,19 +144,11 @@ fn read_text(path: &Path) -> Result<String, SceneError> {
     })
 }
 
-/// The OS's reason, without the "(os error N)" suffix.
-pub(crate) fn io_reason(e: &std::io::Error) -> String {
-    let text = e.to_string();
-    match text.find(" (os error") {
-        Some(i) => text[..i].to_lowercase(),
-        None => text,
-    }
-}
-
-/// Checks every line of an OBJ file; the first fault is reported with its line.
-fn validate_obj(path: &Path, source: &str) -> Result<(), SceneError> {
+/// Checks every line of an OBJ file; the first fault is reported with its line. Returns the
+/// number of triangles its faces make.
+fn validate_obj(path: &Path, source: &str) -> Result<u64, SceneError> {
     let (mut positions, mut normals, mut texcoords) = (0i64, 0i64, 0i64);
-    let mut faces = 0;
+    let mut triangles = 0u64;
     for (n, raw) in source.lines().enumerate() {
         let line = n + 1;
         let fail = |msg: String| Err(SceneError::at_line(path, line, msg));
@@ -160,10 +159,12 @@ fn validate_obj(path: &Path, source: &str) -> Result<(), SceneError> {
         };
         let args: Vec<&str> = words.collect();
         match keyword {
-            "v" | "vn" => {
-                if args.len() < 3 {
+            "v" | "vn" | "vt" => {
+                let needed = if keyword == "vt" { 1 } else { 3 };
+                if args.len() < needed {
+                    let plural = if needed == 1 { "" } else { "s" };
                     return fail(format!(
-                        "`{keyword}` needs 3 coordinates, found {}",
+                        "`{keyword}` needs {needed} coordinate{plural}, found {}",
                         args.len()
                     ));
                 }
@@ -179,13 +180,15 @@ fn validate_obj(path: &Path, source: &str) -> Result<(), SceneError> {
                         Err(_) => return fail(format!("coordinate `{a}` is not a number")),
                     }
                 }
-                if keyword == "v" {
-                    positions += 1
-                } else {
-                    normals += 1
+                match keyword {
+                    "v" => positions += 1,
+                    "vn" => normals += 1,
+                    _ => texcoords += 1,
                 }
             }
-            "vt" => texcoords += 1,
+            "mtllib" | "usemtl" if args.is_empty() => {
+                return fail(format!("`{keyword}` needs a name"));
+            }
             "f" => {
                 if args.len() < 3 {
                     return fail(format!(
@@ -220,49 +223,73 @@ fn validate_obj(path: &Path, source: &str) -> Result<(), SceneError> {
                         }
                     }
                 }
-                faces += 1;
+                triangles += args.len() as u64 - 2;
             }
             k if OTHER_STATEMENTS.contains(&k) => {}
             k => return fail(format!("unknown statement `{k}`")),
         }
     }
-    if faces == 0 {
+    if triangles == 0 {
         return Err(SceneError::file(path, "the OBJ file has no faces"));
     }
-    Ok(())
+    Ok(triangles)
 }
 
 fn describe(x: f32) -> &'static str {
     if x.is_nan() { "NaN" } else { "infinite" }
 }
 
-/// Reads an MTL file and checks that its numeric statements hold finite numbers.
+/// Reads an MTL file and checks that its numeric statements hold finite numbers (and that
+/// `illum` is a whole number from 0 to 10). Returns the text with every colour written out as
+/// three numbers: the MTL format allows `Kd r` and `Kd r g` (the missing channels repeat
+/// `r`), which `tobj` cannot read.
 fn checked_mtl(path: &Path) -> Result<String, SceneError> {
     let source = read_text(path)?;
+    let mut out = String::with_capacity(source.len());
     for (n, raw) in source.lines().enumerate() {
+        let fail = |msg: String| Err(SceneError::at_line(path, n + 1, msg));
         let text = raw.split('#').next().unwrap_or("").trim();
         let mut words = text.split_whitespace();
-        let Some(keyword) = words.next() else {
-            continue;
-        };
+        let keyword = words.next().unwrap_or("");
+        let args: Vec<&str> = words.collect();
+        let colour = matches!(keyword, "Ka" | "Kd" | "Ks" | "Ke" | "Tf");
         let arity = match keyword {
             "Ka" | "Kd" | "Ks" | "Ke" | "Tf" => 1..=3,
             "Ns" | "Ni" | "d" | "Tr" | "illum" | "sharpness" => 1..=1,
-            _ => continue,
+            _ => {
+                out.push_str(raw);
+                out.push('\n');
+                continue;
+            }
         };
-        let args: Vec<&str> = words.collect();
         let numbers: Vec<Option<f32>> = args.iter().map(|a| a.parse::<f32>().ok()).collect();
         if !arity.contains(&args.len()) || numbers.iter().any(|x| !x.is_some_and(f32::is_finite)) {
-            return Err(SceneError::at_line(
-                path,
-                n + 1,
-                format!(
-                    "`{keyword}` needs {} finite number(s), found `{}`",
-                    arity.end(),
-                    args.join(" ")
-                ),
+            return fail(format!(
+                "`{keyword}` needs {} finite number{}, found `{}`",
+                if colour { "1 to 3" } else { "1" },
+                if colour { "s" } else { "" },
+                args.join(" ")
             ));
         }
+        if keyword == "illum" && !(0..=10).map(|i| i.to_string()).any(|i| i == args[0]) {
+            return fail(format!(
+                "`illum` needs a whole number from 0 to 10, found `{}`",
+                args[0]
+            ));
+        }
+        if colour {
+            let first = args[0];
+            let channel = |i: usize| args.get(i).copied().unwrap_or(first);
+            out.push_str(&format!(
+                "{keyword} {} {} {}\n",
+                channel(0),
+                channel(1),
+                channel(2)
+            ));
+        } else {
+            out.push_str(raw);
+            out.push('\n');
+        }
     }
-    Ok(source)
+    Ok(out)
 }

@@ -2,6 +2,7 @@
 //! parser reports the error at the value's own line and column.
 
 use std::fmt;
+use std::marker::PhantomData;
 
 use serde::Deserialize;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
@@ -36,6 +37,13 @@ checked_number!(
     NonNegative(f32) from "f32", |v| v.is_finite() && v >= 0.0, "a finite number of at least 0"
 );
 checked_number!(
+    /// The weight below which secondary rays are not spawned: 0.0001 to 1. Not 0: with
+    /// materials that return at most all the light they receive, the rays of one generation
+    /// carry at most weight 1 together, so a cutoff `c` bounds each generation to `1 / c`
+    /// rays per pixel; without one, a pair of mirrors makes 2^depth.
+    WeightCutoff(f32) from "f32", |v| (0.0001..=1.0).contains(&v), "between 0.0001 and 1"
+);
+checked_number!(
     /// An image width or height: 1 to 16384 pixels.
     ImageSide(u32) from "u32", |v| (1..=16384).contains(&v), "between 1 and 16384"
 );
@@ -57,14 +65,54 @@ checked_number!(
     Ior(f32) from "f32", |v| (0.1..=10.0).contains(&v), "between 0.1 and 10"
 );
 
+/// An array of exactly `N` values. serde's own fixed-size arrays let a TOML array carry
+/// extra elements unnoticed; this rejects them, and too few, with the array's place.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Exactly<T, const N: usize>(pub(crate) [T; N]);
+
+impl<'de, T: Deserialize<'de>, const N: usize> Deserialize<'de> for Exactly<T, N> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ArrayVisitor<T, const N: usize>(PhantomData<T>);
+
+        impl<'de, T: Deserialize<'de>, const N: usize> Visitor<'de> for ArrayVisitor<T, N> {
+            type Value = Exactly<T, N>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "an array of {N} elements")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut items = Vec::with_capacity(N);
+                while items.len() < N {
+                    match seq.next_element()? {
+                        Some(item) => items.push(item),
+                        None => return Err(de::Error::invalid_length(items.len(), &self)),
+                    }
+                }
+                let mut length = N;
+                while seq.next_element::<de::IgnoredAny>()?.is_some() {
+                    length += 1;
+                }
+                if length != N {
+                    return Err(de::Error::invalid_length(length, &self));
+                }
+                match items.try_into() {
+                    Ok(array) => Ok(Exactly(array)),
+                    Err(_) => Err(de::Error::invalid_length(length, &self)),
+                }
+            }
+        }
+
+        deserializer.deserialize_seq(ArrayVisitor(PhantomData))
+    }
+}
+
 /// A finite 3-vector.
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
-#[serde(try_from = "[f32; 3]")]
+#[serde(try_from = "Exactly<f32, 3>")]
 pub(crate) struct Vector(pub(crate) [f32; 3]);
 
-impl TryFrom<[f32; 3]> for Vector {
+impl TryFrom<Exactly<f32, 3>> for Vector {
     type Error = String;
-    fn try_from(v: [f32; 3]) -> Result<Self, String> {
+    fn try_from(Exactly(v): Exactly<f32, 3>) -> Result<Self, String> {
         if v.iter().all(|c| c.is_finite()) {
             Ok(Self(v))
         } else {
@@ -76,54 +124,55 @@ impl TryFrom<[f32; 3]> for Vector {
     }
 }
 
+/// One number, standing for three equal ones, or an array of exactly three.
+struct Triple([f64; 3]);
+
+impl<'de> Deserialize<'de> for Triple {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TripleVisitor;
+
+        impl<'de> Visitor<'de> for TripleVisitor {
+            type Value = Triple;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number or an array of 3 numbers")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Triple, E> {
+                Ok(Triple([v; 3]))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Triple, E> {
+                Ok(Triple([v as f64; 3]))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Triple, E> {
+                Ok(Triple([v as f64; 3]))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Triple, A::Error> {
+                let Exactly(v) =
+                    Exactly::<f64, 3>::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
+                Ok(Triple(v))
+            }
+        }
+
+        deserializer.deserialize_any(TripleVisitor)
+    }
+}
+
 /// An RGB colour or coefficient: `[r, g, b]`, or one number for a grey. Finite, at least 0.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Rgb(pub(crate) [f32; 3]);
 
 impl<'de> Deserialize<'de> for Rgb {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct RgbVisitor;
-
-        fn check<E: de::Error>(v: [f64; 3]) -> Result<Rgb, E> {
-            if v.iter().all(|c| c.is_finite() && *c >= 0.0) {
-                Ok(Rgb(v.map(|c| c as f32)))
-            } else {
-                Err(E::custom(format!(
-                    "colour components must be finite and at least 0, got [{}, {}, {}]",
-                    v[0], v[1], v[2]
-                )))
-            }
+        let Triple(v) = Triple::deserialize(deserializer)?;
+        if v.iter()
+            .all(|c| c.is_finite() && *c >= 0.0 && *c <= f64::from(f32::MAX))
+        {
+            Ok(Rgb(v.map(|c| c as f32)))
+        } else {
+            Err(de::Error::custom(format!(
+                "colour components must be finite and at least 0, got [{}, {}, {}]",
+                v[0], v[1], v[2]
+            )))
         }
-
-        impl<'de> Visitor<'de> for RgbVisitor {
-            type Value = Rgb;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a number or an array [r, g, b]")
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Rgb, E> {
-                check([v; 3])
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Rgb, E> {
-                check([v as f64; 3])
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Rgb, E> {
-                check([v as f64; 3])
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Rgb, A::Error> {
-                let mut v = [0.0; 3];
-                for (i, c) in v.iter_mut().enumerate() {
-                    *c = seq
-                        .next_element()?
-                        .ok_or_else(|| de::Error::invalid_length(i, &self))?;
-                }
-                if seq.next_element::<f64>()?.is_some() {
-                    return Err(de::Error::invalid_length(4, &self));
-                }
-                check(v)
-            }
-        }
-
-        deserializer.deserialize_any(RgbVisitor)
     }
 }
 
@@ -133,18 +182,8 @@ pub(crate) struct Scale(pub(crate) [f32; 3]);
 
 impl<'de> Deserialize<'de> for Scale {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Uniform(f32),
-            Axes([f32; 3]),
-        }
-        let v = match Raw::deserialize(deserializer)
-            .map_err(|_| de::Error::custom("expected a number or an array [x, y, z]"))?
-        {
-            Raw::Uniform(s) => [s; 3],
-            Raw::Axes(a) => a,
-        };
+        let Triple(v) = Triple::deserialize(deserializer)?;
+        let v = v.map(|c| c as f32);
         if v.iter().all(|c| c.is_finite() && *c != 0.0) {
             Ok(Self(v))
         } else {

@@ -1,10 +1,10 @@
 //! `raylb render`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
-use renderer::output::{write_png, write_text};
+use anyhow::{Result, anyhow, bail};
+use renderer::output::{StagedFiles, check_writable, io_reason};
 use renderer::render::{RenderOptions, render};
 use renderer::stats::{RenderReport, WorkMapReport};
 use renderer::workmap::work_map;
@@ -12,11 +12,29 @@ use renderer::workmap::work_map;
 use crate::cli::RenderArgs;
 
 pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
+    // Every output is checked before any work, and all are put in place together at the end.
+    let named: Vec<&Path> = [
+        args.output.as_deref(),
+        args.workmap.as_deref(),
+        args.stats.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    for (i, path) in named.iter().enumerate() {
+        check_writable(path).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+        if named[..i].contains(path) {
+            bail!("{} is named as two outputs", path.display());
+        }
+    }
     let scene = args.scene.load(&args.source)?;
     let output = args
         .output
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("{}.png", scene.name)));
+    if args.output.is_none() {
+        check_writable(&output).map_err(|e| anyhow!("cannot write {}: {e}", output.display()))?;
+    }
     let options = RenderOptions {
         balancer: args.run.balancer(),
         threads: args.run.threads(),
@@ -26,24 +44,35 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
     let frame = render(&scene, &options)?;
     let mut report = RenderReport::new(&scene, &options, &frame);
 
-    write_png(&output, scene.width, scene.height, &frame.film.resolve())
-        .with_context(|| format!("cannot write {}", output.display()))?;
+    let mut staged = StagedFiles::new();
+    staged
+        .png(&output, scene.width, scene.height, &frame.film.resolve())
+        .map_err(|e| write_error(&output, &e))?;
     if let (Some(path), Some(counts)) = (&args.workmap, frame.film.ray_counts()) {
         let map = work_map(&counts, scene.width, scene.height);
-        write_png(path, map.width, map.height, &map.rgb)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        staged
+            .png(path, map.width, map.height, &map.rgb)
+            .map_err(|e| write_error(path, &e))?;
         report.work_map = Some(WorkMapReport {
             min_rays_per_pixel: map.min,
             max_rays_per_pixel: map.max,
         });
     }
     if let Some(path) = &args.stats {
-        write_text(path, &report.to_json())
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        staged
+            .text(path, &report.to_json())
+            .map_err(|e| write_error(path, &e))?;
     }
+    staged
+        .commit()
+        .map_err(|e| anyhow!("cannot put the outputs in place: {}", io_reason(&e)))?;
     if !args.quiet {
         print!("{report}");
         println!("wrote   {}", output.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn write_error(path: &Path, e: &std::io::Error) -> anyhow::Error {
+    anyhow!("cannot write {}: {}", path.display(), io_reason(e))
 }

@@ -3,14 +3,17 @@
 use std::num::NonZeroUsize;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::{Result, anyhow};
 use balancers::Balancer;
-use renderer::output::write_png;
+use renderer::output::{check_writable, io_reason, write_png};
 use renderer::render::{RenderOptions, render};
 
 use crate::cli::{AssignName, BalancerName, ValidateArgs, balancer, threads};
 
 pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
+    if let Some(path) = &args.output {
+        check_writable(path).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+    }
     let scene = args.scene.load(&args.source)?;
     let mut variants = Vec::new();
     for &name in &args.balancers {
@@ -51,8 +54,9 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
                 let verdict = match &reference {
                     None => {
                         if let Some(path) = &args.output {
-                            write_png(path, scene.width, scene.height, &image)
-                                .with_context(|| format!("cannot write {}", path.display()))?;
+                            write_png(path, scene.width, scene.height, &image).map_err(|e| {
+                                anyhow!("cannot write {}: {}", path.display(), io_reason(&e))
+                            })?;
                         }
                         reference = Some((label.clone(), image));
                         "reference".to_string()
