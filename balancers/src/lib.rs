@@ -37,9 +37,11 @@
 
 mod balancer;
 mod counter;
+pub mod deque;
 mod kind;
 mod local_stack;
 mod static_tiles;
+mod sync;
 mod telemetry;
 
 pub use balancer::{Balancer, Outcome, Spawn, SpawnError, TaskRunner};

@@ -1,0 +1,154 @@
+//! Both deques under the loom model checker: every interleaving (and every weak-memory
+//! behaviour loom models) of an owner against one or two thieves, on tiny deques so that the
+//! edge cases (last task, reset, full) come up. Every task must come out exactly once.
+//!
+//! Run with `RUSTFLAGS="--cfg loom" cargo test -p balancers --test loom_deques --release`
+//! (`.ci/run` does).
+#![cfg(loom)]
+
+use loom::thread;
+
+use balancers::deque::Steal;
+
+/// What a thief took in its attempts: one `steal_into` each, no retry loop (loom explores
+/// the retries' interleavings anyway, and an unbounded loop would never end under it).
+fn thief_attempts<F: FnMut(&mut Vec<u32>) -> Steal<usize>>(
+    attempts: usize,
+    mut steal: F,
+) -> Vec<u32> {
+    let mut loot = Vec::new();
+    for _ in 0..attempts {
+        match steal(&mut loot) {
+            Steal::Success(n) => assert!(n > 0),
+            Steal::Empty | Steal::Retry => {}
+        }
+    }
+    loot
+}
+
+fn exactly_once(mut taken: Vec<u32>, pushed: &[u32]) {
+    taken.sort_unstable();
+    let mut want = pushed.to_vec();
+    want.sort_unstable();
+    assert_eq!(taken, want, "every task exactly once");
+}
+
+macro_rules! deque_models {
+    ($name:ident, $kind:ident) => {
+        mod $name {
+            use super::*;
+            use balancers::deque::$kind;
+
+            #[test]
+            fn owner_and_thief_race_for_the_last_task() {
+                loom::model(|| {
+                    let (w, s) = $kind::new::<u32>(2);
+                    w.push(1, 0).unwrap();
+                    let thief = thread::spawn(move || thief_attempts(1, |v| s.steal_into(v, 1)));
+                    let mut taken: Vec<u32> = w.pop().into_iter().collect();
+                    taken.extend(thief.join().unwrap());
+                    exactly_once(taken, &[1]);
+                });
+            }
+
+            #[test]
+            fn pop_steal_and_pop_again() {
+                loom::model(|| {
+                    let (w, s) = $kind::new::<u32>(4);
+                    w.push(1, 0).unwrap();
+                    w.push(2, 0).unwrap();
+                    let thief = thread::spawn(move || thief_attempts(2, |v| s.steal_into(v, 1)));
+                    let mut taken = Vec::new();
+                    while let Some(t) = w.pop() {
+                        taken.push(t);
+                    }
+                    taken.extend(thief.join().unwrap());
+                    // The thief may have found the deque empty, or failed a race; anything it
+                    // did not take, the owner took after the join.
+                    while let Some(t) = w.pop() {
+                        taken.push(t);
+                    }
+                    exactly_once(taken, &[1, 2]);
+                });
+            }
+
+            #[test]
+            fn steal_half_against_pops() {
+                loom::model(|| {
+                    let (w, s) = $kind::new::<u32>(4);
+                    for t in 1..=3 {
+                        w.push(t, 0).unwrap();
+                    }
+                    let thief =
+                        thread::spawn(move || thief_attempts(1, |v| s.steal_into(v, usize::MAX)));
+                    let mut taken: Vec<u32> = w.pop().into_iter().collect();
+                    taken.extend(w.pop());
+                    taken.extend(thief.join().unwrap());
+                    while let Some(t) = w.pop() {
+                        taken.push(t);
+                    }
+                    exactly_once(taken, &[1, 2, 3]);
+                });
+            }
+
+            #[test]
+            fn reset_and_reuse_while_a_thief_is_about() {
+                loom::model(|| {
+                    let (w, s) = $kind::new::<u32>(2);
+                    w.push(1, 0).unwrap();
+                    let thief = thread::spawn(move || thief_attempts(2, |v| s.steal_into(v, 1)));
+                    let mut taken: Vec<u32> = w.pop().into_iter().collect();
+                    // Empty now (or soon): pushes reuse the slots, after a reset where allowed.
+                    w.push(2, 0).unwrap();
+                    taken.extend(w.pop());
+                    taken.extend(thief.join().unwrap());
+                    while let Some(t) = w.pop() {
+                        taken.push(t);
+                    }
+                    exactly_once(taken, &[1, 2]);
+                });
+            }
+
+            #[test]
+            fn two_thieves() {
+                loom::model(|| {
+                    let (w, s) = $kind::new::<u32>(2);
+                    w.push(1, 0).unwrap();
+                    w.push(2, 0).unwrap();
+                    let s2 = s.clone();
+                    let a = thread::spawn(move || thief_attempts(1, |v| s.steal_into(v, 1)));
+                    let b = thread::spawn(move || thief_attempts(1, |v| s2.steal_into(v, 1)));
+                    let mut taken: Vec<u32> = w.pop().into_iter().collect();
+                    taken.extend(a.join().unwrap());
+                    taken.extend(b.join().unwrap());
+                    while let Some(t) = w.pop() {
+                        taken.push(t);
+                    }
+                    exactly_once(taken, &[1, 2]);
+                });
+            }
+
+            #[test]
+            fn full_deque_gives_the_task_back() {
+                loom::model(|| {
+                    let (w, s) = $kind::new::<u32>(1);
+                    w.push(1, 0).unwrap();
+                    let thief = thread::spawn(move || thief_attempts(1, |v| s.steal_into(v, 1)));
+                    // Either the slot is still taken (the task comes back) or the thief took it.
+                    let mut pushed = vec![1];
+                    if w.push(2, 0).is_ok() {
+                        pushed.push(2);
+                    }
+                    let mut taken = thief.join().unwrap();
+                    while let Some(t) = w.pop() {
+                        taken.push(t);
+                    }
+                    exactly_once(taken, &pushed);
+                });
+            }
+        }
+    };
+}
+
+deque_models!(abp_deque, abp);
+deque_models!(locked_deque, locked);
