@@ -54,7 +54,7 @@ impl Balancer for CentralCounter {
                 }
             }
             telemetry.spawned = stack.pushed();
-            telemetry.peak_queued = stack.peak() as u64;
+            telemetry.peak_queued = Some(stack.peak() as u64);
             local
         })
     }

@@ -4,7 +4,10 @@ use std::num::NonZeroUsize;
 
 use crate::balancer::{Balancer, Outcome, SpawnError, TaskRunner};
 use crate::counter::CentralCounter;
+use crate::rayon_scope::RayonScope;
 use crate::static_tiles::{Assignment, StaticTiles};
+use crate::stealing::{DequeKind, StealAmount, WorkStealing};
+use crate::victim::VictimPolicy;
 
 /// Any balancer of this crate, chosen at run time (from a command line, say).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -13,6 +16,10 @@ pub enum BalancerKind {
     Static(StaticTiles),
     /// See [`CentralCounter`].
     Counter(CentralCounter),
+    /// See [`WorkStealing`].
+    Stealing(WorkStealing),
+    /// See [`RayonScope`].
+    Rayon(RayonScope),
 }
 
 impl BalancerKind {
@@ -25,6 +32,47 @@ impl BalancerKind {
     pub fn counter(chunk: NonZeroUsize) -> Self {
         Self::Counter(CentralCounter { chunk })
     }
+
+    /// One of each configuration worth checking against the others: `static` with both
+    /// assignments, `counter` with chunks of 1 and 4, `stealing` with every deque, victim
+    /// selection and steal amount, and `rayon`. The byte-compare matrix runs all of them.
+    pub fn every_variant() -> Vec<Self> {
+        let mut all = vec![
+            Self::static_tiles(Assignment::Interleaved),
+            Self::static_tiles(Assignment::Blocked),
+            Self::counter(NonZeroUsize::MIN),
+            Self::counter(NonZeroUsize::new(4).expect("4 is not 0")),
+        ];
+        for deque in [DequeKind::Abp, DequeKind::Locked] {
+            for victim in [
+                VictimPolicy::Random,
+                VictimPolicy::Sample,
+                VictimPolicy::Set,
+            ] {
+                for amount in [StealAmount::One, StealAmount::Half] {
+                    let assignment = Assignment::Interleaved;
+                    all.push(Self::Stealing(WorkStealing {
+                        deque,
+                        victim,
+                        amount,
+                        assignment,
+                    }));
+                }
+            }
+        }
+        all.push(Self::Rayon(RayonScope));
+        all
+    }
+
+    /// The balancer's family: `static`, `counter`, `stealing` or `rayon`.
+    pub fn family(&self) -> &'static str {
+        match self {
+            Self::Static(_) => "static",
+            Self::Counter(_) => "counter",
+            Self::Stealing(_) => "stealing",
+            Self::Rayon(_) => "rayon",
+        }
+    }
 }
 
 impl Balancer for BalancerKind {
@@ -32,6 +80,8 @@ impl Balancer for BalancerKind {
         match self {
             Self::Static(b) => b.name(),
             Self::Counter(b) => b.name(),
+            Self::Stealing(b) => b.name(),
+            Self::Rayon(b) => b.name(),
         }
     }
 
@@ -48,6 +98,8 @@ impl Balancer for BalancerKind {
         match self {
             Self::Static(b) => b.run(workers, tasks, runner),
             Self::Counter(b) => b.run(workers, tasks, runner),
+            Self::Stealing(b) => b.run(workers, tasks, runner),
+            Self::Rayon(b) => b.run(workers, tasks, runner),
         }
     }
 }

@@ -25,10 +25,15 @@ pub struct StaticTiles {
     pub assignment: Assignment,
 }
 
-impl StaticTiles {
-    /// The indices of the initial tasks that `worker` of `workers` runs, in order.
-    fn share(&self, worker: usize, workers: usize, tasks: usize) -> impl Iterator<Item = usize> {
-        let (start, step, end) = match self.assignment {
+impl Assignment {
+    /// The indices of the initial tasks that `worker` of `workers` gets, in order.
+    pub(crate) fn share(
+        self,
+        worker: usize,
+        workers: usize,
+        tasks: usize,
+    ) -> impl Iterator<Item = usize> {
+        let (start, step, end) = match self {
             Assignment::Interleaved => (worker, workers, tasks),
             Assignment::Blocked => {
                 let per_worker = tasks.div_ceil(workers);
@@ -61,12 +66,12 @@ impl Balancer for StaticTiles {
         run_workers(self.name(), workers, |worker, telemetry| {
             let mut local = runner.local(worker);
             let mut stack = LocalStack::new();
-            for index in self.share(worker, workers.get(), tasks.len()) {
+            for index in self.assignment.share(worker, workers.get(), tasks.len()) {
                 telemetry.initial_tasks += 1;
                 telemetry.tasks += stack.run_depth_first(tasks[index].clone(), runner, &mut local);
             }
             telemetry.spawned = stack.pushed();
-            telemetry.peak_queued = stack.peak() as u64;
+            telemetry.peak_queued = Some(stack.peak() as u64);
             local
         })
     }
@@ -77,9 +82,8 @@ mod tests {
     use super::*;
 
     fn shares(assignment: Assignment, workers: usize, tasks: usize) -> Vec<Vec<usize>> {
-        let balancer = StaticTiles { assignment };
         (0..workers)
-            .map(|w| balancer.share(w, workers, tasks).collect())
+            .map(|w| assignment.share(w, workers, tasks).collect())
             .collect()
     }
 

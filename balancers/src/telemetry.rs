@@ -17,14 +17,16 @@ pub struct WorkerTelemetry {
     /// Time spent with nothing to run: starting up, searching for work in vain, and waiting
     /// for the slowest worker at the end.
     pub idle: Duration,
-    /// Attempts to take work from another worker (zero for balancers that never steal).
+    /// Attempts to take work from another worker (zero for balancers that never steal; see
+    /// [`Telemetry::steals_observed`]).
     pub steal_attempts: u64,
     /// Attempts that brought back at least one task.
     pub steal_successes: u64,
     /// Tasks brought back by successful steals.
     pub tasks_stolen: u64,
-    /// The most spawned tasks this worker held queued at once.
-    pub peak_queued: u64,
+    /// The most spawned tasks this worker held queued at once; `None` where the balancer
+    /// cannot see its queues (rayon).
+    pub peak_queued: Option<u64>,
 }
 
 /// A balancer's account of a whole run.
@@ -36,6 +38,9 @@ pub struct Telemetry {
     pub wall: Duration,
     /// One entry per worker, indexed by worker number.
     pub workers: Vec<WorkerTelemetry>,
+    /// False where the balancer moves work between workers without telling (rayon): its
+    /// steal counts are then unknown, not zero.
+    pub steals_observed: bool,
 }
 
 impl Telemetry {
@@ -44,6 +49,7 @@ impl Telemetry {
             balancer,
             wall,
             workers,
+            steals_observed: true,
         }
     }
 
@@ -61,7 +67,8 @@ impl Telemetry {
     /// on the spawned tasks queued at any one moment, the sum of every worker's own peak.
     /// Exact for one worker; for more it counts each worker at its own worst moment, which
     /// never under-states the memory a run needs and costs nothing on the hot path.
-    pub fn peak_outstanding(&self) -> u64 {
+    /// `None` where the balancer cannot see its queues.
+    pub fn peak_outstanding(&self) -> Option<u64> {
         self.workers.iter().map(|w| w.peak_queued).sum()
     }
 

@@ -5,7 +5,10 @@
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use balancers::{Assignment, Balancer, BalancerKind, Spawn, TaskRunner};
+use balancers::{
+    Assignment, Balancer, BalancerKind, DequeKind, RayonScope, Spawn, StealAmount, TaskRunner,
+    VictimPolicy, WorkStealing,
+};
 
 /// A forest with a known, very uneven shape: node `n` has 0, 1 or 2 children depending on a
 /// hash of `n`, down to depth 10, so the trees under different initial tasks differ in size by
@@ -125,8 +128,76 @@ macro_rules! balancer_suite {
                     check($balancer, workers, 500);
                 }
             }
+
+            #[test]
+            fn late_long_chain() {
+                for workers in [1, 2, 8, 32] {
+                    check_late_chain($balancer, workers);
+                }
+            }
         }
     )*};
+}
+
+/// Many trivial initial tasks and, last in line, one that starts a chain of 3,000 tasks, each
+/// spawning the next, whose last spawns 20,000 leaves: work appears anew long after every
+/// other worker has run dry. Every task must run exactly once and the run must end.
+struct LateChain {
+    ran: Vec<AtomicU32>,
+}
+
+const TRIVIAL: u32 = 64;
+const CHAIN: u32 = 3_000;
+const LEAVES: u32 = 20_000;
+
+impl TaskRunner<u32> for LateChain {
+    type Local = u64;
+    fn local(&self, _worker: usize) -> u64 {
+        0
+    }
+    fn run<S: Spawn<u32>>(&self, id: u32, ran: &mut u64, spawn: &mut S) {
+        *ran += 1;
+        assert_eq!(
+            self.ran[id as usize].fetch_add(1, Ordering::Relaxed),
+            0,
+            "task {id} ran twice"
+        );
+        // Ids: trivial 0..TRIVIAL, the chain TRIVIAL..TRIVIAL+CHAIN, then the leaves.
+        let chain_end = TRIVIAL + CHAIN;
+        if (TRIVIAL..chain_end - 1).contains(&id) {
+            spawn.spawn(id + 1);
+        } else if id == chain_end - 1 {
+            for leaf in 0..LEAVES {
+                spawn.spawn(chain_end + leaf);
+            }
+        }
+    }
+}
+
+fn check_late_chain(balancer: BalancerKind, workers: usize) {
+    let total = (TRIVIAL + CHAIN + LEAVES) as usize;
+    let runner = LateChain {
+        ran: (0..total).map(|_| AtomicU32::new(0)).collect(),
+    };
+    let tasks: Vec<u32> = (0..=TRIVIAL).collect(); // the last initial task starts the chain
+    let outcome = balancer
+        .run(NonZeroUsize::new(workers).unwrap(), &tasks, &runner)
+        .expect("workers start");
+    assert!(
+        runner.ran.iter().all(|r| r.load(Ordering::Relaxed) == 1),
+        "every task exactly once"
+    );
+    assert_eq!(outcome.locals.iter().sum::<u64>(), total as u64);
+    assert_eq!(outcome.telemetry.total_tasks(), total as u64);
+}
+
+const fn stealing(deque: DequeKind, victim: VictimPolicy, amount: StealAmount) -> BalancerKind {
+    BalancerKind::Stealing(WorkStealing {
+        deque,
+        victim,
+        amount,
+        assignment: Assignment::Interleaved,
+    })
 }
 
 balancer_suite! {
@@ -134,4 +205,73 @@ balancer_suite! {
     static_blocked => BalancerKind::static_tiles(Assignment::Blocked),
     counter_1 => BalancerKind::counter(NonZeroUsize::MIN),
     counter_7 => BalancerKind::counter(NonZeroUsize::new(7).unwrap()),
+    stealing_abp_random_half => stealing(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half),
+    stealing_abp_random_one => stealing(DequeKind::Abp, VictimPolicy::Random, StealAmount::One),
+    stealing_abp_sample_half => stealing(DequeKind::Abp, VictimPolicy::Sample, StealAmount::Half),
+    stealing_abp_set_one => stealing(DequeKind::Abp, VictimPolicy::Set, StealAmount::One),
+    stealing_locked_random_half => stealing(DequeKind::Locked, VictimPolicy::Random, StealAmount::Half),
+    stealing_locked_sample_one => stealing(DequeKind::Locked, VictimPolicy::Sample, StealAmount::One),
+    stealing_locked_set_half => stealing(DequeKind::Locked, VictimPolicy::Set, StealAmount::Half),
+    stealing_blocked_shares => BalancerKind::Stealing(WorkStealing {
+        assignment: Assignment::Blocked,
+        ..WorkStealing::default()
+    }),
+    rayon => BalancerKind::Rayon(RayonScope),
+}
+
+/// One initial task that spawns leaves into its worker's deque and then refuses to finish
+/// until some other worker has run one of them: only a thief can get at them, so the test
+/// passes only if stealing works (and fails by timeout, not by hanging, if it does not).
+struct Hostage {
+    /// Set by the first leaf that runs anywhere but on the hostage's worker.
+    freed: AtomicU32,
+}
+
+const LEAVES_HELD: u32 = 10_000;
+
+impl TaskRunner<u32> for Hostage {
+    type Local = (usize, u64);
+    fn local(&self, worker: usize) -> (usize, u64) {
+        (worker, 0)
+    }
+    fn run<S: Spawn<u32>>(&self, task: u32, local: &mut (usize, u64), spawn: &mut S) {
+        local.1 += 1;
+        if task > 0 {
+            if local.0 != HOSTAGE_WORKER {
+                self.freed.store(1, Ordering::Release);
+            }
+            return;
+        }
+        for leaf in 1..=LEAVES_HELD {
+            spawn.spawn(leaf);
+        }
+        let start = std::time::Instant::now();
+        while self.freed.load(Ordering::Acquire) == 0 {
+            assert!(start.elapsed().as_secs() < 20, "no other worker took a task in 20 s");
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// The worker that gets the one initial task (interleaved shares: task 0 goes to worker 0).
+const HOSTAGE_WORKER: usize = 0;
+
+#[test]
+fn idle_workers_steal_the_work_of_the_busy_one() {
+    for deque in [DequeKind::Abp, DequeKind::Locked] {
+        for victim in [VictimPolicy::Random, VictimPolicy::Sample, VictimPolicy::Set] {
+            for amount in [StealAmount::One, StealAmount::Half] {
+                let balancer = stealing(deque, victim, amount);
+                let runner = Hostage { freed: AtomicU32::new(0) };
+                let outcome = balancer.run(NonZeroUsize::new(4).unwrap(), &[0], &runner).expect("workers start");
+                let t = &outcome.telemetry;
+                assert_eq!(t.total_tasks(), u64::from(LEAVES_HELD) + 1);
+                assert!(t.total_steals() > 0, "{deque:?}/{victim:?}/{amount:?}: nobody stole");
+                for w in &t.workers {
+                    assert!(w.steal_successes <= w.steal_attempts);
+                    assert!(w.tasks_stolen >= w.steal_successes);
+                }
+            }
+        }
+    }
 }

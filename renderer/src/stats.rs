@@ -110,8 +110,11 @@ pub struct RunReport {
     pub rays: RaysReport,
     /// Millions of rays per second of wall-clock time.
     pub mrays_per_second: f64,
-    /// Upper bound on the spawned tasks queued at once (the memory footprint).
-    pub peak_outstanding_tasks: u64,
+    /// Upper bound on the spawned tasks queued at once (the memory footprint); `null` where
+    /// the balancer does not show its queues (rayon).
+    pub peak_outstanding_tasks: Option<u64>,
+    /// Successful steals of all workers; `null` where the balancer does not report them.
+    pub steals: Option<u64>,
     /// Busiest worker's busy time over the mean (1 = perfect balance).
     pub imbalance: f64,
 }
@@ -133,14 +136,15 @@ pub struct WorkerReport {
     pub busy_seconds: f64,
     /// Seconds idle.
     pub idle_seconds: f64,
-    /// Steal attempts.
-    pub steal_attempts: u64,
+    /// Steal attempts (`null` where the balancer does not report them, as for all the steal
+    /// figures).
+    pub steal_attempts: Option<u64>,
     /// Successful steals.
-    pub steal_successes: u64,
+    pub steal_successes: Option<u64>,
     /// Tasks stolen.
-    pub tasks_stolen: u64,
-    /// Most spawned tasks queued at once.
-    pub peak_queued: u64,
+    pub tasks_stolen: Option<u64>,
+    /// Most spawned tasks queued at once (`null` where the queues are not visible).
+    pub peak_queued: Option<u64>,
 }
 
 /// The work map's scale.
@@ -187,6 +191,7 @@ impl RenderReport {
                 rays: (&frame.total_rays()).into(),
                 mrays_per_second: frame.mrays_per_second(),
                 peak_outstanding_tasks: t.peak_outstanding(),
+                steals: t.steals_observed.then(|| t.total_steals()),
                 imbalance: t.imbalance(),
             },
             workers: t
@@ -202,9 +207,9 @@ impl RenderReport {
                     rays: rays.into(),
                     busy_seconds: w.busy.as_secs_f64(),
                     idle_seconds: w.idle.as_secs_f64(),
-                    steal_attempts: w.steal_attempts,
-                    steal_successes: w.steal_successes,
-                    tasks_stolen: w.tasks_stolen,
+                    steal_attempts: t.steals_observed.then_some(w.steal_attempts),
+                    steal_successes: t.steals_observed.then_some(w.steal_successes),
+                    tasks_stolen: t.steals_observed.then_some(w.tasks_stolen),
                     peak_queued: w.peak_queued,
                 })
                 .collect(),
@@ -229,6 +234,11 @@ fn grouped(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+/// A count, or `?` where the balancer does not report it.
+fn known(n: Option<u64>) -> String {
+    n.map_or_else(|| "?".into(), grouped)
 }
 
 /// `1 light`, `2 lights`, `1,024 triangles`.
@@ -272,7 +282,7 @@ impl fmt::Display for RenderReport {
         )?;
         writeln!(
             f,
-            "render  {}, {} threads, {}-pixel tiles ({} tiles): {:.3} s, {:.2} Mrays/s, imbalance {:.3}, peak {} queued tasks",
+            "render  {}, {} threads, {}-pixel tiles ({} tiles): {:.3} s, {:.2} Mrays/s, imbalance {:.3}, {} steals, peak {} queued tasks",
             r.balancer,
             r.threads,
             r.tile,
@@ -280,7 +290,8 @@ impl fmt::Display for RenderReport {
             r.wall_seconds,
             r.mrays_per_second,
             r.imbalance,
-            grouped(r.peak_outstanding_tasks)
+            known(r.steals),
+            known(r.peak_outstanding_tasks)
         )?;
         writeln!(
             f,
@@ -313,7 +324,7 @@ impl fmt::Display for RenderReport {
                 grouped(w.rays.total),
                 w.busy_seconds,
                 w.idle_seconds,
-                grouped(w.steal_successes)
+                known(w.steal_successes)
             )?;
         }
         f.write_str(&table)

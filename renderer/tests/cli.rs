@@ -222,6 +222,8 @@ fn validate_runs_the_matrix() {
         &[
             "validate",
             scene("quick").to_str().unwrap(),
+            "--balancers",
+            "static,stealing,rayon",
             "--threads",
             "1,3",
             "--tiles",
@@ -231,7 +233,10 @@ fn validate_runs_the_matrix() {
         ],
     );
     let stdout = ok(&out);
-    assert!(stdout.contains("all 16 renders identical"), "{stdout}");
+    // 2 static + 12 stealing + 1 rayon variants, × 2 thread counts × 2 tile sizes.
+    assert!(stdout.contains("all 60 renders identical"), "{stdout}");
+    assert!(stdout.contains("stealing/locked/set/one") && stdout.contains("rayon"), "{stdout}");
+    assert!(!stdout.contains("counter"), "--balancers leaves counter out: {stdout}");
     assert!(dir.path().join("ref.png").exists());
 }
 

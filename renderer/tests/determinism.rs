@@ -4,7 +4,7 @@
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::PathBuf;
 
-use balancers::{Assignment, BalancerKind};
+use balancers::BalancerKind;
 use renderer::render::{RenderOptions, render};
 use renderer::scene::{Scene, SceneOverrides};
 
@@ -18,21 +18,6 @@ fn scenes() -> Vec<PathBuf> {
     out.sort();
     out
 }
-
-const BALANCERS: [BalancerKind; 4] = [
-    BalancerKind::Static(balancers::StaticTiles {
-        assignment: Assignment::Interleaved,
-    }),
-    BalancerKind::Static(balancers::StaticTiles {
-        assignment: Assignment::Blocked,
-    }),
-    BalancerKind::Counter(balancers::CentralCounter {
-        chunk: NonZeroUsize::MIN,
-    }),
-    BalancerKind::Counter(balancers::CentralCounter {
-        chunk: NonZeroUsize::new(3).unwrap(),
-    }),
-];
 
 #[test]
 fn every_balancer_thread_count_and_tile_size_writes_the_same_bytes() {
@@ -56,9 +41,9 @@ fn every_balancer_thread_count_and_tile_size_writes_the_same_bytes() {
         let scene = Scene::load(path, overrides).unwrap_or_else(|e| panic!("{e}"));
         let mut reference: Option<(Vec<[u64; 3]>, Vec<u8>, String)> = None;
         let mut secondary = 0;
-        for balancer in BALANCERS {
-            for threads in [1, 2, 3, 8] {
-                for tile in [8, 32, 128].map(|t| NonZeroU32::new(t).unwrap()) {
+        for balancer in BalancerKind::every_variant() {
+            for threads in [1, 2, 3, 8, 32] {
+                for tile in [8, 32, 64, 128, 512].map(|t| NonZeroU32::new(t).unwrap()) {
                     let options = RenderOptions {
                         balancer,
                         threads: NonZeroUsize::new(threads).unwrap(),

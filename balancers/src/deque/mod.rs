@@ -58,3 +58,69 @@ pub(crate) fn half(available: u32, max: usize) -> u32 {
     let half = available - available / 2;
     half.min(u32::try_from(max).unwrap_or(u32::MAX))
 }
+
+/// The operations the `stealing` balancer needs of a deque kind, so that it is written once
+/// for both (and compiled for each).
+pub(crate) trait Family {
+    type Worker<T: Send>: Send;
+    type Stealer<T: Send>: Clone + Send + Sync;
+    fn new<T: Send>(capacity: usize) -> (Self::Worker<T>, Self::Stealer<T>);
+    fn push<T: Send>(worker: &Self::Worker<T>, task: T, tag: u32) -> Result<(), T>;
+    fn pop<T: Send>(worker: &Self::Worker<T>) -> Option<T>;
+    fn len<T: Send>(worker: &Self::Worker<T>) -> usize;
+    fn steal_into<T: Send>(
+        stealer: &Self::Stealer<T>,
+        dest: &mut Vec<T>,
+        max: usize,
+    ) -> Steal<usize>;
+    fn stealer_len<T: Send>(stealer: &Self::Stealer<T>) -> usize;
+    fn oldest_tag<T: Send>(stealer: &Self::Stealer<T>) -> Option<u32>;
+}
+
+/// The [`abp`] deque as a [`Family`].
+#[derive(Debug)]
+pub(crate) struct Abp;
+
+/// The [`locked`] deque as a [`Family`].
+#[derive(Debug)]
+pub(crate) struct Locked;
+
+macro_rules! family {
+    ($family:ident, $module:ident) => {
+        impl Family for $family {
+            type Worker<T: Send> = $module::Worker<T>;
+            type Stealer<T: Send> = $module::Stealer<T>;
+            fn new<T: Send>(capacity: usize) -> (Self::Worker<T>, Self::Stealer<T>) {
+                $module::new(capacity)
+            }
+            #[inline]
+            fn push<T: Send>(worker: &Self::Worker<T>, task: T, tag: u32) -> Result<(), T> {
+                worker.push(task, tag)
+            }
+            #[inline]
+            fn pop<T: Send>(worker: &Self::Worker<T>) -> Option<T> {
+                worker.pop()
+            }
+            #[inline]
+            fn len<T: Send>(worker: &Self::Worker<T>) -> usize {
+                worker.len()
+            }
+            fn steal_into<T: Send>(
+                stealer: &Self::Stealer<T>,
+                dest: &mut Vec<T>,
+                max: usize,
+            ) -> Steal<usize> {
+                stealer.steal_into(dest, max)
+            }
+            fn stealer_len<T: Send>(stealer: &Self::Stealer<T>) -> usize {
+                stealer.len()
+            }
+            fn oldest_tag<T: Send>(stealer: &Self::Stealer<T>) -> Option<u32> {
+                stealer.oldest_tag()
+            }
+        }
+    };
+}
+
+family!(Abp, abp);
+family!(Locked, locked);

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
-use balancers::{Assignment, BalancerKind};
+use balancers::{
+    Assignment, BalancerKind, DequeKind, RayonScope, StealAmount, VictimPolicy, WorkStealing,
+};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use renderer::scene::{Scene, SceneOverrides};
 
@@ -94,6 +96,40 @@ pub(crate) enum BalancerName {
     /// Workers take the next tiles from one atomic counter (see --chunk); spawned rays
     /// stay local.
     Counter,
+    /// A deque per worker, pre-filled with its share of tiles (see --assign); idle workers
+    /// steal (see --deque, --victim, --steal).
+    Stealing,
+    /// rayon's pool through rayon::scope: every tile and ray a scope.spawn (the baseline).
+    Rayon,
+}
+
+/// The deques of `stealing`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DequeName {
+    /// Non-blocking (Arora, Blumofe, Plaxton): compare-and-swap on a packed index and tag.
+    Abp,
+    /// Blocking: a spin lock; thieves try it once.
+    Locked,
+}
+
+/// Victim selection of `stealing`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum VictimName {
+    /// A random other worker each time.
+    Random,
+    /// Look at about √p workers, steal from the one with the shallowest oldest task (Wool).
+    Sample,
+    /// Wool's victim sets: walk a private permutation, as far as the number of thieves needs.
+    Set,
+}
+
+/// How much a steal takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum StealName {
+    /// The oldest task.
+    One,
+    /// Half of the victim's tasks, oldest first.
+    Half,
 }
 
 /// How `static` deals tiles out.
@@ -111,9 +147,18 @@ pub(crate) struct RunArgs {
     /// Load balancer.
     #[arg(long, value_enum, default_value_t = BalancerName::Static)]
     pub(crate) balancer: BalancerName,
-    /// How `static` deals tiles out.
+    /// How `static` and `stealing` deal tiles out.
     #[arg(long, value_enum, default_value_t = AssignName::Interleaved)]
     pub(crate) assign: AssignName,
+    /// The deque of `stealing`.
+    #[arg(long, value_enum, default_value_t = DequeName::Abp)]
+    pub(crate) deque: DequeName,
+    /// Victim selection of `stealing`.
+    #[arg(long, value_enum, default_value_t = VictimName::Random)]
+    pub(crate) victim: VictimName,
+    /// How much a steal takes in `stealing`.
+    #[arg(long, value_enum, default_value_t = StealName::Half)]
+    pub(crate) steal: StealName,
     /// Tiles `counter` hands out per visit.
     #[arg(long, value_name = "N", default_value = "1", value_parser = positive::<1_000_000>)]
     pub(crate) chunk: NonZeroUsize,
@@ -127,7 +172,12 @@ pub(crate) struct RunArgs {
 
 impl RunArgs {
     pub(crate) fn balancer(&self) -> BalancerKind {
-        balancer(self.balancer, self.assign, self.chunk)
+        let stealing = StealingChoice {
+            deque: self.deque,
+            victim: self.victim,
+            steal: self.steal,
+        };
+        balancer(self.balancer, self.assign, self.chunk, stealing)
     }
 
     pub(crate) fn threads(&self) -> NonZeroUsize {
@@ -135,17 +185,44 @@ impl RunArgs {
     }
 }
 
+/// The settings of `stealing`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct StealingChoice {
+    pub(crate) deque: DequeName,
+    pub(crate) victim: VictimName,
+    pub(crate) steal: StealName,
+}
+
 pub(crate) fn balancer(
     name: BalancerName,
     assign: AssignName,
     chunk: NonZeroUsize,
+    stealing: StealingChoice,
 ) -> BalancerKind {
+    let assignment = match assign {
+        AssignName::Interleaved => Assignment::Interleaved,
+        AssignName::Blocked => Assignment::Blocked,
+    };
     match name {
-        BalancerName::Static => BalancerKind::static_tiles(match assign {
-            AssignName::Interleaved => Assignment::Interleaved,
-            AssignName::Blocked => Assignment::Blocked,
-        }),
+        BalancerName::Static => BalancerKind::static_tiles(assignment),
         BalancerName::Counter => BalancerKind::counter(chunk),
+        BalancerName::Stealing => BalancerKind::Stealing(WorkStealing {
+            deque: match stealing.deque {
+                DequeName::Abp => DequeKind::Abp,
+                DequeName::Locked => DequeKind::Locked,
+            },
+            victim: match stealing.victim {
+                VictimName::Random => VictimPolicy::Random,
+                VictimName::Sample => VictimPolicy::Sample,
+                VictimName::Set => VictimPolicy::Set,
+            },
+            amount: match stealing.steal {
+                StealName::One => StealAmount::One,
+                StealName::Half => StealAmount::Half,
+            },
+            assignment,
+        }),
+        BalancerName::Rayon => BalancerKind::Rayon(RayonScope),
     }
 }
 
@@ -204,15 +281,15 @@ pub(crate) struct ValidateArgs {
     pub(crate) source: SceneSource,
     #[command(flatten)]
     pub(crate) scene: SceneArgs,
-    /// Balancers to run (each `static` run uses both assignments, each `counter` run chunks
-    /// of 1 and 4).
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [BalancerName::Static, BalancerName::Counter])]
+    /// Balancers to run: `static` with both assignments, `counter` with chunks of 1 and 4,
+    /// `stealing` with every deque, victim selection and steal amount (12 variants), `rayon`.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [BalancerName::Static, BalancerName::Counter, BalancerName::Stealing, BalancerName::Rayon])]
     pub(crate) balancers: Vec<BalancerName>,
     /// Thread counts to run.
-    #[arg(long, value_delimiter = ',', default_value = "1,2,3,8", value_parser = positive::<4096>)]
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3,8,32", value_parser = positive::<4096>)]
     pub(crate) threads: Vec<NonZeroUsize>,
     /// Tile edges to run.
-    #[arg(long, value_delimiter = ',', default_value = "8,32,128", value_parser = tile_edge)]
+    #[arg(long, value_delimiter = ',', default_value = "8,64,512", value_parser = tile_edge)]
     pub(crate) tiles: Vec<NonZeroU32>,
     /// Write the reference image (the first run's) here.
     #[arg(short, long, value_name = "FILE.png")]

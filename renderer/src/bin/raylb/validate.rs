@@ -1,37 +1,32 @@
 //! `raylb validate`: the byte-compare matrix of the determinism contract, at full size.
 
-use std::num::NonZeroUsize;
 use std::process::ExitCode;
 
 use anyhow::{Result, anyhow};
-use balancers::Balancer;
+use balancers::{Balancer, BalancerKind};
+use clap::ValueEnum;
 use renderer::output::{check_writable, io_reason, write_png};
 use renderer::render::{RenderOptions, render};
 
-use crate::cli::{AssignName, BalancerName, ValidateArgs, balancer, threads};
+use crate::cli::{ValidateArgs, threads};
 
 pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     if let Some(path) = &args.output {
         check_writable(path).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
     }
     let scene = args.scene.load(&args.source)?;
-    let mut variants = Vec::new();
-    for &name in &args.balancers {
-        match name {
-            BalancerName::Static => {
-                variants.push(balancer(name, AssignName::Interleaved, NonZeroUsize::MIN));
-                variants.push(balancer(name, AssignName::Blocked, NonZeroUsize::MIN));
-            }
-            BalancerName::Counter => {
-                variants.push(balancer(name, AssignName::Interleaved, NonZeroUsize::MIN));
-                variants.push(balancer(
-                    name,
-                    AssignName::Interleaved,
-                    NonZeroUsize::new(4).expect("4 is not 0"),
-                ));
-            }
-        }
-    }
+    let wanted: Vec<String> = args
+        .balancers
+        .iter()
+        .map(|b| {
+            b.to_possible_value()
+                .map_or_else(String::new, |v| v.get_name().to_string())
+        })
+        .collect();
+    let variants: Vec<BalancerKind> = BalancerKind::every_variant()
+        .into_iter()
+        .filter(|b| wanted.iter().any(|w| w == b.family()))
+        .collect();
     println!(
         "{}: {}×{}, {} triangles",
         scene.name, scene.width, scene.height, scene.stats.triangles

@@ -1,0 +1,345 @@
+//! `stealing`: one deque per worker, pre-filled with the worker's static share of the
+//! initial tasks; a worker runs one child of each task next and pushes the others; a worker
+//! that runs dry steals from others.
+
+use std::num::NonZeroUsize;
+use std::sync::Mutex;
+use std::thread;
+use std::time::Instant;
+
+use crate::balancer::{Balancer, Outcome, Spawn, SpawnError, TaskRunner, run_workers};
+use crate::deque::{self, Family, Steal};
+use crate::static_tiles::Assignment;
+use crate::sync::{AtomicU64, Ordering};
+use crate::telemetry::WorkerTelemetry;
+use crate::termination::Termination;
+use crate::victim::{Prospect, VictimPolicy, VictimSelector};
+
+/// Which deque the workers use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DequeKind {
+    /// The non-blocking Arora–Blumofe–Plaxton deque ([`deque::abp`]).
+    Abp,
+    /// The blocking deque under a spin lock ([`deque::locked`]).
+    Locked,
+}
+
+/// How much a successful steal takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StealAmount {
+    /// The victim's oldest task.
+    One,
+    /// Half of the victim's tasks (rounded up), oldest first, into the thief's own deque.
+    Half,
+}
+
+/// Work stealing (Blumofe and Leiserson; Wende, chapter 3): each worker owns a deque,
+/// pre-filled with its static share of the initial tasks (dealt as `assignment` says). A
+/// worker runs the first child a task spawns right after it and pushes the others, so that
+/// its newest work is at hand and its oldest, largest pieces are what thieves find. A worker
+/// whose deque is empty picks victims as `victim` says and steals `amount` from them; the run
+/// ends when no task is left anywhere ([`crate::termination`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WorkStealing {
+    /// The deque kind.
+    pub deque: DequeKind,
+    /// Victim selection.
+    pub victim: VictimPolicy,
+    /// One task or half of them per steal.
+    pub amount: StealAmount,
+    /// How the initial tasks are dealt out before the run.
+    pub assignment: Assignment,
+}
+
+impl Default for WorkStealing {
+    /// The non-blocking deque, random victims, steal half, interleaved shares.
+    fn default() -> Self {
+        Self {
+            deque: DequeKind::Abp,
+            victim: VictimPolicy::Random,
+            amount: StealAmount::Half,
+            assignment: Assignment::Interleaved,
+        }
+    }
+}
+
+/// Tasks a deque holds: 2^14. A tile task can spawn one child per pixel at once (a 128-pixel
+/// tile, 16,384), and a worker's static share of initial tasks is pushed at the start; what
+/// does not fit runs at once (spawns) or waits in a private backlog (initial tasks). At 48
+/// bytes a task that is 0.8 MiB per worker.
+const CAPACITY: usize = 1 << 14;
+
+/// Failed steal attempts between yields of the processor: thieves that only spun would take
+/// time slices from workers that have work when threads outnumber cores.
+const YIELD_EVERY: u32 = 4;
+
+/// A task in a deque, with its depth in the spawn tree (initial tasks are depth 0).
+struct Job<T> {
+    task: T,
+    depth: u32,
+}
+
+impl Balancer for WorkStealing {
+    fn name(&self) -> String {
+        let deque = match self.deque {
+            DequeKind::Abp => "abp",
+            DequeKind::Locked => "locked",
+        };
+        let victim = match self.victim {
+            VictimPolicy::Random => "random",
+            VictimPolicy::Sample => "sample",
+            VictimPolicy::Set => "set",
+        };
+        let amount = match self.amount {
+            StealAmount::One => "one",
+            StealAmount::Half => "half",
+        };
+        format!("stealing/{deque}/{victim}/{amount}")
+    }
+
+    fn run<T, R>(
+        &self,
+        workers: NonZeroUsize,
+        tasks: &[T],
+        runner: &R,
+    ) -> Result<Outcome<R::Local>, SpawnError>
+    where
+        T: Clone + Send + Sync,
+        R: TaskRunner<T>,
+    {
+        match self.deque {
+            DequeKind::Abp => self.run_with::<deque::Abp, T, R>(workers, tasks, runner),
+            DequeKind::Locked => self.run_with::<deque::Locked, T, R>(workers, tasks, runner),
+        }
+    }
+}
+
+/// What one worker shares with thieves: its deque's stealer handle.
+struct Victim<D: Family, T: Send>(D::Stealer<Job<T>>);
+
+impl<D: Family, T: Send> Prospect for Victim<D, T> {
+    fn len(&self) -> usize {
+        D::stealer_len(&self.0)
+    }
+    fn oldest_depth(&self) -> Option<u32> {
+        D::oldest_tag(&self.0)
+    }
+}
+
+impl WorkStealing {
+    fn run_with<D: Family, T, R>(
+        &self,
+        workers: NonZeroUsize,
+        tasks: &[T],
+        runner: &R,
+    ) -> Result<Outcome<R::Local>, SpawnError>
+    where
+        T: Clone + Send + Sync,
+        R: TaskRunner<T>,
+    {
+        let p = workers.get();
+        let mut owners = Vec::with_capacity(p);
+        let mut victims = Vec::with_capacity(p);
+        for _ in 0..p {
+            let (owner, stealer) = D::new::<Job<T>>(CAPACITY);
+            // A mutex only to hand each worker its owner handle once, at its start.
+            owners.push(Mutex::new(Some(owner)));
+            victims.push(Victim::<D, T>(stealer));
+        }
+        let termination = Termination::new(p, tasks.len() as u64);
+        let thieves = AtomicU64::new(0);
+        let shared = Shared {
+            tasks,
+            runner,
+            victims: &victims,
+            termination: &termination,
+            thieves: &thieves,
+        };
+        run_workers(self.name(), workers, |me, telemetry| {
+            let owner = owners[me]
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .take()
+                .expect("each worker takes its own deque once");
+            self.work(me, owner, &shared, telemetry)
+        })
+    }
+
+    /// One worker's whole run.
+    fn work<D: Family, T, R>(
+        &self,
+        me: usize,
+        owner: D::Worker<Job<T>>,
+        shared: &Shared<'_, D, T, R>,
+        telemetry: &mut WorkerTelemetry,
+    ) -> R::Local
+    where
+        T: Clone + Send + Sync,
+        R: TaskRunner<T>,
+    {
+        let p = shared.victims.len();
+        let mut local = shared.runner.local(me);
+        // The static share, pushed newest-last so that the owner starts with its first tile;
+        // what does not fit waits in a private backlog.
+        let mut backlog = Vec::new();
+        let share: Vec<usize> = self.assignment.share(me, p, shared.tasks.len()).collect();
+        for &i in share.iter().rev() {
+            let job = Job {
+                task: shared.tasks[i].clone(),
+                depth: 0,
+            };
+            if let Err(job) = D::push(&owner, job, 0) {
+                backlog.push(job);
+            }
+        }
+        backlog.reverse();
+
+        let mut state = Owner::<D, T> {
+            me,
+            deque: owner,
+            next: None,
+            overflow: Vec::new(),
+            created: 0,
+            depth: 0,
+            peak: 0,
+            termination: shared.termination,
+        };
+        let mut finished = 0u64;
+        let mut selector = VictimSelector::new(self.victim, me, p);
+        let mut loot = Vec::new();
+        loop {
+            let job = state
+                .next
+                .take()
+                .or_else(|| state.overflow.pop())
+                .or_else(|| D::pop(&state.deque))
+                .or_else(|| backlog.pop());
+            let job = match job {
+                Some(job) => job,
+                None => match self.steal(&mut state, shared, &mut selector, &mut loot, telemetry) {
+                    Some(job) => job,
+                    None => break,
+                },
+            };
+            telemetry.tasks += 1;
+            telemetry.initial_tasks += u64::from(job.depth == 0);
+            state.depth = job.depth + 1;
+            shared.runner.run(job.task, &mut local, &mut state);
+            finished += 1;
+            shared.termination.finished(me, finished);
+        }
+        telemetry.spawned = state.created;
+        telemetry.peak_queued = Some(state.peak);
+        local
+    }
+
+    /// Looks for work until some is found (returned, to run next) or the run is over.
+    fn steal<D: Family, T, R>(
+        &self,
+        state: &mut Owner<'_, D, T>,
+        shared: &Shared<'_, D, T, R>,
+        selector: &mut VictimSelector,
+        loot: &mut Vec<Job<T>>,
+        telemetry: &mut WorkerTelemetry,
+    ) -> Option<Job<T>>
+    where
+        T: Send,
+    {
+        let started = Instant::now();
+        let p = shared.victims.len();
+        // Relaxed: a count for the victim sets' walk length, a hint.
+        shared.thieves.fetch_add(1, Ordering::Relaxed);
+        selector.begin();
+        let max = match self.amount {
+            StealAmount::One => 1,
+            // Half of the victim's tasks, but never more than our own deque can take.
+            StealAmount::Half => CAPACITY / 2,
+        };
+        let mut found = None;
+        let mut failures = 0u32;
+        loop {
+            if p > 1 {
+                let victim = selector.choose(shared.victims, shared.thieves);
+                telemetry.steal_attempts += 1;
+                match D::steal_into(&shared.victims[victim].0, loot, max) {
+                    Steal::Success(n) => {
+                        telemetry.steal_successes += 1;
+                        telemetry.tasks_stolen += n as u64;
+                        let mut stolen = loot.drain(..);
+                        found = stolen.next();
+                        // The rest into our own deque, oldest first: we pop the newest, and
+                        // thieves find the oldest at the other end, as before.
+                        for job in stolen {
+                            let depth = job.depth;
+                            if let Err(job) = D::push(&state.deque, job, depth) {
+                                state.overflow.push(job);
+                            }
+                        }
+                        break;
+                    }
+                    Steal::Empty | Steal::Retry => selector.failed(),
+                }
+            }
+            if shared.termination.all_done() {
+                break;
+            }
+            failures += 1;
+            if failures % YIELD_EVERY == 0 {
+                thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+        shared.thieves.fetch_sub(1, Ordering::Relaxed);
+        telemetry.idle += started.elapsed();
+        found
+    }
+}
+
+/// What all workers of a run share.
+struct Shared<'a, D: Family, T: Send, R> {
+    tasks: &'a [T],
+    runner: &'a R,
+    victims: &'a [Victim<D, T>],
+    termination: &'a Termination,
+    /// Workers looking for work now.
+    thieves: &'a AtomicU64,
+}
+
+/// A worker's own state while it runs tasks; also the [`Spawn`] handle its tasks get.
+struct Owner<'a, D: Family, T: Send> {
+    me: usize,
+    deque: D::Worker<Job<T>>,
+    /// The child to run right after the current task.
+    next: Option<Job<T>>,
+    /// Children that found the deque full: run depth-first, before the deque is popped.
+    overflow: Vec<Job<T>>,
+    /// Tasks this worker has spawned.
+    created: u64,
+    /// Depth of the children of the task running now.
+    depth: u32,
+    /// The most tasks the deque held at once.
+    peak: u64,
+    termination: &'a Termination,
+}
+
+impl<D: Family, T: Send> Spawn<T> for Owner<'_, D, T> {
+    #[inline]
+    fn spawn(&mut self, task: T) {
+        // Counted before anyone else can see it (see `termination`).
+        self.created += 1;
+        self.termination.created(self.me, self.created);
+        let job = Job {
+            task,
+            depth: self.depth,
+        };
+        if self.next.is_none() {
+            self.next = Some(job);
+            return;
+        }
+        match D::push(&self.deque, job, self.depth) {
+            Ok(()) => self.peak = self.peak.max(D::len(&self.deque) as u64),
+            Err(job) => self.overflow.push(job),
+        }
+    }
+}
