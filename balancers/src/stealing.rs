@@ -318,7 +318,7 @@ struct Owner<'a, D: Family, T: Send> {
     created: u64,
     /// Depth of the children of the task running now.
     depth: u32,
-    /// The most tasks the deque held at once.
+    /// The most tasks queued at once, in the deque and its overflow.
     peak: u64,
     termination: &'a Termination,
 }
@@ -337,9 +337,10 @@ impl<D: Family, T: Send> Spawn<T> for Owner<'_, D, T> {
             self.next = Some(job);
             return;
         }
-        match D::push(&self.deque, job, self.depth) {
-            Ok(()) => self.peak = self.peak.max(D::len(&self.deque) as u64),
-            Err(job) => self.overflow.push(job),
+        if let Err(job) = D::push(&self.deque, job, self.depth) {
+            self.overflow.push(job);
         }
+        let queued = D::len(&self.deque) + self.overflow.len();
+        self.peak = self.peak.max(queued as u64);
     }
 }

@@ -247,7 +247,10 @@ impl TaskRunner<u32> for Hostage {
         }
         let start = std::time::Instant::now();
         while self.freed.load(Ordering::Acquire) == 0 {
-            assert!(start.elapsed().as_secs() < 20, "no other worker took a task in 20 s");
+            assert!(
+                start.elapsed().as_secs() < 20,
+                "no other worker took a task in 20 s"
+            );
             std::thread::yield_now();
         }
     }
@@ -259,14 +262,25 @@ const HOSTAGE_WORKER: usize = 0;
 #[test]
 fn idle_workers_steal_the_work_of_the_busy_one() {
     for deque in [DequeKind::Abp, DequeKind::Locked] {
-        for victim in [VictimPolicy::Random, VictimPolicy::Sample, VictimPolicy::Set] {
+        for victim in [
+            VictimPolicy::Random,
+            VictimPolicy::Sample,
+            VictimPolicy::Set,
+        ] {
             for amount in [StealAmount::One, StealAmount::Half] {
                 let balancer = stealing(deque, victim, amount);
-                let runner = Hostage { freed: AtomicU32::new(0) };
-                let outcome = balancer.run(NonZeroUsize::new(4).unwrap(), &[0], &runner).expect("workers start");
+                let runner = Hostage {
+                    freed: AtomicU32::new(0),
+                };
+                let outcome = balancer
+                    .run(NonZeroUsize::new(4).unwrap(), &[0], &runner)
+                    .expect("workers start");
                 let t = &outcome.telemetry;
                 assert_eq!(t.total_tasks(), u64::from(LEAVES_HELD) + 1);
-                assert!(t.total_steals() > 0, "{deque:?}/{victim:?}/{amount:?}: nobody stole");
+                assert!(
+                    t.total_steals() > 0,
+                    "{deque:?}/{victim:?}/{amount:?}: nobody stole"
+                );
                 for w in &t.workers {
                     assert!(w.steal_successes <= w.steal_attempts);
                     assert!(w.tasks_stolen >= w.steal_successes);

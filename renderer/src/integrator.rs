@@ -59,6 +59,33 @@ pub struct Tile {
     pub y1: u32,
 }
 
+impl Tile {
+    /// Pixels in the tile.
+    pub fn pixels(&self) -> u32 {
+        (self.x1 - self.x0) * (self.y1 - self.y0)
+    }
+
+    /// The two halves of a tile of more than [`SPLIT_ABOVE`] pixels, cut across its longer
+    /// side; `None` for a tile small enough to trace as it is.
+    pub fn split(&self) -> Option<(Tile, Tile)> {
+        if self.pixels() <= SPLIT_ABOVE {
+            return None;
+        }
+        Some(if self.x1 - self.x0 >= self.y1 - self.y0 {
+            let mid = self.x0 + (self.x1 - self.x0) / 2;
+            (Tile { x1: mid, ..*self }, Tile { x0: mid, ..*self })
+        } else {
+            let mid = self.y0 + (self.y1 - self.y0) / 2;
+            (Tile { y1: mid, ..*self }, Tile { y0: mid, ..*self })
+        })
+    }
+}
+
+/// Tiles above this many pixels (a 32×32 tile) split themselves while they run: small enough
+/// that a stolen half of a large tile balances well, large enough that splitting costs nothing
+/// next to tracing (one task per thousand camera rays).
+pub const SPLIT_ABOVE: u32 = 32 * 32;
+
 /// The tiles of edge `edge` covering a `width × height` image, row-major; the last row and
 /// column are clipped to the image.
 pub fn tiles(width: u32, height: u32, edge: NonZeroU32) -> Vec<Tile> {
@@ -273,7 +300,14 @@ impl TaskRunner<RenderTask> for Whitted<'_> {
     fn run<S: Spawn<RenderTask>>(&self, task: RenderTask, counts: &mut RayCounts, spawn: &mut S) {
         match task {
             RenderTask::Ray(ray) => self.trace(ray, counts, spawn),
-            RenderTask::Tile(tile) => {
+            RenderTask::Tile(mut tile) => {
+                // A large tile hands halves of itself out as new tiles until what is left is
+                // small: a balancer that moves work can then move parts of a tile, not only the
+                // rays it spawns; one that does not runs the halves on the same worker anyway.
+                while let Some((first, second)) = tile.split() {
+                    spawn.spawn(RenderTask::Tile(second));
+                    tile = first;
+                }
                 let (w, h) = (self.scene.width, self.scene.height);
                 for y in tile.y0..tile.y1 {
                     for x in tile.x0..tile.x1 {
@@ -321,6 +355,48 @@ mod tests {
                 x1: 70,
                 y1: 33
             }
+        );
+    }
+
+    #[test]
+    fn large_tiles_split_into_halves_that_cover_them() {
+        let tile = Tile {
+            x0: 0,
+            y0: 0,
+            x1: 100,
+            y1: 40,
+        };
+        let (a, b) = tile.split().unwrap();
+        assert_eq!((a, b), (Tile { x1: 50, ..tile }, Tile { x0: 50, ..tile }));
+        assert_eq!(a.pixels() + b.pixels(), tile.pixels());
+        let (c, d) = Tile {
+            x0: 0,
+            y0: 0,
+            x1: 33,
+            y1: 40,
+        }
+        .split()
+        .unwrap();
+        assert_eq!((c.y1, d.y0), (20, 20), "the longer side is cut");
+        assert!(
+            Tile {
+                x0: 0,
+                y0: 0,
+                x1: 32,
+                y1: 32
+            }
+            .split()
+            .is_none()
+        );
+        assert!(
+            Tile {
+                x0: 0,
+                y0: 0,
+                x1: 1025,
+                y1: 1
+            }
+            .split()
+            .is_some()
         );
     }
 }

@@ -103,6 +103,13 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Writes `text` to `path`, atomically.
+pub fn write_text(path: &Path, text: &str) -> io::Result<()> {
+    let mut staged = StagedFiles::new();
+    staged.text(path, text)?;
+    staged.commit()
+}
+
 /// Writes an 8-bit RGB image (row-major triples) as PNG, atomically.
 pub fn write_png(path: &Path, width: u32, height: u32, rgb: &[u8]) -> io::Result<()> {
     let mut staged = StagedFiles::new();

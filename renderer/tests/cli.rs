@@ -235,8 +235,14 @@ fn validate_runs_the_matrix() {
     let stdout = ok(&out);
     // 2 static + 12 stealing + 1 rayon variants, × 2 thread counts × 2 tile sizes.
     assert!(stdout.contains("all 60 renders identical"), "{stdout}");
-    assert!(stdout.contains("stealing/locked/set/one") && stdout.contains("rayon"), "{stdout}");
-    assert!(!stdout.contains("counter"), "--balancers leaves counter out: {stdout}");
+    assert!(
+        stdout.contains("stealing/locked/set/one") && stdout.contains("rayon"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("counter"),
+        "--balancers leaves counter out: {stdout}"
+    );
     assert!(dir.path().join("ref.png").exists());
 }
 

@@ -306,6 +306,111 @@ pub(crate) struct BenchArgs {
 pub(crate) enum Bench {
     /// Closest-hit throughput of camera rays alone (no shading, no shadow rays).
     Trace(TraceArgs),
+    /// Time per pixel against tile edge for each balancer (Wende's figures 4.6 to 4.9).
+    Sweep(SweepArgs),
+    /// Time and parallel efficiency against thread count for each balancer.
+    Scaling(ScalingArgs),
+    /// Deque throughput and steal success (Wende's table 3.2): every thread pops its own
+    /// deque (setup i), then steals (ii), then also pushes at random (iii).
+    Deque(DequeArgs),
+}
+
+/// Which balancers a benchmark compares.
+#[derive(Debug, Args)]
+pub(crate) struct BalancerSet {
+    /// Balancers to compare: `static` (interleaved), `counter` (chunk 1), `stealing` (as set
+    /// by --deque, --victim and --steal) and `rayon`.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [BalancerName::Static, BalancerName::Counter, BalancerName::Stealing, BalancerName::Rayon])]
+    pub(crate) balancers: Vec<BalancerName>,
+    /// The deque of `stealing`.
+    #[arg(long, value_enum, default_value_t = DequeName::Abp)]
+    pub(crate) deque: DequeName,
+    /// Victim selection of `stealing`.
+    #[arg(long, value_enum, default_value_t = VictimName::Random)]
+    pub(crate) victim: VictimName,
+    /// How much a steal takes in `stealing`.
+    #[arg(long, value_enum, default_value_t = StealName::Half)]
+    pub(crate) steal: StealName,
+}
+
+impl BalancerSet {
+    /// The balancers to compare, in the order given.
+    pub(crate) fn kinds(&self) -> Vec<BalancerKind> {
+        let stealing = StealingChoice {
+            deque: self.deque,
+            victim: self.victim,
+            steal: self.steal,
+        };
+        self.balancers
+            .iter()
+            .map(|&b| balancer(b, AssignName::Interleaved, NonZeroUsize::MIN, stealing))
+            .collect()
+    }
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SweepArgs {
+    /// Scene files (default: scenes/treasure.toml and scenes/treasure-calm.toml).
+    pub(crate) scenes: Vec<PathBuf>,
+    #[command(flatten)]
+    pub(crate) scene: SceneArgs,
+    #[command(flatten)]
+    pub(crate) set: BalancerSet,
+    /// Tile edges in pixels.
+    #[arg(long, value_delimiter = ',', default_value = "8,16,32,64,128,256,512", value_parser = tile_edge)]
+    pub(crate) tiles: Vec<NonZeroU32>,
+    /// Worker threads (default: every core).
+    #[arg(long, value_name = "N", value_parser = positive::<4096>)]
+    pub(crate) threads: Option<NonZeroUsize>,
+    /// Rounds: every round renders every combination once, so that drift in the machine's
+    /// speed spreads evenly; the best round counts.
+    #[arg(long, value_name = "N", default_value = "3", value_parser = positive::<1000>)]
+    pub(crate) repeat: NonZeroUsize,
+    /// Folder for sweep.csv, sweep-best.csv and sweep.svg.
+    #[arg(long, value_name = "DIR", default_value = "bench-out")]
+    pub(crate) out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ScalingArgs {
+    /// Scene file (default: scenes/treasure.toml).
+    pub(crate) scene_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) scene: SceneArgs,
+    #[command(flatten)]
+    pub(crate) set: BalancerSet,
+    /// Thread counts (default: 1 to every core).
+    #[arg(long, value_delimiter = ',', value_parser = positive::<4096>)]
+    pub(crate) threads: Vec<NonZeroUsize>,
+    /// Tile edge in pixels.
+    #[arg(long, value_name = "PIXELS", default_value = "32", value_parser = tile_edge)]
+    pub(crate) tile: NonZeroU32,
+    /// Rounds, as for `sweep`.
+    #[arg(long, value_name = "N", default_value = "3", value_parser = positive::<1000>)]
+    pub(crate) repeat: NonZeroUsize,
+    /// Folder for scaling.csv and scaling.svg.
+    #[arg(long, value_name = "DIR", default_value = "bench-out")]
+    pub(crate) out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DequeArgs {
+    /// Threads, each owning one deque (default: every core).
+    #[arg(long, value_name = "N", value_parser = positive::<4096>)]
+    pub(crate) threads: Option<NonZeroUsize>,
+    /// Elements each deque is filled with at the start of an iteration (and, in setup iii,
+    /// pushes during it).
+    #[arg(long, value_name = "N", default_value = "32000", value_parser = positive::<100_000_000>)]
+    pub(crate) elements: NonZeroUsize,
+    /// Iterations per setup; the mean is reported.
+    #[arg(long, value_name = "N", default_value = "50", value_parser = positive::<100_000>)]
+    pub(crate) iterations: NonZeroUsize,
+    /// How much a steal takes.
+    #[arg(long, value_enum, default_value_t = StealName::One)]
+    pub(crate) steal: StealName,
+    /// Folder for deque.csv.
+    #[arg(long, value_name = "DIR", default_value = "bench-out")]
+    pub(crate) out: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -1,4 +1,4 @@
-//! `raylb bench`.
+//! `raylb bench trace`: closest-hit throughput of camera rays.
 
 use std::num::NonZeroU32;
 use std::process::ExitCode;
@@ -10,13 +10,7 @@ use renderer::bvh::{NoCounters, TestCounts, TraversalCounters};
 use renderer::integrator::{Tile, tiles};
 use renderer::scene::Scene;
 
-use crate::cli::{Bench, BenchArgs, TraceArgs, threads};
-
-pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
-    match &args.bench {
-        Bench::Trace(a) => trace(a),
-    }
-}
+use crate::cli::{TraceArgs, threads};
 
 /// Traces the camera rays of a tile for their closest hit, nothing more, reporting every
 /// box and triangle test to a `C` (which [`NoCounters`] compiles away).
@@ -64,7 +58,7 @@ impl<C: TraversalCounters + Default + Send + Sync> TaskRunner<Tile> for CameraRa
 
 /// Camera rays only: the traversal's throughput. The first pass counts box and triangle
 /// tests; the timed passes count nothing.
-fn trace(args: &TraceArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: &TraceArgs) -> Result<ExitCode> {
     let scene = args.scene.load(&args.source)?;
     let workers = threads(Some(args.threads));
     let balancer = BalancerKind::static_tiles(Assignment::Interleaved);

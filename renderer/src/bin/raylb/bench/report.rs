@@ -1,0 +1,217 @@
+//! What benchmarks hand back: a text table on the terminal, CSV, and an SVG line chart.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{Result, anyhow};
+use plotters::coord::ranged1d::ValueFormatter;
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+use renderer::output::{io_reason, write_text};
+
+/// A table: a header row and data rows of equal width, printed aligned and saved as CSV.
+#[derive(Debug, Default)]
+pub(crate) struct Table {
+    pub(crate) header: Vec<String>,
+    pub(crate) rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub(crate) fn new(header: &[&str]) -> Self {
+        Self {
+            header: header.iter().map(|h| h.to_string()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    pub(crate) fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    /// Aligned columns for the terminal (numbers right-aligned).
+    pub(crate) fn render(&self) -> String {
+        let widths: Vec<usize> = (0..self.header.len())
+            .map(|c| {
+                self.rows
+                    .iter()
+                    .map(|r| r[c].chars().count())
+                    .chain([self.header[c].chars().count()])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut out = String::new();
+        for row in std::iter::once(&self.header).chain(&self.rows) {
+            let cells: Vec<String> = row
+                .iter()
+                .zip(&widths)
+                .enumerate()
+                .map(|(i, (cell, &w))| {
+                    if i == 0 {
+                        format!("{cell:<w$}")
+                    } else {
+                        format!("{cell:>w$}")
+                    }
+                })
+                .collect();
+            let _ = writeln!(out, "{}", cells.join("  ").trim_end());
+        }
+        out
+    }
+
+    /// Comma-separated values, one line per row.
+    pub(crate) fn csv(&self) -> String {
+        let mut out = String::new();
+        for row in std::iter::once(&self.header).chain(&self.rows) {
+            let _ = writeln!(out, "{}", row.join(","));
+        }
+        out
+    }
+}
+
+/// One line of a chart.
+#[derive(Debug)]
+pub(crate) struct Series {
+    pub(crate) label: String,
+    pub(crate) points: Vec<(f64, f64)>,
+}
+
+/// One chart of a figure (a figure puts its panels side by side).
+#[derive(Debug)]
+pub(crate) struct Panel {
+    pub(crate) title: String,
+    pub(crate) series: Vec<Series>,
+}
+
+/// Axis descriptions of a figure.
+#[derive(Debug)]
+pub(crate) struct Axes<'a> {
+    pub(crate) x: &'a str,
+    pub(crate) y: &'a str,
+    /// A logarithmic (base 2) x axis, for tile edges and thread counts.
+    pub(crate) log_x: bool,
+    /// Start the y axis at 0 (otherwise it hugs the data).
+    pub(crate) y_from_zero: bool,
+}
+
+const COLOURS: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(23, 190, 207),
+];
+
+/// Draws `panels` side by side as an SVG line chart and returns the document.
+pub(crate) fn line_chart(title: &str, axes: &Axes<'_>, panels: &[Panel]) -> Result<String> {
+    let mut svg = String::new();
+    let width = 520 * panels.len().max(1) as u32;
+    {
+        let root = SVGBackend::with_string(&mut svg, (width, 420)).into_drawing_area();
+        let plot_error = |e: &dyn std::fmt::Display| anyhow!("cannot draw the chart: {e}");
+        root.fill(&WHITE).map_err(|e| plot_error(&e))?;
+        let root = root
+            .titled(title, ("sans-serif", 20))
+            .map_err(|e| plot_error(&e))?;
+        for (area, panel) in root
+            .split_evenly((1, panels.len().max(1)))
+            .iter()
+            .zip(panels)
+        {
+            let points = panel.series.iter().flat_map(|s| s.points.iter());
+            let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+            for &(x, y) in points {
+                x0 = x0.min(x);
+                x1 = x1.max(x);
+                y0 = y0.min(y);
+                y1 = y1.max(y);
+            }
+            if x0 > x1 {
+                continue;
+            }
+            if axes.y_from_zero {
+                y0 = 0.0;
+            }
+            let pad = ((y1 - y0) * 0.08).max(1e-9);
+            let (y0, y1) = (if axes.y_from_zero { 0.0 } else { y0 - pad }, y1 + pad);
+            let mut builder = ChartBuilder::on(area);
+            builder
+                .caption(&panel.title, ("sans-serif", 16))
+                .margin(12)
+                .x_label_area_size(40)
+                .y_label_area_size(60);
+            if axes.log_x {
+                let mut chart = builder
+                    .build_cartesian_2d((x0..x1).log_scale().base(2.0), y0..y1)
+                    .map_err(|e| plot_error(&e))?;
+                draw_panel(&mut chart, panel, axes)?;
+            } else {
+                let mut chart = builder
+                    .build_cartesian_2d(x0..x1, y0..y1)
+                    .map_err(|e| plot_error(&e))?;
+                draw_panel(&mut chart, panel, axes)?;
+            }
+        }
+        root.present().map_err(|e| plot_error(&e))?;
+    }
+    Ok(svg)
+}
+
+/// Draws one panel's mesh, lines, points and legend.
+fn draw_panel<'a, X>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, RangedCoordf64>>,
+    panel: &Panel,
+    axes: &Axes<'_>,
+) -> Result<()>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let plot_error = |e: &dyn std::fmt::Display| anyhow!("cannot draw the chart: {e}");
+    chart
+        .configure_mesh()
+        .x_desc(axes.x)
+        .y_desc(axes.y)
+        .draw()
+        .map_err(|e| plot_error(&e))?;
+    for (i, series) in panel.series.iter().enumerate() {
+        let colour = COLOURS[i % COLOURS.len()];
+        chart
+            .draw_series(LineSeries::new(
+                series.points.clone(),
+                colour.stroke_width(2),
+            ))
+            .map_err(|e| plot_error(&e))?
+            .label(series.label.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(2))
+            });
+        chart
+            .draw_series(
+                series
+                    .points
+                    .iter()
+                    .map(|&p| Circle::new(p, 3, colour.filled())),
+            )
+            .map_err(|e| plot_error(&e))?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(|e| plot_error(&e))?;
+    Ok(())
+}
+
+/// Writes `text` to `dir/name`, creating `dir` if needed.
+pub(crate) fn save(dir: &Path, name: &str, text: &str) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| anyhow!("cannot create {}: {}", dir.display(), io_reason(&e)))?;
+    let path = dir.join(name);
+    write_text(&path, text)
+        .map_err(|e| anyhow!("cannot write {}: {}", path.display(), io_reason(&e)))
+}
