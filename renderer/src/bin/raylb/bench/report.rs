@@ -174,6 +174,7 @@ where
         .configure_mesh()
         .x_desc(axes.x)
         .y_desc(axes.y)
+        .x_label_formatter(&|x| format!("{}", x.round()))
         .draw()
         .map_err(|e| plot_error(&e))?;
     for (i, series) in panel.series.iter().enumerate() {
@@ -201,7 +202,7 @@ where
         .configure_series_labels()
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
+        .position(SeriesLabelPosition::UpperLeft)
         .draw()
         .map_err(|e| plot_error(&e))?;
     Ok(())
