@@ -35,8 +35,8 @@ pub enum StealAmount {
 
 /// Work stealing (Blumofe and Leiserson; Wende, chapter 3): each worker owns a deque,
 /// pre-filled with its static share of the initial tasks (dealt as `assignment` says). A
-/// worker runs the first child a task spawns right after it and pushes the others, so that
-/// its newest work is at hand and its oldest, largest pieces are what thieves find. A worker
+/// worker runs one child of each task right after it (the newest) and pushes the others, so
+/// that its newest work is at hand and its oldest, largest pieces are what thieves find. A worker
 /// whose deque is empty picks victims as `victim` says and steals `amount` from them; the run
 /// ends when no task is left anywhere ([`crate::termination`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -310,7 +310,7 @@ struct Shared<'a, D: Family, T: Send, R> {
 struct Owner<'a, D: Family, T: Send> {
     me: usize,
     deque: D::Worker<Job<T>>,
-    /// The child to run right after the current task.
+    /// The newest child of the current task: it runs right after the task.
     next: Option<Job<T>>,
     /// Children that found the deque full: run depth-first, before the deque is popped.
     overflow: Vec<Job<T>>,
@@ -333,12 +333,15 @@ impl<D: Family, T: Send> Spawn<T> for Owner<'_, D, T> {
             task,
             depth: self.depth,
         };
-        if self.next.is_none() {
-            self.next = Some(job);
+        // The newest child runs next; the one it displaces goes to the deque. The owner thus
+        // runs its tasks in the order of a plain LIFO stack (a tile's rays before the rest of
+        // the tile, as `static` does), while the older, larger pieces wait where thieves look.
+        let Some(displaced) = self.next.replace(job) else {
             return;
-        }
-        if let Err(job) = D::push(&self.deque, job, self.depth) {
-            self.overflow.push(job);
+        };
+        let depth = displaced.depth;
+        if let Err(displaced) = D::push(&self.deque, displaced, depth) {
+            self.overflow.push(displaced);
         }
         let queued = D::len(&self.deque) + self.overflow.len();
         self.peak = self.peak.max(queued as u64);

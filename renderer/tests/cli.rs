@@ -299,3 +299,146 @@ fn help_shows_examples() {
         );
     }
 }
+
+#[test]
+fn bench_sweep_scaling_and_deque_write_their_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = scene("quick");
+    let q = quick.to_str().unwrap();
+    let sweep = ok(&raylb(
+        dir.path(),
+        &[
+            "bench",
+            "sweep",
+            q,
+            "--tiles",
+            "8,64",
+            "--repeat",
+            "2",
+            "--threads",
+            "2",
+            "--out",
+            "out",
+        ],
+    ));
+    assert!(
+        sweep.contains("quick") && sweep.contains("stealing/abp/random/half µs/px"),
+        "{sweep}"
+    );
+    let csv = fs::read_to_string(dir.path().join("out/sweep.csv")).unwrap();
+    // Header, then 2 rounds × 2 tiles × 4 balancers.
+    assert_eq!(csv.lines().count(), 1 + 2 * 2 * 4, "{csv}");
+    assert!(csv.starts_with("scene,balancer,tile,threads,round,seconds,us_per_pixel"));
+    let svg = fs::read_to_string(dir.path().join("out/sweep.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("rayon") && svg.contains("tile edge"));
+
+    let scaling = ok(&raylb(
+        dir.path(),
+        &[
+            "bench",
+            "scaling",
+            q,
+            "--threads",
+            "1,2",
+            "--balancers",
+            "stealing",
+            "--repeat",
+            "1",
+            "--out",
+            "out",
+        ],
+    ));
+    assert!(
+        scaling.contains("efficiency") && scaling.contains("stealing/abp/random/half"),
+        "{scaling}"
+    );
+    assert!(dir.path().join("out/scaling.svg").exists());
+
+    let deque = ok(&raylb(
+        dir.path(),
+        &[
+            "bench",
+            "deque",
+            "--threads",
+            "2",
+            "--elements",
+            "2000",
+            "--iterations",
+            "2",
+            "--out",
+            "out",
+        ],
+    ));
+    for row in [
+        "abp (non-blocking)",
+        "locked (blocking)",
+        "i) pop only",
+        "ii) pop, then steal",
+        "iii) push/pop",
+    ] {
+        assert!(deque.contains(row), "{row} missing:\n{deque}");
+    }
+    let csv = fs::read_to_string(dir.path().join("out/deque.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 2 * 3);
+}
+
+#[test]
+fn render_with_stealing_and_rayon_reports_their_telemetry() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = scene("quick");
+    let q = quick.to_str().unwrap();
+    for (balancer, extra) in [
+        (
+            "stealing",
+            &["--deque", "locked", "--victim", "set", "--steal", "one"][..],
+        ),
+        ("rayon", &[][..]),
+    ] {
+        let args = [
+            &[
+                "render",
+                q,
+                "-o",
+                "q.png",
+                "--stats",
+                "s.json",
+                "--threads",
+                "3",
+                "--balancer",
+                balancer,
+            ][..],
+            extra,
+        ]
+        .concat();
+        let stdout = ok(&raylb(dir.path(), &args));
+        let stats: serde_json::Value =
+            serde_json::from_slice(&fs::read(dir.path().join("s.json")).unwrap()).unwrap();
+        let workers = stats["workers"].as_array().unwrap();
+        assert_eq!(workers.len(), 3);
+        if balancer == "rayon" {
+            assert!(
+                stdout.contains("render  rayon") && stdout.contains("? steals"),
+                "{stdout}"
+            );
+            assert!(
+                stats["render"]["steals"].is_null()
+                    && stats["render"]["peak_outstanding_tasks"].is_null()
+            );
+            assert!(workers.iter().all(|w| w["steal_attempts"].is_null()));
+        } else {
+            assert!(
+                stdout.contains("render  stealing/locked/set/one"),
+                "{stdout}"
+            );
+            assert!(
+                stats["render"]["steals"].is_u64()
+                    && stats["render"]["peak_outstanding_tasks"].is_u64()
+            );
+            assert!(
+                workers
+                    .iter()
+                    .all(|w| w["steal_attempts"].is_u64() && w["peak_queued"].is_u64())
+            );
+        }
+    }
+}
