@@ -3,6 +3,7 @@
 //! that runs dry steals from others.
 
 use std::num::NonZeroUsize;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::Mutex;
 use std::thread;
 use std::time::Instant;
@@ -10,7 +11,7 @@ use std::time::Instant;
 use crate::balancer::{Balancer, Outcome, Spawn, SpawnError, TaskRunner, run_workers};
 use crate::deque::{self, Family, Steal};
 use crate::static_tiles::Assignment;
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicBool, AtomicU64, Ordering};
 use crate::telemetry::WorkerTelemetry;
 use crate::termination::Termination;
 use crate::victim::{Prospect, VictimPolicy, VictimSelector};
@@ -68,6 +69,12 @@ impl Default for WorkStealing {
 /// does not fit runs at once (spawns) or waits in a private backlog (initial tasks). At 48
 /// bytes a task that is 0.8 MiB per worker.
 const CAPACITY: usize = 1 << 14;
+
+/// The most tasks one steal-half takes. Each further task costs the thief a fence and a
+/// compare-and-swap while it keeps other thieves off that victim (the `abp` deque's `busy`
+/// bit, the `locked` deque's lock); 64 tasks of microseconds each keep a thief busy far longer
+/// than its next steal takes, which is all that stealing half is for.
+const STEAL_HALF_AT_MOST: usize = 64;
 
 /// Failed steal attempts between yields of the processor: thieves that only spun would take
 /// time slices from workers that have work when threads outnumber cores.
@@ -148,12 +155,14 @@ impl WorkStealing {
         }
         let termination = Termination::new(p, tasks.len() as u64);
         let thieves = AtomicU64::new(0);
+        let aborted = AtomicBool::new(false);
         let shared = Shared {
             tasks,
             runner,
             victims: &victims,
             termination: &termination,
             thieves: &thieves,
+            aborted: &aborted,
         };
         run_workers(self.name(), workers, |me, telemetry| {
             let owner = owners[me]
@@ -161,7 +170,16 @@ impl WorkStealing {
                 .unwrap_or_else(|poisoned| poisoned.into_inner())
                 .take()
                 .expect("each worker takes its own deque once");
-            self.work(me, owner, &shared, telemetry)
+            // A task that panics never counts as finished, so the others would look for work
+            // forever: tell them to stop, then let the panic reach the caller.
+            panic::catch_unwind(AssertUnwindSafe(|| {
+                self.work(me, owner, &shared, telemetry)
+            }))
+            .unwrap_or_else(|payload| {
+                // Relaxed: the flag carries no data; the panic itself travels by `join`.
+                aborted.store(true, Ordering::Relaxed);
+                panic::resume_unwind(payload)
+            })
         })
     }
 
@@ -179,21 +197,17 @@ impl WorkStealing {
     {
         let p = shared.victims.len();
         let mut local = shared.runner.local(me);
-        // The static share, pushed newest-last so that the owner starts with its first tile;
-        // what does not fit waits in a private backlog.
-        let mut backlog = Vec::new();
-        let share: Vec<usize> = self.assignment.share(me, p, shared.tasks.len()).collect();
-        for &i in share.iter().rev() {
-            let job = Job {
+        // The static share, in order, in a private backlog that feeds the deque: a deque
+        // holds at most `CAPACITY`, and a share can be larger.
+        let mut backlog: Vec<Job<T>> = self
+            .assignment
+            .share(me, p, shared.tasks.len())
+            .map(|i| Job {
                 task: shared.tasks[i].clone(),
                 depth: 0,
-            };
-            if let Err(job) = D::push(&owner, job, 0) {
-                backlog.push(job);
-            }
-        }
+            })
+            .collect();
         backlog.reverse();
-
         let mut state = Owner::<D, T> {
             me,
             deque: owner,
@@ -204,6 +218,7 @@ impl WorkStealing {
             peak: 0,
             termination: shared.termination,
         };
+        state.refill(&mut backlog);
         let mut finished = 0u64;
         let mut selector = VictimSelector::new(self.victim, me, p);
         let mut loot = Vec::new();
@@ -212,8 +227,12 @@ impl WorkStealing {
                 .next
                 .take()
                 .or_else(|| state.overflow.pop())
-                .or_else(|| D::pop(&state.deque))
-                .or_else(|| backlog.pop());
+                .or_else(|| {
+                    D::pop(&state.deque).or_else(|| {
+                        state.refill(&mut backlog);
+                        D::pop(&state.deque)
+                    })
+                });
             let job = match job {
                 Some(job) => job,
                 None => match self.steal(&mut state, shared, &mut selector, &mut loot, telemetry) {
@@ -252,8 +271,7 @@ impl WorkStealing {
         selector.begin();
         let max = match self.amount {
             StealAmount::One => 1,
-            // Half of the victim's tasks, but never more than our own deque can take.
-            StealAmount::Half => CAPACITY / 2,
+            StealAmount::Half => STEAL_HALF_AT_MOST,
         };
         let mut found = None;
         let mut failures = 0u32;
@@ -270,20 +288,23 @@ impl WorkStealing {
                         // The rest into our own deque, oldest first: we pop the newest, and
                         // thieves find the oldest at the other end, as before.
                         for job in stolen {
-                            let depth = job.depth;
-                            if let Err(job) = D::push(&state.deque, job, depth) {
-                                state.overflow.push(job);
-                            }
+                            state.push(job);
                         }
                         break;
                     }
                     Steal::Empty | Steal::Retry => selector.failed(),
                 }
             }
-            if shared.termination.all_done() {
+            failures += 1;
+            // The termination check reads every worker's counters; once per few attempts is
+            // often enough (the run's end is noticed a few attempts late at most).
+            if (p == 1 || failures % YIELD_EVERY == 0) && shared.termination.all_done() {
                 break;
             }
-            failures += 1;
+            // Relaxed: see `run_with`.
+            if shared.aborted.load(Ordering::Relaxed) {
+                break;
+            }
             if failures % YIELD_EVERY == 0 {
                 thread::yield_now();
             } else {
@@ -304,6 +325,8 @@ struct Shared<'a, D: Family, T: Send, R> {
     termination: &'a Termination,
     /// Workers looking for work now.
     thieves: &'a AtomicU64,
+    /// Set when a worker panicked: the others stop looking for work.
+    aborted: &'a AtomicBool,
 }
 
 /// A worker's own state while it runs tasks; also the [`Spawn`] handle its tasks get.
@@ -323,6 +346,33 @@ struct Owner<'a, D: Family, T: Send> {
     termination: &'a Termination,
 }
 
+impl<D: Family, T: Send> Owner<'_, D, T> {
+    /// Queues a task where thieves can find it, or, if the deque is full, where the owner
+    /// runs it next; records the peak.
+    fn push(&mut self, job: Job<T>) {
+        let depth = job.depth;
+        if let Err(job) = D::push(&self.deque, job, depth) {
+            self.overflow.push(job);
+        }
+        let queued = D::len(&self.deque) + self.overflow.len();
+        self.peak = self.peak.max(queued as u64);
+    }
+
+    /// Moves initial tasks from the private backlog (kept in reverse order) into the deque,
+    /// where thieves can take them: as many as fit in half of it, so that spawns still fit.
+    fn refill(&mut self, backlog: &mut Vec<Job<T>>) {
+        let room = (CAPACITY / 2).saturating_sub(D::len(&self.deque));
+        let take = room.min(backlog.len());
+        // The backlog's end holds the earliest tasks: push the later ones first, so that the
+        // owner pops the earliest first.
+        for job in backlog.drain(backlog.len() - take..) {
+            if let Err(job) = D::push(&self.deque, job, 0) {
+                self.overflow.push(job);
+            }
+        }
+    }
+}
+
 impl<D: Family, T: Send> Spawn<T> for Owner<'_, D, T> {
     #[inline]
     fn spawn(&mut self, task: T) {
@@ -336,14 +386,8 @@ impl<D: Family, T: Send> Spawn<T> for Owner<'_, D, T> {
         // The newest child runs next; the one it displaces goes to the deque. The owner thus
         // runs its tasks in the order of a plain LIFO stack (a tile's rays before the rest of
         // the tile, as `static` does), while the older, larger pieces wait where thieves look.
-        let Some(displaced) = self.next.replace(job) else {
-            return;
-        };
-        let depth = displaced.depth;
-        if let Err(displaced) = D::push(&self.deque, displaced, depth) {
-            self.overflow.push(displaced);
+        if let Some(displaced) = self.next.replace(job) {
+            self.push(displaced);
         }
-        let queued = D::len(&self.deque) + self.overflow.len();
-        self.peak = self.peak.max(queued as u64);
     }
 }

@@ -24,8 +24,10 @@ pub struct WorkerTelemetry {
     pub steal_successes: u64,
     /// Tasks brought back by successful steals.
     pub tasks_stolen: u64,
-    /// The most spawned tasks this worker held queued at once; `None` where the balancer
-    /// cannot see its queues (rayon).
+    /// The most tasks this worker held queued at once in its own queue: the tasks it spawned
+    /// (and, for `stealing`, stolen tasks and the tiles of its share still waiting in its
+    /// deque; `static` and `counter` keep tiles in a shared list instead). `None` where the
+    /// balancer cannot see its queues (rayon).
     pub peak_queued: Option<u64>,
 }
 
@@ -63,10 +65,10 @@ impl Telemetry {
         self.workers.iter().map(|w| w.steal_successes).sum()
     }
 
-    /// The memory footprint in tasks (the measure of the GRAMPS dissertation): an upper bound
-    /// on the spawned tasks queued at any one moment, the sum of every worker's own peak.
-    /// Exact for one worker; for more it counts each worker at its own worst moment, which
-    /// never under-states the memory a run needs and costs nothing on the hot path.
+    /// The memory footprint in tasks (the measure of the GRAMPS dissertation): the sum of every
+    /// worker's own peak ([`WorkerTelemetry::peak_queued`]). Exact for one worker; for more it
+    /// counts each worker at its own worst moment, an upper bound on the tasks queued at any
+    /// one moment that costs nothing on the hot path.
     /// `None` where the balancer cannot see its queues.
     pub fn peak_outstanding(&self) -> Option<u64> {
         self.workers.iter().map(|w| w.peak_queued).sum()

@@ -7,13 +7,16 @@ use crate::sync::{AtomicU64, Ordering};
 pub enum VictimPolicy {
     /// A uniformly random other worker for every attempt.
     Random,
-    /// Look at about √p random workers and steal from the one whose oldest task is nearest the
-    /// root of the spawn tree (the shallowest: typically the most work), breaking ties by the
-    /// longest deque; sampling stops early at an empty worker (Wool).
+    /// At the start of a search for work, look at about √p random workers and steal from the
+    /// one whose oldest task is nearest the root of the spawn tree (the shallowest: typically
+    /// the most work), breaking ties by the longest deque; sampling stops early at an empty
+    /// worker, and after a failed steal the search goes on at random (Wool).
     Sample,
     /// Wool's victim sets: walk a private random permutation of the others from a random start,
     /// covering only as many as the number of thieves requires, so that thieves spread over
-    /// the workers instead of all polling the same ones.
+    /// the workers instead of all polling the same ones. The walk's length is Wool's
+    /// `max(W, m·p/t)`, with the number of thieves `t` read from a shared count rather than
+    /// counted along the walk as Wool does.
     Set,
 }
 
@@ -72,6 +75,8 @@ pub(crate) struct VictimSelector {
     start: usize,
     step: usize,
     failures: u32,
+    /// `Sample`: the current search has taken its sample.
+    sampled: bool,
 }
 
 impl VictimSelector {
@@ -95,11 +100,13 @@ impl VictimSelector {
             start,
             step: 0,
             failures: 0,
+            sampled: false,
         }
     }
 
     /// Starts a new search for work (the worker has just run dry).
     pub(crate) fn begin(&mut self) {
+        self.sampled = false;
         if self.policy == VictimPolicy::Set && !self.permutation.is_empty() {
             self.start = self.rng.below(self.permutation.len());
             self.step = 0;
@@ -112,7 +119,9 @@ impl VictimSelector {
         let others = self.workers - 1;
         match self.policy {
             VictimPolicy::Random => self.random_other(),
+            VictimPolicy::Sample if self.sampled => self.random_other(),
             VictimPolicy::Sample => {
+                self.sampled = true;
                 let samples = (others as f64).sqrt().ceil() as usize;
                 let mut best: Option<(usize, u32, usize)> = None;
                 for _ in 0..samples.max(1) {
@@ -195,11 +204,22 @@ mod tests {
     #[test]
     fn sampling_prefers_the_shallowest_oldest_task() {
         let mut s = VictimSelector::new(VictimPolicy::Sample, 0, 16);
+        let thieves = AtomicU64::new(1);
         let picks = (0..400)
-            .filter(|_| s.choose(&fakes(), &AtomicU64::new(1)) == 11)
+            .filter(|_| {
+                s.begin();
+                s.choose(&fakes(), &thieves) == 11
+            })
             .count();
         // Uniform choice would pick worker 11 one time in 15; four samples find it far more.
         assert!(picks > 400 / 15 * 2, "{picks}");
+        // After the first attempt of a search the choice is random again.
+        s.begin();
+        let _ = s.choose(&fakes(), &thieves);
+        let later = (0..1500)
+            .filter(|_| s.choose(&fakes(), &thieves) == 11)
+            .count();
+        assert!(later < 1500 / 15 * 2, "{later}");
     }
 
     #[test]

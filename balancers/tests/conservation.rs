@@ -289,3 +289,89 @@ fn idle_workers_steal_the_work_of_the_busy_one() {
         }
     }
 }
+
+/// Work that appears after every other worker has run dry must still be shared: the last task
+/// of a late chain spawns leaves and waits until a worker other than its own has run one. A
+/// worker that had wrongly decided the run was over would never come back for them.
+struct LateShared {
+    chain_worker: AtomicU32,
+    shared: AtomicU32,
+}
+
+const LATE_CHAIN: u32 = 2_000;
+
+impl TaskRunner<u32> for LateShared {
+    type Local = usize;
+    fn local(&self, worker: usize) -> usize {
+        worker
+    }
+    fn run<S: Spawn<u32>>(&self, id: u32, me: &mut usize, spawn: &mut S) {
+        match id {
+            // Trivial initial tasks, then the chain's links, then its leaves.
+            0..TRIVIAL => {}
+            _ if id < TRIVIAL + LATE_CHAIN - 1 => spawn.spawn(id + 1),
+            _ if id == TRIVIAL + LATE_CHAIN - 1 => {
+                self.chain_worker.store(*me as u32, Ordering::Relaxed);
+                for leaf in 0..64 {
+                    spawn.spawn(TRIVIAL + LATE_CHAIN + leaf);
+                }
+                let start = std::time::Instant::now();
+                while self.shared.load(Ordering::Acquire) == 0 {
+                    assert!(
+                        start.elapsed().as_secs() < 20,
+                        "late work not shared in 20 s"
+                    );
+                    std::thread::yield_now();
+                }
+            }
+            _ => {
+                if *me as u32 != self.chain_worker.load(Ordering::Relaxed) {
+                    self.shared.store(1, Ordering::Release);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn work_that_appears_late_is_still_stolen() {
+    for balancer in BalancerKind::every_variant()
+        .into_iter()
+        .filter(|b| b.family() == "stealing")
+    {
+        let runner = LateShared {
+            chain_worker: AtomicU32::new(u32::MAX),
+            shared: AtomicU32::new(0),
+        };
+        let tasks: Vec<u32> = (0..=TRIVIAL).collect();
+        let outcome = balancer
+            .run(NonZeroUsize::new(4).unwrap(), &tasks, &runner)
+            .expect("workers start");
+        assert_eq!(
+            outcome.telemetry.total_tasks(),
+            u64::from(TRIVIAL + LATE_CHAIN + 64)
+        );
+    }
+}
+
+#[test]
+fn a_panicking_task_fails_the_run_instead_of_hanging_it() {
+    struct Faulty;
+    impl TaskRunner<u32> for Faulty {
+        type Local = ();
+        fn local(&self, _worker: usize) {}
+        fn run<S: Spawn<u32>>(&self, task: u32, _local: &mut (), _spawn: &mut S) {
+            assert_ne!(task, 7, "task 7 fails");
+        }
+    }
+    for balancer in BalancerKind::every_variant() {
+        let tasks: Vec<u32> = (0..64).collect();
+        let result = std::panic::catch_unwind(|| {
+            balancer.run(NonZeroUsize::new(4).unwrap(), &tasks, &Faulty)
+        });
+        assert!(
+            result.is_err(),
+            "{balancer:?}: the panic must reach the caller"
+        );
+    }
+}

@@ -2,13 +2,16 @@
 //! nearly all of them stolen at least once.
 //! Every task must be taken exactly once, and many must have been stolen.
 
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::thread;
+use std::time::{Duration, Instant};
 
 use balancers::deque::{Steal, abp, locked};
 
 const THREADS: usize = 32;
 const TASKS_PER_THREAD: usize = 100_000;
+/// A run that takes longer than this has lost a task (or hangs): fail instead of waiting.
+const DEADLINE: Duration = Duration::from_secs(120);
 
 /// A small xorshift generator: each thread its own, seeded by its index.
 struct XorShift(u64);
@@ -78,12 +81,26 @@ fn stress<K: Kind>(steal_max: usize) {
     let seen: Vec<AtomicU8> = (0..total).map(|_| AtomicU8::new(0)).collect();
     let taken = AtomicUsize::new(0);
     let stolen = AtomicUsize::new(0);
+    // Set when a thread fails: the others stop instead of waiting for tasks that will not come.
+    let failed = AtomicBool::new(false);
+    let started = Instant::now();
     let deques: Vec<(K::Worker, K::Stealer)> = (0..THREADS).map(|_| K::new(256)).collect();
     let stealers: Vec<K::Stealer> = deques.iter().map(|(_, s)| s.clone()).collect();
     thread::scope(|scope| {
         for (me, (worker, _)) in deques.into_iter().enumerate() {
             let (seen, taken, stolen, stealers) = (&seen, &taken, &stolen, &stealers);
+            let failed = &failed;
             scope.spawn(move || {
+                // Whatever fails in here, the other threads must hear of it.
+                struct Alarm<'a>(&'a AtomicBool);
+                impl Drop for Alarm<'_> {
+                    fn drop(&mut self) {
+                        if std::thread::panicking() {
+                            self.0.store(true, Ordering::Relaxed);
+                        }
+                    }
+                }
+                let _alarm = Alarm(failed);
                 let mut rng = XorShift(0x9E37_79B9_7F4A_7C15 ^ (me as u64 + 1));
                 let record = |task: u32| {
                     let before = seen[task as usize].fetch_add(1, Ordering::Relaxed);
@@ -94,6 +111,13 @@ fn stress<K: Kind>(steal_max: usize) {
                 let mut next = 0;
                 let mut loot = Vec::new();
                 while taken.load(Ordering::Relaxed) < total {
+                    if failed.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    assert!(
+                        started.elapsed() < DEADLINE,
+                        "not done after {DEADLINE:?}: a task was lost"
+                    );
                     if next < quota {
                         // Producers hand everything to thieves: a full deque waits for them.
                         let task = (me * TASKS_PER_THREAD + next) as u32;

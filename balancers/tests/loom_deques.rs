@@ -26,6 +26,15 @@ fn thief_attempts<F: FnMut(&mut Vec<u32>) -> Steal<usize>>(
     loot
 }
 
+/// Runs `f` under loom with every interleaving of up to `preemptions` forced thread switches
+/// (loom's bound; beyond two threads, an unbounded search of these scenarios takes hours, and
+/// the bugs found so far needed two).
+fn model_bounded<F: Fn() + Sync + Send + 'static>(preemptions: usize, f: F) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(preemptions);
+    builder.check(f);
+}
+
 fn exactly_once(mut taken: Vec<u32>, pushed: &[u32]) {
     taken.sort_unstable();
     let mut want = pushed.to_vec();
@@ -125,6 +134,49 @@ macro_rules! deque_models {
                         taken.push(t);
                     }
                     exactly_once(taken, &[1, 2]);
+                });
+            }
+
+            #[test]
+            fn thief_running_while_the_owner_pushes() {
+                // The thief starts before any push, so that it reads `bot` values the owner
+                // publishes while it runs (and after a pop), not ones that `spawn` ordered.
+                loom::model(|| {
+                    let (w, s) = $kind::new::<u32>(4);
+                    let thief =
+                        thread::spawn(move || thief_attempts(1, |v| s.steal_into(v, usize::MAX)));
+                    for t in 1..=3 {
+                        w.push(t, 0).unwrap();
+                    }
+                    let mut taken: Vec<u32> = w.pop().into_iter().collect();
+                    taken.extend(thief.join().unwrap());
+                    while let Some(t) = w.pop() {
+                        taken.push(t);
+                    }
+                    exactly_once(taken, &[1, 2, 3]);
+                });
+            }
+
+            #[test]
+            fn two_batch_thieves_against_two_pops() {
+                model_bounded(4, || {
+                    let (w, s) = $kind::new::<u32>(4);
+                    for t in 1..=3 {
+                        w.push(t, 0).unwrap();
+                    }
+                    let s2 = s.clone();
+                    let a =
+                        thread::spawn(move || thief_attempts(1, |v| s.steal_into(v, usize::MAX)));
+                    let b =
+                        thread::spawn(move || thief_attempts(1, |v| s2.steal_into(v, usize::MAX)));
+                    let mut taken: Vec<u32> = w.pop().into_iter().collect();
+                    taken.extend(w.pop());
+                    taken.extend(a.join().unwrap());
+                    taken.extend(b.join().unwrap());
+                    while let Some(t) = w.pop() {
+                        taken.push(t);
+                    }
+                    exactly_once(taken, &[1, 2, 3]);
                 });
             }
 

@@ -220,7 +220,11 @@ impl<T> Worker<T> {
             return None;
         }
         let b = bot - 1;
-        inner.bot.store(b, Ordering::Relaxed);
+        // Release, though only this thread's later loads need the value: a thief may read this
+        // `bot` and then copy out a slot below it, and only a Release store carries the
+        // earlier writes of those slots to a thief that reads it (a Relaxed store by the same
+        // thread does not continue the release sequence of the push that wrote them).
+        inner.bot.store(b, Ordering::Release);
         // The store→load fence: orders the store of `bot` above before the load of `age`
         // below against a thief's load of `age` and then `bot` (README, invariant 1). Without
         // it owner and thief can both take the last task.

@@ -152,10 +152,14 @@ impl<T> Inner<T> {
 
     /// Takes the lock if it is free; never waits.
     fn try_lock(&self) -> bool {
-        // Acquire, as in `lock`.
-        self.lock
-            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
+        // A plain load first: a thief that finds the lock held leaves without writing to its
+        // cache line, so failed attempts do not slow the owner. Relaxed: only a hint; the
+        // compare-and-swap decides, with Acquire as in `lock`.
+        !self.lock.load(Ordering::Relaxed)
+            && self
+                .lock
+                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
     }
 
     /// Runs `f` on the ring; the lock must be held.
