@@ -53,6 +53,26 @@ impl Film {
         }
     }
 
+    /// A film holding `sums` (and `rays`, if counted), row-major: what another device
+    /// accumulated, to be resolved here like any other.
+    ///
+    /// # Panics
+    /// When the lengths are not `width × height`.
+    pub fn from_sums(width: u32, height: u32, sums: &[[u64; 3]], rays: Option<&[u32]>) -> Self {
+        let pixels = width as usize * height as usize;
+        assert_eq!(sums.len(), pixels, "one sum per pixel");
+        assert!(
+            rays.is_none_or(|r| r.len() == pixels),
+            "one count per pixel"
+        );
+        Self {
+            width,
+            height,
+            sums: sums.iter().map(|s| s.map(AtomicU64::new)).collect(),
+            rays: rays.map(|r| r.iter().map(|&c| AtomicU32::new(c)).collect()),
+        }
+    }
+
     /// Width in pixels.
     pub fn width(&self) -> u32 {
         self.width

@@ -5,6 +5,7 @@ pub mod bvh;
 pub mod compare;
 pub mod film;
 pub mod geometry;
+pub mod gpu;
 pub mod integrator;
 pub mod math;
 pub mod output;

@@ -33,6 +33,23 @@ pub struct Frame {
     pub rays: Vec<RayCounts>,
     /// Initial tasks handed to the balancer.
     pub tiles: usize,
+    /// What the GPU adds, for frames rendered on one.
+    pub device: Option<DeviceFigures>,
+}
+
+/// Figures of a frame rendered on a GPU.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceFigures {
+    /// The device's name.
+    pub name: String,
+    /// Mean active lanes per warp step over the warp size.
+    pub simt_efficiency: f64,
+    /// What the workers of the telemetry are: persistent warps or resident block slots.
+    pub workers_are: &'static str,
+    /// Threads per block launched.
+    pub threads_per_block: u32,
+    /// Blocks launched.
+    pub blocks: u32,
 }
 
 impl Frame {
@@ -74,5 +91,6 @@ pub fn render(scene: &Scene, options: &RenderOptions) -> Result<Frame, SpawnErro
         telemetry: outcome.telemetry,
         rays: outcome.locals,
         tiles: tasks.len(),
+        device: None,
     })
 }

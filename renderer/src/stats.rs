@@ -6,7 +6,7 @@ use std::fmt::{self, Write as _};
 use serde::Serialize;
 
 use crate::integrator::RayCounts;
-use crate::render::{Frame, RenderOptions};
+use crate::render::Frame;
 use crate::scene::Scene;
 
 /// Everything a render measured.
@@ -98,8 +98,13 @@ impl From<&RayCounts> for RaysReport {
 pub struct RunReport {
     /// Balancer and settings.
     pub balancer: String,
-    /// Worker threads.
+    /// `cpu`, or the GPU's name.
+    pub device: String,
+    /// Workers: threads on the CPU; persistent warps, or resident block slots for
+    /// `cuda-managed`, on a GPU.
     pub threads: usize,
+    /// Mean active lanes per warp step over the warp size (GPU only).
+    pub simt_efficiency: Option<f64>,
     /// Tile edge in pixels.
     pub tile: u32,
     /// Tiles (initial tasks).
@@ -157,8 +162,8 @@ pub struct WorkMapReport {
 }
 
 impl RenderReport {
-    /// The report of `frame`, rendered from `scene` with `options`.
-    pub fn new(scene: &Scene, options: &RenderOptions, frame: &Frame) -> Self {
+    /// The report of `frame`, rendered from `scene` in tiles of edge `tile`.
+    pub fn new(scene: &Scene, tile: u32, frame: &Frame) -> Self {
         let s = &scene.stats;
         let t = &frame.telemetry;
         Self {
@@ -184,8 +189,13 @@ impl RenderReport {
             },
             render: RunReport {
                 balancer: t.balancer.clone(),
-                threads: options.threads.get(),
-                tile: options.tile.get(),
+                device: frame
+                    .device
+                    .as_ref()
+                    .map_or_else(|| "cpu".into(), |d| d.name.clone()),
+                threads: t.workers.len(),
+                simt_efficiency: frame.device.as_ref().map(|d| d.simt_efficiency),
+                tile,
                 tiles: frame.tiles,
                 wall_seconds: t.wall.as_secs_f64(),
                 rays: (&frame.total_rays()).into(),
@@ -280,11 +290,16 @@ impl fmt::Display for RenderReport {
             bytes(b.bytes),
             b.build_seconds * 1e3
         )?;
+        let workers = if r.device == "cpu" {
+            counted(r.threads as u64, "thread")
+        } else {
+            format!("{}, {} workers", r.device, grouped(r.threads as u64))
+        };
         writeln!(
             f,
-            "render  {}, {} threads, {}-pixel tiles ({} tiles): {:.3} s, {:.2} Mrays/s, imbalance {:.3}, {} steals, peak {} queued tasks",
+            "render  {}, {}, {}-pixel tiles ({} tiles): {:.3} s, {:.2} Mrays/s, imbalance {:.3}, {} steals, peak {} queued tasks",
             r.balancer,
-            r.threads,
+            workers,
             r.tile,
             grouped(r.tiles as u64),
             r.wall_seconds,
@@ -309,12 +324,28 @@ impl fmt::Display for RenderReport {
                 m.min_rays_per_pixel, m.max_rays_per_pixel
             )?;
         }
+        if let Some(simt) = r.simt_efficiency {
+            writeln!(
+                f,
+                "simt    {:.1}% of lanes active per warp step",
+                simt * 100.0
+            )?;
+        }
         let mut table = String::new();
         writeln!(
             table,
             "worker      tasks   tiles        rays   busy s   idle s  steals"
         )?;
-        for w in &self.workers {
+        // Thousands of GPU warps: the table shows the first few; --stats has them all.
+        const SHOWN: usize = 64;
+        if self.workers.len() > SHOWN {
+            writeln!(
+                table,
+                "(the first {SHOWN} of {} workers; --stats FILE.json lists all)",
+                grouped(self.workers.len() as u64)
+            )?;
+        }
+        for w in self.workers.iter().take(SHOWN) {
             writeln!(
                 table,
                 "{:>6} {:>10} {:>7} {:>11} {:>8.3} {:>8.3} {:>7}",

@@ -532,3 +532,75 @@ fn vectors_too_short_or_coordinates_too_large() {
         &["huge.toml:9:1:", "too large", "overflows"],
     );
 }
+
+#[test]
+fn device_and_balancer_must_agree_and_a_missing_gpu_is_one_line() {
+    let s = Scratch::new();
+    s.write("ok.toml", &scene_with(""));
+    s.fails(
+        &[
+            "render",
+            "ok.toml",
+            "-o",
+            "out.png",
+            "--balancer",
+            "cuda-managed",
+        ],
+        &["--balancer cuda-managed runs only with --device gpu"],
+    );
+    s.fails(
+        &[
+            "render",
+            "ok.toml",
+            "-o",
+            "out.png",
+            "--device",
+            "gpu",
+            "--balancer",
+            "rayon",
+        ],
+        &["--balancer rayon runs only with --device cpu"],
+    );
+    s.fails(
+        &[
+            "render",
+            "ok.toml",
+            "-o",
+            "out.png",
+            "--device",
+            "gpu",
+            "--threads",
+            "2",
+        ],
+        &["--threads applies to --device cpu"],
+    );
+    // Without a GPU (as on CI): one line saying which part is missing, exit 2, nothing
+    // written. With one, the render must simply succeed.
+    let out = s.raylb(&["render", "ok.toml", "-o", "gpu.png", "--device", "gpu"]);
+    if out.status.success() {
+        assert!(s.path("gpu.png").exists());
+        return;
+    }
+    s.fails(
+        &[
+            "render",
+            "ok.toml",
+            "-o",
+            "out.png",
+            "--device",
+            "gpu",
+            "--balancer",
+            "stealing",
+        ],
+        &["--device gpu: no "],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        ["no NVIDIA driver", "no CUDA device", "no NVRTC"]
+            .iter()
+            .any(|m| stderr.contains(m)),
+        "{stderr}"
+    );
+    assert!(!s.path("gpu.png").exists());
+    s.fails(&["validate", "ok.toml", "--gpu"], &["--device gpu: no "]);
+}

@@ -25,7 +25,7 @@ const BOX_PADDING: f32 = 1.0 / 65536.0;
 /// one `float4` on a GPU): the box's three *near* faces (per axis, the face a ray of this
 /// order's octant enters by) with the skip index in the fourth lane, and the three *far* faces
 /// with the leaf word in the fourth lane. The integers are stored by their bits.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C, align(32))]
 pub struct FlatNode {
     /// `near.x, near.y, near.z`, then the bits of [`skip`](Self::skip).

@@ -22,7 +22,7 @@ use super::ray::PreparedRay;
 
 /// A triangle by its three vertices, in the order that defines its front face
 /// (counter-clockwise seen from the front).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub struct Triangle {
     /// The vertices.

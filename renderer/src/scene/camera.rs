@@ -6,7 +6,7 @@ use crate::math::{Vec3, cross, normalize, scale};
 /// A pinhole camera: an orthonormal frame at `origin` and the half-extent of the image plane
 /// at distance 1. The tangent of the half field of view is computed once on the host and
 /// handed to every device as a value.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub struct Camera {
     /// The eye.

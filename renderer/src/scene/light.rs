@@ -4,7 +4,7 @@ use crate::math::{Vec3, dot};
 
 /// A light in the layout every device reads. A point light has `cos_outer = −2`, so every
 /// direction is inside its "cone".
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub struct Light {
     /// Where the light is.

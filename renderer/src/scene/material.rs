@@ -9,7 +9,7 @@ use super::config::MaterialConfig;
 /// Shading (see `integrator`) adds `ambient ⊙ scene ambient`, and for each light that sees
 /// the point `diffuse · max(0, n·l) + specular · max(0, r·v)^shininess` times the light's
 /// colour; a reflection ray carries weight `reflectivity` and a refraction ray `refractivity`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub struct Material {
     /// Multiplies the scene's ambient light.

@@ -33,7 +33,7 @@ use mesh::Mesh;
 
 /// What shading needs of one triangle beyond its vertices, in leaf order (indexed like
 /// [`OctreeBvh::triangles`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub struct TriangleShading {
     /// Unit shading normals at the three vertices (the face normal when flat-shaded).
@@ -43,7 +43,7 @@ pub struct TriangleShading {
 }
 
 /// Settings of the integrator, from the scene's `[render]` table.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub struct RenderSettings {
     /// The deepest generation of secondary rays (camera rays are generation 0).

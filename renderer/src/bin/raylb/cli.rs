@@ -9,6 +9,7 @@ use balancers::{
     Assignment, BalancerKind, DequeKind, RayonScope, StealAmount, VictimPolicy, WorkStealing,
 };
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use renderer::gpu::GpuBalancer;
 use renderer::scene::{Scene, SceneOverrides};
 
 /// A Whitted ray tracer whose secondary rays are tasks, driven by interchangeable load
@@ -20,9 +21,11 @@ use renderer::scene::{Scene, SceneOverrides};
     after_help = "Examples:
   raylb render scenes/cornell.toml -o cornell.png
   raylb render scenes/treasure.toml --balancer counter --threads 2 --tile 32 --stats run.json
+  raylb render scenes/treasure.toml --device gpu --balancer stealing --width 2048 --height 2048
   raylb render --mesh bunny.obj -o bunny.png --workmap bunny-work.png
   raylb compare a.png b.png
   raylb validate scenes/quick.toml
+  raylb validate scenes/cornell.toml --balancers static --threads 16 --gpu
   raylb bench trace --mesh bunny.obj --threads 1"
 )]
 pub(crate) struct Cli {
@@ -101,6 +104,19 @@ pub(crate) enum BalancerName {
     Stealing,
     /// rayon's pool through rayon::scope: every tile and ray a scope.spawn (the baseline).
     Rayon,
+    /// GPU only: one block per tile, the hardware's block scheduler as the balancer.
+    #[value(name = "cuda-managed")]
+    CudaManaged,
+}
+
+/// Where rays are traced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DeviceName {
+    /// Worker threads on the CPU.
+    Cpu,
+    /// An NVIDIA GPU through CUDA (driver and NVRTC loaded at run time): persistent warps for
+    /// `static`, `counter` and `stealing`, or `cuda-managed`.
+    Gpu,
 }
 
 /// The deques of `stealing`.
@@ -144,6 +160,9 @@ pub(crate) enum AssignName {
 /// Settings of the run.
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
+    /// Where to trace: the CPU's threads or an NVIDIA GPU.
+    #[arg(long, value_enum, default_value_t = DeviceName::Cpu)]
+    pub(crate) device: DeviceName,
     /// Load balancer.
     #[arg(long, value_enum, default_value_t = BalancerName::Static)]
     pub(crate) balancer: BalancerName,
@@ -171,13 +190,41 @@ pub(crate) struct RunArgs {
 }
 
 impl RunArgs {
-    pub(crate) fn balancer(&self) -> BalancerKind {
+    /// The CPU balancer asked for.
+    pub(crate) fn balancer(&self) -> Result<BalancerKind> {
         let stealing = StealingChoice {
             deque: self.deque,
             victim: self.victim,
             steal: self.steal,
         };
-        balancer(self.balancer, self.assign, self.chunk, stealing)
+        match balancer(self.balancer, self.assign, self.chunk, stealing) {
+            Some(b) => Ok(b),
+            None => bail!("--balancer cuda-managed runs only with --device gpu"),
+        }
+    }
+
+    /// The GPU balancer asked for.
+    pub(crate) fn gpu_balancer(&self) -> Result<GpuBalancer> {
+        if self.threads.is_some() {
+            bail!(
+                "--threads applies to --device cpu; on the GPU as many warps run as can be resident"
+            );
+        }
+        if self.deque != DequeName::Abp || self.victim != VictimName::Random {
+            bail!(
+                "--deque and --victim apply to --device cpu; GPU warps use locked deques in global memory and random victims"
+            );
+        }
+        let chunk = u32::try_from(self.chunk.get()).expect("at most 1,000,000");
+        Ok(match self.balancer {
+            BalancerName::Static => GpuBalancer::Static,
+            BalancerName::Counter => GpuBalancer::Counter { chunk },
+            BalancerName::Stealing => GpuBalancer::Stealing {
+                half: self.steal == StealName::Half,
+            },
+            BalancerName::CudaManaged => GpuBalancer::CudaManaged,
+            BalancerName::Rayon => bail!("--balancer rayon runs only with --device cpu"),
+        })
     }
 
     pub(crate) fn threads(&self) -> NonZeroUsize {
@@ -193,17 +240,19 @@ pub(crate) struct StealingChoice {
     pub(crate) steal: StealName,
 }
 
+/// The CPU balancer of that name and settings; `None` for `cuda-managed`, which exists on the
+/// GPU alone.
 pub(crate) fn balancer(
     name: BalancerName,
     assign: AssignName,
     chunk: NonZeroUsize,
     stealing: StealingChoice,
-) -> BalancerKind {
+) -> Option<BalancerKind> {
     let assignment = match assign {
         AssignName::Interleaved => Assignment::Interleaved,
         AssignName::Blocked => Assignment::Blocked,
     };
-    match name {
+    Some(match name {
         BalancerName::Static => BalancerKind::static_tiles(assignment),
         BalancerName::Counter => BalancerKind::counter(chunk),
         BalancerName::Stealing => BalancerKind::Stealing(WorkStealing {
@@ -223,7 +272,8 @@ pub(crate) fn balancer(
             assignment,
         }),
         BalancerName::Rayon => BalancerKind::Rayon(RayonScope),
-    }
+        BalancerName::CudaManaged => return None,
+    })
 }
 
 /// `n`, or every core the process may use.
@@ -294,6 +344,10 @@ pub(crate) struct ValidateArgs {
     /// Write the reference image (the first run's) here.
     #[arg(short, long, value_name = "FILE.png")]
     pub(crate) output: Option<PathBuf>,
+    /// Also render with every GPU balancer (static, counter, stealing with steal one and
+    /// half, cuda-managed) at every tile edge and compare with the same reference.
+    #[arg(long)]
+    pub(crate) gpu: bool,
 }
 
 #[derive(Debug, Args)]
@@ -335,7 +389,7 @@ pub(crate) struct BalancerSet {
 
 impl BalancerSet {
     /// The balancers to compare, in the order given.
-    pub(crate) fn kinds(&self) -> Vec<BalancerKind> {
+    pub(crate) fn kinds(&self) -> Result<Vec<BalancerKind>> {
         let stealing = StealingChoice {
             deque: self.deque,
             victim: self.victim,
@@ -343,7 +397,11 @@ impl BalancerSet {
         };
         self.balancers
             .iter()
-            .map(|&b| balancer(b, AssignName::Interleaved, NonZeroUsize::MIN, stealing))
+            .map(|&b| {
+                balancer(b, AssignName::Interleaved, NonZeroUsize::MIN, stealing).ok_or_else(|| {
+                    anyhow::anyhow!("benchmarks run CPU balancers; cuda-managed is GPU only")
+                })
+            })
             .collect()
     }
 }

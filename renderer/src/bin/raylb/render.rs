@@ -4,12 +4,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Result, anyhow, bail};
+use renderer::gpu::{Gpu, GpuOptions, render_gpu};
 use renderer::output::{StagedFiles, check_writable, io_reason};
 use renderer::render::{RenderOptions, render};
 use renderer::stats::{RenderReport, WorkMapReport};
 use renderer::workmap::work_map;
 
-use crate::cli::RenderArgs;
+use crate::cli::{DeviceName, RenderArgs};
 
 pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
     // Every output is checked before any work, and all are put in place together at the end.
@@ -27,6 +28,30 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
             bail!("{} is named as two outputs", path.display());
         }
     }
+    // The device and balancer are checked before the scene is loaded: a missing GPU is
+    // reported at once.
+    let device = match args.run.device {
+        DeviceName::Cpu => {
+            let options = RenderOptions {
+                balancer: args.run.balancer()?,
+                threads: args.run.threads(),
+                tile: args.run.tile,
+                work_map: args.workmap.is_some(),
+            };
+            Device::Cpu(options)
+        }
+        DeviceName::Gpu => {
+            let balancer = args.run.gpu_balancer()?;
+            let gpu = open_gpu()?;
+            let options = GpuOptions {
+                balancer,
+                tile: args.run.tile,
+                work_map: args.workmap.is_some(),
+                max_warps: None,
+            };
+            Device::Gpu(Box::new(gpu), options)
+        }
+    };
     let scene = args.scene.load(&args.source)?;
     let output = args
         .output
@@ -35,14 +60,11 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
     if args.output.is_none() {
         check_writable(&output).map_err(|e| anyhow!("cannot write {}: {e}", output.display()))?;
     }
-    let options = RenderOptions {
-        balancer: args.run.balancer(),
-        threads: args.run.threads(),
-        tile: args.run.tile,
-        work_map: args.workmap.is_some(),
+    let frame = match &device {
+        Device::Cpu(options) => render(&scene, options)?,
+        Device::Gpu(gpu, options) => render_gpu(gpu, &scene, options)?,
     };
-    let frame = render(&scene, &options)?;
-    let mut report = RenderReport::new(&scene, &options, &frame);
+    let mut report = RenderReport::new(&scene, args.run.tile.get(), &frame);
 
     let mut staged = StagedFiles::new();
     staged
@@ -71,6 +93,17 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
         println!("wrote   {}", output.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where `raylb render` traces.
+enum Device {
+    Cpu(RenderOptions),
+    Gpu(Box<Gpu>, GpuOptions),
+}
+
+/// Opens the GPU for `--device gpu`, saying which part is missing when it cannot.
+pub(crate) fn open_gpu() -> Result<Gpu> {
+    Gpu::open().map_err(|e| anyhow!("--device gpu: {e}"))
 }
 
 fn write_error(path: &Path, e: &std::io::Error) -> anyhow::Error {

@@ -1,19 +1,34 @@
 //! `raylb validate`: the byte-compare matrix of the determinism contract, at full size.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Result, anyhow};
 use balancers::{Balancer, BalancerKind};
 use clap::ValueEnum;
+use renderer::gpu::{GpuBalancer, GpuOptions, render_gpu};
 use renderer::output::{check_writable, io_reason, write_png};
-use renderer::render::{RenderOptions, render};
+use renderer::render::{Frame, RenderOptions, render};
+use renderer::scene::Scene;
 
 use crate::cli::{ValidateArgs, threads};
+use crate::render::open_gpu;
+
+/// The GPU balancers `--gpu` runs.
+const GPU_BALANCERS: [GpuBalancer; 5] = [
+    GpuBalancer::Static,
+    GpuBalancer::Counter { chunk: 1 },
+    GpuBalancer::Stealing { half: true },
+    GpuBalancer::Stealing { half: false },
+    GpuBalancer::CudaManaged,
+];
 
 pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     if let Some(path) = &args.output {
         check_writable(path).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
     }
+    // A missing GPU is reported before any work.
+    let gpu = if args.gpu { Some(open_gpu()?) } else { None };
     let scene = args.scene.load(&args.source)?;
     let wanted: Vec<String> = args
         .balancers
@@ -31,8 +46,13 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
         "{}: {}×{}, {} triangles",
         scene.name, scene.width, scene.height, scene.stats.triangles
     );
-    let mut reference: Option<(String, Vec<u8>)> = None;
-    let (mut runs, mut differing) = (0, 0);
+    let mut matrix = Matrix {
+        scene: &scene,
+        output: args.output.as_deref(),
+        reference: None,
+        runs: 0,
+        differing: 0,
+    };
     for b in &variants {
         for &t in &args.threads {
             for &tile in &args.tiles {
@@ -43,42 +63,84 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
                     work_map: false,
                 };
                 let frame = render(&scene, &options)?;
-                let image = frame.film.resolve();
-                let label = format!("{} threads={t} tile={tile}", b.name());
-                runs += 1;
-                let verdict = match &reference {
-                    None => {
-                        if let Some(path) = &args.output {
-                            write_png(path, scene.width, scene.height, &image).map_err(|e| {
-                                anyhow!("cannot write {}: {}", path.display(), io_reason(&e))
-                            })?;
-                        }
-                        reference = Some((label.clone(), image));
-                        "reference".to_string()
-                    }
-                    Some((_, want)) if *want == image => "identical".to_string(),
-                    Some((first, want)) => {
-                        differing += 1;
-                        let pixels = want
-                            .chunks(3)
-                            .zip(image.chunks(3))
-                            .filter(|(a, b)| a != b)
-                            .count();
-                        format!("DIFFERS from {first} in {pixels} pixels")
-                    }
-                };
-                println!(
-                    "{label:<40} {:>8.3} s  {verdict}",
-                    frame.wall().as_secs_f64()
-                );
+                matrix.check(format!("{} threads={t} tile={tile}", b.name()), &frame)?;
             }
         }
     }
+    if let Some(gpu) = &gpu {
+        for balancer in GPU_BALANCERS {
+            for &tile in &args.tiles {
+                let options = GpuOptions {
+                    balancer,
+                    tile,
+                    work_map: false,
+                    max_warps: None,
+                };
+                let frame = render_gpu(gpu, &scene, &options)?;
+                matrix.check(format!("{} tile={tile}", balancer.name()), &frame)?;
+            }
+        }
+    }
+    let Matrix {
+        runs, differing, ..
+    } = matrix;
     if differing == 0 {
         println!("all {runs} renders identical");
         Ok(ExitCode::SUCCESS)
     } else {
         println!("{differing} of {runs} renders differ");
         Ok(ExitCode::from(1))
+    }
+}
+
+/// The renders so far, against the first.
+struct Matrix<'a> {
+    scene: &'a Scene,
+    output: Option<&'a Path>,
+    reference: Option<(String, Vec<u8>)>,
+    runs: usize,
+    differing: usize,
+}
+
+impl Matrix<'_> {
+    /// Compares `frame` with the reference (or makes it the reference) and prints one line:
+    /// label, time, speed, and on a GPU the SIMT efficiency and steals, then the verdict.
+    fn check(&mut self, label: String, frame: &Frame) -> Result<()> {
+        let image = frame.film.resolve();
+        self.runs += 1;
+        let verdict = match &self.reference {
+            None => {
+                if let Some(path) = self.output {
+                    write_png(path, self.scene.width, self.scene.height, &image).map_err(|e| {
+                        anyhow!("cannot write {}: {}", path.display(), io_reason(&e))
+                    })?;
+                }
+                self.reference = Some((label.clone(), image));
+                "reference".to_string()
+            }
+            Some((_, want)) if *want == image => "identical".to_string(),
+            Some((first, want)) => {
+                self.differing += 1;
+                let pixels = want
+                    .chunks(3)
+                    .zip(image.chunks(3))
+                    .filter(|(a, b)| a != b)
+                    .count();
+                format!("DIFFERS from {first} in {pixels} pixels")
+            }
+        };
+        let device = frame.device.as_ref().map_or_else(String::new, |d| {
+            format!(
+                "  simt {:>5.1}%  steals {:>9}",
+                d.simt_efficiency * 100.0,
+                frame.telemetry.total_steals()
+            )
+        });
+        println!(
+            "{label:<40} {:>8.3} s {:>9.1} Mrays/s{device}  {verdict}",
+            frame.wall().as_secs_f64(),
+            frame.mrays_per_second()
+        );
+        Ok(())
     }
 }

@@ -34,7 +34,7 @@ pub(crate) fn run(args: &ScalingArgs) -> Result<ExitCode> {
     } else {
         args.threads.clone()
     };
-    let balancers = args.set.kinds();
+    let balancers = args.set.kinds()?;
 
     let mut all = Table::new(&["scene", "balancer", "threads", "tile", "round", "seconds"]);
     let mut best: BTreeMap<(usize, usize), f64> = BTreeMap::new();

@@ -20,7 +20,7 @@ pub(crate) fn run(args: &SweepArgs) -> Result<ExitCode> {
     } else {
         args.scenes.clone()
     };
-    let balancers = args.set.kinds();
+    let balancers = args.set.kinds()?;
     let workers = threads(args.threads);
     let mut scenes = Vec::new();
     for file in &files {

@@ -1,0 +1,663 @@
+// raylb's traced arithmetic for CUDA: ray preparation, the slab and watertight triangle tests,
+// stackless traversal of the flattened octree BVH, the camera, the lights, Whitted shading of
+// one ray task and the fixed-point film.
+//
+// Written once in the subset of C++ that both NVRTC and a host C++ compiler accept: no standard
+// headers on the device side, no templates beyond what both take, no fused multiply-add (the
+// kernels are compiled with --fmad=false, the host check with -ffp-contract=off), IEEE division
+// and square root. Each function spells out the same operations, in the same order, as its
+// Rust twin in renderer/src (math.rs, geometry/ray.rs, geometry/triangle.rs, bvh/traverse.rs,
+// scene/camera.rs, scene/light.rs, integrator.rs, film.rs), so that a task traced here adds the
+// same fixed-point numbers to its pixel as on the CPU: the determinism contract. The host build
+// of this header is checked bit for bit against the Rust functions in `cargo test`.
+//
+// The data layouts are the Rust `#[repr(C)]` structs, copied to the device as they are.
+#ifndef RAYLB_MATH_CUH
+#define RAYLB_MATH_CUH
+
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+#define RL_FN __device__ __forceinline__
+#define RL_NOINLINE __device__ __noinline__
+#define RL_ON_DEVICE 1
+#else
+#include <math.h>
+#include <string.h>
+#define RL_FN static inline
+#define RL_NOINLINE static
+#define RL_ON_DEVICE 0
+#endif
+
+typedef unsigned int rl_u32;
+typedef unsigned long long rl_u64;
+
+#define RL_INFINITY (__int_as_float_rl(0x7f800000))
+
+// ---------------------------------------------------------------------------------------------
+// Bits of floats.
+
+RL_FN rl_u32 rl_float_bits(float x) {
+#if RL_ON_DEVICE
+    return __float_as_uint(x);
+#else
+    rl_u32 u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+#endif
+}
+
+RL_FN float __int_as_float_rl(rl_u32 u) {
+#if RL_ON_DEVICE
+    return __uint_as_float(u);
+#else
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+#endif
+}
+
+// `f32::max` and `f32::min`: the other operand when one is NaN.
+RL_FN float rl_max(float a, float b) { return fmaxf(a, b); }
+RL_FN float rl_min(float a, float b) { return fminf(a, b); }
+
+// ---------------------------------------------------------------------------------------------
+// Vectors (renderer/src/math.rs).
+
+struct rl_vec3 {
+    float x, y, z;
+};
+
+RL_FN rl_vec3 rl_v(float x, float y, float z) {
+    rl_vec3 r;
+    r.x = x;
+    r.y = y;
+    r.z = z;
+    return r;
+}
+RL_FN rl_vec3 rl_add(rl_vec3 a, rl_vec3 b) { return rl_v(a.x + b.x, a.y + b.y, a.z + b.z); }
+RL_FN rl_vec3 rl_sub(rl_vec3 a, rl_vec3 b) { return rl_v(a.x - b.x, a.y - b.y, a.z - b.z); }
+RL_FN rl_vec3 rl_mul(rl_vec3 a, rl_vec3 b) { return rl_v(a.x * b.x, a.y * b.y, a.z * b.z); }
+RL_FN rl_vec3 rl_neg(rl_vec3 a) { return rl_v(-a.x, -a.y, -a.z); }
+RL_FN rl_vec3 rl_scale(rl_vec3 v, float s) { return rl_v(v.x * s, v.y * s, v.z * s); }
+RL_FN float rl_dot(rl_vec3 a, rl_vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+RL_FN rl_vec3 rl_cross(rl_vec3 a, rl_vec3 b) {
+    return rl_v(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x);
+}
+RL_FN rl_vec3 rl_normalize(rl_vec3 v) {
+    float length = sqrtf(rl_dot(v, v));
+    return rl_v(v.x / length, v.y / length, v.z / length);
+}
+RL_FN rl_vec3 rl_reflect(rl_vec3 d, rl_vec3 n) {
+    float twice = 2.0f * rl_dot(d, n);
+    return rl_sub(d, rl_scale(n, twice));
+}
+// False on total internal reflection.
+RL_FN bool rl_refract(rl_vec3 d, rl_vec3 n, float eta, rl_vec3* out) {
+    float cos_i = -rl_dot(d, n);
+    float k = 1.0f - eta * eta * (1.0f - cos_i * cos_i);
+    if (k < 0.0f) {
+        return false;
+    }
+    float along_normal = eta * cos_i - sqrtf(k);
+    *out = rl_normalize(rl_add(rl_scale(d, eta), rl_scale(n, along_normal)));
+    return true;
+}
+RL_FN float rl_powi(float x, rl_u32 n) {
+    float result = 1.0f;
+    while (n > 0) {
+        if (n & 1u) {
+            result *= x;
+        }
+        x *= x;
+        n >>= 1;
+    }
+    return result;
+}
+RL_FN float rl_max_component(rl_vec3 v) { return rl_max(rl_max(v.x, v.y), v.z); }
+
+// ---------------------------------------------------------------------------------------------
+// Scene layout: the Rust #[repr(C)] structs.
+
+// bvh::FlatNode: near faces + skip bits, far faces + leaf bits; 32 bytes.
+struct rl_node {
+    float near_skip[4];
+    float far_leaf[4];
+};
+// geometry::Triangle.
+struct rl_triangle {
+    rl_vec3 v[3];
+};
+// scene::TriangleShading.
+struct rl_shading {
+    rl_vec3 normals[3];
+    rl_u32 material;
+};
+// scene::Material.
+struct rl_material {
+    rl_vec3 ambient;
+    rl_vec3 diffuse;
+    rl_vec3 specular;
+    rl_u32 shininess;
+    rl_vec3 reflectivity;
+    rl_vec3 refractivity;
+    float ior;
+};
+// scene::Light.
+struct rl_light {
+    rl_vec3 position;
+    rl_vec3 color;
+    rl_vec3 direction;
+    float cos_outer;
+    float cos_inner;
+};
+// scene::Camera.
+struct rl_camera {
+    rl_vec3 origin;
+    rl_vec3 forward;
+    rl_vec3 right;
+    rl_vec3 up;
+    float tan_half_fov;
+};
+// scene::RenderSettings.
+struct rl_settings {
+    rl_u32 max_depth;
+    float weight_cutoff;
+    rl_vec3 ambient;
+    rl_vec3 background;
+    float ray_offset;
+};
+
+// Everything tracing reads, by pointer into one address space (device or host).
+struct rl_scene {
+    const rl_node* nodes;  // eight pre-order arrays of `node_count` nodes, one per octant
+    const rl_triangle* triangles;
+    const rl_u32* ids;
+    const rl_shading* shading;
+    const rl_material* materials;
+    const rl_light* lights;
+    rl_u32 node_count;
+    rl_u32 light_count;
+    rl_u32 width;
+    rl_u32 height;
+    float padding;
+    rl_camera camera;
+    rl_settings settings;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The prepared ray (geometry/ray.rs).
+
+struct rl_prepared {
+    float o[3];
+    float inv[3];
+    float shear[3];
+    float t_min;
+    float t_max;
+    int octant;
+    int kx, ky, kz;
+};
+
+// `v[axis]` of three values, by selection rather than by indexing: an array indexed by a value
+// known only at run time would be kept in (slow) local memory on the GPU.
+RL_FN float rl_pick(float x, float y, float z, int axis) {
+    return axis == 0 ? x : (axis == 1 ? y : z);
+}
+RL_FN float rl_axis(rl_vec3 v, int axis) { return rl_pick(v.x, v.y, v.z, axis); }
+
+RL_FN rl_prepared rl_prepare(rl_vec3 origin, rl_vec3 dir, float t_min, float t_max) {
+    rl_prepared r;
+    float ax = fabsf(dir.x), ay = fabsf(dir.y), az = fabsf(dir.z);
+    int kz = (ax >= ay && ax >= az) ? 0 : (ay >= az ? 1 : 2);
+    int kx = (kz + 1) % 3;
+    int ky = (kx + 1) % 3;
+    float dz = rl_pick(dir.x, dir.y, dir.z, kz);
+    // Swapping keeps the winding of the projected triangle.
+    if (dz < 0.0f) {
+        int s = kx;
+        kx = ky;
+        ky = s;
+    }
+    r.octant = (int)(rl_float_bits(dir.x) >> 31) | (int)(rl_float_bits(dir.y) >> 31) << 1 |
+               (int)(rl_float_bits(dir.z) >> 31) << 2;
+    r.o[0] = origin.x;
+    r.o[1] = origin.y;
+    r.o[2] = origin.z;
+    r.inv[0] = 1.0f / dir.x;
+    r.inv[1] = 1.0f / dir.y;
+    r.inv[2] = 1.0f / dir.z;
+    r.kx = kx;
+    r.ky = ky;
+    r.kz = kz;
+    r.shear[0] = rl_pick(dir.x, dir.y, dir.z, kx) / dz;
+    r.shear[1] = rl_pick(dir.x, dir.y, dir.z, ky) / dz;
+    r.shear[2] = 1.0f / dz;
+    r.t_min = t_min;
+    r.t_max = t_max;
+    return r;
+}
+
+// The slab test against faces already ordered for the ray's octant: `slab_scalar` in Rust,
+// which gives the same bits as its four-lane version (a maximum or minimum is exact in any
+// order, NaN lanes skipped in both). Returns enter in *enter, leave in *leave.
+RL_FN void rl_slab(const rl_prepared& r, const float near_[3], const float far_[3], float t_min,
+                   float t_max, float* enter, float* leave) {
+    float n0 = (near_[0] - r.o[0]) * r.inv[0];
+    float n1 = (near_[1] - r.o[1]) * r.inv[1];
+    float n2 = (near_[2] - r.o[2]) * r.inv[2];
+    float f0 = (far_[0] - r.o[0]) * r.inv[0];
+    float f1 = (far_[1] - r.o[1]) * r.inv[1];
+    float f2 = (far_[2] - r.o[2]) * r.inv[2];
+    *enter = rl_max(rl_max(n0, n1), rl_max(n2, t_min));
+    *leave = rl_min(rl_min(f0, f1), rl_min(f2, t_max));
+}
+
+// The slab test for a box given by its corners.
+RL_FN void rl_slab_box(const rl_prepared& r, const float mn[3], const float mx[3], float t_min,
+                       float t_max, float* enter, float* leave) {
+    float near_[3], far_[3];
+    for (int axis = 0; axis < 3; ++axis) {
+        bool negative = (r.octant >> axis & 1) == 1;
+        near_[axis] = negative ? mx[axis] : mn[axis];
+        far_[axis] = negative ? mn[axis] : mx[axis];
+    }
+    rl_slab(r, near_, far_, t_min, t_max, enter, leave);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The watertight triangle test (geometry/triangle.rs).
+
+RL_FN float rl_edge_f64(float cx, float cy, float bx, float by) {
+    return (float)((double)cx * (double)by - (double)cy * (double)bx);
+}
+
+RL_FN void rl_padded_bounds(const rl_triangle& tri, float padding, float mn[3], float mx[3]) {
+    rl_vec3 a = tri.v[0], b = tri.v[1], c = tri.v[2];
+    mn[0] = rl_min(rl_min(a.x, b.x), c.x) - padding;
+    mn[1] = rl_min(rl_min(a.y, b.y), c.y) - padding;
+    mn[2] = rl_min(rl_min(a.z, b.z), c.z) - padding;
+    mx[0] = rl_max(rl_max(a.x, b.x), c.x) + padding;
+    mx[1] = rl_max(rl_max(a.y, b.y), c.y) + padding;
+    mx[2] = rl_max(rl_max(a.z, b.z), c.z) + padding;
+}
+
+// Whether `r` crosses `tri` within (t_min, t_max); on a hit, *t and the unnormalised
+// barycentric numerators uvw with their sum *det.
+RL_FN bool rl_triangle_hit(const rl_triangle& tri, const rl_prepared& r, float padding, float* t,
+                           float uvw[3], float* det_out) {
+    float sx = r.shear[0], sy = r.shear[1], sz = r.shear[2];
+    float a[3], b[3], c[3];
+    const int k[3] = {r.kx, r.ky, r.kz};
+#if RL_ON_DEVICE
+#pragma unroll
+#endif
+    for (int i = 0; i < 3; ++i) {
+        float o = rl_pick(r.o[0], r.o[1], r.o[2], k[i]);
+        a[i] = rl_axis(tri.v[0], k[i]) - o;
+        b[i] = rl_axis(tri.v[1], k[i]) - o;
+        c[i] = rl_axis(tri.v[2], k[i]) - o;
+    }
+    float ax = a[0] - sx * a[2], ay = a[1] - sy * a[2];
+    float bx = b[0] - sx * b[2], by = b[1] - sy * b[2];
+    float cx = c[0] - sx * c[2], cy = c[1] - sy * c[2];
+    float u = cx * by - cy * bx;
+    float v = ax * cy - ay * cx;
+    float w = bx * ay - by * ax;
+    if (u == 0.0f || v == 0.0f || w == 0.0f) {
+        u = rl_edge_f64(cx, cy, bx, by);
+        v = rl_edge_f64(ax, ay, cx, cy);
+        w = rl_edge_f64(bx, by, ax, ay);
+    }
+    if ((u < 0.0f || v < 0.0f || w < 0.0f) && (u > 0.0f || v > 0.0f || w > 0.0f)) {
+        return false;
+    }
+    float det = u + v + w;
+    if (det == 0.0f) {
+        return false;
+    }
+    float t_raw = (u * (sz * a[2]) + v * (sz * b[2]) + w * (sz * c[2])) / det;
+    float mn[3], mx[3];
+    rl_padded_bounds(tri, padding, mn, mx);
+    float enter, leave;
+    rl_slab_box(r, mn, mx, -RL_INFINITY, RL_INFINITY, &enter, &leave);
+    if (enter > leave) {
+        return false;
+    }
+    float th = rl_min(rl_max(t_raw, enter), leave);
+    if (!(th > r.t_min && th < r.t_max)) {
+        return false;
+    }
+    *t = th;
+    uvw[0] = u;
+    uvw[1] = v;
+    uvw[2] = w;
+    *det_out = det;
+    return true;
+}
+
+RL_FN bool rl_triangle_intersect(const rl_triangle& tri, const rl_prepared& r, float padding,
+                                 float* t) {
+    float uvw[3], det;
+    return rl_triangle_hit(tri, r, padding, t, uvw, &det);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stackless traversal (bvh/traverse.rs).
+
+RL_FN void rl_load_node(const rl_node* node, float near_[3], float far_[3], rl_u32* skip,
+                        rl_u32* leaf) {
+#if RL_ON_DEVICE
+    float4 a = __ldg(reinterpret_cast<const float4*>(node->near_skip));
+    float4 b = __ldg(reinterpret_cast<const float4*>(node->far_leaf));
+    near_[0] = a.x;
+    near_[1] = a.y;
+    near_[2] = a.z;
+    *skip = __float_as_uint(a.w);
+    far_[0] = b.x;
+    far_[1] = b.y;
+    far_[2] = b.z;
+    *leaf = __float_as_uint(b.w);
+#else
+    for (int i = 0; i < 3; ++i) {
+        near_[i] = node->near_skip[i];
+        far_[i] = node->far_leaf[i];
+    }
+    *skip = rl_float_bits(node->near_skip[3]);
+    *leaf = rl_float_bits(node->far_leaf[3]);
+#endif
+}
+
+// The closest hit: the smallest t, equal t broken by the smaller original index. Returns the
+// leaf-order triangle index, or 0xffffffff for a miss; *t_out its distance.
+RL_FN rl_u32 rl_closest_hit(const rl_scene& s, const rl_prepared& r, float* t_out) {
+    const rl_node* nodes = s.nodes + (rl_u64)r.octant * s.node_count;
+    float best_t = r.t_max;
+    rl_u32 best = 0xffffffffu;
+    rl_u32 best_original = 0;
+    rl_u32 i = 0;
+    while (i < s.node_count) {
+        float near_[3], far_[3];
+        rl_u32 skip, leaf;
+        rl_load_node(nodes + i, near_, far_, &skip, &leaf);
+        float enter, leave;
+        rl_slab(r, near_, far_, r.t_min, best_t, &enter, &leave);
+        bool hit = enter <= leave;
+        if (hit && leaf != 0) {
+            rl_u32 first = leaf >> 5;
+            rl_u32 end = first + (leaf & 31u);
+            for (rl_u32 k = first; k < end; ++k) {
+                float t;
+                if (rl_triangle_intersect(s.triangles[k], r, s.padding, &t)) {
+                    rl_u32 original = s.ids[k];
+                    bool closer = best == 0xffffffffu
+                                      ? t < best_t
+                                      : (t < best_t || (t == best_t && original < best_original));
+                    if (closer) {
+                        best_t = t;
+                        best = k;
+                        best_original = original;
+                    }
+                }
+            }
+        }
+        i = (hit && leaf == 0) ? i + 1 : skip;
+    }
+    *t_out = best_t;
+    return best;
+}
+
+// Whether any triangle blocks the ray within (t_min, t_max): the shadow query.
+RL_FN bool rl_occluded(const rl_scene& s, const rl_prepared& r) {
+    const rl_node* nodes = s.nodes + (rl_u64)r.octant * s.node_count;
+    rl_u32 i = 0;
+    while (i < s.node_count) {
+        float near_[3], far_[3];
+        rl_u32 skip, leaf;
+        rl_load_node(nodes + i, near_, far_, &skip, &leaf);
+        float enter, leave;
+        rl_slab(r, near_, far_, r.t_min, r.t_max, &enter, &leave);
+        if (enter <= leave) {
+            if (leaf == 0) {
+                i += 1;
+                continue;
+            }
+            rl_u32 first = leaf >> 5;
+            rl_u32 end = first + (leaf & 31u);
+            for (rl_u32 k = first; k < end; ++k) {
+                float t;
+                if (rl_triangle_intersect(s.triangles[k], r, s.padding, &t)) {
+                    return true;
+                }
+            }
+        }
+        i = skip;
+    }
+    return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Camera, lights, film (scene/camera.rs, scene/light.rs, film.rs).
+
+RL_FN rl_vec3 rl_primary_dir(const rl_camera& c, rl_u32 x, rl_u32 y, rl_u32 width,
+                             rl_u32 height) {
+    float w = (float)width, h = (float)height;
+    float aspect = w / h;
+    float sx = (2.0f * ((float)x + 0.5f) / w - 1.0f) * c.tan_half_fov * aspect;
+    float sy = (1.0f - 2.0f * ((float)y + 0.5f) / h) * c.tan_half_fov;
+    return rl_normalize(rl_add(rl_add(c.forward, rl_scale(c.right, sx)), rl_scale(c.up, sy)));
+}
+
+RL_FN float rl_cone_factor(const rl_light& l, rl_vec3 to_point) {
+    float c = rl_dot(to_point, l.direction);
+    if (c >= l.cos_inner) {
+        return 1.0f;
+    } else if (c <= l.cos_outer) {
+        return 0.0f;
+    }
+    return (c - l.cos_outer) / (l.cos_inner - l.cos_outer);
+}
+
+// One colour component as fixed point: x · 2^32 rounded half away from zero, saturated to
+// [0, 2^40]; NaN gives 0.
+#define RL_MAX_CONTRIBUTION (1ull << 40)
+RL_FN rl_u64 rl_to_fixed(float x) {
+    float scaled = roundf(x * 4294967296.0f);
+    if (!(scaled > 0.0f)) {
+        return 0;
+    }
+    if (scaled >= 1099511627776.0f) {
+        return RL_MAX_CONTRIBUTION;
+    }
+    return (rl_u64)scaled;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The ray task and Whitted shading (integrator.rs).
+
+#define RL_KIND_CAMERA 0u
+#define RL_KIND_REFLECTION 1u
+#define RL_KIND_REFRACTION 2u
+// Not a ray: a tile of camera rays, its corners packed in `pixel` (x0 | y0 << 16) and `tile_end`
+// (x1 | y1 << 16).
+#define RL_KIND_TILE 3u
+
+// 48 bytes: a ray task (integrator::RayTask), or a tile.
+struct rl_task {
+    rl_vec3 origin;
+    rl_vec3 dir;
+    rl_vec3 weight;
+    rl_u32 pixel;
+    rl_u32 depth_kind;  // depth | kind << 8
+    rl_u32 tile_end;
+};
+
+RL_FN rl_u32 rl_task_kind(const rl_task& t) { return t.depth_kind >> 8; }
+RL_FN rl_u32 rl_task_depth(const rl_task& t) { return t.depth_kind & 0xffu; }
+
+// Rays one worker traced, by kind (integrator::RayCounts).
+struct rl_counts {
+    rl_u64 camera;
+    rl_u64 shadow;
+    rl_u64 reflection;
+    rl_u64 refraction;
+};
+
+// Where a traced ray's results go: the film's fixed-point sums (three per pixel) and, when not
+// null, the rays-per-pixel counts of the work map.
+struct rl_film {
+    rl_u64* sums;
+    rl_u32* rays;
+};
+
+RL_FN void rl_film_add(const rl_film& f, rl_u32 pixel, rl_vec3 rgb) {
+    rl_u64 fixed[3] = {rl_to_fixed(rgb.x), rl_to_fixed(rgb.y), rl_to_fixed(rgb.z)};
+    for (int c = 0; c < 3; ++c) {
+        if (fixed[c] != 0) {
+#if RL_ON_DEVICE
+            atomicAdd(f.sums + 3ull * pixel + c, fixed[c]);
+#else
+            f.sums[3ull * pixel + c] += fixed[c];
+#endif
+        }
+    }
+}
+
+RL_FN void rl_film_count(const rl_film& f, rl_u32 pixel, rl_u32 rays) {
+    if (f.rays) {
+#if RL_ON_DEVICE
+        atomicAdd(f.rays + pixel, rays);
+#else
+        f.rays[pixel] += rays;
+#endif
+    }
+}
+
+RL_FN rl_task rl_camera_task(const rl_scene& s, rl_u32 x, rl_u32 y) {
+    rl_task t;
+    t.origin = s.camera.origin;
+    t.dir = rl_primary_dir(s.camera, x, y, s.width, s.height);
+    t.weight = rl_v(1.0f, 1.0f, 1.0f);
+    t.pixel = y * s.width + x;
+    t.depth_kind = RL_KIND_CAMERA << 8;
+    t.tile_end = 0;
+    return t;
+}
+
+RL_FN rl_task rl_child(const rl_task& parent, rl_vec3 origin, rl_vec3 dir, rl_vec3 weight,
+                       rl_u32 kind) {
+    rl_task t;
+    t.origin = origin;
+    t.dir = dir;
+    t.weight = weight;
+    t.pixel = parent.pixel;
+    t.depth_kind = (rl_task_depth(parent) + 1) | kind << 8;
+    t.tile_end = 0;
+    return t;
+}
+
+RL_FN bool rl_worth(rl_vec3 w, float cutoff) {
+    float m = rl_max_component(w);
+    return m > 0.0f && m >= cutoff;
+}
+
+// Traces one ray task: adds its contribution to the film, counts its rays, and writes its
+// children (reflection first, then refraction) to children[0..return value).
+RL_FN int rl_trace(const rl_scene& s, const rl_task& task, const rl_film& film,
+                         rl_counts* counts, rl_task children[2]) {
+    rl_u32 kind = rl_task_kind(task);
+    if (kind == RL_KIND_CAMERA) {
+        counts->camera += 1;
+    } else if (kind == RL_KIND_REFLECTION) {
+        counts->reflection += 1;
+    } else {
+        counts->refraction += 1;
+    }
+    rl_prepared r = rl_prepare(task.origin, task.dir, 0.0f, RL_INFINITY);
+    float t;
+    rl_u32 k = rl_closest_hit(s, r, &t);
+    if (k == 0xffffffffu) {
+        rl_film_count(film, task.pixel, 1);
+        rl_film_add(film, task.pixel, rl_mul(task.weight, s.settings.background));
+        return 0;
+    }
+    const rl_triangle tri = s.triangles[k];
+    const rl_shading shading = s.shading[k];
+    const rl_material& material = s.materials[shading.material];
+    float bary[3] = {1.0f / 3.0f, 1.0f / 3.0f, 1.0f / 3.0f};
+    {
+        float th, uvw[3], det;
+        if (rl_triangle_hit(tri, r, s.padding, &th, uvw, &det)) {
+            bary[0] = uvw[0] / det;
+            bary[1] = uvw[1] / det;
+            bary[2] = uvw[2] / det;
+        }
+    }
+    rl_vec3 point = rl_add(task.origin, rl_scale(task.dir, t));
+    rl_vec3 geometric =
+        rl_normalize(rl_cross(rl_sub(tri.v[1], tri.v[0]), rl_sub(tri.v[2], tri.v[0])));
+    bool entering = rl_dot(task.dir, geometric) < 0.0f;
+    rl_vec3 facing = entering ? geometric : rl_neg(geometric);
+    rl_vec3 smooth = rl_normalize(rl_add(rl_add(rl_scale(shading.normals[0], bary[0]),
+                                                rl_scale(shading.normals[1], bary[1])),
+                                         rl_scale(shading.normals[2], bary[2])));
+    if (rl_dot(smooth, facing) < 0.0f) {
+        smooth = rl_neg(smooth);
+    }
+    rl_vec3 normal = rl_dot(task.dir, smooth) < 0.0f ? smooth : facing;
+    float offset = s.settings.ray_offset;
+    rl_vec3 outside = rl_add(point, rl_scale(facing, offset));
+
+    rl_vec3 color = rl_mul(s.settings.ambient, material.ambient);
+    rl_u32 shadow_rays = 0;
+    for (rl_u32 li = 0; li < s.light_count; ++li) {
+        const rl_light& light = s.lights[li];
+        rl_vec3 to_light = rl_sub(light.position, outside);
+        float distance = sqrtf(rl_dot(to_light, to_light));
+        rl_vec3 l = rl_v(to_light.x / distance, to_light.y / distance, to_light.z / distance);
+        float cos_n = rl_dot(normal, l);
+        if (cos_n <= 0.0f || rl_dot(facing, l) <= 0.0f) {
+            continue;
+        }
+        float cone = rl_cone_factor(light, rl_neg(l));
+        if (cone == 0.0f) {
+            continue;
+        }
+        shadow_rays += 1;
+        rl_prepared shadow = rl_prepare(outside, l, 0.0f, distance);
+        if (rl_occluded(s, shadow)) {
+            continue;
+        }
+        float highlight = rl_max(rl_dot(rl_reflect(rl_neg(l), normal), rl_neg(task.dir)), 0.0f);
+        float p = rl_powi(highlight, material.shininess);
+        rl_vec3 lit = rl_add(rl_scale(material.diffuse, cos_n), rl_scale(material.specular, p));
+        color = rl_add(color, rl_scale(rl_mul(light.color, lit), cone));
+    }
+    counts->shadow += shadow_rays;
+    rl_film_count(film, task.pixel, 1 + shadow_rays);
+    rl_film_add(film, task.pixel, rl_mul(task.weight, color));
+
+    if (rl_task_depth(task) >= s.settings.max_depth) {
+        return 0;
+    }
+    int n = 0;
+    float cutoff = s.settings.weight_cutoff;
+    rl_vec3 reflected = rl_mul(task.weight, material.reflectivity);
+    if (rl_worth(reflected, cutoff)) {
+        children[n++] = rl_child(task, outside, rl_reflect(task.dir, normal), reflected,
+                                 RL_KIND_REFLECTION);
+    }
+    rl_vec3 refracted = rl_mul(task.weight, material.refractivity);
+    if (rl_worth(refracted, cutoff)) {
+        float eta = entering ? 1.0f / material.ior : material.ior;
+        rl_vec3 dir;
+        if (rl_refract(task.dir, normal, eta, &dir)) {
+            rl_vec3 inside = rl_sub(point, rl_scale(facing, offset));
+            children[n++] = rl_child(task, inside, dir, refracted, RL_KIND_REFRACTION);
+        } else {
+            // Total internal reflection: the refracted share is reflected instead.
+            children[n++] = rl_child(task, outside, rl_reflect(task.dir, normal), refracted,
+                                     RL_KIND_REFLECTION);
+        }
+    }
+    return n;
+}
+
+#endif  // RAYLB_MATH_CUH

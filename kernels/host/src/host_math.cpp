@@ -1,0 +1,98 @@
+// The host build of raylb's CUDA math header, for the bit-for-bit tests against the Rust
+// renderer. Every function here is a thin `extern "C"` wrapper that takes plain arrays and the
+// header's own structs (whose layouts are the Rust #[repr(C)] ones) and calls the header.
+// Compiled by build.rs with -ffp-contract=off -fno-fast-math, as the kernels are with
+// --fmad=false.
+#include "../../cuda/raylb_math.cuh"
+
+// A ray as the Rust `geometry::Ray`: origin, direction, (t_min, t_max).
+struct rlh_ray {
+    float origin[3];
+    float dir[3];
+    float t_min;
+    float t_max;
+};
+
+static rl_vec3 rlh_vec(const float v[3]) { return rl_v(v[0], v[1], v[2]); }
+
+static void rlh_store(rl_vec3 v, float out[3]) {
+    out[0] = v.x;
+    out[1] = v.y;
+    out[2] = v.z;
+}
+
+static rl_prepared rlh_prepare(const rlh_ray* ray) {
+    return rl_prepare(rlh_vec(ray->origin), rlh_vec(ray->dir), ray->t_min, ray->t_max);
+}
+
+extern "C" {
+
+// The prepared ray's octant.
+int rlh_octant(const rlh_ray* ray) { return rlh_prepare(ray).octant; }
+
+// `PreparedRay::new(ray).slab_box(mn, mx, t_min, t_max)`: out = (enter, leave).
+void rlh_slab_box(const rlh_ray* ray, const float mn[3], const float mx[3], float t_min,
+                  float t_max, float out[2]) {
+    rl_prepared r = rlh_prepare(ray);
+    rl_slab_box(r, mn, mx, t_min, t_max, &out[0], &out[1]);
+}
+
+// `Triangle::intersect_with_barycentrics`: 1 on a hit, with out = (t, b0, b1, b2) where
+// b_i = uvw_i / det.
+int rlh_triangle_hit(const rl_triangle* tri, const rlh_ray* ray, float padding, float out[4]) {
+    rl_prepared r = rlh_prepare(ray);
+    float t, uvw[3], det;
+    if (!rl_triangle_hit(*tri, r, padding, &t, uvw, &det)) {
+        return 0;
+    }
+    out[0] = t;
+    out[1] = uvw[0] / det;
+    out[2] = uvw[1] / det;
+    out[3] = uvw[2] / det;
+    return 1;
+}
+
+void rlh_normalize(const float v[3], float out[3]) { rlh_store(rl_normalize(rlh_vec(v)), out); }
+
+void rlh_reflect(const float d[3], const float n[3], float out[3]) {
+    rlh_store(rl_reflect(rlh_vec(d), rlh_vec(n)), out);
+}
+
+// 0 on total internal reflection.
+int rlh_refract(const float d[3], const float n[3], float eta, float out[3]) {
+    rl_vec3 dir;
+    if (!rl_refract(rlh_vec(d), rlh_vec(n), eta, &dir)) {
+        return 0;
+    }
+    rlh_store(dir, out);
+    return 1;
+}
+
+float rlh_powi(float x, rl_u32 n) { return rl_powi(x, n); }
+
+rl_u64 rlh_to_fixed(float x) { return rl_to_fixed(x); }
+
+void rlh_primary_dir(const rl_camera* camera, rl_u32 x, rl_u32 y, rl_u32 width, rl_u32 height,
+                     float out[3]) {
+    rlh_store(rl_primary_dir(*camera, x, y, width, height), out);
+}
+
+float rlh_cone_factor(const rl_light* light, const float to_point[3]) {
+    return rl_cone_factor(*light, rlh_vec(to_point));
+}
+
+void rlh_camera_task(const rl_scene* scene, rl_u32 x, rl_u32 y, rl_task* out) {
+    *out = rl_camera_task(*scene, x, y);
+}
+
+// Traces one task into the film (`rays` may be null); writes its children and returns how
+// many.
+int rlh_trace(const rl_scene* scene, const rl_task* task, rl_u64* sums, rl_u32* rays,
+              rl_counts* counts, rl_task children[2]) {
+    rl_film film;
+    film.sums = sums;
+    film.rays = rays;
+    return rl_trace(*scene, *task, film, counts, children);
+}
+
+}  // extern "C"

@@ -1,0 +1,111 @@
+//! The device: a CUDA context, the kernels compiled for it, and the figures the launches need.
+
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUdevice_attribute;
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
+use cudarc::nvrtc::Ptx;
+
+use crate::{GpuError, source};
+
+/// What the device is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// The device's name, e.g. `NVIDIA H100 80GB HBM3`.
+    pub name: String,
+    /// Compute capability.
+    pub compute_capability: (i32, i32),
+    /// Streaming multiprocessors.
+    pub multiprocessors: u32,
+    /// The SM clock in kHz, to turn the kernels' cycle counts into time.
+    pub clock_khz: u32,
+}
+
+/// An opened GPU with raylb's kernels loaded. Opening compiles the kernels once (NVRTC, for
+/// this device's architecture); every frame rendered through the same `Gpu` reuses them.
+#[derive(Debug)]
+pub struct Gpu {
+    pub(crate) context: Arc<CudaContext>,
+    pub(crate) stream: Arc<CudaStream>,
+    _module: Arc<CudaModule>,
+    pub(crate) persistent: CudaFunction,
+    pub(crate) fill_deques: CudaFunction,
+    pub(crate) block_per_tile: CudaFunction,
+    pub(crate) info: DeviceInfo,
+    compile_log: String,
+}
+
+impl Gpu {
+    /// Opens device 0 and compiles the kernels for it.
+    ///
+    /// # Errors
+    /// Says which is missing: the driver, a device, or NVRTC; or why compiling or loading the
+    /// kernels failed.
+    pub fn open() -> Result<Self, GpuError> {
+        // SAFETY: only tries to open the driver library (dlopen) under its known names.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(GpuError::NoDriver);
+        }
+        match CudaContext::device_count() {
+            Ok(n) if n > 0 => {}
+            // cuInit fails with "no device" on machines with a driver but no GPU.
+            _ => return Err(GpuError::NoDevice),
+        }
+        if !source::nvrtc_available() {
+            return Err(GpuError::NoNvrtc);
+        }
+        let context = CudaContext::new(0).map_err(GpuError::driver("opening device 0"))?;
+        let compute_capability = context
+            .compute_capability()
+            .map_err(GpuError::driver("reading the compute capability"))?;
+        let attribute = |a: CUdevice_attribute, what: &'static str| {
+            context
+                .attribute(a)
+                .map(|v| v as u32)
+                .map_err(GpuError::driver(what))
+        };
+        let info = DeviceInfo {
+            name: context
+                .name()
+                .map_err(GpuError::driver("reading the name"))?,
+            compute_capability,
+            multiprocessors: attribute(
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                "reading the multiprocessor count",
+            )?,
+            clock_khz: attribute(
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE,
+                "reading the clock rate",
+            )?,
+        };
+        let compiled = source::compile(compute_capability.0, compute_capability.1)?;
+        let module = context
+            .load_module(Ptx::from_src(compiled.ptx))
+            .map_err(GpuError::driver("loading the compiled kernels (PTX newer than the driver? use the driver's own NVRTC)"))?;
+        let function = |name: &str| {
+            module
+                .load_function(name)
+                .map_err(GpuError::driver("finding a kernel in the module"))
+        };
+        Ok(Self {
+            stream: context.default_stream(),
+            persistent: function("rl_persistent")?,
+            fill_deques: function("rl_fill_deques")?,
+            block_per_tile: function("rl_block_per_tile")?,
+            _module: module,
+            context,
+            info,
+            compile_log: compiled.log,
+        })
+    }
+
+    /// What the device is.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// NVRTC's log of the compilation (empty: no warnings are allowed).
+    pub fn compile_log(&self) -> &str {
+        &self.compile_log
+    }
+}

@@ -1,0 +1,128 @@
+//! The CUDA C source of the kernels and its compilation with NVRTC.
+//!
+//! The kernels (`cuda/raylb_kernels.cu`) include the traced arithmetic shared with the host
+//! check (`cuda/raylb_math.cuh`); NVRTC is given the two as one translation unit. They are
+//! compiled at start-up for the device found, with the options the determinism contract asks
+//! for: no fused multiply-add, IEEE division and square root, no flush to zero, no fast math.
+//! Compiling needs NVRTC alone, no GPU: `.ci/run` compiles every kernel this way on a machine
+//! without one, and any warning fails it.
+
+use cudarc::nvrtc::result as nvrtc;
+
+use crate::GpuError;
+
+/// The shared math header.
+pub const MATH_HEADER: &str = include_str!("../cuda/raylb_math.cuh");
+/// The kernels.
+pub const KERNELS: &str = include_str!("../cuda/raylb_kernels.cu");
+
+/// The kernels' entry points, all of which must be in the compiled module.
+pub const ENTRY_POINTS: [&str; 3] = ["rl_persistent", "rl_fill_deques", "rl_block_per_tile"];
+
+/// The options every compilation uses, before the architecture.
+pub const OPTIONS: [&str; 5] = [
+    "--fmad=false",
+    "--prec-div=true",
+    "--prec-sqrt=true",
+    "--ftz=false",
+    "--std=c++17",
+];
+
+/// The whole program as NVRTC sees it: the header in place of its `#include`.
+pub fn program_source() -> String {
+    KERNELS.replace("#include \"raylb_math.cuh\"", MATH_HEADER)
+}
+
+/// PTX for compute capability `major.minor`, and NVRTC's log (empty when it had nothing to
+/// say).
+#[derive(Clone, Debug)]
+pub struct CompiledKernels {
+    /// The PTX text.
+    pub ptx: String,
+    /// What NVRTC printed; a compilation with warnings fails instead.
+    pub log: String,
+}
+
+/// Whether NVRTC's library can be loaded on this machine.
+pub fn nvrtc_available() -> bool {
+    // SAFETY: only tries to open the library (dlopen) under its known names.
+    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+}
+
+/// Compiles the kernels to PTX for compute capability `major.minor` (e.g. `(9, 0)`).
+///
+/// # Errors
+/// [`GpuError::NoNvrtc`] when NVRTC cannot be loaded; [`GpuError::Compile`] with NVRTC's log
+/// on any error or warning.
+pub fn compile(major: i32, minor: i32) -> Result<CompiledKernels, GpuError> {
+    compile_source(&program_source(), major, minor)
+}
+
+/// Compiles `source` as [`compile`] compiles the kernels: the same options, warnings as
+/// errors.
+///
+/// # Errors
+/// As [`compile`].
+pub fn compile_source(source: &str, major: i32, minor: i32) -> Result<CompiledKernels, GpuError> {
+    if !nvrtc_available() {
+        return Err(GpuError::NoNvrtc);
+    }
+    let source = std::ffi::CString::new(source)
+        .map_err(|_| GpuError::Compile("the source contains a NUL byte".into()))?;
+    let name = c"raylb_kernels.cu";
+    let program = nvrtc::create_program(&source, Some(name))
+        .map_err(|e| GpuError::Compile(format!("NVRTC could not create the program: {e:?}")))?;
+    let mut options: Vec<String> = OPTIONS.iter().map(|o| o.to_string()).collect();
+    // A tuning knob for measurements: asking for more resident blocks per SM caps the
+    // registers per thread, trading spills for warps.
+    if let Some(n) = std::env::var("RAYLB_MIN_BLOCKS")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+    {
+        options.push(format!("-DRL_MIN_BLOCKS={n}"));
+    }
+    options.push(format!("--gpu-architecture=compute_{major}{minor}"));
+    // SAFETY: `program` was just created and is destroyed once below, after its last use.
+    let compiled = unsafe { nvrtc::compile_program(program, &options) };
+    // SAFETY: as above; the log exists whether or not compilation succeeded.
+    let log = unsafe { nvrtc::get_program_log(program) }
+        .map(|chars| c_chars_to_string(&chars))
+        .unwrap_or_default();
+    let ptx = match compiled {
+        // SAFETY: as above; the program compiled, so it has PTX.
+        Ok(()) => unsafe { nvrtc::get_ptx(program) }.map(|chars| c_chars_to_string(&chars)),
+        Err(e) => Err(e),
+    };
+    // SAFETY: `program` is not used after this.
+    let _ = unsafe { nvrtc::destroy_program(program) };
+    let log = log.trim().to_string();
+    match ptx {
+        Ok(ptx) if log.is_empty() => Ok(CompiledKernels { ptx, log }),
+        Ok(_) => Err(GpuError::Compile(format!("warnings:\n{log}"))),
+        Err(e) => Err(GpuError::Compile(format!("{e:?}:\n{log}"))),
+    }
+}
+
+fn c_chars_to_string(chars: &[std::ffi::c_char]) -> String {
+    let bytes: Vec<u8> = chars
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_header_is_spliced_in_once() {
+        let source = program_source();
+        assert!(!source.contains("#include \"raylb_math.cuh\""));
+        assert_eq!(source.matches("#define RAYLB_MATH_CUH").count(), 1);
+        for entry in ENTRY_POINTS {
+            assert!(source.contains(&format!(" {entry}(")), "{entry}");
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! Every kernel compiles with NVRTC, without a warning, for the architectures raylb targets.
+//! NVRTC needs no GPU. Where it cannot be loaded the test says it was skipped, unless
+//! `RAYLB_REQUIRE_NVRTC` is set (as `.ci/run` does, after installing NVRTC), which makes a
+//! missing NVRTC a failure.
+
+use kernels::GpuError;
+use kernels::source::{self, ENTRY_POINTS};
+
+#[test]
+fn kernels_compile_to_ptx_without_warnings() {
+    if !source::nvrtc_available() {
+        assert!(
+            std::env::var_os("RAYLB_REQUIRE_NVRTC").is_none(),
+            "RAYLB_REQUIRE_NVRTC is set but libnvrtc cannot be loaded (LD_LIBRARY_PATH?)"
+        );
+        eprintln!("skipped: NVRTC is not installed (see .ci/run for how CI installs it)");
+        return;
+    }
+    // Turing (the oldest NVRTC 12 takes without a deprecation warning), Ampere, Ada, Hopper.
+    for (major, minor) in [(7, 5), (8, 0), (8, 9), (9, 0)] {
+        let compiled = match source::compile(major, minor) {
+            Ok(c) => c,
+            Err(GpuError::Compile(log)) => panic!("compute_{major}{minor}: {log}"),
+            Err(e) => panic!("compute_{major}{minor}: {e}"),
+        };
+        assert!(compiled.log.is_empty());
+        for entry in ENTRY_POINTS {
+            assert!(
+                compiled.ptx.contains(&format!(".entry {entry}(")),
+                "compute_{major}{minor}: no entry point {entry}"
+            );
+        }
+        // No fused multiply-add may appear in the traced arithmetic.
+        assert!(
+            !compiled.ptx.contains("fma.rn.f32"),
+            "compute_{major}{minor}: fused multiply-add in the PTX"
+        );
+    }
+}
+
+#[test]
+fn a_broken_kernel_is_reported_with_the_compiler_log() {
+    if !source::nvrtc_available() {
+        eprintln!("skipped: NVRTC is not installed");
+        return;
+    }
+    // The real source compiles; the checker must still see errors in what it is given.
+    let e = source::compile_source("extern \"C\" __global__ void broken() { int x = ; }", 9, 0)
+        .unwrap_err();
+    match e {
+        GpuError::Compile(log) => assert!(log.contains("expected an expression"), "{log}"),
+        other => panic!("{other}"),
+    }
+    let e = source::compile_source(
+        "extern \"C\" __global__ void unused_variable() { int x = 1; }",
+        9,
+        0,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e, GpuError::Compile(ref log) if log.contains("warning") || log.contains("error")),
+        "{e}"
+    );
+}

@@ -1,0 +1,133 @@
+//! Rendering on an NVIDIA GPU: the scene's flat arrays handed to the `kernels` crate as they
+//! are, and its fixed-point sums brought back into a [`Film`], resolved like the CPU's.
+
+use std::num::NonZeroU32;
+
+use balancers::{Telemetry, WorkerTelemetry};
+use kernels::{FrameRequest, GpuFrame, SceneData};
+pub use kernels::{Gpu, GpuBalancer, GpuError};
+
+use crate::bvh::FlatNode;
+use crate::film::Film;
+use crate::integrator::{RayCounts, tiles};
+use crate::render::{DeviceFigures, Frame};
+use crate::scene::Scene;
+
+/// How to render a frame on the GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuOptions {
+    /// The GPU balancer.
+    pub balancer: GpuBalancer,
+    /// Tile edge in pixels.
+    pub tile: NonZeroU32,
+    /// Count rays per pixel for a work map.
+    pub work_map: bool,
+    /// At most this many persistent warps (`None`: all that can be resident).
+    pub max_warps: Option<u32>,
+}
+
+/// The eight node orders of the scene's BVH, one after the other, as the kernels index them.
+pub fn all_node_orders(scene: &Scene) -> Vec<FlatNode> {
+    (0..8)
+        .flat_map(|o| scene.bvh.nodes(o).iter().copied())
+        .collect()
+}
+
+/// The scene as the kernels read it; `nodes` must be [`all_node_orders`] of the same scene.
+pub fn scene_data<'a>(scene: &'a Scene, nodes: &'a [FlatNode]) -> SceneData<'a> {
+    SceneData {
+        nodes: bytemuck::cast_slice(nodes),
+        node_count: scene.bvh.nodes(0).len() as u32,
+        triangles: bytemuck::cast_slice(scene.bvh.triangles()),
+        ids: bytemuck::cast_slice(scene.bvh.original_indices()),
+        shading: bytemuck::cast_slice(&scene.shading),
+        materials: bytemuck::cast_slice(&scene.materials),
+        lights: bytemuck::cast_slice(&scene.lights),
+        light_count: scene.lights.len() as u32,
+        width: scene.width,
+        height: scene.height,
+        padding: scene.bvh.padding(),
+        camera: bytemuck::bytes_of(&scene.camera)
+            .try_into()
+            .expect("the camera is 52 bytes"),
+        settings: bytemuck::bytes_of(&scene.settings)
+            .try_into()
+            .expect("the settings are 36 bytes"),
+        max_depth: scene.settings.max_depth,
+    }
+}
+
+/// Renders `scene` on `gpu`.
+///
+/// # Errors
+/// When a CUDA call fails or a task queue on the device overflows.
+pub fn render_gpu(gpu: &Gpu, scene: &Scene, options: &GpuOptions) -> Result<Frame, GpuError> {
+    let nodes = all_node_orders(scene);
+    let request = FrameRequest {
+        balancer: options.balancer,
+        tile: options.tile.get(),
+        work_map: options.work_map,
+        seed: 0x2545_f491,
+        max_warps: options.max_warps,
+    };
+    let frame = gpu.render(&scene_data(scene, &nodes), &request)?;
+    Ok(frame_of(gpu, scene, options, frame))
+}
+
+fn frame_of(gpu: &Gpu, scene: &Scene, options: &GpuOptions, frame: GpuFrame) -> Frame {
+    let film = Film::from_sums(
+        scene.width,
+        scene.height,
+        &frame.sums,
+        frame.rays.as_deref(),
+    );
+    let workers = frame
+        .workers
+        .iter()
+        .map(|w| WorkerTelemetry {
+            tasks: w.tiles + w.reflection + w.refraction,
+            initial_tasks: w.tiles,
+            spawned: w.spawned,
+            busy: w.busy,
+            idle: w.idle,
+            steal_attempts: w.steal_attempts,
+            steal_successes: w.steal_successes,
+            tasks_stolen: w.tasks_stolen,
+            peak_queued: Some(w.peak_queued),
+        })
+        .collect();
+    let rays = frame
+        .workers
+        .iter()
+        .map(|w| RayCounts {
+            camera: w.camera,
+            shadow: w.shadow,
+            reflection: w.reflection,
+            refraction: w.refraction,
+        })
+        .collect();
+    let is_managed = options.balancer == GpuBalancer::CudaManaged;
+    Frame {
+        film,
+        telemetry: Telemetry {
+            balancer: options.balancer.name(),
+            wall: frame.kernel_time,
+            workers,
+            // cuda-managed moves no work between workers: zero steals is the truth there.
+            steals_observed: true,
+        },
+        rays,
+        tiles: tiles(scene.width, scene.height, options.tile).len(),
+        device: Some(DeviceFigures {
+            name: gpu.info().name.clone(),
+            simt_efficiency: frame.simt_efficiency(),
+            workers_are: if is_managed {
+                "resident block slots"
+            } else {
+                "persistent warps"
+            },
+            threads_per_block: frame.launch.0,
+            blocks: frame.launch.1,
+        }),
+    }
+}

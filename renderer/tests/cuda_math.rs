@@ -1,0 +1,626 @@
+//! The CUDA kernels' math header (`kernels/cuda/raylb_math.cuh`), compiled for the host by
+//! `cuda-math-host`, gives the same bits as the Rust it mirrors: the slab and triangle tests on
+//! hundreds of thousands of random and degenerate rays, the vector helpers, the fixed-point
+//! conversion, the camera and the spot cone, and whole frames of the shipped scenes traced
+//! task by task against the CPU renderer's film.
+//!
+//! Every comparison is of bits (`to_bits`), signed zeros and NaNs included.
+
+use std::num::{NonZeroU32, NonZeroUsize};
+use std::path::PathBuf;
+
+use balancers::{Assignment, BalancerKind};
+use cuda_math_host as host;
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use renderer::bvh::FlatNode;
+use renderer::film::to_fixed;
+use renderer::geometry::{PreparedRay, Ray, Triangle};
+use renderer::math::{self, Vec3};
+use renderer::render::{RenderOptions, render};
+use renderer::scene::{
+    Camera, Light, Material, RenderSettings, Scene, SceneOverrides, TriangleShading,
+};
+
+// The mirrors must be the renderer's structs byte for byte before slices are cast.
+const _: () = assert!(size_of::<FlatNode>() == size_of::<host::Node>());
+const _: () = assert!(size_of::<Triangle>() == size_of::<host::Triangle>());
+const _: () = assert!(size_of::<TriangleShading>() == size_of::<host::Shading>());
+const _: () = assert!(size_of::<Material>() == size_of::<host::Material>());
+const _: () = assert!(size_of::<Light>() == size_of::<host::Light>());
+const _: () = assert!(size_of::<Camera>() == size_of::<host::Camera>());
+const _: () = assert!(size_of::<RenderSettings>() == size_of::<host::Settings>());
+
+const SEED: u64 = 0x5eed_c0da;
+
+fn bits(v: [f32; 3]) -> [u32; 3] {
+    v.map(f32::to_bits)
+}
+
+fn host_ray(r: &Ray) -> host::Ray {
+    host::Ray {
+        origin: r.origin.to_array(),
+        dir: r.dir.to_array(),
+        t_min: r.t_min,
+        t_max: r.t_max,
+    }
+}
+
+/// A coordinate in `[-scale, scale)`, often a special value: ±0, a multiple of `scale / 4`.
+fn coord(rng: &mut StdRng, scale: f32) -> f32 {
+    match rng.random_range(0..16) {
+        0 => 0.0,
+        1 => -0.0,
+        2 | 3 => rng.random_range(-4i32..=4) as f32 * scale / 4.0,
+        _ => rng.random_range(-scale..scale),
+    }
+}
+
+fn point(rng: &mut StdRng, scale: f32) -> Vec3 {
+    Vec3::new(coord(rng, scale), coord(rng, scale), coord(rng, scale))
+}
+
+/// A direction, not normalised, with many zero (of either sign), axis-parallel and tied
+/// components; now and then all zero.
+fn direction(rng: &mut StdRng) -> Vec3 {
+    let mut c = || match rng.random_range(0..12) {
+        0 | 1 => 0.0,
+        2 => -0.0,
+        3 => 1.0,
+        4 => -1.0,
+        5 => 0.5,
+        6 => -0.5,
+        _ => rng.random_range(-1.0f32..1.0),
+    };
+    Vec3::new(c(), c(), c())
+}
+
+/// The bits of `x`, with -0 read as +0.
+///
+/// For the slab test's `(enter, leave)` only. Both sides take maxima and minima of the
+/// per-axis distances, which are ±0 when the origin lies on a face, and neither `f32::max` /
+/// `f32::min` (documented: "if the inputs compare equal (such as for the case of +0.0 and
+/// -0.0), either input may be returned non-deterministically"; LLVM's `maxnum`/`minnum` say
+/// the same) nor C's `fmaxf` / `fminf` (C17 F.10.9.2 only recommends `fmax(-0, +0) = +0`)
+/// fixes which zero comes out. The sign cannot reach a result: `enter` and `leave` are only
+/// compared, and the triangle test's distance clamped into them must exceed `t_min = 0`.
+fn zero_blind_bits(x: f32) -> u32 {
+    if x == 0.0 { 0 } else { x.to_bits() }
+}
+
+fn ray_interval(rng: &mut StdRng) -> (f32, f32) {
+    match rng.random_range(0..6) {
+        0 => (f32::NEG_INFINITY, f32::INFINITY),
+        1 => (0.0, 0.0),
+        2 => (rng.random_range(0.0..1.0), rng.random_range(1.0..10.0)),
+        3 => (-1.0, 1.0),
+        _ => (0.0, f32::INFINITY),
+    }
+}
+
+#[test]
+fn layouts_match_field_by_field() {
+    let v = |i: f32| Vec3::new(i, i + 0.25, i + 0.5);
+    let m = Material {
+        ambient: v(1.0),
+        diffuse: v(2.0),
+        specular: v(3.0),
+        shininess: 77,
+        reflectivity: v(4.0),
+        refractivity: v(5.0),
+        ior: 6.0,
+    };
+    let hm: host::Material = bytemuck::cast(m);
+    assert_eq!(
+        (hm.ambient, hm.diffuse, hm.specular, hm.shininess),
+        ([1.0, 1.25, 1.5], [2.0, 2.25, 2.5], [3.0, 3.25, 3.5], 77)
+    );
+    assert_eq!(
+        (hm.reflectivity, hm.refractivity, hm.ior),
+        ([4.0, 4.25, 4.5], [5.0, 5.25, 5.5], 6.0)
+    );
+    let l = Light {
+        position: v(1.0),
+        color: v(2.0),
+        direction: v(3.0),
+        cos_outer: 4.0,
+        cos_inner: 5.0,
+    };
+    let hl: host::Light = bytemuck::cast(l);
+    assert_eq!(
+        (
+            hl.position,
+            hl.color,
+            hl.direction,
+            hl.cos_outer,
+            hl.cos_inner
+        ),
+        (
+            [1.0, 1.25, 1.5],
+            [2.0, 2.25, 2.5],
+            [3.0, 3.25, 3.5],
+            4.0,
+            5.0
+        )
+    );
+    let c = Camera {
+        origin: v(1.0),
+        forward: v(2.0),
+        right: v(3.0),
+        up: v(4.0),
+        tan_half_fov: 5.0,
+    };
+    let hc: host::Camera = bytemuck::cast(c);
+    assert_eq!(
+        (hc.origin, hc.forward, hc.right, hc.up, hc.tan_half_fov),
+        (
+            [1.0, 1.25, 1.5],
+            [2.0, 2.25, 2.5],
+            [3.0, 3.25, 3.5],
+            [4.0, 4.25, 4.5],
+            5.0
+        )
+    );
+    let s = RenderSettings {
+        max_depth: 9,
+        weight_cutoff: 1.0,
+        ambient: v(2.0),
+        background: v(3.0),
+        ray_offset: 4.0,
+    };
+    let hs: host::Settings = bytemuck::cast(s);
+    assert_eq!(
+        (
+            hs.max_depth,
+            hs.weight_cutoff,
+            hs.ambient,
+            hs.background,
+            hs.ray_offset
+        ),
+        (9, 1.0, [2.0, 2.25, 2.5], [3.0, 3.25, 3.5], 4.0)
+    );
+    let sh = TriangleShading {
+        normals: [v(1.0), v(2.0), v(3.0)],
+        material: 7,
+    };
+    let hsh: host::Shading = bytemuck::cast(sh);
+    assert_eq!(
+        (hsh.normals, hsh.material),
+        ([[1.0, 1.25, 1.5], [2.0, 2.25, 2.5], [3.0, 3.25, 3.5]], 7)
+    );
+    let t = Triangle {
+        v: [v(1.0), v(2.0), v(3.0)],
+    };
+    let ht: host::Triangle = bytemuck::cast(t);
+    assert_eq!(ht.v, [[1.0, 1.25, 1.5], [2.0, 2.25, 2.5], [3.0, 3.25, 3.5]]);
+    let n = FlatNode {
+        near_skip: [1.0, 2.0, 3.0, f32::from_bits(4)],
+        far_leaf: [5.0, 6.0, 7.0, f32::from_bits(8)],
+    };
+    let hn: host::Node = bytemuck::cast(n);
+    assert_eq!((hn.near_skip, hn.far_leaf), (n.near_skip, n.far_leaf));
+}
+
+#[test]
+fn slab_box_matches_on_random_and_axis_parallel_rays() {
+    let mut rng = StdRng::seed_from_u64(SEED);
+    let cases = 200_000;
+    let mut entered = 0;
+    let mut signed_zeros = 0;
+    for i in 0..cases {
+        let scale = [1.0, 10.0, 1000.0, 1e-3][i % 4];
+        let min = point(&mut rng, scale);
+        let extent = |rng: &mut StdRng| {
+            if rng.random_range(0..8) == 0 {
+                0.0
+            } else {
+                rng.random_range(0.0..2.0 * scale)
+            }
+        };
+        let max = min + Vec3::new(extent(&mut rng), extent(&mut rng), extent(&mut rng));
+        let mut origin = point(&mut rng, 2.0 * scale);
+        // Origins on the box's faces (and, with two or three axes, edges and corners).
+        for axis in 0..3 {
+            match rng.random_range(0..6) {
+                0 => origin[axis] = min[axis],
+                1 => origin[axis] = max[axis],
+                _ => {}
+            }
+        }
+        let (t_min, t_max) = ray_interval(&mut rng);
+        // Half the rays aimed at a point of the box (now and then with one component of the
+        // direction zeroed), the others in any direction.
+        let mut dir = direction(&mut rng);
+        if rng.random_bool(0.5) {
+            let mut s = || rng.random_range(0.0f32..=1.0);
+            let target = min + (max - min) * Vec3::new(s(), s(), s());
+            dir = target - origin;
+            if rng.random_range(0..4) == 0 {
+                dir[rng.random_range(0..3)] = if rng.random_bool(0.5) { 0.0 } else { -0.0 };
+            }
+        }
+        let ray = Ray {
+            origin,
+            dir,
+            t_min,
+            t_max,
+        };
+        let (bt_min, bt_max) = ray_interval(&mut rng);
+        let prepared = PreparedRay::new(&ray);
+        let (enter, leave) = prepared.slab_box(min.to_array(), max.to_array(), bt_min, bt_max);
+        let hray = host_ray(&ray);
+        assert_eq!(
+            prepared.octant() as u32,
+            host::octant(&hray),
+            "octant of {ray:?}"
+        );
+        let (h_enter, h_leave) =
+            host::slab_box(&hray, min.to_array(), max.to_array(), bt_min, bt_max);
+        assert_eq!(
+            (zero_blind_bits(enter), zero_blind_bits(leave)),
+            (zero_blind_bits(h_enter), zero_blind_bits(h_leave)),
+            "case {i}: {ray:?} box {min} {max} over ({bt_min}, {bt_max}): \
+             rust ({enter}, {leave}), c++ ({h_enter}, {h_leave})"
+        );
+        entered += usize::from(enter <= leave);
+        // Results that differ only in the sign of a zero (see `zero_blind_bits`).
+        signed_zeros += usize::from(
+            (enter.to_bits(), leave.to_bits()) != (h_enter.to_bits(), h_leave.to_bits()),
+        );
+    }
+    eprintln!("{entered} of {cases} rays met their box; {signed_zeros} differ in a zero's sign");
+    assert!(
+        entered > cases / 5,
+        "only {entered} of {cases} rays met their box"
+    );
+}
+
+/// A triangle and a ray for it: mostly rays aimed inside the triangle, and edges, vertices,
+/// slivers, shared edges, grid-aligned geometry (edge functions exactly zero, so the double
+/// precision fallback runs), zero-area triangles and random misses.
+fn triangle_case(rng: &mut StdRng, i: usize) -> (Triangle, Ray, f32) {
+    let scale = [1.0, 10.0, 100.0, 0.01][i % 4];
+    let mut padding = scale / 65536.0;
+    if rng.random_range(0..8) == 0 {
+        padding = 0.0;
+    }
+    let p = |rng: &mut StdRng| point(rng, scale);
+    let mut v = [p(rng), p(rng), p(rng)];
+    let bary = |rng: &mut StdRng| {
+        let (a, b): (f32, f32) = (rng.random(), rng.random());
+        let (a, b) = if a + b > 1.0 {
+            (1.0 - a, 1.0 - b)
+        } else {
+            (a, b)
+        };
+        [1.0 - a - b, a, b]
+    };
+    let mut weights = bary(rng);
+    match rng.random_range(0..10) {
+        // An edge or a vertex.
+        0 => {
+            weights[rng.random_range(0..3)] = 0.0;
+            if rng.random_bool(0.3) {
+                weights = [0.0; 3];
+                weights[rng.random_range(0..3)] = 1.0;
+            }
+        }
+        // A sliver: the third vertex a hair off the line through the other two.
+        1 => {
+            let s: f32 = rng.random();
+            let off = scale * [1e-6, 1e-5, 1e-7][rng.random_range(0..3)];
+            v[2] = v[0] + (v[1] - v[0]) * s + Vec3::new(off, -off, off * 0.5);
+        }
+        // The other triangle of a quad, sharing the edge v0–v1 (reversed), hit on that edge.
+        2 => {
+            let t: f32 = rng.random();
+            v = [v[1], v[0], p(rng)];
+            weights = [t, 1.0 - t, 0.0];
+        }
+        // Grid-aligned: small integer coordinates, rays along an axis through grid points.
+        3 => {
+            let g = |rng: &mut StdRng| rng.random_range(-3i32..=3) as f32 * scale;
+            let flat = rng.random_range(0..3);
+            let level = g(rng);
+            for vertex in &mut v {
+                *vertex = Vec3::new(g(rng), g(rng), g(rng));
+                vertex[flat] = level;
+            }
+            let mut origin = Vec3::new(g(rng), g(rng), g(rng)) * 0.5;
+            origin[flat] = level + 5.0 * scale;
+            let mut dir = Vec3::ZERO;
+            dir[flat] = if rng.random_bool(0.5) { -1.0 } else { -0.5 };
+            let ray = Ray::new(origin, dir);
+            return (Triangle { v }, ray, padding);
+        }
+        // Zero area: a repeated vertex or three collinear ones.
+        4 => {
+            if rng.random_bool(0.5) {
+                v[2] = v[rng.random_range(0..2)];
+            } else {
+                v[2] = v[0] + (v[1] - v[0]) * 2.0;
+            }
+        }
+        // A random ray, mostly a miss.
+        5 => {
+            let ray = Ray::new(p(rng) * 2.0, direction(rng));
+            return (Triangle { v }, ray, padding);
+        }
+        _ => {}
+    }
+    let target = v[0] * weights[0] + v[1] * weights[1] + v[2] * weights[2];
+    let origin = point(rng, 3.0 * scale);
+    let mut dir = target - origin;
+    if rng.random_bool(0.5) {
+        dir = math::normalize(dir);
+    }
+    // Now and then one component zeroed: a ray parallel to a coordinate plane.
+    if rng.random_range(0..8) == 0 {
+        dir[rng.random_range(0..3)] = if rng.random_bool(0.5) { 0.0 } else { -0.0 };
+    }
+    let mut ray = Ray::new(origin, dir);
+    if rng.random_range(0..6) == 0 {
+        ray.t_max = rng.random_range(0.0..2.0);
+    }
+    (Triangle { v }, ray, padding)
+}
+
+#[test]
+fn triangle_test_matches_on_hits_edges_slivers_and_degenerate_triangles() {
+    let mut rng = StdRng::seed_from_u64(SEED ^ 1);
+    let cases = 200_000;
+    let mut hits = 0;
+    let mut on_edges = 0;
+    for i in 0..cases {
+        let (tri, ray, padding) = triangle_case(&mut rng, i);
+        let rust = tri.intersect_with_barycentrics(&PreparedRay::new(&ray), padding);
+        let cpp = host::triangle_hit(&bytemuck::cast(tri), &host_ray(&ray), padding);
+        let rust_bits = rust.map(|h| (h.t.to_bits(), bits(h.bary)));
+        let cpp_bits = cpp.map(|(t, b)| (t.to_bits(), bits(b)));
+        assert_eq!(
+            rust_bits, cpp_bits,
+            "case {i}: {tri:?} {ray:?} padding {padding}: rust {rust:?}, c++ {cpp:?}"
+        );
+        hits += usize::from(rust.is_some());
+        // A zero weight means an edge function was exactly zero: the double-precision
+        // fallback ran.
+        on_edges += usize::from(rust.is_some_and(|h| h.bary.contains(&0.0)));
+    }
+    eprintln!("{hits} of {cases} rays hit their triangle, {on_edges} on an edge or vertex");
+    assert!(hits > cases / 3, "only {hits} of {cases} rays hit");
+    assert!(on_edges > cases / 100, "only {on_edges} hits on edges");
+}
+
+#[test]
+fn vector_helpers_match() {
+    let mut rng = StdRng::seed_from_u64(SEED ^ 2);
+    for i in 0..100_000 {
+        let scale = [1.0, 1e-20, 1e20, 3.0][i % 4];
+        let v = point(&mut rng, scale);
+        assert_eq!(
+            bits(math::normalize(v).to_array()),
+            bits(host::normalize(v.to_array())),
+            "normalize {v}"
+        );
+        let d = math::normalize(direction(&mut rng) + Vec3::new(0.0, 0.0, 1e-3));
+        let n = math::normalize(point(&mut rng, 1.0) + Vec3::new(1e-3, 0.0, 0.0));
+        assert_eq!(
+            bits(math::reflect(d, n).to_array()),
+            bits(host::reflect(d.to_array(), n.to_array())),
+            "reflect {d} {n}"
+        );
+        let eta = match rng.random_range(0..4) {
+            0 => 1.0 / 1.5,
+            1 => 1.5,
+            _ => rng.random_range(0.3f32..2.5),
+        };
+        let rust = math::refract(d, n, eta).map(|r| bits(r.to_array()));
+        let cpp = host::refract(d.to_array(), n.to_array(), eta).map(bits);
+        assert_eq!(rust, cpp, "refract {d} {n} {eta}");
+        let x = match rng.random_range(0..4) {
+            0 => rng.random_range(-1.5f32..1.5),
+            1 => f32::from_bits(rng.random()),
+            _ => rng.random_range(0.0f32..1.0),
+        };
+        let e = match rng.random_range(0..4) {
+            0 => rng.random(),
+            _ => rng.random_range(0..300),
+        };
+        assert_eq!(
+            math::powi(x, e).to_bits(),
+            host::powi(x, e).to_bits(),
+            "powi {x} {e}"
+        );
+    }
+}
+
+#[test]
+fn fixed_point_conversion_matches() {
+    let mut rng = StdRng::seed_from_u64(SEED ^ 3);
+    let specials = [
+        0.0,
+        -0.0,
+        f32::NAN,
+        -f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::MIN_POSITIVE,
+        f32::MAX,
+        256.0,
+        255.99998,
+        256.00002,
+        1.0,
+        2f32.powi(-33),
+        2f32.powi(-34),
+        3.0 * 2f32.powi(-33),
+    ];
+    for x in specials {
+        assert_eq!(to_fixed(x), host::to_fixed(x), "to_fixed {x}");
+    }
+    for _ in 0..200_000 {
+        let x = match rng.random_range(0..4) {
+            0 => f32::from_bits(rng.random()),
+            // Exact halves of the last fixed-point unit: the rounding's ties.
+            1 => (rng.random_range(0u32..1 << 24) as f32 + 0.5) * 2f32.powi(-32),
+            2 => rng.random_range(0.0f32..300.0),
+            _ => rng.random_range(-1e-6f32..1.0),
+        };
+        assert_eq!(
+            to_fixed(x),
+            host::to_fixed(x),
+            "to_fixed {x} ({:#x})",
+            x.to_bits()
+        );
+    }
+}
+
+#[test]
+fn camera_rays_match() {
+    let mut rng = StdRng::seed_from_u64(SEED ^ 4);
+    let mut checked = 0;
+    while checked < 100_000 {
+        let Some(camera) = Camera::new(
+            point(&mut rng, 10.0),
+            direction(&mut rng),
+            direction(&mut rng),
+            rng.random_range(1.0f32..170.0),
+        ) else {
+            continue;
+        };
+        let hc: host::Camera = bytemuck::cast(camera);
+        for _ in 0..10 {
+            let (w, h) = (rng.random_range(1..4096), rng.random_range(1..4096));
+            let (x, y) = (rng.random_range(0..w), rng.random_range(0..h));
+            let ray = camera.primary_ray(x, y, w, h);
+            assert_eq!(
+                bits(ray.dir.to_array()),
+                bits(host::primary_dir(&hc, x, y, w, h)),
+                "{camera:?} pixel ({x}, {y}) of {w}×{h}"
+            );
+            checked += 1;
+        }
+    }
+}
+
+#[test]
+fn spot_cones_match() {
+    let mut rng = StdRng::seed_from_u64(SEED ^ 5);
+    for i in 0..100_000 {
+        let direction = math::normalize(point(&mut rng, 1.0) + Vec3::new(0.0, -1e-3, 0.0));
+        let light = if i % 10 == 0 {
+            Light::point(point(&mut rng, 5.0), Vec3::ONE)
+        } else {
+            let outer: f32 = rng.random_range(-1.0..1.0);
+            let inner = if rng.random_bool(0.1) {
+                outer
+            } else {
+                rng.random_range(outer..1.0)
+            };
+            Light {
+                position: point(&mut rng, 5.0),
+                color: Vec3::ONE,
+                direction,
+                cos_outer: outer,
+                cos_inner: inner,
+            }
+        };
+        let to_point = match rng.random_range(0..4) {
+            0 => direction,
+            1 => -direction,
+            _ => math::normalize(point(&mut rng, 1.0) + Vec3::new(1e-3, 0.0, 0.0)),
+        };
+        assert_eq!(
+            light.cone_factor(to_point).to_bits(),
+            host::cone_factor(&bytemuck::cast(light), to_point.to_array()).to_bits(),
+            "{light:?} towards {to_point}"
+        );
+    }
+}
+
+/// Renders a shipped scene on the CPU and traces the same frame with the header's `rl_trace`,
+/// one pixel at a time with a stack of child tasks, and requires the same film and work map.
+fn frame_matches(name: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../scenes/{name}.toml"));
+    let overrides = SceneOverrides {
+        width: Some(64),
+        height: Some(48),
+        ..Default::default()
+    };
+    let scene = Scene::load(&path, overrides).unwrap_or_else(|e| panic!("{e}"));
+    let options = RenderOptions {
+        balancer: BalancerKind::static_tiles(Assignment::Interleaved),
+        threads: NonZeroUsize::MIN,
+        tile: NonZeroU32::new(8).unwrap(),
+        work_map: true,
+    };
+    let frame = render(&scene, &options).expect("workers start");
+
+    let bvh = &scene.bvh;
+    let nodes: Vec<FlatNode> = (0..8).flat_map(|o| bvh.nodes(o).to_vec()).collect();
+    let host_scene = host::Scene::new(host::SceneParts {
+        nodes: bytemuck::cast_slice(&nodes),
+        triangles: bytemuck::cast_slice(bvh.triangles()),
+        ids: bvh.original_indices(),
+        shading: bytemuck::cast_slice(&scene.shading),
+        materials: bytemuck::cast_slice(&scene.materials),
+        lights: bytemuck::cast_slice(&scene.lights),
+        width: scene.width,
+        height: scene.height,
+        padding: bvh.padding(),
+        camera: bytemuck::cast(scene.camera),
+        settings: bytemuck::cast(scene.settings),
+    });
+    let pixels = (scene.width * scene.height) as usize;
+    let mut sums = vec![0u64; 3 * pixels];
+    let mut rays = vec![0u32; pixels];
+    let mut counts = host::Counts::default();
+    let mut stack = Vec::new();
+    for y in 0..scene.height {
+        for x in 0..scene.width {
+            stack.push(host_scene.camera_task(x, y));
+            while let Some(task) = stack.pop() {
+                let children = host_scene.trace(&task, &mut sums, Some(&mut rays), &mut counts);
+                stack.extend(children);
+            }
+        }
+    }
+
+    let cpu = frame.total_rays();
+    assert_eq!(
+        (
+            counts.camera,
+            counts.shadow,
+            counts.reflection,
+            counts.refraction
+        ),
+        (cpu.camera, cpu.shadow, cpu.reflection, cpu.refraction),
+        "{name}: rays by kind"
+    );
+    assert!(
+        cpu.reflection + cpu.refraction > 0,
+        "{name}: no secondary rays"
+    );
+    let cpu_sums: Vec<u64> = frame.film.sums().into_iter().flatten().collect();
+    let differing = (0..pixels)
+        .filter(|&p| cpu_sums[3 * p..3 * p + 3] != sums[3 * p..3 * p + 3])
+        .count();
+    assert_eq!(
+        differing, 0,
+        "{name}: {differing} of {pixels} pixels differ"
+    );
+    assert_eq!(
+        frame.film.ray_counts().expect("work map asked for"),
+        rays,
+        "{name}: rays per pixel"
+    );
+}
+
+#[test]
+fn quick_frame_matches_the_cpu_film() {
+    frame_matches("quick");
+}
+
+#[test]
+fn cornell_frame_matches_the_cpu_film() {
+    frame_matches("cornell");
+}
