@@ -40,7 +40,7 @@ done
 
 echo "== treasure at 2048×2048"
 "$RAYLB" validate scenes/treasure.toml --width 2048 --height 2048 --balancers static \
-    --threads "$(nproc)" --tiles 8,16,32 --gpu | tee "$OUT/validate-treasure-2048.txt"
+    --threads "$(nproc)" --tiles 4,8,16 --gpu | tee "$OUT/validate-treasure-2048.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 
 echo

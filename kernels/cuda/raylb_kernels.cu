@@ -288,7 +288,8 @@ __device__ void rl_start_tile(const rl_work& w, rl_u32 warp, rl_u32 lane, rl_war
 
 extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN_BLOCKS)
     rl_persistent(rl_scene s, rl_film film, rl_work w) {
-    __shared__ rl_task buffers[RL_WARPS_PER_BLOCK][RL_BUFFER];
+    // 16-byte aligned: tasks are copied in with 16-byte stores.
+    __shared__ __align__(16) rl_task buffers[RL_WARPS_PER_BLOCK][RL_BUFFER];
     const rl_u32 lane = threadIdx.x & (RL_WARP - 1);
     const rl_u32 warp = blockIdx.x * RL_WARPS_PER_BLOCK + (threadIdx.x / RL_WARP);
     if (warp >= w.warps) {
@@ -420,6 +421,7 @@ extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN
                         // Empty: the next push starts at the beginning of the array again.
                         rl_store_volatile(&h->top, 0);
                         st.bot = 0;
+                        st.tile_mark = 0xffffffffu;
                     }
                     rl_store_volatile(&h->bot, st.bot);
                     rl_unlock(&h->lock);
@@ -428,6 +430,7 @@ extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN
                 tile = __shfl_sync(RL_FULL_MASK, tile, 0);
                 first = __shfl_sync(RL_FULL_MASK, first, 0);
                 st.bot = __shfl_sync(RL_FULL_MASK, st.bot, 0);
+                st.tile_mark = __shfl_sync(RL_FULL_MASK, st.tile_mark, 0);
                 if (take > 0) {
                     st.tile_mark = 0xffffffffu;
                     // The tasks taken are [first, first + take): no thief reads below `bot`,
@@ -438,8 +441,12 @@ extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN
                     if (tile) {
                         rl_task t;
                         rl_copy_task(&t, items + first);
+                        // Every lane has read the tile before lane 0 pushes halves of it
+                        // over the same slot.
+                        __syncwarp();
                         tiles += 1;
                         rl_start_tile(w, warp, lane, st, t);
+                        peak = max(peak, (rl_u64)st.bot);
                     } else {
                         if ((int)lane < take) {
                             rl_copy_task(buf + lane, items + first + lane);
@@ -518,6 +525,9 @@ extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN
                 stolen = __shfl_sync(RL_FULL_MASK, stolen, 0);
                 victim = __shfl_sync(RL_FULL_MASK, victim, 0);
                 from = __shfl_sync(RL_FULL_MASK, from, 0);
+                // Orders the lanes' reads of the victim's tasks after lane 0's lock (a shuffle
+                // alone orders no memory).
+                __syncwarp();
                 if (stolen > 0) {
                     // Copied into this warp's own (empty) deque while the victim's lock is
                     // held: the victim may reset and overwrite its array once it is released.
@@ -546,6 +556,7 @@ extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN
                         tasks_stolen += stolen;
                     }
                     st.bot = (rl_u32)stolen;
+                    st.tile_mark = 0xffffffffu;
                     peak = max(peak, (rl_u64)st.bot);
                     continue;  // pop it
                 }
@@ -604,6 +615,7 @@ extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN
                 rl_copy_task(items + (k - top), items + k);
             }
             st.bot -= top;
+            st.tile_mark = 0xffffffffu;
             rl_store_volatile(&head->top, 0);
             rl_store_volatile(&head->bot, st.bot);
             rl_unlock(&head->lock);
@@ -612,6 +624,7 @@ extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN
             }
         }
         st.bot = __shfl_sync(RL_FULL_MASK, st.bot, 0);
+        st.tile_mark = __shfl_sync(RL_FULL_MASK, st.tile_mark, 0);
         bool fits = st.bot + (rl_u32)spill <= w.capacity;
         for (int j = 0; j < n_kids; ++j) {
             int slot = offset + j;

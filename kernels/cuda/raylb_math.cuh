@@ -479,8 +479,14 @@ RL_FN rl_u64 rl_to_fixed(float x) {
 // (x1 | y1 << 16).
 #define RL_KIND_TILE 3u
 
-// 48 bytes: a ray task (integrator::RayTask), or a tile.
-struct rl_task {
+// 48 bytes: a ray task (integrator::RayTask), or a tile. On the device 16-byte aligned, so
+// that the kernels move tasks with 16-byte loads and stores.
+#if RL_ON_DEVICE
+#define RL_TASK_ALIGN __align__(16)
+#else
+#define RL_TASK_ALIGN
+#endif
+struct RL_TASK_ALIGN rl_task {
     rl_vec3 origin;
     rl_vec3 dir;
     rl_vec3 weight;

@@ -282,6 +282,13 @@ impl Gpu {
             return Err(GpuError::Request("the tile edge must be at least 1".into()));
         }
         let (width, height) = (scene.width, scene.height);
+        // Tile tasks pack their corners in 16 bits each.
+        if width == 0 || height == 0 || width > u32::from(u16::MAX) || height > u32::from(u16::MAX)
+        {
+            return Err(GpuError::Request(format!(
+                "the GPU renders images of 1 to 65535 pixels a side, not {width}×{height}"
+            )));
+        }
         let pixels = width as usize * height as usize;
         let tiles_x = width.div_ceil(request.tile);
         let tile_count = tiles_x * height.div_ceil(request.tile);
@@ -390,7 +397,8 @@ impl Gpu {
             // and what overflows the buffer: depth-first, at most a buffer's worth per
             // generation of rays.
             let share = tile_count.div_ceil(warps);
-            let halvings = 2 * (32 - (request.tile * request.tile / 1024).max(1).leading_zeros());
+            let pixels_per_tile = u64::from(request.tile) * u64::from(request.tile);
+            let halvings = 2 * (64 - (pixels_per_tile / 1024).max(1).leading_zeros());
             let capacity = share + halvings + BUFFER * (scene.max_depth + 2) + BUFFER;
             let tile_counter = self.zeros::<u32>(1, "allocating the tile counter")?;
             let pending = self.zeros::<i32>(1, "allocating the task count")?;
