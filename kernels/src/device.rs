@@ -21,8 +21,9 @@ pub struct DeviceInfo {
     pub clock_khz: u32,
 }
 
-/// An opened GPU with raylb's kernels loaded. Opening compiles the kernels once (NVRTC, for
-/// this device's architecture); every frame rendered through the same `Gpu` reuses them.
+/// An opened GPU with raylb's kernels loaded. Opening compiles the kernels (NVRTC, for this
+/// device's architecture), or takes the PTX a previous run left in the cache
+/// ([`source::cache_dir`]); every frame rendered through the same `Gpu` reuses the module.
 #[derive(Debug)]
 pub struct Gpu {
     pub(crate) context: Arc<CudaContext>,
@@ -78,7 +79,11 @@ impl Gpu {
                 "reading the clock rate",
             )?,
         };
-        let compiled = source::compile(compute_capability.0, compute_capability.1)?;
+        let (compiled, _from_cache) = source::compile_cached(
+            compute_capability.0,
+            compute_capability.1,
+            source::cache_dir().as_deref(),
+        )?;
         let module = context
             .load_module(Ptx::from_src(compiled.ptx))
             .map_err(GpuError::driver("loading the compiled kernels (PTX newer than the driver? use the driver's own NVRTC)"))?;

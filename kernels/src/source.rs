@@ -103,6 +103,77 @@ pub fn compile_source(source: &str, major: i32, minor: i32) -> Result<CompiledKe
     }
 }
 
+/// NVRTC's version, as `(major, minor)`.
+pub fn nvrtc_version() -> Option<(i32, i32)> {
+    if !nvrtc_available() {
+        return None;
+    }
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: NVRTC is loaded (checked above); the call writes two integers we own.
+    let status = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+    (status == cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS).then_some((major, minor))
+}
+
+/// Where compiled kernels are kept between runs: `$RAYLB_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/raylb`, else `~/.cache/raylb`; `None` when none can be named.
+pub fn cache_dir() -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    let var = |name| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    var("RAYLB_CACHE_DIR")
+        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("raylb")))
+        .or_else(|| var("HOME").map(|d| d.join(".cache").join("raylb")))
+}
+
+/// [`compile`], with the PTX kept in `dir` between runs: the file's name is a hash of the
+/// source, the options, the architecture and NVRTC's version, so any change compiles afresh.
+/// Returns the kernels and whether they came from the cache. A cache that cannot be read or
+/// written is passed over silently; it only saves time.
+///
+/// # Errors
+/// As [`compile`], on a cache miss.
+pub fn compile_cached(
+    major: i32,
+    minor: i32,
+    dir: Option<&std::path::Path>,
+) -> Result<(CompiledKernels, bool), GpuError> {
+    use std::hash::{Hash, Hasher};
+    let Some(dir) = dir else {
+        return compile(major, minor).map(|c| (c, false));
+    };
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    program_source().hash(&mut hasher);
+    OPTIONS.hash(&mut hasher);
+    std::env::var("RAYLB_MIN_BLOCKS").ok().hash(&mut hasher);
+    (major, minor, nvrtc_version()).hash(&mut hasher);
+    let path = dir.join(format!(
+        "kernels-{:016x}-compute_{major}{minor}.ptx",
+        hasher.finish()
+    ));
+    if let Ok(ptx) = std::fs::read_to_string(&path) {
+        return Ok((
+            CompiledKernels {
+                ptx,
+                log: String::new(),
+            },
+            true,
+        ));
+    }
+    let compiled = compile(major, minor)?;
+    // Written under a temporary name and renamed, so that a reader never sees half a file.
+    let temporary = path.with_extension(format!("ptx.{}.tmp", std::process::id()));
+    let stored = std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::write(&temporary, &compiled.ptx))
+        .and_then(|()| std::fs::rename(&temporary, &path));
+    if stored.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    Ok((compiled, false))
+}
+
 fn c_chars_to_string(chars: &[std::ffi::c_char]) -> String {
     let bytes: Vec<u8> = chars
         .iter()

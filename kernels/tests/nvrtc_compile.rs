@@ -62,3 +62,29 @@ fn a_broken_kernel_is_reported_with_the_compiler_log() {
         "{e}"
     );
 }
+
+#[test]
+fn compiled_kernels_are_cached_between_runs() {
+    if !source::nvrtc_available() {
+        eprintln!("skipped: NVRTC is not installed");
+        return;
+    }
+    let dir = tempfile_dir();
+    let (first, hit) = source::compile_cached(9, 0, Some(&dir)).unwrap();
+    assert!(!hit, "an empty cache cannot hit");
+    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert_eq!(files.len(), 1, "one PTX file, no temporaries left");
+    let (second, hit) = source::compile_cached(9, 0, Some(&dir)).unwrap();
+    assert!(hit, "the second compilation comes from the cache");
+    assert_eq!(first.ptx, second.ptx);
+    // Another architecture is another entry.
+    let (_, hit) = source::compile_cached(8, 0, Some(&dir)).unwrap();
+    assert!(!hit);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn tempfile_dir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("raylb-kernel-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
