@@ -43,6 +43,16 @@ pub enum GpuBalancer {
 }
 
 impl GpuBalancer {
+    /// Every GPU balancer and setting the byte-compare checks: static, counter (chunk 1),
+    /// stealing with steal half and steal one, cuda-managed.
+    pub const EVERY: [GpuBalancer; 5] = [
+        GpuBalancer::Static,
+        GpuBalancer::Counter { chunk: 1 },
+        GpuBalancer::Stealing { half: true },
+        GpuBalancer::Stealing { half: false },
+        GpuBalancer::CudaManaged,
+    ];
+
     /// The name in reports, e.g. `gpu-stealing/half`.
     pub fn name(&self) -> String {
         match self {

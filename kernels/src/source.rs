@@ -144,8 +144,9 @@ pub fn compile_cached(
     let Some(dir) = dir else {
         return compile(major, minor).map(|c| (c, false));
     };
+    let source = program_source();
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    program_source().hash(&mut hasher);
+    source.hash(&mut hasher);
     OPTIONS.hash(&mut hasher);
     std::env::var("RAYLB_MIN_BLOCKS").ok().hash(&mut hasher);
     (major, minor, nvrtc_version()).hash(&mut hasher);
@@ -162,7 +163,7 @@ pub fn compile_cached(
             true,
         ));
     }
-    let compiled = compile(major, minor)?;
+    let compiled = compile_source(&source, major, minor)?;
     // Written under a temporary name and renamed, so that a reader never sees half a file.
     let temporary = path.with_extension(format!("ptx.{}.tmp", std::process::id()));
     let stored = std::fs::create_dir_all(dir)

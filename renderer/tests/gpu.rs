@@ -23,14 +23,6 @@ fn scene(name: &str, width: u32, height: u32) -> Scene {
     .unwrap()
 }
 
-const BALANCERS: [GpuBalancer; 5] = [
-    GpuBalancer::Static,
-    GpuBalancer::Counter { chunk: 1 },
-    GpuBalancer::Stealing { half: true },
-    GpuBalancer::Stealing { half: false },
-    GpuBalancer::CudaManaged,
-];
-
 #[test]
 fn without_a_gpu_opening_says_what_is_missing() {
     match Gpu::open() {
@@ -67,7 +59,7 @@ fn every_gpu_balancer_writes_the_cpu_bytes() {
         .unwrap();
         let want = cpu.film.resolve();
         let want_rays = cpu.film.ray_counts();
-        for balancer in BALANCERS {
+        for balancer in GpuBalancer::EVERY {
             for tile in [1, 8, 33, 64, 512] {
                 // Few warps as well as all of them: stealing and termination with many
                 // idle warps, and with every warp loaded.

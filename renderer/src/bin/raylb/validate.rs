@@ -14,15 +14,6 @@ use renderer::scene::Scene;
 use crate::cli::{ValidateArgs, threads};
 use crate::render::open_gpu;
 
-/// The GPU balancers `--gpu` runs.
-const GPU_BALANCERS: [GpuBalancer; 5] = [
-    GpuBalancer::Static,
-    GpuBalancer::Counter { chunk: 1 },
-    GpuBalancer::Stealing { half: true },
-    GpuBalancer::Stealing { half: false },
-    GpuBalancer::CudaManaged,
-];
-
 pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     if let Some(path) = &args.output {
         check_writable(path).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
@@ -68,7 +59,7 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
         }
     }
     if let Some(gpu) = &gpu {
-        for balancer in GPU_BALANCERS {
+        for balancer in GpuBalancer::EVERY {
             for &tile in &args.tiles {
                 let options = GpuOptions {
                     balancer,
