@@ -3,7 +3,7 @@
 
 use std::io;
 use std::num::NonZeroUsize;
-use std::sync::Mutex;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::balancer::{Balancer, Outcome, Spawn, SpawnError, TaskRunner};
@@ -44,9 +44,14 @@ impl Balancer for RayonScope {
         T: Clone + Send + Sync,
         R: TaskRunner<T>,
     {
+        let exits = Arc::new(Exits::default());
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(workers.get())
             .thread_name(|i| format!("raylb-rayon-{i}"))
+            .exit_handler({
+                let exits = Arc::clone(&exits);
+                move |_| exits.one_more()
+            })
             .build()
             .map_err(|e| SpawnError {
                 worker: 0,
@@ -72,6 +77,11 @@ impl Balancer for RayonScope {
         });
         let wall = start.elapsed();
         let cpu_after = pool.broadcast(|_| thread_cpu_time());
+        // rayon's pool threads are not joined when the pool is dropped; waiting for each to
+        // run its exit handler means no thread of this run is left working when it returns,
+        // as with the other balancers.
+        drop(pool);
+        exits.wait_for(workers.get());
         let mut locals = Vec::with_capacity(slots.len());
         let mut per_worker = Vec::with_capacity(slots.len());
         for (i, slot) in slots.into_iter().enumerate() {
@@ -89,6 +99,32 @@ impl Balancer for RayonScope {
         let mut telemetry = Telemetry::new(self.name(), wall, per_worker);
         telemetry.steals_observed = false;
         Ok(Outcome { telemetry, locals })
+    }
+}
+
+/// How many pool threads have reached their exit handler.
+#[derive(Default)]
+struct Exits {
+    count: Mutex<usize>,
+    changed: Condvar,
+}
+
+impl Exits {
+    /// Called by each pool thread as it exits.
+    fn one_more(&self) {
+        *self.count.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        self.changed.notify_all();
+    }
+
+    /// Blocks until `threads` threads have exited.
+    fn wait_for(&self, threads: usize) {
+        let mut count = self.count.lock().unwrap_or_else(|p| p.into_inner());
+        while *count < threads {
+            count = self
+                .changed
+                .wait(count)
+                .unwrap_or_else(|p| p.into_inner());
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! are, and its fixed-point sums brought back into a [`Film`], resolved like the CPU's.
 
 use std::num::NonZeroU32;
+use std::sync::Arc;
 
 use balancers::{Telemetry, WorkerTelemetry};
 use kernels::{FrameRequest, GpuFrame, SceneData};
@@ -75,12 +76,12 @@ pub fn render_gpu(gpu: &Gpu, scene: &Scene, options: &GpuOptions) -> Result<Fram
 }
 
 fn frame_of(gpu: &Gpu, scene: &Scene, options: &GpuOptions, frame: GpuFrame) -> Frame {
-    let film = Film::from_sums(
+    let film = Arc::new(Film::from_sums(
         scene.width,
         scene.height,
         &frame.sums,
         frame.rays.as_deref(),
-    );
+    ));
     let workers = frame
         .workers
         .iter()
@@ -129,5 +130,6 @@ fn frame_of(gpu: &Gpu, scene: &Scene, options: &GpuOptions, frame: GpuFrame) -> 
             threads_per_block: frame.launch.0,
             blocks: frame.launch.1,
         }),
+        cancelled: false,
     }
 }

@@ -15,6 +15,7 @@ use crate::film::Film;
 use crate::geometry::{PreparedRay, Ray};
 use crate::math::{Vec3, dot, max_component, normalize, powi, reflect, refract, scale};
 use crate::scene::Scene;
+use crate::watch::FrameWatch;
 
 /// Why a ray was traced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,17 +142,28 @@ impl RayCounts {
     }
 }
 
+/// What one worker of a frame keeps: its number and the rays it traced.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WorkerRays {
+    /// The worker's number, stamped on the pixels whose camera rays it traces.
+    pub worker: usize,
+    /// Rays traced, by kind.
+    pub rays: RayCounts,
+}
+
 /// The Whitted integrator over one scene and film: the [`TaskRunner`] the balancers drive.
 #[derive(Debug)]
 pub struct Whitted<'a> {
     scene: &'a Scene,
     film: &'a Film,
+    watch: &'a FrameWatch,
 }
 
 impl<'a> Whitted<'a> {
-    /// An integrator that traces `scene` into `film` (of the scene's size).
-    pub fn new(scene: &'a Scene, film: &'a Film) -> Self {
-        Self { scene, film }
+    /// An integrator that traces `scene` into `film` (of the scene's size), reporting its
+    /// progress to `watch` and dropping its tasks once `watch` is cancelled.
+    pub fn new(scene: &'a Scene, film: &'a Film, watch: &'a FrameWatch) -> Self {
+        Self { scene, film, watch }
     }
 
     /// Traces one ray: adds its contribution to the film and spawns its children.
@@ -291,13 +303,21 @@ impl<'a> Whitted<'a> {
 }
 
 impl TaskRunner<RenderTask> for Whitted<'_> {
-    type Local = RayCounts;
+    type Local = WorkerRays;
 
-    fn local(&self, _worker: usize) -> RayCounts {
-        RayCounts::default()
+    fn local(&self, worker: usize) -> WorkerRays {
+        WorkerRays {
+            worker,
+            rays: RayCounts::default(),
+        }
     }
 
-    fn run<S: Spawn<RenderTask>>(&self, task: RenderTask, counts: &mut RayCounts, spawn: &mut S) {
+    fn run<S: Spawn<RenderTask>>(&self, task: RenderTask, local: &mut WorkerRays, spawn: &mut S) {
+        if self.watch.cancel_requested() {
+            self.watch.note_dropped();
+            return;
+        }
+        let counts = &mut local.rays;
         match task {
             RenderTask::Ray(ray) => self.trace(ray, counts, spawn),
             RenderTask::Tile(mut tile) => {
@@ -310,6 +330,13 @@ impl TaskRunner<RenderTask> for Whitted<'_> {
                 }
                 let (w, h) = (self.scene.width, self.scene.height);
                 for y in tile.y0..tile.y1 {
+                    // A cancel request is also looked at once a row, so that a frame of large
+                    // tiles stops within a row's worth of rays.
+                    if self.watch.cancel_requested() {
+                        self.watch.note_dropped();
+                        self.watch.count_done(u64::from((y - tile.y0) * (tile.x1 - tile.x0)));
+                        return;
+                    }
                     for x in tile.x0..tile.x1 {
                         let ray = self.scene.camera.primary_ray(x, y, w, h);
                         let task = RayTask {
@@ -321,8 +348,10 @@ impl TaskRunner<RenderTask> for Whitted<'_> {
                             kind: RayKind::Camera,
                         };
                         self.trace(task, counts, spawn);
+                        self.watch.stamp(task.pixel, local.worker);
                     }
                 }
+                self.watch.count_done(u64::from(tile.pixels()));
             }
         }
     }

@@ -1,5 +1,6 @@
 //! raylb's renderer: scenes, the octree-built BVH, Whitted shading with secondary rays as
-//! tasks, the fixed-point film, and the `raylb` command line.
+//! tasks, the fixed-point film, frames watched while they render, and the `raylb` command
+//! line.
 
 pub mod bvh;
 pub mod compare;
@@ -7,9 +8,12 @@ pub mod film;
 pub mod geometry;
 pub mod gpu;
 pub mod integrator;
+pub mod live;
 pub mod math;
 pub mod output;
+pub mod preview;
 pub mod render;
 pub mod scene;
 pub mod stats;
+pub mod watch;
 pub mod workmap;

@@ -1,6 +1,7 @@
 //! One frame: a scene, a balancer and its settings in; a film and the run's figures out.
 
 use std::num::{NonZeroU32, NonZeroUsize};
+use std::sync::Arc;
 use std::time::Duration;
 
 use balancers::{Balancer, BalancerKind, SpawnError, Telemetry};
@@ -8,6 +9,7 @@ use balancers::{Balancer, BalancerKind, SpawnError, Telemetry};
 use crate::film::Film;
 use crate::integrator::{RayCounts, RenderTask, Whitted, tiles};
 use crate::scene::Scene;
+use crate::watch::FrameWatch;
 
 /// How to render a frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,8 +27,8 @@ pub struct RenderOptions {
 /// A rendered frame and how it went.
 #[derive(Debug)]
 pub struct Frame {
-    /// The accumulated image.
-    pub film: Film,
+    /// The accumulated image (shared with whoever watched it render).
+    pub film: Arc<Film>,
     /// The balancer's per-worker account.
     pub telemetry: Telemetry,
     /// Rays traced by each worker, by kind.
@@ -35,6 +37,9 @@ pub struct Frame {
     pub tiles: usize,
     /// What the GPU adds, for frames rendered on one.
     pub device: Option<DeviceFigures>,
+    /// Whether the frame was cancelled before all its work was done: the film is then
+    /// incomplete.
+    pub cancelled: bool,
 }
 
 /// Figures of a frame rendered on a GPU.
@@ -78,19 +83,42 @@ impl Frame {
 /// # Errors
 /// When a worker thread cannot be started.
 pub fn render(scene: &Scene, options: &RenderOptions) -> Result<Frame, SpawnError> {
-    let film = Film::new(scene.width, scene.height, options.work_map);
+    let film = Arc::new(Film::new(scene.width, scene.height, options.work_map));
+    render_watched(scene, options, film, &FrameWatch::new(scene.width, scene.height))
+}
+
+/// Renders `scene` into `film` (black, of the scene's size), reporting to `watch` (new, of
+/// the same size) as it goes: another thread may show `film` and `watch` while this runs,
+/// or cancel the frame through `watch`. Returns when every worker has been joined, also
+/// after a cancel.
+///
+/// # Errors
+/// When a worker thread cannot be started.
+///
+/// # Panics
+/// When `film` or `watch` is not of the scene's size.
+pub fn render_watched(
+    scene: &Scene,
+    options: &RenderOptions,
+    film: Arc<Film>,
+    watch: &FrameWatch,
+) -> Result<Frame, SpawnError> {
+    let size = (scene.width, scene.height);
+    assert_eq!((film.width(), film.height()), size, "film of the scene's size");
+    assert_eq!((watch.width(), watch.height()), size, "watch of the scene's size");
     let tasks: Vec<RenderTask> = tiles(scene.width, scene.height, options.tile)
         .into_iter()
         .map(RenderTask::Tile)
         .collect();
     let outcome = options
         .balancer
-        .run(options.threads, &tasks, &Whitted::new(scene, &film))?;
+        .run(options.threads, &tasks, &Whitted::new(scene, &film, watch))?;
     Ok(Frame {
         film,
         telemetry: outcome.telemetry,
-        rays: outcome.locals,
+        rays: outcome.locals.iter().map(|l| l.rays).collect(),
         tiles: tasks.len(),
         device: None,
+        cancelled: watch.work_dropped(),
     })
 }

@@ -44,14 +44,40 @@ pub struct WorkMap {
     pub max: u32,
 }
 
+/// The colour of a pixel that took `rays` rays on the scale from `min` to `max` rays
+/// (`min ≤ rays ≤ max`).
+#[derive(Clone, Copy, Debug)]
+pub struct HeatScale {
+    min: u32,
+    span: f32,
+}
+
+impl HeatScale {
+    /// The scale from `min` to `max` rays per pixel.
+    pub fn new(min: u32, max: u32) -> Self {
+        Self {
+            min,
+            span: (max.saturating_sub(min) as f32)
+                .ln_1p()
+                .max(f32::MIN_POSITIVE),
+        }
+    }
+
+    /// The colour of `rays` rays, as 8-bit RGB.
+    #[inline]
+    pub fn colour(&self, rays: u32) -> [u8; 3] {
+        colour((rays.saturating_sub(self.min) as f32).ln_1p() / self.span)
+    }
+}
+
 /// Draws the map of `counts` (row-major, `width × height`).
 pub fn work_map(counts: &[u32], width: u32, height: u32) -> WorkMap {
     let min = counts.iter().copied().min().unwrap_or(0);
     let max = counts.iter().copied().max().unwrap_or(0);
-    let span = ((max - min) as f32).ln_1p().max(f32::MIN_POSITIVE);
+    let scale = HeatScale::new(min, max);
     let mut rgb = Vec::with_capacity((width * (height + LEGEND_HEIGHT) * 3) as usize);
     for &c in counts {
-        rgb.extend(colour(((c - min) as f32).ln_1p() / span));
+        rgb.extend(scale.colour(c));
     }
     for _ in 0..LEGEND_HEIGHT {
         for x in 0..width {

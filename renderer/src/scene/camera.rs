@@ -59,6 +59,39 @@ impl Camera {
     }
 }
 
+/// Where a camera stands and looks, as a scene file's `[camera]` table gives it: the values a
+/// [`Camera`] is built from, kept so that a viewer can move the camera and print where it is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Viewpoint {
+    /// The eye.
+    pub position: Vec3,
+    /// The viewing direction (any length but zero).
+    pub direction: Vec3,
+    /// Which way is up; the camera turns about it and never rolls.
+    pub up: Vec3,
+    /// Vertical field of view in degrees, in `(0, 180)`.
+    pub fov: f32,
+}
+
+impl Viewpoint {
+    /// The camera seen from here; `None` when `direction` is zero or parallel to `up`.
+    pub fn camera(&self) -> Option<Camera> {
+        Camera::new(self.position, self.direction, self.up, self.fov)
+    }
+
+    /// The `[camera]` table of a scene file that puts the camera here, to paste into one.
+    pub fn to_toml(&self) -> String {
+        let v = |v: Vec3| format!("[{}, {}, {}]", v.x, v.y, v.z);
+        format!(
+            "[camera]\nposition = {}\ndirection = {}\nup = {}\nfov = {}\n",
+            v(self.position),
+            v(self.direction),
+            v(self.up),
+            self.fov
+        )
+    }
+}
+
 /// `v` normalised, or `None` when it is zero or so short (or long) that its normalisation
 /// is not finite.
 pub(crate) fn unit(v: Vec3) -> Option<Vec3> {
@@ -77,6 +110,24 @@ mod tests {
         assert_eq!(centre.dir, -Vec3::Z);
         let top_left = cam.primary_ray(0, 0, 3, 3).dir;
         assert!(top_left.x < 0.0 && top_left.y > 0.0);
+    }
+
+    #[test]
+    fn a_viewpoint_prints_as_the_table_that_gives_it_back() {
+        let v = Viewpoint {
+            position: Vec3::new(2.0, 6.0, 16.5),
+            direction: Vec3::new(-1.0, -0.5, -2.0),
+            up: Vec3::Y,
+            fov: 60.0,
+        };
+        assert_eq!(
+            v.to_toml(),
+            "[camera]\nposition = [2, 6, 16.5]\ndirection = [-1, -0.5, -2]\nup = [0, 1, 0]\nfov = 60\n"
+        );
+        assert_eq!(
+            v.camera(),
+            Camera::new(v.position, v.direction, v.up, v.fov)
+        );
     }
 
     #[test]

@@ -23,7 +23,7 @@ use crate::geometry::{Aabb, Triangle};
 use crate::math::{Vec3, dot, normalize};
 use crate::output::io_reason;
 
-pub use camera::Camera;
+pub use camera::{Camera, Viewpoint};
 pub use error::SceneError;
 pub use light::Light;
 pub use material::Material;
@@ -99,6 +99,8 @@ pub struct Scene {
     pub name: String,
     /// The camera.
     pub camera: Camera,
+    /// What `camera` was built from.
+    pub viewpoint: Viewpoint,
     /// Image width in pixels.
     pub width: u32,
     /// Image height in pixels.
@@ -205,7 +207,13 @@ impl Scene {
         };
         let up = c.up.map_or(Vec3::Y, |u| Vec3::from(u.0));
         let fov = c.fov.map_or(45.0, |f| f.0);
-        let camera = Camera::new(position, direction, up, fov).ok_or_else(|| {
+        let viewpoint = Viewpoint {
+            position,
+            direction,
+            up,
+            fov,
+        };
+        let camera = viewpoint.camera().ok_or_else(|| {
             at(
                 config.camera.span(),
                 "the viewing direction is zero or parallel to `up`",
@@ -277,6 +285,7 @@ impl Scene {
             path,
             name,
             camera,
+            viewpoint,
             width: overrides.width.unwrap_or(config.image.width.0),
             height: overrides.height.unwrap_or(config.image.height.0),
             settings,
@@ -313,7 +322,14 @@ impl Scene {
         let tan = libm::tanf(22.5f32.to_radians());
         let distance = 1.1 * extent.x.max(extent.y) / (2.0 * tan) + extent.z / 2.0;
         let eye = center + Vec3::new(0.0, 0.0, distance);
-        let camera = Camera::new(eye, -Vec3::Z, Vec3::Y, 45.0)
+        let viewpoint = Viewpoint {
+            position: eye,
+            direction: -Vec3::Z,
+            up: Vec3::Y,
+            fov: 45.0,
+        };
+        let camera = viewpoint
+            .camera()
             .ok_or_else(|| SceneError::file(path, "cannot place a camera for this mesh"))?;
         let settings = RenderSettings {
             max_depth: 0,
@@ -329,6 +345,7 @@ impl Scene {
             path,
             name,
             camera,
+            viewpoint,
             width: overrides.width.unwrap_or(1024),
             height: overrides.height.unwrap_or(1024),
             settings,
@@ -478,6 +495,7 @@ struct ScenePieces<'a> {
     path: &'a Path,
     name: String,
     camera: Camera,
+    viewpoint: Viewpoint,
     width: u32,
     height: u32,
     settings: RenderSettings,
@@ -575,6 +593,7 @@ impl GeometryBuilder {
         Ok(Scene {
             name: p.name,
             camera: p.camera,
+            viewpoint: p.viewpoint,
             width: p.width,
             height: p.height,
             settings,

@@ -1,0 +1,125 @@
+//! A frame rendered on a thread of its own, watched and cancelled from another: what the
+//! viewer drives, and what a progress bar watches.
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # use renderer::live::{FrameJob, LiveFrame};
+//! # fn demo(scene: Arc<renderer::scene::Scene>, job: FrameJob) -> anyhow::Result<()> {
+//! let live = LiveFrame::start(scene, job)?;
+//! while !live.is_finished() {
+//!     println!("{} pixels traced", live.watch().pixels_done());
+//!     std::thread::sleep(std::time::Duration::from_millis(100));
+//! }
+//! let frame = live.finish()?;
+//! # Ok(()) }
+//! ```
+
+use std::io;
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+
+use anyhow::{Context, Result};
+
+use crate::film::Film;
+use crate::gpu::{Gpu, GpuOptions, render_gpu};
+use crate::render::{Frame, RenderOptions, render_watched};
+use crate::scene::Scene;
+use crate::watch::FrameWatch;
+
+/// Where and how a [`LiveFrame`] renders.
+#[derive(Clone, Debug)]
+pub enum FrameJob {
+    /// On CPU worker threads; the film fills in as tiles finish and a cancel stops it within
+    /// a task.
+    Cpu(RenderOptions),
+    /// On a GPU; the film arrives whole when the kernel ends, and a cancel takes effect only
+    /// then (a kernel is not interrupted).
+    Gpu(Arc<Gpu>, GpuOptions),
+}
+
+/// A frame rendering on its own thread.
+///
+/// Dropping a `LiveFrame` cancels it and waits for its thread: none outlives it.
+#[derive(Debug)]
+pub struct LiveFrame {
+    film: Arc<Film>,
+    watch: Arc<FrameWatch>,
+    thread: Option<JoinHandle<Result<Frame>>>,
+}
+
+impl LiveFrame {
+    /// Starts rendering `scene` on a new thread named `raylb-frame`.
+    ///
+    /// # Errors
+    /// When the thread cannot be started.
+    pub fn start(scene: Arc<Scene>, job: FrameJob) -> io::Result<Self> {
+        let work_map = match &job {
+            FrameJob::Cpu(o) => o.work_map,
+            FrameJob::Gpu(_, o) => o.work_map,
+        };
+        let film = Arc::new(Film::new(scene.width, scene.height, work_map));
+        let watch = Arc::new(FrameWatch::new(scene.width, scene.height));
+        let thread = thread::Builder::new().name("raylb-frame".into()).spawn({
+            let (film, watch) = (Arc::clone(&film), Arc::clone(&watch));
+            move || match job {
+                FrameJob::Cpu(options) => render_watched(&scene, &options, film, &watch)
+                    .context("cannot start the frame's workers"),
+                FrameJob::Gpu(gpu, options) => {
+                    render_gpu(&gpu, &scene, &options).context("rendering on the GPU")
+                }
+            }
+        })?;
+        Ok(Self {
+            film,
+            watch,
+            thread: Some(thread),
+        })
+    }
+
+    /// The film the frame adds to: on a CPU, partly filled while the frame runs.
+    pub fn film(&self) -> &Film {
+        &self.film
+    }
+
+    /// The frame's progress and per-pixel worker stamps.
+    pub fn watch(&self) -> &FrameWatch {
+        &self.watch
+    }
+
+    /// Whether the frame's thread has ended: [`finish`](Self::finish) will not block.
+    pub fn is_finished(&self) -> bool {
+        self.thread.as_ref().is_none_or(JoinHandle::is_finished)
+    }
+
+    /// Waits for the frame to end and returns it.
+    ///
+    /// # Errors
+    /// When the frame's workers could not be started or the GPU failed.
+    pub fn finish(mut self) -> Result<Frame> {
+        let thread = self.thread.take().expect("joined only here and in drop");
+        thread
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    }
+
+    /// Cancels the frame and waits for its thread: every worker has been joined when this
+    /// returns. The frame comes back with [`Frame::cancelled`] set unless it had already
+    /// finished all its work.
+    ///
+    /// # Errors
+    /// As [`finish`](Self::finish).
+    pub fn cancel(self) -> Result<Frame> {
+        self.watch.cancel();
+        self.finish()
+    }
+}
+
+impl Drop for LiveFrame {
+    fn drop(&mut self) {
+        if let Some(thread) = self.thread.take() {
+            self.watch.cancel();
+            // A panic of the frame was the frame's to report; here it is only waited for.
+            let _ = thread.join();
+        }
+    }
+}

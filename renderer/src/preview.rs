@@ -1,0 +1,243 @@
+//! The picture a viewer shows of a frame, drawn while the frame renders.
+//!
+//! A [`Preview`] holds one 0RGB word per pixel, as a window takes them. Drawing a frame that
+//! is still rendering touches only the pixels whose camera ray has been traced (their
+//! [`FrameWatch`] stamp is set); the rest keep what they showed before: the previous frame,
+//! or a neutral grey at first. In the [`Layer::Image`] layer a finished frame draws exactly
+//! the bytes [`Film::resolve`] gives, so a screenshot of it is the frame's PNG.
+
+use crate::film::{Film, resolve_pixel};
+use crate::watch::FrameWatch;
+use crate::workmap::HeatScale;
+
+/// What a [`Preview`] shows of a frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Layer {
+    /// The image.
+    #[default]
+    Image,
+    /// Rays per pixel as a heat map (as `raylb render --workmap`), shaded by the image.
+    WorkMap,
+    /// Each pixel in the colour of the worker that traced its camera ray, shaded by the
+    /// image: the tiles as the balancer dealt them out.
+    Workers,
+}
+
+impl Layer {
+    /// The layer after this one, in the order image → work map → workers → image.
+    pub fn next(self) -> Self {
+        match self {
+            Layer::Image => Layer::WorkMap,
+            Layer::WorkMap => Layer::Workers,
+            Layer::Workers => Layer::Image,
+        }
+    }
+
+    /// A short name for titles.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::Image => "image",
+            Layer::WorkMap => "work map",
+            Layer::Workers => "workers",
+        }
+    }
+}
+
+/// Which pixels [`Preview::draw`] draws.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pixels {
+    /// Those whose camera ray has been traced: for a frame still rendering.
+    Traced,
+    /// All of them: for a finished frame, also one that carries no stamps (from a GPU).
+    All,
+}
+
+/// The grey of pixels not drawn yet.
+pub const NEUTRAL_GREY: u32 = 0x0080_8080;
+
+/// A frame as a window shows it: `width × height` 0RGB words, row-major.
+#[derive(Clone, Debug)]
+pub struct Preview {
+    width: u32,
+    height: u32,
+    pixels: Vec<u32>,
+    /// The work map's range over the pixels drawn last.
+    rays_range: Option<(u32, u32)>,
+}
+
+impl Preview {
+    /// A neutral grey picture.
+    pub fn new(width: u32, height: u32) -> Self {
+        Self {
+            width,
+            height,
+            pixels: vec![NEUTRAL_GREY; width as usize * height as usize],
+            rays_range: None,
+        }
+    }
+
+    /// Width in pixels.
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    /// Height in pixels.
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+
+    /// The picture, 0RGB words, row-major.
+    pub fn pixels(&self) -> &[u32] {
+        &self.pixels
+    }
+
+    /// The fewest and most rays per pixel over the pixels drawn last in the work-map layer.
+    pub fn rays_range(&self) -> Option<(u32, u32)> {
+        self.rays_range
+    }
+
+    /// The picture as 8-bit RGB triples, row-major, for a PNG.
+    pub fn to_rgb(&self) -> Vec<u8> {
+        self.pixels
+            .iter()
+            .flat_map(|&p| [(p >> 16) as u8, (p >> 8) as u8, p as u8])
+            .collect()
+    }
+
+    /// Draws `layer` of the frame in `film` and `watch` (of this picture's size) at `pixels`.
+    /// In the work-map layer the scale runs over the pixels drawn; a film that counts no
+    /// rays draws the image instead.
+    ///
+    /// # Panics
+    /// When `film` or `watch` is not of this picture's size.
+    pub fn draw(&mut self, film: &Film, watch: &FrameWatch, layer: Layer, pixels: Pixels) {
+        let size = (self.width, self.height);
+        assert_eq!((film.width(), film.height()), size, "film of the preview's size");
+        assert_eq!((watch.width(), watch.height()), size, "watch of the preview's size");
+        let wanted = |p: usize| pixels == Pixels::All || watch.worker_of(p).is_some();
+        match layer {
+            Layer::Image => {
+                for (p, out) in self.pixels.iter_mut().enumerate() {
+                    if wanted(p) {
+                        *out = pack(resolve_pixel(film.pixel_sums(p)));
+                    }
+                }
+            }
+            Layer::WorkMap if film.pixel_rays(0).is_some() => {
+                let mut range: Option<(u32, u32)> = None;
+                for p in (0..self.pixels.len()).filter(|&p| wanted(p)) {
+                    let rays = film.pixel_rays(p).unwrap_or(0);
+                    range = Some(range.map_or((rays, rays), |(lo, hi)| {
+                        (lo.min(rays), hi.max(rays))
+                    }));
+                }
+                let Some((min, max)) = range else { return };
+                self.rays_range = Some((min, max));
+                let scale = HeatScale::new(min, max);
+                for (p, out) in self.pixels.iter_mut().enumerate() {
+                    if wanted(p) {
+                        let heat = scale.colour(film.pixel_rays(p).unwrap_or(0));
+                        *out = pack(shade(heat, resolve_pixel(film.pixel_sums(p))));
+                    }
+                }
+            }
+            Layer::WorkMap => self.draw(film, watch, Layer::Image, pixels),
+            Layer::Workers => {
+                for (p, out) in self.pixels.iter_mut().enumerate() {
+                    if wanted(p) {
+                        let colour = watch.worker_of(p).map_or([160; 3], worker_colour);
+                        *out = pack(shade(colour, resolve_pixel(film.pixel_sums(p))));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `[r, g, b]` as a 0RGB word.
+#[inline]
+fn pack([r, g, b]: [u8; 3]) -> u32 {
+    (u32::from(r) << 16) | (u32::from(g) << 8) | u32::from(b)
+}
+
+/// `colour` darkened where the image is dark, so that the scene's shapes show through an
+/// overlay: from 35% of `colour` on black to all of it on white.
+#[inline]
+fn shade(colour: [u8; 3], image: [u8; 3]) -> [u8; 3] {
+    let [r, g, b] = image.map(u32::from);
+    let luma = (54 * r + 183 * g + 19 * b) >> 8; // Rec. 709 weights in 1/256ths
+    let factor = 90 + luma * 166 / 255; // 90/256 ≈ 35% … 256/256
+    colour.map(|c| ((u32::from(c) * factor) >> 8) as u8)
+}
+
+/// A colour for worker `worker`: hues a golden angle apart, so that neighbouring numbers
+/// differ clearly for any count of workers.
+pub fn worker_colour(worker: u16) -> [u8; 3] {
+    let hue = (f32::from(worker) * 0.381_966).fract() * 6.0;
+    let sector = hue as u32;
+    let f = hue - sector as f32;
+    let (hi, lo) = (1.0, 0.25);
+    let rise = lo + (hi - lo) * f;
+    let fall = hi - (hi - lo) * f;
+    let rgb = match sector {
+        0 => [hi, rise, lo],
+        1 => [fall, hi, lo],
+        2 => [lo, hi, rise],
+        3 => [lo, fall, hi],
+        4 => [rise, lo, hi],
+        _ => [hi, lo, fall],
+    };
+    rgb.map(|c: f32| (c * 255.0).round() as u8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::math::Vec3;
+
+    #[test]
+    fn only_traced_pixels_are_drawn_until_the_frame_is_done() {
+        let film = Film::new(2, 1, true);
+        let watch = FrameWatch::new(2, 1);
+        film.add(0, Vec3::ONE);
+        film.count_rays(0, 3);
+        watch.stamp(0, 4);
+        let mut preview = Preview::new(2, 1);
+        preview.draw(&film, &watch, Layer::Image, Pixels::Traced);
+        assert_eq!(preview.pixels(), &[0x00ff_ffff, NEUTRAL_GREY]);
+        preview.draw(&film, &watch, Layer::Image, Pixels::All);
+        assert_eq!(preview.pixels(), &[0x00ff_ffff, 0]);
+        assert_eq!(preview.to_rgb(), film.resolve());
+    }
+
+    #[test]
+    fn overlays_colour_by_rays_and_by_worker() {
+        let film = Film::new(3, 1, true);
+        let watch = FrameWatch::new(3, 1);
+        for (p, rays) in [(0, 1), (1, 9), (2, 9)] {
+            film.add(p, Vec3::ONE);
+            film.count_rays(p, rays);
+        }
+        watch.stamp(0, 0);
+        watch.stamp(1, 1);
+        watch.stamp(2, 1);
+        let mut preview = Preview::new(3, 1);
+        preview.draw(&film, &watch, Layer::WorkMap, Pixels::All);
+        assert_eq!(preview.rays_range(), Some((1, 9)));
+        let heat = HeatScale::new(1, 9);
+        assert_eq!(preview.pixels()[0], pack(heat.colour(1)), "white image: full colour");
+        assert_eq!(preview.pixels()[1], pack(heat.colour(9)));
+        preview.draw(&film, &watch, Layer::Workers, Pixels::All);
+        let px = preview.pixels();
+        assert_eq!(px[0], pack(worker_colour(0)));
+        assert_eq!(px[1], px[2]);
+        assert_ne!(px[0], px[1]);
+    }
+
+    #[test]
+    fn worker_colours_differ_between_neighbours() {
+        for w in 0..64u16 {
+            assert_ne!(worker_colour(w), worker_colour(w + 1), "worker {w}");
+        }
+    }
+}
