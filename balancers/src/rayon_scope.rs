@@ -120,10 +120,7 @@ impl Exits {
     fn wait_for(&self, threads: usize) {
         let mut count = self.count.lock().unwrap_or_else(|p| p.into_inner());
         while *count < threads {
-            count = self
-                .changed
-                .wait(count)
-                .unwrap_or_else(|p| p.into_inner());
+            count = self.changed.wait(count).unwrap_or_else(|p| p.into_inner());
         }
     }
 }

@@ -114,7 +114,9 @@ impl Film {
     #[inline]
     pub fn pixel_sums(&self, pixel: usize) -> [u64; 3] {
         // Relaxed: see `add`; a watcher's own Acquire read orders what it needs.
-        self.sums[pixel].each_ref().map(|c| c.load(Ordering::Relaxed))
+        self.sums[pixel]
+            .each_ref()
+            .map(|c| c.load(Ordering::Relaxed))
     }
 
     /// Rays traced so far for pixel `pixel`, if the film keeps counts.

@@ -334,7 +334,8 @@ impl TaskRunner<RenderTask> for Whitted<'_> {
                     // tiles stops within a row's worth of rays.
                     if self.watch.cancel_requested() {
                         self.watch.note_dropped();
-                        self.watch.count_done(u64::from((y - tile.y0) * (tile.x1 - tile.x0)));
+                        self.watch
+                            .count_done(u64::from((y - tile.y0) * (tile.x1 - tile.x0)));
                         return;
                     }
                     for x in tile.x0..tile.x1 {

@@ -86,6 +86,12 @@ impl LiveFrame {
         &self.watch
     }
 
+    /// The frame's watch, to keep after [`finish`](Self::finish): its worker stamps stay
+    /// with the finished frame.
+    pub fn shared_watch(&self) -> Arc<FrameWatch> {
+        Arc::clone(&self.watch)
+    }
+
     /// Whether the frame's thread has ended: [`finish`](Self::finish) will not block.
     pub fn is_finished(&self) -> bool {
         self.thread.as_ref().is_none_or(JoinHandle::is_finished)

@@ -46,11 +46,19 @@ impl Layer {
 /// Which pixels [`Preview::draw`] draws.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pixels {
-    /// Those whose camera ray has been traced: for a frame still rendering.
+    /// Those traced since the last few draws of this frame: for a frame still rendering, at
+    /// a cost that follows the frame's progress, not its size. A pixel is drawn on the
+    /// [`RECENT_DRAWS`] draws after its camera ray is traced, which is when the secondary
+    /// rays its tile spawned land; later ones show when the frame ends.
+    New,
+    /// Every pixel traced so far.
     Traced,
     /// All of them: for a finished frame, also one that carries no stamps (from a GPU).
     All,
 }
+
+/// How many draws with [`Pixels::New`] draw a pixel after its camera ray is traced.
+pub const RECENT_DRAWS: u8 = 3;
 
 /// The grey of pixels not drawn yet.
 pub const NEUTRAL_GREY: u32 = 0x0080_8080;
@@ -61,6 +69,8 @@ pub struct Preview {
     width: u32,
     height: u32,
     pixels: Vec<u32>,
+    /// Per pixel: how many `New` draws have drawn it in this frame (0: not traced yet).
+    draws: Vec<u8>,
     /// The work map's range over the pixels drawn last.
     rays_range: Option<(u32, u32)>,
 }
@@ -68,10 +78,12 @@ pub struct Preview {
 impl Preview {
     /// A neutral grey picture.
     pub fn new(width: u32, height: u32) -> Self {
+        let pixels = width as usize * height as usize;
         Self {
             width,
             height,
-            pixels: vec![NEUTRAL_GREY; width as usize * height as usize],
+            pixels: vec![NEUTRAL_GREY; pixels],
+            draws: vec![0; pixels],
             rays_range: None,
         }
     }
@@ -104,53 +116,121 @@ impl Preview {
             .collect()
     }
 
+    /// Forgets which pixels were drawn: call when a new frame starts, before drawing it with
+    /// [`Pixels::New`]. The picture itself stays until the new frame's pixels replace it.
+    pub fn start_frame(&mut self) {
+        self.draws.fill(0);
+    }
+
     /// Draws `layer` of the frame in `film` and `watch` (of this picture's size) at `pixels`.
-    /// In the work-map layer the scale runs over the pixels drawn; a film that counts no
-    /// rays draws the image instead.
+    /// In the work-map layer the scale runs over the pixels traced (or all, for
+    /// [`Pixels::All`]); when it changes, every traced pixel is drawn again. A film that
+    /// counts no rays draws the image instead.
     ///
     /// # Panics
     /// When `film` or `watch` is not of this picture's size.
     pub fn draw(&mut self, film: &Film, watch: &FrameWatch, layer: Layer, pixels: Pixels) {
         let size = (self.width, self.height);
-        assert_eq!((film.width(), film.height()), size, "film of the preview's size");
-        assert_eq!((watch.width(), watch.height()), size, "watch of the preview's size");
-        let wanted = |p: usize| pixels == Pixels::All || watch.worker_of(p).is_some();
-        match layer {
-            Layer::Image => {
-                for (p, out) in self.pixels.iter_mut().enumerate() {
-                    if wanted(p) {
-                        *out = pack(resolve_pixel(film.pixel_sums(p)));
-                    }
-                }
+        assert_eq!(
+            (film.width(), film.height()),
+            size,
+            "film of the preview's size"
+        );
+        assert_eq!(
+            (watch.width(), watch.height()),
+            size,
+            "watch of the preview's size"
+        );
+        let counts_rays = film.pixel_rays(0).is_some();
+        let mut pixels = pixels;
+        let mut heat = None;
+        if layer == Layer::WorkMap && counts_rays {
+            let range = rays_range(film, watch, pixels);
+            if range.is_none() {
+                return;
             }
-            Layer::WorkMap if film.pixel_rays(0).is_some() => {
-                let mut range: Option<(u32, u32)> = None;
-                for p in (0..self.pixels.len()).filter(|&p| wanted(p)) {
-                    let rays = film.pixel_rays(p).unwrap_or(0);
-                    range = Some(range.map_or((rays, rays), |(lo, hi)| {
-                        (lo.min(rays), hi.max(rays))
-                    }));
-                }
-                let Some((min, max)) = range else { return };
-                self.rays_range = Some((min, max));
-                let scale = HeatScale::new(min, max);
-                for (p, out) in self.pixels.iter_mut().enumerate() {
-                    if wanted(p) {
-                        let heat = scale.colour(film.pixel_rays(p).unwrap_or(0));
-                        *out = pack(shade(heat, resolve_pixel(film.pixel_sums(p))));
-                    }
-                }
+            if range != self.rays_range && pixels == Pixels::New {
+                pixels = Pixels::Traced;
             }
-            Layer::WorkMap => self.draw(film, watch, Layer::Image, pixels),
-            Layer::Workers => {
-                for (p, out) in self.pixels.iter_mut().enumerate() {
-                    if wanted(p) {
-                        let colour = watch.worker_of(p).map_or([160; 3], worker_colour);
-                        *out = pack(shade(colour, resolve_pixel(film.pixel_sums(p))));
-                    }
-                }
-            }
+            self.rays_range = range;
+            heat = range.map(|(lo, hi)| HeatTable::new(lo, hi));
         }
+        for p in 0..self.pixels.len() {
+            let worker = match pixels {
+                Pixels::All => watch.worker_of(p),
+                Pixels::Traced | Pixels::New => {
+                    let Some(worker) = watch.worker_of(p) else {
+                        continue;
+                    };
+                    if pixels == Pixels::New {
+                        let draws = &mut self.draws[p];
+                        if *draws >= RECENT_DRAWS {
+                            continue;
+                        }
+                        *draws += 1;
+                    }
+                    Some(worker)
+                }
+            };
+            let image = resolve_pixel(film.pixel_sums(p));
+            self.pixels[p] = pack(match (layer, &heat) {
+                (Layer::WorkMap, Some(heat)) => {
+                    shade(heat.colour(film.pixel_rays(p).unwrap_or(0)), image)
+                }
+                (Layer::Workers, _) => shade(worker.map_or([160; 3], worker_colour), image),
+                _ => image,
+            });
+        }
+    }
+}
+
+/// The fewest and most rays over the pixels `pixels` selects (`New` as `Traced`).
+fn rays_range(film: &Film, watch: &FrameWatch, pixels: Pixels) -> Option<(u32, u32)> {
+    let total = film.width() as usize * film.height() as usize;
+    (0..total)
+        .filter(|&p| pixels == Pixels::All || watch.worker_of(p).is_some())
+        .map(|p| film.pixel_rays(p).unwrap_or(0))
+        .fold(None, |range, rays| {
+            Some(range.map_or((rays, rays), |(lo, hi): (u32, u32)| {
+                (lo.min(rays), hi.max(rays))
+            }))
+        })
+}
+
+/// The heat scale's colours looked up by ray count: one logarithm per count in the range,
+/// not one per pixel.
+struct HeatTable {
+    min: u32,
+    scale: HeatScale,
+    colours: Vec<[u8; 3]>,
+}
+
+impl HeatTable {
+    /// Ranges wider than this are coloured count by count.
+    const MAX_ENTRIES: u32 = 1 << 16;
+
+    fn new(min: u32, max: u32) -> Self {
+        let scale = HeatScale::new(min, max);
+        let span = max - min;
+        let colours = if span < Self::MAX_ENTRIES {
+            (min..=max).map(|c| scale.colour(c)).collect()
+        } else {
+            Vec::new()
+        };
+        Self {
+            min,
+            scale,
+            colours,
+        }
+    }
+
+    #[inline]
+    fn colour(&self, rays: u32) -> [u8; 3] {
+        let i = rays.saturating_sub(self.min) as usize;
+        self.colours
+            .get(i)
+            .copied()
+            .unwrap_or_else(|| self.scale.colour(rays))
     }
 }
 
@@ -197,17 +277,34 @@ mod tests {
 
     #[test]
     fn only_traced_pixels_are_drawn_until_the_frame_is_done() {
-        let film = Film::new(2, 1, true);
+        let bright = Film::new(2, 1, true);
+        bright.add(0, Vec3::ONE);
+        let dark = Film::new(2, 1, true);
         let watch = FrameWatch::new(2, 1);
-        film.add(0, Vec3::ONE);
-        film.count_rays(0, 3);
         watch.stamp(0, 4);
         let mut preview = Preview::new(2, 1);
-        preview.draw(&film, &watch, Layer::Image, Pixels::Traced);
+        preview.draw(&bright, &watch, Layer::Image, Pixels::New);
         assert_eq!(preview.pixels(), &[0x00ff_ffff, NEUTRAL_GREY]);
-        preview.draw(&film, &watch, Layer::Image, Pixels::All);
+        // Drawn again for a few refreshes after it was traced (its secondary rays land)...
+        for _ in 1..RECENT_DRAWS {
+            preview.draw(&dark, &watch, Layer::Image, Pixels::New);
+        }
+        assert_eq!(preview.pixels()[0], 0, "redrawn while recent");
+        // ...then left alone until asked for.
+        preview.draw(&bright, &watch, Layer::Image, Pixels::New);
+        assert_eq!(preview.pixels()[0], 0, "no longer recent");
+        preview.draw(&bright, &watch, Layer::Image, Pixels::Traced);
+        assert_eq!(
+            preview.pixels()[0],
+            0x00ff_ffff,
+            "Traced draws every traced pixel"
+        );
+        preview.start_frame();
+        preview.draw(&dark, &watch, Layer::Image, Pixels::New);
+        assert_eq!(preview.pixels()[0], 0, "a new frame draws it again");
+        preview.draw(&bright, &watch, Layer::Image, Pixels::All);
         assert_eq!(preview.pixels(), &[0x00ff_ffff, 0]);
-        assert_eq!(preview.to_rgb(), film.resolve());
+        assert_eq!(preview.to_rgb(), bright.resolve());
     }
 
     #[test]
@@ -225,7 +322,11 @@ mod tests {
         preview.draw(&film, &watch, Layer::WorkMap, Pixels::All);
         assert_eq!(preview.rays_range(), Some((1, 9)));
         let heat = HeatScale::new(1, 9);
-        assert_eq!(preview.pixels()[0], pack(heat.colour(1)), "white image: full colour");
+        assert_eq!(
+            preview.pixels()[0],
+            pack(heat.colour(1)),
+            "white image: full colour"
+        );
         assert_eq!(preview.pixels()[1], pack(heat.colour(9)));
         preview.draw(&film, &watch, Layer::Workers, Pixels::All);
         let px = preview.pixels();

@@ -84,7 +84,12 @@ impl Frame {
 /// When a worker thread cannot be started.
 pub fn render(scene: &Scene, options: &RenderOptions) -> Result<Frame, SpawnError> {
     let film = Arc::new(Film::new(scene.width, scene.height, options.work_map));
-    render_watched(scene, options, film, &FrameWatch::new(scene.width, scene.height))
+    render_watched(
+        scene,
+        options,
+        film,
+        &FrameWatch::new(scene.width, scene.height),
+    )
 }
 
 /// Renders `scene` into `film` (black, of the scene's size), reporting to `watch` (new, of
@@ -104,15 +109,24 @@ pub fn render_watched(
     watch: &FrameWatch,
 ) -> Result<Frame, SpawnError> {
     let size = (scene.width, scene.height);
-    assert_eq!((film.width(), film.height()), size, "film of the scene's size");
-    assert_eq!((watch.width(), watch.height()), size, "watch of the scene's size");
+    assert_eq!(
+        (film.width(), film.height()),
+        size,
+        "film of the scene's size"
+    );
+    assert_eq!(
+        (watch.width(), watch.height()),
+        size,
+        "watch of the scene's size"
+    );
     let tasks: Vec<RenderTask> = tiles(scene.width, scene.height, options.tile)
         .into_iter()
         .map(RenderTask::Tile)
         .collect();
-    let outcome = options
-        .balancer
-        .run(options.threads, &tasks, &Whitted::new(scene, &film, watch))?;
+    let outcome =
+        options
+            .balancer
+            .run(options.threads, &tasks, &Whitted::new(scene, &film, watch))?;
     Ok(Frame {
         film,
         telemetry: outcome.telemetry,

@@ -79,14 +79,22 @@ fn cancelled_frames_stop_join_every_worker_and_say_so() {
         while live.watch().pixels_done() == 0 && start.elapsed() < HANG {
             thread::sleep(Duration::from_millis(1));
         }
-        assert!(live.watch().pixels_done() > 0, "{}: never started", balancer.name());
+        assert!(
+            live.watch().pixels_done() > 0,
+            "{}: never started",
+            balancer.name()
+        );
         let (tx, rx) = mpsc::channel();
         thread::spawn(move || tx.send(live.cancel()).ok());
         let frame = rx
             .recv_timeout(HANG)
             .unwrap_or_else(|_| panic!("{}: cancel hung", balancer.name()))
             .expect("frame ran");
-        assert!(frame.cancelled, "{}: frame not marked cancelled", balancer.name());
+        assert!(
+            frame.cancelled,
+            "{}: frame not marked cancelled",
+            balancer.name()
+        );
         let traced = frame.total_rays().camera;
         assert!(
             traced < pixels / 2,
@@ -117,6 +125,9 @@ fn cancelled_frames_stop_join_every_worker_and_say_so() {
     let live = LiveFrame::start(Arc::clone(&quick), FrameJob::Cpu(options)).unwrap();
     let frame = live.finish().unwrap();
     assert!(!frame.cancelled);
-    assert_eq!(frame.film.resolve(), render(&quick, &options).unwrap().film.resolve());
+    assert_eq!(
+        frame.film.resolve(),
+        render(&quick, &options).unwrap().film.resolve()
+    );
     assert_eq!(frame_threads(), Vec::<String>::new());
 }

@@ -10,6 +10,7 @@ use balancers::{
 };
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use renderer::gpu::GpuBalancer;
+use renderer::preview::Layer;
 use renderer::scene::{Scene, SceneOverrides};
 
 /// A Whitted ray tracer whose secondary rays are tasks, driven by interchangeable load
@@ -23,6 +24,8 @@ use renderer::scene::{Scene, SceneOverrides};
   raylb render scenes/treasure.toml --balancer counter --threads 2 --tile 32 --stats run.json
   raylb render scenes/treasure.toml --device gpu --balancer stealing --width 2048 --height 2048
   raylb render --mesh bunny.obj -o bunny.png --workmap bunny-work.png
+  raylb view scenes/treasure.toml --width 512 --height 512
+  raylb scenes
   raylb compare a.png b.png
   raylb validate scenes/quick.toml
   raylb validate scenes/cornell.toml --balancers static --threads 16 --gpu
@@ -42,8 +45,80 @@ pub(crate) enum Command {
     /// Render one scene with every balancer, thread count and tile size given and check
     /// that all write the same bytes: exit 0 if so, 1 if not.
     Validate(ValidateArgs),
+    /// Open a window that shows the scene as it renders; move the camera and switch
+    /// balancers, threads and tile size with the keyboard and mouse (keys: see below).
+    #[command(after_help = VIEW_HELP)]
+    View(ViewArgs),
+    /// List the scenes shipped in scenes/, one line each.
+    Scenes(ScenesArgs),
     /// Benchmarks.
     Bench(BenchArgs),
+}
+
+const VIEW_HELP: &str = "\
+Keys:
+  arrows       walk forward/back and sideways; PgUp/PgDn rise and sink
+  left drag    turn; scroll or +/- zoom; R back to the scene's camera
+  P            print the camera as a [camera] table to paste into a scene file
+  B, Shift+B   next / previous balancer (every CPU variant; the GPU's where there is one)
+  ], [         one thread more / less;  . and ,  double / halve the tile edge
+  W            show image / work map (rays per pixel) / workers (who traced each pixel)
+  S            save what the window shows as raylb-SCENE-NNN.png;  Space render again
+  Esc, Q       quit
+
+Examples:
+  raylb view scenes/treasure.toml --width 512 --height 512 --balancer stealing --threads 4
+  raylb view scenes/cornell.toml --layer workers --tile 64
+  raylb view scenes/quick.toml --frames 3 --screenshot shot.png   (no input; for scripts)";
+
+/// What the viewer shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum LayerName {
+    /// The image.
+    Image,
+    /// Rays per pixel as a heat map, shaded by the image.
+    WorkMap,
+    /// Each pixel in the colour of the worker that traced it, shaded by the image.
+    Workers,
+}
+
+impl From<LayerName> for Layer {
+    fn from(name: LayerName) -> Self {
+        match name {
+            LayerName::Image => Layer::Image,
+            LayerName::WorkMap => Layer::WorkMap,
+            LayerName::Workers => Layer::Workers,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ViewArgs {
+    #[command(flatten)]
+    pub(crate) source: SceneSource,
+    #[command(flatten)]
+    pub(crate) scene: SceneArgs,
+    #[command(flatten)]
+    pub(crate) run: RunArgs,
+    /// What the window shows at first (W switches).
+    #[arg(long, value_enum, default_value_t = LayerName::Image)]
+    pub(crate) layer: LayerName,
+    /// Render this many frames without reading input, write the last one as the window
+    /// shows it to --screenshot, and exit.
+    #[arg(long, value_name = "N", requires = "screenshot", value_parser = positive::<1000>)]
+    pub(crate) frames: Option<NonZeroUsize>,
+    /// With --frames: the PNG to write.
+    #[arg(long, value_name = "FILE.png", requires = "frames")]
+    pub(crate) screenshot: Option<PathBuf>,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ScenesArgs {
+    /// The folder to list (default: ./scenes, else the scenes folder raylb was built with).
+    pub(crate) dir: Option<PathBuf>,
 }
 
 /// Where the geometry comes from.

@@ -1,10 +1,13 @@
-//! `raylb`: render scenes to PNG, compare images, validate balancers, benchmark.
+//! `raylb`: render scenes to PNG, view them in a window, compare images, validate balancers,
+//! benchmark.
 
 mod bench;
 mod cli;
 mod compare;
 mod render;
+mod scenes;
 mod validate;
+mod view;
 
 use std::process::ExitCode;
 
@@ -21,6 +24,8 @@ fn main() -> ExitCode {
         Command::Render(args) => render::run(&args),
         Command::Compare(args) => compare::run(&args),
         Command::Validate(args) => validate::run(&args),
+        Command::View(args) => view::run(&args),
+        Command::Scenes(args) => scenes::run(&args),
         Command::Bench(args) => bench::run(&args),
     };
     result.unwrap_or_else(|e| {

@@ -1,0 +1,103 @@
+//! `raylb scenes`: the shipped scene files, one line each.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Result, anyhow, bail};
+use renderer::output::io_reason;
+
+use crate::cli::ScenesArgs;
+
+pub(crate) fn run(args: &ScenesArgs) -> Result<ExitCode> {
+    let dir = match &args.dir {
+        Some(dir) => dir.clone(),
+        None => default_dir()?,
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| anyhow!("cannot list {}: {}", dir.display(), io_reason(&e)))?
+        .filter_map(|entry| Some(entry.ok()?.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    if files.is_empty() {
+        bail!("{} holds no scene files (*.toml)", dir.display());
+    }
+    files.sort();
+    for path in files {
+        println!("{}", line(&path)?);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `./scenes` when there is one, else the folder the binary was built with.
+fn default_dir() -> Result<PathBuf> {
+    let here = PathBuf::from("scenes");
+    if here.is_dir() {
+        return Ok(here);
+    }
+    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenes");
+    if built.is_dir() {
+        return Ok(built);
+    }
+    bail!("no scenes folder here or where raylb was built; name one: raylb scenes DIR")
+}
+
+/// `path  WIDTH×HEIGHT  what the file's opening comment says of it`, read without building
+/// the scene.
+fn line(path: &Path) -> Result<String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow!("cannot read {}: {}", path.display(), io_reason(&e)))?;
+    let size = toml::from_str::<toml::Table>(&text)
+        .ok()
+        .and_then(|t| {
+            let image = t.get("image")?.as_table()?;
+            Some(format!(
+                "{}×{}",
+                image.get("width")?.as_integer()?,
+                image.get("height")?.as_integer()?
+            ))
+        })
+        .unwrap_or_else(|| "?".into());
+    Ok(format!(
+        "{:<28} {:>9}  {}",
+        path.display(),
+        size,
+        summary(&text, &stem(path))
+    ))
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The first sentence of the file's opening comment, without a leading `NAME:`.
+fn summary(text: &str, name: &str) -> String {
+    let comment: Vec<&str> = text
+        .lines()
+        .map_while(|l| l.trim_start().strip_prefix('#'))
+        .map(str::trim)
+        .collect();
+    let joined = comment.join(" ");
+    let joined = joined
+        .strip_prefix(&format!("{name}:"))
+        .unwrap_or(&joined)
+        .trim();
+    match joined.find(". ") {
+        Some(end) => joined[..=end].to_string(),
+        None => joined.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::summary;
+
+    #[test]
+    fn the_summary_is_the_first_sentence_of_the_opening_comment() {
+        let text = "# quick: a tiny scene. More\n# words.\n[image]\n# not this\n";
+        assert_eq!(summary(text, "quick"), "a tiny scene.");
+        assert_eq!(summary("# one line only\n", "x"), "one line only");
+        assert_eq!(summary("[image]\n", "x"), "");
+    }
+}

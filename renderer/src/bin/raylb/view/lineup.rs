@@ -1,0 +1,186 @@
+//! What the viewer's keys switch between: every balancer, on the CPU and (where one is
+//! present) the GPU, thread counts and tile edges.
+
+use std::num::{NonZeroU32, NonZeroUsize};
+use std::sync::Arc;
+
+use balancers::{Balancer, BalancerKind};
+use renderer::gpu::{Gpu, GpuBalancer, GpuOptions};
+use renderer::live::FrameJob;
+use renderer::render::RenderOptions;
+
+/// One balancer on one device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Engine {
+    /// A CPU balancer.
+    Cpu(BalancerKind),
+    /// A GPU balancer.
+    Gpu(GpuBalancer),
+}
+
+/// The tile edges the viewer steps through are powers of two in this range.
+const TILE_RANGE: (u32, u32) = (1, 1024);
+/// The most worker threads the viewer steps up to.
+const MAX_THREADS: usize = 4096;
+
+/// The balancer, thread count and tile edge the next frame uses, and what they can become.
+#[derive(Debug)]
+pub(crate) struct Lineup {
+    engines: Vec<Engine>,
+    current: usize,
+    /// CPU worker threads.
+    pub(crate) threads: NonZeroUsize,
+    /// Tile edge in pixels.
+    pub(crate) tile: NonZeroU32,
+    gpu: Option<Arc<Gpu>>,
+}
+
+impl Lineup {
+    /// Every CPU balancer variant, then every GPU balancer if `gpu` is given; starting at
+    /// `first` (put at the front when it is a variant outside the list, such as a counter
+    /// with another chunk).
+    pub(crate) fn new(
+        first: Engine,
+        threads: NonZeroUsize,
+        tile: NonZeroU32,
+        gpu: Option<Arc<Gpu>>,
+    ) -> Self {
+        let mut engines: Vec<Engine> = BalancerKind::every_variant()
+            .into_iter()
+            .map(Engine::Cpu)
+            .collect();
+        if gpu.is_some() {
+            engines.extend(GpuBalancer::EVERY.into_iter().map(Engine::Gpu));
+        }
+        let current = engines.iter().position(|e| *e == first).unwrap_or_else(|| {
+            engines.insert(0, first);
+            0
+        });
+        Self {
+            engines,
+            current,
+            threads,
+            tile,
+            gpu,
+        }
+    }
+
+    /// The balancer of the next frame.
+    pub(crate) fn engine(&self) -> Engine {
+        self.engines[self.current]
+    }
+
+    /// Switches `by` balancers on (negative: back), wrapping around.
+    pub(crate) fn step_engine(&mut self, by: isize) {
+        let n = self.engines.len() as isize;
+        self.current = (self.current as isize + by).rem_euclid(n) as usize;
+    }
+
+    /// One thread more or less (`by` = ±1), from 1 to 4096.
+    pub(crate) fn step_threads(&mut self, by: isize) {
+        let t = (self.threads.get() as isize + by).clamp(1, MAX_THREADS as isize);
+        self.threads = NonZeroUsize::new(t as usize).expect("at least 1");
+    }
+
+    /// Doubles (`up`) or halves the tile edge, staying a power of two from 1 to 1024.
+    pub(crate) fn step_tile(&mut self, up: bool) {
+        let edge = self.tile.get().next_power_of_two();
+        let edge = if up { edge * 2 } else { edge / 2 };
+        self.tile = NonZeroU32::new(edge.clamp(TILE_RANGE.0, TILE_RANGE.1)).expect("at least 1");
+    }
+
+    /// What a frame with the current settings runs; every frame counts rays per pixel, for
+    /// the work map.
+    pub(crate) fn job(&self) -> FrameJob {
+        match self.engine() {
+            Engine::Cpu(balancer) => FrameJob::Cpu(RenderOptions {
+                balancer,
+                threads: self.threads,
+                tile: self.tile,
+                work_map: true,
+            }),
+            Engine::Gpu(balancer) => FrameJob::Gpu(
+                Arc::clone(self.gpu.as_ref().expect("GPU engines only with a GPU")),
+                GpuOptions {
+                    balancer,
+                    tile: self.tile,
+                    work_map: true,
+                    max_warps: None,
+                },
+            ),
+        }
+    }
+
+    /// The settings in a few words: balancer, threads (on the CPU) and tile edge.
+    pub(crate) fn describe(&self) -> String {
+        match self.engine() {
+            Engine::Cpu(b) => format!("{} ×{} threads, tile {}", b.name(), self.threads, self.tile),
+            Engine::Gpu(b) => format!("GPU {}, tile {}", b.name(), self.tile),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lineup(first: Engine) -> Lineup {
+        Lineup::new(
+            first,
+            NonZeroUsize::new(2).unwrap(),
+            NonZeroU32::new(32).unwrap(),
+            None,
+        )
+    }
+
+    #[test]
+    fn every_cpu_balancer_is_reachable_and_the_list_wraps() {
+        let every = BalancerKind::every_variant();
+        let mut l = lineup(Engine::Cpu(every[0]));
+        let mut seen = vec![];
+        for _ in 0..every.len() {
+            seen.push(l.engine());
+            l.step_engine(1);
+        }
+        assert_eq!(
+            seen,
+            every.iter().copied().map(Engine::Cpu).collect::<Vec<_>>()
+        );
+        assert_eq!(l.engine(), Engine::Cpu(every[0]), "wrapped");
+        l.step_engine(-1);
+        assert_eq!(l.engine(), Engine::Cpu(*every.last().unwrap()));
+    }
+
+    #[test]
+    fn a_variant_outside_the_list_comes_first() {
+        let odd = Engine::Cpu(BalancerKind::counter(NonZeroUsize::new(7).unwrap()));
+        let l = lineup(odd);
+        assert_eq!(l.engine(), odd);
+        assert_eq!(l.engines.len(), BalancerKind::every_variant().len() + 1);
+    }
+
+    #[test]
+    fn threads_and_tiles_step_within_their_ranges() {
+        let mut l = lineup(Engine::Cpu(BalancerKind::every_variant()[0]));
+        l.step_threads(-1);
+        l.step_threads(-1);
+        assert_eq!(l.threads.get(), 1);
+        l.step_tile(true);
+        assert_eq!(l.tile.get(), 64);
+        for _ in 0..20 {
+            l.step_tile(false);
+        }
+        assert_eq!(l.tile.get(), 1);
+        for _ in 0..20 {
+            l.step_tile(true);
+        }
+        assert_eq!(l.tile.get(), 1024);
+        l.tile = NonZeroU32::new(24).unwrap();
+        l.step_tile(false);
+        assert_eq!(
+            l.tile.get(),
+            16,
+            "an odd edge goes to the power of two next to it"
+        );
+    }
+}

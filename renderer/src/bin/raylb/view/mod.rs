@@ -1,0 +1,466 @@
+//! `raylb view`: a window that shows the scene as it renders and renders again whenever the
+//! camera or the balancer changes.
+//!
+//! The window's loop runs on the main thread; each frame renders on a [`LiveFrame`] thread.
+//! Several times a second the loop draws the pixels the frame has traced so far into the
+//! [`Preview`] (the rest keep the previous frame), and when the frame ends it draws the whole
+//! of it. Any change of camera, balancer, threads or tile edge cancels the running frame (its
+//! workers all joined) and starts the next at once.
+
+mod fly;
+mod lineup;
+
+use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+use minifb::{Key, KeyRepeat, MouseButton, MouseMode, Window, WindowOptions};
+use renderer::gpu::{Gpu, GpuError};
+use renderer::live::LiveFrame;
+use renderer::output::{check_writable, io_reason, write_png};
+use renderer::preview::{Layer, Pixels, Preview};
+use renderer::render::Frame;
+use renderer::scene::{Scene, Viewpoint};
+use renderer::watch::FrameWatch;
+
+use crate::cli::{DeviceName, ViewArgs};
+use crate::render::open_gpu;
+use fly::Fly;
+use lineup::{Engine, Lineup};
+
+/// How often the window shows the pixels of a frame that is still rendering.
+pub(crate) const REFRESH: Duration = Duration::from_millis(250);
+
+/// The keys, as `raylb view` prints them at the start and on H.
+pub(crate) const KEYS: &str = "\
+keys: arrows walk (up/down: forward/back, left/right: sideways), PgUp/PgDn rise/sink,
+      drag with the left button to turn, scroll or +/- to zoom, R back to the scene's camera,
+      P print the camera as a [camera] table,
+      B / Shift+B next / previous balancer, ] / [ one thread more / less,
+      . / , double / halve the tile edge, Space render again,
+      W image / work map / workers, S save what the window shows as a PNG,
+      H these keys, Esc or Q quit";
+
+pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
+    if let Some(path) = &args.screenshot {
+        check_writable(path).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+    }
+    let first = match args.run.device {
+        DeviceName::Cpu => Engine::Cpu(args.run.balancer()?),
+        DeviceName::Gpu => Engine::Gpu(args.run.gpu_balancer()?),
+    };
+    ensure_display()?;
+    let gpu = match args.run.device {
+        DeviceName::Gpu => Some(Arc::new(open_gpu()?)),
+        DeviceName::Cpu => find_gpu(args.quiet),
+    };
+    let scene = args.scene.load(&args.source)?;
+    let lineup = Lineup::new(first, args.run.threads(), args.run.tile, gpu);
+    let mut viewer = Viewer::new(scene, lineup, args.layer.into(), args.quiet);
+    let mut window = Window::new(
+        &viewer.title(),
+        viewer.scene.width as usize,
+        viewer.scene.height as usize,
+        WindowOptions {
+            resize: true,
+            scale_mode: minifb::ScaleMode::AspectRatioStretch,
+            ..WindowOptions::default()
+        },
+    )
+    .map_err(|e| anyhow!("cannot open a window on display {}: {e}", display_name()))?;
+    // The loop paces itself (see `idle`): minifb's own limiter would sleep inside
+    // `update_with_buffer`, where it would count as display time.
+    window.set_target_fps(0);
+    if !args.quiet && args.frames.is_none() {
+        println!("{KEYS}");
+    }
+    match (args.frames, &args.screenshot) {
+        (Some(frames), Some(path)) => viewer.scripted(&mut window, frames, path),
+        _ => viewer.interactive(&mut window),
+    }
+}
+
+/// A window needs an X server (Wayland desktops provide one through XWayland).
+fn ensure_display() -> Result<()> {
+    if cfg!(all(unix, not(target_os = "macos"))) && display_name().is_empty() {
+        bail!(
+            "raylb view needs a display: DISPLAY is not set (no X server; `raylb render` writes PNGs without one)"
+        );
+    }
+    Ok(())
+}
+
+fn display_name() -> String {
+    std::env::var("DISPLAY").unwrap_or_default()
+}
+
+/// The GPU, if this machine has one; its balancers then join the lineup. A machine without
+/// a driver or device has none, silently; a GPU that fails to open is reported and left out.
+fn find_gpu(quiet: bool) -> Option<Arc<Gpu>> {
+    match Gpu::open() {
+        Ok(gpu) => {
+            if !quiet {
+                println!("GPU: {}; its balancers are on B", gpu.info().name);
+            }
+            Some(Arc::new(gpu))
+        }
+        Err(GpuError::NoDriver | GpuError::NoDevice) => None,
+        Err(e) => {
+            eprintln!("raylb: the GPU is left out: {e}");
+            None
+        }
+    }
+}
+
+/// The viewer's state between window events.
+struct Viewer {
+    scene: Arc<Scene>,
+    /// The scene file's camera, for R.
+    home: Viewpoint,
+    fly: Fly,
+    lineup: Lineup,
+    layer: Layer,
+    preview: Preview,
+    /// The frame rendering now.
+    live: Option<LiveFrame>,
+    /// The last finished frame and its worker stamps: what the window shows when no frame
+    /// is rendering.
+    shown: Option<(Frame, Arc<FrameWatch>)>,
+    /// Frames finished so far.
+    frames: usize,
+    /// When the running frame's pixels were last drawn.
+    last_refresh: Instant,
+    /// Time the window loop spent drawing the running frame and handing it to the window.
+    display_time: Duration,
+    quiet: bool,
+}
+
+impl Viewer {
+    fn new(scene: Scene, lineup: Lineup, layer: Layer, quiet: bool) -> Self {
+        let home = scene.viewpoint;
+        let fly = Fly::new(home, scene_size(&scene));
+        let preview = Preview::new(scene.width, scene.height);
+        Self {
+            scene: Arc::new(scene),
+            home,
+            fly,
+            lineup,
+            layer,
+            preview,
+            live: None,
+            shown: None,
+            frames: 0,
+            last_refresh: Instant::now(),
+            display_time: Duration::ZERO,
+            quiet,
+        }
+    }
+
+    /// Cancels the running frame, if any, and starts one with the current settings.
+    fn restart(&mut self) -> Result<()> {
+        if let Some(live) = self.live.take() {
+            // Its workers are all joined when this returns; its partial film is dropped.
+            live.cancel()?;
+        }
+        if self.fly.viewpoint != self.scene.viewpoint {
+            let camera = self
+                .fly
+                .viewpoint
+                .camera()
+                .context("the camera has no valid frame")?;
+            // The cancelled frame's thread held the other reference; it has ended.
+            let scene = Arc::get_mut(&mut self.scene).expect("no frame holds the scene");
+            scene.camera = camera;
+            scene.viewpoint = self.fly.viewpoint;
+        }
+        self.display_time = Duration::ZERO;
+        self.last_refresh = Instant::now();
+        self.preview.start_frame();
+        self.live = Some(
+            LiveFrame::start(Arc::clone(&self.scene), self.lineup.job())
+                .context("cannot start the frame's thread")?,
+        );
+        Ok(())
+    }
+
+    /// Draws the running frame's traced pixels if it is time; returns whether it drew.
+    fn refresh(&mut self) -> bool {
+        let Some(live) = &self.live else { return false };
+        if self.last_refresh.elapsed() < REFRESH {
+            return false;
+        }
+        let start = Instant::now();
+        self.preview
+            .draw(live.film(), live.watch(), self.layer, Pixels::New);
+        self.display_time += start.elapsed();
+        self.last_refresh = Instant::now();
+        true
+    }
+
+    /// Takes the running frame if it has ended and draws all of it; returns whether it did.
+    fn collect(&mut self) -> Result<bool> {
+        if !self.live.as_ref().is_some_and(LiveFrame::is_finished) {
+            return Ok(false);
+        }
+        let live = self.live.take().expect("checked above");
+        let watch = live.shared_watch();
+        let frame = live.finish()?;
+        self.frames += 1;
+        self.shown = Some((frame, watch));
+        self.redraw();
+        if !self.quiet {
+            println!("{}", self.frame_line());
+        }
+        Ok(true)
+    }
+
+    /// Draws the last finished frame whole, in the current layer.
+    fn redraw(&mut self) {
+        if let Some((frame, watch)) = &self.shown {
+            self.preview
+                .draw(&frame.film, watch, self.layer, Pixels::All);
+        }
+    }
+
+    /// One line about the last finished frame.
+    fn frame_line(&self) -> String {
+        let Some((frame, _)) = &self.shown else {
+            return String::new();
+        };
+        let seconds = frame.wall().as_secs_f64();
+        format!(
+            "frame {:>3}  {:<40} {:>8.3} s {:>8.1} Mrays/s  steals {:>8}  display {:.1}% of the frame",
+            self.frames,
+            self.lineup.describe(),
+            seconds,
+            frame.mrays_per_second(),
+            frame.telemetry.total_steals(),
+            100.0 * self.display_time.as_secs_f64() / seconds.max(1e-9),
+        )
+    }
+
+    /// The window's title: scene, settings, the last frame's figures, what is shown.
+    fn title(&self) -> String {
+        let scene = &self.scene;
+        let mut title = format!(
+            "raylb {} {}×{}: {}",
+            scene.name,
+            scene.width,
+            scene.height,
+            self.lineup.describe()
+        );
+        if let Some(live) = &self.live {
+            let total = u64::from(scene.width) * u64::from(scene.height);
+            title += &format!(
+                " | rendering {}%",
+                100 * live.watch().pixels_done() / total.max(1)
+            );
+        } else if let Some((frame, _)) = &self.shown {
+            title += &format!(
+                " | {:.2} s, {:.1} Mrays/s, {} steals",
+                frame.wall().as_secs_f64(),
+                frame.mrays_per_second(),
+                frame.telemetry.total_steals()
+            );
+        }
+        title += &format!(" | {}", self.layer.name());
+        match (self.layer, self.preview.rays_range()) {
+            (Layer::WorkMap, Some((lo, hi))) => title += &format!(" {lo}–{hi} rays/px"),
+            (Layer::Workers, _) if matches!(self.lineup.engine(), Engine::Gpu(_)) => {
+                title += " (GPU frames carry no worker stamps)";
+            }
+            _ => {}
+        }
+        title
+    }
+
+    /// Renders `frames` frames with the settings given, reading no input, and writes the
+    /// last as the window shows it to `path`.
+    fn scripted(
+        &mut self,
+        window: &mut Window,
+        frames: NonZeroUsize,
+        path: &Path,
+    ) -> Result<ExitCode> {
+        self.restart()?;
+        loop {
+            if !window.is_open() {
+                bail!(
+                    "the window was closed after {} of {frames} frames",
+                    self.frames
+                );
+            }
+            if self.collect()? {
+                window.set_title(&self.title());
+                self.show(window)?;
+                if self.frames == frames.get() {
+                    self.save(path)?;
+                    if !self.quiet {
+                        println!("wrote   {}", path.display());
+                    }
+                    return Ok(ExitCode::SUCCESS);
+                }
+                self.restart()?;
+            } else if self.refresh() {
+                window.set_title(&self.title());
+                self.show(window)?;
+            } else {
+                window.update();
+                idle();
+            }
+        }
+    }
+
+    /// The window's loop until the user closes it.
+    fn interactive(&mut self, window: &mut Window) -> Result<ExitCode> {
+        self.restart()?;
+        let mut drag: Option<(f32, f32)> = None;
+        let mut last_title = Instant::now();
+        while window.is_open() {
+            let mut changed = false;
+            let mut redraw = false;
+            let shift = window.is_key_down(Key::LeftShift) || window.is_key_down(Key::RightShift);
+            for key in window.get_keys_pressed(KeyRepeat::Yes) {
+                match key {
+                    Key::Escape | Key::Q => return Ok(ExitCode::SUCCESS),
+                    Key::Up => self.fly.walk(1.0, 0.0, 0.0),
+                    Key::Down => self.fly.walk(-1.0, 0.0, 0.0),
+                    Key::Left => self.fly.walk(0.0, -1.0, 0.0),
+                    Key::Right => self.fly.walk(0.0, 1.0, 0.0),
+                    Key::PageUp => self.fly.walk(0.0, 0.0, 1.0),
+                    Key::PageDown => self.fly.walk(0.0, 0.0, -1.0),
+                    Key::Equal | Key::NumPadPlus => self.fly.zoom(1.0 / 1.1),
+                    Key::Minus | Key::NumPadMinus => self.fly.zoom(1.1),
+                    Key::R => self.fly.viewpoint = self.home,
+                    Key::P => println!("{}", self.fly.viewpoint.to_toml()),
+                    Key::B => self.lineup.step_engine(if shift { -1 } else { 1 }),
+                    Key::RightBracket => self.lineup.step_threads(1),
+                    Key::LeftBracket => self.lineup.step_threads(-1),
+                    Key::Period => self.lineup.step_tile(true),
+                    Key::Comma => self.lineup.step_tile(false),
+                    Key::W => {
+                        self.layer = self.layer.next();
+                        redraw = true;
+                    }
+                    Key::S => self.save_numbered(),
+                    Key::H => println!("{KEYS}"),
+                    _ => continue,
+                }
+                // Keys that only show or print leave the frame alone.
+                changed |= !matches!(key, Key::P | Key::W | Key::S | Key::H);
+            }
+            if window.is_key_pressed(Key::Space, KeyRepeat::No) {
+                changed = true;
+            }
+            // Turning: degrees per pixel dragged, less when zoomed in.
+            if window.get_mouse_down(MouseButton::Left) {
+                let now = window.get_mouse_pos(MouseMode::Pass);
+                if let (Some((x0, y0)), Some((x1, y1))) = (drag, now) {
+                    if (x1, y1) != (x0, y0) {
+                        let per_pixel = self.fly.viewpoint.fov / self.height() as f32;
+                        self.fly.turn((x1 - x0) * per_pixel, (y0 - y1) * per_pixel);
+                        changed = true;
+                    }
+                }
+                drag = now;
+            } else {
+                drag = None;
+            }
+            if let Some((_, dy)) = window.get_scroll_wheel() {
+                if dy != 0.0 {
+                    self.fly.zoom(if dy > 0.0 { 1.0 / 1.1 } else { 1.1 });
+                    changed = true;
+                }
+            }
+
+            if changed {
+                self.restart()?;
+            }
+            if redraw {
+                self.redraw();
+                if let Some(live) = &self.live {
+                    self.preview
+                        .draw(live.film(), live.watch(), self.layer, Pixels::Traced);
+                }
+            }
+            let drew = self.collect()? || self.refresh() || redraw;
+            if drew || changed || last_title.elapsed() > REFRESH {
+                window.set_title(&self.title());
+                last_title = Instant::now();
+            }
+            if drew {
+                self.show(window)?;
+            } else {
+                window.update();
+                idle();
+            }
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+
+    /// Hands the picture to the window; while a frame renders, the time counts as display
+    /// time.
+    fn show(&mut self, window: &mut Window) -> Result<()> {
+        let start = Instant::now();
+        window
+            .update_with_buffer(self.preview.pixels(), self.width(), self.height())
+            .context("drawing the window")?;
+        if self.live.is_some() {
+            self.display_time += start.elapsed();
+        }
+        Ok(())
+    }
+
+    fn width(&self) -> usize {
+        self.preview.width() as usize
+    }
+
+    fn height(&self) -> usize {
+        self.preview.height() as usize
+    }
+
+    /// Writes what the window shows to `path`.
+    fn save(&self, path: &Path) -> Result<()> {
+        write_png(
+            path,
+            self.preview.width(),
+            self.preview.height(),
+            &self.preview.to_rgb(),
+        )
+        .map_err(|e| anyhow!("cannot write {}: {}", path.display(), io_reason(&e)))
+    }
+
+    /// S: writes what the window shows to the first free `raylb-SCENE-NNN.png` here.
+    fn save_numbered(&self) {
+        let path = (1..)
+            .map(|n| PathBuf::from(format!("raylb-{}-{n:03}.png", self.scene.name)))
+            .find(|p| !p.exists())
+            .expect("some number is free");
+        match self.save(&path) {
+            Ok(()) => println!("wrote   {}", path.display()),
+            Err(e) => eprintln!("raylb: {e:#}"),
+        }
+    }
+}
+
+/// A pause between polls of the window when there is nothing to draw: input is read about a
+/// hundred times a second, and the loop takes next to no CPU from the frame's workers.
+fn idle() {
+    std::thread::sleep(Duration::from_millis(10));
+}
+
+/// The diagonal of the scene's bounding box.
+fn scene_size(scene: &Scene) -> f32 {
+    let mut lo = glam::Vec3::splat(f32::INFINITY);
+    let mut hi = glam::Vec3::splat(f32::NEG_INFINITY);
+    for t in scene.bvh.triangles() {
+        for v in t.v {
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+    }
+    (hi - lo).length()
+}
