@@ -298,6 +298,131 @@ fn help_shows_examples() {
             "{flag} missing from render --help"
         );
     }
+    for command in [
+        &["render", "--help"][..],
+        &["view", "--help"],
+        &["compare", "--help"],
+        &["validate", "--help"],
+        &["scenes", "--help"],
+        &["bench", "--help"],
+    ] {
+        let help = ok(&raylb(dir.path(), command));
+        let name = command[0];
+        assert!(
+            help.contains("Example") && help.contains(&format!("raylb {name} ")),
+            "no examples in `raylb {name} --help`:\n{help}"
+        );
+    }
+    let view_help = ok(&raylb(dir.path(), &["view", "--help"]));
+    for key in [
+        "Keys:",
+        "drag",
+        "Shift+B",
+        "work map",
+        "--frames",
+        "--screenshot",
+    ] {
+        assert!(view_help.contains(key), "{key} missing from view --help");
+    }
+}
+
+#[test]
+fn json_and_quiet_for_scripts() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = scene("quick");
+    let quick = quick.to_str().unwrap();
+    let out = ok(&raylb(
+        dir.path(),
+        &["render", quick, "-o", "a.png", "--json"],
+    ));
+    let report: serde_json::Value = serde_json::from_str(&out).expect("stdout is one JSON value");
+    assert_eq!(report["scene"]["name"], "quick");
+    assert!(report["render"]["mrays_per_second"].as_f64().unwrap() > 0.0);
+    assert!(dir.path().join("a.png").is_file());
+
+    let out = raylb(dir.path(), &["render", quick, "-o", "b.png", "--quiet"]);
+    assert_eq!(ok(&out), "", "--quiet prints nothing");
+    assert!(out.stderr.is_empty(), "and no progress on a pipe");
+
+    let fails = raylb(dir.path(), &["render", quick, "--json", "--quiet"]);
+    assert_eq!(
+        fails.status.code(),
+        Some(2),
+        "--json and --quiet exclude each other"
+    );
+
+    let args = [
+        "validate",
+        quick,
+        "--threads",
+        "1,3",
+        "--tiles",
+        "16",
+        "--balancers",
+        "counter",
+    ];
+    let out = ok(&raylb(dir.path(), &[&args[..], &["--json"]].concat()));
+    let matrix: serde_json::Value = serde_json::from_str(&out).expect("one JSON value");
+    assert_eq!(matrix["identical"], true);
+    assert_eq!(matrix["renders"], 4);
+    assert_eq!(matrix["runs"].as_array().unwrap().len(), 4);
+    assert_eq!(ok(&raylb(dir.path(), &[&args[..], &["-q"]].concat())), "");
+
+    let out = raylb(
+        dir.path(),
+        &[
+            "bench",
+            "trace",
+            "--mesh",
+            &scene_asset("crystal.obj"),
+            "--repeat",
+            "2",
+            "-q",
+        ],
+    );
+    assert_eq!(ok(&out), "", "bench --quiet prints nothing");
+    assert!(out.stderr.is_empty());
+}
+
+/// A mesh the project ships.
+fn scene_asset(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../assets")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn scenes_lists_the_shipped_scenes_one_line_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenes");
+    let out = ok(&raylb(dir.path(), &["scenes", folder.to_str().unwrap()]));
+    let lines: Vec<&str> = out.lines().collect();
+    let shipped = fs::read_dir(&folder)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "toml")
+        })
+        .count();
+    assert_eq!(lines.len(), shipped, "{out}");
+    let quick = lines
+        .iter()
+        .find(|l| l.contains("quick.toml"))
+        .expect("quick listed");
+    assert!(
+        quick.contains("96×64") && quick.contains("a tiny scene"),
+        "{quick}"
+    );
+    // Run from elsewhere, it finds the folder raylb was built with.
+    assert_eq!(ok(&raylb(dir.path(), &["scenes"])).lines().count(), shipped);
+    let missing = raylb(dir.path(), &["scenes", "no-such-dir"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot list no-such-dir"));
 }
 
 #[test]

@@ -39,19 +39,41 @@ pub(crate) struct Cli {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Render a scene file (or a bare OBJ mesh) to PNG and report what it took.
+    #[command(after_help = "Examples:
+  raylb render scenes/cornell.toml -o cornell.png
+  raylb render scenes/treasure.toml --balancer stealing --victim sample --threads 8 --tile 64
+  raylb render scenes/treasure.toml --stats run.json --workmap work.png
+  raylb render scenes/quick.toml --json | jq .render.mrays_per_second
+  raylb render scenes/treasure.toml --device gpu --balancer cuda-managed --tile 16
+  raylb render --mesh bunny.obj --width 800 --height 600 -o bunny.png")]
     Render(RenderArgs),
     /// Compare two images pixel by pixel: exit 0 if identical, 1 if they differ.
+    #[command(after_help = "Example:
+  raylb compare cpu.png gpu.png && echo same bytes")]
     Compare(CompareArgs),
     /// Render one scene with every balancer, thread count and tile size given and check
     /// that all write the same bytes: exit 0 if so, 1 if not.
+    #[command(after_help = "Examples:
+  raylb validate scenes/quick.toml
+  raylb validate scenes/treasure.toml --balancers stealing --threads 2,32 --tiles 8,512
+  raylb validate scenes/cornell.toml --gpu -o reference.png
+  raylb validate scenes/quick.toml --json > matrix.json")]
     Validate(ValidateArgs),
     /// Open a window that shows the scene as it renders; move the camera and switch
     /// balancers, threads and tile size with the keyboard and mouse (keys: see below).
     #[command(after_help = VIEW_HELP)]
     View(ViewArgs),
     /// List the scenes shipped in scenes/, one line each.
+    #[command(after_help = "Examples:
+  raylb scenes
+  raylb scenes my-scenes/")]
     Scenes(ScenesArgs),
-    /// Benchmarks.
+    /// Benchmarks: tables on stdout, CSV and SVG plots in a folder.
+    #[command(after_help = "Examples:
+  raylb bench sweep --threads 2 --repeat 3
+  raylb bench scaling scenes/treasure.toml --threads 1,2,4,8,16 --tile 64
+  raylb bench deque --threads 4 --steal half
+  raylb bench trace --mesh bunny.obj --threads 1 --repeat 10")]
     Bench(BenchArgs),
 }
 
@@ -390,6 +412,10 @@ pub(crate) struct RenderArgs {
     /// Print nothing but errors.
     #[arg(short, long)]
     pub(crate) quiet: bool,
+    /// Print every figure of the run as JSON on stdout (what --stats writes) instead of the
+    /// summary.
+    #[arg(long, conflicts_with = "quiet")]
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -423,12 +449,21 @@ pub(crate) struct ValidateArgs {
     /// half, cuda-managed) at every tile edge and compare with the same reference.
     #[arg(long)]
     pub(crate) gpu: bool,
+    /// Print nothing; the exit code says whether all renders were identical.
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
+    /// Print the runs and the verdict as JSON on stdout instead of lines.
+    #[arg(long, conflicts_with = "quiet")]
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct BenchArgs {
     #[command(subcommand)]
     pub(crate) bench: Bench,
+    /// Print nothing but errors (the CSV and plot files are still written).
+    #[arg(short, long, global = true)]
+    pub(crate) quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]

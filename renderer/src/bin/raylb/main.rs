@@ -4,6 +4,7 @@
 mod bench;
 mod cli;
 mod compare;
+mod progress;
 mod render;
 mod scenes;
 mod validate;

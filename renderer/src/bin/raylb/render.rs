@@ -2,15 +2,20 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Result, anyhow, bail};
 use renderer::gpu::{Gpu, GpuOptions, render_gpu};
+use renderer::live::{FrameJob, LiveFrame};
 use renderer::output::{StagedFiles, check_writable, io_reason};
-use renderer::render::{RenderOptions, render};
+use renderer::render::{Frame, RenderOptions, render};
+use renderer::scene::Scene;
 use renderer::stats::{RenderReport, WorkMapReport};
 use renderer::workmap::work_map;
 
 use crate::cli::{DeviceName, RenderArgs};
+use crate::progress::Progress;
 
 pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
     // Every output is checked before any work, and all are put in place together at the end.
@@ -52,7 +57,7 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
             Device::Gpu(Box::new(gpu), options)
         }
     };
-    let scene = args.scene.load(&args.source)?;
+    let scene = Arc::new(args.scene.load(&args.source)?);
     let output = args
         .output
         .clone()
@@ -60,11 +65,13 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
     if args.output.is_none() {
         check_writable(&output).map_err(|e| anyhow!("cannot write {}: {e}", output.display()))?;
     }
+    let quiet = args.quiet || args.json;
     let frame = match &device {
-        Device::Cpu(options) => render(&scene, options)?,
+        Device::Cpu(options) => render_with_progress(&scene, options, quiet)?,
         Device::Gpu(gpu, options) => render_gpu(gpu, &scene, options)?,
     };
-    let mut report = RenderReport::new(&scene, args.run.tile.get(), &frame);
+    let scene = &*scene;
+    let mut report = RenderReport::new(scene, args.run.tile.get(), &frame);
 
     let mut staged = StagedFiles::new();
     staged
@@ -88,11 +95,30 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
     staged
         .commit()
         .map_err(|e| anyhow!("cannot put the outputs in place: {}", io_reason(&e)))?;
-    if !args.quiet {
+    if args.json {
+        println!("{}", report.to_json());
+    } else if !args.quiet {
         print!("{report}");
         println!("wrote   {}", output.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Renders on the CPU; on a terminal, with a bar of the pixels traced once it takes a
+/// second.
+fn render_with_progress(scene: &Arc<Scene>, options: &RenderOptions, quiet: bool) -> Result<Frame> {
+    if !Progress::can_show(quiet) {
+        return Ok(render(scene, options)?);
+    }
+    let live = LiveFrame::start(Arc::clone(scene), FrameJob::Cpu(*options))?;
+    let pixels = u64::from(scene.width) * u64::from(scene.height);
+    let mut progress = Progress::new(pixels, "pixels", quiet);
+    while !live.is_finished() {
+        progress.set(live.watch().pixels_done());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    progress.finish();
+    live.finish()
 }
 
 /// Where `raylb render` traces.

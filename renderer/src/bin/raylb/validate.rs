@@ -33,16 +33,20 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
         .into_iter()
         .filter(|b| wanted.iter().any(|w| w == b.family()))
         .collect();
-    println!(
-        "{}: {}×{}, {} triangles",
-        scene.name, scene.width, scene.height, scene.stats.triangles
-    );
+    let lines = !args.quiet && !args.json;
+    if lines {
+        println!(
+            "{}: {}×{}, {} triangles",
+            scene.name, scene.width, scene.height, scene.stats.triangles
+        );
+    }
     let mut matrix = Matrix {
         scene: &scene,
         output: args.output.as_deref(),
         reference: None,
-        runs: 0,
+        runs: Vec::new(),
         differing: 0,
+        lines,
     };
     for b in &variants {
         for &t in &args.threads {
@@ -75,13 +79,32 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     let Matrix {
         runs, differing, ..
     } = matrix;
-    if differing == 0 {
-        println!("all {runs} renders identical");
-        Ok(ExitCode::SUCCESS)
-    } else {
-        println!("{differing} of {runs} renders differ");
-        Ok(ExitCode::from(1))
+    if args.json {
+        let report = serde_json::json!({
+            "scene": scene.name,
+            "width": scene.width,
+            "height": scene.height,
+            "renders": runs.len(),
+            "differing": differing,
+            "identical": differing == 0,
+            "runs": runs,
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("plain values serialise")
+        );
+    } else if lines {
+        if differing == 0 {
+            println!("all {} renders identical", runs.len());
+        } else {
+            println!("{differing} of {} renders differ", runs.len());
+        }
     }
+    Ok(if differing == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// The renders so far, against the first.
@@ -89,8 +112,11 @@ struct Matrix<'a> {
     scene: &'a Scene,
     output: Option<&'a Path>,
     reference: Option<(String, Vec<u8>)>,
-    runs: usize,
+    /// One JSON object per render so far.
+    runs: Vec<serde_json::Value>,
     differing: usize,
+    /// Print a line per render.
+    lines: bool,
 }
 
 impl Matrix<'_> {
@@ -98,7 +124,7 @@ impl Matrix<'_> {
     /// label, time, speed, and on a GPU the SIMT efficiency and steals, then the verdict.
     fn check(&mut self, label: String, frame: &Frame) -> Result<()> {
         let image = frame.film.resolve();
-        self.runs += 1;
+        let mut differing_pixels = 0;
         let verdict = match &self.reference {
             None => {
                 if let Some(path) = self.output {
@@ -112,12 +138,12 @@ impl Matrix<'_> {
             Some((_, want)) if *want == image => "identical".to_string(),
             Some((first, want)) => {
                 self.differing += 1;
-                let pixels = want
+                differing_pixels = want
                     .chunks(3)
                     .zip(image.chunks(3))
                     .filter(|(a, b)| a != b)
                     .count();
-                format!("DIFFERS from {first} in {pixels} pixels")
+                format!("DIFFERS from {first} in {differing_pixels} pixels")
             }
         };
         let device = frame.device.as_ref().map_or_else(String::new, |d| {
@@ -127,11 +153,22 @@ impl Matrix<'_> {
                 frame.telemetry.total_steals()
             )
         });
-        println!(
-            "{label:<40} {:>8.3} s {:>9.1} Mrays/s{device}  {verdict}",
-            frame.wall().as_secs_f64(),
-            frame.mrays_per_second()
-        );
+        if self.lines {
+            println!(
+                "{label:<40} {:>8.3} s {:>9.1} Mrays/s{device}  {verdict}",
+                frame.wall().as_secs_f64(),
+                frame.mrays_per_second()
+            );
+        }
+        self.runs.push(serde_json::json!({
+            "run": label,
+            "seconds": frame.wall().as_secs_f64(),
+            "mrays_per_second": frame.mrays_per_second(),
+            "steals": frame.telemetry.total_steals(),
+            "simt_efficiency": frame.device.as_ref().map(|d| d.simt_efficiency),
+            "differing_pixels": differing_pixels,
+            "verdict": verdict,
+        }));
         Ok(())
     }
 }

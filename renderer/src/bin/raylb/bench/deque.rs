@@ -232,7 +232,7 @@ fn measure<D: BenchDeque>(table: &mut Table, n: usize, args: &DequeArgs, steal_m
     }
 }
 
-pub(crate) fn run(args: &DequeArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: &DequeArgs, quiet: bool) -> Result<ExitCode> {
     let n = threads(args.threads).get();
     let steal_max = match args.steal {
         StealName::One => 1,
@@ -249,12 +249,14 @@ pub(crate) fn run(args: &DequeArgs) -> Result<ExitCode> {
     ]);
     measure::<Abp>(&mut table, n, args, steal_max);
     measure::<Locked>(&mut table, n, args, steal_max);
-    println!(
+    say!(
+        quiet,
         "{n} threads, {} elements per deque, mean of {} iterations (Wende, table 3.2):",
-        args.elements, args.iterations
+        args.elements,
+        args.iterations
     );
-    print!("{}", table.render());
+    say!(quiet, "{}", table.render().trim_end());
     save(&args.out, "deque.csv", &table.csv())?;
-    println!("wrote   {}/deque.csv", args.out.display());
+    say!(quiet, "wrote   {}/deque.csv", args.out.display());
     Ok(ExitCode::SUCCESS)
 }

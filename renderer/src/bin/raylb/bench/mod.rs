@@ -1,5 +1,14 @@
 //! `raylb bench`: benchmarks that print a table and write CSV and an SVG plot.
 
+/// `println!` unless `quiet`.
+macro_rules! say {
+    ($quiet:expr, $($arg:tt)*) => {
+        if !$quiet {
+            println!($($arg)*);
+        }
+    };
+}
+
 mod deque;
 mod report;
 mod scaling;
@@ -14,9 +23,9 @@ use crate::cli::{Bench, BenchArgs};
 
 pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
     match &args.bench {
-        Bench::Trace(a) => trace::run(a),
-        Bench::Sweep(a) => sweep::run(a),
-        Bench::Scaling(a) => scaling::run(a),
-        Bench::Deque(a) => deque::run(a),
+        Bench::Trace(a) => trace::run(a, args.quiet),
+        Bench::Sweep(a) => sweep::run(a, args.quiet),
+        Bench::Scaling(a) => scaling::run(a, args.quiet),
+        Bench::Deque(a) => deque::run(a, args.quiet),
     }
 }

@@ -11,8 +11,9 @@ use renderer::render::{RenderOptions, render};
 
 use super::report::{Axes, Panel, Series, Table, line_chart, save};
 use crate::cli::{ScalingArgs, SceneSource, threads};
+use crate::progress::Progress;
 
-pub(crate) fn run(args: &ScalingArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: &ScalingArgs, quiet: bool) -> Result<ExitCode> {
     let file = args
         .scene_file
         .clone()
@@ -38,6 +39,8 @@ pub(crate) fn run(args: &ScalingArgs) -> Result<ExitCode> {
 
     let mut all = Table::new(&["scene", "balancer", "threads", "tile", "round", "seconds"]);
     let mut best: BTreeMap<(usize, usize), f64> = BTreeMap::new();
+    let runs = args.repeat.get() * counts.len() * balancers.len();
+    let mut progress = Progress::new(runs as u64, "renders", quiet);
     for round in 1..=args.repeat.get() {
         for &workers in &counts {
             for (b, balancer) in balancers.iter().enumerate() {
@@ -48,12 +51,12 @@ pub(crate) fn run(args: &ScalingArgs) -> Result<ExitCode> {
                     work_map: false,
                 };
                 let seconds = render(&scene, &options)?.wall().as_secs_f64();
-                eprintln!(
+                progress.step(&format!(
                     "round {round}/{}: {} threads {}: {seconds:.3} s",
                     args.repeat,
                     workers,
                     balancer.name()
-                );
+                ));
                 all.row(vec![
                     scene.name.clone(),
                     balancer.name(),
@@ -68,6 +71,7 @@ pub(crate) fn run(args: &ScalingArgs) -> Result<ExitCode> {
         }
     }
 
+    progress.finish();
     let mut summary = Table::new(&["balancer", "threads", "seconds", "speedup", "efficiency"]);
     let mut speedups = Vec::new();
     for (b, balancer) in balancers.iter().enumerate() {
@@ -101,11 +105,16 @@ pub(crate) fn run(args: &ScalingArgs) -> Result<ExitCode> {
             points,
         });
     }
-    println!(
+    say!(
+        quiet,
         "{}: {}×{}, {}-pixel tiles, best of {} rounds; speedup = T(1) / T(p), efficiency = speedup / p.",
-        scene.name, scene.width, scene.height, args.tile, args.repeat
+        scene.name,
+        scene.width,
+        scene.height,
+        args.tile,
+        args.repeat
     );
-    print!("{}", summary.render());
+    say!(quiet, "{}", summary.render().trim_end());
     let axes = Axes {
         x: "threads",
         y: "speedup over 1 thread",
@@ -123,7 +132,8 @@ pub(crate) fn run(args: &ScalingArgs) -> Result<ExitCode> {
         "scaling.svg",
         &line_chart("Speedup against threads", &axes, &[panel])?,
     )?;
-    println!(
+    say!(
+        quiet,
         "wrote   {}/scaling.csv, scaling-best.csv, scaling.svg",
         args.out.display()
     );

@@ -10,8 +10,9 @@ use renderer::render::{RenderOptions, render};
 
 use super::report::{Axes, Panel, Series, Table, line_chart, save};
 use crate::cli::{SceneSource, SweepArgs, threads};
+use crate::progress::Progress;
 
-pub(crate) fn run(args: &SweepArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
     let files = if args.scenes.is_empty() {
         vec![
             PathBuf::from("scenes/treasure.toml"),
@@ -48,6 +49,8 @@ pub(crate) fn run(args: &SweepArgs) -> Result<ExitCode> {
         "us_per_pixel",
     ]);
     let mut best: BTreeMap<(usize, u32, usize), f64> = BTreeMap::new();
+    let runs = args.repeat.get() * scenes.len() * args.tiles.len() * balancers.len();
+    let mut progress = Progress::new(runs as u64, "renders", quiet);
     for round in 1..=args.repeat.get() {
         for (s, scene) in scenes.iter().enumerate() {
             for &tile in &args.tiles {
@@ -60,12 +63,12 @@ pub(crate) fn run(args: &SweepArgs) -> Result<ExitCode> {
                     };
                     let seconds = render(scene, &options)?.wall().as_secs_f64();
                     let per_pixel = seconds * 1e6 / f64::from(scene.width * scene.height);
-                    eprintln!(
+                    progress.step(&format!(
                         "round {round}/{}: {} tile {tile} {}: {seconds:.3} s",
                         args.repeat,
                         scene.name,
                         balancer.name()
-                    );
+                    ));
                     all.row(vec![
                         scene.name.clone(),
                         balancer.name(),
@@ -82,6 +85,7 @@ pub(crate) fn run(args: &SweepArgs) -> Result<ExitCode> {
         }
     }
 
+    progress.finish();
     let names: Vec<String> = balancers.iter().map(|b| b.name()).collect();
     let mut header = vec!["scene".to_string(), "tile".to_string()];
     header.extend(names.iter().map(|n| format!("{n} µs/px")));
@@ -117,11 +121,12 @@ pub(crate) fn run(args: &SweepArgs) -> Result<ExitCode> {
             series,
         });
     }
-    println!(
+    say!(
+        quiet,
         "Best of {} rounds, µs per pixel; * marks the fastest balancer at each tile edge, and the\npercentage is each balancer's distance from it.",
         args.repeat
     );
-    print!("{}", summary.render());
+    say!(quiet, "{}", summary.render().trim_end());
     let axes = Axes {
         x: "tile edge (pixels)",
         y: "time per pixel (µs)",
@@ -135,7 +140,8 @@ pub(crate) fn run(args: &SweepArgs) -> Result<ExitCode> {
         "sweep.svg",
         &line_chart("Time per pixel against tile edge", &axes, &panels)?,
     )?;
-    println!(
+    say!(
+        quiet,
         "wrote   {}/sweep.csv, sweep-best.csv, sweep.svg",
         args.out.display()
     );

@@ -11,6 +11,7 @@ use renderer::integrator::{Tile, tiles};
 use renderer::scene::Scene;
 
 use crate::cli::{TraceArgs, threads};
+use crate::progress::Progress;
 
 /// Traces the camera rays of a tile for their closest hit, nothing more, reporting every
 /// box and triangle test to a `C` (which [`NoCounters`] compiles away).
@@ -58,7 +59,7 @@ impl<C: TraversalCounters + Default + Send + Sync> TaskRunner<Tile> for CameraRa
 
 /// Camera rays only: the traversal's throughput. The first pass counts box and triangle
 /// tests; the timed passes count nothing.
-pub(crate) fn run(args: &TraceArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: &TraceArgs, quiet: bool) -> Result<ExitCode> {
     let scene = args.scene.load(&args.source)?;
     let workers = threads(Some(args.threads));
     let balancer = BalancerKind::static_tiles(Assignment::Interleaved);
@@ -77,14 +78,22 @@ pub(crate) fn run(args: &TraceArgs) -> Result<ExitCode> {
         triangles += c.tests.triangles;
     }
     let mut best = Duration::MAX;
-    for _ in 0..args.repeat {
+    let mut progress = Progress::new(u64::from(args.repeat), "passes", quiet);
+    for pass in 1..=args.repeat {
         let started = Instant::now();
         let run = balancer.run(workers, &tasks, &CameraRays::<NoCounters>::new(&scene))?;
         best = best.min(started.elapsed());
+        progress.step(&format!(
+            "pass {pass}/{}: {:.3} s",
+            args.repeat,
+            started.elapsed().as_secs_f64()
+        ));
         let again: u64 = run.locals.iter().map(|c| c.hits).sum();
         assert_eq!(again, hits, "timed passes find the same hits");
     }
-    println!(
+    progress.finish();
+    say!(
+        quiet,
         "{}: {}×{} camera rays, {} triangles, {} thread{}, closest hit only",
         scene.name,
         scene.width,
@@ -93,13 +102,15 @@ pub(crate) fn run(args: &TraceArgs) -> Result<ExitCode> {
         workers,
         if workers.get() == 1 { "" } else { "s" }
     );
-    println!("hits    {hits} of {rays} rays");
-    println!(
+    say!(quiet, "hits    {hits} of {rays} rays");
+    say!(
+        quiet,
         "tests   {:.1} box and {:.1} triangle tests per ray",
         boxes as f64 / rays as f64,
         triangles as f64 / rays as f64
     );
-    println!(
+    say!(
+        quiet,
         "time    best of {}: {:.4} s, {:.2} Mrays/s",
         args.repeat,
         best.as_secs_f64(),

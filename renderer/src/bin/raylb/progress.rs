@@ -1,0 +1,77 @@
+//! Progress of long commands on stderr: a bar on a terminal, once the work has taken a
+//! second; otherwise (a pipe, a log file) a line per finished step, or nothing with --quiet.
+
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// Work shorter than this shows no bar.
+const SHOW_AFTER: Duration = Duration::from_secs(1);
+
+/// How far a command has got, out of a known total of steps (pixels, renders).
+#[derive(Debug)]
+pub(crate) struct Progress {
+    bar: ProgressBar,
+    start: Instant,
+    shown: bool,
+    terminal: bool,
+    quiet: bool,
+}
+
+impl Progress {
+    /// Progress over `total` steps of `what` (e.g. "pixels", "renders").
+    pub(crate) fn new(total: u64, what: &str, quiet: bool) -> Self {
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+        bar.set_style(
+            ProgressStyle::with_template(&format!(
+                "{{elapsed_precise}} [{{bar:32}}] {{pos}}/{{len}} {what} (eta {{eta}}) {{msg}}"
+            ))
+            .expect("a valid template")
+            .progress_chars("=> "),
+        );
+        Self {
+            bar,
+            start: Instant::now(),
+            shown: false,
+            terminal: std::io::stderr().is_terminal(),
+            quiet,
+        }
+    }
+
+    /// Whether a bar can appear at all: stderr is a terminal and --quiet was not given.
+    pub(crate) fn can_show(quiet: bool) -> bool {
+        !quiet && std::io::stderr().is_terminal()
+    }
+
+    /// Sets the steps done so far.
+    pub(crate) fn set(&mut self, done: u64) {
+        self.bar.set_position(done);
+        self.reveal();
+    }
+
+    /// One step done, described by `note`: the bar's message on a terminal, a line of its
+    /// own elsewhere.
+    pub(crate) fn step(&mut self, note: &str) {
+        self.bar.inc(1);
+        if self.terminal {
+            self.bar.set_message(note.to_string());
+        } else if !self.quiet {
+            eprintln!("{note}");
+        }
+        self.reveal();
+    }
+
+    /// Shows the bar once the work has taken long enough, on a terminal and without --quiet.
+    fn reveal(&mut self) {
+        if !self.shown && self.terminal && !self.quiet && self.start.elapsed() >= SHOW_AFTER {
+            self.bar.set_draw_target(ProgressDrawTarget::stderr());
+            self.shown = true;
+        }
+    }
+
+    /// Removes the bar.
+    pub(crate) fn finish(self) {
+        self.bar.finish_and_clear();
+    }
+}
