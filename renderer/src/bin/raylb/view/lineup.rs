@@ -89,22 +89,22 @@ impl Lineup {
         self.tile = NonZeroU32::new(edge.clamp(TILE_RANGE.0, TILE_RANGE.1)).expect("at least 1");
     }
 
-    /// What a frame with the current settings runs; every frame counts rays per pixel, for
-    /// the work map.
-    pub(crate) fn job(&self) -> FrameJob {
+    /// What a frame with the current settings runs; `work_map`: count rays per pixel (an
+    /// atomic add per ray, paid only while the work map is shown).
+    pub(crate) fn job(&self, work_map: bool) -> FrameJob {
         match self.engine() {
             Engine::Cpu(balancer) => FrameJob::Cpu(RenderOptions {
                 balancer,
                 threads: self.threads,
                 tile: self.tile,
-                work_map: true,
+                work_map,
             }),
             Engine::Gpu(balancer) => FrameJob::Gpu(
                 Arc::clone(self.gpu.as_ref().expect("GPU engines only with a GPU")),
                 GpuOptions {
                     balancer,
                     tile: self.tile,
-                    work_map: true,
+                    work_map,
                     max_warps: None,
                 },
             ),

@@ -179,8 +179,9 @@ impl Viewer {
         self.display_time = Duration::ZERO;
         self.last_refresh = Instant::now();
         self.preview.start_frame();
+        let work_map = self.layer == Layer::WorkMap;
         self.live = Some(
-            LiveFrame::start(Arc::clone(&self.scene), self.lineup.job())
+            LiveFrame::start(Arc::clone(&self.scene), self.lineup.job(work_map))
                 .context("cannot start the frame's thread")?,
         );
         Ok(())
@@ -344,13 +345,19 @@ impl Viewer {
                     Key::W => {
                         self.layer = self.layer.next();
                         redraw = true;
+                        // Rays are counted only for the work map: a frame without counts is
+                        // rendered again with them.
+                        if self.layer == Layer::WorkMap && !self.counts_rays() {
+                            changed = true;
+                        }
+                        continue;
                     }
                     Key::S => self.save_numbered(),
                     Key::H => println!("{KEYS}"),
                     _ => continue,
                 }
                 // Keys that only show or print leave the frame alone.
-                changed |= !matches!(key, Key::P | Key::W | Key::S | Key::H);
+                changed |= !matches!(key, Key::P | Key::S | Key::H);
             }
             if window.is_key_pressed(Key::Space, KeyRepeat::No) {
                 changed = true;
@@ -399,6 +406,15 @@ impl Viewer {
             }
         }
         Ok(ExitCode::SUCCESS)
+    }
+
+    /// Whether the frame on show (or, while one renders, the running frame) counts rays.
+    fn counts_rays(&self) -> bool {
+        match (&self.live, &self.shown) {
+            (Some(live), _) => live.film().pixel_rays(0).is_some(),
+            (None, Some((frame, _))) => frame.film.pixel_rays(0).is_some(),
+            (None, None) => false,
+        }
     }
 
     /// Hands the picture to the window; while a frame renders, the time counts as display
