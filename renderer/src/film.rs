@@ -90,8 +90,11 @@ impl Film {
         for (sum, c) in sums.iter().zip(rgb.to_array()) {
             let fixed = to_fixed(c);
             if fixed != 0 {
-                // Relaxed: the sums are only read after every worker has been joined, and the
-                // join orders all these adds before the read; no other data hangs on them.
+                // Relaxed: the final read comes after every worker has been joined, which
+                // orders all these adds before it. A watcher that reads while the frame
+                // renders synchronises through the pixel's stamp (`FrameWatch::stamp`, a
+                // Release store after the camera ray's adds) and otherwise only shows what it
+                // happens to see; no other data hangs on the sums.
                 sum.fetch_add(fixed, Ordering::Relaxed);
             }
         }
@@ -110,7 +113,8 @@ impl Film {
     ///
     /// While workers still add to the film this is a snapshot for display: it includes what
     /// was added before a synchronising read (such as
-    /// [`FrameWatch::worker_of`](crate::watch::FrameWatch::worker_of)), perhaps more.
+    /// [`FrameWatch::worker_of`](crate::watch::FrameWatch::worker_of) returning `Some`),
+    /// perhaps more.
     #[inline]
     pub fn pixel_sums(&self, pixel: usize) -> [u64; 3] {
         // Relaxed: see `add`; a watcher's own Acquire read orders what it needs.

@@ -330,8 +330,8 @@ impl TaskRunner<RenderTask> for Whitted<'_> {
                 }
                 let (w, h) = (self.scene.width, self.scene.height);
                 for y in tile.y0..tile.y1 {
-                    // A cancel request is also looked at once a row, so that a frame of large
-                    // tiles stops within a row's worth of rays.
+                    // A cancel request is also looked at once a row, so that a frame stops
+                    // within a row's worth of camera rays rather than a tile's.
                     if self.watch.cancel_requested() {
                         self.watch.note_dropped();
                         self.watch

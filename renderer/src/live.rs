@@ -109,8 +109,9 @@ impl LiveFrame {
     }
 
     /// Cancels the frame and waits for its thread: every worker has been joined when this
-    /// returns. The frame comes back with [`Frame::cancelled`] set unless it had already
-    /// finished all its work.
+    /// returns. A CPU frame comes back with [`Frame::cancelled`] set unless it had already
+    /// finished all its work; a GPU frame cannot be interrupted, so this waits for its kernel
+    /// and the frame comes back whole.
     ///
     /// # Errors
     /// As [`finish`](Self::finish).

@@ -46,10 +46,10 @@ impl Layer {
 /// Which pixels [`Preview::draw`] draws.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pixels {
-    /// Those traced since the last few draws of this frame: for a frame still rendering, at
-    /// a cost that follows the frame's progress, not its size. A pixel is drawn on the
-    /// [`RECENT_DRAWS`] draws after its camera ray is traced, which is when the secondary
-    /// rays its tile spawned land; later ones show when the frame ends.
+    /// Those traced since the last few draws of this frame: for a frame still rendering. A
+    /// pixel is drawn on the [`RECENT_DRAWS`] draws after its camera ray is traced, which is
+    /// when the secondary rays its tile spawned land; later ones show when the frame ends.
+    /// Each draw still reads every pixel's stamp, but shades only the new ones.
     New,
     /// Every pixel traced so far.
     Traced,
@@ -120,12 +120,15 @@ impl Preview {
     /// [`Pixels::New`]. The picture itself stays until the new frame's pixels replace it.
     pub fn start_frame(&mut self) {
         self.draws.fill(0);
+        self.rays_range = None;
     }
 
     /// Draws `layer` of the frame in `film` and `watch` (of this picture's size) at `pixels`.
     /// In the work-map layer the scale runs over the pixels traced (or all, for
-    /// [`Pixels::All`]); when it changes, every traced pixel is drawn again. A film that
-    /// counts no rays draws the image instead.
+    /// [`Pixels::All`]). While a frame renders ([`Pixels::New`]) the scale only widens, with
+    /// a quarter of headroom at the top, and every traced pixel is drawn again when it does:
+    /// a handful of times per frame, not at every draw. A film that counts no rays draws the
+    /// image instead.
     ///
     /// # Panics
     /// When `film` or `watch` is not of this picture's size.
@@ -145,15 +148,21 @@ impl Preview {
         let mut pixels = pixels;
         let mut heat = None;
         if layer == Layer::WorkMap && counts_rays {
-            let range = rays_range(film, watch, pixels);
-            if range.is_none() {
+            let Some((lo, hi)) = rays_range(film, watch, pixels) else {
                 return;
-            }
-            if range != self.rays_range && pixels == Pixels::New {
-                pixels = Pixels::Traced;
-            }
-            self.rays_range = range;
-            heat = range.map(|(lo, hi)| HeatTable::new(lo, hi));
+            };
+            let range = match (pixels, self.rays_range) {
+                (Pixels::New, Some((min, max))) if lo >= min && hi <= max => (min, max),
+                (Pixels::New, shown) => {
+                    // Wider than what is on show: widen with headroom, draw everything again.
+                    pixels = Pixels::Traced;
+                    let (min, max) = shown.unwrap_or((lo, hi));
+                    (lo.min(min), hi.max(max).saturating_add(hi.max(max) / 4))
+                }
+                _ => (lo, hi),
+            };
+            self.rays_range = Some(range);
+            heat = Some(HeatTable::new(range.0, range.1));
         }
         for p in 0..self.pixels.len() {
             let worker = match pixels {

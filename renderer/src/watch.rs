@@ -65,8 +65,8 @@ impl FrameWatch {
         self.cancel_requested.load(Ordering::Relaxed)
     }
 
-    /// Pixels whose camera ray has been traced so far (their secondary rays may still be
-    /// running).
+    /// Pixels whose camera rays have been traced so far, counted a tile (or a tile's last
+    /// piece, at most 1,024 pixels) at a time; their secondary rays may still be running.
     pub fn pixels_done(&self) -> u64 {
         // Relaxed: a progress figure; it never decides what memory to read.
         self.pixels_done.load(Ordering::Relaxed)

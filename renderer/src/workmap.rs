@@ -44,8 +44,8 @@ pub struct WorkMap {
     pub max: u32,
 }
 
-/// The colour of a pixel that took `rays` rays on the scale from `min` to `max` rays
-/// (`min ≤ rays ≤ max`).
+/// The colours of pixels by the rays they took, on the log scale from `min` to `max` rays;
+/// counts outside the range take the colour of its nearer end.
 #[derive(Clone, Copy, Debug)]
 pub struct HeatScale {
     min: u32,

@@ -113,7 +113,7 @@ mod tests {
     }
 
     #[test]
-    fn a_viewpoint_prints_as_the_table_that_gives_it_back() {
+    fn a_viewpoint_prints_as_a_camera_table() {
         let v = Viewpoint {
             position: Vec3::new(2.0, 6.0, 16.5),
             direction: Vec3::new(-1.0, -0.5, -2.0),

@@ -86,7 +86,7 @@ Keys:
   ], [         one thread more / less;  . and ,  double / halve the tile edge
   W            show image / work map (rays per pixel) / workers (who traced each pixel)
   S            save what the window shows as raylb-SCENE-NNN.png;  Space render again
-  Esc, Q       quit
+  H            print these keys;  Esc, Q  quit
 
 Examples:
   raylb view scenes/treasure.toml --width 512 --height 512 --balancer stealing --threads 4

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use renderer::gpu::{Gpu, GpuOptions, render_gpu};
 use renderer::live::{FrameJob, LiveFrame};
 use renderer::output::{StagedFiles, check_writable, io_reason};
@@ -96,7 +96,7 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
         .commit()
         .map_err(|e| anyhow!("cannot put the outputs in place: {}", io_reason(&e)))?;
     if args.json {
-        println!("{}", report.to_json());
+        print!("{}", report.to_json());
     } else if !args.quiet {
         print!("{report}");
         println!("wrote   {}", output.display());
@@ -110,7 +110,8 @@ fn render_with_progress(scene: &Arc<Scene>, options: &RenderOptions, quiet: bool
     if !Progress::can_show(quiet) {
         return Ok(render(scene, options)?);
     }
-    let live = LiveFrame::start(Arc::clone(scene), FrameJob::Cpu(*options))?;
+    let live = LiveFrame::start(Arc::clone(scene), FrameJob::Cpu(*options))
+        .context("cannot start the frame's thread")?;
     let pixels = u64::from(scene.width) * u64::from(scene.height);
     let mut progress = Progress::new(pixels, "pixels", quiet);
     while !live.is_finished() {

@@ -18,8 +18,8 @@ pub(crate) enum Engine {
     Gpu(GpuBalancer),
 }
 
-/// The tile edges the viewer steps through are powers of two in this range.
-const TILE_RANGE: (u32, u32) = (1, 1024);
+/// The tile edges the viewer steps through are powers of two in this range (`--tile`'s).
+const TILE_RANGE: (u32, u32) = (1, 16384);
 /// The most worker threads the viewer steps up to.
 const MAX_THREADS: usize = 4096;
 
@@ -82,11 +82,22 @@ impl Lineup {
         self.threads = NonZeroUsize::new(t as usize).expect("at least 1");
     }
 
-    /// Doubles (`up`) or halves the tile edge, staying a power of two from 1 to 1024.
+    /// Steps the tile edge to the next power of two above (`up`) or below it, from 1 to
+    /// 16384: doubling and halving, or for an edge that is no power of two, the nearest one
+    /// on that side.
     pub(crate) fn step_tile(&mut self, up: bool) {
-        let edge = self.tile.get().next_power_of_two();
-        let edge = if up { edge * 2 } else { edge / 2 };
-        self.tile = NonZeroU32::new(edge.clamp(TILE_RANGE.0, TILE_RANGE.1)).expect("at least 1");
+        let edge = self.tile.get();
+        let next = if up {
+            // The smallest power of two above `edge`.
+            (edge + 1).next_power_of_two()
+        } else if edge > 1 {
+            // The largest power of two below `edge`.
+            1 << (31 - (edge - 1).leading_zeros())
+        } else {
+            1
+        };
+        let next = next.clamp(TILE_RANGE.0, TILE_RANGE.1);
+        self.tile = NonZeroU32::new(next).expect("at least 1");
     }
 
     /// What a frame with the current settings runs; `work_map`: count rays per pixel (an
@@ -174,13 +185,20 @@ mod tests {
         for _ in 0..20 {
             l.step_tile(true);
         }
-        assert_eq!(l.tile.get(), 1024);
-        l.tile = NonZeroU32::new(24).unwrap();
-        l.step_tile(false);
-        assert_eq!(
-            l.tile.get(),
-            16,
-            "an odd edge goes to the power of two next to it"
-        );
+        assert_eq!(l.tile.get(), 16384, "as far as --tile goes");
+        for (edge, down, up) in [
+            (24, 16, 32),
+            (33, 32, 64),
+            (3, 2, 4),
+            (2, 1, 4),
+            (16384, 8192, 16384),
+        ] {
+            l.tile = NonZeroU32::new(edge).unwrap();
+            l.step_tile(false);
+            assert_eq!(l.tile.get(), down, "below {edge}");
+            l.tile = NonZeroU32::new(edge).unwrap();
+            l.step_tile(true);
+            assert_eq!(l.tile.get(), up, "above {edge}");
+        }
     }
 }

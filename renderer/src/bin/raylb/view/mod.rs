@@ -10,7 +10,7 @@
 mod fly;
 mod lineup;
 
-use std::num::NonZeroUsize;
+use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -315,18 +315,22 @@ impl Viewer {
         }
     }
 
-    /// The window's loop until the user closes it.
+    /// The window's loop until the user closes it. A frame that fails (say, more threads
+    /// than the system will start) is reported and the window goes on with the last frame.
     fn interactive(&mut self, window: &mut Window) -> Result<ExitCode> {
         self.restart()?;
         let mut drag: Option<(f32, f32)> = None;
         let mut last_title = Instant::now();
         while window.is_open() {
-            let mut changed = false;
+            let before = self.settings();
+            // Whether to render again although the settings are the same (Space, or a work
+            // map asked of a frame that counted no rays).
+            let mut again = false;
             let mut redraw = false;
-            let shift = window.is_key_down(Key::LeftShift) || window.is_key_down(Key::RightShift);
+            // Walking and zooming repeat while their key is held; the other keys act once
+            // per press.
             for key in window.get_keys_pressed(KeyRepeat::Yes) {
                 match key {
-                    Key::Escape | Key::Q => return Ok(ExitCode::SUCCESS),
                     Key::Up => self.fly.walk(1.0, 0.0, 0.0),
                     Key::Down => self.fly.walk(-1.0, 0.0, 0.0),
                     Key::Left => self.fly.walk(0.0, -1.0, 0.0),
@@ -335,6 +339,13 @@ impl Viewer {
                     Key::PageDown => self.fly.walk(0.0, 0.0, -1.0),
                     Key::Equal | Key::NumPadPlus => self.fly.zoom(1.0 / 1.1),
                     Key::Minus | Key::NumPadMinus => self.fly.zoom(1.1),
+                    _ => {}
+                }
+            }
+            let shift = window.is_key_down(Key::LeftShift) || window.is_key_down(Key::RightShift);
+            for key in window.get_keys_pressed(KeyRepeat::No) {
+                match key {
+                    Key::Escape | Key::Q => return Ok(ExitCode::SUCCESS),
                     Key::R => self.fly.viewpoint = self.home,
                     Key::P => println!("{}", self.fly.viewpoint.to_toml()),
                     Key::B => self.lineup.step_engine(if shift { -1 } else { 1 }),
@@ -342,35 +353,25 @@ impl Viewer {
                     Key::LeftBracket => self.lineup.step_threads(-1),
                     Key::Period => self.lineup.step_tile(true),
                     Key::Comma => self.lineup.step_tile(false),
+                    Key::Space => again = true,
                     Key::W => {
                         self.layer = self.layer.next();
                         redraw = true;
                         // Rays are counted only for the work map: a frame without counts is
                         // rendered again with them.
-                        if self.layer == Layer::WorkMap && !self.counts_rays() {
-                            changed = true;
-                        }
-                        continue;
+                        again |= self.layer == Layer::WorkMap && !self.counts_rays();
                     }
                     Key::S => self.save_numbered(),
                     Key::H => println!("{KEYS}"),
-                    _ => continue,
+                    _ => {}
                 }
-                // Keys that only show or print leave the frame alone.
-                changed |= !matches!(key, Key::P | Key::S | Key::H);
-            }
-            if window.is_key_pressed(Key::Space, KeyRepeat::No) {
-                changed = true;
             }
             // Turning: degrees per pixel dragged, less when zoomed in.
             if window.get_mouse_down(MouseButton::Left) {
                 let now = window.get_mouse_pos(MouseMode::Pass);
                 if let (Some((x0, y0)), Some((x1, y1))) = (drag, now) {
-                    if (x1, y1) != (x0, y0) {
-                        let per_pixel = self.fly.viewpoint.fov / self.height() as f32;
-                        self.fly.turn((x1 - x0) * per_pixel, (y0 - y1) * per_pixel);
-                        changed = true;
-                    }
+                    let per_pixel = self.fly.viewpoint.fov / self.height() as f32;
+                    self.fly.turn((x1 - x0) * per_pixel, (y0 - y1) * per_pixel);
                 }
                 drag = now;
             } else {
@@ -379,12 +380,20 @@ impl Viewer {
             if let Some((_, dy)) = window.get_scroll_wheel() {
                 if dy != 0.0 {
                     self.fly.zoom(if dy > 0.0 { 1.0 / 1.1 } else { 1.1 });
-                    changed = true;
                 }
             }
 
+            // A frame that finished meanwhile is shown before anything replaces it.
+            let finished = self.collect().unwrap_or_else(|e| {
+                eprintln!("raylb: {e:#}");
+                false
+            });
+            // Only a real change restarts: a key at the end of its range changes nothing.
+            let changed = again || self.settings() != before;
             if changed {
-                self.restart()?;
+                if let Err(e) = self.restart() {
+                    eprintln!("raylb: {e:#}");
+                }
             }
             if redraw {
                 self.redraw();
@@ -393,7 +402,7 @@ impl Viewer {
                         .draw(live.film(), live.watch(), self.layer, Pixels::Traced);
                 }
             }
-            let drew = self.collect()? || self.refresh() || redraw;
+            let drew = finished || self.refresh() || redraw;
             if drew || changed || last_title.elapsed() > REFRESH {
                 window.set_title(&self.title());
                 last_title = Instant::now();
@@ -406,6 +415,16 @@ impl Viewer {
             }
         }
         Ok(ExitCode::SUCCESS)
+    }
+
+    /// What decides the next frame: camera, balancer, threads and tile edge.
+    fn settings(&self) -> (Viewpoint, Engine, NonZeroUsize, NonZeroU32) {
+        (
+            self.fly.viewpoint,
+            self.lineup.engine(),
+            self.lineup.threads,
+            self.lineup.tile,
+        )
     }
 
     /// Whether the frame on show (or, while one renders, the running frame) counts rays.
@@ -456,7 +475,8 @@ impl Viewer {
             .find(|p| !p.exists())
             .expect("some number is free");
         match self.save(&path) {
-            Ok(()) => println!("wrote   {}", path.display()),
+            Ok(()) if !self.quiet => println!("wrote   {}", path.display()),
+            Ok(()) => {}
             Err(e) => eprintln!("raylb: {e:#}"),
         }
     }
