@@ -456,6 +456,27 @@ fn bench_sweep_scaling_and_deque_write_their_tables() {
     assert!(csv.starts_with("scene,balancer,tile,threads,round,seconds,us_per_pixel"));
     let svg = fs::read_to_string(dir.path().join("out/sweep.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("rayon") && svg.contains("tile edge"));
+    // The paired table: per scene and tile, every balancer's median against each round's
+    // fastest, and the rounds it won; every round has a winner.
+    assert!(sweep.contains("Paired by round"), "{sweep}");
+    let paired = fs::read_to_string(dir.path().join("out/sweep-paired.csv")).unwrap();
+    let rows: Vec<&str> = paired.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{paired}");
+    for row in rows {
+        let wins: usize = row
+            .split(',')
+            .skip(2)
+            .map(|cell| {
+                let (won, of) = cell
+                    .rsplit_once('(')
+                    .and_then(|(_, w)| w.trim_end_matches(')').split_once('/'))
+                    .unwrap_or_else(|| panic!("no (wins/rounds) in {cell:?}"));
+                assert_eq!(of, "2");
+                won.parse::<usize>().unwrap()
+            })
+            .sum();
+        assert!(wins >= 2, "each of 2 rounds has a fastest balancer: {row}");
+    }
 
     let scaling = ok(&raylb(
         dir.path(),

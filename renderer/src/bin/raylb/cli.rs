@@ -530,11 +530,12 @@ pub(crate) struct SweepArgs {
     /// Worker threads (default: every core).
     #[arg(long, value_name = "N", value_parser = positive::<4096>)]
     pub(crate) threads: Option<NonZeroUsize>,
-    /// Rounds: every round renders every combination once, so that drift in the machine's
-    /// speed spreads evenly; the best round counts.
+    /// Rounds: every round renders every combination once (the balancers taking turns to go
+    /// first), so that drift in the machine's speed spreads evenly; the best round counts, and
+    /// a second table pairs each round's times.
     #[arg(long, value_name = "N", default_value = "3", value_parser = positive::<1000>)]
     pub(crate) repeat: NonZeroUsize,
-    /// Folder for sweep.csv, sweep-best.csv and sweep.svg.
+    /// Folder for sweep.csv, sweep-best.csv, sweep-paired.csv and sweep.svg.
     #[arg(long, value_name = "DIR", default_value = "bench-out")]
     pub(crate) out: PathBuf,
 }

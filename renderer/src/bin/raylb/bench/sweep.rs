@@ -49,12 +49,18 @@ pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
         "us_per_pixel",
     ]);
     let mut best: BTreeMap<(usize, u32, usize), f64> = BTreeMap::new();
+    // Every round's time of each combination, in round order, for the paired comparison.
+    let mut rounds: BTreeMap<(usize, u32, usize), Vec<f64>> = BTreeMap::new();
     let runs = args.repeat.get() * scenes.len() * args.tiles.len() * balancers.len();
     let mut progress = Progress::new(runs as u64, "renders", quiet);
     for round in 1..=args.repeat.get() {
         for (s, scene) in scenes.iter().enumerate() {
             for &tile in &args.tiles {
-                for (b, balancer) in balancers.iter().enumerate() {
+                // The balancers take turns going first, so that none always runs right
+                // after the same other one.
+                for k in 0..balancers.len() {
+                    let b = (k + round - 1) % balancers.len();
+                    let balancer = &balancers[b];
                     let options = RenderOptions {
                         balancer: *balancer,
                         threads: workers,
@@ -80,6 +86,10 @@ pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
                     ]);
                     let entry = best.entry((s, tile.get(), b)).or_insert(f64::MAX);
                     *entry = entry.min(per_pixel);
+                    rounds
+                        .entry((s, tile.get(), b))
+                        .or_default()
+                        .push(per_pixel);
                 }
             }
         }
@@ -127,6 +137,12 @@ pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
         args.repeat
     );
     say!(quiet, "{}", summary.render().trim_end());
+    let paired = paired_table(&scenes, &args.tiles, &names, &rounds);
+    say!(
+        quiet,
+        "\nPaired by round: the median over rounds of each balancer's time against the fastest\nof the same round (the same minute of the machine), and how many rounds it was fastest in."
+    );
+    say!(quiet, "{}", paired.render().trim_end());
     let axes = Axes {
         x: "tile edge (pixels)",
         y: "time per pixel (µs)",
@@ -135,6 +151,7 @@ pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
     };
     save(&args.out, "sweep.csv", &all.csv())?;
     save(&args.out, "sweep-best.csv", &summary.csv())?;
+    save(&args.out, "sweep-paired.csv", &paired.csv())?;
     save(
         &args.out,
         "sweep.svg",
@@ -142,8 +159,49 @@ pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
     )?;
     say!(
         quiet,
-        "wrote   {}/sweep.csv, sweep-best.csv, sweep.svg",
+        "wrote   {}/sweep.csv, sweep-best.csv, sweep-paired.csv, sweep.svg",
         args.out.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// For each scene and tile edge, each balancer's median over rounds of its time over the
+/// fastest time of the same round, and the rounds in which it was the fastest. Within a round
+/// the balancers ran minutes apart at most, so the ratio is free of the machine's slow drift,
+/// which the best-of-rounds table is not.
+fn paired_table(
+    scenes: &[renderer::scene::Scene],
+    tiles: &[std::num::NonZeroU32],
+    names: &[String],
+    rounds: &BTreeMap<(usize, u32, usize), Vec<f64>>,
+) -> Table {
+    let mut header = vec!["scene".to_string(), "tile".to_string()];
+    header.extend(names.iter().map(|n| format!("{n} vs fastest")));
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut table = Table::new(&header);
+    for (s, scene) in scenes.iter().enumerate() {
+        for &tile in tiles {
+            let times: Vec<&Vec<f64>> = (0..names.len())
+                .map(|b| &rounds[&(s, tile.get(), b)])
+                .collect();
+            let count = times[0].len();
+            let fastest: Vec<f64> = (0..count)
+                .map(|r| times.iter().map(|t| t[r]).fold(f64::MAX, f64::min))
+                .collect();
+            let mut row = vec![scene.name.clone(), tile.to_string()];
+            for t in &times {
+                let mut ratios: Vec<f64> = t.iter().zip(&fastest).map(|(a, f)| a / f).collect();
+                ratios.sort_by(f64::total_cmp);
+                let median = if count % 2 == 1 {
+                    ratios[count / 2]
+                } else {
+                    (ratios[count / 2 - 1] + ratios[count / 2]) / 2.0
+                };
+                let wins = t.iter().zip(&fastest).filter(|(a, f)| a == f).count();
+                row.push(format!("{:+.1}% ({wins}/{count})", (median - 1.0) * 100.0));
+            }
+            table.row(row);
+        }
+    }
+    table
 }
