@@ -66,25 +66,35 @@ impl Tile {
         (self.x1 - self.x0) * (self.y1 - self.y0)
     }
 
-    /// The two halves of a tile of more than [`SPLIT_ABOVE`] pixels, cut across its longer
-    /// side; `None` for a tile small enough to trace as it is.
-    pub fn split(&self) -> Option<(Tile, Tile)> {
-        if self.pixels() <= SPLIT_ABOVE {
-            return None;
-        }
-        Some(if self.x1 - self.x0 >= self.y1 - self.y0 {
-            let mid = self.x0 + (self.x1 - self.x0) / 2;
-            (Tile { x1: mid, ..*self }, Tile { x0: mid, ..*self })
+    /// The tile cut into pieces of at most [`PIECE`] × [`PIECE`] pixels, row-major; a tile of
+    /// at most [`SPLIT_ABOVE`] pixels is its own only piece.
+    pub fn pieces(&self) -> impl DoubleEndedIterator<Item = Tile> + use<> {
+        let tile = *self;
+        let (edge_x, edge_y) = if tile.pixels() <= SPLIT_ABOVE {
+            (tile.x1 - tile.x0, tile.y1 - tile.y0)
         } else {
-            let mid = self.y0 + (self.y1 - self.y0) / 2;
-            (Tile { y1: mid, ..*self }, Tile { y0: mid, ..*self })
+            (PIECE, PIECE)
+        };
+        let across = (tile.x1 - tile.x0).div_ceil(edge_x);
+        let down = (tile.y1 - tile.y0).div_ceil(edge_y);
+        (0..across * down).map(move |i| {
+            let (x0, y0) = (tile.x0 + i % across * edge_x, tile.y0 + i / across * edge_y);
+            Tile {
+                x0,
+                y0,
+                x1: (x0 + edge_x).min(tile.x1),
+                y1: (y0 + edge_y).min(tile.y1),
+            }
         })
     }
 }
 
-/// Tiles above this many pixels (a 32×32 tile) split themselves while they run: small enough
-/// that a stolen half of a large tile balances well, large enough that splitting costs nothing
-/// next to tracing (one task per thousand camera rays).
+/// The edge of the pieces a large tile is cut into.
+pub const PIECE: u32 = 32;
+
+/// Tiles above this many pixels (a 32×32 tile) cut themselves into [`PIECE`]-pixel squares
+/// while they run: small enough that stolen pieces of a large tile balance well, large enough
+/// that cutting costs nothing next to tracing (one task per thousand camera rays).
 pub const SPLIT_ABOVE: u32 = 32 * 32;
 
 /// The tiles of edge `edge` covering a `width × height` image, row-major; the last row and
@@ -320,13 +330,16 @@ impl TaskRunner<RenderTask> for Whitted<'_> {
         let counts = &mut local.rays;
         match task {
             RenderTask::Ray(ray) => self.trace(ray, counts, spawn),
-            RenderTask::Tile(mut tile) => {
-                // A large tile hands halves of itself out as new tiles until what is left is
-                // small: a balancer that moves work can then move parts of a tile, not only the
-                // rays it spawns; one that does not runs the halves on the same worker anyway.
-                while let Some((first, second)) = tile.split() {
-                    spawn.spawn(RenderTask::Tile(second));
-                    tile = first;
+            RenderTask::Tile(tile) => {
+                // A large tile hands all its pieces but the first out as new tiles, last first,
+                // and traces the first: a worker then goes on through its pieces in order (the
+                // newest spawn first), while a balancer that moves work finds equal pieces to
+                // move, so that stealing half of them moves half of the tile's work. One that
+                // does not move work runs the pieces on the same worker anyway.
+                let mut pieces = tile.pieces();
+                let tile = pieces.next().expect("a tile has at least one piece");
+                for piece in pieces.rev() {
+                    spawn.spawn(RenderTask::Tile(piece));
                 }
                 let (w, h) = (self.scene.width, self.scene.height);
                 for y in tile.y0..tile.y1 {
@@ -389,44 +402,51 @@ mod tests {
     }
 
     #[test]
-    fn large_tiles_split_into_halves_that_cover_them() {
+    fn large_tiles_cut_into_pieces_that_cover_them_once() {
         let tile = Tile {
-            x0: 0,
-            y0: 0,
-            x1: 100,
-            y1: 40,
+            x0: 100,
+            y0: 10,
+            x1: 170,
+            y1: 75,
         };
-        let (a, b) = tile.split().unwrap();
-        assert_eq!((a, b), (Tile { x1: 50, ..tile }, Tile { x0: 50, ..tile }));
-        assert_eq!(a.pixels() + b.pixels(), tile.pixels());
-        let (c, d) = Tile {
+        let pieces: Vec<Tile> = tile.pieces().collect();
+        assert_eq!(pieces.len(), 3 * 3);
+        assert_eq!(
+            pieces[0],
+            Tile {
+                x0: 100,
+                y0: 10,
+                x1: 132,
+                y1: 42
+            }
+        );
+        assert_eq!(
+            pieces[8],
+            Tile {
+                x0: 164,
+                y0: 74,
+                x1: 170,
+                y1: 75
+            },
+            "the last row and column are clipped"
+        );
+        let mut covered = std::collections::HashSet::new();
+        for p in &pieces {
+            assert!(p.pixels() <= SPLIT_ABOVE && p.pixels() > 0);
+            for y in p.y0..p.y1 {
+                for x in p.x0..p.x1 {
+                    assert!(covered.insert((x, y)), "({x}, {y}) twice");
+                }
+            }
+        }
+        assert_eq!(covered.len() as u32, tile.pixels());
+        // Small tiles, whatever their shape, are left whole.
+        let strip = Tile {
             x0: 0,
             y0: 0,
-            x1: 33,
-            y1: 40,
-        }
-        .split()
-        .unwrap();
-        assert_eq!((c.y1, d.y0), (20, 20), "the longer side is cut");
-        assert!(
-            Tile {
-                x0: 0,
-                y0: 0,
-                x1: 32,
-                y1: 32
-            }
-            .split()
-            .is_none()
-        );
-        assert!(
-            Tile {
-                x0: 0,
-                y0: 0,
-                x1: 1025,
-                y1: 1
-            }
-            .split()
-            .is_some()
-        );
+            x1: 1024,
+            y1: 1,
+        };
+        assert_eq!(strip.pieces().collect::<Vec<_>>(), vec![strip]);
     }
 }
