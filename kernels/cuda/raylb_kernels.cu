@@ -234,6 +234,20 @@ struct rl_warp_state {
     rl_u32 counter_end;
 };
 
+// Lane 0 only: makes the `count` tasks already written from `st.bot` on part of the warp's
+// deque `head`. Under stealing they are counted in `pending` first, before any thief can see
+// them, so that `pending` never reads 0 while they exist.
+__device__ __forceinline__ void rl_publish(const rl_work& w, rl_deque_head* head,
+                                           rl_warp_state& st, int count) {
+    if (w.mode == RL_MODE_STEALING) {
+        atomicAdd(w.pending, count);
+    }
+    rl_lock(&head->lock);
+    st.bot += (rl_u32)count;
+    rl_store_volatile(&head->bot, st.bot);
+    rl_unlock(&head->lock);
+}
+
 // Pushes the task `t` of lane 0 to the warp's own deque (lane 0 only). Used for the second half
 // of a split tile.
 __device__ void rl_push_one(const rl_work& w, rl_u32 warp, rl_warp_state& st, const rl_task& t) {
@@ -244,14 +258,7 @@ __device__ void rl_push_one(const rl_work& w, rl_u32 warp, rl_warp_state& st, co
         return;
     }
     items[st.bot] = t;
-    if (w.mode == RL_MODE_STEALING) {
-        // Counted before it can be seen, so `pending` never reads 0 while it exists.
-        atomicAdd(w.pending, 1);
-    }
-    rl_lock(&head->lock);
-    st.bot += 1;
-    rl_store_volatile(&head->bot, st.bot);
-    rl_unlock(&head->lock);
+    rl_publish(w, head, st, 1);
 }
 
 // Makes `t` (a tile task) the warp's current tile; under stealing, a tile above RL_SPLIT_ABOVE
@@ -639,13 +646,7 @@ extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN
             __threadfence();
             __syncwarp();
             if (lane == 0) {
-                if (w.mode == RL_MODE_STEALING) {
-                    atomicAdd(w.pending, spill);
-                }
-                rl_lock(&head->lock);
-                st.bot += (rl_u32)spill;
-                rl_store_volatile(&head->bot, st.bot);
-                rl_unlock(&head->lock);
+                rl_publish(w, head, st, spill);
             }
             st.bot = __shfl_sync(RL_FULL_MASK, st.bot, 0);
             peak = max(peak, (rl_u64)st.bot);
@@ -666,11 +667,7 @@ extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN
             buf[lane] = keep;
             st.buf_count = RL_WARP;
             if (lane == 0) {
-                atomicAdd(w.pending, m);
-                rl_lock(&head->lock);
-                st.bot += (rl_u32)m;
-                rl_store_volatile(&head->bot, st.bot);
-                rl_unlock(&head->lock);
+                rl_publish(w, head, st, m);
             }
             st.bot = __shfl_sync(RL_FULL_MASK, st.bot, 0);
             peak = max(peak, (rl_u64)st.bot);

@@ -30,7 +30,7 @@
 typedef unsigned int rl_u32;
 typedef unsigned long long rl_u64;
 
-#define RL_INFINITY (__int_as_float_rl(0x7f800000))
+#define RL_INFINITY (rl_float_from_bits(0x7f800000))
 
 // ---------------------------------------------------------------------------------------------
 // Bits of floats.
@@ -45,7 +45,7 @@ RL_FN rl_u32 rl_float_bits(float x) {
 #endif
 }
 
-RL_FN float __int_as_float_rl(rl_u32 u) {
+RL_FN float rl_float_from_bits(rl_u32 u) {
 #if RL_ON_DEVICE
     return __uint_as_float(u);
 #else

@@ -306,4 +306,11 @@ fn stats_describe_the_tree() {
             .sum();
         assert_eq!(leaf_tris, 1000, "each triangle in exactly one leaf");
     }
+    // The scene's box: every vertex inside, and tight (each face touched by some vertex).
+    let b = bvh.bounds();
+    let vertices = || triangles.iter().flat_map(|t| t.v);
+    assert!(vertices().all(|v| b.contains(v)));
+    let lo = vertices().fold(Vec3::splat(f32::INFINITY), Vec3::min);
+    let hi = vertices().fold(Vec3::splat(f32::NEG_INFINITY), Vec3::max);
+    assert_eq!(b.extent(), hi - lo);
 }

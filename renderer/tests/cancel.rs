@@ -5,7 +5,6 @@
 //! binary may start workers beside it.
 
 use std::num::{NonZeroU32, NonZeroUsize};
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::thread;
@@ -17,16 +16,16 @@ use balancers::{
 };
 use renderer::live::{FrameJob, LiveFrame};
 use renderer::render::{RenderOptions, render};
-use renderer::scene::{Scene, SceneOverrides};
+use renderer::scene::Scene;
+
+mod common;
+use common::load_scene;
 
 /// How long a cancelled frame may take to come back before the test calls it a hang.
 const HANG: Duration = Duration::from_secs(5);
 
 fn scene(name: &str) -> Arc<Scene> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../scenes")
-        .join(format!("{name}.toml"));
-    Arc::new(Scene::load(&path, SceneOverrides::default()).expect("shipped scene loads"))
+    Arc::new(load_scene(name, None, None))
 }
 
 /// Names of this process's threads that belong to a frame (`raylb-…`).

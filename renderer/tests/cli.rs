@@ -5,11 +5,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn scene(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../scenes")
-        .join(format!("{name}.toml"))
-}
+mod common;
+use common::{ok, scene_path};
 
 fn raylb(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_raylb"))
@@ -19,19 +16,10 @@ fn raylb(dir: &Path, args: &[&str]) -> Output {
         .expect("raylb runs")
 }
 
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 #[test]
 fn render_writes_the_image_stats_and_work_map() {
     let dir = tempfile::tempdir().unwrap();
-    let quick = scene("quick");
+    let quick = scene_path("quick");
     let out = raylb(
         dir.path(),
         &[
@@ -108,7 +96,7 @@ fn render_writes_the_image_stats_and_work_map() {
 #[test]
 fn balancers_agree_through_the_cli_and_compare_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    let cornell = scene("cornell");
+    let cornell = scene_path("cornell");
     let c = cornell.to_str().unwrap();
     let size = ["--width", "64", "--height", "48"];
     ok(&raylb(
@@ -165,7 +153,7 @@ fn balancers_agree_through_the_cli_and_compare_says_so() {
         &[
             &[
                 "render",
-                scene("quick").to_str().unwrap(),
+                scene_path("quick").to_str().unwrap(),
                 "-o",
                 "c.png",
                 "-q",
@@ -221,7 +209,7 @@ fn validate_runs_the_matrix() {
         dir.path(),
         &[
             "validate",
-            scene("quick").to_str().unwrap(),
+            scene_path("quick").to_str().unwrap(),
             "--balancers",
             "static,stealing,rayon",
             "--threads",
@@ -329,7 +317,7 @@ fn help_shows_examples() {
 #[test]
 fn json_and_quiet_for_scripts() {
     let dir = tempfile::tempdir().unwrap();
-    let quick = scene("quick");
+    let quick = scene_path("quick");
     let quick = quick.to_str().unwrap();
     let out = ok(&raylb(
         dir.path(),
@@ -428,7 +416,7 @@ fn scenes_lists_the_shipped_scenes_one_line_each() {
 #[test]
 fn bench_sweep_scaling_and_deque_write_their_tables() {
     let dir = tempfile::tempdir().unwrap();
-    let quick = scene("quick");
+    let quick = scene_path("quick");
     let q = quick.to_str().unwrap();
     let sweep = ok(&raylb(
         dir.path(),
@@ -531,7 +519,7 @@ fn bench_sweep_scaling_and_deque_write_their_tables() {
 #[test]
 fn render_with_stealing_and_rayon_reports_their_telemetry() {
     let dir = tempfile::tempdir().unwrap();
-    let quick = scene("quick");
+    let quick = scene_path("quick");
     let q = quick.to_str().unwrap();
     for (balancer, extra) in [
         (

@@ -7,7 +7,6 @@
 //! Every comparison is of bits (`to_bits`), signed zeros and NaNs included.
 
 use std::num::{NonZeroU32, NonZeroUsize};
-use std::path::PathBuf;
 
 use balancers::{Assignment, BalancerKind};
 use cuda_math_host as host;
@@ -18,9 +17,10 @@ use renderer::film::to_fixed;
 use renderer::geometry::{PreparedRay, Ray, Triangle};
 use renderer::math::{self, Vec3};
 use renderer::render::{RenderOptions, render};
-use renderer::scene::{
-    Camera, Light, Material, RenderSettings, Scene, SceneOverrides, TriangleShading,
-};
+use renderer::scene::{Camera, Light, Material, RenderSettings, TriangleShading};
+
+mod common;
+use common::load_scene;
 
 // The mirrors must be the renderer's structs byte for byte before slices are cast.
 const _: () = assert!(size_of::<FlatNode>() == size_of::<host::Node>());
@@ -540,13 +540,7 @@ fn spot_cones_match() {
 /// Renders a shipped scene on the CPU and traces the same frame with the header's `rl_trace`,
 /// one pixel at a time with a stack of child tasks, and requires the same film and work map.
 fn frame_matches(name: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../scenes/{name}.toml"));
-    let overrides = SceneOverrides {
-        width: Some(64),
-        height: Some(48),
-        ..Default::default()
-    };
-    let scene = Scene::load(&path, overrides).unwrap_or_else(|e| panic!("{e}"));
+    let scene = load_scene(name, Some(64), Some(48));
     let options = RenderOptions {
         balancer: BalancerKind::static_tiles(Assignment::Interleaved),
         threads: NonZeroUsize::MIN,

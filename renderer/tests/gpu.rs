@@ -3,24 +3,17 @@
 //! runs everywhere checks that a machine without a GPU gets an error, not a panic.
 
 use std::num::{NonZeroU32, NonZeroUsize};
-use std::path::PathBuf;
 
 use balancers::{Assignment, BalancerKind};
 use renderer::gpu::{Gpu, GpuBalancer, GpuError, GpuOptions, render_gpu};
 use renderer::render::{RenderOptions, render};
-use renderer::scene::{Scene, SceneOverrides};
+use renderer::scene::Scene;
+
+mod common;
+use common::load_scene;
 
 fn scene(name: &str, width: u32, height: u32) -> Scene {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../scenes/{name}.toml"));
-    Scene::load(
-        &path,
-        SceneOverrides {
-            width: Some(width),
-            height: Some(height),
-            ..Default::default()
-        },
-    )
-    .unwrap()
+    load_scene(name, Some(width), Some(height))
 }
 
 #[test]

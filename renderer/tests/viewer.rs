@@ -6,14 +6,11 @@
 //! (as `.ci/run` does, after installing it): then a missing Xvfb fails them.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 
-fn scene(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../scenes")
-        .join(format!("{name}.toml"))
-}
+mod common;
+use common::{ok, scene_path};
 
 fn raylb(dir: &Path, display: Option<&str>, args: &[&str]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_raylb"));
@@ -23,15 +20,6 @@ fn raylb(dir: &Path, display: Option<&str>, args: &[&str]) -> Output {
         None => command.env_remove("DISPLAY"),
     };
     command.output().expect("raylb runs")
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// A virtual X server for the length of a test.
@@ -99,7 +87,7 @@ fn scripted_frames_write_the_same_bytes_as_render() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let quick = scene("quick");
+    let quick = scene_path("quick");
     let quick = quick.to_str().unwrap();
     let stdout = ok(&raylb(
         dir.path(),
@@ -139,7 +127,7 @@ fn scripted_frames_write_the_same_bytes_as_render() {
 
     // A larger scene at another size, and the overlays: the work map and the worker map are
     // pictures of their own, of the image's size.
-    let cornell = scene("cornell");
+    let cornell = scene_path("cornell");
     let cornell = cornell.to_str().unwrap();
     let size = ["--width", "160", "--height", "120"];
     for (layer, file) in [
@@ -178,51 +166,33 @@ fn scripted_frames_write_the_same_bytes_as_render() {
     }
 }
 
-#[test]
-fn without_a_display_the_viewer_says_so_in_one_line() {
+/// Runs a scripted view of `quick` on `display` (unset if `None`), which must fail with one
+/// line containing `expected`, exit code 2, and no screenshot.
+fn cannot_open(display: Option<&str>, expected: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let quick = scene("quick");
-    let out = raylb(
-        dir.path(),
-        None,
-        &[
-            "view",
-            quick.to_str().unwrap(),
-            "--frames",
-            "1",
-            "--screenshot",
-            "s.png",
-        ],
-    );
+    let quick = scene_path("quick");
+    let args = [
+        "view",
+        quick.to_str().unwrap(),
+        "--frames",
+        "1",
+        "--screenshot",
+        "s.png",
+    ];
+    let out = raylb(dir.path(), display, &args);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
-    assert!(stderr.contains("DISPLAY is not set"), "{stderr}");
+    assert!(stderr.contains(expected), "{stderr}");
     assert!(!dir.path().join("s.png").exists(), "nothing written");
 }
 
 #[test]
+fn without_a_display_the_viewer_says_so_in_one_line() {
+    cannot_open(None, "DISPLAY is not set");
+}
+
+#[test]
 fn a_display_that_cannot_be_opened_is_one_line_too() {
-    let dir = tempfile::tempdir().unwrap();
-    let quick = scene("quick");
-    let out = raylb(
-        dir.path(),
-        Some(":9999"),
-        &[
-            "view",
-            quick.to_str().unwrap(),
-            "--frames",
-            "1",
-            "--screenshot",
-            "s.png",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
-    assert!(
-        stderr.contains("cannot open a window on display :9999"),
-        "{stderr}"
-    );
-    assert!(!dir.path().join("s.png").exists(), "nothing written");
+    cannot_open(Some(":9999"), "cannot open a window on display :9999");
 }

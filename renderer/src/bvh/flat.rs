@@ -80,6 +80,8 @@ pub(super) struct Flattened {
     pub(super) depth: u32,
     pub(super) max_leaf_triangles: u32,
     pub(super) padding: f32,
+    /// The box of all triangles, unpadded.
+    pub(super) bounds: Aabb,
 }
 
 /// The tree as an arena: children by index, leaves by their triangle range.
@@ -105,6 +107,7 @@ pub(super) fn flatten(root: &BuildNode, input: &[Triangle]) -> Flattened {
         depth: 0,
         max_leaf_triangles: 0,
         padding: root.bounds.max_abs() * BOX_PADDING,
+        bounds: root.bounds,
     };
     let padding = out.padding;
     add(root, 0, input, &mut arena, &mut out, padding);

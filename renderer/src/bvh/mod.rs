@@ -23,7 +23,7 @@ mod traverse;
 
 use std::time::{Duration, Instant};
 
-use crate::geometry::Triangle;
+use crate::geometry::{Aabb, Triangle};
 
 pub use flat::{FlatNode, MAX_LEAF_SIZE, MAX_TRIANGLES};
 pub use traverse::{BvhHit, NoCounters, TestCounts, TraversalCounters};
@@ -79,6 +79,8 @@ pub struct OctreeBvh {
     ids: Vec<u32>,
     /// How far every box is grown beyond its triangles (see `flat::BOX_PADDING`).
     padding: f32,
+    /// The box of all triangles.
+    bounds: Aabb,
     stats: BvhStats,
 }
 
@@ -118,6 +120,7 @@ impl OctreeBvh {
             triangles: flat.triangles,
             ids: flat.ids,
             padding: flat.padding,
+            bounds: flat.bounds,
             stats,
         }
     }
@@ -142,6 +145,11 @@ impl OctreeBvh {
     /// value ([`Triangle::intersect`]) to agree with the traversal.
     pub fn padding(&self) -> f32 {
         self.padding
+    }
+
+    /// The box of all triangles (without the padding).
+    pub fn bounds(&self) -> Aabb {
+        self.bounds
     }
 
     /// Build figures.

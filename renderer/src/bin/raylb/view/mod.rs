@@ -490,13 +490,5 @@ fn idle() {
 
 /// The diagonal of the scene's bounding box.
 fn scene_size(scene: &Scene) -> f32 {
-    let mut lo = glam::Vec3::splat(f32::INFINITY);
-    let mut hi = glam::Vec3::splat(f32::NEG_INFINITY);
-    for t in scene.bvh.triangles() {
-        for v in t.v {
-            lo = lo.min(v);
-            hi = hi.max(v);
-        }
-    }
-    (hi - lo).length()
+    scene.bvh.bounds().extent().length()
 }
