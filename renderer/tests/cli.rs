@@ -444,13 +444,16 @@ fn bench_sweep_scaling_and_deque_write_their_tables() {
     assert!(csv.starts_with("scene,balancer,tile,threads,round,seconds,us_per_pixel"));
     let svg = fs::read_to_string(dir.path().join("out/sweep.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("rayon") && svg.contains("tile edge"));
-    // The paired table: per scene and tile, every balancer's median against each round's
-    // fastest, and the rounds it won; every round has a winner.
+    // The paired table: per scene and tile, and for the best edges, every balancer's median
+    // against the leader's time in the same round, and the rounds it won; every round has a
+    // winner, and one balancer per row leads.
     assert!(sweep.contains("Paired by round"), "{sweep}");
     let paired = fs::read_to_string(dir.path().join("out/sweep-paired.csv")).unwrap();
     let rows: Vec<&str> = paired.lines().skip(1).collect();
-    assert_eq!(rows.len(), 2, "{paired}");
+    assert_eq!(rows.len(), 3, "{paired}");
+    assert!(rows[2].starts_with("quick,best,"), "{paired}");
     for row in rows {
+        assert_eq!(row.matches('*').count(), 1, "one leader: {row}");
         let wins: usize = row
             .split(',')
             .skip(2)

@@ -140,7 +140,7 @@ pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
     let paired = paired_table(&scenes, &args.tiles, &names, &rounds);
     say!(
         quiet,
-        "\nPaired by round: the median over rounds of each balancer's time against the fastest\nof the same round (the same minute of the machine), and how many rounds it was fastest in."
+        "\nPaired by round: at each tile edge the leader (*) is the balancer of the lowest median\ntime; each balancer's time over the leader's in the same round (the same minutes of the\nmachine), median over rounds [quartiles], and (rounds in which it was fastest of all).\nThe row `best` pairs each round's fastest time over all tile edges."
     );
     say!(quiet, "{}", paired.render().trim_end());
     let axes = Axes {
@@ -165,10 +165,13 @@ pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// For each scene and tile edge, each balancer's median over rounds of its time over the
-/// fastest time of the same round, and the rounds in which it was the fastest. Within a round
-/// the balancers ran minutes apart at most, so the ratio is free of the machine's slow drift,
-/// which the best-of-rounds table is not.
+/// For each scene and tile edge, each balancer paired round by round with the leader (the
+/// balancer of the lowest median time there): the median over rounds of its time over the
+/// leader's time in the same round, the quartiles of that ratio, and the rounds in which it was
+/// the fastest of all. Within a round the balancers ran minutes apart at most, so the ratio is
+/// free of the machine's slow drift, which the best-of-rounds table is not; the quartiles say
+/// how far the machine's noise leaves the median in doubt. A last row per scene pairs the
+/// balancers' best tile edges: each round's fastest time over all edges.
 fn paired_table(
     scenes: &[renderer::scene::Scene],
     tiles: &[std::num::NonZeroU32],
@@ -176,32 +179,102 @@ fn paired_table(
     rounds: &BTreeMap<(usize, u32, usize), Vec<f64>>,
 ) -> Table {
     let mut header = vec!["scene".to_string(), "tile".to_string()];
-    header.extend(names.iter().map(|n| format!("{n} vs fastest")));
+    header.extend(names.iter().map(|n| format!("{n} vs leader")));
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
     let mut table = Table::new(&header);
     for (s, scene) in scenes.iter().enumerate() {
+        let edge_times = |tile: u32| -> Vec<Vec<f64>> {
+            (0..names.len())
+                .map(|b| rounds[&(s, tile, b)].clone())
+                .collect()
+        };
         for &tile in tiles {
-            let times: Vec<&Vec<f64>> = (0..names.len())
-                .map(|b| &rounds[&(s, tile.get(), b)])
-                .collect();
-            let count = times[0].len();
-            let fastest: Vec<f64> = (0..count)
-                .map(|r| times.iter().map(|t| t[r]).fold(f64::MAX, f64::min))
-                .collect();
             let mut row = vec![scene.name.clone(), tile.to_string()];
-            for t in &times {
-                let mut ratios: Vec<f64> = t.iter().zip(&fastest).map(|(a, f)| a / f).collect();
-                ratios.sort_by(f64::total_cmp);
-                let median = if count % 2 == 1 {
-                    ratios[count / 2]
-                } else {
-                    (ratios[count / 2 - 1] + ratios[count / 2]) / 2.0
-                };
-                let wins = t.iter().zip(&fastest).filter(|(a, f)| a == f).count();
-                row.push(format!("{:+.1}% ({wins}/{count})", (median - 1.0) * 100.0));
-            }
+            row.extend(paired_cells(&edge_times(tile.get())));
             table.row(row);
         }
+        // Each round's best over the tile edges, per balancer.
+        let per_edge: Vec<Vec<Vec<f64>>> = tiles.iter().map(|t| edge_times(t.get())).collect();
+        let best: Vec<Vec<f64>> = (0..names.len())
+            .map(|b| {
+                let count = per_edge[0][b].len();
+                (0..count)
+                    .map(|r| per_edge.iter().map(|e| e[b][r]).fold(f64::MAX, f64::min))
+                    .collect()
+            })
+            .collect();
+        let mut row = vec![scene.name.clone(), "best".to_string()];
+        row.extend(paired_cells(&best));
+        table.row(row);
     }
     table
+}
+
+/// One row of the paired table from each balancer's times by round (all of equal length):
+/// `+1.2% [-0.4 +2.9] (3/10)` is a median 1.2% above the leader, quartiles −0.4% and +2.9%,
+/// fastest of all in 3 of 10 rounds; the leader's cell carries a `*`.
+fn paired_cells(times: &[Vec<f64>]) -> Vec<String> {
+    let count = times[0].len();
+    let leader = (0..times.len())
+        .min_by(|&a, &b| quantile(&times[a], 0.5).total_cmp(&quantile(&times[b], 0.5)))
+        .expect("at least one balancer");
+    let fastest: Vec<f64> = (0..count)
+        .map(|r| times.iter().map(|t| t[r]).fold(f64::MAX, f64::min))
+        .collect();
+    times
+        .iter()
+        .enumerate()
+        .map(|(b, t)| {
+            let ratios: Vec<f64> = t.iter().zip(&times[leader]).map(|(a, l)| a / l).collect();
+            let percent = |q: f64| (quantile(&ratios, q) - 1.0) * 100.0;
+            let wins = t.iter().zip(&fastest).filter(|(a, f)| a == f).count();
+            let mark = if b == leader { "*" } else { "" };
+            format!(
+                "{:+.1}%{mark} [{:+.1} {:+.1}] ({wins}/{count})",
+                percent(0.5),
+                percent(0.25),
+                percent(0.75)
+            )
+        })
+        .collect()
+}
+
+/// The `q`-quantile of `values` (not empty), interpolating linearly between order statistics.
+fn quantile(values: &[f64], q: f64) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let at = q * (sorted.len() - 1) as f64;
+    let low = at.floor() as usize;
+    let high = at.ceil() as usize;
+    sorted[low] + (sorted[high] - sorted[low]) * (at - low as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_interpolate_between_order_statistics() {
+        let v = [4.0, 1.0, 3.0, 2.0];
+        assert_eq!(quantile(&v, 0.5), 2.5);
+        assert_eq!(quantile(&v, 0.0), 1.0);
+        assert_eq!(quantile(&v, 1.0), 4.0);
+        assert_eq!(quantile(&v, 0.25), 1.75);
+        assert_eq!(quantile(&[7.0], 0.75), 7.0);
+    }
+
+    #[test]
+    fn paired_cells_compare_with_the_leader_round_by_round() {
+        // Balancer 1 leads (lowest median); balancer 0 is 10% slower in every round even
+        // though its best round beats the leader's worst.
+        let times = vec![
+            vec![1.10, 2.20, 1.65],
+            vec![1.00, 2.00, 1.50],
+            vec![1.00, 2.40, 1.80],
+        ];
+        let cells = paired_cells(&times);
+        assert_eq!(cells[0], "+10.0% [+10.0 +10.0] (0/3)");
+        assert_eq!(cells[1], "+0.0%* [+0.0 +0.0] (3/3)");
+        assert_eq!(cells[2], "+20.0% [+10.0 +20.0] (1/3)");
+    }
 }
