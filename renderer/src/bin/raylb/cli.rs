@@ -532,7 +532,7 @@ pub(crate) struct SweepArgs {
     pub(crate) threads: Option<NonZeroUsize>,
     /// Rounds: every round renders every combination once (the balancers taking turns to go
     /// first), so that drift in the machine's speed spreads evenly; the best round counts, and
-    /// a second table pairs each round's times.
+    /// a second table pairs each balancer's time with the leader's in the same round.
     #[arg(long, value_name = "N", default_value = "3", value_parser = positive::<1000>)]
     pub(crate) repeat: NonZeroUsize,
     /// Folder for sweep.csv, sweep-best.csv, sweep-paired.csv and sweep.svg.
