@@ -48,8 +48,8 @@ pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
         "seconds",
         "us_per_pixel",
     ]);
-    let mut best: BTreeMap<(usize, u32, usize), f64> = BTreeMap::new();
-    // Every round's time of each combination, in round order, for the paired comparison.
+    // Every round's time of each combination, in round order: the best of them for the
+    // summary, all of them for the paired comparison.
     let mut rounds: BTreeMap<(usize, u32, usize), Vec<f64>> = BTreeMap::new();
     let runs = args.repeat.get() * scenes.len() * args.tiles.len() * balancers.len();
     let mut progress = Progress::new(runs as u64, "renders", quiet);
@@ -84,8 +84,6 @@ pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
                         format!("{seconds:.6}"),
                         format!("{per_pixel:.6}"),
                     ]);
-                    let entry = best.entry((s, tile.get(), b)).or_insert(f64::MAX);
-                    *entry = entry.min(per_pixel);
                     rounds
                         .entry((s, tile.get(), b))
                         .or_default()
@@ -113,7 +111,12 @@ pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
         for &tile in &args.tiles {
             let mut row = vec![scene.name.clone(), tile.to_string()];
             let times: Vec<f64> = (0..balancers.len())
-                .map(|b| best[&(s, tile.get(), b)])
+                .map(|b| {
+                    rounds[&(s, tile.get(), b)]
+                        .iter()
+                        .copied()
+                        .fold(f64::MAX, f64::min)
+                })
                 .collect();
             let fastest = times.iter().copied().fold(f64::MAX, f64::min);
             for (b, &t) in times.iter().enumerate() {
@@ -183,26 +186,29 @@ fn paired_table(
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
     let mut table = Table::new(&header);
     for (s, scene) in scenes.iter().enumerate() {
-        let edge_times = |tile: u32| -> Vec<Vec<f64>> {
-            (0..names.len())
-                .map(|b| rounds[&(s, tile, b)].clone())
-                .collect()
-        };
-        for &tile in tiles {
+        // Per tile edge, each balancer's times by round.
+        let per_edge: Vec<Vec<&[f64]>> = tiles
+            .iter()
+            .map(|t| {
+                (0..names.len())
+                    .map(|b| rounds[&(s, t.get(), b)].as_slice())
+                    .collect()
+            })
+            .collect();
+        for (&tile, times) in tiles.iter().zip(&per_edge) {
             let mut row = vec![scene.name.clone(), tile.to_string()];
-            row.extend(paired_cells(&edge_times(tile.get())));
+            row.extend(paired_cells(times));
             table.row(row);
         }
         // Each round's best over the tile edges, per balancer.
-        let per_edge: Vec<Vec<Vec<f64>>> = tiles.iter().map(|t| edge_times(t.get())).collect();
         let best: Vec<Vec<f64>> = (0..names.len())
             .map(|b| {
-                let count = per_edge[0][b].len();
-                (0..count)
+                (0..per_edge[0][b].len())
                     .map(|r| per_edge.iter().map(|e| e[b][r]).fold(f64::MAX, f64::min))
                     .collect()
             })
             .collect();
+        let best: Vec<&[f64]> = best.iter().map(Vec::as_slice).collect();
         let mut row = vec![scene.name.clone(), "best".to_string()];
         row.extend(paired_cells(&best));
         table.row(row);
@@ -213,10 +219,11 @@ fn paired_table(
 /// One row of the paired table from each balancer's times by round (all of equal length):
 /// `+1.2% [-0.4 +2.9] (3/10)` is a median 1.2% above the leader, quartiles −0.4% and +2.9%,
 /// fastest of all in 3 of 10 rounds; the leader's cell carries a `*`.
-fn paired_cells(times: &[Vec<f64>]) -> Vec<String> {
+fn paired_cells(times: &[&[f64]]) -> Vec<String> {
     let count = times[0].len();
+    let medians: Vec<f64> = times.iter().map(|t| quantiles(t)[1]).collect();
     let leader = (0..times.len())
-        .min_by(|&a, &b| quantile(&times[a], 0.5).total_cmp(&quantile(&times[b], 0.5)))
+        .min_by(|&a, &b| medians[a].total_cmp(&medians[b]))
         .expect("at least one balancer");
     let fastest: Vec<f64> = (0..count)
         .map(|r| times.iter().map(|t| t[r]).fold(f64::MAX, f64::min))
@@ -225,28 +232,25 @@ fn paired_cells(times: &[Vec<f64>]) -> Vec<String> {
         .iter()
         .enumerate()
         .map(|(b, t)| {
-            let ratios: Vec<f64> = t.iter().zip(&times[leader]).map(|(a, l)| a / l).collect();
-            let percent = |q: f64| (quantile(&ratios, q) - 1.0) * 100.0;
+            let ratios: Vec<f64> = t.iter().zip(times[leader]).map(|(a, l)| a / l).collect();
+            let [q1, median, q3] = quantiles(&ratios).map(|q| (q - 1.0) * 100.0);
             let wins = t.iter().zip(&fastest).filter(|(a, f)| a == f).count();
             let mark = if b == leader { "*" } else { "" };
-            format!(
-                "{:+.1}%{mark} [{:+.1} {:+.1}] ({wins}/{count})",
-                percent(0.5),
-                percent(0.25),
-                percent(0.75)
-            )
+            format!("{median:+.1}%{mark} [{q1:+.1} {q3:+.1}] ({wins}/{count})")
         })
         .collect()
 }
 
-/// The `q`-quantile of `values` (not empty), interpolating linearly between order statistics.
-fn quantile(values: &[f64], q: f64) -> f64 {
+/// The lower quartile, median and upper quartile of `values` (not empty), interpolating
+/// linearly between order statistics.
+fn quantiles(values: &[f64]) -> [f64; 3] {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
-    let at = q * (sorted.len() - 1) as f64;
-    let low = at.floor() as usize;
-    let high = at.ceil() as usize;
-    sorted[low] + (sorted[high] - sorted[low]) * (at - low as f64)
+    [0.25, 0.5, 0.75].map(|q| {
+        let at = q * (sorted.len() - 1) as f64;
+        let (low, high) = (at.floor() as usize, at.ceil() as usize);
+        sorted[low] + (sorted[high] - sorted[low]) * (at - low as f64)
+    })
 }
 
 #[cfg(test)]
@@ -255,22 +259,19 @@ mod tests {
 
     #[test]
     fn quantiles_interpolate_between_order_statistics() {
-        let v = [4.0, 1.0, 3.0, 2.0];
-        assert_eq!(quantile(&v, 0.5), 2.5);
-        assert_eq!(quantile(&v, 0.0), 1.0);
-        assert_eq!(quantile(&v, 1.0), 4.0);
-        assert_eq!(quantile(&v, 0.25), 1.75);
-        assert_eq!(quantile(&[7.0], 0.75), 7.0);
+        assert_eq!(quantiles(&[4.0, 1.0, 3.0, 2.0]), [1.75, 2.5, 3.25]);
+        assert_eq!(quantiles(&[5.0, 1.0, 3.0]), [2.0, 3.0, 4.0]);
+        assert_eq!(quantiles(&[7.0]), [7.0, 7.0, 7.0]);
     }
 
     #[test]
     fn paired_cells_compare_with_the_leader_round_by_round() {
         // Balancer 1 leads (lowest median); balancer 0 is 10% slower in every round even
         // though its best round beats the leader's worst.
-        let times = vec![
-            vec![1.10, 2.20, 1.65],
-            vec![1.00, 2.00, 1.50],
-            vec![1.00, 2.40, 1.80],
+        let times: [&[f64]; 3] = [
+            &[1.10, 2.20, 1.65],
+            &[1.00, 2.00, 1.50],
+            &[1.00, 2.40, 1.80],
         ];
         let cells = paired_cells(&times);
         assert_eq!(cells[0], "+10.0% [+10.0 +10.0] (0/3)");
