@@ -621,7 +621,7 @@ pub(crate) fn usage_error(e: clap::Error) -> ExitCode {
                 .filter(|l| !l.is_empty() && !l.starts_with("tip:"))
                 .collect();
             let message = message.join(" ");
-            eprintln!(
+            errln!(
                 "raylb: error: {}",
                 message.strip_prefix("error: ").unwrap_or(&message)
             );

@@ -1,6 +1,9 @@
 //! `raylb`: render scenes to PNG, view them in a window, compare images, validate balancers,
 //! benchmark.
 
+#[macro_use]
+mod terminal;
+
 mod bench;
 mod cli;
 mod compare;
@@ -15,6 +18,11 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use cli::{Cli, Command};
+use terminal::{StdoutError, flush_stdout};
+
+/// The exit code when standard output was closed before raylb finished writing to it: what a
+/// shell reports for a program ended by SIGPIPE (128 + 13), as `yes | head -1` ends `yes`.
+const READER_GONE: u8 = 141;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -29,8 +37,15 @@ fn main() -> ExitCode {
         Command::Scenes(args) => scenes::run(&args),
         Command::Bench(args) => bench::run(&args),
     };
-    result.unwrap_or_else(|e| {
-        eprintln!("raylb: error: {e:#}");
-        ExitCode::from(2)
+    let result = result.and_then(|code| {
+        flush_stdout()?;
+        Ok(code)
+    });
+    result.unwrap_or_else(|e| match e.downcast_ref::<StdoutError>() {
+        Some(stdout) if stdout.reader_gone() => ExitCode::from(READER_GONE),
+        _ => {
+            errln!("raylb: error: {e:#}");
+            ExitCode::from(2)
+        }
     })
 }

@@ -57,7 +57,7 @@ impl Progress {
         if self.terminal {
             self.bar.set_message(note.to_string());
         } else if !self.quiet {
-            eprintln!("{note}");
+            errln!("{note}");
         }
         self.reveal();
     }

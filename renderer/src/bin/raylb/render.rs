@@ -96,10 +96,10 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
         .commit()
         .map_err(|e| anyhow!("cannot put the outputs in place: {}", io_reason(&e)))?;
     if args.json {
-        print!("{}", report.to_json());
+        out!("{}", report.to_json());
     } else if !args.quiet {
-        print!("{report}");
-        println!("wrote   {}", output.display());
+        out!("{report}");
+        outln!("wrote   {}", output.display());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -23,7 +23,7 @@ pub(crate) fn run(args: &ScenesArgs) -> Result<ExitCode> {
     }
     files.sort();
     for path in files {
-        println!("{}", line(&path)?);
+        outln!("{}", line(&path)?);
     }
     Ok(ExitCode::SUCCESS)
 }

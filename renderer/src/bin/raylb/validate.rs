@@ -35,7 +35,7 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
         .collect();
     let lines = !args.quiet && !args.json;
     if lines {
-        println!(
+        outln!(
             "{}: {}×{}, {} triangles",
             scene.name, scene.width, scene.height, scene.stats.triangles
         );
@@ -89,15 +89,15 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
             "identical": differing == 0,
             "runs": runs,
         });
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&report).expect("plain values serialise")
         );
     } else if lines {
         if differing == 0 {
-            println!("all {} renders identical", runs.len());
+            outln!("all {} renders identical", runs.len());
         } else {
-            println!("{differing} of {} renders differ", runs.len());
+            outln!("{differing} of {} renders differ", runs.len());
         }
     }
     Ok(if differing == 0 {
@@ -154,7 +154,7 @@ impl Matrix<'_> {
             )
         });
         if self.lines {
-            println!(
+            outln!(
                 "{label:<40} {:>8.3} s {:>9.1} Mrays/s{device}  {verdict}",
                 frame.wall().as_secs_f64(),
                 frame.mrays_per_second()

@@ -1,10 +1,10 @@
 //! `raylb bench`: benchmarks that print a table and write CSV and an SVG plot.
 
-/// `println!` unless `quiet`.
+/// `outln!` unless `quiet`.
 macro_rules! say {
     ($quiet:expr, $($arg:tt)*) => {
         if !$quiet {
-            println!($($arg)*);
+            outln!($($arg)*);
         }
     };
 }

@@ -28,6 +28,7 @@ use renderer::watch::FrameWatch;
 
 use crate::cli::{DeviceName, ViewArgs};
 use crate::render::open_gpu;
+use crate::terminal::StdoutError;
 use fly::Fly;
 use lineup::{Engine, Lineup};
 
@@ -75,7 +76,7 @@ pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
     // `update_with_buffer`, where it would count as display time.
     window.set_target_fps(0);
     if !args.quiet && args.frames.is_none() {
-        println!("{KEYS}");
+        outln!("{KEYS}");
     }
     match (args.frames, &args.screenshot) {
         (Some(frames), Some(path)) => viewer.scripted(&mut window, frames, path),
@@ -103,13 +104,13 @@ fn find_gpu(quiet: bool) -> Option<Arc<Gpu>> {
     match Gpu::open() {
         Ok(gpu) => {
             if !quiet {
-                println!("GPU: {}; its balancers are on B", gpu.info().name);
+                errln!("GPU: {}; its balancers are on B", gpu.info().name);
             }
             Some(Arc::new(gpu))
         }
         Err(GpuError::NoDriver | GpuError::NoDevice) => None,
         Err(e) => {
-            eprintln!("raylb: the GPU is left out: {e}");
+            errln!("raylb: the GPU is left out: {e}");
             None
         }
     }
@@ -213,7 +214,7 @@ impl Viewer {
         self.shown = Some((frame, watch));
         self.redraw();
         if !self.quiet {
-            println!("{}", self.frame_line());
+            outln!("{}", self.frame_line());
         }
         Ok(true)
     }
@@ -300,7 +301,7 @@ impl Viewer {
                 if self.frames == frames.get() {
                     self.save(path)?;
                     if !self.quiet {
-                        println!("wrote   {}", path.display());
+                        outln!("wrote   {}", path.display());
                     }
                     return Ok(ExitCode::SUCCESS);
                 }
@@ -347,7 +348,7 @@ impl Viewer {
                 match key {
                     Key::Escape | Key::Q => return Ok(ExitCode::SUCCESS),
                     Key::R => self.fly.viewpoint = self.home,
-                    Key::P => println!("{}", self.fly.viewpoint.to_toml()),
+                    Key::P => outln!("{}", self.fly.viewpoint.to_toml()),
                     Key::B => self.lineup.step_engine(if shift { -1 } else { 1 }),
                     Key::RightBracket => self.lineup.step_threads(1),
                     Key::LeftBracket => self.lineup.step_threads(-1),
@@ -361,8 +362,8 @@ impl Viewer {
                         // rendered again with them.
                         again |= self.layer == Layer::WorkMap && !self.counts_rays();
                     }
-                    Key::S => self.save_numbered(),
-                    Key::H => println!("{KEYS}"),
+                    Key::S => self.save_numbered()?,
+                    Key::H => outln!("{KEYS}"),
                     _ => {}
                 }
             }
@@ -385,14 +386,14 @@ impl Viewer {
 
             // A frame that finished meanwhile is shown before anything replaces it.
             let finished = self.collect().unwrap_or_else(|e| {
-                eprintln!("raylb: {e:#}");
+                errln!("raylb: {e:#}");
                 false
             });
             // Only a real change restarts: a key at the end of its range changes nothing.
             let changed = again || self.settings() != before;
             if changed {
                 if let Err(e) = self.restart() {
-                    eprintln!("raylb: {e:#}");
+                    errln!("raylb: {e:#}");
                 }
             }
             if redraw {
@@ -468,17 +469,20 @@ impl Viewer {
         .map_err(|e| anyhow!("cannot write {}: {}", path.display(), io_reason(&e)))
     }
 
-    /// S: writes what the window shows to the first free `raylb-SCENE-NNN.png` here.
-    fn save_numbered(&self) {
+    /// S: writes what the window shows to the first free `raylb-SCENE-NNN.png` here. A file
+    /// that cannot be written is reported and the window goes on; a closed standard output
+    /// ends the viewer.
+    fn save_numbered(&self) -> Result<(), StdoutError> {
         let path = (1..)
             .map(|n| PathBuf::from(format!("raylb-{}-{n:03}.png", self.scene.name)))
             .find(|p| !p.exists())
             .expect("some number is free");
         match self.save(&path) {
-            Ok(()) if !self.quiet => println!("wrote   {}", path.display()),
+            Ok(()) if !self.quiet => outln!("wrote   {}", path.display()),
             Ok(()) => {}
-            Err(e) => eprintln!("raylb: {e:#}"),
+            Err(e) => errln!("raylb: {e:#}"),
         }
+        Ok(())
     }
 }
 
