@@ -53,6 +53,17 @@ impl GpuBalancer {
         GpuBalancer::CudaManaged,
     ];
 
+    /// The balancer's name on the command line: `static`, `counter`, `stealing` or
+    /// `cuda-managed`.
+    pub fn family(&self) -> &'static str {
+        match self {
+            GpuBalancer::Static => "static",
+            GpuBalancer::Counter { .. } => "counter",
+            GpuBalancer::Stealing { .. } => "stealing",
+            GpuBalancer::CudaManaged => "cuda-managed",
+        }
+    }
+
     /// The name in reports, e.g. `gpu-stealing/half`.
     pub fn name(&self) -> String {
         match self {

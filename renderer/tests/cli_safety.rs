@@ -63,6 +63,116 @@ fn a_full_stdout_is_a_one_line_error() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("cannot write to standard output: no space left"), "{err}");
+    assert!(
+        err.contains("cannot write to standard output: no space left"),
+        "{err}"
+    );
 }
 
+/// Runs a command that must fail before doing anything: exit 2, one line on stderr holding
+/// every part of `expected`, nothing on stdout, nothing written in its folder.
+fn refused(args: &[&str], expected: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = raylb().args(args).current_dir(dir.path()).output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    for part in expected {
+        assert!(err.contains(part), "{args:?}: `{part}` not in {err}");
+    }
+    assert!(
+        out.stdout.is_empty(),
+        "{args:?}: printed {:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let left: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "{args:?}: wrote {left:?}");
+}
+
+#[test]
+fn a_validation_with_nothing_to_compare_is_refused() {
+    let quick = quick();
+    refused(
+        &["validate", &quick, "--balancers", "cuda-managed"],
+        &["cuda-managed runs only on the GPU"],
+    );
+    refused(
+        &["validate", &quick, "--balancers", "static,cuda-managed"],
+        &["cuda-managed runs only on the GPU"],
+    );
+    refused(
+        &[
+            "validate",
+            &quick,
+            "--balancers",
+            "rayon",
+            "--threads",
+            "1",
+            "--tiles",
+            "8",
+        ],
+        &["nothing to compare", "1 render"],
+    );
+    refused(
+        &["validate", &quick, "--gpu", "--balancers", "rayon"],
+        &["--gpu", "none of the balancers given runs on the GPU"],
+    );
+}
+
+#[test]
+fn settings_a_balancer_does_not_use_are_refused() {
+    let quick = quick();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--deque", "locked"],
+            "--deque applies to stealing, not to --balancer static",
+        ),
+        (
+            &["--balancer", "counter", "--victim", "set"],
+            "--victim applies to stealing",
+        ),
+        (
+            &["--balancer", "counter", "--assign", "blocked"],
+            "--assign applies to static and stealing",
+        ),
+        (
+            &["--balancer", "stealing", "--chunk", "4"],
+            "--chunk applies to counter",
+        ),
+        (
+            &["--balancer", "rayon", "--steal", "one"],
+            "--steal applies to stealing, not to --balancer rayon",
+        ),
+        (
+            &["--device", "gpu", "--assign", "blocked"],
+            "--assign apply to --device cpu",
+        ),
+        (
+            &["--device", "gpu", "--balancer", "static", "--chunk", "2"],
+            "--chunk applies to counter",
+        ),
+        (
+            &["--device", "gpu", "--balancer", "counter", "--steal", "one"],
+            "--steal applies to stealing",
+        ),
+    ];
+    for (flags, message) in cases {
+        let mut args = vec!["render", quick.as_str(), "-o", "q.png"];
+        args.extend_from_slice(flags);
+        refused(&args, &[message]);
+    }
+    refused(
+        &[
+            "bench",
+            "sweep",
+            &quick,
+            "--balancers",
+            "static,counter",
+            "--steal",
+            "one",
+            "--repeat",
+            "1",
+        ],
+        &["--steal applies to stealing, which is not among --balancers"],
+    );
+}

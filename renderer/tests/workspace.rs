@@ -16,7 +16,10 @@ fn manifest(dir: &Path) -> toml::Table {
 /// The workspace path dependencies a crate needs to build (not its dev-dependencies).
 fn build_path_deps(dir: &Path, table: &toml::Table) -> Vec<PathBuf> {
     let workspace = manifest(&root());
-    let shared = workspace["workspace"]["dependencies"].as_table().unwrap().clone();
+    let shared = workspace["workspace"]["dependencies"]
+        .as_table()
+        .unwrap()
+        .clone();
     let mut out = Vec::new();
     for section in ["dependencies", "build-dependencies"] {
         let Some(deps) = table.get(section).and_then(|d| d.as_table()) else {
@@ -60,7 +63,9 @@ fn a_plain_build_needs_only_rust() {
     let defaults = workspace["workspace"]
         .get("default-members")
         .and_then(|d| d.as_array())
-        .expect("the workspace names its default members: without them `cargo run` builds every member");
+        .expect(
+            "the workspace names its default members: without them `cargo run` builds every member",
+        );
     assert!(!defaults.is_empty());
     for member in defaults {
         let dir = root().join(member.as_str().unwrap());

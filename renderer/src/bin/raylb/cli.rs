@@ -254,7 +254,9 @@ pub(crate) enum AssignName {
     Blocked,
 }
 
-/// Settings of the run.
+/// Settings of the run. The balancer's own settings are options without defaults here, so
+/// that one given to a balancer or device it does not apply to is refused rather than
+/// ignored; their defaults are in [`RunArgs::balancer`] and [`RunArgs::gpu_balancer`].
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
     /// Where to trace: the CPU's threads or an NVIDIA GPU.
@@ -263,22 +265,22 @@ pub(crate) struct RunArgs {
     /// Load balancer.
     #[arg(long, value_enum, default_value_t = BalancerName::Static)]
     pub(crate) balancer: BalancerName,
-    /// How `static` and `stealing` deal tiles out.
-    #[arg(long, value_enum, default_value_t = AssignName::Interleaved)]
-    pub(crate) assign: AssignName,
-    /// The deque of `stealing`.
-    #[arg(long, value_enum, default_value_t = DequeName::Abp)]
-    pub(crate) deque: DequeName,
-    /// Victim selection of `stealing`.
-    #[arg(long, value_enum, default_value_t = VictimName::Random)]
-    pub(crate) victim: VictimName,
-    /// How much a steal takes in `stealing`.
-    #[arg(long, value_enum, default_value_t = StealName::Half)]
-    pub(crate) steal: StealName,
-    /// Tiles `counter` hands out per visit.
-    #[arg(long, value_name = "N", default_value = "1", value_parser = positive::<1_000_000>)]
-    pub(crate) chunk: NonZeroUsize,
-    /// Worker threads (default: every core).
+    /// How `static` and `stealing` deal tiles out on the CPU [default: interleaved].
+    #[arg(long, value_enum)]
+    pub(crate) assign: Option<AssignName>,
+    /// The deque of `stealing` on the CPU [default: abp].
+    #[arg(long, value_enum)]
+    pub(crate) deque: Option<DequeName>,
+    /// Victim selection of `stealing` on the CPU [default: random].
+    #[arg(long, value_enum)]
+    pub(crate) victim: Option<VictimName>,
+    /// How much a steal takes in `stealing` [default: half].
+    #[arg(long, value_enum)]
+    pub(crate) steal: Option<StealName>,
+    /// Tiles `counter` hands out per visit [default: 1].
+    #[arg(long, value_name = "N", value_parser = positive::<1_000_000>)]
+    pub(crate) chunk: Option<NonZeroUsize>,
+    /// Worker threads on the CPU (default: every core).
     #[arg(long, value_name = "N", value_parser = positive::<4096>)]
     pub(crate) threads: Option<NonZeroUsize>,
     /// Tile edge in pixels.
@@ -287,46 +289,96 @@ pub(crate) struct RunArgs {
 }
 
 impl RunArgs {
-    /// The CPU balancer asked for.
+    /// The CPU balancer asked for; a setting that does not apply to it is refused.
     pub(crate) fn balancer(&self) -> Result<BalancerKind> {
-        let stealing = StealingChoice {
-            deque: self.deque,
-            victim: self.victim,
-            steal: self.steal,
+        let uses: &[&str] = match self.balancer {
+            BalancerName::Static => &["--assign"],
+            BalancerName::Counter => &["--chunk"],
+            BalancerName::Stealing => &["--assign", "--deque", "--victim", "--steal"],
+            BalancerName::Rayon => &[],
+            BalancerName::CudaManaged => {
+                bail!("--balancer cuda-managed runs only with --device gpu")
+            }
         };
-        match balancer(self.balancer, self.assign, self.chunk, stealing) {
-            Some(b) => Ok(b),
-            None => bail!("--balancer cuda-managed runs only with --device gpu"),
-        }
+        self.refuse_unused(uses, &format!("--balancer {}", name_of(self.balancer)))?;
+        let stealing = StealingChoice {
+            deque: self.deque.unwrap_or(DequeName::Abp),
+            victim: self.victim.unwrap_or(VictimName::Random),
+            steal: self.steal.unwrap_or(StealName::Half),
+        };
+        let assign = self.assign.unwrap_or(AssignName::Interleaved);
+        let chunk = self.chunk.unwrap_or(NonZeroUsize::MIN);
+        Ok(balancer(self.balancer, assign, chunk, stealing).expect("a CPU balancer"))
     }
 
-    /// The GPU balancer asked for.
+    /// The GPU balancer asked for; a setting that does not apply on the GPU, or to that
+    /// balancer, is refused.
     pub(crate) fn gpu_balancer(&self) -> Result<GpuBalancer> {
         if self.threads.is_some() {
             bail!(
                 "--threads applies to --device cpu; on the GPU as many warps run as can be resident"
             );
         }
-        if self.deque != DequeName::Abp || self.victim != VictimName::Random {
+        if self.deque.is_some() || self.victim.is_some() || self.assign.is_some() {
             bail!(
-                "--deque and --victim apply to --device cpu; GPU warps use locked deques in global memory and random victims"
+                "--deque, --victim and --assign apply to --device cpu; GPU warps use locked deques in global memory, random victims and interleaved shares"
             );
         }
-        let chunk = u32::try_from(self.chunk.get()).expect("at most 1,000,000");
+        let uses: &[&str] = match self.balancer {
+            BalancerName::Counter => &["--chunk"],
+            BalancerName::Stealing => &["--steal"],
+            BalancerName::Static | BalancerName::CudaManaged => &[],
+            BalancerName::Rayon => bail!("--balancer rayon runs only with --device cpu"),
+        };
+        self.refuse_unused(
+            uses,
+            &format!("--balancer {} on the GPU", name_of(self.balancer)),
+        )?;
+        let chunk = u32::try_from(self.chunk.unwrap_or(NonZeroUsize::MIN).get())
+            .expect("at most 1,000,000");
         Ok(match self.balancer {
             BalancerName::Static => GpuBalancer::Static,
             BalancerName::Counter => GpuBalancer::Counter { chunk },
             BalancerName::Stealing => GpuBalancer::Stealing {
-                half: self.steal == StealName::Half,
+                half: self.steal.unwrap_or(StealName::Half) == StealName::Half,
             },
             BalancerName::CudaManaged => GpuBalancer::CudaManaged,
-            BalancerName::Rayon => bail!("--balancer rayon runs only with --device cpu"),
+            BalancerName::Rayon => unreachable!("refused above"),
         })
+    }
+
+    /// Fails naming the first balancer setting given that is not in `uses`.
+    fn refuse_unused(&self, uses: &[&str], chosen: &str) -> Result<()> {
+        let given = [
+            ("--assign", self.assign.is_some()),
+            ("--deque", self.deque.is_some()),
+            ("--victim", self.victim.is_some()),
+            ("--steal", self.steal.is_some()),
+            ("--chunk", self.chunk.is_some()),
+        ];
+        for (flag, _) in given.iter().filter(|(_, given)| *given) {
+            if !uses.contains(flag) {
+                let applies = match *flag {
+                    "--assign" => "static and stealing on the CPU",
+                    "--chunk" => "counter",
+                    _ => "stealing",
+                };
+                bail!("{flag} applies to {applies}, not to {chosen}");
+            }
+        }
+        Ok(())
     }
 
     pub(crate) fn threads(&self) -> NonZeroUsize {
         threads(self.threads)
     }
+}
+
+/// The name a balancer has on the command line.
+pub(crate) fn name_of(balancer: BalancerName) -> String {
+    balancer
+        .to_possible_value()
+        .map_or_else(String::new, |v| v.get_name().to_string())
 }
 
 /// The settings of `stealing`.
@@ -432,10 +484,12 @@ pub(crate) struct ValidateArgs {
     pub(crate) source: SceneSource,
     #[command(flatten)]
     pub(crate) scene: SceneArgs,
-    /// Balancers to run: `static` with both assignments, `counter` with chunks of 1 and 4,
-    /// `stealing` with every deque, victim selection and steal amount (12 variants), `rayon`.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [BalancerName::Static, BalancerName::Counter, BalancerName::Stealing, BalancerName::Rayon])]
-    pub(crate) balancers: Vec<BalancerName>,
+    /// Balancers to run (default: all): on the CPU `static` with both assignments, `counter`
+    /// with chunks of 1 and 4, `stealing` with every deque, victim selection and steal amount
+    /// (12 variants), `rayon`; with --gpu also `static`, `counter`, `stealing` (steal one and
+    /// half) and `cuda-managed` on the GPU.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub(crate) balancers: Option<Vec<BalancerName>>,
     /// Thread counts to run.
     #[arg(long, value_delimiter = ',', default_value = "1,2,3,8,32", value_parser = positive::<4096>)]
     pub(crate) threads: Vec<NonZeroUsize>,
@@ -486,24 +540,34 @@ pub(crate) struct BalancerSet {
     /// by --deque, --victim and --steal) and `rayon`.
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [BalancerName::Static, BalancerName::Counter, BalancerName::Stealing, BalancerName::Rayon])]
     pub(crate) balancers: Vec<BalancerName>,
-    /// The deque of `stealing`.
-    #[arg(long, value_enum, default_value_t = DequeName::Abp)]
-    pub(crate) deque: DequeName,
-    /// Victim selection of `stealing`.
-    #[arg(long, value_enum, default_value_t = VictimName::Random)]
-    pub(crate) victim: VictimName,
-    /// How much a steal takes in `stealing`.
-    #[arg(long, value_enum, default_value_t = StealName::Half)]
-    pub(crate) steal: StealName,
+    /// The deque of `stealing` [default: abp].
+    #[arg(long, value_enum)]
+    pub(crate) deque: Option<DequeName>,
+    /// Victim selection of `stealing` [default: random].
+    #[arg(long, value_enum)]
+    pub(crate) victim: Option<VictimName>,
+    /// How much a steal takes in `stealing` [default: half].
+    #[arg(long, value_enum)]
+    pub(crate) steal: Option<StealName>,
 }
 
 impl BalancerSet {
     /// The balancers to compare, in the order given.
     pub(crate) fn kinds(&self) -> Result<Vec<BalancerKind>> {
+        let settings = [
+            ("--deque", self.deque.is_some()),
+            ("--victim", self.victim.is_some()),
+            ("--steal", self.steal.is_some()),
+        ];
+        if !self.balancers.contains(&BalancerName::Stealing) {
+            if let Some((flag, _)) = settings.iter().find(|(_, given)| *given) {
+                bail!("{flag} applies to stealing, which is not among --balancers");
+            }
+        }
         let stealing = StealingChoice {
-            deque: self.deque,
-            victim: self.victim,
-            steal: self.steal,
+            deque: self.deque.unwrap_or(DequeName::Abp),
+            victim: self.victim.unwrap_or(VictimName::Random),
+            steal: self.steal.unwrap_or(StealName::Half),
         };
         self.balancers
             .iter()

@@ -3,41 +3,33 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, bail};
 use balancers::{Balancer, BalancerKind};
-use clap::ValueEnum;
 use renderer::gpu::{GpuBalancer, GpuOptions, render_gpu};
 use renderer::output::{check_writable, io_reason, write_png};
 use renderer::render::{Frame, RenderOptions, render};
 use renderer::scene::Scene;
 
-use crate::cli::{ValidateArgs, threads};
+use crate::cli::{BalancerName, ValidateArgs, name_of, threads};
 use crate::render::open_gpu;
 
 pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     if let Some(path) = &args.output {
         check_writable(path).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
     }
+    let plan = Plan::new(args)?;
     // A missing GPU is reported before any work.
     let gpu = if args.gpu { Some(open_gpu()?) } else { None };
     let scene = args.scene.load(&args.source)?;
-    let wanted: Vec<String> = args
-        .balancers
-        .iter()
-        .map(|b| {
-            b.to_possible_value()
-                .map_or_else(String::new, |v| v.get_name().to_string())
-        })
-        .collect();
-    let variants: Vec<BalancerKind> = BalancerKind::every_variant()
-        .into_iter()
-        .filter(|b| wanted.iter().any(|w| w == b.family()))
-        .collect();
+    let variants = plan.cpu;
     let lines = !args.quiet && !args.json;
     if lines {
         outln!(
             "{}: {}×{}, {} triangles",
-            scene.name, scene.width, scene.height, scene.stats.triangles
+            scene.name,
+            scene.width,
+            scene.height,
+            scene.stats.triangles
         );
     }
     let mut matrix = Matrix {
@@ -63,7 +55,7 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
         }
     }
     if let Some(gpu) = &gpu {
-        for balancer in GpuBalancer::EVERY {
+        for &balancer in &plan.gpu {
             for &tile in &args.tiles {
                 let options = GpuOptions {
                     balancer,
@@ -105,6 +97,55 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The balancers a validation runs, each at every thread count (CPU) and tile edge given.
+struct Plan {
+    cpu: Vec<BalancerKind>,
+    gpu: Vec<GpuBalancer>,
+}
+
+impl Plan {
+    /// Every variant of the balancers named (all when none are), refusing a balancer that
+    /// cannot run on the devices chosen and a matrix with nothing to compare.
+    fn new(args: &ValidateArgs) -> Result<Self> {
+        let named = |family: &str| {
+            args.balancers
+                .as_ref()
+                .is_none_or(|list| list.iter().any(|&b| name_of(b) == family))
+        };
+        let cpu: Vec<BalancerKind> = BalancerKind::every_variant()
+            .into_iter()
+            .filter(|b| named(b.family()))
+            .collect();
+        let gpu: Vec<GpuBalancer> = if args.gpu {
+            GpuBalancer::EVERY
+                .into_iter()
+                .filter(|b| named(b.family()))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if let Some(list) = &args.balancers {
+            if list.contains(&BalancerName::CudaManaged) && !args.gpu {
+                bail!("--balancers: cuda-managed runs only on the GPU; add --gpu to validate it");
+            }
+            if args.gpu && gpu.is_empty() {
+                bail!(
+                    "--gpu: none of the balancers given runs on the GPU (rayon runs on the CPU alone)"
+                );
+            }
+        }
+        let renders =
+            cpu.len() * args.threads.len() * args.tiles.len() + gpu.len() * args.tiles.len();
+        if renders < 2 {
+            bail!(
+                "nothing to compare: these balancers, thread counts and tile edges make {renders} render{}; validation needs at least two",
+                if renders == 1 { "" } else { "s" }
+            );
+        }
+        Ok(Self { cpu, gpu })
+    }
 }
 
 /// The renders so far, against the first.
