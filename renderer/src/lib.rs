@@ -7,6 +7,7 @@ pub mod compare;
 pub mod film;
 pub mod geometry;
 pub mod gpu;
+pub mod input;
 pub mod integrator;
 pub mod live;
 pub mod math;

@@ -103,6 +103,16 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// The input that `output` would replace, if any: the same file under another name, through
+/// a symbolic link or a hard link included. An output that does not exist yet replaces
+/// nothing.
+pub fn replaces_input<'a>(output: &Path, inputs: &'a [PathBuf]) -> Option<&'a Path> {
+    inputs
+        .iter()
+        .find(|input| same_file::is_same_file(output, input).unwrap_or(false))
+        .map(PathBuf::as_path)
+}
+
 /// Writes `text` to `path`, atomically.
 pub fn write_text(path: &Path, text: &str) -> io::Result<()> {
     let mut staged = StagedFiles::new();

@@ -251,9 +251,20 @@ fn known(n: Option<u64>) -> String {
     n.map_or_else(|| "?".into(), grouped)
 }
 
-/// `1 light`, `2 lights`, `1,024 triangles`.
-fn counted(n: u64, noun: &str) -> String {
-    format!("{} {noun}{}", grouped(n), if n == 1 { "" } else { "s" })
+/// [`counted`], or `? nouns` when the balancer does not know.
+fn known_counted(n: Option<u64>, noun: &str) -> String {
+    n.map_or_else(|| format!("? {noun}s"), |n| counted(n, noun))
+}
+
+/// `n noun`, the noun in the plural unless `n` is 1, the number grouped by thousands:
+/// `1 thread`, `1,024 tiles`, `7 leaves`.
+pub fn counted(n: u64, noun: &str) -> String {
+    let noun = match (n, noun) {
+        (1, _) => noun.to_string(),
+        (_, "leaf") => "leaves".to_string(),
+        _ => format!("{noun}s"),
+    };
+    format!("{} {noun}", grouped(n))
 }
 
 fn bytes(n: usize) -> String {
@@ -283,9 +294,9 @@ impl fmt::Display for RenderReport {
         )?;
         writeln!(
             f,
-            "bvh     {} nodes, {} leaves, depth {}, {}, built in {:.1} ms",
-            grouped(b.nodes as u64),
-            grouped(b.leaves as u64),
+            "bvh     {}, {}, depth {}, {}, built in {:.1} ms",
+            counted(b.nodes as u64, "node"),
+            counted(b.leaves as u64, "leaf"),
             b.depth,
             bytes(b.bytes),
             b.build_seconds * 1e3
@@ -293,20 +304,20 @@ impl fmt::Display for RenderReport {
         let workers = if r.device == "cpu" {
             counted(r.threads as u64, "thread")
         } else {
-            format!("{}, {} workers", r.device, grouped(r.threads as u64))
+            format!("{}, {}", r.device, counted(r.threads as u64, "worker"))
         };
         writeln!(
             f,
-            "render  {}, {}, {}-pixel tiles ({} tiles): {:.3} s, {:.2} Mrays/s, imbalance {:.3}, {} steals, peak {} queued tasks",
+            "render  {}, {}, {}-pixel tiles ({}): {:.3} s, {:.2} Mrays/s, imbalance {:.3}, {}, peak {}",
             r.balancer,
             workers,
             r.tile,
-            grouped(r.tiles as u64),
+            counted(r.tiles as u64, "tile"),
             r.wall_seconds,
             r.mrays_per_second,
             r.imbalance,
-            known(r.steals),
-            known(r.peak_outstanding_tasks)
+            known_counted(r.steals, "steal"),
+            known_counted(r.peak_outstanding_tasks, "queued task")
         )?;
         writeln!(
             f,

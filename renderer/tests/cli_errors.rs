@@ -89,7 +89,7 @@ fn missing_and_unreadable_files() {
     fs::create_dir(s.path("folder.toml")).unwrap();
     s.fails(
         &["render", "folder.toml", "-o", "out.png"],
-        &["folder.toml", "cannot read"],
+        &["folder.toml", "not a regular file (a directory)"],
     );
     s.fails(
         &["render", "--mesh", "nope.obj", "-o", "out.png"],

@@ -2,6 +2,7 @@
 //! validations that would compare nothing, and flags that do not apply.
 
 use std::fs;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 mod common;
@@ -174,5 +175,251 @@ fn settings_a_balancer_does_not_use_are_refused() {
             "1",
         ],
         &["--steal applies to stealing, which is not among --balancers"],
+    );
+}
+
+/// A folder with a copy of `cornell` whose crystal mesh and material library sit beside it.
+fn cornell_with_crystal(dir: &Path) -> PathBuf {
+    let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets");
+    for name in ["crystal.obj", "crystal.mtl"] {
+        fs::copy(assets.join(name), dir.join(name)).unwrap();
+    }
+    let scene = fs::read_to_string(scene_path("cornell"))
+        .unwrap()
+        .replace("../assets/crystal.obj", "crystal.obj");
+    let path = dir.join("cornell.toml");
+    fs::write(&path, scene).unwrap();
+    path
+}
+
+/// Runs `raylb args` in `dir`; it must fail with exit 2 and one line holding `expected`,
+/// and leave every file in `dir` as it was.
+fn refused_in(dir: &Path, args: &[&str], expected: &str) {
+    let before = snapshot(dir);
+    let out = raylb().args(args).current_dir(dir).output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    assert!(
+        err.contains(expected),
+        "{args:?}: `{expected}` not in {err}"
+    );
+    assert_eq!(snapshot(dir), before, "{args:?}: files changed");
+}
+
+/// Every file in `dir` (not following links) with its length and, below a megabyte, its
+/// contents.
+fn snapshot(dir: &Path) -> Vec<(String, u64, Vec<u8>)> {
+    let mut files: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| fs::symlink_metadata(p).unwrap().is_file())
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            let len = fs::metadata(&p).unwrap().len();
+            let bytes = if len < 1 << 20 {
+                fs::read(&p).unwrap()
+            } else {
+                Vec::new()
+            };
+            (name, len, bytes)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn no_output_replaces_an_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    cornell_with_crystal(d);
+    std::os::unix::fs::symlink("cornell.toml", d.join("link.png")).unwrap();
+    fs::hard_link(d.join("crystal.mtl"), d.join("hard.png")).unwrap();
+    let small = ["--width", "8", "--height", "8"];
+    let cases: &[&[&str]] = &[
+        &["render", "cornell.toml", "-o", "cornell.toml"],
+        &["render", "cornell.toml", "-o", "./cornell.toml"],
+        &["render", "cornell.toml", "-o", "link.png"],
+        &["render", "cornell.toml", "--stats", "cornell.toml"],
+        &["render", "cornell.toml", "--workmap", "crystal.obj"],
+        &["render", "cornell.toml", "-o", "crystal.mtl"],
+        &["render", "cornell.toml", "-o", "hard.png"],
+        &["render", "--mesh", "crystal.obj", "-o", "crystal.obj"],
+        &[
+            "validate",
+            "cornell.toml",
+            "-o",
+            "cornell.toml",
+            "--threads",
+            "1,2",
+            "--tiles",
+            "8",
+        ],
+        &[
+            "validate",
+            "cornell.toml",
+            "-o",
+            "crystal.obj",
+            "--threads",
+            "1,2",
+            "--tiles",
+            "8",
+        ],
+        &[
+            "view",
+            "cornell.toml",
+            "--frames",
+            "1",
+            "--screenshot",
+            "link.png",
+        ],
+    ];
+    for case in cases {
+        let mut args = case.to_vec();
+        args.extend(small);
+        refused_in(d, &args, "raylb never writes over what it reads");
+    }
+}
+
+#[test]
+fn a_missing_mesh_names_the_scene_line_and_a_missing_library_of_an_overridden_material_warns() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let scene = fs::read_to_string(cornell_with_crystal(d)).unwrap();
+    let line = scene
+        .lines()
+        .position(|l| l.starts_with("mesh = \"crystal.obj\""))
+        .unwrap()
+        + 1;
+    fs::write(
+        d.join("missing.toml"),
+        scene.replace("crystal.obj", "gone.obj"),
+    )
+    .unwrap();
+    refused_in(
+        d,
+        &["render", "missing.toml", "-o", "out.png"],
+        &format!("missing.toml:{line}:8: `mesh`: gone.obj: cannot read: no such file"),
+    );
+
+    fs::remove_file(d.join("crystal.mtl")).unwrap();
+    // The crystal's own material is needed: an error at the scene's line.
+    refused_in(
+        d,
+        &["render", "cornell.toml", "-o", "out.png"],
+        &format!("cornell.toml:{line}:8: `mesh`: crystal.mtl: cannot read"),
+    );
+    // Overridden by the scene: one warning, and the render goes on.
+    let overridden = scene.replace(
+        "mesh = \"crystal.obj\"",
+        "mesh = \"crystal.obj\"\nmaterial = \"glass\"",
+    );
+    fs::write(d.join("overridden.toml"), overridden).unwrap();
+    let out = raylb()
+        .args([
+            "render",
+            "overridden.toml",
+            "-o",
+            "out.png",
+            "--width",
+            "8",
+            "--height",
+            "8",
+        ])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("raylb: warning: crystal.mtl: cannot read: no such file")
+            && err.contains("the object's own `material` stands in"),
+        "{err}"
+    );
+    assert!(d.join("out.png").exists());
+}
+
+#[test]
+fn special_files_are_refused_without_reading_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let scene = fs::read_to_string(cornell_with_crystal(d)).unwrap();
+    // A FIFO would block the open; /dev/zero would be read until memory ran out.
+    let fifo = Command::new("mkfifo").arg(d.join("fifo.toml")).status();
+    if fifo.is_ok_and(|s| s.success()) {
+        refused_in(
+            d,
+            &["render", "fifo.toml", "-o", "out.png"],
+            "fifo.toml: not a regular file (a FIFO)",
+        );
+        fs::remove_file(d.join("fifo.toml")).unwrap();
+    }
+    if Path::new("/dev/zero").exists() {
+        fs::write(
+            d.join("zero.toml"),
+            scene.replace("crystal.obj", "/dev/zero"),
+        )
+        .unwrap();
+        refused_in(
+            d,
+            &["render", "zero.toml", "-o", "out.png"],
+            "`mesh`: /dev/zero: not a regular file (a character device)",
+        );
+        fs::write(
+            d.join("lib.obj"),
+            "mtllib /dev/zero\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n",
+        )
+        .unwrap();
+        refused_in(
+            d,
+            &["render", "--mesh", "lib.obj", "-o", "out.png"],
+            "/dev/zero: not a regular file (a character device)",
+        );
+        refused_in(
+            d,
+            &["render", "--mesh", "/dev/zero", "-o", "out.png"],
+            "/dev/zero: not a regular file",
+        );
+    }
+    fs::create_dir(d.join("folder.obj")).unwrap();
+    refused_in(
+        d,
+        &["render", "--mesh", "folder.obj", "-o", "out.png"],
+        "folder.obj: not a regular file (a directory)",
+    );
+    // A scene file far larger than any scene (sparse: it takes no disk).
+    let huge = fs::File::create(d.join("huge.toml")).unwrap();
+    huge.set_len(1 << 30).unwrap();
+    refused_in(
+        d,
+        &["render", "huge.toml", "-o", "out.png"],
+        "huge.toml: too large: 1073741824 bytes",
+    );
+}
+
+#[test]
+fn counts_of_one_are_singular() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = raylb()
+        .args([
+            "render",
+            &quick(),
+            "-o",
+            "q.png",
+            "--threads",
+            "1",
+            "--tile",
+            "128",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        text.contains("static/interleaved, 1 thread, 128-pixel tiles (1 tile)"),
+        "{text}"
     );
 }

@@ -20,8 +20,8 @@ use glam::{EulerRot, Mat4, Quat};
 
 use crate::bvh::{BvhSettings, BvhStats, OctreeBvh};
 use crate::geometry::{Aabb, Triangle};
+use crate::input::MAX_SCENE_BYTES;
 use crate::math::{Vec3, dot, normalize};
-use crate::output::io_reason;
 
 pub use camera::{Camera, Viewpoint};
 pub use error::SceneError;
@@ -30,6 +30,8 @@ pub use material::Material;
 
 use config::{ObjectConfig, ScatterShape, SceneConfig};
 use mesh::Mesh;
+use obj::MtlUse;
+use toml::Spanned;
 
 /// What shading needs of one triangle beyond its vertices, in leaf order (indexed like
 /// [`OctreeBvh::triangles`]).
@@ -117,14 +119,47 @@ pub struct Scene {
     pub shading: Vec<TriangleShading>,
     /// Load figures.
     pub stats: SceneStats,
+    /// Every file read to make the scene: the scene file, meshes, material libraries. No
+    /// output may replace one of them.
+    pub inputs: Vec<PathBuf>,
+    /// What was wrong but did not stop the scene from loading, one line each, for the user.
+    pub warnings: Vec<String>,
+}
+
+/// What loading a scene read besides its geometry: the files, and the warnings.
+#[derive(Debug, Default)]
+pub(crate) struct Reads {
+    files: Vec<PathBuf>,
+    warnings: Vec<String>,
+    /// Files already warned about.
+    warned: Vec<PathBuf>,
+}
+
+impl Reads {
+    /// `path` was read.
+    pub(crate) fn file(&mut self, path: &Path) {
+        if !self.files.iter().any(|f| f == path) {
+            self.files.push(path.to_path_buf());
+        }
+    }
+
+    /// Warns about `path`, unless it was warned about before: a material library missing
+    /// for ten objects is one warning.
+    pub(crate) fn warn_once(&mut self, path: &Path, message: String) {
+        if !self.warned.iter().any(|f| f == path) {
+            self.warned.push(path.to_path_buf());
+            self.warnings.push(message);
+        }
+    }
 }
 
 impl Scene {
     /// Loads a scene file.
     pub fn load(path: &Path, overrides: SceneOverrides) -> Result<Self, SceneError> {
         let start = Instant::now();
-        let source = std::fs::read_to_string(path)
-            .map_err(|e| SceneError::file(path, format!("cannot read: {}", io_reason(&e))))?;
+        let source = obj::read_text(path, MAX_SCENE_BYTES)?;
+        let mut reads = Reads::default();
+        reads.file(path);
         let config: SceneConfig = toml::from_str(&source).map_err(|e| {
             let span = e.span().unwrap_or(0..0);
             SceneError::at_span(path, &source, span, e.message())
@@ -155,6 +190,11 @@ impl Scene {
         for object in &config.objects {
             let span = object.span();
             let o = object.get_ref();
+            let mtl = if o.material.is_some() {
+                MtlUse::Overridden
+            } else {
+                MtlUse::Needed
+            };
             let material = match &o.material {
                 Some(name) => Some(*by_name.get(name.get_ref().as_str()).ok_or_else(|| {
                     at(
@@ -170,10 +210,18 @@ impl Scene {
             if let Some(n) = generated_triangles(o).filter(|&n| n > budget as u64) {
                 return Err(at(span.clone(), &over_budget(n, geometry.triangles.len())));
             }
-            for (mesh, own_material) in object_meshes(o, &dir, budget).map_err(|e| match e {
+            let meshes = object_meshes(o, &dir, budget, mtl, &mut reads).map_err(|e| match e {
                 ShapeError::Config(message) => at(span.clone(), &message),
+                // A fault of the mesh file as a whole (missing, not a regular file, no
+                // faces) is also placed at the scene's line that names the file; a fault at
+                // a line of the mesh keeps that line.
+                ShapeError::File(e) if e.position.is_none() => {
+                    let key = o.mesh.as_ref().map_or(span.clone(), Spanned::span);
+                    at(key, &e.to_string())
+                }
                 ShapeError::File(e) => e,
-            })? {
+            })?;
+            for (mesh, own_material) in meshes {
                 let material = material.unwrap_or_else(|| match own_material {
                     Some(m) => {
                         materials.push(m);
@@ -284,6 +332,7 @@ impl Scene {
         geometry.finish(ScenePieces {
             path,
             name,
+            reads,
             camera,
             viewpoint,
             width: overrides.width.unwrap_or(config.image.width.0),
@@ -305,7 +354,8 @@ impl Scene {
         let start = Instant::now();
         let mut materials = vec![Material::default()];
         let mut geometry = GeometryBuilder::default();
-        for part in obj::load(path, MAX_SCENE_TRIANGLES)? {
+        let mut reads = Reads::default();
+        for part in obj::load(path, MAX_SCENE_TRIANGLES, MtlUse::Needed, &mut reads)? {
             let material = match part.material {
                 Some(m) => {
                     materials.push(m);
@@ -344,6 +394,7 @@ impl Scene {
         geometry.finish(ScenePieces {
             path,
             name,
+            reads,
             camera,
             viewpoint,
             width: overrides.width.unwrap_or(1024),
@@ -415,6 +466,8 @@ fn object_meshes(
     o: &ObjectConfig,
     dir: &Path,
     budget: usize,
+    mtl: MtlUse,
+    reads: &mut Reads,
 ) -> Result<Vec<(Mesh, Option<Material>)>, ShapeError> {
     let given = [
         o.mesh.is_some(),
@@ -433,7 +486,7 @@ fn object_meshes(
     let v = |v: values::Vector| Vec3::from(v.0);
     let mesh = if let Some(path) = &o.mesh {
         let file: PathBuf = dir.join(path.get_ref());
-        return Ok(obj::load(&file, budget)
+        return Ok(obj::load(&file, budget, mtl, reads)
             .map_err(ShapeError::File)?
             .into_iter()
             .map(|part| (part.mesh, part.material))
@@ -494,6 +547,7 @@ fn object_meshes(
 struct ScenePieces<'a> {
     path: &'a Path,
     name: String,
+    reads: Reads,
     camera: Camera,
     viewpoint: Viewpoint,
     width: u32,
@@ -592,6 +646,8 @@ impl GeometryBuilder {
         };
         Ok(Scene {
             name: p.name,
+            inputs: p.reads.files,
+            warnings: p.reads.warnings,
             camera: p.camera,
             viewpoint: p.viewpoint,
             width: p.width,

@@ -5,16 +5,16 @@
 //! corners or indices out of range, and statements that are not OBJ. A file that passes is
 //! then read by `tobj`.
 
-use std::fs;
 use std::io::{BufReader, Cursor};
 use std::path::Path;
 
 use crate::math::Vec3;
 
+use super::Reads;
 use super::error::SceneError;
 use super::material::Material;
 use super::mesh::Mesh;
-use crate::output::io_reason;
+use crate::input::{MAX_MESH_BYTES, MAX_MTL_BYTES, read_regular_file};
 
 /// One part of an OBJ file: its triangles and the material its MTL gives it, if any.
 #[derive(Debug)]
@@ -60,10 +60,27 @@ const OTHER_STATEMENTS: &[&str] = &[
     "usemap",
 ];
 
+/// Whether an object needs the materials of its OBJ's MTL files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MtlUse {
+    /// The OBJ's own materials colour it: an MTL file that cannot be read is an error.
+    Needed,
+    /// The scene gives the object a material of its own: an MTL file that cannot be read is
+    /// worth a warning, no more.
+    Overridden,
+}
+
 /// Reads `path` (an OBJ) and the MTL files it names; fails if the file has more than
-/// `max_triangles` triangles (counted before anything is built).
-pub(crate) fn load(path: &Path, max_triangles: usize) -> Result<Vec<ObjPart>, SceneError> {
-    let source = read_text(path)?;
+/// `max_triangles` triangles (counted before anything is built). The files read, and the
+/// warnings, go to `reads`.
+pub(crate) fn load(
+    path: &Path,
+    max_triangles: usize,
+    mtl: MtlUse,
+    reads: &mut Reads,
+) -> Result<Vec<ObjPart>, SceneError> {
+    let source = read_text(path, MAX_MESH_BYTES)?;
+    reads.file(path);
     let triangles = validate_obj(path, &source)?;
     if triangles > max_triangles as u64 {
         return Err(SceneError::file(
@@ -79,19 +96,32 @@ pub(crate) fn load(path: &Path, max_triangles: usize) -> Result<Vec<ObjPart>, Sc
         ignore_lines: true,
     };
     let mtl_error = std::cell::RefCell::new(None);
-    let (models, materials) =
-        tobj::load_obj_buf(&mut BufReader::new(Cursor::new(&source)), &options, |mtl| {
-            let mtl_path = dir.join(mtl);
+    let reads = std::cell::RefCell::new(reads);
+    let (models, materials) = tobj::load_obj_buf(
+        &mut BufReader::new(Cursor::new(&source)),
+        &options,
+        |mtl_name| {
+            let mtl_path = dir.join(mtl_name);
             let loaded = checked_mtl(&mtl_path).and_then(|source| {
+                reads.borrow_mut().file(&mtl_path);
                 tobj::load_mtl_buf(&mut BufReader::new(Cursor::new(&source)))
                     .map_err(|e| SceneError::file(&mtl_path, format!("not a valid MTL file: {e}")))
             });
             loaded.map_err(|e| {
-                mtl_error.borrow_mut().get_or_insert(e);
+                match mtl {
+                    MtlUse::Needed => {
+                        mtl_error.borrow_mut().get_or_insert(e);
+                    }
+                    MtlUse::Overridden => reads.borrow_mut().warn_once(
+                        &mtl_path,
+                        format!("{e}; the object's own `material` stands in"),
+                    ),
+                }
                 tobj::LoadError::OpenFileFailed
             })
-        })
-        .map_err(|e| SceneError::file(path, format!("not a valid OBJ file: {e}")))?;
+        },
+    )
+    .map_err(|e| SceneError::file(path, format!("not a valid OBJ file: {e}")))?;
     if let Some(e) = mtl_error.into_inner() {
         return Err(e);
     }
@@ -131,9 +161,9 @@ pub(crate) fn load(path: &Path, max_triangles: usize) -> Result<Vec<ObjPart>, Sc
         .collect())
 }
 
-fn read_text(path: &Path) -> Result<String, SceneError> {
-    let bytes = fs::read(path)
-        .map_err(|e| SceneError::file(path, format!("cannot read: {}", io_reason(&e))))?;
+/// Reads a text file of at most `max_bytes` (a regular file, see [`read_regular_file`]).
+pub(crate) fn read_text(path: &Path, max_bytes: u64) -> Result<String, SceneError> {
+    let bytes = read_regular_file(path, max_bytes).map_err(|e| SceneError::file(path, e))?;
     String::from_utf8(bytes).map_err(|e| {
         let line = e.as_bytes()[..e.utf8_error().valid_up_to()]
             .iter()
@@ -244,7 +274,7 @@ fn describe(x: f32) -> &'static str {
 /// three numbers: the MTL format allows `Kd r` and `Kd r g` (the missing channels repeat
 /// `r`), which `tobj` cannot read.
 fn checked_mtl(path: &Path) -> Result<String, SceneError> {
-    let source = read_text(path)?;
+    let source = read_text(path, MAX_MTL_BYTES)?;
     let mut out = String::with_capacity(source.len());
     for (n, raw) in source.lines().enumerate() {
         let fail = |msg: String| Err(SceneError::at_line(path, n + 1, msg));

@@ -172,19 +172,33 @@ pub(crate) struct SceneArgs {
     pub(crate) bvh_depth: Option<u32>,
 }
 
+impl SceneSource {
+    /// The file named on the command line.
+    pub(crate) fn paths(&self) -> Vec<PathBuf> {
+        self.scene.iter().chain(&self.mesh).cloned().collect()
+    }
+}
+
 impl SceneArgs {
-    pub(crate) fn load(&self, source: &SceneSource) -> Result<Scene> {
+    /// Loads the scene; its warnings go to standard error unless `quiet`.
+    pub(crate) fn load(&self, source: &SceneSource, quiet: bool) -> Result<Scene> {
         let overrides = SceneOverrides {
             width: self.width,
             height: self.height,
             leaf_size: self.leaf_size,
             bvh_max_depth: self.bvh_depth,
         };
-        Ok(match (&source.scene, &source.mesh) {
+        let scene = match (&source.scene, &source.mesh) {
             (Some(path), None) => Scene::load(path, overrides)?,
             (None, Some(path)) => Scene::from_mesh(path, overrides)?,
             _ => bail!("give a scene file or --mesh FILE.obj"),
-        })
+        };
+        if !quiet {
+            for warning in &scene.warnings {
+                errln!("raylb: warning: {warning}");
+            }
+        }
+        Ok(scene)
     }
 }
 

@@ -7,6 +7,7 @@ mod terminal;
 mod bench;
 mod cli;
 mod compare;
+mod outputs;
 mod progress;
 mod render;
 mod scenes;

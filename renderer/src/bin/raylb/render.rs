@@ -5,34 +5,28 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow};
 use renderer::gpu::{Gpu, GpuOptions, render_gpu};
 use renderer::live::{FrameJob, LiveFrame};
-use renderer::output::{StagedFiles, check_writable, io_reason};
+use renderer::output::{StagedFiles, io_reason};
 use renderer::render::{Frame, RenderOptions, render};
 use renderer::scene::Scene;
 use renderer::stats::{RenderReport, WorkMapReport};
 use renderer::workmap::work_map;
 
 use crate::cli::{DeviceName, RenderArgs};
+use crate::outputs::Outputs;
 use crate::progress::Progress;
 
 pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
     // Every output is checked before any work, and all are put in place together at the end.
-    let named: Vec<&Path> = [
-        args.output.as_deref(),
-        args.workmap.as_deref(),
-        args.stats.as_deref(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    for (i, path) in named.iter().enumerate() {
-        check_writable(path).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
-        if named[..i].contains(path) {
-            bail!("{} is named as two outputs", path.display());
-        }
-    }
+    let mut outputs = Outputs::new();
+    outputs
+        .add("-o", args.output.as_deref())
+        .add("--workmap", args.workmap.as_deref())
+        .add("--stats", args.stats.as_deref());
+    outputs.check_writable()?;
+    outputs.check_inputs(&args.source.paths())?;
     // The device and balancer are checked before the scene is loaded: a missing GPU is
     // reported at once.
     let device = match args.run.device {
@@ -57,15 +51,16 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
             Device::Gpu(Box::new(gpu), options)
         }
     };
-    let scene = Arc::new(args.scene.load(&args.source)?);
+    let quiet = args.quiet || args.json;
+    let scene = Arc::new(args.scene.load(&args.source, quiet)?);
     let output = args
         .output
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("{}.png", scene.name)));
     if args.output.is_none() {
-        check_writable(&output).map_err(|e| anyhow!("cannot write {}: {e}", output.display()))?;
+        outputs.add("-o", Some(&output)).check_writable()?;
     }
-    let quiet = args.quiet || args.json;
+    outputs.check_inputs(&scene.inputs)?;
     let frame = match &device {
         Device::Cpu(options) => render_with_progress(&scene, options, quiet)?,
         Device::Gpu(gpu, options) => render_gpu(gpu, &scene, options)?,

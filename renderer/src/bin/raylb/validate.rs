@@ -6,30 +6,34 @@ use std::process::ExitCode;
 use anyhow::{Result, anyhow, bail};
 use balancers::{Balancer, BalancerKind};
 use renderer::gpu::{GpuBalancer, GpuOptions, render_gpu};
-use renderer::output::{check_writable, io_reason, write_png};
+use renderer::output::{io_reason, write_png};
 use renderer::render::{Frame, RenderOptions, render};
 use renderer::scene::Scene;
+use renderer::stats::counted;
 
 use crate::cli::{BalancerName, ValidateArgs, name_of, threads};
+use crate::outputs::Outputs;
 use crate::render::open_gpu;
 
 pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
-    if let Some(path) = &args.output {
-        check_writable(path).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
-    }
+    let mut outputs = Outputs::new();
+    outputs.add("-o", args.output.as_deref());
+    outputs.check_writable()?;
+    outputs.check_inputs(&args.source.paths())?;
     let plan = Plan::new(args)?;
     // A missing GPU is reported before any work.
     let gpu = if args.gpu { Some(open_gpu()?) } else { None };
-    let scene = args.scene.load(&args.source)?;
+    let scene = args.scene.load(&args.source, args.quiet || args.json)?;
+    outputs.check_inputs(&scene.inputs)?;
     let variants = plan.cpu;
     let lines = !args.quiet && !args.json;
     if lines {
         outln!(
-            "{}: {}×{}, {} triangles",
+            "{}: {}×{}, {}",
             scene.name,
             scene.width,
             scene.height,
-            scene.stats.triangles
+            counted(scene.stats.triangles as u64, "triangle")
         );
     }
     let mut matrix = Matrix {
@@ -184,7 +188,10 @@ impl Matrix<'_> {
                     .zip(image.chunks(3))
                     .filter(|(a, b)| a != b)
                     .count();
-                format!("DIFFERS from {first} in {differing_pixels} pixels")
+                format!(
+                    "DIFFERS from {first} in {}",
+                    counted(differing_pixels as u64, "pixel")
+                )
             }
         };
         let device = frame.device.as_ref().map_or_else(String::new, |d| {

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use balancers::deque::{Steal, abp, locked};
+use renderer::stats::counted;
 
 use super::report::{Table, save};
 use crate::cli::{DequeArgs, StealName, threads};
@@ -251,9 +252,10 @@ pub(crate) fn run(args: &DequeArgs, quiet: bool) -> Result<ExitCode> {
     measure::<Locked>(&mut table, n, args, steal_max);
     say!(
         quiet,
-        "{n} threads, {} elements per deque, mean of {} iterations (Wende, table 3.2):",
+        "{}, {} elements per deque, mean of {} (Wende, table 3.2):",
+        counted(n as u64, "thread"),
         args.elements,
-        args.iterations
+        counted(args.iterations.get() as u64, "iteration")
     );
     say!(quiet, "{}", table.render().trim_end());
     save(&args.out, "deque.csv", &table.csv())?;

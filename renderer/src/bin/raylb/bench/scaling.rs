@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use balancers::Balancer;
 use renderer::render::{RenderOptions, render};
+use renderer::stats::counted;
 
 use super::report::{Axes, Panel, Series, Table, line_chart, save};
 use crate::cli::{ScalingArgs, SceneSource, threads};
@@ -24,10 +25,13 @@ pub(crate) fn run(args: &ScalingArgs, quiet: bool) -> Result<ExitCode> {
             file.display()
         );
     }
-    let scene = args.scene.load(&SceneSource {
-        scene: Some(file),
-        mesh: None,
-    })?;
+    let scene = args.scene.load(
+        &SceneSource {
+            scene: Some(file),
+            mesh: None,
+        },
+        quiet,
+    )?;
     let counts: Vec<NonZeroUsize> = if args.threads.is_empty() {
         (1..=threads(None).get())
             .filter_map(NonZeroUsize::new)
@@ -52,9 +56,9 @@ pub(crate) fn run(args: &ScalingArgs, quiet: bool) -> Result<ExitCode> {
                 };
                 let seconds = render(&scene, &options)?.wall().as_secs_f64();
                 progress.step(&format!(
-                    "round {round}/{}: {} threads {}: {seconds:.3} s",
+                    "round {round}/{}: {} {}: {seconds:.3} s",
                     args.repeat,
-                    workers,
+                    counted(workers.get() as u64, "thread"),
                     balancer.name()
                 ));
                 all.row(vec![
@@ -107,12 +111,12 @@ pub(crate) fn run(args: &ScalingArgs, quiet: bool) -> Result<ExitCode> {
     }
     say!(
         quiet,
-        "{}: {}×{}, {}-pixel tiles, best of {} rounds; speedup = T(1) / T(p), efficiency = speedup / p.",
+        "{}: {}×{}, {}-pixel tiles, best of {}; speedup = T(1) / T(p), efficiency = speedup / p.",
         scene.name,
         scene.width,
         scene.height,
         args.tile,
-        args.repeat
+        counted(args.repeat.get() as u64, "round")
     );
     say!(quiet, "{}", summary.render().trim_end());
     let axes = Axes {

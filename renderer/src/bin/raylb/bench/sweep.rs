@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use balancers::Balancer;
 use renderer::render::{RenderOptions, render};
+use renderer::stats::counted;
 
 use super::report::{Axes, Panel, Series, Table, line_chart, save};
 use crate::cli::{SceneSource, SweepArgs, threads};
@@ -31,10 +32,13 @@ pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
                 file.display()
             );
         }
-        scenes.push(args.scene.load(&SceneSource {
-            scene: Some(file.clone()),
-            mesh: None,
-        })?);
+        scenes.push(args.scene.load(
+            &SceneSource {
+                scene: Some(file.clone()),
+                mesh: None,
+            },
+            quiet,
+        )?);
     }
 
     // Every round renders every combination once: drift in the machine's speed then touches
@@ -130,14 +134,18 @@ pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
             summary.row(row);
         }
         panels.push(Panel {
-            title: format!("{} ({} threads)", scene.name, workers),
+            title: format!(
+                "{} ({})",
+                scene.name,
+                counted(workers.get() as u64, "thread")
+            ),
             series,
         });
     }
     say!(
         quiet,
-        "Best of {} rounds, µs per pixel; * marks the fastest balancer at each tile edge, and the\npercentage is each balancer's distance from it.",
-        args.repeat
+        "Best of {}, µs per pixel; * marks the fastest balancer at each tile edge, and the\npercentage is each balancer's distance from it.",
+        counted(args.repeat.get() as u64, "round")
     );
     say!(quiet, "{}", summary.render().trim_end());
     let paired = paired_table(&scenes, &args.tiles, &names, &rounds);

@@ -60,7 +60,7 @@ impl<C: TraversalCounters + Default + Send + Sync> TaskRunner<Tile> for CameraRa
 /// Camera rays only: the traversal's throughput. The first pass counts box and triangle
 /// tests; the timed passes count nothing.
 pub(crate) fn run(args: &TraceArgs, quiet: bool) -> Result<ExitCode> {
-    let scene = args.scene.load(&args.source)?;
+    let scene = args.scene.load(&args.source, quiet)?;
     let workers = threads(Some(args.threads));
     let balancer = BalancerKind::static_tiles(Assignment::Interleaved);
     let tasks = tiles(

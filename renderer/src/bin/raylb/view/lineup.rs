@@ -8,6 +8,7 @@ use balancers::{Balancer, BalancerKind};
 use renderer::gpu::{Gpu, GpuBalancer, GpuOptions};
 use renderer::live::FrameJob;
 use renderer::render::RenderOptions;
+use renderer::stats::counted;
 
 /// One balancer on one device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -125,7 +126,12 @@ impl Lineup {
     /// The settings in a few words: balancer, threads (on the CPU) and tile edge.
     pub(crate) fn describe(&self) -> String {
         match self.engine() {
-            Engine::Cpu(b) => format!("{} ×{} threads, tile {}", b.name(), self.threads, self.tile),
+            Engine::Cpu(b) => format!(
+                "{} ×{}, tile {}",
+                b.name(),
+                counted(self.threads.get() as u64, "thread"),
+                self.tile
+            ),
             Engine::Gpu(b) => format!("GPU {}, tile {}", b.name(), self.tile),
         }
     }

@@ -20,13 +20,15 @@ use anyhow::{Context, Result, anyhow, bail};
 use minifb::{Key, KeyRepeat, MouseButton, MouseMode, Window, WindowOptions};
 use renderer::gpu::{Gpu, GpuError};
 use renderer::live::LiveFrame;
-use renderer::output::{check_writable, io_reason, write_png};
+use renderer::output::{io_reason, write_png};
 use renderer::preview::{Layer, Pixels, Preview};
 use renderer::render::Frame;
 use renderer::scene::{Scene, Viewpoint};
+use renderer::stats::counted;
 use renderer::watch::FrameWatch;
 
 use crate::cli::{DeviceName, ViewArgs};
+use crate::outputs::Outputs;
 use crate::render::open_gpu;
 use crate::terminal::StdoutError;
 use fly::Fly;
@@ -46,9 +48,10 @@ keys: arrows walk (up/down: forward/back, left/right: sideways), PgUp/PgDn rise/
       H these keys, Esc or Q quit";
 
 pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
-    if let Some(path) = &args.screenshot {
-        check_writable(path).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
-    }
+    let mut outputs = Outputs::new();
+    outputs.add("--screenshot", args.screenshot.as_deref());
+    outputs.check_writable()?;
+    outputs.check_inputs(&args.source.paths())?;
     let first = match args.run.device {
         DeviceName::Cpu => Engine::Cpu(args.run.balancer()?),
         DeviceName::Gpu => Engine::Gpu(args.run.gpu_balancer()?),
@@ -58,7 +61,8 @@ pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
         DeviceName::Gpu => Some(Arc::new(open_gpu()?)),
         DeviceName::Cpu => find_gpu(args.quiet),
     };
-    let scene = args.scene.load(&args.source)?;
+    let scene = args.scene.load(&args.source, args.quiet)?;
+    outputs.check_inputs(&scene.inputs)?;
     let lineup = Lineup::new(first, args.run.threads(), args.run.tile, gpu);
     let mut viewer = Viewer::new(scene, lineup, args.layer.into(), args.quiet);
     let mut window = Window::new(
@@ -291,8 +295,9 @@ impl Viewer {
         loop {
             if !window.is_open() {
                 bail!(
-                    "the window was closed after {} of {frames} frames",
-                    self.frames
+                    "the window was closed after {} of {}",
+                    self.frames,
+                    counted(frames.get() as u64, "frame")
                 );
             }
             if self.collect()? {
