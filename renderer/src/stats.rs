@@ -5,6 +5,7 @@ use std::fmt::{self, Write as _};
 
 use serde::Serialize;
 
+use crate::bvh::BvhStats;
 use crate::integrator::RayCounts;
 use crate::render::Frame;
 use crate::scene::Scene;
@@ -161,32 +162,45 @@ pub struct WorkMapReport {
     pub max_rays_per_pixel: u32,
 }
 
+impl SceneReport {
+    /// The figures of `scene`.
+    pub fn new(scene: &Scene) -> Self {
+        let s = &scene.stats;
+        Self {
+            name: scene.name.clone(),
+            width: scene.width,
+            height: scene.height,
+            triangles: s.triangles,
+            dropped_triangles: s.dropped_triangles,
+            objects: s.objects,
+            lights: scene.lights.len(),
+            materials: scene.materials.len(),
+            max_depth: scene.settings.max_depth,
+            load_seconds: s.load_time.as_secs_f64(),
+        }
+    }
+}
+
+impl From<&BvhStats> for BvhReport {
+    fn from(b: &BvhStats) -> Self {
+        Self {
+            nodes: b.nodes,
+            leaves: b.leaves,
+            depth: b.depth,
+            max_leaf_triangles: b.max_leaf_triangles,
+            bytes: b.bytes,
+            build_seconds: b.build_time.as_secs_f64(),
+        }
+    }
+}
+
 impl RenderReport {
     /// The report of `frame`, rendered from `scene` in tiles of edge `tile`.
     pub fn new(scene: &Scene, tile: u32, frame: &Frame) -> Self {
-        let s = &scene.stats;
         let t = &frame.telemetry;
         Self {
-            scene: SceneReport {
-                name: scene.name.clone(),
-                width: scene.width,
-                height: scene.height,
-                triangles: s.triangles,
-                dropped_triangles: s.dropped_triangles,
-                objects: s.objects,
-                lights: scene.lights.len(),
-                materials: scene.materials.len(),
-                max_depth: scene.settings.max_depth,
-                load_seconds: s.load_time.as_secs_f64(),
-            },
-            bvh: BvhReport {
-                nodes: s.bvh.nodes,
-                leaves: s.bvh.leaves,
-                depth: s.bvh.depth,
-                max_leaf_triangles: s.bvh.max_leaf_triangles,
-                bytes: s.bvh.bytes,
-                build_seconds: s.bvh.build_time.as_secs_f64(),
-            },
+            scene: SceneReport::new(scene),
+            bvh: (&scene.stats.bvh).into(),
             render: RunReport {
                 balancer: t.balancer.clone(),
                 device: frame
@@ -275,32 +289,45 @@ fn bytes(n: usize) -> String {
     }
 }
 
-impl fmt::Display for RenderReport {
-    /// The terminal summary.
+impl fmt::Display for SceneReport {
+    /// The summary's `scene` line.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (s, b, r) = (&self.scene, &self.bvh, &self.render);
-        writeln!(
+        write!(
             f,
             "scene   {}: {}×{}, {} ({} zero-area dropped), {}, {}, max depth {}, loaded in {:.1} ms",
-            s.name,
-            s.width,
-            s.height,
-            counted(s.triangles as u64, "triangle"),
-            grouped(s.dropped_triangles as u64),
-            counted(s.objects as u64, "object"),
-            counted(s.lights as u64, "light"),
-            s.max_depth,
-            s.load_seconds * 1e3
-        )?;
-        writeln!(
+            self.name,
+            self.width,
+            self.height,
+            counted(self.triangles as u64, "triangle"),
+            grouped(self.dropped_triangles as u64),
+            counted(self.objects as u64, "object"),
+            counted(self.lights as u64, "light"),
+            self.max_depth,
+            self.load_seconds * 1e3
+        )
+    }
+}
+
+impl fmt::Display for BvhReport {
+    /// The summary's `bvh` line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
             f,
             "bvh     {}, {}, depth {}, {}, built in {:.1} ms",
-            counted(b.nodes as u64, "node"),
-            counted(b.leaves as u64, "leaf"),
-            b.depth,
-            bytes(b.bytes),
-            b.build_seconds * 1e3
-        )?;
+            counted(self.nodes as u64, "node"),
+            counted(self.leaves as u64, "leaf"),
+            self.depth,
+            bytes(self.bytes),
+            self.build_seconds * 1e3
+        )
+    }
+}
+
+impl fmt::Display for RenderReport {
+    /// The terminal summary of the run: what follows the `scene` and `bvh` lines, which are
+    /// printed as loading goes (see [`SceneReport`] and [`BvhReport`]).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = &self.render;
         let workers = if r.device == "cpu" {
             counted(r.threads as u64, "thread")
         } else {

@@ -423,3 +423,30 @@ fn counts_of_one_are_singular() {
         "{text}"
     );
 }
+
+#[test]
+fn the_scene_and_bvh_lines_come_before_the_render_ends() {
+    use std::io::{BufRead, BufReader};
+    // treasure at 1024² on one thread renders for many seconds: long after it has loaded.
+    let mut child = raylb()
+        .args(["render", scene_path("treasure").to_str().unwrap()])
+        .args(["--threads", "1"])
+        .arg("-o")
+        .arg(std::env::temp_dir().join(format!("raylb-early-{}.png", std::process::id())))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let scene = lines.next().unwrap().unwrap();
+    let bvh = lines.next().unwrap().unwrap();
+    let still_rendering = child.try_wait().unwrap().is_none();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(scene.starts_with("scene   treasure: 1024×1024"), "{scene}");
+    assert!(bvh.starts_with("bvh     "), "{bvh}");
+    assert!(
+        still_rendering,
+        "the lines came only when the render had ended"
+    );
+}

@@ -22,6 +22,7 @@ use crate::bvh::{BvhSettings, BvhStats, OctreeBvh};
 use crate::geometry::{Aabb, Triangle};
 use crate::input::MAX_SCENE_BYTES;
 use crate::math::{Vec3, dot, normalize};
+use crate::stats::{BvhReport, SceneReport};
 
 pub use camera::{Camera, Viewpoint};
 pub use error::SceneError;
@@ -126,6 +127,19 @@ pub struct Scene {
     pub warnings: Vec<String>,
 }
 
+/// Hears how the loading of a scene goes, stage by stage: what a display of its progress
+/// needs. Loading takes long only for large scenes (reading and generating the geometry,
+/// then building the BVH), and each stage can be reported as it ends.
+pub trait LoadObserver {
+    /// The geometry has been read and generated: the scene's figures but the BVH's.
+    fn geometry_read(&mut self, _scene: &SceneReport) {}
+    /// The BVH is built.
+    fn bvh_built(&mut self, _bvh: &BvhReport) {}
+}
+
+/// Nobody listens.
+impl LoadObserver for () {}
+
 /// What loading a scene read besides its geometry: the files, and the warnings.
 #[derive(Debug, Default)]
 pub(crate) struct Reads {
@@ -156,6 +170,15 @@ impl Reads {
 impl Scene {
     /// Loads a scene file.
     pub fn load(path: &Path, overrides: SceneOverrides) -> Result<Self, SceneError> {
+        Self::load_observed(path, overrides, &mut ())
+    }
+
+    /// Loads a scene file, telling `observer` as each stage ends.
+    pub fn load_observed(
+        path: &Path,
+        overrides: SceneOverrides,
+        observer: &mut dyn LoadObserver,
+    ) -> Result<Self, SceneError> {
         let start = Instant::now();
         let source = obj::read_text(path, MAX_SCENE_BYTES)?;
         let mut reads = Reads::default();
@@ -331,6 +354,7 @@ impl Scene {
             .map_or("scene".into(), |s| s.to_string_lossy().into_owned());
         geometry.finish(ScenePieces {
             path,
+            observer,
             name,
             reads,
             camera,
@@ -351,6 +375,15 @@ impl Scene {
     /// `d = 1.1 · max(extent_x, extent_y) / (2 · tan(22.5°)) + extent_z / 2` in front of the
     /// centre; one white point light at the eye; no reflection or refraction.
     pub fn from_mesh(path: &Path, overrides: SceneOverrides) -> Result<Self, SceneError> {
+        Self::from_mesh_observed(path, overrides, &mut ())
+    }
+
+    /// [`from_mesh`](Self::from_mesh), telling `observer` as each stage ends.
+    pub fn from_mesh_observed(
+        path: &Path,
+        overrides: SceneOverrides,
+        observer: &mut dyn LoadObserver,
+    ) -> Result<Self, SceneError> {
         let start = Instant::now();
         let mut materials = vec![Material::default()];
         let mut geometry = GeometryBuilder::default();
@@ -393,6 +426,7 @@ impl Scene {
             .map_or("mesh".into(), |s| s.to_string_lossy().into_owned());
         geometry.finish(ScenePieces {
             path,
+            observer,
             name,
             reads,
             camera,
@@ -546,6 +580,7 @@ fn object_meshes(
 /// Everything of a scene but its geometry, handed to [`GeometryBuilder::finish`].
 struct ScenePieces<'a> {
     path: &'a Path,
+    observer: &'a mut dyn LoadObserver,
     name: String,
     reads: Reads,
     camera: Camera,
@@ -634,7 +669,20 @@ impl GeometryBuilder {
             ));
         }
         let load_time = p.start.elapsed();
+        p.observer.geometry_read(&SceneReport {
+            name: p.name.clone(),
+            width: p.width,
+            height: p.height,
+            triangles: self.triangles.len(),
+            dropped_triangles: self.dropped,
+            objects: p.objects,
+            lights: p.lights.len(),
+            materials: p.materials.len(),
+            max_depth: p.settings.max_depth,
+            load_seconds: load_time.as_secs_f64(),
+        });
         let bvh = OctreeBvh::build(&self.triangles, p.bvh);
+        p.observer.bvh_built(&bvh.stats().into());
         let shading = bvh
             .original_indices()
             .iter()

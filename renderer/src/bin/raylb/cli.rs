@@ -11,7 +11,9 @@ use balancers::{
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use renderer::gpu::GpuBalancer;
 use renderer::preview::Layer;
-use renderer::scene::{Scene, SceneOverrides};
+use renderer::scene::{LoadObserver, Scene, SceneOverrides};
+
+use crate::progress::LoadProgress;
 
 /// A Whitted ray tracer whose secondary rays are tasks, driven by interchangeable load
 /// balancers; every balancer writes the same bytes for the same scene.
@@ -182,6 +184,25 @@ impl SceneSource {
 impl SceneArgs {
     /// Loads the scene; its warnings go to standard error unless `quiet`.
     pub(crate) fn load(&self, source: &SceneSource, quiet: bool) -> Result<Scene> {
+        self.load_observed(source, quiet, &mut ())
+    }
+
+    /// Loads the scene, printing its `scene` and `bvh` lines as each stage ends (with a
+    /// spinner on a terminal), unless `quiet`.
+    pub(crate) fn load_reporting(&self, source: &SceneSource, quiet: bool) -> Result<Scene> {
+        let what = source.paths()[0].display().to_string();
+        let mut progress = LoadProgress::start(&what, quiet);
+        let scene = self.load_observed(source, quiet, &mut progress);
+        progress.finish()?;
+        scene
+    }
+
+    fn load_observed(
+        &self,
+        source: &SceneSource,
+        quiet: bool,
+        observer: &mut dyn LoadObserver,
+    ) -> Result<Scene> {
         let overrides = SceneOverrides {
             width: self.width,
             height: self.height,
@@ -189,8 +210,8 @@ impl SceneArgs {
             bvh_max_depth: self.bvh_depth,
         };
         let scene = match (&source.scene, &source.mesh) {
-            (Some(path), None) => Scene::load(path, overrides)?,
-            (None, Some(path)) => Scene::from_mesh(path, overrides)?,
+            (Some(path), None) => Scene::load_observed(path, overrides, observer)?,
+            (None, Some(path)) => Scene::from_mesh_observed(path, overrides, observer)?,
             _ => bail!("give a scene file or --mesh FILE.obj"),
         };
         if !quiet {

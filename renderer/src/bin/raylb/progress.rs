@@ -5,6 +5,10 @@ use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use renderer::scene::LoadObserver;
+use renderer::stats::{BvhReport, SceneReport, counted};
+
+use crate::terminal::{StdoutError, write_stdout};
 
 /// Work shorter than this shows no bar.
 const SHOW_AFTER: Duration = Duration::from_secs(1);
@@ -73,5 +77,72 @@ impl Progress {
     /// Removes the bar.
     pub(crate) fn finish(self) {
         self.bar.finish_and_clear();
+    }
+}
+
+/// Loading a scene, for `raylb render`: the `scene` and `bvh` lines printed as each stage
+/// ends, and on a terminal a spinner while a stage runs (a scene of millions of triangles
+/// takes seconds to read and to build).
+#[derive(Debug)]
+pub(crate) struct LoadProgress {
+    spinner: Option<ProgressBar>,
+    quiet: bool,
+    /// The first failure to print, handed back by [`finish`](Self::finish).
+    failed: Option<StdoutError>,
+}
+
+impl LoadProgress {
+    /// Progress of loading `what` (a path, for the spinner).
+    pub(crate) fn start(what: &str, quiet: bool) -> Self {
+        let spinner = Progress::can_show(quiet).then(|| {
+            let spinner = ProgressBar::new_spinner();
+            spinner.set_message(format!("loading {what}"));
+            spinner.enable_steady_tick(Duration::from_millis(100));
+            spinner
+        });
+        Self {
+            spinner,
+            quiet,
+            failed: None,
+        }
+    }
+
+    fn line(&mut self, line: &dyn std::fmt::Display) {
+        if self.quiet || self.failed.is_some() {
+            return;
+        }
+        let print = || write_stdout(format_args!("{line}\n"));
+        let result = match &self.spinner {
+            Some(spinner) => spinner.suspend(print),
+            None => print(),
+        };
+        self.failed = result.err();
+    }
+
+    /// Removes the spinner; fails if a line could not be printed.
+    pub(crate) fn finish(self) -> Result<(), StdoutError> {
+        if let Some(spinner) = &self.spinner {
+            spinner.finish_and_clear();
+        }
+        self.failed.map_or(Ok(()), Err)
+    }
+}
+
+impl LoadObserver for LoadProgress {
+    fn geometry_read(&mut self, scene: &SceneReport) {
+        self.line(scene);
+        if let Some(spinner) = &self.spinner {
+            spinner.set_message(format!(
+                "building the BVH over {}",
+                counted(scene.triangles as u64, "triangle")
+            ));
+        }
+    }
+
+    fn bvh_built(&mut self, bvh: &BvhReport) {
+        self.line(bvh);
+        if let Some(spinner) = &self.spinner {
+            spinner.finish_and_clear();
+        }
     }
 }

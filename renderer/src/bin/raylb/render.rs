@@ -52,7 +52,7 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
         }
     };
     let quiet = args.quiet || args.json;
-    let scene = Arc::new(args.scene.load(&args.source, quiet)?);
+    let scene = Arc::new(args.scene.load_reporting(&args.source, quiet)?);
     let output = args
         .output
         .clone()
