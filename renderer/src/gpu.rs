@@ -61,8 +61,10 @@ pub fn scene_data<'a>(scene: &'a Scene, nodes: &'a [FlatNode]) -> SceneData<'a> 
 /// Renders `scene` on `gpu`.
 ///
 /// # Errors
-/// When a CUDA call fails or a task queue on the device overflows.
+/// When a CUDA call fails or a task queue on the device overflows, and for a scene of more
+/// than one sample per pixel: the kernels trace the pixel's centre alone.
 pub fn render_gpu(gpu: &Gpu, scene: &Scene, options: &GpuOptions) -> Result<Frame, GpuError> {
+    check_gpu_scene(scene)?;
     let nodes = all_node_orders(scene);
     let request = FrameRequest {
         balancer: options.balancer,
@@ -73,6 +75,21 @@ pub fn render_gpu(gpu: &Gpu, scene: &Scene, options: &GpuOptions) -> Result<Fram
     };
     let frame = gpu.render(&scene_data(scene, &nodes), &request)?;
     Ok(frame_of(gpu, scene, options, frame))
+}
+
+/// Refuses a scene the GPU kernels cannot render as the CPU does: today, one of more than one
+/// sample per pixel. Called before any work, so that a user hears of it at once.
+///
+/// # Errors
+/// When the scene has more than one sample per pixel.
+pub fn check_gpu_scene(scene: &Scene) -> Result<(), GpuError> {
+    let samples = scene.samples.count();
+    if samples > 1 {
+        return Err(GpuError::Request(format!(
+            "{samples} samples per pixel: the GPU kernels trace one camera ray per pixel; render this scene with --device cpu, or with --spp 1"
+        )));
+    }
+    Ok(())
 }
 
 fn frame_of(gpu: &Gpu, scene: &Scene, options: &GpuOptions, frame: GpuFrame) -> Frame {

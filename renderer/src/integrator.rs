@@ -176,7 +176,10 @@ impl<'a> Whitted<'a> {
         Self { scene, film, watch }
     }
 
-    /// Traces one ray: adds its contribution to the film and spawns its children.
+    /// Traces one ray: adds its contribution to the film and spawns its children. A ray's
+    /// weight is its path's alone (a camera ray's is 1, so that the weight cutoff means the
+    /// same at any number of samples); what it adds to the film is that times the sample
+    /// weight, `1 / samples`.
     fn trace<S: Spawn<RenderTask>>(&self, task: RayTask, counts: &mut RayCounts, spawn: &mut S) {
         match task.kind {
             RayKind::Camera => counts.camera += 1,
@@ -186,10 +189,13 @@ impl<'a> Whitted<'a> {
         let scene = self.scene;
         let bvh = &scene.bvh;
         let ray = Ray::new(task.origin, task.dir);
+        let sample_weight = scene.samples.weight();
         let Some(hit) = bvh.closest_hit(&ray) else {
             self.film.count_rays(task.pixel, 1);
-            self.film
-                .add(task.pixel, task.weight * scene.settings.background);
+            self.film.add(
+                task.pixel,
+                task.weight * scene.settings.background * sample_weight,
+            );
             return;
         };
         let k = hit.index as usize;
@@ -259,7 +265,8 @@ impl<'a> Whitted<'a> {
         }
         counts.shadow += u64::from(shadow_rays);
         self.film.count_rays(task.pixel, 1 + shadow_rays);
-        self.film.add(task.pixel, task.weight * color);
+        self.film
+            .add(task.pixel, task.weight * color * sample_weight);
 
         if u32::from(task.depth) >= scene.settings.max_depth {
             return;
@@ -352,17 +359,20 @@ impl TaskRunner<RenderTask> for Whitted<'_> {
                         return;
                     }
                     for x in tile.x0..tile.x1 {
-                        let ray = self.scene.camera.primary_ray(x, y, w, h);
-                        let task = RayTask {
-                            origin: ray.origin,
-                            dir: ray.dir,
-                            weight: Vec3::ONE,
-                            pixel: y * w + x,
-                            depth: 0,
-                            kind: RayKind::Camera,
-                        };
-                        self.trace(task, counts, spawn);
-                        self.watch.stamp(task.pixel, local.worker);
+                        let pixel = y * w + x;
+                        for &offset in self.scene.samples.offsets() {
+                            let ray = self.scene.camera.sample_ray(x, y, offset, w, h);
+                            let task = RayTask {
+                                origin: ray.origin,
+                                dir: ray.dir,
+                                weight: Vec3::ONE,
+                                pixel,
+                                depth: 0,
+                                kind: RayKind::Camera,
+                            };
+                            self.trace(task, counts, spawn);
+                        }
+                        self.watch.stamp(pixel, local.worker);
                     }
                 }
                 self.watch.count_done(u64::from(tile.pixels()));

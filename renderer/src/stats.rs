@@ -34,6 +34,8 @@ pub struct SceneReport {
     pub width: u32,
     /// Image height.
     pub height: u32,
+    /// Camera rays per pixel.
+    pub samples: u32,
     /// Triangles rendered.
     pub triangles: usize,
     /// Zero-area triangles dropped on loading.
@@ -170,6 +172,7 @@ impl SceneReport {
             name: scene.name.clone(),
             width: scene.width,
             height: scene.height,
+            samples: scene.samples.count(),
             triangles: s.triangles,
             dropped_triangles: s.dropped_triangles,
             objects: s.objects,
@@ -294,10 +297,15 @@ impl fmt::Display for SceneReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "scene   {}: {}×{}, {} ({} zero-area dropped), {}, {}, max depth {}, loaded in {:.1} ms",
+            "scene   {}: {}×{}{}, {} ({} zero-area dropped), {}, {}, max depth {}, loaded in {:.1} ms",
             self.name,
             self.width,
             self.height,
+            if self.samples > 1 {
+                format!(" × {} samples", self.samples)
+            } else {
+                String::new()
+            },
             counted(self.triangles as u64, "triangle"),
             grouped(self.dropped_triangles as u64),
             counted(self.objects as u64, "object"),

@@ -19,72 +19,125 @@ fn scenes() -> Vec<PathBuf> {
     out
 }
 
-#[test]
-fn every_balancer_thread_count_and_tile_size_writes_the_same_bytes() {
-    let scenes = scenes();
-    let names: Vec<String> = scenes
-        .iter()
-        .map(|p| p.file_stem().unwrap().to_string_lossy().into())
-        .collect();
-    for required in ["cornell", "quick", "treasure", "treasure-calm"] {
-        assert!(
-            names.iter().any(|n| n == required),
-            "scenes/{required}.toml is missing"
-        );
-    }
-    for path in &scenes {
-        let overrides = SceneOverrides {
-            width: Some(72),
-            height: Some(56),
-            ..Default::default()
-        };
-        let scene = Scene::load(path, overrides).unwrap_or_else(|e| panic!("{e}"));
-        let mut reference: Option<(Vec<[u64; 3]>, Vec<u8>, String)> = None;
-        let mut secondary = 0;
-        for balancer in BalancerKind::every_variant() {
-            for threads in [1, 2, 3, 8, 32] {
-                for tile in [8, 32, 64, 128, 512].map(|t| NonZeroU32::new(t).unwrap()) {
-                    let options = RenderOptions {
-                        balancer,
-                        threads: NonZeroUsize::new(threads).unwrap(),
-                        tile,
-                        work_map: false,
-                    };
-                    let frame = render(&scene, &options).expect("workers start");
-                    let rays = frame.total_rays();
-                    secondary = rays.reflection + rays.refraction;
-                    let sums = frame.film.sums();
-                    let bytes = frame.film.resolve();
-                    let label =
-                        format!("{} {balancer:?} threads={threads} tile={tile}", scene.name);
-                    match &reference {
-                        None => reference = Some((sums, bytes, label)),
-                        Some((want_sums, want_bytes, first)) => {
-                            assert!(
-                                *want_sums == sums,
-                                "{label}: fixed-point sums differ from {first}"
-                            );
-                            assert!(*want_bytes == bytes, "{label}: bytes differ from {first}");
-                        }
+/// Renders shipped scene `name` at 72×56 with `samples` camera rays per pixel with every
+/// balancer variant, thread count and tile edge, and checks that all give the same sums and
+/// bytes; returns those bytes.
+fn same_bytes_everywhere(name: &str, samples: u32) -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenes")
+        .join(format!("{name}.toml"));
+    let overrides = SceneOverrides {
+        width: Some(72),
+        height: Some(56),
+        samples: Some(samples),
+        ..Default::default()
+    };
+    let scene = Scene::load(&path, overrides).unwrap_or_else(|e| panic!("{e}"));
+    let mut reference: Option<(Vec<[u64; 3]>, Vec<u8>, String)> = None;
+    let mut secondary = 0;
+    for balancer in BalancerKind::every_variant() {
+        for threads in [1, 2, 3, 8, 32] {
+            for tile in [8, 32, 64, 128, 512].map(|t| NonZeroU32::new(t).unwrap()) {
+                let options = RenderOptions {
+                    balancer,
+                    threads: NonZeroUsize::new(threads).unwrap(),
+                    tile,
+                    work_map: false,
+                };
+                let frame = render(&scene, &options).expect("workers start");
+                let rays = frame.total_rays();
+                assert_eq!(rays.camera, 72 * 56 * u64::from(samples));
+                secondary = rays.reflection + rays.refraction;
+                let sums = frame.film.sums();
+                let bytes = frame.film.resolve();
+                let label = format!("{name} {balancer:?} threads={threads} tile={tile}");
+                match &reference {
+                    None => reference = Some((sums, bytes, label)),
+                    Some((want_sums, want_bytes, first)) => {
+                        assert!(
+                            *want_sums == sums,
+                            "{label}: fixed-point sums differ from {first}"
+                        );
+                        assert!(*want_bytes == bytes, "{label}: bytes differ from {first}");
                     }
                 }
             }
         }
-        // A scene whose pixels are all alike would prove nothing.
-        let (_, bytes, _) = reference.expect("at least one render");
-        let distinct: std::collections::HashSet<&[u8]> = bytes.chunks(3).collect();
-        assert!(
-            distinct.len() > 20,
-            "{}: only {} distinct colours",
-            scene.name,
-            distinct.len()
-        );
-        if scene.name != "treasure-calm" {
-            assert!(
-                secondary > 0,
-                "{}: no secondary rays at this size",
-                scene.name
-            );
-        }
     }
+    // A scene whose pixels are all alike would prove nothing.
+    let (_, bytes, _) = reference.expect("at least one render");
+    let distinct: std::collections::HashSet<&[u8]> = bytes.chunks(3).collect();
+    assert!(
+        distinct.len() > 20,
+        "{name}: only {} distinct colours",
+        distinct.len()
+    );
+    if name != "treasure-calm" {
+        assert!(secondary > 0, "{name}: no secondary rays at this size");
+    }
+    bytes
+}
+
+/// One test per shipped scene, so that a failure names its scene.
+macro_rules! same_bytes {
+    ($($test:ident: $scene:literal),* $(,)?) => {
+        $(
+            #[test]
+            fn $test() {
+                same_bytes_everywhere($scene, 1);
+            }
+        )*
+
+        #[test]
+        fn every_shipped_scene_is_covered() {
+            let mut names: Vec<String> = scenes()
+                .iter()
+                .map(|p| p.file_stem().unwrap().to_string_lossy().into())
+                .collect();
+            names.sort();
+            let mut covered = [$($scene),*];
+            covered.sort();
+            assert_eq!(names, covered, "scenes/ and the tests above must list the same scenes");
+        }
+    };
+}
+
+same_bytes! {
+    cornell: "cornell",
+    quick: "quick",
+    treasure: "treasure",
+    treasure_calm: "treasure-calm",
+}
+
+#[test]
+fn several_samples_per_pixel_write_the_same_bytes_everywhere_too() {
+    let three = same_bytes_everywhere("quick", 3);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenes/quick.toml");
+    let overrides = SceneOverrides {
+        width: Some(72),
+        height: Some(56),
+        ..Default::default()
+    };
+    let scene = Scene::load(&path, overrides).unwrap_or_else(|e| panic!("{e}"));
+    let options = RenderOptions {
+        balancer: BalancerKind::counter(NonZeroUsize::MIN),
+        threads: NonZeroUsize::MIN,
+        tile: NonZeroU32::new(8).unwrap(),
+        work_map: false,
+    };
+    let one = render(&scene, &options)
+        .expect("workers start")
+        .film
+        .resolve();
+    // Anti-aliasing changes the pixels along edges, and only a minority of them.
+    let changed = one
+        .chunks(3)
+        .zip(three.chunks(3))
+        .filter(|(a, b)| a != b)
+        .count();
+    let pixels = one.len() / 3;
+    assert!(
+        changed > pixels / 50 && changed < pixels / 2,
+        "{changed} of {pixels} pixels changed"
+    );
 }

@@ -50,12 +50,78 @@ impl Camera {
     /// ```
     #[inline]
     pub fn primary_ray(&self, x: u32, y: u32, width: u32, height: u32) -> Ray {
+        self.sample_ray(x, y, [0.5, 0.5], width, height)
+    }
+
+    /// The camera ray through the point `offset` (each coordinate in `[0, 1)`, from the
+    /// pixel's top left corner) of pixel `(x, y)`; `[0.5, 0.5]` is the pixel's centre.
+    #[inline]
+    pub fn sample_ray(&self, x: u32, y: u32, offset: [f32; 2], width: u32, height: u32) -> Ray {
         let (w, h) = (width as f32, height as f32);
         let aspect = w / h;
-        let sx = (2.0 * (x as f32 + 0.5) / w - 1.0) * self.tan_half_fov * aspect;
-        let sy = (1.0 - 2.0 * (y as f32 + 0.5) / h) * self.tan_half_fov;
+        let sx = (2.0 * (x as f32 + offset[0]) / w - 1.0) * self.tan_half_fov * aspect;
+        let sy = (1.0 - 2.0 * (y as f32 + offset[1]) / h) * self.tan_half_fov;
         let dir = normalize(self.forward + scale(self.right, sx) + scale(self.up, sy));
         Ray::new(self.origin, dir)
+    }
+}
+
+/// The camera rays of a pixel: a fixed stratified pattern of `n` points, the same for every
+/// pixel, each point's ray traced as its own camera ray and its contribution weighted by
+/// `1 / n` in the film.
+///
+/// The pattern is Hammersley's: point `i` is at `((i + ½) / n, φ(i) + ½ / 2^k)`, where `φ` is
+/// the base-2 radical inverse and `2^k` the smallest power of two of at least `n`. Every
+/// column `1/n` wide holds one point, and for `n` a power of two every dyadic box of area
+/// `1/n` does. One sample is the pixel's centre, so a frame of one sample per pixel is the
+/// frame of a renderer without anti-aliasing, byte for byte. The offsets are computed once,
+/// here, and handed to every device as values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PixelSamples {
+    offsets: Vec<[f32; 2]>,
+    weight: f32,
+}
+
+impl PixelSamples {
+    /// `n` samples per pixel (at least 1).
+    ///
+    /// # Panics
+    /// When `n` is 0.
+    pub fn new(n: u32) -> Self {
+        assert!(n > 0, "at least one sample per pixel");
+        let k = n.next_power_of_two().trailing_zeros();
+        let offsets = (0..n)
+            .map(|i| {
+                let x = (i as f32 + 0.5) / n as f32;
+                // The radical inverse of i in k bits, and half a step: exact in f32.
+                let reversed = if k == 0 {
+                    0
+                } else {
+                    i.reverse_bits() >> (32 - k)
+                };
+                let y = (reversed as f32 + 0.5) / (1u64 << k) as f32;
+                [x, y]
+            })
+            .collect();
+        Self {
+            offsets,
+            weight: 1.0 / n as f32,
+        }
+    }
+
+    /// Where in the pixel each sample's ray passes, from its top left corner.
+    pub fn offsets(&self) -> &[[f32; 2]] {
+        &self.offsets
+    }
+
+    /// What one sample's contribution counts for: `1 / n`.
+    pub fn weight(&self) -> f32 {
+        self.weight
+    }
+
+    /// Samples per pixel.
+    pub fn count(&self) -> u32 {
+        self.offsets.len() as u32
     }
 }
 
@@ -128,6 +194,47 @@ mod tests {
             v.camera(),
             Camera::new(v.position, v.direction, v.up, v.fov)
         );
+    }
+
+    #[test]
+    fn one_sample_is_the_pixel_centre_and_more_are_stratified() {
+        let one = PixelSamples::new(1);
+        assert_eq!(one.offsets(), &[[0.5, 0.5]]);
+        assert_eq!(one.weight(), 1.0);
+        let four = PixelSamples::new(4);
+        assert_eq!(
+            four.offsets(),
+            &[
+                [0.125, 0.125],
+                [0.375, 0.625],
+                [0.625, 0.375],
+                [0.875, 0.875]
+            ]
+        );
+        for n in [2, 3, 5, 16, 100, 1024] {
+            let samples = PixelSamples::new(n);
+            assert_eq!(samples.count(), n);
+            let mut columns = vec![0; n as usize];
+            let mut rows = vec![0; n.next_power_of_two() as usize];
+            for &[x, y] in samples.offsets() {
+                assert!((0.0..1.0).contains(&x) && (0.0..1.0).contains(&y));
+                columns[(x * n as f32) as usize] += 1;
+                rows[(y * rows.len() as f32) as usize] += 1;
+            }
+            assert!(columns.iter().all(|&c| c == 1), "n = {n}: one per column");
+            assert!(rows.iter().all(|&r| r <= 1), "n = {n}: at most one per row");
+        }
+    }
+
+    #[test]
+    fn the_centre_sample_is_the_primary_ray() {
+        let camera = Camera::new(Vec3::ZERO, -Vec3::Z, Vec3::Y, 50.0).unwrap();
+        for (x, y) in [(0, 0), (7, 3), (99, 63)] {
+            assert_eq!(
+                camera.sample_ray(x, y, [0.5, 0.5], 100, 64),
+                camera.primary_ray(x, y, 100, 64)
+            );
+        }
     }
 
     #[test]

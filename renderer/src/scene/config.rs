@@ -36,6 +36,8 @@ pub(crate) struct SceneConfig {
 pub(crate) struct ImageConfig {
     pub(crate) width: ImageSide,
     pub(crate) height: ImageSide,
+    /// Camera rays per pixel, 1 to 1024 ([`super::MAX_SAMPLES`]); default 1.
+    pub(crate) samples: Option<Bounded<1, { super::MAX_SAMPLES }>>,
 }
 
 /// `[camera]`: a pinhole camera.

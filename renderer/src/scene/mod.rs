@@ -24,7 +24,7 @@ use crate::input::MAX_SCENE_BYTES;
 use crate::math::{Vec3, dot, normalize};
 use crate::stats::{BvhReport, SceneReport};
 
-pub use camera::{Camera, Viewpoint};
+pub use camera::{Camera, PixelSamples, Viewpoint};
 pub use error::SceneError;
 pub use light::Light;
 pub use material::Material;
@@ -92,7 +92,14 @@ pub struct SceneOverrides {
     pub leaf_size: Option<u32>,
     /// BVH maximum depth (1 to 64).
     pub bvh_max_depth: Option<u32>,
+    /// Camera rays per pixel (1 to [`MAX_SAMPLES`]).
+    pub samples: Option<u32>,
 }
+
+/// The most camera rays a pixel may have. With the weight cutoff's bound of 10,000 rays per
+/// camera ray, a pixel then takes at most about 2^23.3 contributions, within the 2^24 its
+/// fixed-point sums have room for (see [`crate::film::MAX_CONTRIBUTION`]).
+pub const MAX_SAMPLES: u32 = 1024;
 
 /// A scene ready to render: camera, image size, settings, lights, materials, and the
 /// triangles in a BVH with their shading data in the same (leaf) order.
@@ -108,6 +115,8 @@ pub struct Scene {
     pub width: u32,
     /// Image height in pixels.
     pub height: u32,
+    /// The camera rays of each pixel.
+    pub samples: PixelSamples,
     /// Integrator settings.
     pub settings: RenderSettings,
     /// Lights.
@@ -360,6 +369,10 @@ impl Scene {
             camera,
             viewpoint,
             width: overrides.width.unwrap_or(config.image.width.0),
+            samples: overrides
+                .samples
+                .or(config.image.samples.map(|s| s.0))
+                .unwrap_or(1),
             height: overrides.height.unwrap_or(config.image.height.0),
             settings,
             lights,
@@ -432,6 +445,7 @@ impl Scene {
             camera,
             viewpoint,
             width: overrides.width.unwrap_or(1024),
+            samples: overrides.samples.unwrap_or(1),
             height: overrides.height.unwrap_or(1024),
             settings,
             lights: vec![Light::point(eye, Vec3::ONE)],
@@ -587,6 +601,7 @@ struct ScenePieces<'a> {
     viewpoint: Viewpoint,
     width: u32,
     height: u32,
+    samples: u32,
     settings: RenderSettings,
     lights: Vec<Light>,
     materials: Vec<Material>,
@@ -673,6 +688,7 @@ impl GeometryBuilder {
             name: p.name.clone(),
             width: p.width,
             height: p.height,
+            samples: p.samples,
             triangles: self.triangles.len(),
             dropped_triangles: self.dropped,
             objects: p.objects,
@@ -700,6 +716,7 @@ impl GeometryBuilder {
             viewpoint: p.viewpoint,
             width: p.width,
             height: p.height,
+            samples: PixelSamples::new(p.samples),
             settings,
             lights: p.lights,
             materials: p.materials,

@@ -172,6 +172,10 @@ pub(crate) struct SceneArgs {
     /// Maximum BVH depth (1 to 64), instead of the scene's (default 24).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
     pub(crate) bvh_depth: Option<u32>,
+    /// Camera rays per pixel (1 to 1024), instead of the scene's `[image] samples` (default
+    /// 1): a fixed stratified pattern, the same bytes on every balancer.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(renderer::scene::MAX_SAMPLES)))]
+    pub(crate) spp: Option<u32>,
 }
 
 impl SceneSource {
@@ -208,6 +212,7 @@ impl SceneArgs {
             height: self.height,
             leaf_size: self.leaf_size,
             bvh_max_depth: self.bvh_depth,
+            samples: self.spp,
         };
         let scene = match (&source.scene, &source.mesh) {
             (Some(path), None) => Scene::load_observed(path, overrides, observer)?,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow};
-use renderer::gpu::{Gpu, GpuOptions, render_gpu};
+use renderer::gpu::{Gpu, GpuOptions, check_gpu_scene, render_gpu};
 use renderer::live::{FrameJob, LiveFrame};
 use renderer::output::{StagedFiles, io_reason};
 use renderer::render::{Frame, RenderOptions, render};
@@ -61,6 +61,9 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
         outputs.add("-o", Some(&output)).check_writable()?;
     }
     outputs.check_inputs(&scene.inputs)?;
+    if let Device::Gpu(..) = device {
+        check_gpu_scene(&scene).map_err(|e| anyhow!("--device gpu: {e}"))?;
+    }
     let frame = match &device {
         Device::Cpu(options) => render_with_progress(&scene, options, quiet)?,
         Device::Gpu(gpu, options) => render_gpu(gpu, &scene, options)?,

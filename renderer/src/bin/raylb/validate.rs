@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{Result, anyhow, bail};
 use balancers::{Balancer, BalancerKind};
-use renderer::gpu::{GpuBalancer, GpuOptions, render_gpu};
+use renderer::gpu::{GpuBalancer, GpuOptions, check_gpu_scene, render_gpu};
 use renderer::output::{io_reason, write_png};
 use renderer::render::{Frame, RenderOptions, render};
 use renderer::scene::Scene;
@@ -25,6 +25,9 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     let gpu = if args.gpu { Some(open_gpu()?) } else { None };
     let scene = args.scene.load(&args.source, args.quiet || args.json)?;
     outputs.check_inputs(&scene.inputs)?;
+    if gpu.is_some() {
+        check_gpu_scene(&scene).map_err(|e| anyhow!("--gpu: {e}"))?;
+    }
     let variants = plan.cpu;
     let lines = !args.quiet && !args.json;
     if lines {

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
 use minifb::{Key, KeyRepeat, MouseButton, MouseMode, Window, WindowOptions};
-use renderer::gpu::{Gpu, GpuError};
+use renderer::gpu::{Gpu, GpuError, check_gpu_scene};
 use renderer::live::LiveFrame;
 use renderer::output::{io_reason, write_png};
 use renderer::preview::{Layer, Pixels, Preview};
@@ -63,6 +63,16 @@ pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
     };
     let scene = args.scene.load(&args.source, args.quiet)?;
     outputs.check_inputs(&scene.inputs)?;
+    let gpu = match (gpu, check_gpu_scene(&scene)) {
+        (Some(_), Err(e)) if args.run.device == DeviceName::Gpu => bail!("--device gpu: {e}"),
+        (Some(_), Err(e)) => {
+            if !args.quiet {
+                errln!("raylb: the GPU's balancers are left out: {e}");
+            }
+            None
+        }
+        (gpu, _) => gpu,
+    };
     let lineup = Lineup::new(first, args.run.threads(), args.run.tile, gpu);
     let mut viewer = Viewer::new(scene, lineup, args.layer.into(), args.quiet);
     let mut window = Window::new(
