@@ -60,11 +60,35 @@ const OTHER_STATEMENTS: &[&str] = &[
     "usemap",
 ];
 
+/// Whether the MTL files an OBJ names are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MtlFiles {
+    /// Read them from the OBJ file's directory.
+    Read,
+    /// Leave them unread, so that every part has no material: for OBJ text that has no
+    /// directory, such as a fuzzer's input.
+    Skip,
+}
+
 /// Reads `path` (an OBJ) and the MTL files it names; fails if the file has more than
 /// `max_triangles` triangles (counted before anything is built).
 pub(crate) fn load(path: &Path, max_triangles: usize) -> Result<Vec<ObjPart>, SceneError> {
-    let source = read_text(path)?;
-    let triangles = validate_obj(path, &source)?;
+    let bytes = fs::read(path)
+        .map_err(|e| SceneError::file(path, format!("cannot read: {}", io_reason(&e))))?;
+    parse(&bytes, path, max_triangles, MtlFiles::Read)
+}
+
+/// Reads an OBJ file from `bytes`, naming `path` in errors, and the MTL files it names if
+/// `mtl` says so; fails if the file has more than `max_triangles` triangles (counted before
+/// anything is built).
+pub(crate) fn parse(
+    bytes: &[u8],
+    path: &Path,
+    max_triangles: usize,
+    mtl: MtlFiles,
+) -> Result<Vec<ObjPart>, SceneError> {
+    let source = text(path, bytes)?;
+    let triangles = validate_obj(path, source)?;
     if triangles > max_triangles as u64 {
         return Err(SceneError::file(
             path,
@@ -80,8 +104,11 @@ pub(crate) fn load(path: &Path, max_triangles: usize) -> Result<Vec<ObjPart>, Sc
     };
     let mtl_error = std::cell::RefCell::new(None);
     let (models, materials) =
-        tobj::load_obj_buf(&mut BufReader::new(Cursor::new(&source)), &options, |mtl| {
-            let mtl_path = dir.join(mtl);
+        tobj::load_obj_buf(&mut BufReader::new(Cursor::new(source)), &options, |name| {
+            if mtl == MtlFiles::Skip {
+                return Ok(Default::default());
+            }
+            let mtl_path = dir.join(name);
             let loaded = checked_mtl(&mtl_path).and_then(|source| {
                 tobj::load_mtl_buf(&mut BufReader::new(Cursor::new(&source)))
                     .map_err(|e| SceneError::file(&mtl_path, format!("not a valid MTL file: {e}")))
@@ -134,8 +161,13 @@ pub(crate) fn load(path: &Path, max_triangles: usize) -> Result<Vec<ObjPart>, Sc
 fn read_text(path: &Path) -> Result<String, SceneError> {
     let bytes = fs::read(path)
         .map_err(|e| SceneError::file(path, format!("cannot read: {}", io_reason(&e))))?;
-    String::from_utf8(bytes).map_err(|e| {
-        let line = e.as_bytes()[..e.utf8_error().valid_up_to()]
+    text(path, &bytes).map(str::to_string)
+}
+
+/// `bytes` as text, or a fault at the line where they stop being UTF-8.
+fn text<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, SceneError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let line = bytes[..e.valid_up_to()]
             .iter()
             .filter(|&&b| b == b'\n')
             .count()
