@@ -18,13 +18,16 @@ enum Format {
 impl Format {
     /// The format `path`'s extension names, or a fault naming the extension.
     fn of(path: &Path) -> Result<Self, SceneError> {
-        let extension = path.extension().map(|e| e.to_string_lossy().to_lowercase());
-        match extension.as_deref() {
+        let extension = path.extension().map(|e| e.to_string_lossy());
+        match extension.as_deref().map(str::to_ascii_lowercase).as_deref() {
             Some("obj") => Ok(Format::Obj),
             Some("ply") => Ok(Format::Ply),
-            Some(other) => Err(SceneError::file(
+            Some(_) => Err(SceneError::file(
                 path,
-                format!("`.{other}` is not a mesh format raylb reads; it reads `.obj` and `.ply`"),
+                format!(
+                    "`.{}` is not a mesh format raylb reads; it reads `.obj` and `.ply`",
+                    extension.unwrap_or_default()
+                ),
             )),
             None => Err(SceneError::file(
                 path,
@@ -114,10 +117,10 @@ mod tests {
 
     #[test]
     fn refuses_other_extensions_naming_them() {
-        let e = load(Path::new("bunny.stl"), 10).unwrap_err();
+        let e = load(Path::new("bunny.STL"), 10).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "bunny.stl: `.stl` is not a mesh format raylb reads; it reads `.obj` and `.ply`"
+            "bunny.STL: `.STL` is not a mesh format raylb reads; it reads `.obj` and `.ply`"
         );
         let e = load(Path::new("meshes/bunny"), 10).unwrap_err();
         assert_eq!(

@@ -3,10 +3,9 @@
 //! The work is split between this module and `ply-rs-bw`, the maintained fork of `ply-rs`:
 //!
 //! - The header is read here ([`header`]). The crate's header errors are parser diagnostics
-//!   over several lines, without a column, and take the sizes a header declares at its word;
-//!   here every fault names its line and column, and the mesh's shape (which element holds the
-//!   vertices, which list the corners) is checked against the triangle budget before any data
-//!   is read.
+//!   over several lines, without a column; here every fault names its line and column in one
+//!   line, and the mesh's shape (which element holds the vertices, which list the corners) is
+//!   checked, and its faces counted against the triangle budget, before any data is read.
 //! - The body is decoded by the crate, one element at a time (`read_ascii_element`,
 //!   `read_little_endian_element`, `read_big_endian_element`), into a [`Record`] that keeps
 //!   what a mesh needs and skips the rest. Reading one element at a time is what lets every
@@ -125,73 +124,79 @@ impl Layout {
                 ),
             ));
         }
-        let number = |name: &str| -> Result<usize, SceneError> {
-            match vertices.property(name) {
-                Some((i, PropertyType::Scalar(_))) => Ok(i),
-                Some((i, PropertyType::List(..))) => Err(SceneError::at_line(
-                    path,
-                    vertices.property_lines[i],
-                    format!("vertex property `{name}` must be a number, not a list"),
-                )),
-                None => Err(SceneError::at_line(
-                    path,
-                    vertices.line,
-                    format!("element `vertex` has no property `{name}`"),
-                )),
-            }
-        };
-        let coordinates = [number("x")?, number("y")?, number("z")?];
-        let normal = |name: &str| match vertices.property(name) {
-            Some((i, PropertyType::Scalar(_))) => Some(i),
-            _ => None,
-        };
-        let normals = match [normal("nx"), normal("ny"), normal("nz")] {
-            [Some(x), Some(y), Some(z)] => Some([x, y, z]),
-            _ => None,
-        };
-        let corners = match (
-            faces.property("vertex_indices"),
-            faces.property("vertex_index"),
-        ) {
-            (Some(_), Some((i, _))) => {
-                return Err(SceneError::at_line(
-                    path,
-                    faces.property_lines[i],
-                    "element `face` has both `vertex_indices` and `vertex_index`",
-                ));
-            }
-            (Some((i, t)), None) | (None, Some((i, t))) => match t {
-                PropertyType::List(_, ScalarType::Float | ScalarType::Double) => {
-                    return Err(SceneError::at_line(
-                        path,
-                        faces.property_lines[i],
-                        format!("`{}` must list integers", faces.def.properties[i].name),
-                    ));
-                }
-                PropertyType::List(..) => i,
-                PropertyType::Scalar(_) => {
-                    return Err(SceneError::at_line(
-                        path,
-                        faces.property_lines[i],
-                        format!("`{}` must be a list", faces.def.properties[i].name),
-                    ));
-                }
-            },
-            (None, None) => {
-                return Err(SceneError::at_line(
-                    path,
-                    faces.line,
-                    "element `face` has no `vertex_indices` list",
-                ));
-            }
-        };
+        let (coordinates, normals) = vertex_properties(vertices, path)?;
         Ok(Layout {
             vertex,
             face,
             coordinates,
             normals,
-            corners,
+            corners: corner_list(faces, path)?,
         })
+    }
+}
+
+/// The indices of `x y z` among the vertex's properties (each must be a number), and of
+/// `nx ny nz` when all three are there as numbers.
+fn vertex_properties(
+    vertices: &Element,
+    path: &Path,
+) -> Result<([usize; 3], Option<[usize; 3]>), SceneError> {
+    let coordinate = |name: &str| match vertices.property(name) {
+        Some((i, PropertyType::Scalar(_))) => Ok(i),
+        Some((i, PropertyType::List(..))) => Err(SceneError::at_line(
+            path,
+            vertices.property_lines[i],
+            format!("vertex property `{name}` must be a number, not a list"),
+        )),
+        None => Err(SceneError::at_line(
+            path,
+            vertices.line,
+            format!("element `vertex` has no property `{name}`"),
+        )),
+    };
+    let coordinates = [coordinate("x")?, coordinate("y")?, coordinate("z")?];
+    let normal = |name: &str| match vertices.property(name) {
+        Some((i, PropertyType::Scalar(_))) => Some(i),
+        _ => None,
+    };
+    let normals = match [normal("nx"), normal("ny"), normal("nz")] {
+        [Some(x), Some(y), Some(z)] => Some([x, y, z]),
+        _ => None,
+    };
+    Ok((coordinates, normals))
+}
+
+/// The index of the face's corner list, `vertex_indices` or `vertex_index` (one of them, a
+/// list of integers).
+fn corner_list(faces: &Element, path: &Path) -> Result<usize, SceneError> {
+    let at =
+        |i: usize, message: String| SceneError::at_line(path, faces.property_lines[i], message);
+    let (i, data_type) = match (
+        faces.property("vertex_indices"),
+        faces.property("vertex_index"),
+    ) {
+        (Some(_), Some((i, _))) => {
+            return Err(at(
+                i,
+                "element `face` has both `vertex_indices` and `vertex_index`".into(),
+            ));
+        }
+        (Some(found), None) | (None, Some(found)) => found,
+        (None, None) => {
+            return Err(SceneError::at_line(
+                path,
+                faces.line,
+                "element `face` has no `vertex_indices` list",
+            ));
+        }
+    };
+    let name = &faces.def.properties[i].name;
+    match data_type {
+        PropertyType::List(_, ScalarType::Float | ScalarType::Double) => {
+            Err(at(i, format!("`{name}` must list integers")))
+        }
+        PropertyType::List(..) => Ok(i),
+        PropertyType::Scalar(_) => Err(at(i, format!("`{name}` must be a list"))),
     }
 }
 
@@ -840,20 +845,19 @@ impl Builder {
                 format!("a face needs at least 3 corners, found {}", corners.len()),
             ));
         }
-        let mut indices = Vec::with_capacity(corners.len());
         for (k, &index) in corners.iter().enumerate() {
             if index < 0 || index >= self.vertices as i64 {
+                let numbered = match self.vertices {
+                    0 => "there are no vertices".to_string(),
+                    n => format!("the vertices are numbered 0 to {}", n - 1),
+                };
                 return Err(fault(
                     Target::Item(list, k),
-                    format!(
-                        "corner {k} refers to vertex {index}, but the vertices are numbered 0 to {}",
-                        self.vertices as i64 - 1
-                    ),
+                    format!("corner {k} refers to vertex {index}, but {numbered}"),
                 ));
             }
-            indices.push(index as u32);
         }
-        if self.faces.len() + indices.len() - 2 > max_triangles {
+        if self.faces.len() + corners.len() - 2 > max_triangles {
             return Err(fault(
                 Target::Whole,
                 format!(
@@ -861,9 +865,14 @@ impl Builder {
                 ),
             ));
         }
-        let first = indices[0];
-        self.faces
-            .extend(indices.windows(2).skip(1).map(|w| [first, w[0], w[1]]));
+        // Every index was checked against the vertex count, which is at most 2^32.
+        let first = corners[0] as u32;
+        self.faces.extend(
+            corners
+                .windows(2)
+                .skip(1)
+                .map(|w| [first, w[0] as u32, w[1] as u32]),
+        );
         Ok(())
     }
 

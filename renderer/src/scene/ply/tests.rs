@@ -680,6 +680,17 @@ fn ascii_faces_out_of_range() {
 }
 
 #[test]
+fn faces_over_no_vertices() {
+    let ply = SQUARE
+        .replace("vertex 4", "vertex 0")
+        .replace("0 0 0\n1 0 0\n1 1 0\n0 1 0\n", "");
+    assert_eq!(
+        fault(ply.as_bytes()),
+        "t.ply:10:3: face 0: corner 0 refers to vertex 0, but there are no vertices"
+    );
+}
+
+#[test]
 fn ascii_line_that_is_not_text() {
     let mut ply = SQUARE.as_bytes().to_vec();
     let at = SQUARE.find("1 1 0").unwrap();
