@@ -224,6 +224,109 @@ fn bad_obj_files() {
     }
 }
 
+/// A PLY triangle: the header is lines 1 to 9, the vertices lines 10 to 12, the face line 13.
+const PLY_TRIANGLE: &str = "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\n\
+    property float y\nproperty float z\nelement face 1\nproperty list uchar int vertex_indices\n\
+    end_header\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n";
+
+#[test]
+fn bad_ply_files() {
+    let s = Scratch::new();
+    let binary = |coordinates: [f32; 9], corners: [i32; 3]| {
+        let mut bytes = PLY_TRIANGLE[..PLY_TRIANGLE.find("0 0 0").unwrap()]
+            .replace("ascii", "binary_little_endian")
+            .into_bytes();
+        let body = bytes.len();
+        coordinates
+            .iter()
+            .for_each(|x| bytes.extend(x.to_le_bytes()));
+        bytes.push(3);
+        corners.iter().for_each(|i| bytes.extend(i.to_le_bytes()));
+        (bytes, body)
+    };
+    let (nan, nan_body) = binary(
+        [0.0, 0.0, 0.0, 1.0, f32::NAN, 0.0, 0.0, 1.0, 0.0],
+        [0, 1, 2],
+    );
+    let nan_at = format!("nan.ply: byte {}:", nan_body + 16);
+    let (range, range_body) = binary([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0], [0, 3, 2]);
+    let range_at = format!("range.ply: byte {}:", range_body + 36 + 1 + 4);
+    let short = range[..range.len() - 2].to_vec();
+    let cases: [(&str, Vec<u8>, &str, &str); 7] = [
+        (
+            "header.ply",
+            PLY_TRIANGLE.replace("float y", "flaot y").into_bytes(),
+            "header.ply:5:10:",
+            "unknown property type `flaot`",
+        ),
+        (
+            "word.ply",
+            PLY_TRIANGLE.replace("1 0 0", "1 zero 0").into_bytes(),
+            "word.ply:11:3:",
+            "vertex 1: `y` is `zero`, not a number",
+        ),
+        (
+            "corners.ply",
+            PLY_TRIANGLE.replace("3 0 1 2", "2 0 1").into_bytes(),
+            "corners.ply:13:1:",
+            "face 0: a face needs at least 3 corners, found 2",
+        ),
+        (
+            "nan.ply",
+            nan,
+            &nan_at,
+            "vertex 1: `y` is NaN; coordinates must be finite",
+        ),
+        (
+            "range.ply",
+            range,
+            &range_at,
+            "face 0: corner 1 refers to vertex 3, but the vertices are numbered 0 to 2",
+        ),
+        ("short.ply", short, "short.ply: byte ", "it is truncated"),
+        (
+            "empty.ply",
+            PLY_TRIANGLE[..PLY_TRIANGLE.find("element face").unwrap()]
+                .replace("element vertex 3", "element vertex 0")
+                .into_bytes()
+                .into_iter()
+                .chain(*b"end_header\n")
+                .collect(),
+            "empty.ply",
+            "no faces",
+        ),
+    ];
+    for (name, bytes, place, what) in cases {
+        fs::write(s.path(name), bytes).unwrap();
+        s.fails(&["render", "--mesh", name, "-o", "out.png"], &[place, what]);
+        let scene = format!("scene-{name}.toml");
+        s.write(
+            &scene,
+            &scene_with(&format!("\n[[objects]]\nmesh = \"{name}\"\n")),
+        );
+        s.fails(&["render", &scene, "-o", "out.png"], &[place, what]);
+    }
+    // The whole line, as a user sees it.
+    let out = s.raylb(&["render", "--mesh", "header.ply", "-o", "out.png"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "raylb: error: header.ply:5:10: unknown property type `flaot`\n"
+    );
+}
+
+#[test]
+fn mesh_files_of_other_formats() {
+    let s = Scratch::new();
+    s.write("bunny.stl", "solid bunny\nendsolid bunny\n");
+    let what = "bunny.stl: `.stl` is not a mesh format raylb reads; it reads `.obj` and `.ply`";
+    s.fails(&["render", "--mesh", "bunny.stl", "-o", "out.png"], &[what]);
+    s.write(
+        "scene.toml",
+        &scene_with("\n[[objects]]\nmesh = \"bunny.stl\"\n"),
+    );
+    s.fails(&["render", "scene.toml", "-o", "out.png"], &[what]);
+}
+
 #[test]
 fn bad_mtl_files() {
     let s = Scratch::new();

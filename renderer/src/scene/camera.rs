@@ -215,11 +215,12 @@ mod tests {
             let samples = PixelSamples::new(n);
             assert_eq!(samples.count(), n);
             let mut columns = vec![0; n as usize];
-            let mut rows = vec![0; n.next_power_of_two() as usize];
+            let strata = n.next_power_of_two() as usize;
+            let mut rows = vec![0; strata];
             for &[x, y] in samples.offsets() {
                 assert!((0.0..1.0).contains(&x) && (0.0..1.0).contains(&y));
                 columns[(x * n as f32) as usize] += 1;
-                rows[(y * rows.len() as f32) as usize] += 1;
+                rows[(y * strata as f32) as usize] += 1;
             }
             assert!(columns.iter().all(|&c| c == 1), "n = {n}: one per column");
             assert!(rows.iter().all(|&r| r <= 1), "n = {n}: at most one per row");

@@ -1,20 +1,36 @@
-//! Errors in scene input, located by file, line and key.
+//! Errors in scene input, located by file, line and key (or byte, in binary files).
 
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-/// Something wrong with a scene config, an OBJ or MTL file, or the command-line settings that
+/// Something wrong with a scene config, a mesh or MTL file, or the command-line settings that
 /// shape a scene, with the place it was found. Displays on one line:
-/// `FILE:LINE:COLUMN: MESSAGE`, or `FILE: MESSAGE` when no line applies.
+/// `FILE:LINE:COLUMN: MESSAGE`, `FILE: byte OFFSET: MESSAGE` in binary data, or
+/// `FILE: MESSAGE` when no place applies.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SceneError {
     /// The file at fault.
     pub path: PathBuf,
-    /// 1-based line and column, when the fault has a place in the file.
-    pub position: Option<(usize, usize)>,
+    /// Where in the file, when the fault has a place there.
+    pub position: Option<Position>,
     /// What is wrong, naming the key where there is one.
     pub message: String,
+}
+
+/// A place in a file: a line and column of text, or a byte of binary data (a binary PLY
+/// body has no lines to count).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Position {
+    /// 1-based line and column (in characters).
+    Text {
+        /// 1-based line.
+        line: usize,
+        /// 1-based column, in characters.
+        column: usize,
+    },
+    /// 0-based offset from the start of the file, as hex dumps count.
+    Byte(u64),
 }
 
 impl SceneError {
@@ -29,9 +45,23 @@ impl SceneError {
 
     /// A fault at a 1-based line of the file.
     pub fn at_line(path: &Path, line: usize, message: impl Into<String>) -> Self {
+        Self::at(path, line, 1, message)
+    }
+
+    /// A fault at a 1-based line and column (in characters) of the file.
+    pub fn at(path: &Path, line: usize, column: usize, message: impl Into<String>) -> Self {
         Self {
             path: path.to_path_buf(),
-            position: Some((line, 1)),
+            position: Some(Position::Text { line, column }),
+            message: message.into(),
+        }
+    }
+
+    /// A fault at a 0-based byte offset of binary data in the file.
+    pub fn at_byte(path: &Path, offset: u64, message: impl Into<String>) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            position: Some(Position::Byte(offset)),
             message: message.into(),
         }
     }
@@ -50,7 +80,7 @@ impl SceneError {
         };
         Self {
             path: path.to_path_buf(),
-            position: Some((line, column)),
+            position: Some(Position::Text { line, column }),
             message,
         }
     }
@@ -71,16 +101,12 @@ fn key_before(line_prefix: &str) -> Option<String> {
 
 impl fmt::Display for SceneError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let path = self.path.display();
+        let message = &self.message;
         match self.position {
-            Some((line, column)) => {
-                write!(
-                    f,
-                    "{}:{line}:{column}: {}",
-                    self.path.display(),
-                    self.message
-                )
-            }
-            None => write!(f, "{}: {}", self.path.display(), self.message),
+            Some(Position::Text { line, column }) => write!(f, "{path}:{line}:{column}: {message}"),
+            Some(Position::Byte(offset)) => write!(f, "{path}: byte {offset}: {message}"),
+            None => write!(f, "{path}: {message}"),
         }
     }
 }
@@ -103,6 +129,25 @@ mod tests {
         let src = "sphere = { center = [1, nan, 2] }";
         let e = SceneError::at_span(Path::new("s.toml"), src, 20..31, "must be finite");
         assert_eq!(e.to_string(), "s.toml:1:21: `center`: must be finite");
+    }
+
+    #[test]
+    fn places_binary_faults_by_byte() {
+        let e = SceneError::at_byte(Path::new("bunny.ply"), 10243, "vertex 12: `y` is NaN");
+        assert_eq!(
+            e.to_string(),
+            "bunny.ply: byte 10243: vertex 12: `y` is NaN"
+        );
+        let e = SceneError::at(
+            Path::new("bunny.ply"),
+            3,
+            10,
+            "unknown property type `flaot`",
+        );
+        assert_eq!(
+            e.to_string(),
+            "bunny.ply:3:10: unknown property type `flaot`"
+        );
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Scenes: the TOML format, built-in and OBJ geometry, materials, lights and the camera,
+//! Scenes: the TOML format, built-in, OBJ and PLY geometry, materials, lights and the camera,
 //! assembled into the flat layout that rendering (on any device) reads.
 
 mod camera;
@@ -7,7 +7,9 @@ mod error;
 mod light;
 mod material;
 mod mesh;
+mod mesh_file;
 mod obj;
+mod ply;
 mod shapes;
 mod values;
 
@@ -25,13 +27,14 @@ use crate::math::{Vec3, dot, normalize};
 use crate::stats::{BvhReport, SceneReport};
 
 pub use camera::{Camera, PixelSamples, Viewpoint};
-pub use error::SceneError;
+pub use error::{Position, SceneError};
 pub use light::Light;
 pub use material::Material;
+pub use mesh_file::{MeshSummary, parse_obj, parse_ply};
 
 use config::{ObjectConfig, ScatterShape, SceneConfig};
 use mesh::Mesh;
-use obj::MtlUse;
+use obj::MtlFiles;
 use toml::Spanned;
 
 /// What shading needs of one triangle beyond its vertices, in leaf order (indexed like
@@ -223,9 +226,9 @@ impl Scene {
             let span = object.span();
             let o = object.get_ref();
             let mtl = if o.material.is_some() {
-                MtlUse::Overridden
+                MtlFiles::Overridden
             } else {
-                MtlUse::Needed
+                MtlFiles::Needed
             };
             let material = match &o.material {
                 Some(name) => Some(*by_name.get(name.get_ref().as_str()).ok_or_else(|| {
@@ -383,8 +386,8 @@ impl Scene {
         })
     }
 
-    /// A bare OBJ mesh with an automatic camera: it looks along −z at the centre of the
-    /// mesh's bounding box with a 45° vertical field of view, from
+    /// A bare mesh (OBJ or PLY) with an automatic camera: it looks along −z at the centre of
+    /// the mesh's bounding box with a 45° vertical field of view, from
     /// `d = 1.1 · max(extent_x, extent_y) / (2 · tan(22.5°)) + extent_z / 2` in front of the
     /// centre; one white point light at the eye; no reflection or refraction.
     pub fn from_mesh(path: &Path, overrides: SceneOverrides) -> Result<Self, SceneError> {
@@ -401,7 +404,7 @@ impl Scene {
         let mut materials = vec![Material::default()];
         let mut geometry = GeometryBuilder::default();
         let mut reads = Reads::default();
-        for part in obj::load(path, MAX_SCENE_TRIANGLES, MtlUse::Needed, &mut reads)? {
+        for part in mesh_file::load(path, MAX_SCENE_TRIANGLES, MtlFiles::Needed, &mut reads)? {
             let material = match part.material {
                 Some(m) => {
                     materials.push(m);
@@ -514,7 +517,7 @@ fn object_meshes(
     o: &ObjectConfig,
     dir: &Path,
     budget: usize,
-    mtl: MtlUse,
+    mtl: MtlFiles,
     reads: &mut Reads,
 ) -> Result<Vec<(Mesh, Option<Material>)>, ShapeError> {
     let given = [
@@ -534,7 +537,7 @@ fn object_meshes(
     let v = |v: values::Vector| Vec3::from(v.0);
     let mesh = if let Some(path) = &o.mesh {
         let file: PathBuf = dir.join(path.get_ref());
-        return Ok(obj::load(&file, budget, mtl, reads)
+        return Ok(mesh_file::load(&file, budget, mtl, reads)
             .map_err(ShapeError::File)?
             .into_iter()
             .map(|part| (part.mesh, part.material))

@@ -60,14 +60,18 @@ const OTHER_STATEMENTS: &[&str] = &[
     "usemap",
 ];
 
-/// Whether an object needs the materials of its OBJ's MTL files.
+/// What becomes of the MTL files an OBJ names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum MtlUse {
-    /// The OBJ's own materials colour it: an MTL file that cannot be read is an error.
+pub(crate) enum MtlFiles {
+    /// The OBJ's own materials colour it: they are read from the OBJ file's directory, and
+    /// one that cannot be read is an error.
     Needed,
-    /// The scene gives the object a material of its own: an MTL file that cannot be read is
-    /// worth a warning, no more.
+    /// The scene gives the object a material of its own: they are read, and one that cannot
+    /// be read is worth a warning, no more.
     Overridden,
+    /// Left unread, so that every part has no material: for OBJ text that has no directory,
+    /// such as a fuzzer's input.
+    Skip,
 }
 
 /// Reads `path` (an OBJ) and the MTL files it names; fails if the file has more than
@@ -76,12 +80,26 @@ pub(crate) enum MtlUse {
 pub(crate) fn load(
     path: &Path,
     max_triangles: usize,
-    mtl: MtlUse,
+    mtl: MtlFiles,
     reads: &mut Reads,
 ) -> Result<Vec<ObjPart>, SceneError> {
-    let source = read_text(path, MAX_MESH_BYTES)?;
+    let bytes = read_regular_file(path, MAX_MESH_BYTES).map_err(|e| SceneError::file(path, e))?;
     reads.file(path);
-    let triangles = validate_obj(path, &source)?;
+    parse(&bytes, path, max_triangles, mtl, reads)
+}
+
+/// Reads an OBJ file from `bytes`, naming `path` in errors, and the MTL files it names as
+/// `mtl` says; fails if the file has more than `max_triangles` triangles (counted before
+/// anything is built).
+pub(crate) fn parse(
+    bytes: &[u8],
+    path: &Path,
+    max_triangles: usize,
+    mtl: MtlFiles,
+    reads: &mut Reads,
+) -> Result<Vec<ObjPart>, SceneError> {
+    let source = text(path, bytes)?;
+    let triangles = validate_obj(path, source)?;
     if triangles > max_triangles as u64 {
         return Err(SceneError::file(
             path,
@@ -98,9 +116,12 @@ pub(crate) fn load(
     let mtl_error = std::cell::RefCell::new(None);
     let reads = std::cell::RefCell::new(reads);
     let (models, materials) = tobj::load_obj_buf(
-        &mut BufReader::new(Cursor::new(&source)),
+        &mut BufReader::new(Cursor::new(source)),
         &options,
         |mtl_name| {
+            if mtl == MtlFiles::Skip {
+                return Ok(Default::default());
+            }
             let mtl_path = dir.join(mtl_name);
             let loaded = checked_mtl(&mtl_path).and_then(|source| {
                 reads.borrow_mut().file(&mtl_path);
@@ -109,10 +130,10 @@ pub(crate) fn load(
             });
             loaded.map_err(|e| {
                 match mtl {
-                    MtlUse::Needed => {
+                    MtlFiles::Needed | MtlFiles::Skip => {
                         mtl_error.borrow_mut().get_or_insert(e);
                     }
-                    MtlUse::Overridden => reads.borrow_mut().warn_once(
+                    MtlFiles::Overridden => reads.borrow_mut().warn_once(
                         &mtl_path,
                         format!("{e}; the object's own `material` stands in"),
                     ),
@@ -164,8 +185,13 @@ pub(crate) fn load(
 /// Reads a text file of at most `max_bytes` (a regular file, see [`read_regular_file`]).
 pub(crate) fn read_text(path: &Path, max_bytes: u64) -> Result<String, SceneError> {
     let bytes = read_regular_file(path, max_bytes).map_err(|e| SceneError::file(path, e))?;
-    String::from_utf8(bytes).map_err(|e| {
-        let line = e.as_bytes()[..e.utf8_error().valid_up_to()]
+    text(path, &bytes).map(str::to_string)
+}
+
+/// `bytes` as text, or a fault at the line where they stop being UTF-8.
+fn text<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, SceneError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let line = bytes[..e.valid_up_to()]
             .iter()
             .filter(|&&b| b == b'\n')
             .count()

@@ -40,14 +40,15 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Render a scene file (or a bare OBJ mesh) to PNG and report what it took.
+    /// Render a scene file (or a bare OBJ or PLY mesh) to PNG and report what it took.
     #[command(after_help = "Examples:
   raylb render scenes/cornell.toml -o cornell.png
   raylb render scenes/treasure.toml --balancer stealing --victim sample --threads 8 --tile 64
   raylb render scenes/treasure.toml --stats run.json --workmap work.png
   raylb render scenes/quick.toml --json | jq .render.mrays_per_second
   raylb render scenes/treasure.toml --device gpu --balancer cuda-managed --tile 16
-  raylb render --mesh bunny.obj --width 800 --height 600 -o bunny.png")]
+  raylb render --mesh bunny.obj --width 800 --height 600 -o bunny.png
+  raylb render --mesh bun_zipper.ply -o bunny.png")]
     Render(RenderArgs),
     /// Compare two images pixel by pixel: exit 0 if identical, 1 if they differ.
     #[command(after_help = "Example:
@@ -151,9 +152,9 @@ pub(crate) struct ScenesArgs {
 pub(crate) struct SceneSource {
     /// A scene file (TOML; see the README for the format).
     pub(crate) scene: Option<PathBuf>,
-    /// A bare OBJ mesh instead of a scene: automatic camera looking along −z, one light at
-    /// the eye, no reflection or refraction.
-    #[arg(long, value_name = "FILE.obj")]
+    /// A bare mesh (OBJ or PLY, told by the extension) instead of a scene: automatic camera
+    /// looking along −z, one light at the eye, no reflection or refraction.
+    #[arg(long, value_name = "FILE.obj|FILE.ply")]
     pub(crate) mesh: Option<PathBuf>,
 }
 
@@ -217,7 +218,7 @@ impl SceneArgs {
         let scene = match (&source.scene, &source.mesh) {
             (Some(path), None) => Scene::load_observed(path, overrides, observer)?,
             (None, Some(path)) => Scene::from_mesh_observed(path, overrides, observer)?,
-            _ => bail!("give a scene file or --mesh FILE.obj"),
+            _ => bail!("give a scene file or --mesh FILE.obj|FILE.ply"),
         };
         if !quiet {
             for warning in &scene.warnings {
