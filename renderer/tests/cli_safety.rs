@@ -163,6 +163,10 @@ fn settings_a_balancer_does_not_use_are_refused() {
         refused(&args, &[message]);
     }
     refused(
+        &["render", &quick, "-o", "q.png", "--up", "z"],
+        &["--up and --view frame a bare --mesh"],
+    );
+    refused(
         &[
             "bench",
             "sweep",
@@ -358,7 +362,11 @@ fn special_files_are_refused_without_reading_them() {
     }
     if Path::new("/dev/zero").exists() {
         std::os::unix::fs::symlink("/dev/zero", d.join("zero.obj")).unwrap();
-        fs::write(d.join("zero.toml"), scene.replace("crystal.obj", "zero.obj")).unwrap();
+        fs::write(
+            d.join("zero.toml"),
+            scene.replace("crystal.obj", "zero.obj"),
+        )
+        .unwrap();
         refused_in(
             d,
             &["render", "zero.toml", "-o", "out.png"],

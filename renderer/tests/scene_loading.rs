@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use renderer::math::Vec3;
-use renderer::scene::{Scene, SceneOverrides};
+use renderer::scene::{AxisDirection, MeshFraming, Scene, SceneOverrides};
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
@@ -154,7 +154,7 @@ fn obj_with_mtl_maps_onto_materials() {
         "mtllib m.mtl\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\n\
          usemtl matte\nf 1 2 3\nusemtl mirror\nf 1 3 4\nusemtl glass\nf 1 2 5\nusemtl tinted\nf 1 5 4\n",
     );
-    let scene = Scene::from_mesh(&obj, SceneOverrides::default()).unwrap();
+    let scene = Scene::from_mesh(&obj, SceneOverrides::default(), MeshFraming::default()).unwrap();
     let by_diffuse = |d: Vec3| {
         *scene
             .materials
@@ -237,6 +237,7 @@ fn mesh_camera_frames_the_bounding_box() {
             width: Some(32),
             ..Default::default()
         },
+        MeshFraming::default(),
     )
     .unwrap();
     // Centre (2, 1, -1); extents 4, 2, 2: d = 1.1 · 4 / (2 tan 22.5°) + 1.
@@ -245,6 +246,44 @@ fn mesh_camera_frames_the_bounding_box() {
     assert_eq!(scene.camera.forward, -Vec3::Z);
     assert_eq!((scene.width, scene.height), (32, 1024));
     assert_eq!(scene.lights.len(), 1);
-    assert_eq!(scene.lights[0].position, scene.camera.origin);
+    // The light is above and to the left of the eye, half the distance off the line of sight.
+    let light = scene.camera.origin + Vec3::new(-d / 2.0, d / 2.0, 0.0);
+    assert!((scene.lights[0].position - light).length() < 1e-4);
     assert_eq!(scene.settings.max_depth, 0);
+}
+
+#[test]
+fn a_bare_mesh_is_framed_along_the_axes_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    // A z-up mesh: extents 4 (x), 2 (y), 6 (z) around (2, 1, 3).
+    let obj = write(
+        dir.path(),
+        "z.obj",
+        "v 0 0 0\nv 4 0 0\nv 4 2 6\nv 0 2 6\nf 1 2 3\nf 1 3 4\n",
+    );
+    let framing = MeshFraming {
+        up: AxisDirection::PLUS_Z,
+        view: AxisDirection::parse("+y").unwrap(),
+    };
+    let scene = Scene::from_mesh(&obj, SceneOverrides::default(), framing).unwrap();
+    // Across is x (4), up is z (6), along is y (2): d = 1.1 · 6 / (2 tan 22.5°) + 1.
+    let d = 1.1 * 6.0 / (2.0 * 22.5f32.to_radians().tan()) + 1.0;
+    assert!((scene.camera.origin - Vec3::new(2.0, 1.0 - d, 3.0)).length() < 1e-4);
+    assert_eq!(scene.camera.forward, Vec3::Y);
+    assert_eq!(scene.viewpoint.up, Vec3::Z);
+    // Looking along +y with +z up, the camera's right is +x; the light is above and left.
+    let light = scene.camera.origin + Vec3::new(-d / 2.0, 0.0, d / 2.0);
+    assert!((scene.lights[0].position - light).length() < 1e-4);
+
+    for (text, want) in [("x", "+x"), ("+Y", "+y"), ("-z", "-z")] {
+        assert_eq!(AxisDirection::parse(text).unwrap().to_string(), want);
+    }
+    assert!(AxisDirection::parse("w").is_err() && AxisDirection::parse("--x").is_err());
+
+    let same_axis = MeshFraming {
+        up: AxisDirection::PLUS_Z,
+        view: AxisDirection::MINUS_Z,
+    };
+    let e = Scene::from_mesh(&obj, SceneOverrides::default(), same_axis).unwrap_err();
+    assert!(e.to_string().contains("lie on one axis"), "{e}");
 }

@@ -386,21 +386,38 @@ impl Scene {
         })
     }
 
-    /// A bare mesh (OBJ or PLY) with an automatic camera: it looks along −z at the centre of
+    /// A bare mesh (OBJ or PLY) with an automatic camera, framed as `framing` says (by
+    /// default looking along −z with +y up): the camera looks along `view` at the centre of
     /// the mesh's bounding box with a 45° vertical field of view, from
-    /// `d = 1.1 · max(extent_x, extent_y) / (2 · tan(22.5°)) + extent_z / 2` in front of the
-    /// centre; one white point light at the eye; no reflection or refraction.
-    pub fn from_mesh(path: &Path, overrides: SceneOverrides) -> Result<Self, SceneError> {
-        Self::from_mesh_observed(path, overrides, &mut ())
+    /// `d = 1.1 · max(extent across, extent up) / (2 · tan(22.5°)) + extent along / 2` in
+    /// front of the centre; one white point light above and to the left of the camera, half
+    /// of `d` off the line of sight, so that silhouettes are shaded; no reflection or
+    /// refraction.
+    pub fn from_mesh(
+        path: &Path,
+        overrides: SceneOverrides,
+        framing: MeshFraming,
+    ) -> Result<Self, SceneError> {
+        Self::from_mesh_observed(path, overrides, framing, &mut ())
     }
 
     /// [`from_mesh`](Self::from_mesh), telling `observer` as each stage ends.
     pub fn from_mesh_observed(
         path: &Path,
         overrides: SceneOverrides,
+        framing: MeshFraming,
         observer: &mut dyn LoadObserver,
     ) -> Result<Self, SceneError> {
         let start = Instant::now();
+        if framing.view.axis == framing.up.axis {
+            return Err(SceneError::file(
+                path,
+                format!(
+                    "the view ({}) and up ({}) directions lie on one axis; choose two different axes",
+                    framing.view, framing.up
+                ),
+            ));
+        }
         let mut materials = vec![Material::default()];
         let mut geometry = GeometryBuilder::default();
         let mut reads = Reads::default();
@@ -418,13 +435,17 @@ impl Scene {
         }
         let bounds = geometry.bounds();
         let (center, extent) = (bounds.center(), bounds.extent());
+        let (view, up) = (framing.view.unit(), framing.up.unit());
+        let right = view.cross(up);
+        let across = |axis: Vec3| dot(extent, axis.abs());
         let tan = libm::tanf(22.5f32.to_radians());
-        let distance = 1.1 * extent.x.max(extent.y) / (2.0 * tan) + extent.z / 2.0;
-        let eye = center + Vec3::new(0.0, 0.0, distance);
+        let distance = 1.1 * across(right).max(across(up)) / (2.0 * tan) + across(view) / 2.0;
+        let eye = center - view * distance;
+        let light = eye + (up - right) * (distance / 2.0);
         let viewpoint = Viewpoint {
             position: eye,
-            direction: -Vec3::Z,
-            up: Vec3::Y,
+            direction: view,
+            up,
             fov: 45.0,
         };
         let camera = viewpoint
@@ -451,7 +472,7 @@ impl Scene {
             samples: overrides.samples.unwrap_or(1),
             height: overrides.height.unwrap_or(1024),
             settings,
-            lights: vec![Light::point(eye, Vec3::ONE)],
+            lights: vec![Light::point(light, Vec3::ONE)],
             materials,
             bvh: BvhSettings {
                 leaf_size: overrides.leaf_size.unwrap_or(4),
@@ -460,6 +481,84 @@ impl Scene {
             objects: 1,
             start,
         })
+    }
+}
+
+/// One of the six directions along a coordinate axis: `+x`, `-y`, …
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AxisDirection {
+    /// 0, 1 or 2 for x, y or z.
+    axis: usize,
+    negative: bool,
+}
+
+impl AxisDirection {
+    /// +x.
+    pub const PLUS_X: Self = Self::new(0, false);
+    /// +y.
+    pub const PLUS_Y: Self = Self::new(1, false);
+    /// +z.
+    pub const PLUS_Z: Self = Self::new(2, false);
+    /// −z.
+    pub const MINUS_Z: Self = Self::new(2, true);
+
+    const fn new(axis: usize, negative: bool) -> Self {
+        Self { axis, negative }
+    }
+
+    /// The unit vector.
+    pub fn unit(self) -> Vec3 {
+        let mut v = Vec3::ZERO;
+        v[self.axis] = if self.negative { -1.0 } else { 1.0 };
+        v
+    }
+
+    /// Reads `x`, `+x`, `-x` (and the same for y and z, in either case).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let lower = text.to_ascii_lowercase();
+        let (negative, name) = match lower.as_bytes() {
+            [b'-', _] => (true, &lower[1..]),
+            [b'+', _] => (false, &lower[1..]),
+            _ => (false, lower.as_str()),
+        };
+        let axis = match name {
+            "x" => 0,
+            "y" => 1,
+            "z" => 2,
+            _ => {
+                return Err(format!(
+                    "`{text}` is not an axis: give x, y or z, signed + or -"
+                ));
+            }
+        };
+        Ok(Self::new(axis, negative))
+    }
+}
+
+impl std::fmt::Display for AxisDirection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let sign = if self.negative { '-' } else { '+' };
+        write!(f, "{sign}{}", ["x", "y", "z"][self.axis])
+    }
+}
+
+/// How [`Scene::from_mesh`] frames a bare mesh made by a tool of other conventions: which of
+/// its directions is up, and along which the camera looks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MeshFraming {
+    /// The mesh's up direction.
+    pub up: AxisDirection,
+    /// The direction the camera looks in.
+    pub view: AxisDirection,
+}
+
+impl Default for MeshFraming {
+    /// +y up, looking along −z (the OBJ convention of most tools).
+    fn default() -> Self {
+        Self {
+            up: AxisDirection::PLUS_Y,
+            view: AxisDirection::MINUS_Z,
+        }
     }
 }
 

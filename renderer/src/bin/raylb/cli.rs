@@ -11,7 +11,7 @@ use balancers::{
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use renderer::gpu::GpuBalancer;
 use renderer::preview::Layer;
-use renderer::scene::{LoadObserver, Scene, SceneOverrides};
+use renderer::scene::{AxisDirection, LoadObserver, MeshFraming, Scene, SceneOverrides};
 
 use crate::progress::LoadProgress;
 
@@ -152,8 +152,9 @@ pub(crate) struct ScenesArgs {
 pub(crate) struct SceneSource {
     /// A scene file (TOML; see the README for the format).
     pub(crate) scene: Option<PathBuf>,
-    /// A bare mesh (OBJ or PLY, told by the extension) instead of a scene: automatic camera
-    /// looking along −z, one light at the eye, no reflection or refraction.
+    /// A bare mesh (OBJ or PLY, told by the extension) instead of a scene: an automatic camera
+    /// that frames it (looking along −z with +y up, or as --view and --up say), one light
+    /// above and to the left of the camera, no reflection or refraction.
     #[arg(long, value_name = "FILE.obj|FILE.ply")]
     pub(crate) mesh: Option<PathBuf>,
 }
@@ -161,6 +162,14 @@ pub(crate) struct SceneSource {
 /// Settings that shape the scene.
 #[derive(Debug, Args)]
 pub(crate) struct SceneArgs {
+    /// With --mesh: the mesh's up direction, `x`, `y`, `z` or `-x`, `-y`, `-z` [default: y]
+    /// (scans and CAD often have z up).
+    #[arg(long, value_name = "AXIS", value_parser = AxisDirection::parse, allow_hyphen_values = true)]
+    pub(crate) up: Option<AxisDirection>,
+    /// With --mesh: the direction the camera looks in, `+x`, `-x`, `+y`, `-y`, `+z` or `-z`
+    /// [default: -z].
+    #[arg(long, value_name = "AXIS", value_parser = AxisDirection::parse, allow_hyphen_values = true)]
+    pub(crate) view: Option<AxisDirection>,
     /// Image width in pixels, instead of the scene's.
     #[arg(long, value_name = "PIXELS", value_parser = clap::value_parser!(u32).range(1..=16384))]
     pub(crate) width: Option<u32>,
@@ -216,8 +225,17 @@ impl SceneArgs {
             samples: self.spp,
         };
         let scene = match (&source.scene, &source.mesh) {
+            (Some(_), None) if self.up.is_some() || self.view.is_some() => {
+                bail!("--up and --view frame a bare --mesh; a scene file has its own [camera]")
+            }
             (Some(path), None) => Scene::load_observed(path, overrides, observer)?,
-            (None, Some(path)) => Scene::from_mesh_observed(path, overrides, observer)?,
+            (None, Some(path)) => {
+                let framing = MeshFraming {
+                    up: self.up.unwrap_or(MeshFraming::default().up),
+                    view: self.view.unwrap_or(MeshFraming::default().view),
+                };
+                Scene::from_mesh_observed(path, overrides, framing, observer)?
+            }
             _ => bail!("give a scene file or --mesh FILE.obj|FILE.ply"),
         };
         if !quiet {
