@@ -3,9 +3,12 @@
 use std::fmt;
 use std::io;
 use std::num::NonZeroUsize;
+use std::panic::{self, AssertUnwindSafe};
 use std::thread;
 use std::time::Instant;
 
+use crate::fault;
+use crate::sync::{AtomicBool, Ordering};
 use crate::telemetry::{Telemetry, WorkerTelemetry};
 
 /// Where a running task puts the tasks it spawns.
@@ -46,8 +49,9 @@ pub struct Outcome<L> {
 
 /// A policy that runs a set of initial tasks, and everything they spawn, on worker threads.
 ///
-/// `run` returns only when every task has run exactly once. The initial tasks are borrowed and
-/// cloned as they are handed out, since they are small descriptions (tiles), not the work.
+/// A successful `run` returns only when every task has run exactly once. The initial tasks are
+/// borrowed and cloned as they are handed out, since they are small descriptions (tiles), not
+/// the work.
 pub trait Balancer {
     /// A short name for reports, e.g. `static/interleaved`.
     fn name(&self) -> String;
@@ -56,8 +60,15 @@ pub trait Balancer {
     ///
     /// # Errors
     /// When the operating system refuses to start a worker thread. The workers already
-    /// started finish their share before this returns; the run's results are incomplete and
-    /// are discarded.
+    /// started are told to stop: each drops the tasks it has not begun (a task already running
+    /// runs to its end) and every one of them is joined before this returns. The run's results
+    /// are incomplete and are discarded. Finishing the started workers' share instead is not
+    /// an option: under work stealing a share is not fixed, and the missing workers' initial
+    /// tasks would keep the others looking for work forever.
+    ///
+    /// # Panics
+    /// When a task panics: the other workers stop as above, and the panic resumes on the
+    /// caller's thread once all of them are joined.
     fn run<T, R>(
         &self,
         workers: NonZeroUsize,
@@ -96,11 +107,43 @@ impl fmt::Display for SpawnError {
 /// would print it twice.
 impl std::error::Error for SpawnError {}
 
-/// Starts `workers` scoped threads running `body(worker, telemetry)` and gathers the results.
+/// Tells the workers of a run to stop taking tasks: set when a worker thread could not be
+/// started or a task panicked, read by every worker before each task.
 ///
-/// `body` returns when its worker has no more work. The time from its start to that point is
-/// the worker's busy time, unless `body` has already moved some of it to `idle` (time spent
-/// looking for work in vain); the wait for the slowest worker is added to `idle` here.
+/// Nobody writes it in a run that goes well, so the read is a load from a cache line every core
+/// keeps a shared copy of: no cost next to a task.
+#[derive(Debug)]
+pub(crate) struct Stop(AtomicBool);
+
+impl Stop {
+    fn new() -> Self {
+        Self(AtomicBool::new(false))
+    }
+
+    /// Whether the run has been told to stop.
+    #[inline]
+    pub(crate) fn requested(&self) -> bool {
+        // Relaxed: the flag carries no data; what went wrong travels by `join`.
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Tells every worker to stop at its next task.
+    #[cold]
+    fn request(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Starts `workers` scoped threads running `body(worker, telemetry, stop)` and gathers the
+/// results.
+///
+/// `body` returns when its worker has no more work, or soon after `stop` is requested (which
+/// it must check before every task). The time from its start to that point is the worker's busy
+/// time, unless `body` has already moved some of it to `idle` (time spent looking for work in
+/// vain); the wait for the slowest worker is added to `idle` here.
+///
+/// When a thread cannot be started, or `body` panics on one, the others are told to stop; all
+/// that started are joined before the error (or the panic) reaches the caller.
 pub(crate) fn run_workers<L, F>(
     name: String,
     workers: NonZeroUsize,
@@ -108,30 +151,40 @@ pub(crate) fn run_workers<L, F>(
 ) -> Result<Outcome<L>, SpawnError>
 where
     L: Send,
-    F: Fn(usize, &mut WorkerTelemetry) -> L + Sync,
+    F: Fn(usize, &mut WorkerTelemetry, &Stop) -> L + Sync,
 {
     let start = Instant::now();
+    let stop = Stop::new();
     let results = thread::scope(|scope| {
         let mut handles = Vec::with_capacity(workers.get());
         let mut refused = None;
         for worker in 0..workers.get() {
-            let body = &body;
-            let spawned = thread::Builder::new()
-                .name(format!("raylb-worker-{worker}"))
-                .spawn_scoped(scope, move || {
-                    let began = Instant::now();
-                    let mut telemetry = WorkerTelemetry::default();
-                    let local = body(worker, &mut telemetry);
-                    let finished = Instant::now();
-                    let active = finished - began;
-                    telemetry.busy = active.saturating_sub(telemetry.idle);
-                    // Thread start-up counts as idle: the worker exists but cannot work yet.
-                    telemetry.idle += began - start;
-                    (local, telemetry, finished)
-                });
+            let (body, stop) = (&body, &stop);
+            let spawned = fault::check_start(worker).and_then(|()| {
+                thread::Builder::new()
+                    .name(format!("raylb-worker-{worker}"))
+                    .spawn_scoped(scope, move || {
+                        let began = Instant::now();
+                        let mut telemetry = WorkerTelemetry::default();
+                        let local = panic::catch_unwind(AssertUnwindSafe(|| {
+                            body(worker, &mut telemetry, stop)
+                        }))
+                        .unwrap_or_else(|payload| {
+                            stop.request();
+                            panic::resume_unwind(payload)
+                        });
+                        let finished = Instant::now();
+                        let active = finished - began;
+                        telemetry.busy = active.saturating_sub(telemetry.idle);
+                        // Thread start-up counts as idle: the worker exists but cannot work yet.
+                        telemetry.idle += began - start;
+                        (local, telemetry, finished)
+                    })
+            });
             match spawned {
                 Ok(handle) => handles.push(handle),
                 Err(source) => {
+                    stop.request();
                     refused = Some(SpawnError {
                         worker,
                         workers: workers.get(),
@@ -145,10 +198,7 @@ where
         // must reach the caller either way.
         let joined: Vec<(L, WorkerTelemetry, Instant)> = handles
             .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
+            .map(|h| h.join().unwrap_or_else(|panic| panic::resume_unwind(panic)))
             .collect();
         refused.map_or(Ok(joined), Err)
     })?;

@@ -35,7 +35,7 @@ impl Balancer for CentralCounter {
     {
         let next = AtomicUsize::new(0);
         let chunk = self.chunk.get();
-        run_workers(self.name(), workers, |worker, telemetry| {
+        run_workers(self.name(), workers, |worker, telemetry, stop| {
             let mut local = runner.local(worker);
             let mut stack = LocalStack::new();
             loop {
@@ -45,12 +45,16 @@ impl Balancer for CentralCounter {
                 // Each worker adds `chunk` at most once after the end is passed, so the
                 // counter stays below `tasks.len() + workers * chunk` and cannot wrap.
                 let start = next.fetch_add(chunk, Ordering::Relaxed);
-                if start >= tasks.len() {
+                if start >= tasks.len() || stop.requested() {
                     break;
                 }
                 for task in &tasks[start..(start + chunk).min(tasks.len())] {
+                    if stop.requested() {
+                        break;
+                    }
                     telemetry.initial_tasks += 1;
-                    telemetry.tasks += stack.run_depth_first(task.clone(), runner, &mut local);
+                    telemetry.tasks +=
+                        stack.run_depth_first(task.clone(), runner, &mut local, stop);
                 }
             }
             telemetry.spawned = stack.pushed();

@@ -38,6 +38,10 @@
 mod balancer;
 mod counter;
 pub mod deque;
+#[cfg(feature = "fault-injection")]
+pub mod fault;
+#[cfg(not(feature = "fault-injection"))]
+mod fault;
 mod kind;
 mod local_stack;
 mod rayon_scope;

@@ -1,6 +1,6 @@
 //! The worker-local LIFO that keeps spawned tasks on the worker that spawned them.
 
-use crate::balancer::{Spawn, TaskRunner};
+use crate::balancer::{Spawn, Stop, TaskRunner};
 
 /// Tasks a worker has spawned and not yet run, newest on top.
 ///
@@ -45,17 +45,22 @@ impl<T> LocalStack<T> {
 }
 
 impl<T> LocalStack<T> {
-    /// Runs `task` and then everything on the stack until it is empty; returns how many tasks
-    /// ran. Used by the balancers whose spawned tasks never leave their worker.
+    /// Runs `task` and then everything on the stack until it is empty, or until `stop` is
+    /// requested (what is left is dropped with the run); returns how many tasks ran. Used by
+    /// the balancers whose spawned tasks never leave their worker.
     pub(crate) fn run_depth_first<R: TaskRunner<T>>(
         &mut self,
         task: T,
         runner: &R,
         local: &mut R::Local,
+        stop: &Stop,
     ) -> u64 {
         runner.run(task, local, self);
         let mut ran = 1;
         while let Some(next) = self.pop() {
+            if stop.requested() {
+                break;
+            }
             runner.run(next, local, self);
             ran += 1;
         }

@@ -3,10 +3,12 @@
 
 use std::io;
 use std::num::NonZeroUsize;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Mutex;
+use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use crate::balancer::{Balancer, Outcome, Spawn, SpawnError, TaskRunner};
+use crate::fault;
 use crate::telemetry::{Telemetry, WorkerTelemetry};
 
 /// rayon's work-stealing pool, driven through `rayon::scope`: every initial task and every
@@ -44,20 +46,7 @@ impl Balancer for RayonScope {
         T: Clone + Send + Sync,
         R: TaskRunner<T>,
     {
-        let exits = Arc::new(Exits::default());
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(workers.get())
-            .thread_name(|i| format!("raylb-rayon-{i}"))
-            .exit_handler({
-                let exits = Arc::clone(&exits);
-                move |_| exits.one_more()
-            })
-            .build()
-            .map_err(|e| SpawnError {
-                worker: 0,
-                workers: workers.get(),
-                source: io::Error::other(e),
-            })?;
+        let (pool, threads) = start_pool(workers)?;
         let slots: Vec<Mutex<Slot<R::Local>>> = (0..workers.get())
             .map(|w| {
                 Mutex::new(Slot {
@@ -77,11 +66,10 @@ impl Balancer for RayonScope {
         });
         let wall = start.elapsed();
         let cpu_after = pool.broadcast(|_| thread_cpu_time());
-        // rayon's pool threads are not joined when the pool is dropped; waiting for each to
-        // run its exit handler means no thread of this run is left working when it returns,
-        // as with the other balancers.
+        // rayon does not join its threads when the pool is dropped; joining them here means no
+        // thread of this run is left working when it returns, as with the other balancers.
         drop(pool);
-        exits.wait_for(workers.get());
+        join_all(threads);
         let mut locals = Vec::with_capacity(slots.len());
         let mut per_worker = Vec::with_capacity(slots.len());
         for (i, slot) in slots.into_iter().enumerate() {
@@ -102,26 +90,58 @@ impl Balancer for RayonScope {
     }
 }
 
-/// How many pool threads have reached their exit handler.
-#[derive(Default)]
-struct Exits {
-    count: Mutex<usize>,
-    changed: Condvar,
+/// Builds a pool of `workers` threads, started by us so that we hold their handles: rayon does
+/// not join its threads, and it reports a thread it could not start without saying which.
+///
+/// A refused start comes back as the [`SpawnError`] of the other balancers, naming the thread;
+/// rayon has then told the threads already started to exit, and they are joined first.
+fn start_pool(
+    workers: NonZeroUsize,
+) -> Result<(rayon::ThreadPool, Vec<JoinHandle<()>>), SpawnError> {
+    let mut threads = Vec::with_capacity(workers.get());
+    let mut refused = None;
+    let built = rayon::ThreadPoolBuilder::new()
+        .num_threads(workers.get())
+        .spawn_handler(|thread| {
+            let index = thread.index();
+            let mut builder = thread::Builder::new().name(format!("raylb-rayon-{index}"));
+            if let Some(size) = thread.stack_size() {
+                builder = builder.stack_size(size);
+            }
+            match fault::check_start(index).and_then(|()| builder.spawn(|| thread.run())) {
+                Ok(handle) => {
+                    threads.push(handle);
+                    Ok(())
+                }
+                Err(source) => {
+                    // rayon keeps only the message; the error itself goes to the caller.
+                    let message = io::Error::new(source.kind(), source.to_string());
+                    refused = Some((index, source));
+                    Err(message)
+                }
+            }
+        })
+        .build();
+    match built {
+        Ok(pool) => Ok((pool, threads)),
+        Err(error) => {
+            join_all(threads);
+            let (worker, source) = refused.unwrap_or((0, io::Error::other(error)));
+            Err(SpawnError {
+                worker,
+                workers: workers.get(),
+                source,
+            })
+        }
+    }
 }
 
-impl Exits {
-    /// Called by each pool thread as it exits.
-    fn one_more(&self) {
-        *self.count.lock().unwrap_or_else(|p| p.into_inner()) += 1;
-        self.changed.notify_all();
-    }
-
-    /// Blocks until `threads` threads have exited.
-    fn wait_for(&self, threads: usize) {
-        let mut count = self.count.lock().unwrap_or_else(|p| p.into_inner());
-        while *count < threads {
-            count = self.changed.wait(count).unwrap_or_else(|p| p.into_inner());
-        }
+/// Waits for every pool thread to end; a pool thread's panic reaches the caller.
+fn join_all(threads: Vec<JoinHandle<()>>) {
+    for thread in threads {
+        thread
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     }
 }
 

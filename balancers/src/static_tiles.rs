@@ -63,12 +63,16 @@ impl Balancer for StaticTiles {
         T: Clone + Send + Sync,
         R: TaskRunner<T>,
     {
-        run_workers(self.name(), workers, |worker, telemetry| {
+        run_workers(self.name(), workers, |worker, telemetry, stop| {
             let mut local = runner.local(worker);
             let mut stack = LocalStack::new();
             for index in self.assignment.share(worker, workers.get(), tasks.len()) {
+                if stop.requested() {
+                    break;
+                }
                 telemetry.initial_tasks += 1;
-                telemetry.tasks += stack.run_depth_first(tasks[index].clone(), runner, &mut local);
+                telemetry.tasks +=
+                    stack.run_depth_first(tasks[index].clone(), runner, &mut local, stop);
             }
             telemetry.spawned = stack.pushed();
             telemetry.peak_queued = Some(stack.peak() as u64);

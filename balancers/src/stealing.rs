@@ -3,15 +3,14 @@
 //! that runs dry steals from others.
 
 use std::num::NonZeroUsize;
-use std::panic::{self, AssertUnwindSafe};
 use std::sync::Mutex;
 use std::thread;
 use std::time::Instant;
 
-use crate::balancer::{Balancer, Outcome, Spawn, SpawnError, TaskRunner, run_workers};
+use crate::balancer::{Balancer, Outcome, Spawn, SpawnError, Stop, TaskRunner, run_workers};
 use crate::deque::{self, Family, Steal};
 use crate::static_tiles::Assignment;
-use crate::sync::{AtomicBool, AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 use crate::telemetry::WorkerTelemetry;
 use crate::termination::Termination;
 use crate::victim::{Prospect, VictimPolicy, VictimSelector};
@@ -155,31 +154,23 @@ impl WorkStealing {
         }
         let termination = Termination::new(p, tasks.len() as u64);
         let thieves = AtomicU64::new(0);
-        let aborted = AtomicBool::new(false);
         let shared = Shared {
             tasks,
             runner,
             victims: &victims,
             termination: &termination,
             thieves: &thieves,
-            aborted: &aborted,
         };
-        run_workers(self.name(), workers, |me, telemetry| {
+        // A task that panics never counts as finished, and neither do the initial tasks of a
+        // worker that could not be started, so the others would look for work forever:
+        // `run_workers` tells them to stop then.
+        run_workers(self.name(), workers, |me, telemetry, stop| {
             let owner = owners[me]
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner())
                 .take()
                 .expect("each worker takes its own deque once");
-            // A task that panics never counts as finished, so the others would look for work
-            // forever: tell them to stop, then let the panic reach the caller.
-            panic::catch_unwind(AssertUnwindSafe(|| {
-                self.work(me, owner, &shared, telemetry)
-            }))
-            .unwrap_or_else(|payload| {
-                // Relaxed: the flag carries no data; the panic itself travels by `join`.
-                aborted.store(true, Ordering::Relaxed);
-                panic::resume_unwind(payload)
-            })
+            self.work(me, owner, &shared, stop, telemetry)
         })
     }
 
@@ -189,6 +180,7 @@ impl WorkStealing {
         me: usize,
         owner: D::Worker<Job<T>>,
         shared: &Shared<'_, D, T, R>,
+        stop: &Stop,
         telemetry: &mut WorkerTelemetry,
     ) -> R::Local
     where
@@ -222,7 +214,7 @@ impl WorkStealing {
         let mut finished = 0u64;
         let mut selector = VictimSelector::new(self.victim, me, p);
         let mut loot = Vec::new();
-        loop {
+        while !stop.requested() {
             let job = state
                 .next
                 .take()
@@ -235,10 +227,19 @@ impl WorkStealing {
                 });
             let job = match job {
                 Some(job) => job,
-                None => match self.steal(&mut state, shared, &mut selector, &mut loot, telemetry) {
-                    Some(job) => job,
-                    None => break,
-                },
+                None => {
+                    match self.steal(
+                        &mut state,
+                        shared,
+                        stop,
+                        &mut selector,
+                        &mut loot,
+                        telemetry,
+                    ) {
+                        Some(job) => job,
+                        None => break,
+                    }
+                }
             };
             telemetry.tasks += 1;
             telemetry.initial_tasks += u64::from(job.depth == 0);
@@ -252,11 +253,13 @@ impl WorkStealing {
         local
     }
 
-    /// Looks for work until some is found (returned, to run next) or the run is over.
+    /// Looks for work until some is found (returned, to run next), the run is over or `stop`
+    /// is requested.
     fn steal<D: Family, T, R>(
         &self,
         state: &mut Owner<'_, D, T>,
         shared: &Shared<'_, D, T, R>,
+        stop: &Stop,
         selector: &mut VictimSelector,
         loot: &mut Vec<Job<T>>,
         telemetry: &mut WorkerTelemetry,
@@ -301,8 +304,7 @@ impl WorkStealing {
             if (p == 1 || failures % YIELD_EVERY == 0) && shared.termination.all_done() {
                 break;
             }
-            // Relaxed: see `run_with`.
-            if shared.aborted.load(Ordering::Relaxed) {
+            if stop.requested() {
                 break;
             }
             if failures % YIELD_EVERY == 0 {
@@ -325,8 +327,6 @@ struct Shared<'a, D: Family, T: Send, R> {
     termination: &'a Termination,
     /// Workers looking for work now.
     thieves: &'a AtomicU64,
-    /// Set when a worker panicked: the others stop looking for work.
-    aborted: &'a AtomicBool,
 }
 
 /// A worker's own state while it runs tasks; also the [`Spawn`] handle its tasks get.

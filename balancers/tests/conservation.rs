@@ -135,8 +135,61 @@ macro_rules! balancer_suite {
                     check_late_chain($balancer, workers);
                 }
             }
+
+            #[test]
+            fn third_of_eight_workers_cannot_start() {
+                check_refused_start($balancer, 2, 8);
+            }
+
+            #[test]
+            fn first_of_four_workers_cannot_start() {
+                check_refused_start($balancer, 0, 4);
+            }
         }
     )*};
+}
+
+/// Work that never ends: every task spawns one more. A run of it ends only when its workers
+/// are told to stop.
+struct Endless;
+
+impl TaskRunner<u32> for Endless {
+    type Local = ();
+    fn local(&self, _worker: usize) {}
+    fn run<S: Spawn<u32>>(&self, task: u32, _local: &mut (), spawn: &mut S) {
+        spawn.spawn(task);
+    }
+}
+
+/// How long a run whose worker cannot start may take to fail: its started workers stop at
+/// their next task, microseconds away; the bound leaves room for a loaded machine.
+const REFUSED_RUN_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The start of worker `refused` of `workers` fails: the run must end promptly with the
+/// `SpawnError` naming that worker, although the workers started before it have work that
+/// never ends (and, under stealing, the refused worker's initial tasks can never finish).
+fn check_refused_start(balancer: BalancerKind, refused: usize, workers: usize) {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    // The run goes on a thread of its own, so that a hang fails the test instead of hanging it.
+    std::thread::spawn(move || {
+        let tasks: Vec<u32> = (0..64).collect();
+        let result = balancers::fault::refuse_start(refused, || {
+            balancer.run(NonZeroUsize::new(workers).unwrap(), &tasks, &Endless)
+        });
+        sender.send(result.map(|_| ())).ok();
+    });
+    let result = receiver
+        .recv_timeout(REFUSED_RUN_LIMIT)
+        .unwrap_or_else(|_| panic!("the run did not end within {REFUSED_RUN_LIMIT:?}"));
+    let error = result.expect_err("a worker could not start");
+    assert_eq!((error.worker, error.workers), (refused, workers));
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "cannot start worker thread {} of {workers}: start refused by fault injection",
+            refused + 1
+        )
+    );
 }
 
 /// Many trivial initial tasks and, last in line, one that starts a chain of 3,000 tasks, each

@@ -87,8 +87,13 @@ fn temporary_name(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
 }
 
-/// Checks, before any work is done, that `path` can be written: its directory exists and it
-/// is not itself a directory. The error says what is wrong, without the path.
+/// Checks, before any work is done, that `path` can be written the way [`StagedFiles`] will
+/// write it: the target is not a directory, its directory exists, and a file can be created
+/// there. The last is not guessed from permission bits (which say nothing of read-only mounts,
+/// access control lists or a privileged user) but tried: the temporary file a write would use
+/// is created and removed again. The error says what is wrong, without the path: `is a
+/// directory`, `no such directory: DIR`, `not a directory: DIR`, or the system's reason, such
+/// as `permission denied`.
 pub fn check_writable(path: &Path) -> Result<(), String> {
     if path.is_dir() {
         return Err("is a directory".into());
@@ -98,9 +103,15 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
         _ => Path::new("."),
     };
     if !dir.is_dir() {
-        return Err(format!("no such directory: {}", dir.display()));
+        return Err(if dir.exists() {
+            format!("not a directory: {}", dir.display())
+        } else {
+            format!("no such directory: {}", dir.display())
+        });
     }
-    Ok(())
+    let probe = temporary_name(path);
+    File::create(&probe).map_err(|e| io_reason(&e))?;
+    fs::remove_file(&probe).map_err(|e| io_reason(&e))
 }
 
 /// The input that `output` would replace, if any: the same file under another name, through

@@ -133,6 +133,22 @@ fn coincident(rng: &mut StdRng) -> Vec<Triangle> {
     out
 }
 
+/// Copies of one triangle, distinct triangles sharing one centroid, and a soup around them, all
+/// interleaved: no octant split separates the first two piles, so they are split by index, and
+/// every ray through the copies must still come back with the smallest index among them.
+fn piles(rng: &mut StdRng) -> Vec<Triangle> {
+    let copy = tri([-0.4, -0.3, 0.1], [0.5, -0.2, 0.0], [0.0, 0.6, -0.1]);
+    let mut out = Vec::new();
+    for _ in 0..4_000 {
+        out.push(copy);
+        let a = random_point(rng, -0.8, 0.8);
+        let b = random_point(rng, -0.8, 0.8);
+        out.push(Triangle { v: [a, b, -a - b] });
+    }
+    out.extend(soup(rng, 400));
+    out
+}
+
 /// Rays aimed at the features that break naive traversals: vertices, edge midpoints, points
 /// on the surface as origins, axis-parallel directions and zero components of both signs.
 fn rays(rng: &mut StdRng, triangles: &[Triangle], count: usize) -> Vec<Ray> {
@@ -252,6 +268,14 @@ fn coincident_centroids() {
     let triangles = coincident(&mut StdRng::seed_from_u64(4));
     for (i, s) in SETTINGS.into_iter().enumerate() {
         check("coincident", &triangles, s, 15_000, 40 + i as u64);
+    }
+}
+
+#[test]
+fn piles_of_copies_and_of_shared_centroids() {
+    let triangles = piles(&mut StdRng::seed_from_u64(7));
+    for (i, s) in SETTINGS.into_iter().enumerate() {
+        check("piles", &triangles, s, 2_500, 70 + i as u64);
     }
 }
 

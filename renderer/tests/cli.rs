@@ -3,7 +3,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 mod common;
 use common::{ok, scene_path};
@@ -438,35 +438,94 @@ fn bench_sweep_scaling_and_deque_write_their_tables() {
         sweep.contains("quick") && sweep.contains("stealing/abp/random/half µs/px"),
         "{sweep}"
     );
-    let csv = fs::read_to_string(dir.path().join("out/sweep.csv")).unwrap();
-    // Header, then 2 rounds × 2 tiles × 4 balancers.
-    assert_eq!(csv.lines().count(), 1 + 2 * 2 * 4, "{csv}");
-    assert!(csv.starts_with("scene,balancer,tile,threads,round,seconds,us_per_pixel"));
+    // One row per render: 2 rounds × 2 tiles × 4 balancers.
+    let (header, renders) = read_csv(&dir.path().join("out/sweep.csv"));
+    assert_eq!(
+        header,
+        [
+            "scene",
+            "balancer",
+            "tile",
+            "threads",
+            "round",
+            "seconds",
+            "us_per_pixel"
+        ]
+    );
+    assert_eq!(renders.len(), 2 * 2 * 4);
+    for r in &renders {
+        r[2].parse::<u32>().unwrap();
+        r[4].parse::<u32>().unwrap();
+        assert!(r[5].parse::<f64>().unwrap() > 0.0 && r[6].parse::<f64>().unwrap() > 0.0);
+    }
     let svg = fs::read_to_string(dir.path().join("out/sweep.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("rayon") && svg.contains("tile edge"));
+    // Each balancer's best round per tile edge, numbers in their own columns; one fastest
+    // per edge, 0% from itself.
+    let (header, best) = read_csv(&dir.path().join("out/sweep-best.csv"));
+    assert_eq!(
+        header,
+        [
+            "scene",
+            "tile",
+            "balancer",
+            "us_per_pixel",
+            "vs_fastest_percent",
+            "fastest"
+        ]
+    );
+    assert_eq!(best.len(), 2 * 4);
+    for edge in best.chunks(4) {
+        let fastest: Vec<&Vec<String>> = edge.iter().filter(|r| r[5] == "true").collect();
+        assert_eq!(fastest.len(), 1, "one fastest: {edge:?}");
+        assert_eq!(fastest[0][4].parse::<f64>().unwrap(), 0.0);
+        for r in edge {
+            assert!(r[3].parse::<f64>().unwrap() > 0.0);
+            assert!(r[4].parse::<f64>().unwrap() >= 0.0);
+        }
+    }
     // The paired table: per scene and tile, and for the best edges, every balancer's median
     // against the leader's time in the same round, and the rounds it won; every round has a
     // winner, and one balancer per row leads.
     assert!(sweep.contains("Paired by round"), "{sweep}");
-    let paired = fs::read_to_string(dir.path().join("out/sweep-paired.csv")).unwrap();
-    let rows: Vec<&str> = paired.lines().skip(1).collect();
-    assert_eq!(rows.len(), 3, "{paired}");
-    assert!(rows[2].starts_with("quick,best,"), "{paired}");
-    for row in rows {
-        assert_eq!(row.matches('*').count(), 1, "one leader: {row}");
-        let wins: usize = row
-            .split(',')
-            .skip(2)
-            .map(|cell| {
-                let (won, of) = cell
-                    .rsplit_once('(')
-                    .and_then(|(_, w)| w.trim_end_matches(')').split_once('/'))
-                    .unwrap_or_else(|| panic!("no (wins/rounds) in {cell:?}"));
-                assert_eq!(of, "2");
-                won.parse::<usize>().unwrap()
-            })
-            .sum();
-        assert!(wins >= 2, "each of 2 rounds has a fastest balancer: {row}");
+    let (header, paired) = read_csv(&dir.path().join("out/sweep-paired.csv"));
+    assert_eq!(
+        header,
+        [
+            "scene",
+            "tile",
+            "balancer",
+            "leader",
+            "median_vs_leader_percent",
+            "q1_percent",
+            "q3_percent",
+            "rounds_fastest",
+            "rounds"
+        ]
+    );
+    assert_eq!(
+        paired.len(),
+        3 * 4,
+        "edges 8, 64 and best, 4 balancers each"
+    );
+    let tiles: Vec<&str> = paired.chunks(4).map(|edge| edge[0][1].as_str()).collect();
+    assert_eq!(tiles, ["8", "64", "best"]);
+    for edge in paired.chunks(4) {
+        let leaders: Vec<&Vec<String>> = edge.iter().filter(|r| r[2] == r[3]).collect();
+        assert_eq!(leaders.len(), 1, "one leader: {edge:?}");
+        assert_eq!(leaders[0][4].parse::<f64>().unwrap(), 0.0);
+        let mut wins = 0;
+        for r in edge {
+            for percent in &r[4..7] {
+                percent.parse::<f64>().unwrap();
+            }
+            assert_eq!(r[8], "2");
+            wins += r[7].parse::<usize>().unwrap();
+        }
+        assert!(
+            wins >= 2,
+            "each of 2 rounds has a fastest balancer: {edge:?}"
+        );
     }
 
     let scaling = ok(&raylb(
@@ -490,6 +549,26 @@ fn bench_sweep_scaling_and_deque_write_their_tables() {
         "{scaling}"
     );
     assert!(dir.path().join("out/scaling.svg").exists());
+    let (header, best) = read_csv(&dir.path().join("out/scaling-best.csv"));
+    assert_eq!(
+        header,
+        [
+            "scene",
+            "tile",
+            "balancer",
+            "threads",
+            "seconds",
+            "speedup",
+            "efficiency"
+        ]
+    );
+    assert_eq!(best.len(), 2);
+    assert_eq!(
+        best[0][5].parse::<f64>().unwrap(),
+        1.0,
+        "1 thread over itself"
+    );
+    assert!(best[1][6].parse::<f64>().unwrap() > 0.0);
 
     let deque = ok(&raylb(
         dir.path(),
@@ -515,8 +594,58 @@ fn bench_sweep_scaling_and_deque_write_their_tables() {
     ] {
         assert!(deque.contains(row), "{row} missing:\n{deque}");
     }
-    let csv = fs::read_to_string(dir.path().join("out/deque.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 2 * 3);
+    // The setup names hold commas: quoted, the columns stay in place.
+    let (header, rows) = read_csv(&dir.path().join("out/deque.csv"));
+    assert_eq!(header.len(), 10);
+    assert_eq!(rows.len(), 2 * 3);
+    assert_eq!(rows[2][1], "iii) push/pop at random, steal");
+    for r in &rows {
+        assert!(r[5].parse::<f64>().unwrap() > 0.0, "throughput: {r:?}");
+        r[7].parse::<u64>().unwrap();
+    }
+}
+
+#[test]
+fn bench_files_are_written_before_the_tables_are_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = scene_path("quick");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_raylb"))
+        .args(["bench", "sweep", quick.to_str().unwrap(), "--tiles", "8"])
+        .args(["--threads", "1", "--repeat", "1", "--out", "out"])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("raylb runs");
+    // A reader that stops at once (`| head -0`): the tables cannot be printed, and the
+    // results must be on disk all the same.
+    drop(child.stdout.take());
+    child.wait().unwrap();
+    for name in [
+        "sweep.csv",
+        "sweep-best.csv",
+        "sweep-paired.csv",
+        "sweep.svg",
+    ] {
+        assert!(
+            dir.path().join("out").join(name).is_file(),
+            "{name} missing"
+        );
+    }
+    let (_, renders) = read_csv(&dir.path().join("out/sweep.csv"));
+    assert_eq!(renders.len(), 4, "one render per balancer");
+}
+
+/// A CSV file parsed with the csv crate, as a spreadsheet would: its header and its records,
+/// every record as wide as the header.
+fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    let records = reader
+        .records()
+        .map(|r| r.unwrap().iter().map(String::from).collect())
+        .collect();
+    (header, records)
 }
 
 #[test]

@@ -42,7 +42,13 @@ impl Scratch {
 
     /// Runs a command that must fail as described, and checks the output was left alone.
     fn fails(&self, args: &[&str], expected: &[&str]) {
-        let out = self.raylb(args);
+        self.failed(&self.raylb(args), args, expected);
+    }
+
+    /// Checks that `out`, the run of `raylb args`, failed as described (exit code 2 and one
+    /// line on stderr, nothing else printed: no progress, no table) and left the output alone.
+    fn failed(&self, out: &Output, args: &[&str], expected: &[&str]) {
+        assert!(out.stdout.is_empty(), "{args:?}: printed {:?}", out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(
             out.status.code(),
@@ -530,6 +536,127 @@ fn unwritable_outputs_fail_before_any_work_and_touch_nothing() {
     s.fails(
         &["validate", "ok.toml", "-o", "folder"],
         &["cannot write folder", "is a directory"],
+    );
+    // A name the system takes, but whose temporary twin (`.NAME.tmp-PID`) is too long for it:
+    // only trying to create a file finds that out.
+    let long = format!("{}.png", "x".repeat(246));
+    s.fails(
+        &["render", "ok.toml", "-o", &long],
+        &[&format!("cannot write {long}: file name too long")],
+    );
+}
+
+/// The three benchmarks that write files, each as small as it goes, into `out`.
+fn benches(out: &str) -> [Vec<&str>; 3] {
+    let tiny = ["--threads", "1", "--repeat", "1", "--out", out];
+    [
+        [&["bench", "sweep", "ok.toml", "--tiles", "8"][..], &tiny].concat(),
+        [
+            &["bench", "scaling", "ok.toml", "--threads", "1"][..],
+            &tiny[2..],
+        ]
+        .concat(),
+        vec![
+            "bench",
+            "deque",
+            "--elements",
+            "10",
+            "--iterations",
+            "1",
+            "--out",
+            out,
+        ],
+    ]
+}
+
+#[test]
+fn bench_outputs_that_cannot_be_written_fail_before_any_render() {
+    let s = Scratch::new();
+    s.write("ok.toml", &scene_with(""));
+    // A folder under a regular file cannot be created.
+    for args in benches("out.png/results") {
+        s.fails(&args, &["cannot create out.png/results: not a directory"]);
+    }
+    // A file the benchmark would write is a folder.
+    for (args, name) in
+        benches("taken")
+            .iter()
+            .zip(["sweep-paired.csv", "scaling.svg", "deque.csv"])
+    {
+        fs::create_dir_all(s.path("taken").join(name)).unwrap();
+        s.fails(
+            args,
+            &[&format!("cannot write taken/{name}: is a directory")],
+        );
+    }
+}
+
+#[test]
+fn bench_outputs_in_a_read_only_folder_fail_before_any_render() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new();
+    s.write("ok.toml", &scene_with(""));
+    let folder = s.path("read-only");
+    fs::create_dir(&folder).unwrap();
+    fs::set_permissions(&folder, fs::Permissions::from_mode(0o555)).unwrap();
+    // A privileged user writes into read-only folders: then raylb runs without the
+    // capability that lets it (CAP_DAC_OVERRIDE), where `setpriv` can take it away.
+    let privileged = fs::write(folder.join("probe"), "").is_ok();
+    let _ = fs::remove_file(folder.join("probe"));
+    let unprivileged = |args: &[&str]| {
+        Command::new("setpriv")
+            .args(["--bounding-set=-dac_override,-dac_read_search"])
+            .arg(env!("CARGO_BIN_EXE_raylb"))
+            .args(args)
+            .current_dir(s.dir.path())
+            .output()
+    };
+    if privileged && unprivileged(&["--version"]).is_err() {
+        eprintln!("skipped: running privileged, and no `setpriv` to drop the privilege");
+        return;
+    }
+    for (args, name) in benches("read-only")
+        .iter()
+        .zip(["sweep.csv", "scaling.csv", "deque.csv"])
+    {
+        let out = if privileged {
+            unprivileged(args).unwrap()
+        } else {
+            s.raylb(args)
+        };
+        s.failed(
+            &out,
+            args,
+            &[&format!("cannot write read-only/{name}: permission denied")],
+        );
+    }
+    // `render` and `validate` check the same way.
+    for args in [
+        &["render", "ok.toml", "-o", "read-only/x.png"][..],
+        &[
+            "validate",
+            "ok.toml",
+            "--threads",
+            "1",
+            "-o",
+            "read-only/x.png",
+        ],
+    ] {
+        let out = if privileged {
+            unprivileged(args).unwrap()
+        } else {
+            s.raylb(args)
+        };
+        s.failed(
+            &out,
+            args,
+            &["cannot write read-only/x.png: permission denied"],
+        );
+    }
+    assert_eq!(
+        fs::read_dir(&folder).unwrap().count(),
+        0,
+        "nothing left behind"
     );
 }
 

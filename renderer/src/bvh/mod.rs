@@ -3,7 +3,9 @@
 //! *Build* ([`build`]): a node's triangles are split by the octant of their centroid relative
 //! to the centre of the node's centroid bounds, giving up to eight children; each triangle
 //! lands in exactly one leaf and every node's box is tight around its own triangles. Splitting
-//! stops at the leaf size or the maximum depth.
+//! stops at the leaf size; triangles whose centroids coincide, or that reach the maximum depth,
+//! are split by their input order into at most eight runs instead, so that no node has more
+//! than eight children and no leaf more than the leaf size, whatever the geometry.
 //!
 //! *Flatten* ([`flat`]): the tree is written in pre-order into one array of 32-byte nodes.
 //! A node's first child is always the next node; each node also holds its *skip* index, the
@@ -33,7 +35,8 @@ pub use traverse::{BvhHit, NoCounters, TestCounts, TraversalCounters};
 pub struct BvhSettings {
     /// A node with at most this many triangles becomes a leaf (1 to [`MAX_LEAF_SIZE`]).
     pub leaf_size: u32,
-    /// Nodes at this depth become leaves whatever their size (the root has depth 0).
+    /// Nodes at this depth are no longer split by octant (the root has depth 0): they become
+    /// leaves, or, with more than `leaf_size` triangles, are split by input order below it.
     pub max_depth: u32,
 }
 

@@ -680,7 +680,7 @@ pub(crate) struct ScalingArgs {
     /// Rounds, as for `sweep`.
     #[arg(long, value_name = "N", default_value = "3", value_parser = positive::<1000>)]
     pub(crate) repeat: NonZeroUsize,
-    /// Folder for scaling.csv and scaling.svg.
+    /// Folder for scaling.csv, scaling-best.csv and scaling.svg.
     #[arg(long, value_name = "DIR", default_value = "bench-out")]
     pub(crate) out: PathBuf,
 }

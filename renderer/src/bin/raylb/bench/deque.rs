@@ -15,9 +15,30 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use balancers::deque::{Steal, abp, locked};
 use renderer::stats::counted;
+use serde::Serialize;
 
-use super::report::{Table, save};
+use super::report::{OutputFiles, Table, csv_text, rounded};
 use crate::cli::{DequeArgs, StealName, threads};
+
+/// What `--out` receives.
+const FILES: &[&str] = &["deque.csv"];
+
+/// A row of `deque.csv`: one deque kind in one setup, over all iterations.
+#[derive(Debug, Serialize)]
+struct DequeRow {
+    deque: &'static str,
+    setup: &'static str,
+    threads: usize,
+    elements: usize,
+    iterations: usize,
+    /// Millions of elements taken per second per deque.
+    throughput_per_deque_millions: f64,
+    latency_us_per_element: f64,
+    steal_attempts: u64,
+    /// Share of steal attempts that took something; empty where nobody tried.
+    steal_success_percent: Option<f64>,
+    elements_stolen: u64,
+}
 
 /// The deque operations the benchmark uses, for both kinds.
 trait BenchDeque: Send + Sync + 'static {
@@ -206,39 +227,39 @@ fn iterations<D: BenchDeque>(
     totals
 }
 
-fn measure<D: BenchDeque>(table: &mut Table, n: usize, args: &DequeArgs, steal_max: usize) {
+fn measure<D: BenchDeque>(rows: &mut Vec<DequeRow>, n: usize, args: &DequeArgs, steal_max: usize) {
     for setup in [Setup::PopOnly, Setup::PopThenSteal, Setup::PushPopSteal] {
-        let t = iterations::<D>(
+        let totals = iterations::<D>(
             setup,
             n,
             args.elements.get(),
             args.iterations.get(),
             steal_max,
         );
-        let per_deque = t.acquired as f64 / n as f64 / t.time.as_secs_f64();
-        let success = if t.attempts > 0 {
-            format!("{:.1}%", 100.0 * t.successes as f64 / t.attempts as f64)
-        } else {
-            "-".into()
-        };
-        table.row(vec![
-            D::NAME.to_string(),
-            setup.label().to_string(),
-            format!("{:.2}", per_deque / 1e6),
-            format!("{:.4}", 1e6 / per_deque),
-            t.attempts.to_string(),
-            success,
-            t.stolen.to_string(),
-        ]);
+        rows.push(row(D::NAME, setup, n, args, &totals));
     }
 }
 
-pub(crate) fn run(args: &DequeArgs, quiet: bool) -> Result<ExitCode> {
-    let n = threads(args.threads).get();
-    let steal_max = match args.steal {
-        StealName::One => 1,
-        StealName::Half => usize::MAX,
-    };
+/// The row of one deque kind and setup from its totals over `n` threads.
+fn row(deque: &'static str, setup: Setup, n: usize, args: &DequeArgs, t: &Totals) -> DequeRow {
+    let per_deque = t.acquired as f64 / n as f64 / t.time.as_secs_f64();
+    DequeRow {
+        deque,
+        setup: setup.label(),
+        threads: n,
+        elements: args.elements.get(),
+        iterations: args.iterations.get(),
+        throughput_per_deque_millions: rounded(per_deque / 1e6, 4),
+        latency_us_per_element: rounded(1e6 / per_deque, 6),
+        steal_attempts: t.attempts,
+        steal_success_percent: (t.attempts > 0)
+            .then(|| rounded(100.0 * t.successes as f64 / t.attempts as f64, 3)),
+        elements_stolen: t.stolen,
+    }
+}
+
+/// The table for the terminal, as Wende's table 3.2 lays it out.
+fn table(rows: &[DequeRow]) -> Table {
     let mut table = Table::new(&[
         "deque",
         "setup",
@@ -248,8 +269,33 @@ pub(crate) fn run(args: &DequeArgs, quiet: bool) -> Result<ExitCode> {
         "steal success",
         "elements stolen",
     ]);
-    measure::<Abp>(&mut table, n, args, steal_max);
-    measure::<Locked>(&mut table, n, args, steal_max);
+    for r in rows {
+        table.row(vec![
+            r.deque.to_string(),
+            r.setup.to_string(),
+            format!("{:.2}", r.throughput_per_deque_millions),
+            format!("{:.4}", r.latency_us_per_element),
+            r.steal_attempts.to_string(),
+            r.steal_success_percent
+                .map_or_else(|| "-".into(), |s| format!("{s:.1}%")),
+            r.elements_stolen.to_string(),
+        ]);
+    }
+    table
+}
+
+pub(crate) fn run(args: &DequeArgs, quiet: bool) -> Result<ExitCode> {
+    let files = OutputFiles::check(&args.out, FILES)?;
+    let n = threads(args.threads).get();
+    let steal_max = match args.steal {
+        StealName::One => 1,
+        StealName::Half => usize::MAX,
+    };
+    let mut rows = Vec::new();
+    measure::<Abp>(&mut rows, n, args, steal_max);
+    measure::<Locked>(&mut rows, n, args, steal_max);
+    // The file first: a reader that closes our output early must not cost the results.
+    files.write(&[&csv_text(&rows)?])?;
     say!(
         quiet,
         "{}, {} elements per deque, mean of {} (Wende, table 3.2):",
@@ -257,8 +303,81 @@ pub(crate) fn run(args: &DequeArgs, quiet: bool) -> Result<ExitCode> {
         args.elements,
         counted(args.iterations.get() as u64, "iteration")
     );
-    say!(quiet, "{}", table.render().trim_end());
-    save(&args.out, "deque.csv", &table.csv())?;
-    say!(quiet, "wrote   {}/deque.csv", args.out.display());
+    say!(quiet, "{}", table(&rows).render().trim_end());
+    say!(quiet, "{}", files.summary());
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A parsed record's fields.
+    fn fields(record: &csv::StringRecord) -> Vec<&str> {
+        record.iter().collect()
+    }
+
+    #[test]
+    fn rows_quote_the_setup_and_hold_numbers_in_their_own_columns() {
+        let args = DequeArgs {
+            threads: None,
+            elements: std::num::NonZeroUsize::new(1000).unwrap(),
+            iterations: std::num::NonZeroUsize::new(2).unwrap(),
+            steal: StealName::One,
+            out: "unused".into(),
+        };
+        let stealing = Totals {
+            time: Duration::from_millis(1),
+            acquired: 4000,
+            attempts: 8,
+            successes: 2,
+            stolen: 2,
+        };
+        let popping = Totals {
+            time: Duration::from_millis(2),
+            acquired: 4000,
+            ..Totals::default()
+        };
+        let rows = [
+            row(Abp::NAME, Setup::PushPopSteal, 2, &args, &stealing),
+            row(Locked::NAME, Setup::PopOnly, 2, &args, &popping),
+        ];
+        let text = csv_text(&rows).unwrap();
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        assert_eq!(
+            reader.headers().unwrap(),
+            vec![
+                "deque",
+                "setup",
+                "threads",
+                "elements",
+                "iterations",
+                "throughput_per_deque_millions",
+                "latency_us_per_element",
+                "steal_attempts",
+                "steal_success_percent",
+                "elements_stolen"
+            ]
+        );
+        let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+        // 2,000 elements per deque in 1 ms: 2 million per second, 0.5 µs each.
+        assert_eq!(
+            fields(&records[0]),
+            [
+                "abp (non-blocking)",
+                "iii) push/pop at random, steal",
+                "2",
+                "1000",
+                "2",
+                "2.0",
+                "0.5",
+                "8",
+                "25.0",
+                "2"
+            ]
+        );
+        assert_eq!(&records[1][8], "", "no steal attempts: no success rate");
+        let table = table(&rows).render();
+        assert!(table.contains("25.0%") && table.contains("1.00"), "{table}");
+    }
 }

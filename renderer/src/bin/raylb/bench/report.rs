@@ -1,15 +1,17 @@
 //! What benchmarks hand back: a text table on the terminal, CSV, and an SVG line chart.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, bail};
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
-use renderer::output::{io_reason, write_text};
+use renderer::output::{StagedFiles, check_writable, io_reason, replaces_input};
+use serde::Serialize;
 
-/// A table: a header row and data rows of equal width, printed aligned and saved as CSV.
+/// A table for the terminal: a header row and data rows of equal width, printed aligned. (The
+/// CSV files hold the same figures as numbers, one row per observation: see [`csv_text`].)
 #[derive(Debug, Default)]
 pub(crate) struct Table {
     pub(crate) header: Vec<String>,
@@ -55,15 +57,6 @@ impl Table {
                 })
                 .collect();
             let _ = writeln!(out, "{}", cells.join("  ").trim_end());
-        }
-        out
-    }
-
-    /// Comma-separated values, one line per row.
-    pub(crate) fn csv(&self) -> String {
-        let mut out = String::new();
-        for row in std::iter::once(&self.header).chain(&self.rows) {
-            let _ = writeln!(out, "{}", row.join(","));
         }
         out
     }
@@ -208,11 +201,182 @@ where
     Ok(())
 }
 
-/// Writes `text` to `dir/name`, creating `dir` if needed.
-pub(crate) fn save(dir: &Path, name: &str, text: &str) -> Result<()> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| anyhow!("cannot create {}: {}", dir.display(), io_reason(&e)))?;
-    let path = dir.join(name);
-    write_text(&path, text)
-        .map_err(|e| anyhow!("cannot write {}: {}", path.display(), io_reason(&e)))
+/// The files a benchmark writes into its output folder, checked before any work is done and
+/// written together when it is all done: a folder that cannot be written fails the command at
+/// once, not after every round has run.
+#[derive(Debug)]
+pub(crate) struct OutputFiles {
+    dir: PathBuf,
+    names: &'static [&'static str],
+}
+
+impl OutputFiles {
+    /// Checks that each of `names` can be written in `dir`, or, when `dir` does not exist
+    /// yet, that it can be made: its nearest existing ancestor is a folder that takes new
+    /// files. Nothing is created until [`write`](Self::write).
+    pub(crate) fn check(dir: &Path, names: &'static [&'static str]) -> Result<Self> {
+        let existing = dir
+            .ancestors()
+            .find(|a| a.as_os_str().is_empty() || a.exists());
+        match existing {
+            Some(a) if a == dir => {
+                for name in names {
+                    let path = dir.join(name);
+                    check_writable(&path)
+                        .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+                }
+            }
+            Some(a) => {
+                let a = if a.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    a
+                };
+                check_writable(&a.join("probe"))
+                    .map_err(|e| anyhow!("cannot create {}: {e}", dir.display()))?;
+            }
+            None => bail!("cannot create {}: no folder above it exists", dir.display()),
+        }
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            names,
+        })
+    }
+
+    /// Checks that no file to be written is one of `inputs`.
+    pub(crate) fn check_inputs(&self, inputs: &[PathBuf]) -> Result<()> {
+        for name in self.names {
+            let path = self.dir.join(name);
+            if let Some(input) = replaces_input(&path, inputs) {
+                bail!(
+                    "--out {}: {} is {}, an input of this run; raylb never writes over what it reads",
+                    self.dir.display(),
+                    path.display(),
+                    input.display()
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the files, `contents` in the order of the names given to
+    /// [`check`](Self::check), each to a temporary name first and all renamed into place
+    /// together once every one is written.
+    pub(crate) fn write(&self, contents: &[&str]) -> Result<()> {
+        assert_eq!(contents.len(), self.names.len(), "one content per file");
+        std::fs::create_dir_all(&self.dir)
+            .map_err(|e| anyhow!("cannot create {}: {}", self.dir.display(), io_reason(&e)))?;
+        let mut staged = StagedFiles::new();
+        for (name, text) in self.names.iter().zip(contents) {
+            let path = self.dir.join(name);
+            staged
+                .text(&path, text)
+                .map_err(|e| anyhow!("cannot write {}: {}", path.display(), io_reason(&e)))?;
+        }
+        staged
+            .commit()
+            .map_err(|e| anyhow!("cannot write in {}: {}", self.dir.display(), io_reason(&e)))
+    }
+
+    /// `wrote   DIR/first, second, …`, the line that reports the files.
+    pub(crate) fn summary(&self) -> String {
+        format!("wrote   {}/{}", self.dir.display(), self.names.join(", "))
+    }
+}
+
+/// `rows` as CSV: a header of the row type's field names, then one record per row, fields
+/// quoted where they hold a comma, a quote or a line break. Numbers are written as numbers,
+/// an absent value (`None`) as an empty field.
+pub(crate) fn csv_text<R: Serialize>(rows: &[R]) -> Result<String> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for row in rows {
+        writer.serialize(row)?;
+    }
+    let bytes = writer
+        .into_inner()
+        .map_err(|e| anyhow!("cannot write CSV: {}", e.error()))?;
+    Ok(String::from_utf8(bytes)?)
+}
+
+/// `x` rounded to `decimals` decimal places, for CSV fields that would otherwise carry the
+/// float's rounding noise (`8.000000000000007`).
+pub(crate) fn rounded(x: f64, decimals: i32) -> f64 {
+    let scale = 10f64.powi(decimals);
+    (x * scale).round() / scale
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize)]
+    struct Row {
+        name: String,
+        count: u32,
+        share: Option<f64>,
+    }
+
+    #[test]
+    fn csv_quotes_commas_and_leaves_absent_values_empty() {
+        let rows = [
+            Row {
+                name: "iii) push/pop at random, steal".into(),
+                count: 3,
+                share: Some(50.7),
+            },
+            Row {
+                name: "plain".into(),
+                count: 0,
+                share: None,
+            },
+        ];
+        let text = csv_text(&rows).unwrap();
+        assert_eq!(
+            text,
+            "name,count,share\n\"iii) push/pop at random, steal\",3,50.7\nplain,0,\n"
+        );
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+        assert_eq!(&records[0][0], "iii) push/pop at random, steal");
+        assert_eq!(records[0].len(), 3);
+    }
+
+    #[test]
+    fn rounding_drops_float_noise() {
+        assert_eq!(rounded(8.000_000_000_000_007, 3), 8.0);
+        assert_eq!(rounded(-0.123_456, 2), -0.12);
+    }
+
+    #[test]
+    fn outputs_are_checked_before_and_written_together() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("new/folder");
+        let files = OutputFiles::check(&out, &["a.csv", "b.svg"]).unwrap();
+        assert!(out.is_dir(), "the folder is created by the check");
+        files.write(&["1\n", "<svg/>"]).unwrap();
+        assert_eq!(std::fs::read_to_string(out.join("a.csv")).unwrap(), "1\n");
+        assert_eq!(
+            std::fs::read_to_string(out.join("b.svg")).unwrap(),
+            "<svg/>"
+        );
+        assert_eq!(
+            std::fs::read_dir(&out).unwrap().count(),
+            2,
+            "no temporary file left behind"
+        );
+        assert!(files.summary().ends_with("folder/a.csv, b.svg"));
+
+        // A folder under a regular file cannot be created.
+        let file = dir.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        let error = OutputFiles::check(&file.join("out"), &["a.csv"]).unwrap_err();
+        assert!(error.to_string().starts_with("cannot create "), "{error}");
+        // A name that is a folder cannot be written.
+        std::fs::create_dir(out.join("c.csv")).unwrap();
+        let error = OutputFiles::check(&out, &["a.csv", "c.csv"]).unwrap_err();
+        assert!(
+            error.to_string().ends_with("c.csv: is a directory"),
+            "{error}"
+        );
+    }
 }

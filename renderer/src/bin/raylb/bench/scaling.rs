@@ -9,12 +9,42 @@ use anyhow::{Result, bail};
 use balancers::Balancer;
 use renderer::render::{RenderOptions, render};
 use renderer::stats::counted;
+use serde::Serialize;
 
-use super::report::{Axes, Panel, Series, Table, line_chart, save};
+use super::report::{Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, rounded};
 use crate::cli::{ScalingArgs, SceneSource, threads};
 use crate::progress::Progress;
 
+/// What `--out` receives.
+const FILES: &[&str] = &["scaling.csv", "scaling-best.csv", "scaling.svg"];
+
+/// A row of `scaling.csv`: one render.
+#[derive(Debug, Serialize)]
+struct RenderRow {
+    scene: String,
+    balancer: String,
+    threads: usize,
+    tile: u32,
+    round: usize,
+    seconds: f64,
+}
+
+/// A row of `scaling-best.csv`: one balancer's best round at one thread count. Speedup and
+/// efficiency are empty when no 1-thread run was asked for.
+#[derive(Debug, Serialize)]
+struct BestRow {
+    scene: String,
+    tile: u32,
+    balancer: String,
+    threads: usize,
+    seconds: f64,
+    speedup: Option<f64>,
+    efficiency: Option<f64>,
+}
+
 pub(crate) fn run(args: &ScalingArgs, quiet: bool) -> Result<ExitCode> {
+    let balancers = args.set.kinds()?;
+    let files = OutputFiles::check(&args.out, FILES)?;
     let file = args
         .scene_file
         .clone()
@@ -32,6 +62,7 @@ pub(crate) fn run(args: &ScalingArgs, quiet: bool) -> Result<ExitCode> {
         },
         quiet,
     )?;
+    files.check_inputs(&scene.inputs)?;
     let counts: Vec<NonZeroUsize> = if args.threads.is_empty() {
         (1..=threads(None).get())
             .filter_map(NonZeroUsize::new)
@@ -39,9 +70,8 @@ pub(crate) fn run(args: &ScalingArgs, quiet: bool) -> Result<ExitCode> {
     } else {
         args.threads.clone()
     };
-    let balancers = args.set.kinds()?;
 
-    let mut all = Table::new(&["scene", "balancer", "threads", "tile", "round", "seconds"]);
+    let mut renders = Vec::new();
     let mut best: BTreeMap<(usize, usize), f64> = BTreeMap::new();
     let runs = args.repeat.get() * counts.len() * balancers.len();
     let mut progress = Progress::new(runs as u64, "renders", quiet);
@@ -61,64 +91,34 @@ pub(crate) fn run(args: &ScalingArgs, quiet: bool) -> Result<ExitCode> {
                     counted(workers.get() as u64, "thread"),
                     balancer.name()
                 ));
-                all.row(vec![
-                    scene.name.clone(),
-                    balancer.name(),
-                    workers.to_string(),
-                    args.tile.to_string(),
-                    round.to_string(),
-                    format!("{seconds:.6}"),
-                ]);
+                renders.push(RenderRow {
+                    scene: scene.name.clone(),
+                    balancer: balancer.name(),
+                    threads: workers.get(),
+                    tile: args.tile.get(),
+                    round,
+                    seconds: rounded(seconds, 6),
+                });
                 let entry = best.entry((b, workers.get())).or_insert(f64::MAX);
                 *entry = entry.min(seconds);
             }
         }
     }
-
     progress.finish();
-    let mut summary = Table::new(&["balancer", "threads", "seconds", "speedup", "efficiency"]);
-    let mut speedups = Vec::new();
-    for (b, balancer) in balancers.iter().enumerate() {
-        let one = best.get(&(b, 1)).copied();
-        let mut points = Vec::new();
-        for &workers in &counts {
-            let t = best[&(b, workers.get())];
-            let (speedup, efficiency) = match one {
-                Some(one) => {
-                    let s = one / t;
-                    (
-                        format!("{s:.3}"),
-                        format!("{:.3}", s / workers.get() as f64),
-                    )
-                }
-                None => ("-".into(), "-".into()),
-            };
-            if let Some(one) = one {
-                points.push((workers.get() as f64, one / t));
-            }
-            summary.row(vec![
-                balancer.name(),
-                workers.to_string(),
-                format!("{t:.3}"),
-                speedup,
-                efficiency,
-            ]);
-        }
-        speedups.push(Series {
-            label: balancer.name(),
-            points,
-        });
-    }
-    say!(
-        quiet,
-        "{}: {}×{}, {}-pixel tiles, best of {}; speedup = T(1) / T(p), efficiency = speedup / p.",
-        scene.name,
-        scene.width,
-        scene.height,
-        args.tile,
-        counted(args.repeat.get() as u64, "round")
-    );
-    say!(quiet, "{}", summary.render().trim_end());
+
+    let names: Vec<String> = balancers.iter().map(|b| b.name()).collect();
+    let rows = best_rows(&scene.name, args.tile.get(), &names, &counts, &best);
+    let speedups = names
+        .iter()
+        .map(|name| Series {
+            label: name.clone(),
+            points: rows
+                .iter()
+                .filter(|r| &r.balancer == name)
+                .filter_map(|r| Some((r.threads as f64, r.speedup?)))
+                .collect(),
+        })
+        .collect();
     let axes = Axes {
         x: "threads",
         y: "speedup over 1 thread",
@@ -129,17 +129,127 @@ pub(crate) fn run(args: &ScalingArgs, quiet: bool) -> Result<ExitCode> {
         title: format!("{} ({}-pixel tiles)", scene.name, args.tile),
         series: speedups,
     };
-    save(&args.out, "scaling.csv", &all.csv())?;
-    save(&args.out, "scaling-best.csv", &summary.csv())?;
-    save(
-        &args.out,
-        "scaling.svg",
+    // The files first: a reader that closes our output early must not cost the results.
+    files.write(&[
+        &csv_text(&renders)?,
+        &csv_text(&rows)?,
         &line_chart("Speedup against threads", &axes, &[panel])?,
-    )?;
+    ])?;
     say!(
         quiet,
-        "wrote   {}/scaling.csv, scaling-best.csv, scaling.svg",
-        args.out.display()
+        "{}: {}×{}, {}-pixel tiles, best of {}; speedup = T(1) / T(p), efficiency = speedup / p.",
+        scene.name,
+        scene.width,
+        scene.height,
+        args.tile,
+        counted(args.repeat.get() as u64, "round")
     );
+    say!(quiet, "{}", best_table(&rows).render().trim_end());
+    say!(quiet, "{}", files.summary());
     Ok(ExitCode::SUCCESS)
+}
+
+/// Each balancer's best round at each thread count (`best`, keyed by the balancer's position
+/// and the thread count), with its speedup over its own 1-thread run where there is one.
+fn best_rows(
+    scene: &str,
+    tile: u32,
+    names: &[String],
+    counts: &[NonZeroUsize],
+    best: &BTreeMap<(usize, usize), f64>,
+) -> Vec<BestRow> {
+    let mut rows = Vec::new();
+    for (b, name) in names.iter().enumerate() {
+        let one = best.get(&(b, 1)).copied();
+        for &workers in counts {
+            let t = best[&(b, workers.get())];
+            let speedup = one.map(|one| one / t);
+            rows.push(BestRow {
+                scene: scene.to_string(),
+                tile,
+                balancer: name.clone(),
+                threads: workers.get(),
+                seconds: rounded(t, 6),
+                speedup: speedup.map(|s| rounded(s, 4)),
+                efficiency: speedup.map(|s| rounded(s / workers.get() as f64, 4)),
+            });
+        }
+    }
+    rows
+}
+
+/// The table for the terminal: `-` where there is no 1-thread run to compare with.
+fn best_table(rows: &[BestRow]) -> Table {
+    let mut table = Table::new(&["balancer", "threads", "seconds", "speedup", "efficiency"]);
+    let or_dash = |x: Option<f64>| x.map_or_else(|| "-".to_string(), |x| format!("{x:.3}"));
+    for row in rows {
+        table.row(vec![
+            row.balancer.clone(),
+            row.threads.to_string(),
+            format!("{:.3}", row.seconds),
+            or_dash(row.speedup),
+            or_dash(row.efficiency),
+        ]);
+    }
+    table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A parsed record's fields.
+    fn fields(record: &csv::StringRecord) -> Vec<&str> {
+        record.iter().collect()
+    }
+
+    fn parse(text: &str) -> (csv::StringRecord, Vec<csv::StringRecord>) {
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let header = reader.headers().unwrap().clone();
+        (header, reader.records().map(Result::unwrap).collect())
+    }
+
+    #[test]
+    fn best_rows_hold_numbers_and_leave_speedup_empty_without_a_one_thread_run() {
+        let names = ["a".to_string(), "b".to_string()];
+        let counts = [1, 2].map(|n| NonZeroUsize::new(n).unwrap());
+        let mut best = BTreeMap::new();
+        best.insert((0, 1), 2.0);
+        best.insert((0, 2), 1.25);
+        best.insert((1, 1), 3.0);
+        best.insert((1, 2), 1.5);
+        let rows = best_rows("quick", 32, &names, &counts, &best);
+        let (header, records) = parse(&csv_text(&rows).unwrap());
+        assert_eq!(
+            header.iter().collect::<Vec<_>>(),
+            [
+                "scene",
+                "tile",
+                "balancer",
+                "threads",
+                "seconds",
+                "speedup",
+                "efficiency"
+            ]
+        );
+        assert_eq!(
+            fields(&records[1]),
+            ["quick", "32", "a", "2", "1.25", "1.6", "0.8"]
+        );
+        assert_eq!(
+            fields(&records[3]),
+            ["quick", "32", "b", "2", "1.5", "2.0", "1.0"]
+        );
+
+        // Without 1-thread runs there is nothing to compare with: empty, not `-`.
+        let counts = [NonZeroUsize::new(2).unwrap()];
+        let rows = best_rows("quick", 32, &names, &counts, &best.split_off(&(0, 2)));
+        let (_, records) = parse(&csv_text(&rows).unwrap());
+        assert_eq!(
+            fields(&records[0]),
+            ["quick", "32", "a", "2", "1.25", "", ""]
+        );
+        let table = best_table(&rows).render();
+        assert!(table.lines().nth(1).unwrap().ends_with('-'), "{table}");
+    }
 }

@@ -1,19 +1,125 @@
 //! `raylb bench sweep`: time per pixel against tile edge, for each balancer and scene.
 
 use std::collections::BTreeMap;
+use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
-use balancers::Balancer;
+use balancers::{Balancer, BalancerKind};
 use renderer::render::{RenderOptions, render};
+use renderer::scene::Scene;
 use renderer::stats::counted;
+use serde::Serialize;
 
-use super::report::{Axes, Panel, Series, Table, line_chart, save};
+use super::report::{Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, rounded};
 use crate::cli::{SceneSource, SweepArgs, threads};
 use crate::progress::Progress;
 
+/// What `--out` receives.
+const FILES: &[&str] = &[
+    "sweep.csv",
+    "sweep-best.csv",
+    "sweep-paired.csv",
+    "sweep.svg",
+];
+
+/// Each round's µs per pixel of each (scene, tile edge, balancer), indexed by the scene's and
+/// balancer's positions, in round order.
+type Rounds = BTreeMap<(usize, u32, usize), Vec<f64>>;
+
+/// A row of `sweep.csv`: one render.
+#[derive(Debug, Serialize)]
+struct RenderRow {
+    scene: String,
+    balancer: String,
+    tile: u32,
+    threads: usize,
+    round: usize,
+    seconds: f64,
+    us_per_pixel: f64,
+}
+
+/// A row of `sweep-best.csv`: one balancer's best round at one scene and tile edge.
+#[derive(Debug, Serialize)]
+struct BestRow {
+    scene: String,
+    tile: u32,
+    balancer: String,
+    us_per_pixel: f64,
+    /// How much slower than the fastest balancer at this edge, in percent (0 for it).
+    vs_fastest_percent: f64,
+    /// Whether it is the fastest at this edge.
+    fastest: bool,
+}
+
+/// A row of `sweep-paired.csv`: one balancer against the leader, round by round, at one scene
+/// and tile edge (`tile` = `best` pairs each round's fastest edge).
+#[derive(Debug, Serialize)]
+struct PairedRow {
+    scene: String,
+    tile: String,
+    balancer: String,
+    leader: String,
+    median_vs_leader_percent: f64,
+    q1_percent: f64,
+    q3_percent: f64,
+    rounds_fastest: usize,
+    rounds: usize,
+}
+
 pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
+    let balancers = args.set.kinds()?;
+    let files = OutputFiles::check(&args.out, FILES)?;
+    let scenes = load_scenes(args, quiet)?;
+    let inputs: Vec<_> = scenes.iter().flat_map(|s| s.inputs.clone()).collect();
+    files.check_inputs(&inputs)?;
+    let workers = threads(args.threads);
+    let (renders, rounds) = run_rounds(args, &scenes, &balancers, workers, quiet)?;
+
+    let names: Vec<String> = balancers.iter().map(|b| b.name()).collect();
+    let scene_names: Vec<String> = scenes.iter().map(|s| s.name.clone()).collect();
+    let best = best_rows(&scene_names, &args.tiles, &names, &rounds);
+    let paired = paired_rows(&scene_names, &args.tiles, &names, &rounds);
+    let axes = Axes {
+        x: "tile edge (pixels)",
+        y: "time per pixel (µs)",
+        log_x: true,
+        y_from_zero: true,
+    };
+    let chart = line_chart(
+        "Time per pixel against tile edge",
+        &axes,
+        &panels(&scene_names, &names, workers, &best),
+    )?;
+    // The files first: a reader that closes our output early must not cost the results.
+    files.write(&[
+        &csv_text(&renders)?,
+        &csv_text(&best)?,
+        &csv_text(&paired)?,
+        &chart,
+    ])?;
+    say!(
+        quiet,
+        "Best of {}, µs per pixel; * marks the fastest balancer at each tile edge, and the\npercentage is each balancer's distance from it.",
+        counted(args.repeat.get() as u64, "round")
+    );
+    say!(quiet, "{}", best_table(&names, &best).render().trim_end());
+    say!(
+        quiet,
+        "\nPaired by round: at each tile edge the leader (*) is the balancer of the lowest median\ntime; each balancer's time over the leader's in the same round (the same minutes of the\nmachine), median over rounds [quartiles], and (rounds in which it was fastest of all).\nThe row `best` pairs each round's fastest time over all tile edges."
+    );
+    say!(
+        quiet,
+        "{}",
+        paired_table(&names, &paired).render().trim_end()
+    );
+    say!(quiet, "{}", files.summary());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The scene files named, or the two `treasure` scenes.
+fn load_scenes(args: &SweepArgs, quiet: bool) -> Result<Vec<Scene>> {
     let files = if args.scenes.is_empty() {
         vec![
             PathBuf::from("scenes/treasure.toml"),
@@ -22,8 +128,6 @@ pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
     } else {
         args.scenes.clone()
     };
-    let balancers = args.set.kinds()?;
-    let workers = threads(args.threads);
     let mut scenes = Vec::new();
     for file in &files {
         if !file.exists() {
@@ -40,21 +144,20 @@ pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
             quiet,
         )?);
     }
+    Ok(scenes)
+}
 
-    // Every round renders every combination once: drift in the machine's speed then touches
-    // all of them alike, and the best round of each is kept.
-    let mut all = Table::new(&[
-        "scene",
-        "balancer",
-        "tile",
-        "threads",
-        "round",
-        "seconds",
-        "us_per_pixel",
-    ]);
-    // Every round's time of each combination, in round order: the best of them for the
-    // summary, all of them for the paired comparison.
-    let mut rounds: BTreeMap<(usize, u32, usize), Vec<f64>> = BTreeMap::new();
+/// Renders every combination once per round: drift in the machine's speed then touches all of
+/// them alike. Returns every render, and each combination's times by round.
+fn run_rounds(
+    args: &SweepArgs,
+    scenes: &[Scene],
+    balancers: &[BalancerKind],
+    workers: std::num::NonZeroUsize,
+    quiet: bool,
+) -> Result<(Vec<RenderRow>, Rounds)> {
+    let mut renders = Vec::new();
+    let mut rounds = Rounds::new();
     let runs = args.repeat.get() * scenes.len() * args.tiles.len() * balancers.len();
     let mut progress = Progress::new(runs as u64, "renders", quiet);
     for round in 1..=args.repeat.get() {
@@ -79,15 +182,15 @@ pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
                         scene.name,
                         balancer.name()
                     ));
-                    all.row(vec![
-                        scene.name.clone(),
-                        balancer.name(),
-                        tile.to_string(),
-                        workers.to_string(),
-                        round.to_string(),
-                        format!("{seconds:.6}"),
-                        format!("{per_pixel:.6}"),
-                    ]);
+                    renders.push(RenderRow {
+                        scene: scene.name.clone(),
+                        balancer: balancer.name(),
+                        tile: tile.get(),
+                        threads: workers.get(),
+                        round,
+                        seconds: rounded(seconds, 6),
+                        us_per_pixel: rounded(per_pixel, 6),
+                    });
                     rounds
                         .entry((s, tile.get(), b))
                         .or_default()
@@ -96,25 +199,21 @@ pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
             }
         }
     }
-
     progress.finish();
-    let names: Vec<String> = balancers.iter().map(|b| b.name()).collect();
-    let mut header = vec!["scene".to_string(), "tile".to_string()];
-    header.extend(names.iter().map(|n| format!("{n} µs/px")));
-    let header: Vec<&str> = header.iter().map(String::as_str).collect();
-    let mut summary = Table::new(&header);
-    let mut panels = Vec::new();
+    Ok((renders, rounds))
+}
+
+/// Each balancer's best round at each scene and tile edge, against the fastest there.
+fn best_rows(
+    scenes: &[String],
+    tiles: &[NonZeroU32],
+    names: &[String],
+    rounds: &Rounds,
+) -> Vec<BestRow> {
+    let mut rows = Vec::new();
     for (s, scene) in scenes.iter().enumerate() {
-        let mut series: Vec<Series> = names
-            .iter()
-            .map(|n| Series {
-                label: n.clone(),
-                points: Vec::new(),
-            })
-            .collect();
-        for &tile in &args.tiles {
-            let mut row = vec![scene.name.clone(), tile.to_string()];
-            let times: Vec<f64> = (0..balancers.len())
+        for &tile in tiles {
+            let times: Vec<f64> = (0..names.len())
                 .map(|b| {
                     rounds[&(s, tile.get(), b)]
                         .iter()
@@ -123,57 +222,69 @@ pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
                 })
                 .collect();
             let fastest = times.iter().copied().fold(f64::MAX, f64::min);
-            for (b, &t) in times.iter().enumerate() {
-                let mark = if t == fastest { "*" } else { "" };
-                row.push(format!(
-                    "{t:.3}{mark} ({:+.1}%)",
-                    (t / fastest - 1.0) * 100.0
-                ));
-                series[b].points.push((f64::from(tile.get()), t));
-            }
-            summary.row(row);
+            rows.extend(names.iter().zip(times).map(|(name, t)| BestRow {
+                scene: scene.clone(),
+                tile: tile.get(),
+                balancer: name.clone(),
+                us_per_pixel: rounded(t, 6),
+                vs_fastest_percent: rounded((t / fastest - 1.0) * 100.0, 3),
+                fastest: t == fastest,
+            }));
         }
-        panels.push(Panel {
-            title: format!(
-                "{} ({})",
-                scene.name,
-                counted(workers.get() as u64, "thread")
-            ),
-            series,
-        });
     }
-    say!(
-        quiet,
-        "Best of {}, µs per pixel; * marks the fastest balancer at each tile edge, and the\npercentage is each balancer's distance from it.",
-        counted(args.repeat.get() as u64, "round")
-    );
-    say!(quiet, "{}", summary.render().trim_end());
-    let paired = paired_table(&scenes, &args.tiles, &names, &rounds);
-    say!(
-        quiet,
-        "\nPaired by round: at each tile edge the leader (*) is the balancer of the lowest median\ntime; each balancer's time over the leader's in the same round (the same minutes of the\nmachine), median over rounds [quartiles], and (rounds in which it was fastest of all).\nThe row `best` pairs each round's fastest time over all tile edges."
-    );
-    say!(quiet, "{}", paired.render().trim_end());
-    let axes = Axes {
-        x: "tile edge (pixels)",
-        y: "time per pixel (µs)",
-        log_x: true,
-        y_from_zero: true,
-    };
-    save(&args.out, "sweep.csv", &all.csv())?;
-    save(&args.out, "sweep-best.csv", &summary.csv())?;
-    save(&args.out, "sweep-paired.csv", &paired.csv())?;
-    save(
-        &args.out,
-        "sweep.svg",
-        &line_chart("Time per pixel against tile edge", &axes, &panels)?,
-    )?;
-    say!(
-        quiet,
-        "wrote   {}/sweep.csv, sweep-best.csv, sweep-paired.csv, sweep.svg",
-        args.out.display()
-    );
-    Ok(ExitCode::SUCCESS)
+    rows
+}
+
+/// The best-of-rounds table for the terminal: a row per scene and tile edge, a column per
+/// balancer, `3.649* (+0.0%)`.
+fn best_table(names: &[String], best: &[BestRow]) -> Table {
+    let mut header = vec!["scene".to_string(), "tile".to_string()];
+    header.extend(names.iter().map(|n| format!("{n} µs/px")));
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut table = Table::new(&header);
+    for edge in best.chunks(names.len()) {
+        let mut row = vec![edge[0].scene.clone(), edge[0].tile.to_string()];
+        row.extend(edge.iter().map(|r| {
+            let mark = if r.fastest { "*" } else { "" };
+            format!(
+                "{:.3}{mark} ({:+.1}%)",
+                r.us_per_pixel, r.vs_fastest_percent
+            )
+        }));
+        table.row(row);
+    }
+    table
+}
+
+/// One chart panel per scene: each balancer's best time per pixel against tile edge.
+fn panels(
+    scenes: &[String],
+    names: &[String],
+    workers: std::num::NonZeroUsize,
+    best: &[BestRow],
+) -> Vec<Panel> {
+    // `best` holds, per scene, per tile edge, one row per balancer.
+    let per_scene = best.len() / scenes.len().max(1);
+    scenes
+        .iter()
+        .zip(best.chunks(per_scene.max(1)))
+        .map(|(scene, rows)| Panel {
+            title: format!("{scene} ({})", counted(workers.get() as u64, "thread")),
+            series: names
+                .iter()
+                .enumerate()
+                .map(|(b, name)| Series {
+                    label: name.clone(),
+                    points: rows
+                        .iter()
+                        .skip(b)
+                        .step_by(names.len())
+                        .map(|r| (f64::from(r.tile), r.us_per_pixel))
+                        .collect(),
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 /// For each scene and tile edge, each balancer paired round by round with the leader (the
@@ -183,16 +294,13 @@ pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
 /// free of the machine's slow drift, which the best-of-rounds table is not; the quartiles say
 /// how far the machine's noise leaves the median in doubt. A last row per scene pairs the
 /// balancers' best tile edges: each round's fastest time over all edges.
-fn paired_table(
-    scenes: &[renderer::scene::Scene],
-    tiles: &[std::num::NonZeroU32],
+fn paired_rows(
+    scenes: &[String],
+    tiles: &[NonZeroU32],
     names: &[String],
-    rounds: &BTreeMap<(usize, u32, usize), Vec<f64>>,
-) -> Table {
-    let mut header = vec!["scene".to_string(), "tile".to_string()];
-    header.extend(names.iter().map(|n| format!("{n} vs leader")));
-    let header: Vec<&str> = header.iter().map(String::as_str).collect();
-    let mut table = Table::new(&header);
+    rounds: &Rounds,
+) -> Vec<PairedRow> {
+    let mut rows = Vec::new();
     for (s, scene) in scenes.iter().enumerate() {
         // Per tile edge, each balancer's times by round.
         let per_edge: Vec<Vec<&[f64]>> = tiles
@@ -203,10 +311,26 @@ fn paired_table(
                     .collect()
             })
             .collect();
+        let mut add = |tile: String, times: &[&[f64]]| {
+            let paired = pair(times);
+            let leader = paired
+                .iter()
+                .position(|p| p.leader)
+                .expect("one balancer leads");
+            rows.extend(names.iter().zip(paired).map(|(name, p)| PairedRow {
+                scene: scene.clone(),
+                tile: tile.clone(),
+                balancer: name.clone(),
+                leader: names[leader].clone(),
+                median_vs_leader_percent: rounded(p.median_percent, 3),
+                q1_percent: rounded(p.q1_percent, 3),
+                q3_percent: rounded(p.q3_percent, 3),
+                rounds_fastest: p.wins,
+                rounds: p.rounds,
+            }));
+        };
         for (&tile, times) in tiles.iter().zip(&per_edge) {
-            let mut row = vec![scene.name.clone(), tile.to_string()];
-            row.extend(paired_cells(times));
-            table.row(row);
+            add(tile.to_string(), times);
         }
         // Each round's best over the tile edges, per balancer.
         let best: Vec<Vec<f64>> = (0..names.len())
@@ -217,17 +341,50 @@ fn paired_table(
             })
             .collect();
         let best: Vec<&[f64]> = best.iter().map(Vec::as_slice).collect();
-        let mut row = vec![scene.name.clone(), "best".to_string()];
-        row.extend(paired_cells(&best));
+        add("best".to_string(), &best);
+    }
+    rows
+}
+
+/// The paired table for the terminal: a row per scene and tile edge, a column per balancer,
+/// `+1.2% [-0.4 +2.9] (3/10)`: a median 1.2% above the leader, quartiles −0.4% and +2.9%,
+/// fastest of all in 3 of 10 rounds; the leader's cell carries a `*`.
+fn paired_table(names: &[String], paired: &[PairedRow]) -> Table {
+    let mut header = vec!["scene".to_string(), "tile".to_string()];
+    header.extend(names.iter().map(|n| format!("{n} vs leader")));
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut table = Table::new(&header);
+    for edge in paired.chunks(names.len()) {
+        let mut row = vec![edge[0].scene.clone(), edge[0].tile.clone()];
+        row.extend(edge.iter().map(|r| {
+            let mark = if r.balancer == r.leader { "*" } else { "" };
+            format!(
+                "{:+.1}%{mark} [{:+.1} {:+.1}] ({}/{})",
+                r.median_vs_leader_percent, r.q1_percent, r.q3_percent, r.rounds_fastest, r.rounds
+            )
+        }));
         table.row(row);
     }
     table
 }
 
-/// One row of the paired table from each balancer's times by round (all of equal length):
-/// `+1.2% [-0.4 +2.9] (3/10)` is a median 1.2% above the leader, quartiles −0.4% and +2.9%,
-/// fastest of all in 3 of 10 rounds; the leader's cell carries a `*`.
-fn paired_cells(times: &[&[f64]]) -> Vec<String> {
+/// One balancer paired with the leader over the rounds of one scene and tile edge.
+#[derive(Debug, PartialEq)]
+struct Paired {
+    /// Whether this is the leader (the lowest median time).
+    leader: bool,
+    /// Quartiles and median of its time over the leader's in the same round, as percentages
+    /// above it.
+    q1_percent: f64,
+    median_percent: f64,
+    q3_percent: f64,
+    /// Rounds in which it was the fastest of all, of `rounds`.
+    wins: usize,
+    rounds: usize,
+}
+
+/// Pairs each balancer's times by round (all of equal length) with the leader's.
+fn pair(times: &[&[f64]]) -> Vec<Paired> {
     let count = times[0].len();
     let medians: Vec<f64> = times.iter().map(|t| quantiles(t)[1]).collect();
     let leader = (0..times.len())
@@ -242,9 +399,14 @@ fn paired_cells(times: &[&[f64]]) -> Vec<String> {
         .map(|(b, t)| {
             let ratios: Vec<f64> = t.iter().zip(times[leader]).map(|(a, l)| a / l).collect();
             let [q1, median, q3] = quantiles(&ratios).map(|q| (q - 1.0) * 100.0);
-            let wins = t.iter().zip(&fastest).filter(|(a, f)| a == f).count();
-            let mark = if b == leader { "*" } else { "" };
-            format!("{median:+.1}%{mark} [{q1:+.1} {q3:+.1}] ({wins}/{count})")
+            Paired {
+                leader: b == leader,
+                q1_percent: q1,
+                median_percent: median,
+                q3_percent: q3,
+                wins: t.iter().zip(&fastest).filter(|(a, f)| a == f).count(),
+                rounds: count,
+            }
         })
         .collect()
 }
@@ -265,6 +427,11 @@ fn quantiles(values: &[f64]) -> [f64; 3] {
 mod tests {
     use super::*;
 
+    /// A parsed record's fields.
+    fn fields(record: &csv::StringRecord) -> Vec<&str> {
+        record.iter().collect()
+    }
+
     #[test]
     fn quantiles_interpolate_between_order_statistics() {
         assert_eq!(quantiles(&[4.0, 1.0, 3.0, 2.0]), [1.75, 2.5, 3.25]);
@@ -273,7 +440,7 @@ mod tests {
     }
 
     #[test]
-    fn paired_cells_compare_with_the_leader_round_by_round() {
+    fn pairing_compares_with_the_leader_round_by_round() {
         // Balancer 1 leads (lowest median); balancer 0 is 10% slower in every round even
         // though its best round beats the leader's worst.
         let times: [&[f64]; 3] = [
@@ -281,9 +448,132 @@ mod tests {
             &[1.00, 2.00, 1.50],
             &[1.00, 2.40, 1.80],
         ];
-        let cells = paired_cells(&times);
-        assert_eq!(cells[0], "+10.0% [+10.0 +10.0] (0/3)");
-        assert_eq!(cells[1], "+0.0%* [+0.0 +0.0] (3/3)");
-        assert_eq!(cells[2], "+20.0% [+10.0 +20.0] (1/3)");
+        let paired = pair(&times);
+        assert!(paired[1].leader && !paired[0].leader && !paired[2].leader);
+        assert_eq!((paired[0].wins, paired[1].wins, paired[2].wins), (0, 3, 1));
+        assert!((paired[2].q1_percent - 10.0).abs() < 1e-9);
+        assert!((paired[2].median_percent - 20.0).abs() < 1e-9);
+    }
+
+    /// Two scenes, tile edges 8 and 64, balancers `a` and `b/x`, three rounds: `a` takes
+    /// 1, 2, 3 µs per pixel, `b/x` 10% more in each round, except at edge 64 of the second
+    /// scene, where it is 10% faster.
+    fn sample() -> (Vec<String>, Vec<NonZeroU32>, Vec<String>, Rounds) {
+        let scenes = vec!["one".to_string(), "two".to_string()];
+        let tiles: Vec<NonZeroU32> = [8, 64].map(|t| NonZeroU32::new(t).unwrap()).to_vec();
+        let names = vec!["a".to_string(), "b/x".to_string()];
+        let mut rounds = Rounds::new();
+        for s in 0..2 {
+            for tile in [8, 64] {
+                let factor = if (s, tile) == (1, 64) { 0.9 } else { 1.1 };
+                rounds.insert((s, tile, 0), vec![1.0, 2.0, 3.0]);
+                rounds.insert((s, tile, 1), vec![factor, 2.0 * factor, 3.0 * factor]);
+            }
+        }
+        (scenes, tiles, names, rounds)
+    }
+
+    /// Parses `text` back as CSV: its header and its records.
+    fn parse(text: &str) -> (Vec<String>, Vec<csv::StringRecord>) {
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let header = reader.headers().unwrap().iter().map(String::from).collect();
+        let records = reader.records().map(Result::unwrap).collect();
+        (header, records)
+    }
+
+    #[test]
+    fn best_rows_are_one_observation_each_with_numbers_in_their_own_columns() {
+        let (scenes, tiles, names, rounds) = sample();
+        let best = best_rows(&scenes, &tiles, &names, &rounds);
+        let (header, records) = parse(&csv_text(&best).unwrap());
+        assert_eq!(
+            header,
+            [
+                "scene",
+                "tile",
+                "balancer",
+                "us_per_pixel",
+                "vs_fastest_percent",
+                "fastest"
+            ]
+        );
+        assert_eq!(records.len(), 2 * 2 * 2);
+        for record in &records {
+            assert_eq!(record.len(), 6);
+            record[1].parse::<u32>().unwrap();
+            record[3].parse::<f64>().unwrap();
+            record[4].parse::<f64>().unwrap();
+            record[5].parse::<bool>().unwrap();
+        }
+        // The second scene at edge 64: `b/x` at 0.9 µs is fastest, `a` 11.1% behind it.
+        assert_eq!(fields(&records[0]), ["one", "8", "a", "1.0", "0.0", "true"]);
+        assert_eq!(
+            fields(&records[1]),
+            ["one", "8", "b/x", "1.1", "10.0", "false"]
+        );
+        assert_eq!(
+            fields(&records[6]),
+            ["two", "64", "a", "1.0", "11.111", "false"]
+        );
+        assert_eq!(
+            fields(&records[7]),
+            ["two", "64", "b/x", "0.9", "0.0", "true"]
+        );
+        // The terminal keeps its display strings.
+        let table = best_table(&names, &best).render();
+        assert!(table.contains("1.000* (+0.0%)  1.100 (+10.0%)"), "{table}");
+    }
+
+    #[test]
+    fn paired_rows_are_one_observation_each_with_numbers_in_their_own_columns() {
+        let (scenes, tiles, names, rounds) = sample();
+        let paired = paired_rows(&scenes, &tiles, &names, &rounds);
+        let (header, records) = parse(&csv_text(&paired).unwrap());
+        assert_eq!(
+            header,
+            [
+                "scene",
+                "tile",
+                "balancer",
+                "leader",
+                "median_vs_leader_percent",
+                "q1_percent",
+                "q3_percent",
+                "rounds_fastest",
+                "rounds"
+            ]
+        );
+        // Per scene: edges 8 and 64 and the best edge, one row per balancer.
+        assert_eq!(records.len(), 2 * 3 * 2);
+        for record in &records {
+            assert_eq!(record.len(), 9);
+            assert!(record[1] == *"best" || record[1].parse::<u32>().is_ok());
+            assert!(names.iter().any(|n| *n == record[3]));
+            for column in 4..7 {
+                record[column].parse::<f64>().unwrap();
+            }
+            assert_eq!(record[8].parse::<usize>().unwrap(), 3);
+            record[7].parse::<usize>().unwrap();
+        }
+        assert_eq!(
+            fields(&records[1]),
+            ["one", "8", "b/x", "a", "10.0", "10.0", "10.0", "0", "3"]
+        );
+        assert_eq!(
+            fields(&records[8]),
+            [
+                "two", "64", "a", "b/x", "11.111", "11.111", "11.111", "0", "3"
+            ]
+        );
+        // The second scene's best edges: `b/x` at 64 beats `a` at either edge.
+        assert_eq!(
+            fields(&records[11]),
+            ["two", "best", "b/x", "b/x", "0.0", "0.0", "0.0", "3", "3"]
+        );
+        let table = paired_table(&names, &paired).render();
+        assert!(
+            table.contains("+0.0%* [+0.0 +0.0] (3/3)  +10.0% [+10.0 +10.0] (0/3)"),
+            "{table}"
+        );
     }
 }

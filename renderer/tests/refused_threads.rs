@@ -1,0 +1,81 @@
+//! A worker thread the operating system refuses to start, end to end: the real binary under an
+//! address-space limit that lets it start some of its workers and not the rest. It must say so
+//! in one line and exit 2, at once, also with work stealing, whose started workers would
+//! otherwise wait forever for the initial tasks of the workers that never started.
+
+#![cfg(target_os = "linux")]
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::scene_path;
+
+/// The stack of every thread: 1 GiB, so that a handful of threads fill the limit below and the
+/// rest of the process (a few hundred MiB at most) cannot tip which worker is refused by more
+/// than one.
+const STACK_BYTES: u64 = 1 << 30;
+
+/// The address-space limit in KiB, about 4.8 GiB. Measured on the development machine with one
+/// rayon thread for the BVH build: from about 2.4 GiB on, at least one worker starts (the frame's
+/// thread and the BVH's take one stack each), and below 9.5 GiB at least one of 8 is refused. The
+/// middle of that range leaves two workers' worth of room either way.
+const LIMIT_KIB: u64 = 5_000_000;
+
+/// How long the failing run may take: it loads a 654-triangle scene and starts a few threads.
+const DEADLINE: Duration = Duration::from_secs(30);
+
+#[test]
+fn stealing_fails_in_one_line_when_a_worker_cannot_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = scene_path("quick");
+    // `ulimit -v` limits the shell and what it execs, not this test. The global rayon pool that
+    // builds the BVH has one thread, so that the layout does not depend on the core count.
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {LIMIT_KIB} && RAYON_NUM_THREADS=1 RUST_MIN_STACK={STACK_BYTES} exec \"$0\" \"$@\""
+        ))
+        .arg(env!("CARGO_BIN_EXE_raylb"))
+        .args(["render", scene.to_str().unwrap(), "-o", "out.png"])
+        .args(["--threads", "8", "--balancer", "stealing"])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sh runs");
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for raylb") {
+            break status;
+        }
+        if started.elapsed() > DEADLINE {
+            child.kill().ok();
+            child.wait().ok();
+            panic!("raylb still running after {DEADLINE:?}: a started worker waits forever");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(status.code(), Some(2), "exit code; stderr: {stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+    let refused: usize = stderr
+        .strip_prefix("raylb: error: cannot start worker thread ")
+        .and_then(|rest| rest.strip_suffix('\n'))
+        .and_then(|rest| rest.split_once(" of 8: "))
+        .and_then(|(worker, _reason)| worker.parse().ok())
+        .unwrap_or_else(|| panic!("not the refused-thread message: {stderr}"));
+    assert!(
+        (2..=8).contains(&refused),
+        "worker {refused} of 8 refused: the limit must let at least the first start, or \
+         nothing is left to stop ({stderr})"
+    );
+    assert!(!dir.path().join("out.png").exists(), "no image written");
+}
