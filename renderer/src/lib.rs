@@ -10,6 +10,7 @@ pub mod gpu;
 pub mod integrator;
 pub mod live;
 pub mod math;
+pub mod memory;
 pub mod output;
 pub mod preview;
 pub mod render;
