@@ -1,4 +1,4 @@
-//! Files written and read: PNG images and JSON reports, written so that a failure never
+//! Files written and read: images (PNG, OpenEXR, PFM) and JSON reports, written so that a failure never
 //! leaves a half-written file or clobbers an existing one.
 
 use std::fs::{self, File};
@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 
 use image::codecs::png::PngEncoder;
 use image::{ExtendedColorType, ImageEncoder};
+
+pub use crate::image_io::{ExrPrecision, ImageFormat};
+use crate::image_io::{encode_exr, encode_pfm};
 
 /// Output files written to temporary names beside their targets and put in place together by
 /// [`commit`](Self::commit), so that a run that fails part-way leaves every target as it was.
@@ -54,6 +57,33 @@ impl StagedFiles {
                 .write_image(rgb, width, height, ExtendedColorType::Rgb8)
                 .map_err(io::Error::other)
         })
+    }
+
+    /// Stages linear RGB (row-major float triples from the top row) as OpenEXR: channels R, G
+    /// and B at `precision`, the same bytes for the same pixels every time.
+    pub fn exr(
+        &mut self,
+        path: &Path,
+        width: u32,
+        height: u32,
+        linear_rgb: &[f32],
+        precision: ExrPrecision,
+    ) -> io::Result<()> {
+        self.write(path, |out| {
+            encode_exr(out, width, height, linear_rgb, precision)
+        })
+    }
+
+    /// Stages linear RGB (row-major float triples from the top row) as a Portable Float Map:
+    /// `PF`, little-endian, bottom row first, as the format has it.
+    pub fn pfm(
+        &mut self,
+        path: &Path,
+        width: u32,
+        height: u32,
+        linear_rgb: &[f32],
+    ) -> io::Result<()> {
+        self.write(path, |out| encode_pfm(out, width, height, linear_rgb))
     }
 
     /// Stages `text`.
