@@ -1,4 +1,4 @@
-//! Files written and read: images (PNG, OpenEXR, PFM) and JSON reports, written so that a failure never
+//! Files written: images (PNG, OpenEXR, PFM) and JSON reports, written so that a failure never
 //! leaves a half-written file or clobbers an existing one.
 
 use std::fs::{self, File};
@@ -157,33 +157,5 @@ pub fn io_reason(e: &io::Error) -> String {
     let mut chars = text.chars();
     chars.next().map_or(String::new(), |first| {
         first.to_lowercase().chain(chars).collect()
-    })
-}
-
-/// A decoded image as 8-bit RGBA, for comparing.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Rgba8 {
-    /// Width in pixels.
-    pub width: u32,
-    /// Height in pixels.
-    pub height: u32,
-    /// Row-major RGBA quadruples.
-    pub pixels: Vec<u8>,
-}
-
-/// Reads an image file (PNG, whatever its name) as 8-bit RGBA.
-pub fn read_image(path: &Path) -> Result<Rgba8, String> {
-    let reader = image::ImageReader::open(path)
-        .and_then(|r| r.with_guessed_format())
-        .map_err(|e| io_reason(&e))?;
-    let image = reader.decode().map_err(|e| match e {
-        image::ImageError::IoError(io) => io_reason(&io),
-        other => format!("not a readable PNG image: {other}"),
-    })?;
-    let rgba = image.to_rgba8();
-    Ok(Rgba8 {
-        width: rgba.width(),
-        height: rgba.height(),
-        pixels: rgba.into_raw(),
     })
 }
