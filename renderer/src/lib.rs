@@ -1,6 +1,6 @@
 //! raylb's renderer: scenes, the octree-built BVH, Whitted shading with secondary rays as
-//! tasks, the fixed-point film, frames watched while they render, and the `raylb` command
-//! line.
+//! tasks, the fixed-point film, frames watched while they render, image files in and out and
+//! their comparison, and the `raylb` command line.
 
 pub mod bvh;
 pub mod compare;
@@ -8,9 +8,11 @@ pub mod film;
 pub mod geometry;
 pub mod gpu;
 pub mod input;
+pub mod image_io;
 pub mod integrator;
 pub mod live;
 pub mod math;
+pub mod memory;
 pub mod output;
 pub mod preview;
 pub mod render;

@@ -1,4 +1,4 @@
-//! Files written and read: PNG images and JSON reports, written so that a failure never
+//! Files written: images (PNG, OpenEXR, PFM) and JSON reports, written so that a failure never
 //! leaves a half-written file or clobbers an existing one.
 
 use std::fs::{self, File};
@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 
 use image::codecs::png::PngEncoder;
 use image::{ExtendedColorType, ImageEncoder};
+
+pub use crate::image_io::{ExrPrecision, ImageFormat};
+use crate::image_io::{encode_exr, encode_pfm};
 
 /// Output files written to temporary names beside their targets and put in place together by
 /// [`commit`](Self::commit), so that a run that fails part-way leaves every target as it was.
@@ -54,6 +57,33 @@ impl StagedFiles {
                 .write_image(rgb, width, height, ExtendedColorType::Rgb8)
                 .map_err(io::Error::other)
         })
+    }
+
+    /// Stages linear RGB (row-major float triples from the top row) as OpenEXR: channels R, G
+    /// and B at `precision`, the same bytes for the same pixels every time.
+    pub fn exr(
+        &mut self,
+        path: &Path,
+        width: u32,
+        height: u32,
+        linear_rgb: &[f32],
+        precision: ExrPrecision,
+    ) -> io::Result<()> {
+        self.write(path, |out| {
+            encode_exr(out, width, height, linear_rgb, precision)
+        })
+    }
+
+    /// Stages linear RGB (row-major float triples from the top row) as a Portable Float Map:
+    /// `PF`, little-endian, bottom row first, as the format has it.
+    pub fn pfm(
+        &mut self,
+        path: &Path,
+        width: u32,
+        height: u32,
+        linear_rgb: &[f32],
+    ) -> io::Result<()> {
+        self.write(path, |out| encode_pfm(out, width, height, linear_rgb))
     }
 
     /// Stages `text`.
@@ -148,33 +178,5 @@ pub fn io_reason(e: &io::Error) -> String {
     let mut chars = text.chars();
     chars.next().map_or(String::new(), |first| {
         first.to_lowercase().chain(chars).collect()
-    })
-}
-
-/// A decoded image as 8-bit RGBA, for comparing.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Rgba8 {
-    /// Width in pixels.
-    pub width: u32,
-    /// Height in pixels.
-    pub height: u32,
-    /// Row-major RGBA quadruples.
-    pub pixels: Vec<u8>,
-}
-
-/// Reads an image file (PNG, whatever its name) as 8-bit RGBA.
-pub fn read_image(path: &Path) -> Result<Rgba8, String> {
-    let reader = image::ImageReader::open(path)
-        .and_then(|r| r.with_guessed_format())
-        .map_err(|e| io_reason(&e))?;
-    let image = reader.decode().map_err(|e| match e {
-        image::ImageError::IoError(io) => io_reason(&io),
-        other => format!("not a readable PNG image: {other}"),
-    })?;
-    let rgba = image.to_rgba8();
-    Ok(Rgba8 {
-        width: rgba.width(),
-        height: rgba.height(),
-        pixels: rgba.into_raw(),
     })
 }

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 mod common;
-use common::{ok, scene_path};
+use common::{ok, png16, scene_path};
+use renderer::image_io::ExrPrecision;
+use renderer::output::StagedFiles;
 
 fn raylb(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_raylb"))
@@ -165,14 +167,18 @@ fn balancers_agree_through_the_cli_and_compare_says_so() {
     let differ = raylb(dir.path(), &["compare", "a.png", "c.png"]);
     assert_eq!(differ.status.code(), Some(1));
     let text = String::from_utf8_lossy(&differ.stdout);
+    let lines: Vec<&str> = text.lines().collect();
     assert!(
-        text.starts_with("differ: ")
-            && text.contains("of 3072 pixels")
-            && text.contains("first at ("),
+        lines.len() == 2
+            && lines[0].starts_with("differ: ")
+            && lines[0].contains("of 3072 pixels")
+            && lines[0].contains("first at (")
+            && lines[1].starts_with("mse ")
+            && lines[1].contains(" dB, largest difference "),
         "{text}"
     );
 
-    // Different sizes and unreadable files are errors.
+    // Different sizes are a difference too; unreadable files are errors.
     ok(&raylb(
         dir.path(),
         &[
@@ -180,8 +186,11 @@ fn balancers_agree_through_the_cli_and_compare_says_so() {
         ],
     ));
     let sizes = raylb(dir.path(), &["compare", "a.png", "d.png"]);
-    assert_eq!(sizes.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&sizes.stderr).contains("64×48 but d.png is 10×10"));
+    assert_eq!(sizes.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&sizes.stdout),
+        "differ: sizes 64×48 vs 10×10\n"
+    );
     // Names do not matter: the format is read from the contents.
     fs::copy(dir.path().join("a.png"), dir.path().join("a-copy.image")).unwrap();
     assert_eq!(
@@ -192,7 +201,7 @@ fn balancers_agree_through_the_cli_and_compare_says_so() {
     );
     fs::write(dir.path().join("junk.png"), b"not a png").unwrap();
     for (file, what) in [
-        ("junk.png", "not a readable PNG"),
+        ("junk.png", "not a PNG, OpenEXR or PFM image"),
         ("missing.png", "no such file"),
     ] {
         let bad = raylb(dir.path(), &["compare", "a.png", file]);
@@ -200,6 +209,73 @@ fn balancers_agree_through_the_cli_and_compare_says_so() {
         let stderr = String::from_utf8_lossy(&bad.stderr);
         assert!(stderr.contains(file) && stderr.contains(what), "{stderr}");
     }
+}
+
+#[test]
+fn compare_sees_16_bits_reads_hdr_files_and_draws_the_difference() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name);
+    // Two 16-bit images one code apart in one sample, the same in their top 8 bits.
+    let mut samples: Vec<u16> = (0..3 * 2 * 3).map(|i| 0x1200 + i * 0x111).collect();
+    png16(&path("a.png"), 3, 2, &samples);
+    samples[(3 + 1) * 3 + 1] += 1;
+    png16(&path("b.png"), 3, 2, &samples);
+    let out = raylb(
+        dir.path(),
+        &["compare", "a.png", "b.png", "--diff", "d.png"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("differ: 1 of 6 pixels, largest channel difference 1, first at (1, 1): [7884, 8157, 8430] vs [7884, 8158, 8430]\n"),
+        "{text}"
+    );
+    // The one-code difference is white in its channel, everything else black.
+    let drawn = image::open(path("d.png")).unwrap();
+    let drawn = drawn.as_rgb8().expect("an 8-bit RGB PNG");
+    for (x, y, pixel) in drawn.enumerate_pixels() {
+        let expected = if (x, y) == (1, 1) {
+            [0, 255, 0]
+        } else {
+            [0, 0, 0]
+        };
+        assert_eq!(pixel.0, expected, "({x}, {y})");
+    }
+
+    // The same floats as float EXR and PFM are identical; half EXR is not.
+    let rgb: Vec<f32> = (0..4 * 3 * 3).map(|i| i as f32 / 7.0 + 0.001).collect();
+    let mut staged = StagedFiles::new();
+    staged
+        .exr(&path("f.exr"), 4, 3, &rgb, ExrPrecision::Float)
+        .unwrap();
+    staged
+        .exr(&path("h.exr"), 4, 3, &rgb, ExrPrecision::Half)
+        .unwrap();
+    staged.pfm(&path("f.pfm"), 4, 3, &rgb).unwrap();
+    staged.commit().unwrap();
+    let same = raylb(dir.path(), &["compare", "f.exr", "f.pfm"]);
+    assert_eq!(
+        ok(&same),
+        "identical: 4×3\nmse 0, psnr inf dB, largest difference 0 of full scale\n"
+    );
+    let half = raylb(
+        dir.path(),
+        &["compare", "h.exr", "f.pfm", "--diff", "hd.png"],
+    );
+    assert_eq!(half.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&half.stdout);
+    let first_as_half = exr::prelude::f16::from_f32(rgb[0]).to_f32();
+    assert!(
+        text.contains(&format!("first at (0, 0): [{first_as_half}, "))
+            && text.contains(" vs [0.001, "),
+        "{text}"
+    );
+    assert!(path("hd.png").exists());
 }
 
 #[test]

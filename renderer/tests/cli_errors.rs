@@ -7,6 +7,9 @@ use std::process::{Command, Output};
 
 use tempfile::TempDir;
 
+mod common;
+use common::{png_header_only, png16};
+
 const OLD_OUTPUT: &[u8] = b"an earlier render, which a failed run must not touch";
 
 /// A scratch directory with an earlier `out.png` in it.
@@ -833,4 +836,125 @@ fn device_and_balancer_must_agree_and_a_missing_gpu_is_one_line() {
     );
     assert!(!s.path("gpu.png").exists());
     s.fails(&["validate", "ok.toml", "--gpu"], &["--device gpu: no "]);
+}
+
+#[test]
+fn compare_refuses_inputs_it_cannot_read() {
+    let s = Scratch::new();
+    png16(&s.path("a.png"), 4, 4, &[1000; 48]);
+    fs::create_dir(s.path("folder")).unwrap();
+    s.fails(
+        &["compare", "folder", "a.png"],
+        &["folder: not a regular file (a directory)"],
+    );
+    s.fails(
+        &["compare", "a.png", "/dev/zero"],
+        &["/dev/zero: not a regular file (a device)"],
+    );
+    let made = Command::new("mkfifo").arg(s.path("fifo")).status();
+    assert!(made.is_ok_and(|st| st.success()), "mkfifo");
+    s.fails(
+        &["compare", "fifo", "a.png"],
+        &["fifo: not a regular file (a FIFO)"],
+    );
+    s.fails(
+        &["compare", "a.png", "nope.png"],
+        &["nope.png: no such file"],
+    );
+}
+
+#[test]
+fn compare_refuses_a_difference_image_it_cannot_write() {
+    let s = Scratch::new();
+    png16(&s.path("a.png"), 4, 4, &[1000; 48]);
+    png16(&s.path("b.png"), 4, 4, &[2000; 48]);
+    png16(&s.path("small.png"), 2, 2, &[0; 12]);
+    let a_before = fs::read(s.path("a.png")).unwrap();
+    let b_before = fs::read(s.path("b.png")).unwrap();
+    fs::hard_link(s.path("a.png"), s.path("hard.png")).unwrap();
+    std::os::unix::fs::symlink("b.png", s.path("link.png")).unwrap();
+    s.fails(
+        &["compare", "a.png", "b.png", "--diff", "a.png"],
+        &["--diff a.png: is the first input (a.png)"],
+    );
+    s.fails(
+        &["compare", "a.png", "b.png", "--diff", "./hard.png"],
+        &["--diff ./hard.png: is the first input (a.png)"],
+    );
+    s.fails(
+        &["compare", "a.png", "b.png", "--diff", "link.png"],
+        &["--diff link.png: is the second input (b.png)"],
+    );
+    assert_eq!(fs::read(s.path("a.png")).unwrap(), a_before);
+    assert_eq!(fs::read(s.path("b.png")).unwrap(), b_before);
+
+    s.fails(
+        &["compare", "a.png", "small.png", "--diff", "out.png"],
+        &["--diff out.png: the images have different sizes (4×4 vs 2×2)"],
+    );
+    s.fails(
+        &["compare", "a.png", "b.png", "--diff", "out.exr"],
+        &["--diff out.exr: the difference image is an 8-bit PNG, not OpenEXR"],
+    );
+    s.fails(
+        &["compare", "a.png", "b.png", "--diff", "out"],
+        &["--diff out: no file extension", ".png, .exr or .pfm"],
+    );
+    s.fails(
+        &["compare", "a.png", "b.png", "--diff", "no/dir/out.png"],
+        &["--diff no/dir/out.png: no such directory"],
+    );
+    for name in ["out.exr", "out", "hard.png.tmp"] {
+        assert!(!s.path(name).exists(), "{name} written");
+    }
+}
+
+#[test]
+fn compare_bounds_its_memory() {
+    let s = Scratch::new();
+    fs::write(s.path("huge.png"), png_header_only(23000, 23000)).unwrap();
+    // 64×64 16-bit RGB: 24 KiB decoded from a file of a few hundred bytes.
+    png16(&s.path("a.png"), 64, 64, &[1000; 64 * 64 * 3]);
+    png16(&s.path("b.png"), 64, 64, &[2000; 64 * 64 * 3]);
+    s.fails(
+        &["compare", "huge.png", "a.png", "--max-memory", "1G"],
+        &["huge.png: decoding needs 3.9 GiB (23000×23000, 16-bit RGBA), more than the 1.0 GiB allowed"],
+    );
+    s.fails(
+        &["compare", "a.png", "b.png", "--max-memory", "40000"],
+        &["b.png: decoding needs 24.0 KiB (64×64, 16-bit RGB), more than the 15.1 KiB left of the 39.1 KiB allowed once a.png is in memory"],
+    );
+    s.fails(
+        &["compare", "a.png", "b.png", "--max-memory", "50000", "--diff", "out.png"],
+        &["--diff out.png: drawing needs 12.0 KiB (64×64, 8-bit RGB), more than the 848 B left of the 48.8 KiB allowed once a.png and b.png are in memory"],
+    );
+    s.fails(
+        &["compare", "a.png", "b.png", "--max-memory", "100"],
+        &["a.png: the file is", "more than the 100 B allowed"],
+    );
+    s.fails(
+        &["compare", "a.png", "b.png", "--max-memory", "0"],
+        &["--max-memory", "a size must be at least 1 byte"],
+    );
+    s.fails(
+        &["compare", "a.png", "b.png", "--max-memory", "5MB"],
+        &["--max-memory", "unknown unit `MB`"],
+    );
+    // Within the limit, the same comparison runs.
+    let out = s.raylb(&[
+        "compare",
+        "a.png",
+        "b.png",
+        "--max-memory",
+        "64K",
+        "--diff",
+        "d.png",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(s.path("d.png").exists());
 }

@@ -28,7 +28,7 @@ use crate::progress::LoadProgress;
   raylb render --mesh bunny.obj -o bunny.png --workmap bunny-work.png
   raylb view scenes/treasure.toml --width 512 --height 512
   raylb scenes
-  raylb compare a.png b.png
+  raylb compare a.png b.png --diff where.png
   raylb validate scenes/quick.toml
   raylb validate scenes/cornell.toml --balancers static --threads 16 --gpu
   raylb bench trace --mesh bunny.obj --threads 1"
@@ -50,9 +50,18 @@ pub(crate) enum Command {
   raylb render --mesh bunny.obj --width 800 --height 600 -o bunny.png
   raylb render --mesh bun_zipper.ply -o bunny.png")]
     Render(RenderArgs),
-    /// Compare two images pixel by pixel: exit 0 if identical, 1 if they differ.
-    #[command(after_help = "Example:
-  raylb compare cpu.png gpu.png && echo same bytes")]
+    /// Compare two images pixel by pixel (PNG, OpenEXR or PFM, at their native depth): exit 0
+    /// if identical, 1 if they differ (in size or in any pixel), 2 on an error.
+    #[command(
+        after_help = "Prints `identical: W×H` or `differ: ...` (how many pixels, the largest \
+channel difference, the first differing pixel) and then the MSE, the PSNR and the largest \
+difference with full scale as 1.
+
+Examples:
+  raylb compare cpu.png gpu.png && echo same bytes
+  raylb compare reference.exr render.pfm --diff where.png
+  raylb compare huge-a.png huge-b.png --max-memory 4G"
+    )]
     Compare(CompareArgs),
     /// Render one scene with every balancer, thread count and tile size given and check
     /// that all write the same bytes: exit 0 if so, 1 if not.
@@ -531,10 +540,20 @@ pub(crate) struct RenderArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct CompareArgs {
-    /// First image.
+    /// First image (PNG, OpenEXR or PFM; the format is read from the contents, not the name).
     pub(crate) a: PathBuf,
     /// Second image.
     pub(crate) b: PathBuf,
+    /// Also write an 8-bit RGB PNG of where the images differ: each channel's difference,
+    /// scaled so that the largest is white and any difference shows; black where they agree.
+    /// Refused if it is (or links to) one of the inputs, or if the sizes differ.
+    #[arg(long, value_name = "FILE.png")]
+    pub(crate) diff: Option<PathBuf>,
+    /// Refuse, before decoding, images whose decoded pixels together (with the difference
+    /// image) would take more than this: 512M, 4G, 1.5GiB, or bytes (default: the memory
+    /// available, from /proc/meminfo, the cgroup limit and ulimit -v).
+    #[arg(long, value_name = "SIZE", value_parser = renderer::memory::byte_size)]
+    pub(crate) max_memory: Option<u64>,
 }
 
 #[derive(Debug, Args)]

@@ -1,45 +1,142 @@
 //! `raylb compare`.
+//!
+//! Everything that can be refused is refused before any pixel is decoded: the difference
+//! image's path, the inputs' kinds and headers, and the memory the two images and the
+//! difference image would take together.
 
+use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
-use renderer::compare::difference;
-use renderer::output::read_image;
+use anyhow::{Context, Result, bail};
+use renderer::compare::{Comparison, compare, difference_image};
+use renderer::image_io::{ImageFormat, ImageInfo, read_image, read_info};
+use renderer::memory::{self, format_bytes};
+use renderer::output::{StagedFiles, check_writable, io_reason};
 
 use crate::cli::CompareArgs;
 
 pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode> {
-    let read = |path: &std::path::Path| {
-        read_image(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
-    };
-    let (a, b) = (read(&args.a)?, read(&args.b)?);
-    if (a.width, a.height) != (b.width, b.height) {
-        bail!(
-            "{} is {}×{} but {} is {}×{}: images of different sizes cannot be compared",
-            args.a.display(),
-            a.width,
-            a.height,
-            args.b.display(),
-            b.width,
-            b.height
-        );
+    if let Some(diff) = &args.diff {
+        check_diff_path(diff, &args.a, &args.b)?;
     }
-    match difference(&a, &b) {
-        None => {
-            println!("identical: {}×{}", a.width, a.height);
-            Ok(ExitCode::SUCCESS)
-        }
-        Some(d) => {
-            let (x, y, pa, pb) = d.first;
-            println!(
-                "differ: {} of {} pixels, largest channel difference {}, first at ({x}, {y}): {:?} vs {:?}",
-                d.pixels,
-                u64::from(a.width) * u64::from(a.height),
-                d.largest,
-                pa,
-                pb
+    let limit = args
+        .max_memory
+        .or_else(|| memory::available().map(|a| a.bytes))
+        .unwrap_or(u64::MAX);
+    let info_a = read_info(&args.a, limit).map_err(|e| at(&args.a, e))?;
+    let info_b = read_info(&args.b, limit).map_err(|e| at(&args.b, e))?;
+    if (info_a.width, info_a.height) != (info_b.width, info_b.height) {
+        if let Some(diff) = &args.diff {
+            bail!(
+                "--diff {}: the images have different sizes ({}×{} vs {}×{}), so there is no difference image to draw",
+                diff.display(),
+                info_a.width,
+                info_a.height,
+                info_b.width,
+                info_b.height
             );
-            Ok(ExitCode::from(1))
+        }
+        let sizes = Comparison::Sizes {
+            a: (info_a.width, info_a.height),
+            b: (info_b.width, info_b.height),
+        };
+        outln!("{sizes}");
+        return Ok(ExitCode::from(1));
+    }
+    check_budget(args, &info_a, &info_b, limit)?;
+
+    let a = read_image(&args.a, limit).map_err(|e| at(&args.a, e))?;
+    let b = read_image(&args.b, limit.saturating_sub(a.bytes())).map_err(|e| at(&args.b, e))?;
+    let comparison = compare(&a, &b);
+    if let Some(diff) = &args.diff {
+        let rgb = difference_image(&a, &b).context("the sizes were checked")?;
+        let mut staged = StagedFiles::new();
+        staged
+            .png(diff, a.width(), a.height(), &rgb)
+            .and_then(|()| staged.commit())
+            .map_err(|e| {
+                anyhow::anyhow!("--diff {}: cannot write: {}", diff.display(), io_reason(&e))
+            })?;
+    }
+    outln!("{comparison}");
+    Ok(match comparison {
+        Comparison::Pixels(report) if report.is_identical() => ExitCode::SUCCESS,
+        _ => ExitCode::from(1),
+    })
+}
+
+/// Refuses a difference image that would not be a PNG, cannot be written, or would overwrite
+/// an input: the same file under another name or through a link counts (file identity, not
+/// path text, decides).
+fn check_diff_path(diff: &Path, a: &Path, b: &Path) -> Result<()> {
+    let shown = diff.display();
+    match ImageFormat::of(diff) {
+        Ok(ImageFormat::Png) => {}
+        Ok(other) => bail!(
+            "--diff {shown}: the difference image is an 8-bit PNG, not {}; name it .png",
+            other.name()
+        ),
+        Err(e) => bail!("--diff {shown}: {e}"),
+    }
+    check_writable(diff).map_err(|e| anyhow::anyhow!("--diff {shown}: {e}"))?;
+    for (input, which) in [(a, "first"), (b, "second")] {
+        // An error means one of the two does not exist (yet): then they are not the same.
+        if same_file::is_same_file(diff, input).unwrap_or(false) {
+            bail!(
+                "--diff {shown}: is the {which} input ({}), which it would overwrite",
+                input.display()
+            );
         }
     }
+    Ok(())
+}
+
+/// Refuses, before decoding, what would take more than `limit` together: the first image, the
+/// second, and the difference image.
+fn check_budget(args: &CompareArgs, a: &ImageInfo, b: &ImageInfo, limit: u64) -> Result<()> {
+    let diff_bytes = u64::from(a.width) * u64::from(a.height) * 3;
+    let mut parts = vec![
+        (
+            args.a.display().to_string(),
+            "decoding",
+            a.decoded_bytes(),
+            a.to_string(),
+        ),
+        (
+            args.b.display().to_string(),
+            "decoding",
+            b.decoded_bytes(),
+            b.to_string(),
+        ),
+    ];
+    if let Some(diff) = &args.diff {
+        parts.push((
+            format!("--diff {}", diff.display()),
+            "drawing",
+            diff_bytes,
+            format!("{}×{}, 8-bit RGB", a.width, a.height),
+        ));
+    }
+    let mut used = 0u64;
+    let mut before: Vec<&str> = Vec::new();
+    for (name, verb, bytes, what) in &parts {
+        let left = limit.saturating_sub(used);
+        if *bytes > left {
+            bail!(
+                "{name}: {verb} needs {} ({what}), more than the {} left of the {} allowed once {} {} in memory",
+                format_bytes(*bytes),
+                format_bytes(left),
+                format_bytes(limit),
+                before.join(" and "),
+                if before.len() == 1 { "is" } else { "are" }
+            );
+        }
+        used += bytes;
+        before.push(name);
+    }
+    Ok(())
+}
+
+fn at(path: &Path, error: String) -> anyhow::Error {
+    anyhow::anyhow!("{}: {error}", path.display())
 }

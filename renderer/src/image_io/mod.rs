@@ -1,0 +1,426 @@
+//! Image files read at their native layout (PNG, OpenEXR, PFM) and the HDR encoders (OpenEXR,
+//! PFM) behind [`StagedFiles`](crate::output::StagedFiles).
+//!
+//! Reading is bounded: the header is read first, and an image whose decoded samples would take
+//! more than the caller's `max_bytes` is refused before anything is allocated for it, with the
+//! figure in the message. The decoders' working memory comes on top of that: a few rows (PNG) or
+//! one compressed block (EXR), a small fraction of the image. Samples are kept as the file has
+//! them (8-bit, 16-bit or float; palette and 1-, 2- and 4-bit PNGs become 8-bit, never wider), so
+//! that comparing two 16-bit files sees every bit and a 1-bit image costs one byte a pixel.
+
+mod exr;
+mod pfm;
+mod png;
+
+use std::fmt;
+use std::fs::{self, File};
+use std::io::{BufRead, BufReader, Cursor, Seek};
+use std::path::Path;
+
+pub use exr::ExrPrecision;
+pub(crate) use exr::encode as encode_exr;
+pub(crate) use pfm::encode as encode_pfm;
+
+use crate::memory::format_bytes;
+use crate::output::io_reason;
+
+/// The formats raylb writes, chosen by a file's extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImageFormat {
+    /// Portable Network Graphics: 8-bit sRGB, what `render` writes by default.
+    Png,
+    /// OpenEXR: linear half or float RGB.
+    Exr,
+    /// Portable Float Map: linear float RGB, the simplest HDR format.
+    Pfm,
+}
+
+impl ImageFormat {
+    /// The format named by `path`'s extension (`.png`, `.exr`, `.pfm`, any case). The error
+    /// names the extension found and those accepted; the caller adds the flag and path.
+    pub fn of(path: &Path) -> Result<ImageFormat, String> {
+        const ACCEPTED: &str = "use .png, .exr or .pfm";
+        let Some(extension) = path.extension() else {
+            return Err(format!(
+                "no file extension to choose the format by; {ACCEPTED}"
+            ));
+        };
+        match extension.to_string_lossy().to_ascii_lowercase().as_str() {
+            "png" => Ok(ImageFormat::Png),
+            "exr" => Ok(ImageFormat::Exr),
+            "pfm" => Ok(ImageFormat::Pfm),
+            _ => Err(format!(
+                "unknown image extension `.{}`; {ACCEPTED}",
+                extension.to_string_lossy()
+            )),
+        }
+    }
+
+    /// The format's usual name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ImageFormat::Png => "PNG",
+            ImageFormat::Exr => "OpenEXR",
+            ImageFormat::Pfm => "PFM",
+        }
+    }
+}
+
+/// Which channels a pixel has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Channels {
+    /// One grey value.
+    Grey,
+    /// Grey and alpha.
+    GreyAlpha,
+    /// Red, green and blue.
+    Rgb,
+    /// Red, green, blue and alpha.
+    Rgba,
+}
+
+impl Channels {
+    /// Samples per pixel: 1 to 4.
+    pub fn count(self) -> usize {
+        match self {
+            Channels::Grey => 1,
+            Channels::GreyAlpha => 2,
+            Channels::Rgb => 3,
+            Channels::Rgba => 4,
+        }
+    }
+
+    /// Whether the last sample of a pixel is alpha.
+    pub fn has_alpha(self) -> bool {
+        matches!(self, Channels::GreyAlpha | Channels::Rgba)
+    }
+
+    /// Whether the colour is one grey value (rather than red, green and blue).
+    pub fn is_grey(self) -> bool {
+        matches!(self, Channels::Grey | Channels::GreyAlpha)
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Channels::Grey => "grey",
+            Channels::GreyAlpha => "grey+alpha",
+            Channels::Rgb => "RGB",
+            Channels::Rgba => "RGBA",
+        }
+    }
+}
+
+/// How one sample is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Depth {
+    /// 8-bit unsigned integer, 0 to 255.
+    U8,
+    /// 16-bit unsigned integer, 0 to 65535.
+    U16,
+    /// 32-bit float, 1.0 being full scale (values above it are allowed).
+    F32,
+}
+
+impl Depth {
+    /// Bytes per sample.
+    pub fn bytes(self) -> u64 {
+        match self {
+            Depth::U8 => 1,
+            Depth::U16 => 2,
+            Depth::F32 => 4,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Depth::U8 => "8-bit",
+            Depth::U16 => "16-bit",
+            Depth::F32 => "32-bit float",
+        }
+    }
+}
+
+/// The samples of an image, row-major from the top row, `Channels::count` per pixel.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Samples {
+    /// 8-bit samples.
+    U8(Vec<u8>),
+    /// 16-bit samples.
+    U16(Vec<u16>),
+    /// Float samples.
+    F32(Vec<f32>),
+}
+
+impl Samples {
+    /// How each sample is stored.
+    pub fn depth(&self) -> Depth {
+        match self {
+            Samples::U8(_) => Depth::U8,
+            Samples::U16(_) => Depth::U16,
+            Samples::F32(_) => Depth::F32,
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Samples::U8(v) => v.len(),
+            Samples::U16(v) => v.len(),
+            Samples::F32(v) => v.len(),
+        }
+    }
+}
+
+/// What a file's header says about its image: enough to know what decoding it would take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ImageInfo {
+    /// The file's format, as its content says.
+    pub format: ImageFormat,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// The channels the decoded image has.
+    pub channels: Channels,
+    /// How the decoded samples are stored.
+    pub depth: Depth,
+}
+
+impl ImageInfo {
+    /// Bytes the decoded samples take (`u64::MAX` where that overflows).
+    pub fn decoded_bytes(&self) -> u64 {
+        u64::from(self.width)
+            .checked_mul(u64::from(self.height))
+            .and_then(|n| n.checked_mul(self.channels.count() as u64))
+            .and_then(|n| n.checked_mul(self.depth.bytes()))
+            .unwrap_or(u64::MAX)
+    }
+
+    /// Refuses an image whose samples would take more than `max_bytes`, saying how much it
+    /// would need, for what, and how much is allowed.
+    pub fn check_fits(&self, max_bytes: u64) -> Result<(), String> {
+        let needed = self.decoded_bytes();
+        if needed > max_bytes {
+            return Err(format!(
+                "decoding needs {} ({self}), more than the {} allowed",
+                format_bytes(needed),
+                format_bytes(max_bytes)
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for ImageInfo {
+    /// `23000×23000, 16-bit RGBA`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}×{}, {} {}",
+            self.width,
+            self.height,
+            self.depth.name(),
+            self.channels.name()
+        )
+    }
+}
+
+/// An image at its file's native layout.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Image {
+    width: u32,
+    height: u32,
+    channels: Channels,
+    samples: Samples,
+}
+
+impl Image {
+    /// An image of `width × height` pixels; `samples` must hold exactly
+    /// `width × height × channels.count()` samples.
+    pub fn new(
+        width: u32,
+        height: u32,
+        channels: Channels,
+        samples: Samples,
+    ) -> Result<Image, String> {
+        let expected = (width as usize)
+            .checked_mul(height as usize)
+            .and_then(|n| n.checked_mul(channels.count()));
+        if expected != Some(samples.len()) {
+            return Err(format!(
+                "{width}×{height} {} pixels need {} samples, got {}",
+                channels.name(),
+                expected.map_or("more than can be addressed".into(), |n| n.to_string()),
+                samples.len()
+            ));
+        }
+        Ok(Image {
+            width,
+            height,
+            channels,
+            samples,
+        })
+    }
+
+    /// Width in pixels.
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    /// Height in pixels.
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+
+    /// The channels of each pixel.
+    pub fn channels(&self) -> Channels {
+        self.channels
+    }
+
+    /// The samples, row-major from the top row.
+    pub fn samples(&self) -> &Samples {
+        &self.samples
+    }
+
+    /// Bytes the samples take.
+    pub fn bytes(&self) -> u64 {
+        self.samples.len() as u64 * self.samples.depth().bytes()
+    }
+}
+
+/// Reads the header of the image file at `path` (PNG, OpenEXR or PFM, told apart by content,
+/// whatever the name): what it holds and what decoding it would take. Refuses what
+/// [`read_image`] would refuse before decoding: a file that is not a regular file, one larger
+/// than `max_bytes`, and an image whose samples would take more than `max_bytes`.
+pub fn read_info(path: &Path, max_bytes: u64) -> Result<ImageInfo, String> {
+    let file = open_regular(path, max_bytes)?;
+    let info = open(BufReader::new(file), max_bytes)?.info();
+    info.check_fits(max_bytes)?;
+    Ok(info)
+}
+
+/// Reads the image file at `path` (PNG, OpenEXR or PFM, told apart by content, whatever the
+/// name) at its native layout, refusing, before decoding, a file that is not a regular file,
+/// one larger than `max_bytes`, and an image whose samples would take more than `max_bytes`.
+/// Errors are one line without the path (the caller adds it).
+pub fn read_image(path: &Path, max_bytes: u64) -> Result<Image, String> {
+    let file = open_regular(path, max_bytes)?;
+    decode(BufReader::new(file), max_bytes)
+}
+
+/// Decodes an image from its bytes (PNG, OpenEXR or PFM, told apart by their magic numbers),
+/// refusing an image whose samples would take more than `max_bytes` before allocating them. Any
+/// input gives an image or an error: this is the entry point for fuzzing.
+pub fn decode_image(bytes: &[u8], max_bytes: u64) -> Result<Image, String> {
+    decode(Cursor::new(bytes), max_bytes)
+}
+
+fn decode<R: BufRead + Seek>(reader: R, max_bytes: u64) -> Result<Image, String> {
+    let opened = open(reader, max_bytes)?;
+    opened.info().check_fits(max_bytes)?;
+    opened.decode(max_bytes)
+}
+
+/// A file whose header has been read, ready to decode.
+enum Opened<R: BufRead + Seek> {
+    // The PNG decoder's state is large; it lives on the heap so the others need not carry it.
+    Png(Box<png::Header<R>>),
+    Exr(exr::Header<R>),
+    Pfm(pfm::Header<R>),
+}
+
+impl<R: BufRead + Seek> Opened<R> {
+    fn info(&self) -> ImageInfo {
+        match self {
+            Opened::Png(h) => h.info(),
+            Opened::Exr(h) => h.info(),
+            Opened::Pfm(h) => h.info(),
+        }
+    }
+
+    /// Decodes the samples; the caller has checked [`ImageInfo::check_fits`], and each decoder
+    /// checks again against what it is about to allocate.
+    fn decode(self, max_bytes: u64) -> Result<Image, String> {
+        match self {
+            Opened::Png(h) => (*h).decode(max_bytes),
+            Opened::Exr(h) => h.decode(max_bytes),
+            Opened::Pfm(h) => h.decode(max_bytes),
+        }
+    }
+}
+
+/// Reads the header of whichever format `reader`'s first bytes announce, allocating at most
+/// `max_bytes` for what comes before the pixels.
+fn open<R: BufRead + Seek>(mut reader: R, max_bytes: u64) -> Result<Opened<R>, String> {
+    let start = reader.fill_buf().map_err(|e| io_reason(&e))?;
+    let magic: Vec<u8> = start.iter().take(8).copied().collect();
+    if magic.starts_with(png::MAGIC) {
+        png::Header::open(reader, max_bytes).map(|h| Opened::Png(Box::new(h)))
+    } else if magic.starts_with(exr::MAGIC) {
+        exr::Header::open(reader).map(Opened::Exr)
+    } else if magic.starts_with(pfm::MAGIC_RGB) || magic.starts_with(pfm::MAGIC_GREY) {
+        pfm::Header::open(reader).map(Opened::Pfm)
+    } else if magic.is_empty() {
+        Err("empty file; expected a PNG, OpenEXR or PFM image".into())
+    } else {
+        let shown: Vec<String> = magic.iter().map(|b| format!("{b:02x}")).collect();
+        Err(format!(
+            "not a PNG, OpenEXR or PFM image (it starts with {})",
+            shown.join(" ")
+        ))
+    }
+}
+
+/// Opens `path` for reading if it is a regular file of at most `max_bytes`. Its metadata is
+/// looked at before opening, because opening a FIFO blocks until a writer comes, and a device
+/// such as `/dev/zero` never ends.
+fn open_regular(path: &Path, max_bytes: u64) -> Result<File, String> {
+    let metadata = fs::metadata(path).map_err(|e| io_reason(&e))?;
+    check_regular(&metadata)?;
+    let file = File::open(path).map_err(|e| io_reason(&e))?;
+    // The path may have been replaced between the two looks; the open file is what counts.
+    let metadata = file.metadata().map_err(|e| io_reason(&e))?;
+    check_regular(&metadata)?;
+    if metadata.len() > max_bytes {
+        return Err(format!(
+            "the file is {}, more than the {} allowed",
+            format_bytes(metadata.len()),
+            format_bytes(max_bytes)
+        ));
+    }
+    Ok(file)
+}
+
+fn check_regular(metadata: &fs::Metadata) -> Result<(), String> {
+    let kind = metadata.file_type();
+    if kind.is_file() {
+        return Ok(());
+    }
+    let what = if kind.is_dir() {
+        "a directory"
+    } else {
+        special_file_kind(&kind)
+    };
+    Err(format!("not a regular file ({what})"))
+}
+
+#[cfg(unix)]
+fn special_file_kind(kind: &fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else {
+        "a special file"
+    }
+}
+
+#[cfg(not(unix))]
+fn special_file_kind(_: &fs::FileType) -> &'static str {
+    "a special file"
+}
+
+#[cfg(test)]
+mod tests;

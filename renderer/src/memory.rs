@@ -1,0 +1,324 @@
+//! How much memory a command may use: what the machine has free, sizes given on the command
+//! line (`--max-memory 512M`) and sizes shown to people (`1.5 GiB`).
+//!
+//! Commands that decode user files whose size they cannot know in advance (`raylb compare`)
+//! check what decoding would take against this before allocating, so that a small file
+//! declaring an enormous image is refused in one line instead of exhausting the machine.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Memory the process can still allocate, and which limit that figure comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Available {
+    /// Bytes.
+    pub bytes: u64,
+    /// What limited it, in words: `MemAvailable in /proc/meminfo`, `cgroup memory.max` or
+    /// `address-space limit`.
+    pub source: &'static str,
+}
+
+const MEMINFO: &str = "MemAvailable in /proc/meminfo";
+const CGROUP: &str = "cgroup memory.max";
+const ADDRESS_SPACE: &str = "address-space limit";
+
+/// The smallest of the limits Linux reports: the memory the kernel thinks can be allocated
+/// without swapping (`MemAvailable`), the room left under the cgroup v2 limit of this process's
+/// group and of each group above it (`memory.max` less `memory.current`, where a limit is set),
+/// and the address space left under `ulimit -v` (the limit less what is mapped, where it is not
+/// unlimited). `None` where none of these can be read (not Linux, or `/proc` not mounted).
+pub fn available() -> Option<Available> {
+    let meminfo = fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| meminfo_available(&text))
+        .map(|bytes| Available {
+            bytes,
+            source: MEMINFO,
+        });
+    let cgroup = cgroup_room().map(|bytes| Available {
+        bytes,
+        source: CGROUP,
+    });
+    let address_space = address_space_room().map(|bytes| Available {
+        bytes,
+        source: ADDRESS_SPACE,
+    });
+    [meminfo, cgroup, address_space]
+        .into_iter()
+        .flatten()
+        .min_by_key(|a| a.bytes)
+}
+
+/// `MemAvailable` from the text of `/proc/meminfo` (given there in KiB).
+fn meminfo_available(text: &str) -> Option<u64> {
+    text.lines().find_map(|line| {
+        let rest = line.strip_prefix("MemAvailable:")?;
+        let kib: u64 = rest.trim().strip_suffix("kB")?.trim().parse().ok()?;
+        kib.checked_mul(1024)
+    })
+}
+
+/// The least room left under `memory.max` in this process's cgroup and those above it.
+fn cgroup_room() -> Option<u64> {
+    let root = Path::new("/sys/fs/cgroup");
+    let own = fs::read_to_string("/proc/self/cgroup")
+        .ok()
+        .and_then(|text| cgroup_v2_path(&text));
+    cgroup_levels(root, own.as_deref())
+        .iter()
+        .filter_map(|dir| {
+            let max = fs::read_to_string(dir.join("memory.max")).ok()?;
+            let current = fs::read_to_string(dir.join("memory.current")).ok()?;
+            cgroup_limit_room(&max, &current)
+        })
+        .min()
+}
+
+/// The cgroup v2 path of this process (the `0::/PATH` line of `/proc/self/cgroup`).
+fn cgroup_v2_path(text: &str) -> Option<String> {
+    text.lines()
+        .find_map(|line| line.strip_prefix("0::"))
+        .map(|path| path.trim().to_owned())
+}
+
+/// The directories of the cgroup at `own` (relative to `root`) and of every group above it,
+/// up to and including `root` itself.
+fn cgroup_levels(root: &Path, own: Option<&str>) -> Vec<PathBuf> {
+    let mut levels = Vec::new();
+    if let Some(own) = own {
+        let mut path = Path::new(own.trim_start_matches('/'));
+        while !path.as_os_str().is_empty() {
+            levels.push(root.join(path));
+            path = path.parent().unwrap_or(Path::new(""));
+        }
+    }
+    levels.push(root.to_path_buf());
+    levels
+}
+
+/// `memory.max − memory.current`, from the two files' texts; `None` where there is no limit
+/// (`max`) or a file does not hold a number.
+fn cgroup_limit_room(max: &str, current: &str) -> Option<u64> {
+    let max: u64 = max.trim().parse().ok()?;
+    let current: u64 = current.trim().parse().ok()?;
+    Some(max.saturating_sub(current))
+}
+
+/// The address space left under the soft `ulimit -v`: the limit less the process's `VmSize`.
+fn address_space_room() -> Option<u64> {
+    let limit = address_space_limit(&fs::read_to_string("/proc/self/limits").ok()?)?;
+    let mapped = fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|text| status_vm_size(&text))
+        .unwrap_or(0);
+    Some(limit.saturating_sub(mapped))
+}
+
+/// The soft limit of `Max address space` from the text of `/proc/self/limits`; `None` when it
+/// is unlimited.
+fn address_space_limit(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with("Max address space"))?;
+    let soft = line
+        .strip_prefix("Max address space")?
+        .split_whitespace()
+        .next()?;
+    soft.parse().ok()
+}
+
+/// `VmSize` from the text of `/proc/self/status` (given there in KiB).
+fn status_vm_size(text: &str) -> Option<u64> {
+    text.lines().find_map(|line| {
+        let rest = line.strip_prefix("VmSize:")?;
+        let kib: u64 = rest.trim().strip_suffix("kB")?.trim().parse().ok()?;
+        kib.checked_mul(1024)
+    })
+}
+
+/// Binary units, smallest first, as `format_bytes` writes them and `byte_size` reads them.
+const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+
+/// A size from the command line: a whole number of bytes (`2000000`), or a number with a binary
+/// unit (`512K`, `4G`, `1.5GiB`, `64 MiB`; `K`, `M`, `G`, `T`, `P` or `E`, with or without `iB`,
+/// any case). Decimal units (`MB`) are refused rather than guessed at; zero, negative and
+/// non-numbers, and sizes beyond 2⁶⁴ − 1 bytes are refused too.
+pub fn byte_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = (&text[..split], text[split..].trim());
+    if number.is_empty() {
+        return Err(if text.starts_with('-') {
+            format!("`{text}`: a size must be more than 0 bytes")
+        } else {
+            format!("`{text}` is not a size; write e.g. 512M, 4G, 1.5GiB or 2000000 (bytes)")
+        });
+    }
+    let shift = unit_shift(unit).ok_or_else(|| {
+        format!("`{text}`: unknown unit `{unit}`; use K, M, G, T, P or E (binary: 1K = 1024 bytes), or none for bytes")
+    })?;
+    let bytes = if let Ok(whole) = number.parse::<u64>() {
+        whole
+            .checked_mul(1 << shift)
+            .ok_or_else(|| format!("`{text}` is more than 2^64 − 1 bytes"))?
+    } else {
+        let value: f64 = number
+            .parse()
+            .map_err(|_| format!("`{text}`: `{number}` is not a number"))?;
+        let bytes = (value * (1u64 << shift) as f64).floor();
+        // 2^64 is the first f64 that `as u64` would saturate.
+        if bytes >= 18_446_744_073_709_551_616.0 {
+            return Err(format!("`{text}` is more than 2^64 − 1 bytes"));
+        }
+        bytes as u64
+    };
+    if bytes == 0 {
+        return Err(format!("`{text}`: a size must be at least 1 byte"));
+    }
+    Ok(bytes)
+}
+
+/// The power of two of a unit as `byte_size` accepts it: `""`/`B` → 0, `K`/`KiB` → 10, …
+fn unit_shift(unit: &str) -> Option<u32> {
+    let unit = unit.to_ascii_uppercase();
+    if unit.is_empty() || unit == "B" {
+        return Some(0);
+    }
+    let letter = unit.strip_suffix("IB").unwrap_or(&unit);
+    let index = UNITS[1..]
+        .iter()
+        .position(|u| u[..1].eq_ignore_ascii_case(letter))?;
+    Some(10 * (index as u32 + 1))
+}
+
+/// `512 B`, `64.0 KiB`, `1.5 GiB`: one decimal in the largest binary unit that keeps the figure
+/// at least 1.
+pub fn format_bytes(bytes: u64) -> String {
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    // Stop where one decimal would round up to 1024.0 of a unit: show the next unit instead.
+    while value >= 1023.95 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_with_and_without_units() {
+        assert_eq!(byte_size("2000000"), Ok(2_000_000));
+        assert_eq!(byte_size("512M"), Ok(512 << 20));
+        assert_eq!(byte_size("512m"), Ok(512 << 20));
+        assert_eq!(byte_size("4G"), Ok(4 << 30));
+        assert_eq!(byte_size("1.5GiB"), Ok(3 << 29));
+        assert_eq!(byte_size("64 KiB"), Ok(64 << 10));
+        assert_eq!(byte_size("100B"), Ok(100));
+        assert_eq!(byte_size("0.5K"), Ok(512));
+        assert_eq!(byte_size("15E"), Ok(15 << 60));
+    }
+
+    #[test]
+    fn sizes_refused() {
+        for (text, why) in [
+            ("0", "at least 1 byte"),
+            ("0.0001", "at least 1 byte"),
+            ("0G", "at least 1 byte"),
+            ("-1G", "more than 0"),
+            ("NaN", "not a size"),
+            ("inf", "not a size"),
+            ("", "not a size"),
+            ("G", "not a size"),
+            ("1.2.3M", "not a number"),
+            ("512MB", "unknown unit"),
+            ("4 gigs", "unknown unit"),
+            ("16E", "2^64"),
+            ("18446744073709551616", "2^64"),
+            ("99999999999999999999999T", "2^64"),
+        ] {
+            let error = byte_size(text).expect_err(text);
+            assert!(error.contains(why), "{text}: {error}");
+        }
+    }
+
+    #[test]
+    fn bytes_formatted() {
+        assert_eq!(format_bytes(0), "0 B");
+        assert_eq!(format_bytes(1023), "1023 B");
+        assert_eq!(format_bytes(1024), "1.0 KiB");
+        assert_eq!(format_bytes(3 << 29), "1.5 GiB");
+        assert_eq!(format_bytes(2 << 30), "2.0 GiB");
+        assert_eq!(format_bytes((1 << 30) - 1), "1.0 GiB");
+        assert_eq!(format_bytes(u64::MAX), "16.0 EiB");
+    }
+
+    #[test]
+    fn meminfo_and_limits_parsed() {
+        let meminfo =
+            "MemTotal:       24576000 kB\nMemFree:         1000 kB\nMemAvailable:   12288000 kB\n";
+        assert_eq!(meminfo_available(meminfo), Some(12_288_000 * 1024));
+        assert_eq!(meminfo_available("MemTotal: 5 kB\n"), None);
+
+        assert_eq!(cgroup_limit_room("max\n", "1000\n"), None);
+        assert_eq!(cgroup_limit_room("4096\n", "1000\n"), Some(3096));
+        assert_eq!(cgroup_limit_room("4096\n", "5000\n"), Some(0));
+
+        let limits = "Limit                     Soft Limit           Hard Limit           Units     \n\
+                      Max cpu time              unlimited            unlimited            seconds   \n\
+                      Max address space         unlimited            unlimited            bytes     \n";
+        assert_eq!(address_space_limit(limits), None);
+        let limited = limits.replace(
+            "Max address space         unlimited",
+            "Max address space         1073741824",
+        );
+        assert_eq!(address_space_limit(&limited), Some(1 << 30));
+        assert_eq!(
+            status_vm_size("Name:\traylb\nVmSize:\t  2048 kB\n"),
+            Some(2 << 20)
+        );
+    }
+
+    #[test]
+    fn cgroup_levels_walk_up_to_the_root() {
+        assert_eq!(
+            cgroup_v2_path("0::/user.slice/a.scope\n"),
+            Some("/user.slice/a.scope".into())
+        );
+        assert_eq!(cgroup_v2_path("1:memory:/x\n"), None);
+        let root = Path::new("/sys/fs/cgroup");
+        assert_eq!(
+            cgroup_levels(root, Some("/user.slice/a.scope")),
+            [
+                root.join("user.slice/a.scope"),
+                root.join("user.slice"),
+                root.to_path_buf()
+            ]
+        );
+        assert_eq!(cgroup_levels(root, Some("/")), [root.to_path_buf()]);
+        assert_eq!(cgroup_levels(root, None), [root.to_path_buf()]);
+    }
+
+    #[test]
+    fn available_is_the_smallest_limit_on_linux() {
+        let Some(found) = available() else {
+            assert!(
+                fs::read_to_string("/proc/meminfo").is_err(),
+                "/proc/meminfo is readable but gave no figure"
+            );
+            return;
+        };
+        assert!(found.bytes > 0);
+        if let Some(meminfo) = fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|t| meminfo_available(&t))
+        {
+            assert!(found.bytes <= meminfo);
+        }
+    }
+}
