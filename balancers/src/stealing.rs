@@ -67,7 +67,7 @@ impl Default for WorkStealing {
 /// tile, 16,384), and a worker's static share of initial tasks is pushed at the start; what
 /// does not fit runs at once (spawns) or waits in a private backlog (initial tasks). At 48
 /// bytes a task that is 0.8 MiB per worker.
-const CAPACITY: usize = 1 << 14;
+pub(crate) const CAPACITY: usize = 1 << 14;
 
 /// The most tasks one steal-half takes. Each further task costs the thief a fence and a
 /// compare-and-swap while it keeps other thieves off that victim (the `abp` deque's `busy`
@@ -301,13 +301,13 @@ impl WorkStealing {
             failures += 1;
             // The termination check reads every worker's counters; once per few attempts is
             // often enough (the run's end is noticed a few attempts late at most).
-            if (p == 1 || failures % YIELD_EVERY == 0) && shared.termination.all_done() {
+            if (p == 1 || failures.is_multiple_of(YIELD_EVERY)) && shared.termination.all_done() {
                 break;
             }
             if stop.requested() {
                 break;
             }
-            if failures % YIELD_EVERY == 0 {
+            if failures.is_multiple_of(YIELD_EVERY) {
                 thread::yield_now();
             } else {
                 std::hint::spin_loop();

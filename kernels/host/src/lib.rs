@@ -358,7 +358,7 @@ impl<'a> Scene<'a> {
     /// things the C++ code trusts.
     pub fn new(parts: SceneParts<'a>) -> Self {
         let n = parts.triangles.len();
-        assert!(parts.nodes.len() % 8 == 0, "eight node arrays");
+        assert!(parts.nodes.len().is_multiple_of(8), "eight node arrays");
         assert!(parts.ids.len() == n && parts.shading.len() == n);
         for node in parts.nodes {
             let leaf = node.far_leaf[3].to_bits();
