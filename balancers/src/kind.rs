@@ -33,6 +33,29 @@ impl BalancerKind {
         Self::Counter(CentralCounter { chunk })
     }
 
+    /// The bytes this balancer holds for a run of `tasks` initial tasks of `task_bytes` each
+    /// on `workers` workers, beyond the tasks slice itself and what running tasks spawn: the
+    /// queues it allocates up front and the copies of initial tasks it keeps. For estimating a
+    /// run's memory before it starts.
+    pub fn queue_bytes(&self, workers: usize, tasks: usize, task_bytes: usize) -> u64 {
+        let (workers, tasks, task_bytes) = (workers as u64, tasks as u64, task_bytes as u64);
+        match self {
+            // A local stack per worker, of `INITIAL_CAPACITY` tasks to start with.
+            Self::Static(_) | Self::Counter(_) => {
+                workers * crate::local_stack::INITIAL_CAPACITY as u64 * task_bytes
+            }
+            // A deque of `CAPACITY` slots per worker (a task and its depth each), and each
+            // worker's share of the initial tasks copied into its private backlog.
+            Self::Stealing(_) => {
+                let slot = task_bytes + 8;
+                workers * crate::stealing::CAPACITY as u64 * slot + tasks * slot
+            }
+            // Every initial task a heap job of its own on rayon's queues: the task and a
+            // closure's references, about 64 bytes besides.
+            Self::Rayon(_) => tasks * (task_bytes + 64),
+        }
+    }
+
     /// One of each configuration worth checking against the others: `static` with both
     /// assignments, `counter` with chunks of 1 and 4, `stealing` with every deque, victim
     /// selection and steal amount, and `rayon`. The byte-compare matrix runs all of them.

@@ -18,7 +18,7 @@ pub(crate) struct LocalStack<T> {
 /// Starting capacity. The stack grows (by doubling) to the most a worker ever holds at once,
 /// typically the children of one tile's camera rays (a 32×32 tile can spawn 2,048), and
 /// then stops allocating: spawning costs no allocation once the first tiles have run.
-const INITIAL_CAPACITY: usize = 1024;
+pub(crate) const INITIAL_CAPACITY: usize = 1024;
 
 impl<T> LocalStack<T> {
     pub(crate) fn new() -> Self {

@@ -43,14 +43,41 @@ pub struct Film {
 
 impl Film {
     /// A black film; `count_rays` also keeps a count of rays per pixel (the work map).
+    ///
+    /// # Panics
+    /// When memory for it cannot be had; [`try_new`](Self::try_new) reports that instead.
     pub fn new(width: u32, height: u32, count_rays: bool) -> Self {
+        Self::try_new(width, height, count_rays).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`new`](Self::new), or a one-line error when the memory for the film cannot be had.
+    pub fn try_new(width: u32, height: u32, count_rays: bool) -> Result<Self, String> {
         let pixels = width as usize * height as usize;
-        Self {
+        let refused = |what: &str, bytes_per_pixel: u64| {
+            format!(
+                "cannot allocate {} for the {what} of a {width}×{height} frame",
+                crate::memory::format_bytes((pixels as u64).saturating_mul(bytes_per_pixel))
+            )
+        };
+        let mut sums = Vec::new();
+        sums.try_reserve_exact(pixels)
+            .map_err(|_| refused("film", 24))?;
+        sums.extend((0..pixels).map(|_| Default::default()));
+        let rays = if count_rays {
+            let mut rays = Vec::new();
+            rays.try_reserve_exact(pixels)
+                .map_err(|_| refused("ray counts", 4))?;
+            rays.extend((0..pixels).map(|_| AtomicU32::new(0)));
+            Some(rays)
+        } else {
+            None
+        };
+        Ok(Self {
             width,
             height,
-            sums: (0..pixels).map(|_| Default::default()).collect(),
-            rays: count_rays.then(|| (0..pixels).map(|_| AtomicU32::new(0)).collect()),
-        }
+            sums,
+            rays,
+        })
     }
 
     /// A film holding `sums` (and `rays`, if counted), row-major: what another device
@@ -143,6 +170,16 @@ impl Film {
         self.rays
             .as_ref()
             .map(|r| r.iter().map(|c| c.load(Ordering::Relaxed)).collect())
+    }
+
+    /// The image as linear light, row-major RGB triples of `f32`: each sum over 2^32, in
+    /// `f64` (exact) and then rounded once to `f32`, so it is as stable as the sums are.
+    pub fn linear_rgb(&self) -> Vec<f32> {
+        let unit = (1u64 << FRACTION_BITS) as f64;
+        self.sums()
+            .iter()
+            .flat_map(|s| s.map(|c| (c as f64 / unit) as f32))
+            .collect()
     }
 
     /// The image as 8-bit sRGB, row-major RGB triples.
@@ -310,6 +347,25 @@ mod tests {
         for s in probes {
             assert_eq!(srgb_code(s), search(s), "sum {s}");
         }
+    }
+
+    #[test]
+    fn a_film_too_large_to_allocate_is_an_error_not_an_abort() {
+        let e = Film::try_new(u32::MAX, u32::MAX, false).unwrap_err();
+        assert!(e.starts_with("cannot allocate "), "{e}");
+        assert!(
+            e.ends_with("for the film of a 4294967295×4294967295 frame"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn linear_values_are_the_sums_over_two_to_the_32() {
+        let film = Film::from_sums(2, 1, &[[1 << 32, 1 << 31, 0], [3 << 30, 1, 7 << 32]], None);
+        assert_eq!(
+            film.linear_rgb(),
+            vec![1.0, 0.5, 0.0, 0.75, 2f32.powi(-32), 7.0]
+        );
     }
 
     #[test]

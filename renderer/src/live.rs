@@ -51,13 +51,15 @@ impl LiveFrame {
     /// Starts rendering `scene` on a new thread named `raylb-frame`.
     ///
     /// # Errors
-    /// When the thread cannot be started.
+    /// When the thread cannot be started, or the film's memory cannot be had.
     pub fn start(scene: Arc<Scene>, job: FrameJob) -> io::Result<Self> {
         let work_map = match &job {
             FrameJob::Cpu(o) => o.work_map,
             FrameJob::Gpu(_, o) => o.work_map,
         };
-        let film = Arc::new(Film::new(scene.width, scene.height, work_map));
+        let film = Film::try_new(scene.width, scene.height, work_map)
+            .map_err(|e| io::Error::new(io::ErrorKind::OutOfMemory, e))?;
+        let film = Arc::new(film);
         let watch = Arc::new(FrameWatch::new(scene.width, scene.height));
         let thread = thread::Builder::new().name("raylb-frame".into()).spawn({
             let (film, watch) = (Arc::clone(&film), Arc::clone(&watch));

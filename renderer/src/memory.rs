@@ -18,6 +18,47 @@ pub struct Available {
     pub source: &'static str,
 }
 
+/// The memory a command keeps to, and where that figure comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// Bytes.
+    pub bytes: u64,
+    /// Where the figure comes from, for messages: `--max-memory`, or a limit of
+    /// [`available`].
+    pub source: String,
+}
+
+impl Budget {
+    /// `--max-memory` when given, else what the machine has free; `None` when neither is
+    /// known (no limit can be kept to).
+    pub fn of(max_memory: Option<u64>) -> Option<Self> {
+        match max_memory {
+            Some(bytes) => Some(Self {
+                bytes,
+                source: "--max-memory".into(),
+            }),
+            None => available().map(|a| Self {
+                bytes: a.bytes,
+                source: a.source.into(),
+            }),
+        }
+    }
+
+    /// What is left of this budget once `used` bytes are taken: for `--max-memory`, the
+    /// figure less `used`; for the machine's own limits, what they say now (the use so far is
+    /// already counted there).
+    pub fn after(&self, used: u64) -> Option<Self> {
+        if self.source == "--max-memory" {
+            Some(Self {
+                bytes: self.bytes.saturating_sub(used),
+                source: format!("--max-memory less {} for the scene", format_bytes(used)),
+            })
+        } else {
+            Budget::of(None)
+        }
+    }
+}
+
 const MEMINFO: &str = "MemAvailable in /proc/meminfo";
 const CGROUP: &str = "cgroup memory.max";
 const ADDRESS_SPACE: &str = "address-space limit";

@@ -9,6 +9,8 @@ use image::codecs::png::PngEncoder;
 use image::{ExtendedColorType, ImageEncoder};
 
 pub use crate::image_io::{ExrPrecision, ImageFormat};
+
+use crate::film::Film;
 use crate::image_io::{encode_exr, encode_pfm};
 
 /// Output files written to temporary names beside their targets and put in place together by
@@ -84,6 +86,18 @@ impl StagedFiles {
         linear_rgb: &[f32],
     ) -> io::Result<()> {
         self.write(path, |out| encode_pfm(out, width, height, linear_rgb))
+    }
+
+    /// Stages the image in `film` in the format `path`'s extension names: 8-bit sRGB PNG, or
+    /// linear float OpenEXR (at `precision`) or PFM, all resolved from the same fixed-point
+    /// sums.
+    pub fn frame(&mut self, path: &Path, film: &Film, precision: ExrPrecision) -> io::Result<()> {
+        let (w, h) = (film.width(), film.height());
+        match ImageFormat::of(path).map_err(io::Error::other)? {
+            ImageFormat::Png => self.png(path, w, h, &film.resolve()),
+            ImageFormat::Exr => self.exr(path, w, h, &film.linear_rgb(), precision),
+            ImageFormat::Pfm => self.pfm(path, w, h, &film.linear_rgb()),
+        }
     }
 
     /// Stages `text`.

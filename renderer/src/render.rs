@@ -7,7 +7,8 @@ use std::time::Duration;
 use balancers::{Balancer, BalancerKind, SpawnError, Telemetry};
 
 use crate::film::Film;
-use crate::integrator::{RayCounts, RenderTask, Whitted, tiles};
+use crate::integrator::{RayCounts, RenderTask, SPLIT_ABOVE, Tile, Whitted, tiles};
+use crate::memory::{Budget, format_bytes};
 use crate::scene::Scene;
 use crate::watch::FrameWatch;
 
@@ -78,18 +79,144 @@ impl Frame {
     }
 }
 
+/// What a frame will take in memory besides its scene, part by part: estimated before any of
+/// it is allocated, so that a frame too large for the machine is refused in one line instead
+/// of failing part-way.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FrameMemory {
+    /// `(what, bytes)`, largest first.
+    pub parts: Vec<(&'static str, u64)>,
+}
+
+/// What a frame writes or shows besides its 8-bit image, for [`FrameMemory::estimate`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FrameExtras {
+    /// A float image (EXR, PFM) is written.
+    pub hdr: bool,
+    /// A window shows the frame (the viewer's preview and window buffers).
+    pub window: bool,
+}
+
+impl FrameMemory {
+    /// The memory of rendering `scene` as `options` say and writing its outputs.
+    pub fn estimate(scene: &Scene, options: &RenderOptions, extras: FrameExtras) -> Self {
+        let pixels = u64::from(scene.width) * u64::from(scene.height);
+        let tiles =
+            tiles_across(scene.width, options.tile) * tiles_across(scene.height, options.tile);
+        let task = std::mem::size_of::<RenderTask>() as u64;
+        let workers = options.threads.get() as u64;
+        let tile_pixels = u64::from(options.tile.get()).pow(2);
+        // A worker holds at most the pieces of one tile, and the children of one piece's
+        // camera rays (two each) before they run.
+        let spawned = workers
+            * (tile_pixels.div_ceil(u64::from(SPLIT_ABOVE))
+                + 2 * tile_pixels.min(u64::from(SPLIT_ABOVE)) * u64::from(scene.samples.count()))
+            * task;
+        let mut parts = vec![
+            ("film", pixels * 24),
+            ("watch", pixels * 2),
+            ("8-bit image and its PNG", pixels * 6),
+            // The tiles as the balancer gets them, and as they are cut out of the image.
+            ("tiles", tiles * (task + std::mem::size_of::<Tile>() as u64)),
+            (
+                "balancer queues",
+                options
+                    .balancer
+                    .queue_bytes(options.threads.get(), tiles as usize, task as usize),
+            ),
+            ("spawned tasks", spawned),
+        ];
+        if options.work_map {
+            let legend = u64::from(scene.width) * u64::from(crate::workmap::LEGEND_HEIGHT);
+            parts.push((
+                "ray counts and work map",
+                pixels * 4 + (pixels + legend) * 6,
+            ));
+        }
+        if extras.hdr {
+            parts.push(("float image and its file", pixels * 24));
+        }
+        if extras.window {
+            parts.push(("preview and window", pixels * 9));
+        }
+        parts.sort_by_key(|p| std::cmp::Reverse(p.1));
+        Self { parts }
+    }
+
+    /// All of it.
+    pub fn total(&self) -> u64 {
+        self.parts.iter().map(|p| p.1).sum()
+    }
+
+    /// Refuses a frame that needs more than `budget`, naming the figures.
+    ///
+    /// # Errors
+    /// A one-line explanation when it does not fit.
+    pub fn check(&self, budget: &Budget) -> Result<(), String> {
+        let total = self.total();
+        if total <= budget.bytes {
+            return Ok(());
+        }
+        let largest: Vec<String> = self
+            .parts
+            .iter()
+            .take(2)
+            .map(|(what, bytes)| format!("{what} {}", format_bytes(*bytes)))
+            .collect();
+        Err(format!(
+            "the frame needs about {} ({}, …), more than the {} available ({})",
+            format_bytes(total),
+            largest.join(", "),
+            format_bytes(budget.bytes),
+            budget.source
+        ))
+    }
+}
+
+/// Tiles of edge `tile` across `extent` pixels.
+fn tiles_across(extent: u32, tile: NonZeroU32) -> u64 {
+    u64::from(extent.div_ceil(tile.get()))
+}
+
+/// Why a frame could not be rendered.
+#[derive(Debug)]
+pub enum RenderError {
+    /// A worker thread could not be started.
+    Spawn(SpawnError),
+    /// The frame's memory could not be had.
+    Memory(String),
+}
+
+impl std::fmt::Display for RenderError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Spawn(e) => e.fmt(f),
+            Self::Memory(e) => f.write_str(e),
+        }
+    }
+}
+
+impl std::error::Error for RenderError {}
+
+impl From<SpawnError> for RenderError {
+    fn from(e: SpawnError) -> Self {
+        Self::Spawn(e)
+    }
+}
+
 /// Renders `scene` as `options` say.
 ///
 /// # Errors
-/// When a worker thread cannot be started.
-pub fn render(scene: &Scene, options: &RenderOptions) -> Result<Frame, SpawnError> {
-    let film = Arc::new(Film::new(scene.width, scene.height, options.work_map));
-    render_watched(
+/// When a worker thread cannot be started, or the film's memory cannot be had.
+pub fn render(scene: &Scene, options: &RenderOptions) -> Result<Frame, RenderError> {
+    let film =
+        Film::try_new(scene.width, scene.height, options.work_map).map_err(RenderError::Memory)?;
+    Ok(render_watched(
         scene,
         options,
-        film,
+        Arc::new(film),
         &FrameWatch::new(scene.width, scene.height),
-    )
+    )?)
 }
 
 /// Renders `scene` into `film` (black, of the scene's size), reporting to `watch` (new, of

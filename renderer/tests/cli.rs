@@ -784,3 +784,80 @@ fn render_with_stealing_and_rayon_reports_their_telemetry() {
         }
     }
 }
+
+#[test]
+fn hdr_images_are_the_same_bytes_on_every_balancer() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = scene_path("quick");
+    let quick = quick.to_str().unwrap();
+    for name in ["a", "b"] {
+        let balancer: &[&str] = if name == "a" {
+            &["--balancer", "static", "--threads", "1"]
+        } else {
+            &["--balancer", "stealing", "--threads", "3", "--tile", "8"]
+        };
+        for ext in ["exr", "pfm", "png"] {
+            let file = format!("{name}.{ext}");
+            let mut args = vec!["render", quick, "-o", file.as_str(), "-q"];
+            args.extend_from_slice(balancer);
+            ok(&raylb(dir.path(), &args));
+        }
+        let half = format!("{name}-half.exr");
+        let mut args = vec!["render", quick, "-o", half.as_str(), "--half", "-q"];
+        args.extend_from_slice(balancer);
+        ok(&raylb(dir.path(), &args));
+    }
+    for ext in ["exr", "pfm", "png", "exr"] {
+        let read = |n: &str| fs::read(dir.path().join(format!("{n}.{ext}"))).unwrap();
+        assert_eq!(read("a"), read("b"), ".{ext} differs between balancers");
+    }
+    assert_eq!(
+        fs::read(dir.path().join("a-half.exr")).unwrap(),
+        fs::read(dir.path().join("b-half.exr")).unwrap()
+    );
+    // The float images hold the same linear values, and differ from the 8-bit one.
+    let same = raylb(dir.path(), &["compare", "a.exr", "a.pfm"]);
+    assert_eq!(same.status.code(), Some(0), "{}", ok(&same));
+    let pfm = fs::read(dir.path().join("a.pfm")).unwrap();
+    assert!(
+        pfm.starts_with(b"PF\n96 64\n-1"),
+        "a little-endian colour PFM"
+    );
+    let header = pfm
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .nth(2)
+        .unwrap()
+        .0
+        + 1;
+    assert_eq!(pfm.len() - header, 96 * 64 * 3 * 4, "three floats a pixel");
+    let exr = fs::read(dir.path().join("a.exr")).unwrap();
+    assert_eq!(
+        &exr[..4],
+        &[0x76, 0x2f, 0x31, 0x01],
+        "the OpenEXR magic number"
+    );
+
+    // validate writes its reference in the format asked for, and compares the sums.
+    let out = raylb(
+        dir.path(),
+        &[
+            "validate",
+            quick,
+            "--balancers",
+            "static,rayon",
+            "--threads",
+            "1,2",
+            "--tiles",
+            "8",
+            "-o",
+            "ref.exr",
+        ],
+    );
+    assert!(ok(&out).contains("renders identical"));
+    assert_eq!(
+        fs::read(dir.path().join("ref.exr")).unwrap(),
+        fs::read(dir.path().join("a.exr")).unwrap()
+    );
+}

@@ -240,14 +240,15 @@ fn no_output_replaces_an_input() {
     cornell_with_crystal(d);
     std::os::unix::fs::symlink("cornell.toml", d.join("link.png")).unwrap();
     fs::hard_link(d.join("crystal.mtl"), d.join("hard.png")).unwrap();
+    std::os::unix::fs::symlink("crystal.obj", d.join("obj.png")).unwrap();
     let small = ["--width", "8", "--height", "8"];
     let cases: &[&[&str]] = &[
         &["render", "cornell.toml", "-o", "cornell.toml"],
         &["render", "cornell.toml", "-o", "./cornell.toml"],
         &["render", "cornell.toml", "-o", "link.png"],
         &["render", "cornell.toml", "--stats", "cornell.toml"],
-        &["render", "cornell.toml", "--workmap", "crystal.obj"],
-        &["render", "cornell.toml", "-o", "crystal.mtl"],
+        &["render", "cornell.toml", "--workmap", "obj.png"],
+        &["render", "cornell.toml", "--stats", "crystal.mtl"],
         &["render", "cornell.toml", "-o", "hard.png"],
         &["render", "--mesh", "crystal.obj", "-o", "crystal.obj"],
         &[
@@ -264,7 +265,7 @@ fn no_output_replaces_an_input() {
             "validate",
             "cornell.toml",
             "-o",
-            "crystal.obj",
+            "obj.png",
             "--threads",
             "1,2",
             "--tiles",
@@ -453,5 +454,124 @@ fn the_scene_and_bvh_lines_come_before_the_render_ends() {
     assert!(
         still_rendering,
         "the lines came only when the render had ended"
+    );
+}
+
+#[test]
+fn frames_and_scenes_larger_than_the_memory_at_hand_are_refused() {
+    let quick = quick();
+    refused_quietly(
+        &[
+            "render",
+            &quick,
+            "--width",
+            "16384",
+            "--height",
+            "16384",
+            "--max-memory",
+            "2G",
+        ],
+        "the frame needs about 8.0 GiB (film 6.0 GiB,",
+    );
+    refused_quietly(
+        &[
+            "render",
+            &quick,
+            "--width",
+            "8192",
+            "--height",
+            "8192",
+            "--tile",
+            "1",
+            "--max-memory",
+            "4G",
+        ],
+        "(tiles ",
+    );
+    refused_quietly(
+        &[
+            "validate",
+            &quick,
+            "--width",
+            "16384",
+            "--height",
+            "16384",
+            "--max-memory",
+            "2G",
+        ],
+        "the frame needs about",
+    );
+    refused_quietly(
+        &["render", &quick, "--max-memory", "100K"],
+        "triangles fit in the 100.0 KiB of memory at hand",
+    );
+    // Under a real limit, without --max-memory: the limit itself is found and kept to.
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 3000000 && exec '{}' render '{quick}' --width 16384 --height 16384 -o big.png",
+            env!("CARGO_BIN_EXE_raylb")
+        ))
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("the frame needs about 8.0 GiB") && err.contains("address-space limit"),
+        "{err}"
+    );
+    assert!(!dir.path().join("big.png").exists());
+}
+
+/// Like [`refused`], but the command may have printed its progress on stdout first.
+fn refused_quietly(args: &[&str], expected: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = args.to_vec();
+    args.extend(["-o", "out.png"]);
+    let out = raylb()
+        .args(&args)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    assert!(
+        err.contains(expected),
+        "{args:?}: `{expected}` not in {err}"
+    );
+    let left: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "{args:?}: wrote {left:?}");
+}
+
+#[test]
+fn an_image_name_must_say_a_format_raylb_writes() {
+    let quick = quick();
+    refused(
+        &["render", &quick, "-o", "out.jpg"],
+        &["-o out.jpg: unknown image extension `.jpg`; use .png, .exr or .pfm"],
+    );
+    refused(
+        &["render", &quick, "-o", "out"],
+        &["-o out: no file extension"],
+    );
+    refused(
+        &["render", &quick, "-o", "out.png", "--half"],
+        &["--half applies to -o FILE.exr"],
+    );
+    refused(
+        &["render", &quick, "-o", "out.png", "--workmap", "work.exr"],
+        &["--workmap work.exr: this image is 8-bit colour, written as PNG"],
+    );
+    refused(
+        &["validate", &quick, "-o", "ref.tiff", "--threads", "1,2"],
+        &["-o ref.tiff: unknown image extension"],
+    );
+    refused(
+        &["view", &quick, "--frames", "1", "--screenshot", "shot.pfm"],
+        &["--screenshot shot.pfm: this image is 8-bit colour"],
     );
 }

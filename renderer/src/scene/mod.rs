@@ -97,6 +97,32 @@ pub struct SceneOverrides {
     pub bvh_max_depth: Option<u32>,
     /// Camera rays per pixel (1 to [`MAX_SAMPLES`]).
     pub samples: Option<u32>,
+    /// Bytes the scene may take once built: its triangles are bounded by it, at
+    /// [`BYTES_PER_TRIANGLE`] each, as well as by [`MAX_SCENE_TRIANGLES`].
+    pub memory: Option<u64>,
+}
+
+impl SceneOverrides {
+    /// The most triangles the scene may have.
+    pub fn triangle_budget(&self) -> usize {
+        let by_memory = self.memory.map_or(usize::MAX, |m| {
+            usize::try_from(m / BYTES_PER_TRIANGLE).unwrap_or(usize::MAX)
+        });
+        by_memory.min(MAX_SCENE_TRIANGLES)
+    }
+
+    /// Why a scene may not have more than [`triangle_budget`](Self::triangle_budget)
+    /// triangles, for messages.
+    fn budget_reason(&self) -> String {
+        let budget = self.triangle_budget();
+        match self.memory {
+            Some(m) if budget < MAX_SCENE_TRIANGLES => format!(
+                "{budget} triangles fit in the {} of memory at hand (about {BYTES_PER_TRIANGLE} bytes each)",
+                crate::memory::format_bytes(m)
+            ),
+            _ => format!("a scene may have at most {MAX_SCENE_TRIANGLES} triangles"),
+        }
+    }
 }
 
 /// The most camera rays a pixel may have. With the weight cutoff's bound of 10,000 rays per
@@ -180,6 +206,12 @@ impl Reads {
 }
 
 impl Scene {
+    /// The memory the built scene holds: the BVH's arrays (triangles included) and the
+    /// shading data.
+    pub fn resident_bytes(&self) -> u64 {
+        (self.stats.bvh.bytes + self.shading.len() * std::mem::size_of::<TriangleShading>()) as u64
+    }
+
     /// Loads a scene file.
     pub fn load(path: &Path, overrides: SceneOverrides) -> Result<Self, SceneError> {
         Self::load_observed(path, overrides, &mut ())
@@ -193,14 +225,45 @@ impl Scene {
     ) -> Result<Self, SceneError> {
         let start = Instant::now();
         let source = obj::read_text(path, MAX_SCENE_BYTES)?;
+        Self::from_source(path, &source, overrides, observer, MeshFiles::Read, start)
+    }
+
+    /// Builds the scene a scene file's text describes, as [`load`](Self::load) does but with
+    /// no file read: an object that names a mesh file is an error. `path` is what errors call
+    /// the text. For fuzzers and tests; `overrides.memory` bounds what the scene may build.
+    pub fn from_toml(
+        path: &Path,
+        source: &str,
+        overrides: SceneOverrides,
+    ) -> Result<Self, SceneError> {
+        Self::from_source(
+            path,
+            source,
+            overrides,
+            &mut (),
+            MeshFiles::Refuse,
+            Instant::now(),
+        )
+    }
+
+    fn from_source(
+        path: &Path,
+        source: &str,
+        overrides: SceneOverrides,
+        observer: &mut dyn LoadObserver,
+        mesh_files: MeshFiles,
+        start: Instant,
+    ) -> Result<Self, SceneError> {
         let mut reads = Reads::default();
-        reads.file(path);
-        let config: SceneConfig = toml::from_str(&source).map_err(|e| {
+        if mesh_files == MeshFiles::Read {
+            reads.file(path);
+        }
+        let config: SceneConfig = toml::from_str(source).map_err(|e| {
             let span = e.span().unwrap_or(0..0);
-            SceneError::at_span(path, &source, span, e.message())
+            SceneError::at_span(path, source, span, e.message())
         })?;
         let at =
-            |span: Range<usize>, message: &str| SceneError::at_span(path, &source, span, message);
+            |span: Range<usize>, message: &str| SceneError::at_span(path, source, span, message);
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
 
         // Materials: index 0 is the default, then the named ones in name order.
@@ -241,9 +304,22 @@ impl Scene {
             };
             let transform = transform(o);
             let smooth = o.smooth.unwrap_or(true);
-            let budget = MAX_SCENE_TRIANGLES - geometry.triangles.len();
+            let budget = overrides.triangle_budget() - geometry.triangles.len();
             if let Some(n) = generated_triangles(o).filter(|&n| n > budget as u64) {
-                return Err(at(span.clone(), &over_budget(n, geometry.triangles.len())));
+                return Err(at(
+                    span.clone(),
+                    &format!(
+                        "this object would add {n} triangles to the {} already in the scene; {}",
+                        geometry.triangles.len(),
+                        overrides.budget_reason()
+                    ),
+                ));
+            }
+            if let (Some(mesh), MeshFiles::Refuse) = (&o.mesh, mesh_files) {
+                return Err(at(
+                    mesh.span(),
+                    "mesh files are not read when a scene is built from text alone",
+                ));
             }
             let meshes = object_meshes(o, &dir, budget, mtl, &mut reads).map_err(|e| match e {
                 ShapeError::Config(message) => at(span.clone(), &message),
@@ -421,7 +497,8 @@ impl Scene {
         let mut materials = vec![Material::default()];
         let mut geometry = GeometryBuilder::default();
         let mut reads = Reads::default();
-        for part in mesh_file::load(path, MAX_SCENE_TRIANGLES, MtlFiles::Needed, &mut reads)? {
+        let budget = overrides.triangle_budget();
+        for part in mesh_file::load(path, budget, MtlFiles::Needed, &mut reads)? {
             let material = match part.material {
                 Some(m) => {
                     materials.push(m);
@@ -562,10 +639,22 @@ impl Default for MeshFraming {
     }
 }
 
-/// The most triangles a scene may have. Each costs about 250 bytes once built (the triangle,
-/// its shading data, and its share of the BVH's eight node orders), so this is about 5 GiB:
-/// a bound that turns an absurd config into an error instead of exhausting memory.
+/// The most triangles a scene may have: about 7.3 GiB at [`BYTES_PER_TRIANGLE`], a bound that
+/// turns an absurd config into an error instead of exhausting memory.
 pub const MAX_SCENE_TRIANGLES: usize = 20_000_000;
+
+/// What a triangle costs at the peak of loading a scene: the triangle, its shading data, its
+/// share of the BVH's eight node orders, and the build's working arrays. Measured as the peak
+/// resident memory of `raylb render` on heightfields of 2,097,152 and 8,388,608 triangles
+/// (823 MiB and 3,140 MiB): 386 bytes per triangle between the two, rounded up.
+pub const BYTES_PER_TRIANGLE: u64 = 390;
+
+/// Whether building a scene may read the mesh files it names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MeshFiles {
+    Read,
+    Refuse,
+}
 
 /// How many triangles a generated shape will have, before generating it (`None` for meshes
 /// read from files, which are counted as they are checked).
@@ -587,12 +676,6 @@ fn generated_triangles(o: &ObjectConfig) -> Option<u64> {
             .as_ref()
             .map(|s| u64::from(s.count.0) * segments_around(s.segments.map_or(16, |n| n.0)))
     }
-}
-
-fn over_budget(adding: u64, present: usize) -> String {
-    format!(
-        "this object would add {adding} triangles to the {present} already in the scene; a scene may have at most {MAX_SCENE_TRIANGLES}"
-    )
 }
 
 /// Scale, then rotate (degrees about x, then y, then z), then translate.

@@ -10,7 +10,9 @@ use balancers::{
 };
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use renderer::gpu::GpuBalancer;
+use renderer::memory::Budget;
 use renderer::preview::Layer;
+use renderer::render::{FrameExtras, FrameMemory, RenderOptions};
 use renderer::scene::{AxisDirection, LoadObserver, MeshFraming, Scene, SceneOverrides};
 
 use crate::progress::LoadProgress;
@@ -191,6 +193,11 @@ pub(crate) struct SceneArgs {
     /// Maximum BVH depth (1 to 64), instead of the scene's (default 24).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
     pub(crate) bvh_depth: Option<u32>,
+    /// The memory the scene and each frame may take, checked before they are built: 512M,
+    /// 4G, 1.5GiB, or bytes (default: what the machine has free, from /proc/meminfo, the
+    /// cgroup limit and ulimit -v).
+    #[arg(long, value_name = "SIZE", value_parser = renderer::memory::byte_size)]
+    pub(crate) max_memory: Option<u64>,
     /// Camera rays per pixel (1 to 1024), instead of the scene's `[image] samples` (default
     /// 1): a fixed stratified pattern, the same bytes on every balancer.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(renderer::scene::MAX_SAMPLES)))]
@@ -205,6 +212,23 @@ impl SceneSource {
 }
 
 impl SceneArgs {
+    /// Refuses a frame of `scene` rendered as `options` say when it would take more memory
+    /// than is left once the scene is built.
+    pub(crate) fn check_frame(
+        &self,
+        scene: &Scene,
+        options: &RenderOptions,
+        extras: FrameExtras,
+    ) -> Result<()> {
+        let Some(left) = Budget::of(self.max_memory).and_then(|b| b.after(scene.resident_bytes()))
+        else {
+            return Ok(());
+        };
+        FrameMemory::estimate(scene, options, extras)
+            .check(&left)
+            .map_err(|e| anyhow::anyhow!("{}×{}: {e}", scene.width, scene.height))
+    }
+
     /// Loads the scene; its warnings go to standard error unless `quiet`.
     pub(crate) fn load(&self, source: &SceneSource, quiet: bool) -> Result<Scene> {
         self.load_observed(source, quiet, &mut ())
@@ -232,6 +256,7 @@ impl SceneArgs {
             leaf_size: self.leaf_size,
             bvh_max_depth: self.bvh_depth,
             samples: self.spp,
+            memory: Budget::of(self.max_memory).map(|b| b.bytes),
         };
         let scene = match (&source.scene, &source.mesh) {
             (Some(_), None) if self.up.is_some() || self.view.is_some() => {
@@ -515,9 +540,15 @@ pub(crate) fn tile_edge(text: &str) -> Result<NonZeroU32, String> {
 pub(crate) struct RenderArgs {
     #[command(flatten)]
     pub(crate) source: SceneSource,
-    /// Output PNG (default: the scene's name with .png, in the current directory).
-    #[arg(short, long, value_name = "FILE.png")]
+    /// The image, in the format its extension names: .png (8-bit sRGB), .exr (linear
+    /// OpenEXR, 32-bit float unless --half) or .pfm (linear float); all resolved from the same
+    /// fixed-point sums, so all are the same bytes on every balancer (default: the scene's
+    /// name with .png, in the current directory).
+    #[arg(short, long, value_name = "FILE.png|.exr|.pfm")]
     pub(crate) output: Option<PathBuf>,
+    /// With -o FILE.exr: 16-bit half-float channels instead of 32-bit float.
+    #[arg(long)]
+    pub(crate) half: bool,
     #[command(flatten)]
     pub(crate) scene: SceneArgs,
     #[command(flatten)]
@@ -637,11 +668,10 @@ impl BalancerSet {
             ("--victim", self.victim.is_some()),
             ("--steal", self.steal.is_some()),
         ];
-        if !self.balancers.contains(&BalancerName::Stealing) {
-            if let Some((flag, _)) = settings.iter().find(|(_, given)| *given) {
+        if !self.balancers.contains(&BalancerName::Stealing)
+            && let Some((flag, _)) = settings.iter().find(|(_, given)| *given) {
                 bail!("{flag} applies to stealing, which is not among --balancers");
             }
-        }
         let stealing = StealingChoice {
             deque: self.deque.unwrap_or(DequeName::Abp),
             victim: self.victim.unwrap_or(VictimName::Random),

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow, bail};
-use renderer::output::{check_writable, replaces_input};
+use renderer::output::{ImageFormat, check_writable, replaces_input};
 
 /// Output files, each with the flag that names it.
 #[derive(Debug, Default)]
@@ -50,5 +50,24 @@ impl Outputs {
             }
         }
         Ok(())
+    }
+}
+
+/// The image format `path` (named by `flag`) asks for by its extension.
+pub(crate) fn image_format(flag: &str, path: &Path) -> Result<ImageFormat> {
+    ImageFormat::of(path).map_err(|e| anyhow!("{flag} {}: {e}", path.display()))
+}
+
+/// Refuses `path` (named by `flag`) unless it names a PNG: the images only PNG can hold
+/// (work maps, window screenshots).
+pub(crate) fn png_only(flag: &str, path: Option<&Path>) -> Result<()> {
+    match path.map(|p| (p, image_format(flag, p))) {
+        None | Some((_, Ok(ImageFormat::Png))) => Ok(()),
+        Some((p, Ok(other))) => bail!(
+            "{flag} {}: this image is 8-bit colour, written as PNG, not {}; name it .png",
+            p.display(),
+            other.name()
+        ),
+        Some((_, Err(e))) => Err(e),
     }
 }

@@ -5,17 +5,17 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use renderer::gpu::{Gpu, GpuOptions, check_gpu_scene, render_gpu};
 use renderer::live::{FrameJob, LiveFrame};
-use renderer::output::{StagedFiles, io_reason};
-use renderer::render::{Frame, RenderOptions, render};
+use renderer::output::{ExrPrecision, ImageFormat, StagedFiles, io_reason};
+use renderer::render::{Frame, FrameExtras, RenderOptions, render};
 use renderer::scene::Scene;
 use renderer::stats::{RenderReport, WorkMapReport};
 use renderer::workmap::work_map;
 
 use crate::cli::{DeviceName, RenderArgs};
-use crate::outputs::Outputs;
+use crate::outputs::{Outputs, image_format, png_only};
 use crate::progress::Progress;
 
 pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
@@ -27,6 +27,19 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
         .add("--stats", args.stats.as_deref());
     outputs.check_writable()?;
     outputs.check_inputs(&args.source.paths())?;
+    let format = match &args.output {
+        Some(path) => image_format("-o", path)?,
+        None => ImageFormat::Png,
+    };
+    png_only("--workmap", args.workmap.as_deref())?;
+    if args.half && format != ImageFormat::Exr {
+        bail!("--half applies to -o FILE.exr, the one format with half-precision channels");
+    }
+    let precision = if args.half {
+        ExrPrecision::Half
+    } else {
+        ExrPrecision::Float
+    };
     // The device and balancer are checked before the scene is loaded: a missing GPU is
     // reported at once.
     let device = match args.run.device {
@@ -61,8 +74,15 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
         outputs.add("-o", Some(&output)).check_writable()?;
     }
     outputs.check_inputs(&scene.inputs)?;
-    if let Device::Gpu(..) = device {
-        check_gpu_scene(&scene).map_err(|e| anyhow!("--device gpu: {e}"))?;
+    let extras = FrameExtras {
+        hdr: format != ImageFormat::Png,
+        window: false,
+    };
+    match &device {
+        Device::Cpu(options) => args.scene.check_frame(&scene, options, extras)?,
+        Device::Gpu(..) => {
+            check_gpu_scene(&scene).map_err(|e| anyhow!("--device gpu: {e}"))?;
+        }
     }
     let frame = match &device {
         Device::Cpu(options) => render_with_progress(&scene, options, quiet)?,
@@ -73,7 +93,7 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
 
     let mut staged = StagedFiles::new();
     staged
-        .png(&output, scene.width, scene.height, &frame.film.resolve())
+        .frame(&output, &frame.film, precision)
         .map_err(|e| write_error(&output, &e))?;
     if let (Some(path), Some(counts)) = (&args.workmap, frame.film.ray_counts()) {
         let map = work_map(&counts, scene.width, scene.height);

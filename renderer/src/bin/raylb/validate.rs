@@ -6,13 +6,12 @@ use std::process::ExitCode;
 use anyhow::{Result, anyhow, bail};
 use balancers::{Balancer, BalancerKind};
 use renderer::gpu::{GpuBalancer, GpuOptions, check_gpu_scene, render_gpu};
-use renderer::output::{io_reason, write_png};
-use renderer::render::{Frame, RenderOptions, render};
-use renderer::scene::Scene;
+use renderer::output::{ExrPrecision, ImageFormat, StagedFiles, io_reason};
+use renderer::render::{Frame, FrameExtras, RenderOptions, render};
 use renderer::stats::counted;
 
 use crate::cli::{BalancerName, ValidateArgs, name_of, threads};
-use crate::outputs::Outputs;
+use crate::outputs::{Outputs, image_format};
 use crate::render::open_gpu;
 
 pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
@@ -20,6 +19,9 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     outputs.add("-o", args.output.as_deref());
     outputs.check_writable()?;
     outputs.check_inputs(&args.source.paths())?;
+    if let Some(path) = &args.output {
+        image_format("-o", path)?;
+    }
     let plan = Plan::new(args)?;
     // A missing GPU is reported before any work.
     let gpu = if args.gpu { Some(open_gpu()?) } else { None };
@@ -29,6 +31,26 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
         check_gpu_scene(&scene).map_err(|e| anyhow!("--gpu: {e}"))?;
     }
     let variants = plan.cpu;
+    let extras = FrameExtras {
+        hdr: args
+            .output
+            .as_deref()
+            .is_some_and(|p| ImageFormat::of(p) != Ok(ImageFormat::Png)),
+        window: false,
+    };
+    for b in &variants {
+        for &t in &args.threads {
+            for &tile in &args.tiles {
+                let options = RenderOptions {
+                    balancer: *b,
+                    threads: threads(Some(t)),
+                    tile,
+                    work_map: false,
+                };
+                args.scene.check_frame(&scene, &options, extras)?;
+            }
+        }
+    }
     let lines = !args.quiet && !args.json;
     if lines {
         outln!(
@@ -40,7 +62,6 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
         );
     }
     let mut matrix = Matrix {
-        scene: &scene,
         output: args.output.as_deref(),
         reference: None,
         runs: Vec::new(),
@@ -157,9 +178,9 @@ impl Plan {
 
 /// The renders so far, against the first.
 struct Matrix<'a> {
-    scene: &'a Scene,
     output: Option<&'a Path>,
-    reference: Option<(String, Vec<u8>)>,
+    /// The first render's label and fixed-point sums.
+    reference: Option<(String, Vec<[u64; 3]>)>,
     /// One JSON object per render so far.
     runs: Vec<serde_json::Value>,
     differing: usize,
@@ -170,27 +191,31 @@ struct Matrix<'a> {
 impl Matrix<'_> {
     /// Compares `frame` with the reference (or makes it the reference) and prints one line:
     /// label, time, speed, and on a GPU the SIMT efficiency and steals, then the verdict.
+    ///
+    /// The fixed-point sums themselves are compared: every image format (the PNG's 8-bit
+    /// codes, the EXR's and PFM's floats) is resolved from them, so equal sums are equal files
+    /// in all of them.
     fn check(&mut self, label: String, frame: &Frame) -> Result<()> {
-        let image = frame.film.resolve();
+        let sums = frame.film.sums();
         let mut differing_pixels = 0;
         let verdict = match &self.reference {
             None => {
                 if let Some(path) = self.output {
-                    write_png(path, self.scene.width, self.scene.height, &image).map_err(|e| {
-                        anyhow!("cannot write {}: {}", path.display(), io_reason(&e))
-                    })?;
+                    let mut staged = StagedFiles::new();
+                    staged
+                        .frame(path, &frame.film, ExrPrecision::Float)
+                        .and_then(|()| staged.commit())
+                        .map_err(|e| {
+                            anyhow!("cannot write {}: {}", path.display(), io_reason(&e))
+                        })?;
                 }
-                self.reference = Some((label.clone(), image));
+                self.reference = Some((label.clone(), sums));
                 "reference".to_string()
             }
-            Some((_, want)) if *want == image => "identical".to_string(),
+            Some((_, want)) if *want == sums => "identical".to_string(),
             Some((first, want)) => {
                 self.differing += 1;
-                differing_pixels = want
-                    .chunks(3)
-                    .zip(image.chunks(3))
-                    .filter(|(a, b)| a != b)
-                    .count();
+                differing_pixels = want.iter().zip(&sums).filter(|(a, b)| a != b).count();
                 format!(
                     "DIFFERS from {first} in {}",
                     counted(differing_pixels as u64, "pixel")

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use balancers::Balancer;
-use renderer::render::{RenderOptions, render};
+use renderer::render::{FrameExtras, RenderOptions, render};
 use renderer::stats::counted;
 use serde::Serialize;
 
@@ -70,6 +70,18 @@ pub(crate) fn run(args: &ScalingArgs, quiet: bool) -> Result<ExitCode> {
     } else {
         args.threads.clone()
     };
+    for &workers in &counts {
+        for &balancer in &balancers {
+            let options = RenderOptions {
+                balancer,
+                threads: workers,
+                tile: args.tile,
+                work_map: false,
+            };
+            args.scene
+                .check_frame(&scene, &options, FrameExtras::default())?;
+        }
+    }
 
     let mut renders = Vec::new();
     let mut best: BTreeMap<(usize, usize), f64> = BTreeMap::new();

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use balancers::{Balancer, BalancerKind};
-use renderer::render::{RenderOptions, render};
+use renderer::render::{FrameExtras, RenderOptions, render};
 use renderer::scene::Scene;
 use renderer::stats::counted;
 use serde::Serialize;
@@ -75,6 +75,20 @@ pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
     let inputs: Vec<_> = scenes.iter().flat_map(|s| s.inputs.clone()).collect();
     files.check_inputs(&inputs)?;
     let workers = threads(args.threads);
+    for scene in &scenes {
+        for &tile in &args.tiles {
+            for &balancer in &balancers {
+                let options = RenderOptions {
+                    balancer,
+                    threads: workers,
+                    tile,
+                    work_map: false,
+                };
+                args.scene
+                    .check_frame(scene, &options, FrameExtras::default())?;
+            }
+        }
+    }
     let (renders, rounds) = run_rounds(args, &scenes, &balancers, workers, quiet)?;
 
     let names: Vec<String> = balancers.iter().map(|b| b.name()).collect();

@@ -19,16 +19,16 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow, bail};
 use minifb::{Key, KeyRepeat, MouseButton, MouseMode, Window, WindowOptions};
 use renderer::gpu::{Gpu, GpuError, check_gpu_scene};
-use renderer::live::LiveFrame;
+use renderer::live::{FrameJob, LiveFrame};
 use renderer::output::{io_reason, write_png};
 use renderer::preview::{Layer, Pixels, Preview};
-use renderer::render::Frame;
+use renderer::render::{Frame, FrameExtras};
 use renderer::scene::{Scene, Viewpoint};
 use renderer::stats::counted;
 use renderer::watch::FrameWatch;
 
-use crate::cli::{DeviceName, ViewArgs};
-use crate::outputs::Outputs;
+use crate::cli::{DeviceName, LayerName, ViewArgs};
+use crate::outputs::{Outputs, png_only};
 use crate::render::open_gpu;
 use crate::terminal::StdoutError;
 use fly::Fly;
@@ -52,6 +52,7 @@ pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
     outputs.add("--screenshot", args.screenshot.as_deref());
     outputs.check_writable()?;
     outputs.check_inputs(&args.source.paths())?;
+    png_only("--screenshot", args.screenshot.as_deref())?;
     let first = match args.run.device {
         DeviceName::Cpu => Engine::Cpu(args.run.balancer()?),
         DeviceName::Gpu => Engine::Gpu(args.run.gpu_balancer()?),
@@ -74,6 +75,13 @@ pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
         (gpu, _) => gpu,
     };
     let lineup = Lineup::new(first, args.run.threads(), args.run.tile, gpu);
+    if let FrameJob::Cpu(options) = lineup.job(args.layer == LayerName::WorkMap) {
+        let extras = FrameExtras {
+            hdr: false,
+            window: true,
+        };
+        args.scene.check_frame(&scene, &options, extras)?;
+    }
     let mut viewer = Viewer::new(scene, lineup, args.layer.into(), args.quiet);
     let mut window = Window::new(
         &viewer.title(),
@@ -393,11 +401,10 @@ impl Viewer {
             } else {
                 drag = None;
             }
-            if let Some((_, dy)) = window.get_scroll_wheel() {
-                if dy != 0.0 {
+            if let Some((_, dy)) = window.get_scroll_wheel()
+                && dy != 0.0 {
                     self.fly.zoom(if dy > 0.0 { 1.0 / 1.1 } else { 1.1 });
                 }
-            }
 
             // A frame that finished meanwhile is shown before anything replaces it.
             let finished = self.collect().unwrap_or_else(|e| {
@@ -406,11 +413,10 @@ impl Viewer {
             });
             // Only a real change restarts: a key at the end of its range changes nothing.
             let changed = again || self.settings() != before;
-            if changed {
-                if let Err(e) = self.restart() {
+            if changed
+                && let Err(e) = self.restart() {
                     errln!("raylb: {e:#}");
                 }
-            }
             if redraw {
                 self.redraw();
                 if let Some(live) = &self.live {
