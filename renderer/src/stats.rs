@@ -274,11 +274,12 @@ fn known_counted(n: Option<u64>, noun: &str) -> String {
 }
 
 /// `n noun`, the noun in the plural unless `n` is 1, the number grouped by thousands:
-/// `1 thread`, `1,024 tiles`, `7 leaves`.
+/// `1 thread`, `1,024 tiles`, `7 leaves`, `3 passes`.
 pub fn counted(n: u64, noun: &str) -> String {
     let noun = match (n, noun) {
         (1, _) => noun.to_string(),
         (_, "leaf") => "leaves".to_string(),
+        (_, noun) if noun.ends_with('s') => format!("{noun}es"),
         _ => format!("{noun}s"),
     };
     format!("{} {noun}", grouped(n))

@@ -9,6 +9,7 @@ use balancers::{Assignment, Balancer, BalancerKind, Spawn, TaskRunner};
 use renderer::bvh::{NoCounters, TestCounts, TraversalCounters};
 use renderer::integrator::{Tile, tiles};
 use renderer::scene::Scene;
+use renderer::stats::counted;
 
 use crate::cli::{TraceArgs, threads};
 use crate::progress::Progress;
@@ -48,10 +49,12 @@ impl<C: TraversalCounters + Default + Send + Sync> TaskRunner<Tile> for CameraRa
         let s = self.scene;
         for y in tile.y0..tile.y1 {
             for x in tile.x0..tile.x1 {
-                let ray = s.camera.primary_ray(x, y, s.width, s.height);
-                counts.rays += 1;
-                counts.hits +=
-                    u64::from(s.bvh.closest_hit_counted(&ray, &mut counts.tests).is_some());
+                for &offset in s.samples.offsets() {
+                    let ray = s.camera.sample_ray(x, y, offset, s.width, s.height);
+                    counts.rays += 1;
+                    counts.hits +=
+                        u64::from(s.bvh.closest_hit_counted(&ray, &mut counts.tests).is_some());
+                }
             }
         }
     }
@@ -69,9 +72,9 @@ pub(crate) fn run(args: &TraceArgs, quiet: bool) -> Result<ExitCode> {
         NonZeroU32::new(16).expect("16 is not 0"),
     );
 
-    let counted = balancer.run(workers, &tasks, &CameraRays::<TestCounts>::new(&scene))?;
+    let first_pass = balancer.run(workers, &tasks, &CameraRays::<TestCounts>::new(&scene))?;
     let (mut rays, mut hits, mut boxes, mut triangles) = (0, 0, 0, 0);
-    for c in &counted.locals {
+    for c in &first_pass.locals {
         rays += c.rays;
         hits += c.hits;
         boxes += c.tests.boxes;
@@ -94,13 +97,16 @@ pub(crate) fn run(args: &TraceArgs, quiet: bool) -> Result<ExitCode> {
     progress.finish();
     say!(
         quiet,
-        "{}: {}×{} camera rays, {} triangles, {} thread{}, closest hit only",
+        "{}: {}×{}{} camera rays, {}, {}, closest hit only",
         scene.name,
         scene.width,
         scene.height,
-        scene.stats.triangles,
-        workers,
-        if workers.get() == 1 { "" } else { "s" }
+        match scene.samples.count() {
+            1 => String::new(),
+            n => format!(" × {n}"),
+        },
+        counted(scene.stats.triangles as u64, "triangle"),
+        counted(workers.get() as u64, "thread")
     );
     say!(quiet, "hits    {hits} of {rays} rays");
     say!(
@@ -112,7 +118,7 @@ pub(crate) fn run(args: &TraceArgs, quiet: bool) -> Result<ExitCode> {
     say!(
         quiet,
         "time    best of {}: {:.4} s, {:.2} Mrays/s",
-        args.repeat,
+        counted(u64::from(args.repeat), "pass"),
         best.as_secs_f64(),
         rays as f64 / best.as_secs_f64() / 1e6
     );
