@@ -340,6 +340,18 @@ fn bench_trace_reports_hits_and_throughput() {
     // The square spans 1/1.1 of the image's width and height.
     assert!((3000..3500).contains(&hits), "{hits} hits");
     assert!(stdout.contains("Mrays/s"));
+
+    // Every sample of a pixel is a camera ray.
+    let out = raylb(
+        dir.path(),
+        &[
+            "bench", "trace", "--mesh", "sq.obj", "--width", "8", "--height", "8", "--spp",
+            "3", "--repeat", "1",
+        ],
+    );
+    let stdout = ok(&out);
+    assert!(stdout.contains("8×8 × 3 camera rays"), "{stdout}");
+    assert!(stdout.contains(" of 192 rays"), "{stdout}");
 }
 
 #[test]
