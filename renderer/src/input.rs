@@ -63,8 +63,8 @@ fn too_large(bytes: u64, max_bytes: u64) -> String {
     format!("too large: {bytes} bytes, where files of this kind may have at most {max_bytes}")
 }
 
-/// What kind of file `metadata` describes, for the error.
-fn kind(metadata: &Metadata) -> &'static str {
+/// What kind of file `metadata` describes, for errors: `a directory`, `a FIFO`, …
+pub(crate) fn kind(metadata: &Metadata) -> &'static str {
     let t = metadata.file_type();
     if t.is_dir() {
         return "a directory";

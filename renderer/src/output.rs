@@ -142,6 +142,16 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
     if path.is_dir() {
         return Err("is a directory".into());
     }
+    // An output takes the place of what is there: a device (`/dev/null`), a FIFO or a
+    // socket would be replaced by a regular file, which is never what was meant.
+    if let Ok(metadata) = fs::metadata(path)
+        && !metadata.is_file()
+    {
+        return Err(format!(
+            "{} is there, not a regular file; raylb writes a whole new file in an output's place and replaces only regular files",
+            crate::input::kind(&metadata)
+        ));
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),

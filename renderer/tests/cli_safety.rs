@@ -359,6 +359,19 @@ fn special_files_are_refused_without_reading_them() {
             &["render", "fifo.toml", "-o", "out.png"],
             "fifo.toml: not a regular file (a FIFO)",
         );
+        // Nor is an output that is not a regular file replaced by one (think of /dev/null).
+        refused_in(
+            d,
+            &[
+                "render",
+                "cornell.toml",
+                "--stats",
+                "fifo.toml",
+                "-o",
+                "out.png",
+            ],
+            "cannot write fifo.toml: a FIFO is there, not a regular file",
+        );
         fs::remove_file(d.join("fifo.toml")).unwrap();
     }
     if Path::new("/dev/zero").exists() {
