@@ -25,19 +25,28 @@ pub const MAX_MTL_BYTES: u64 = 16 << 20;
 /// texture coordinates.
 pub const MAX_MESH_BYTES: u64 = 2 << 30;
 
-/// Reads the whole of `path`, which must be a regular file of at most `max_bytes`. The error
-/// says what is wrong, without the path (the caller names it).
-pub fn read_regular_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, String> {
+/// Opens `path` for reading if it is a regular file of at most `max_bytes`. The error says
+/// what is wrong, without the path (the caller names it).
+pub fn open_regular_file(path: &Path, max_bytes: u64) -> Result<File, String> {
     let reason = |e: io::Error| format!("cannot read: {}", io_reason(&e));
     // `metadata` follows links and opens nothing, so a FIFO is found before it can block.
     check(&fs::metadata(path).map_err(reason)?, max_bytes)?;
     let file = File::open(path).map_err(reason)?;
-    let metadata = file.metadata().map_err(reason)?;
-    check(&metadata, max_bytes)?;
+    // The path may have been replaced between the two looks; the open file is what counts.
+    check(&file.metadata().map_err(reason)?, max_bytes)?;
+    Ok(file)
+}
+
+/// Reads the whole of `path`, which must be a regular file of at most `max_bytes`. The error
+/// says what is wrong, without the path (the caller names it).
+pub fn read_regular_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, String> {
+    let reason = |e: io::Error| format!("cannot read: {}", io_reason(&e));
+    let file = open_regular_file(path, max_bytes)?;
+    let length = file.metadata().map_err(reason)?.len();
     let mut bytes = Vec::new();
     bytes
-        .try_reserve_exact(metadata.len() as usize)
-        .map_err(|_| format!("cannot read: no memory for its {} bytes", metadata.len()))?;
+        .try_reserve_exact(length as usize)
+        .map_err(|_| format!("cannot read: no memory for its {length} bytes"))?;
     // One byte more than allowed: a file that grew past the bound since `metadata` is caught.
     file.take(max_bytes + 1)
         .read_to_end(&mut bytes)

@@ -110,7 +110,8 @@ fn cgroup_room() -> Option<u64> {
         .filter_map(|dir| {
             let max = fs::read_to_string(dir.join("memory.max")).ok()?;
             let current = fs::read_to_string(dir.join("memory.current")).ok()?;
-            cgroup_limit_room(&max, &current)
+            let stat = fs::read_to_string(dir.join("memory.stat")).unwrap_or_default();
+            cgroup_limit_room(&max, &current, &stat)
         })
         .min()
 }
@@ -137,12 +138,20 @@ fn cgroup_levels(root: &Path, own: Option<&str>) -> Vec<PathBuf> {
     levels
 }
 
-/// `memory.max − memory.current`, from the two files' texts; `None` where there is no limit
-/// (`max`) or a file does not hold a number.
-fn cgroup_limit_room(max: &str, current: &str) -> Option<u64> {
+/// `memory.max` less what the group uses and cannot give back, from the files' texts: its
+/// `memory.current` counts the page cache too, which the kernel reclaims before it refuses an
+/// allocation, so the inactive file cache (`inactive_file` of `memory.stat`) is not counted as
+/// used (the "working set" of container runtimes). `None` where there is no limit (`max`) or a
+/// file does not hold a number.
+fn cgroup_limit_room(max: &str, current: &str, stat: &str) -> Option<u64> {
     let max: u64 = max.trim().parse().ok()?;
     let current: u64 = current.trim().parse().ok()?;
-    Some(max.saturating_sub(current))
+    let reclaimable = stat
+        .lines()
+        .find_map(|line| line.strip_prefix("inactive_file "))
+        .and_then(|n| n.trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    Some(max.saturating_sub(current.saturating_sub(reclaimable)))
 }
 
 /// The address space left under the soft `ulimit -v`: the limit less the process's `VmSize`.
@@ -306,9 +315,12 @@ mod tests {
         assert_eq!(meminfo_available(meminfo), Some(12_288_000 * 1024));
         assert_eq!(meminfo_available("MemTotal: 5 kB\n"), None);
 
-        assert_eq!(cgroup_limit_room("max\n", "1000\n"), None);
-        assert_eq!(cgroup_limit_room("4096\n", "1000\n"), Some(3096));
-        assert_eq!(cgroup_limit_room("4096\n", "5000\n"), Some(0));
+        assert_eq!(cgroup_limit_room("max\n", "1000\n", ""), None);
+        assert_eq!(cgroup_limit_room("4096\n", "1000\n", ""), Some(3096));
+        assert_eq!(cgroup_limit_room("4096\n", "5000\n", ""), Some(0));
+        // Page cache the kernel can reclaim is room.
+        let stat = "anon 1000\nfile 3000\ninactive_file 2500\nactive_file 500\n";
+        assert_eq!(cgroup_limit_room("4096\n", "4000\n", stat), Some(2596));
 
         let limits = "Limit                     Soft Limit           Hard Limit           Units     \n\
                       Max cpu time              unlimited            unlimited            seconds   \n\

@@ -95,6 +95,8 @@ pub struct FrameExtras {
     pub hdr: bool,
     /// A window shows the frame (the viewer's preview and window buffers).
     pub window: bool,
+    /// A copy of another frame's sums is kept beside this one (`raylb validate`'s reference).
+    pub reference: bool,
 }
 
 impl FrameMemory {
@@ -138,6 +140,9 @@ impl FrameMemory {
         }
         if extras.window {
             parts.push(("preview and window", pixels * 9));
+        }
+        if extras.reference {
+            parts.push(("reference sums", pixels * 24));
         }
         parts.sort_by_key(|p| std::cmp::Reverse(p.1));
         Self { parts }

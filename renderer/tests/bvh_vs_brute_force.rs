@@ -14,9 +14,10 @@ fn brute_force(triangles: &[Triangle], padding: f32, ray: &Ray) -> Option<(u32, 
     let mut best: Option<(f32, u32)> = None;
     for (i, tri) in triangles.iter().enumerate() {
         if let Some(t) = tri.intersect(&ray, padding)
-            && best.is_none_or(|(bt, _)| t < bt) {
-                best = Some((t, i as u32));
-            }
+            && best.is_none_or(|(bt, _)| t < bt)
+        {
+            best = Some((t, i as u32));
+        }
     }
     best.map(|(t, i)| (t.to_bits(), i))
 }

@@ -345,8 +345,8 @@ fn bench_trace_reports_hits_and_throughput() {
     let out = raylb(
         dir.path(),
         &[
-            "bench", "trace", "--mesh", "sq.obj", "--width", "8", "--height", "8", "--spp",
-            "3", "--repeat", "1",
+            "bench", "trace", "--mesh", "sq.obj", "--width", "8", "--height", "8", "--spp", "3",
+            "--repeat", "1",
         ],
     );
     let stdout = ok(&out);

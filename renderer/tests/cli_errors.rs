@@ -849,7 +849,7 @@ fn compare_refuses_inputs_it_cannot_read() {
     );
     s.fails(
         &["compare", "a.png", "/dev/zero"],
-        &["/dev/zero: not a regular file (a device)"],
+        &["/dev/zero: not a regular file (a character device)"],
     );
     let made = Command::new("mkfifo").arg(s.path("fifo")).status();
     assert!(made.is_ok_and(|st| st.success()), "mkfifo");
@@ -859,7 +859,7 @@ fn compare_refuses_inputs_it_cannot_read() {
     );
     s.fails(
         &["compare", "a.png", "nope.png"],
-        &["nope.png: no such file"],
+        &["nope.png: cannot read: no such file"],
     );
 }
 
@@ -875,26 +875,35 @@ fn compare_refuses_a_difference_image_it_cannot_write() {
     std::os::unix::fs::symlink("b.png", s.path("link.png")).unwrap();
     s.fails(
         &["compare", "a.png", "b.png", "--diff", "a.png"],
-        &["--diff a.png: is the first input (a.png)"],
+        &["--diff a.png: is a.png, an input of this run"],
     );
     s.fails(
         &["compare", "a.png", "b.png", "--diff", "./hard.png"],
-        &["--diff ./hard.png: is the first input (a.png)"],
+        &["--diff ./hard.png: is a.png, an input of this run"],
     );
     s.fails(
         &["compare", "a.png", "b.png", "--diff", "link.png"],
-        &["--diff link.png: is the second input (b.png)"],
+        &["--diff link.png: is b.png, an input of this run"],
     );
     assert_eq!(fs::read(s.path("a.png")).unwrap(), a_before);
     assert_eq!(fs::read(s.path("b.png")).unwrap(), b_before);
 
-    s.fails(
-        &["compare", "a.png", "small.png", "--diff", "out.png"],
-        &["--diff out.png: the images have different sizes (4×4 vs 2×2)"],
+    // Images of different sizes differ (exit 1); no difference image is drawn, and the
+    // note says so.
+    let out = s.raylb(&["compare", "a.png", "small.png", "--diff", "out.png"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "differ: sizes 4×4 vs 2×2\n"
     );
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("no difference image written to out.png: the images have different sizes")
+    );
+    assert_eq!(fs::read(s.path("out.png")).unwrap(), OLD_OUTPUT);
     s.fails(
         &["compare", "a.png", "b.png", "--diff", "out.exr"],
-        &["--diff out.exr: the difference image is an 8-bit PNG, not OpenEXR"],
+        &["--diff out.exr: this image is 8-bit colour, written as PNG, not OpenEXR"],
     );
     s.fails(
         &["compare", "a.png", "b.png", "--diff", "out"],
@@ -902,7 +911,7 @@ fn compare_refuses_a_difference_image_it_cannot_write() {
     );
     s.fails(
         &["compare", "a.png", "b.png", "--diff", "no/dir/out.png"],
-        &["--diff no/dir/out.png: no such directory"],
+        &["cannot write no/dir/out.png: no such directory: no/dir"],
     );
     for name in ["out.exr", "out", "hard.png.tmp"] {
         assert!(!s.path(name).exists(), "{name} written");
@@ -913,11 +922,12 @@ fn compare_refuses_a_difference_image_it_cannot_write() {
 fn compare_bounds_its_memory() {
     let s = Scratch::new();
     fs::write(s.path("huge.png"), png_header_only(23000, 23000)).unwrap();
+    fs::write(s.path("huge2.png"), png_header_only(23000, 23000)).unwrap();
     // 64×64 16-bit RGB: 24 KiB decoded from a file of a few hundred bytes.
     png16(&s.path("a.png"), 64, 64, &[1000; 64 * 64 * 3]);
     png16(&s.path("b.png"), 64, 64, &[2000; 64 * 64 * 3]);
     s.fails(
-        &["compare", "huge.png", "a.png", "--max-memory", "1G"],
+        &["compare", "huge.png", "huge2.png", "--max-memory", "1G"],
         &["huge.png: decoding needs 3.9 GiB (23000×23000, 16-bit RGBA), more than the 1.0 GiB allowed"],
     );
     s.fails(
@@ -930,7 +940,10 @@ fn compare_bounds_its_memory() {
     );
     s.fails(
         &["compare", "a.png", "b.png", "--max-memory", "100"],
-        &["a.png: the file is", "more than the 100 B allowed"],
+        &[
+            "a.png: decoding needs 24.0 KiB",
+            "more than the 100 B allowed",
+        ],
     );
     s.fails(
         &["compare", "a.png", "b.png", "--max-memory", "0"],

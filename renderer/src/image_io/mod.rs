@@ -13,7 +13,6 @@ mod pfm;
 mod png;
 
 use std::fmt;
-use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Cursor, Seek};
 use std::path::Path;
 
@@ -21,6 +20,7 @@ pub use exr::ExrPrecision;
 pub(crate) use exr::encode as encode_exr;
 pub(crate) use pfm::encode as encode_pfm;
 
+use crate::input::open_regular_file;
 use crate::memory::format_bytes;
 use crate::output::io_reason;
 
@@ -292,7 +292,7 @@ impl Image {
 /// [`read_image`] would refuse before decoding: a file that is not a regular file, one larger
 /// than `max_bytes`, and an image whose samples would take more than `max_bytes`.
 pub fn read_info(path: &Path, max_bytes: u64) -> Result<ImageInfo, String> {
-    let file = open_regular(path, max_bytes)?;
+    let file = open_regular_file(path, max_bytes)?;
     let info = open(BufReader::new(file), max_bytes)?.info();
     info.check_fits(max_bytes)?;
     Ok(info)
@@ -303,7 +303,7 @@ pub fn read_info(path: &Path, max_bytes: u64) -> Result<ImageInfo, String> {
 /// one larger than `max_bytes`, and an image whose samples would take more than `max_bytes`.
 /// Errors are one line without the path (the caller adds it).
 pub fn read_image(path: &Path, max_bytes: u64) -> Result<Image, String> {
-    let file = open_regular(path, max_bytes)?;
+    let file = open_regular_file(path, max_bytes)?;
     decode(BufReader::new(file), max_bytes)
 }
 
@@ -368,58 +368,6 @@ fn open<R: BufRead + Seek>(mut reader: R, max_bytes: u64) -> Result<Opened<R>, S
             shown.join(" ")
         ))
     }
-}
-
-/// Opens `path` for reading if it is a regular file of at most `max_bytes`. Its metadata is
-/// looked at before opening, because opening a FIFO blocks until a writer comes, and a device
-/// such as `/dev/zero` never ends.
-fn open_regular(path: &Path, max_bytes: u64) -> Result<File, String> {
-    let metadata = fs::metadata(path).map_err(|e| io_reason(&e))?;
-    check_regular(&metadata)?;
-    let file = File::open(path).map_err(|e| io_reason(&e))?;
-    // The path may have been replaced between the two looks; the open file is what counts.
-    let metadata = file.metadata().map_err(|e| io_reason(&e))?;
-    check_regular(&metadata)?;
-    if metadata.len() > max_bytes {
-        return Err(format!(
-            "the file is {}, more than the {} allowed",
-            format_bytes(metadata.len()),
-            format_bytes(max_bytes)
-        ));
-    }
-    Ok(file)
-}
-
-fn check_regular(metadata: &fs::Metadata) -> Result<(), String> {
-    let kind = metadata.file_type();
-    if kind.is_file() {
-        return Ok(());
-    }
-    let what = if kind.is_dir() {
-        "a directory"
-    } else {
-        special_file_kind(&kind)
-    };
-    Err(format!("not a regular file ({what})"))
-}
-
-#[cfg(unix)]
-fn special_file_kind(kind: &fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if kind.is_fifo() {
-        "a FIFO"
-    } else if kind.is_socket() {
-        "a socket"
-    } else if kind.is_char_device() || kind.is_block_device() {
-        "a device"
-    } else {
-        "a special file"
-    }
-}
-
-#[cfg(not(unix))]
-fn special_file_kind(_: &fs::FileType) -> &'static str {
-    "a special file"
 }
 
 #[cfg(test)]

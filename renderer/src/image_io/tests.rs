@@ -352,7 +352,7 @@ fn only_regular_files_are_read() {
         if Path::new(device).exists() {
             assert_eq!(
                 read_image(Path::new(device), MIB).unwrap_err(),
-                "not a regular file (a device)"
+                "not a regular file (a character device)"
             );
         }
     }
@@ -366,13 +366,16 @@ fn only_regular_files_are_read() {
     );
     assert_eq!(
         read_image(&dir.path().join("missing.png"), MIB).unwrap_err(),
-        "no such file or directory"
+        "cannot read: no such file or directory"
     );
 
     let big = dir.path().join("big.pfm");
     staged(&big, |f, p| f.pfm(p, 4, 4, &gradient(4, 4)));
     let error = read_image(&big, 100).unwrap_err();
-    assert_eq!(error, "the file is 204 B, more than the 100 B allowed");
+    assert_eq!(
+        error,
+        "too large: 204 bytes, where files of this kind may have at most 100"
+    );
 }
 
 #[test]

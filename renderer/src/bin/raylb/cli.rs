@@ -235,10 +235,16 @@ impl SceneArgs {
     }
 
     /// Loads the scene, printing its `scene` and `bvh` lines as each stage ends (with a
-    /// spinner on a terminal), unless `quiet`.
-    pub(crate) fn load_reporting(&self, source: &SceneSource, quiet: bool) -> Result<Scene> {
+    /// spinner on a terminal) unless `silent`; its warnings go to standard error unless
+    /// `quiet`.
+    pub(crate) fn load_reporting(
+        &self,
+        source: &SceneSource,
+        silent: bool,
+        quiet: bool,
+    ) -> Result<Scene> {
         let what = source.paths()[0].display().to_string();
-        let mut progress = LoadProgress::start(&what, quiet);
+        let mut progress = LoadProgress::start(&what, silent);
         let scene = self.load_observed(source, quiet, &mut progress);
         progress.finish()?;
         scene
@@ -669,9 +675,10 @@ impl BalancerSet {
             ("--steal", self.steal.is_some()),
         ];
         if !self.balancers.contains(&BalancerName::Stealing)
-            && let Some((flag, _)) = settings.iter().find(|(_, given)| *given) {
-                bail!("{flag} applies to stealing, which is not among --balancers");
-            }
+            && let Some((flag, _)) = settings.iter().find(|(_, given)| *given)
+        {
+            bail!("{flag} applies to stealing, which is not among --balancers");
+        }
         let stealing = StealingChoice {
             deque: self.deque.unwrap_or(DequeName::Abp),
             victim: self.victim.unwrap_or(VictimName::Random),

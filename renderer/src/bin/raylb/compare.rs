@@ -9,11 +9,12 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use renderer::compare::{Comparison, compare, difference_image};
-use renderer::image_io::{ImageFormat, ImageInfo, read_image, read_info};
+use renderer::image_io::{ImageInfo, read_image, read_info};
 use renderer::memory::{self, format_bytes};
-use renderer::output::{StagedFiles, check_writable, io_reason};
+use renderer::output::{StagedFiles, io_reason};
 
 use crate::cli::CompareArgs;
+use crate::outputs::{Outputs, png_only};
 
 pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode> {
     if let Some(diff) = &args.diff {
@@ -23,24 +24,22 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode> {
         .max_memory
         .or_else(|| memory::available().map(|a| a.bytes))
         .unwrap_or(u64::MAX);
-    let info_a = read_info(&args.a, limit).map_err(|e| at(&args.a, e))?;
-    let info_b = read_info(&args.b, limit).map_err(|e| at(&args.b, e))?;
+    // Headers only: images of different sizes differ, however large, and nothing of theirs
+    // is decoded.
+    let info_a = read_info(&args.a, u64::MAX).map_err(|e| at(&args.a, e))?;
+    let info_b = read_info(&args.b, u64::MAX).map_err(|e| at(&args.b, e))?;
     if (info_a.width, info_a.height) != (info_b.width, info_b.height) {
-        if let Some(diff) = &args.diff {
-            bail!(
-                "--diff {}: the images have different sizes ({}×{} vs {}×{}), so there is no difference image to draw",
-                diff.display(),
-                info_a.width,
-                info_a.height,
-                info_b.width,
-                info_b.height
-            );
-        }
         let sizes = Comparison::Sizes {
             a: (info_a.width, info_a.height),
             b: (info_b.width, info_b.height),
         };
         outln!("{sizes}");
+        if let Some(diff) = &args.diff {
+            errln!(
+                "raylb: no difference image written to {}: the images have different sizes",
+                diff.display()
+            );
+        }
         return Ok(ExitCode::from(1));
     }
     check_budget(args, &info_a, &info_b, limit)?;
@@ -69,26 +68,11 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode> {
 /// an input: the same file under another name or through a link counts (file identity, not
 /// path text, decides).
 fn check_diff_path(diff: &Path, a: &Path, b: &Path) -> Result<()> {
-    let shown = diff.display();
-    match ImageFormat::of(diff) {
-        Ok(ImageFormat::Png) => {}
-        Ok(other) => bail!(
-            "--diff {shown}: the difference image is an 8-bit PNG, not {}; name it .png",
-            other.name()
-        ),
-        Err(e) => bail!("--diff {shown}: {e}"),
-    }
-    check_writable(diff).map_err(|e| anyhow::anyhow!("--diff {shown}: {e}"))?;
-    for (input, which) in [(a, "first"), (b, "second")] {
-        // An error means one of the two does not exist (yet): then they are not the same.
-        if same_file::is_same_file(diff, input).unwrap_or(false) {
-            bail!(
-                "--diff {shown}: is the {which} input ({}), which it would overwrite",
-                input.display()
-            );
-        }
-    }
-    Ok(())
+    png_only("--diff", Some(diff))?;
+    let mut outputs = Outputs::new();
+    outputs.add("--diff", Some(diff));
+    outputs.check_writable()?;
+    outputs.check_inputs(&[a.to_path_buf(), b.to_path_buf()])
 }
 
 /// Refuses, before decoding, what would take more than `limit` together: the first image, the
@@ -121,6 +105,13 @@ fn check_budget(args: &CompareArgs, a: &ImageInfo, b: &ImageInfo, limit: u64) ->
     let mut before: Vec<&str> = Vec::new();
     for (name, verb, bytes, what) in &parts {
         let left = limit.saturating_sub(used);
+        if *bytes > left && before.is_empty() {
+            bail!(
+                "{name}: {verb} needs {} ({what}), more than the {} allowed",
+                format_bytes(*bytes),
+                format_bytes(limit)
+            );
+        }
         if *bytes > left {
             bail!(
                 "{name}: {verb} needs {} ({what}), more than the {} left of the {} allowed once {} {} in memory",

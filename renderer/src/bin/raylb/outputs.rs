@@ -29,8 +29,18 @@ impl Outputs {
     pub(crate) fn check_writable(&self) -> Result<()> {
         for (i, (_, path)) in self.files.iter().enumerate() {
             check_writable(path).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
-            if self.files[..i].iter().any(|(_, p)| p == path) {
-                bail!("{} is named as two outputs", path.display());
+            if let Some((_, other)) = self.files[..i]
+                .iter()
+                .find(|(_, p)| place(p) == place(path))
+            {
+                if other == path {
+                    bail!("{} is named as two outputs", path.display());
+                }
+                bail!(
+                    "{} and {} are one file, named as two outputs",
+                    other.display(),
+                    path.display()
+                );
             }
         }
         Ok(())
@@ -51,6 +61,16 @@ impl Outputs {
         }
         Ok(())
     }
+}
+
+/// Where `path` puts its file: its folder, resolved, and its name (`q.png` and `./q.png` are
+/// one place). The folder exists once [`check_writable`] has passed.
+fn place(path: &Path) -> (Option<PathBuf>, Option<&std::ffi::OsStr>) {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    (dir.canonicalize().ok(), path.file_name())
 }
 
 /// The image format `path` (named by `flag`) asks for by its extension.

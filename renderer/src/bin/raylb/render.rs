@@ -65,7 +65,7 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
         }
     };
     let quiet = args.quiet || args.json;
-    let scene = Arc::new(args.scene.load_reporting(&args.source, quiet)?);
+    let scene = Arc::new(args.scene.load_reporting(&args.source, quiet, args.quiet)?);
     let output = args
         .output
         .clone()
@@ -77,6 +77,7 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
     let extras = FrameExtras {
         hdr: format != ImageFormat::Png,
         window: false,
+        ..FrameExtras::default()
     };
     match &device {
         Device::Cpu(options) => args.scene.check_frame(&scene, options, extras)?,

@@ -79,6 +79,7 @@ pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
         let extras = FrameExtras {
             hdr: false,
             window: true,
+            ..FrameExtras::default()
         };
         args.scene.check_frame(&scene, &options, extras)?;
     }
@@ -402,9 +403,10 @@ impl Viewer {
                 drag = None;
             }
             if let Some((_, dy)) = window.get_scroll_wheel()
-                && dy != 0.0 {
-                    self.fly.zoom(if dy > 0.0 { 1.0 / 1.1 } else { 1.1 });
-                }
+                && dy != 0.0
+            {
+                self.fly.zoom(if dy > 0.0 { 1.0 / 1.1 } else { 1.1 });
+            }
 
             // A frame that finished meanwhile is shown before anything replaces it.
             let finished = self.collect().unwrap_or_else(|e| {
@@ -413,10 +415,9 @@ impl Viewer {
             });
             // Only a real change restarts: a key at the end of its range changes nothing.
             let changed = again || self.settings() != before;
-            if changed
-                && let Err(e) = self.restart() {
-                    errln!("raylb: {e:#}");
-                }
+            if changed && let Err(e) = self.restart() {
+                errln!("raylb: {e:#}");
+            }
             if redraw {
                 self.redraw();
                 if let Some(live) = &self.live {
