@@ -14,7 +14,6 @@
 //! # Ok(()) }
 //! ```
 
-use std::io;
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 
@@ -52,25 +51,29 @@ impl LiveFrame {
     ///
     /// # Errors
     /// When the thread cannot be started, or the film's memory cannot be had.
-    pub fn start(scene: Arc<Scene>, job: FrameJob) -> io::Result<Self> {
+    pub fn start(scene: Arc<Scene>, job: FrameJob) -> Result<Self> {
         let work_map = match &job {
             FrameJob::Cpu(o) => o.work_map,
             FrameJob::Gpu(_, o) => o.work_map,
         };
-        let film = Film::try_new(scene.width, scene.height, work_map)
-            .map_err(|e| io::Error::new(io::ErrorKind::OutOfMemory, e))?;
+        let film =
+            Film::try_new(scene.width, scene.height, work_map).map_err(anyhow::Error::msg)?;
         let film = Arc::new(film);
         let watch = Arc::new(FrameWatch::new(scene.width, scene.height));
-        let thread = thread::Builder::new().name("raylb-frame".into()).spawn({
-            let (film, watch) = (Arc::clone(&film), Arc::clone(&watch));
-            move || match job {
-                FrameJob::Cpu(options) => render_watched(&scene, &options, film, &watch)
-                    .context("cannot start the frame's workers"),
-                FrameJob::Gpu(gpu, options) => {
-                    render_gpu(&gpu, &scene, &options).context("rendering on the GPU")
+        let thread = thread::Builder::new()
+            .name("raylb-frame".into())
+            .spawn({
+                let (film, watch) = (Arc::clone(&film), Arc::clone(&watch));
+                move || match job {
+                    FrameJob::Cpu(options) => {
+                        render_watched(&scene, &options, film, &watch).map_err(anyhow::Error::from)
+                    }
+                    FrameJob::Gpu(gpu, options) => {
+                        render_gpu(&gpu, &scene, &options).context("rendering on the GPU")
+                    }
                 }
-            }
-        })?;
+            })
+            .context("cannot start the frame's thread")?;
         Ok(Self {
             film,
             watch,

@@ -118,6 +118,10 @@ fn a_validation_with_nothing_to_compare_is_refused() {
         &["validate", &quick, "--gpu", "--balancers", "rayon"],
         &["--gpu", "none of the balancers given runs on the GPU"],
     );
+    refused(
+        &["validate", &quick, "--gpu", "--balancers", "cuda-managed", "--threads", "1,2"],
+        &["--threads applies to the CPU's balancers"],
+    );
 }
 
 #[test]
@@ -165,6 +169,28 @@ fn settings_a_balancer_does_not_use_are_refused() {
     refused(
         &["render", &quick, "-o", "q.png", "--up", "z"],
         &["--up and --view frame a bare --mesh"],
+    );
+    let crystal = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/crystal.obj");
+    refused(
+        &[
+            "render",
+            "--mesh",
+            crystal.to_str().unwrap(),
+            "--up",
+            "z",
+            "--view",
+            "-z",
+        ],
+        &["--up +z and --view -z: one axis cannot be both"],
+    );
+    // The GPU traces one sample per pixel: refused before a device or scene is opened.
+    refused(
+        &["render", &quick, "--device", "gpu", "--spp", "4"],
+        &["--spp 4: the GPU kernels trace one camera ray per pixel"],
+    );
+    refused(
+        &["validate", &quick, "--gpu", "--spp", "2"],
+        &["--spp 2: the GPU kernels trace one camera ray per pixel"],
     );
     refused(
         &[
@@ -288,6 +314,19 @@ fn no_output_replaces_an_input() {
 }
 
 #[test]
+fn one_file_named_twice_is_refused_however_it_is_spelled() {
+    let quick = quick();
+    refused(
+        &["render", &quick, "-o", "q.png", "--workmap", "./q.png"],
+        &["q.png and ./q.png are one file, named as two outputs"],
+    );
+    refused(
+        &["render", &quick, "-o", "q.png", "--stats", "q.png"],
+        &["q.png is named as two outputs"],
+    );
+}
+
+#[test]
 fn a_missing_mesh_names_the_scene_line_and_a_missing_library_of_an_overridden_material_warns() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -344,6 +383,20 @@ fn a_missing_mesh_names_the_scene_line_and_a_missing_library_of_an_overridden_ma
         "{err}"
     );
     assert!(d.join("out.png").exists());
+    // --json keeps standard output for the JSON; the warning still goes to standard error.
+    let out = raylb()
+        .args(["render", "overridden.toml", "-o", "out.png", "--json"])
+        .args(["--width", "8", "--height", "8"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&out).starts_with("raylb: warning: crystal.mtl"),
+        "{}",
+        stderr(&out)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["scene"]["name"], "overridden");
 }
 
 #[test]
@@ -447,11 +500,13 @@ fn counts_of_one_are_singular() {
 fn the_scene_and_bvh_lines_come_before_the_render_ends() {
     use std::io::{BufRead, BufReader};
     // treasure at 1024² on one thread renders for many seconds: long after it has loaded.
+    // The image is written when the render ends, before the summary was printed in full: if
+    // the first lines came only then, the image would be there when they are read.
+    let dir = tempfile::tempdir().unwrap();
     let mut child = raylb()
         .args(["render", scene_path("treasure").to_str().unwrap()])
-        .args(["--threads", "1"])
-        .arg("-o")
-        .arg(std::env::temp_dir().join(format!("raylb-early-{}.png", std::process::id())))
+        .args(["--threads", "1", "-o", "early.png"])
+        .current_dir(dir.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -459,13 +514,13 @@ fn the_scene_and_bvh_lines_come_before_the_render_ends() {
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let scene = lines.next().unwrap().unwrap();
     let bvh = lines.next().unwrap().unwrap();
-    let still_rendering = child.try_wait().unwrap().is_none();
+    let image_written = dir.path().join("early.png").exists();
     let _ = child.kill();
     let _ = child.wait();
     assert!(scene.starts_with("scene   treasure: 1024×1024"), "{scene}");
     assert!(bvh.starts_with("bvh     "), "{bvh}");
     assert!(
-        still_rendering,
+        !image_written,
         "the lines came only when the render had ended"
     );
 }

@@ -485,7 +485,7 @@ impl Scene {
         observer: &mut dyn LoadObserver,
     ) -> Result<Self, SceneError> {
         let start = Instant::now();
-        if framing.view.axis == framing.up.axis {
+        if framing.view.same_axis(framing.up) {
             return Err(SceneError::file(
                 path,
                 format!(
@@ -581,6 +581,11 @@ impl AxisDirection {
 
     const fn new(axis: usize, negative: bool) -> Self {
         Self { axis, negative }
+    }
+
+    /// Whether `self` and `other` lie on one axis (`+z` and `-z` do).
+    pub fn same_axis(self, other: Self) -> bool {
+        self.axis == other.axis
     }
 
     /// The unit vector.

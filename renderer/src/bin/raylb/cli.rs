@@ -42,7 +42,8 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Render a scene file (or a bare OBJ or PLY mesh) to PNG and report what it took.
+    /// Render a scene file (or a bare OBJ or PLY mesh) to an image (PNG, OpenEXR or PFM) and
+    /// report what it took.
     #[command(after_help = "Examples:
   raylb render scenes/cornell.toml -o cornell.png
   raylb render scenes/treasure.toml --balancer stealing --victim sample --threads 8 --tile 64
@@ -190,7 +191,8 @@ pub(crate) struct SceneArgs {
     /// Triangles per BVH leaf (1 to 31), instead of the scene's (default 4).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=31))]
     pub(crate) leaf_size: Option<u32>,
-    /// Maximum BVH depth (1 to 64), instead of the scene's (default 24).
+    /// BVH depth at which octree splitting stops (1 to 64), instead of the scene's (default
+    /// 24); deeper nodes split by input order only, at most eight children each.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
     pub(crate) bvh_depth: Option<u32>,
     /// The memory the scene and each frame may take, checked before they are built: 512M,
@@ -274,6 +276,13 @@ impl SceneArgs {
                     up: self.up.unwrap_or(MeshFraming::default().up),
                     view: self.view.unwrap_or(MeshFraming::default().view),
                 };
+                if framing.up.same_axis(framing.view) {
+                    bail!(
+                        "--up {} and --view {}: one axis cannot be both up and the way the camera looks",
+                        framing.up,
+                        framing.view
+                    );
+                }
                 Scene::from_mesh_observed(path, overrides, framing, observer)?
             }
             _ => bail!("give a scene file or --mesh FILE.obj|FILE.ply"),
@@ -605,14 +614,15 @@ pub(crate) struct ValidateArgs {
     /// half) and `cuda-managed` on the GPU.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub(crate) balancers: Option<Vec<BalancerName>>,
-    /// Thread counts to run.
-    #[arg(long, value_delimiter = ',', default_value = "1,2,3,8,32", value_parser = positive::<4096>)]
-    pub(crate) threads: Vec<NonZeroUsize>,
+    /// Thread counts to run the CPU balancers at [default: 1,2,3,8,32].
+    #[arg(long, value_delimiter = ',', value_parser = positive::<4096>)]
+    pub(crate) threads: Option<Vec<NonZeroUsize>>,
     /// Tile edges to run.
     #[arg(long, value_delimiter = ',', default_value = "8,64,512", value_parser = tile_edge)]
     pub(crate) tiles: Vec<NonZeroU32>,
-    /// Write the reference image (the first run's) here.
-    #[arg(short, long, value_name = "FILE.png")]
+    /// Write the reference image (the first run's) here, once every render has run, in the
+    /// format its extension names (.png, .exr, .pfm).
+    #[arg(short, long, value_name = "FILE.png|.exr|.pfm")]
     pub(crate) output: Option<PathBuf>,
     /// Also render with every GPU balancer (static, counter, stealing with steal one and
     /// half, cuda-managed) at every tile edge and compare with the same reference.

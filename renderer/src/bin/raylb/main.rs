@@ -1,5 +1,5 @@
-//! `raylb`: render scenes to PNG, view them in a window, compare images, validate balancers,
-//! benchmark.
+//! `raylb`: render scenes to images, view them in a window, compare images, validate
+//! balancers, benchmark.
 
 #[macro_use]
 mod terminal;

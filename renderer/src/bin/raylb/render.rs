@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use renderer::gpu::{Gpu, GpuOptions, check_gpu_scene, render_gpu};
 use renderer::live::{FrameJob, LiveFrame};
 use renderer::output::{ExrPrecision, ImageFormat, StagedFiles, io_reason};
@@ -54,6 +54,11 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
         }
         DeviceName::Gpu => {
             let balancer = args.run.gpu_balancer()?;
+            if let Some(n) = args.scene.spp.filter(|&n| n > 1) {
+                bail!(
+                    "--spp {n}: the GPU kernels trace one camera ray per pixel; use --device cpu"
+                );
+            }
             let gpu = open_gpu()?;
             let options = GpuOptions {
                 balancer,
@@ -129,8 +134,7 @@ fn render_with_progress(scene: &Arc<Scene>, options: &RenderOptions, quiet: bool
     if !Progress::can_show(quiet) {
         return Ok(render(scene, options)?);
     }
-    let live = LiveFrame::start(Arc::clone(scene), FrameJob::Cpu(*options))
-        .context("cannot start the frame's thread")?;
+    let live = LiveFrame::start(Arc::clone(scene), FrameJob::Cpu(*options))?;
     let pixels = u64::from(scene.width) * u64::from(scene.height);
     let mut progress = Progress::new(pixels, "pixels", quiet);
     while !live.is_finished() {

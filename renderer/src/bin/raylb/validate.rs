@@ -1,5 +1,6 @@
 //! `raylb validate`: the byte-compare matrix of the determinism contract, at full size.
 
+use std::num::NonZeroUsize;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -23,6 +24,9 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
         image_format("-o", path)?;
     }
     let plan = Plan::new(args)?;
+    if let Some(n) = args.scene.spp.filter(|&n| args.gpu && n > 1) {
+        bail!("--spp {n}: the GPU kernels trace one camera ray per pixel; leave out --gpu");
+    }
     // A missing GPU is reported before any work.
     let gpu = if args.gpu { Some(open_gpu()?) } else { None };
     // Warnings go to standard error, out of the JSON's way: only --quiet silences them.
@@ -41,7 +45,7 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
         reference: true,
     };
     for b in &variants {
-        for &t in &args.threads {
+        for &t in &plan.threads {
             for &tile in &args.tiles {
                 let options = RenderOptions {
                     balancer: *b,
@@ -72,7 +76,7 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
         lines,
     };
     for b in &variants {
-        for &t in &args.threads {
+        for &t in &plan.threads {
             for &tile in &args.tiles {
                 let options = RenderOptions {
                     balancer: *b,
@@ -142,6 +146,8 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
 /// The balancers a validation runs, each at every thread count (CPU) and tile edge given.
 struct Plan {
     cpu: Vec<BalancerKind>,
+    /// The thread counts of the CPU balancers.
+    threads: Vec<NonZeroUsize>,
     gpu: Vec<GpuBalancer>,
 }
 
@@ -176,15 +182,22 @@ impl Plan {
                 );
             }
         }
-        let renders =
-            cpu.len() * args.threads.len() * args.tiles.len() + gpu.len() * args.tiles.len();
+        if cpu.is_empty() && args.threads.is_some() {
+            bail!("--threads applies to the CPU's balancers, and none of those given runs there");
+        }
+        let threads = args.threads.clone().unwrap_or_else(|| {
+            [1, 2, 3, 8, 32]
+                .map(|t| NonZeroUsize::new(t).expect("not 0"))
+                .to_vec()
+        });
+        let renders = cpu.len() * threads.len() * args.tiles.len() + gpu.len() * args.tiles.len();
         if renders < 2 {
             bail!(
                 "nothing to compare: these balancers, thread counts and tile edges make {renders} render{}; validation needs at least two",
                 if renders == 1 { "" } else { "s" }
             );
         }
-        Ok(Self { cpu, gpu })
+        Ok(Self { cpu, threads, gpu })
     }
 }
 

@@ -204,10 +204,10 @@ impl Viewer {
         self.last_refresh = Instant::now();
         self.preview.start_frame();
         let work_map = self.layer == Layer::WorkMap;
-        self.live = Some(
-            LiveFrame::start(Arc::clone(&self.scene), self.lineup.job(work_map))
-                .context("cannot start the frame's thread")?,
-        );
+        self.live = Some(LiveFrame::start(
+            Arc::clone(&self.scene),
+            self.lineup.job(work_map),
+        )?);
         Ok(())
     }
 
