@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::bvh::BvhStats;
 use crate::integrator::RayCounts;
+use crate::memory::format_bytes;
 use crate::render::Frame;
 use crate::scene::Scene;
 
@@ -285,14 +286,6 @@ pub fn counted(n: u64, noun: &str) -> String {
     format!("{} {noun}", grouped(n))
 }
 
-fn bytes(n: usize) -> String {
-    match n {
-        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / (1 << 20) as f64),
-        n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / (1 << 10) as f64),
-        n => format!("{n} B"),
-    }
-}
-
 impl fmt::Display for SceneReport {
     /// The summary's `scene` line.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -326,7 +319,7 @@ impl fmt::Display for BvhReport {
             counted(self.nodes as u64, "node"),
             counted(self.leaves as u64, "leaf"),
             self.depth,
-            bytes(self.bytes),
+            format_bytes(self.bytes as u64),
             self.build_seconds * 1e3
         )
     }

@@ -119,7 +119,15 @@ fn a_validation_with_nothing_to_compare_is_refused() {
         &["--gpu", "none of the balancers given runs on the GPU"],
     );
     refused(
-        &["validate", &quick, "--gpu", "--balancers", "cuda-managed", "--threads", "1,2"],
+        &[
+            "validate",
+            &quick,
+            "--gpu",
+            "--balancers",
+            "cuda-managed",
+            "--threads",
+            "1,2",
+        ],
         &["--threads applies to the CPU's balancers"],
     );
 }

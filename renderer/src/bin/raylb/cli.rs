@@ -214,6 +214,32 @@ impl SceneSource {
 }
 
 impl SceneArgs {
+    /// [`check_frame`](Self::check_frame) for every combination of balancer, thread count and
+    /// tile edge a command will render.
+    pub(crate) fn check_frames(
+        &self,
+        scene: &Scene,
+        balancers: &[BalancerKind],
+        threads: &[NonZeroUsize],
+        tiles: &[NonZeroU32],
+        extras: FrameExtras,
+    ) -> Result<()> {
+        for &balancer in balancers {
+            for &threads in threads {
+                for &tile in tiles {
+                    let options = RenderOptions {
+                        balancer,
+                        threads,
+                        tile,
+                        work_map: false,
+                    };
+                    self.check_frame(scene, &options, extras)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Refuses a frame of `scene` rendered as `options` say when it would take more memory
     /// than is left once the scene is built.
     pub(crate) fn check_frame(

@@ -44,19 +44,8 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
         window: false,
         reference: true,
     };
-    for b in &variants {
-        for &t in &plan.threads {
-            for &tile in &args.tiles {
-                let options = RenderOptions {
-                    balancer: *b,
-                    threads: threads(Some(t)),
-                    tile,
-                    work_map: false,
-                };
-                args.scene.check_frame(&scene, &options, extras)?;
-            }
-        }
-    }
+    args.scene
+        .check_frames(&scene, &variants, &plan.threads, &args.tiles, extras)?;
     let lines = !args.quiet && !args.json;
     if lines {
         outln!(

@@ -7,8 +7,10 @@ use anyhow::{Result, anyhow, bail};
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
-use renderer::output::{StagedFiles, check_writable, io_reason, replaces_input};
+use renderer::output::{StagedFiles, check_writable, io_reason};
 use serde::Serialize;
+
+use crate::outputs::Outputs;
 
 /// A table for the terminal: a header row and data rows of equal width, printed aligned. (The
 /// CSV files hold the same figures as numbers, one row per observation: see [`csv_text`].)
@@ -245,18 +247,12 @@ impl OutputFiles {
 
     /// Checks that no file to be written is one of `inputs`.
     pub(crate) fn check_inputs(&self, inputs: &[PathBuf]) -> Result<()> {
-        for name in self.names {
-            let path = self.dir.join(name);
-            if let Some(input) = replaces_input(&path, inputs) {
-                bail!(
-                    "--out {}: {} is {}, an input of this run; raylb never writes over what it reads",
-                    self.dir.display(),
-                    path.display(),
-                    input.display()
-                );
-            }
+        let paths: Vec<PathBuf> = self.names.iter().map(|n| self.dir.join(n)).collect();
+        let mut outputs = Outputs::new();
+        for path in &paths {
+            outputs.add("--out", Some(path));
         }
-        Ok(())
+        outputs.check_inputs(inputs)
     }
 
     /// Writes the files, `contents` in the order of the names given to

@@ -70,18 +70,13 @@ pub(crate) fn run(args: &ScalingArgs, quiet: bool) -> Result<ExitCode> {
     } else {
         args.threads.clone()
     };
-    for &workers in &counts {
-        for &balancer in &balancers {
-            let options = RenderOptions {
-                balancer,
-                threads: workers,
-                tile: args.tile,
-                work_map: false,
-            };
-            args.scene
-                .check_frame(&scene, &options, FrameExtras::default())?;
-        }
-    }
+    args.scene.check_frames(
+        &scene,
+        &balancers,
+        &counts,
+        &[args.tile],
+        FrameExtras::default(),
+    )?;
 
     let mut renders = Vec::new();
     let mut best: BTreeMap<(usize, usize), f64> = BTreeMap::new();

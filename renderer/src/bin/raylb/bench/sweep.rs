@@ -76,18 +76,13 @@ pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
     files.check_inputs(&inputs)?;
     let workers = threads(args.threads);
     for scene in &scenes {
-        for &tile in &args.tiles {
-            for &balancer in &balancers {
-                let options = RenderOptions {
-                    balancer,
-                    threads: workers,
-                    tile,
-                    work_map: false,
-                };
-                args.scene
-                    .check_frame(scene, &options, FrameExtras::default())?;
-            }
-        }
+        args.scene.check_frames(
+            scene,
+            &balancers,
+            &[workers],
+            &args.tiles,
+            FrameExtras::default(),
+        )?;
     }
     let (renders, rounds) = run_rounds(args, &scenes, &balancers, workers, quiet)?;
 
