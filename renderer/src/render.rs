@@ -117,7 +117,6 @@ impl FrameMemory {
         let mut parts = vec![
             ("film", pixels * 24),
             ("watch", pixels * 2),
-            ("8-bit image and its PNG", pixels * 6),
             // The tiles as the balancer gets them, and as they are cut out of the image.
             ("tiles", tiles * (task + std::mem::size_of::<Tile>() as u64)),
             (
@@ -129,11 +128,36 @@ impl FrameMemory {
             ("spawned tasks", spawned),
         ];
         if options.work_map {
+            parts.push(("ray counts", pixels * 4));
+        }
+        Self::with_outputs(scene, parts, options.work_map, extras)
+    }
+
+    /// The host's memory of a frame rendered on a GPU: the film, and the sums (and counts)
+    /// read back from the device before they fill it.
+    pub fn estimate_gpu(scene: &Scene, work_map: bool, extras: FrameExtras) -> Self {
+        let pixels = u64::from(scene.width) * u64::from(scene.height);
+        // Three 64-bit sums a pixel, and a 32-bit ray count with a work map.
+        let per_pixel = 24 + if work_map { 4 } else { 0 };
+        let parts = vec![
+            ("film", pixels * per_pixel),
+            ("sums read back", pixels * per_pixel),
+        ];
+        Self::with_outputs(scene, parts, work_map, extras)
+    }
+
+    /// `parts` and what writing and showing the frame adds to them, largest first.
+    fn with_outputs(
+        scene: &Scene,
+        mut parts: Vec<(&'static str, u64)>,
+        work_map: bool,
+        extras: FrameExtras,
+    ) -> Self {
+        let pixels = u64::from(scene.width) * u64::from(scene.height);
+        parts.push(("8-bit image and its PNG", pixels * 6));
+        if work_map {
             let legend = u64::from(scene.width) * u64::from(crate::workmap::LEGEND_HEIGHT);
-            parts.push((
-                "ray counts and work map",
-                pixels * 4 + (pixels + legend) * 6,
-            ));
+            parts.push(("work map", (pixels + legend) * 6));
         }
         if extras.hdr {
             parts.push(("float image and its file", pixels * 24));

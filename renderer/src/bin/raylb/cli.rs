@@ -248,11 +248,17 @@ impl SceneArgs {
         options: &RenderOptions,
         extras: FrameExtras,
     ) -> Result<()> {
+        self.check_memory(scene, &FrameMemory::estimate(scene, options, extras))
+    }
+
+    /// Refuses a frame of `scene` that would take `memory`, when that is more than is left
+    /// once the scene is built.
+    pub(crate) fn check_memory(&self, scene: &Scene, memory: &FrameMemory) -> Result<()> {
         let Some(left) = Budget::of(self.max_memory).and_then(|b| b.after(scene.resident_bytes()))
         else {
             return Ok(());
         };
-        FrameMemory::estimate(scene, options, extras)
+        memory
             .check(&left)
             .map_err(|e| anyhow::anyhow!("{}×{}: {e}", scene.width, scene.height))
     }

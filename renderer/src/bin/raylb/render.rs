@@ -9,7 +9,7 @@ use anyhow::{Result, anyhow, bail};
 use renderer::gpu::{Gpu, GpuOptions, check_gpu_scene, render_gpu};
 use renderer::live::{FrameJob, LiveFrame};
 use renderer::output::{ExrPrecision, ImageFormat, StagedFiles, io_reason};
-use renderer::render::{Frame, FrameExtras, RenderOptions, render};
+use renderer::render::{Frame, FrameExtras, FrameMemory, RenderOptions, render};
 use renderer::scene::Scene;
 use renderer::stats::{RenderReport, WorkMapReport};
 use renderer::workmap::work_map;
@@ -86,8 +86,10 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
     };
     match &device {
         Device::Cpu(options) => args.scene.check_frame(&scene, options, extras)?,
-        Device::Gpu(..) => {
+        Device::Gpu(_, options) => {
             check_gpu_scene(&scene).map_err(|e| anyhow!("--device gpu: {e}"))?;
+            let memory = FrameMemory::estimate_gpu(&scene, options.work_map, extras);
+            args.scene.check_memory(&scene, &memory)?;
         }
     }
     let frame = match &device {

@@ -8,7 +8,7 @@ use anyhow::{Result, anyhow, bail};
 use balancers::{Balancer, BalancerKind};
 use renderer::gpu::{GpuBalancer, GpuOptions, check_gpu_scene, render_gpu};
 use renderer::output::{ExrPrecision, ImageFormat, StagedFiles, io_reason};
-use renderer::render::{Frame, FrameExtras, RenderOptions, render};
+use renderer::render::{Frame, FrameExtras, FrameMemory, RenderOptions, render};
 use renderer::stats::counted;
 
 use crate::cli::{BalancerName, ValidateArgs, name_of, threads};
@@ -46,6 +46,10 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     };
     args.scene
         .check_frames(&scene, &variants, &plan.threads, &args.tiles, extras)?;
+    if gpu.is_some() {
+        let memory = FrameMemory::estimate_gpu(&scene, false, extras);
+        args.scene.check_memory(&scene, &memory)?;
+    }
     let lines = !args.quiet && !args.json;
     if lines {
         outln!(
