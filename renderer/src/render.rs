@@ -292,3 +292,57 @@ pub fn render_watched(
         cancelled: watch.work_dropped(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::{MeshFraming, SceneOverrides};
+
+    fn square(width: u32, height: u32) -> Scene {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sq.obj");
+        std::fs::write(&path, "v 0 0 0\nv 1 0 0\nv 1 1 0\nf 1 2 3\n").unwrap();
+        let overrides = SceneOverrides {
+            width: Some(width),
+            height: Some(height),
+            ..Default::default()
+        };
+        Scene::from_mesh(&path, overrides, MeshFraming::default()).unwrap()
+    }
+
+    #[test]
+    fn a_frame_is_estimated_part_by_part_and_refused_with_its_figures() {
+        let scene = square(1000, 1000);
+        let options = RenderOptions {
+            balancer: BalancerKind::static_tiles(balancers::Assignment::Interleaved),
+            threads: NonZeroUsize::new(2).unwrap(),
+            tile: NonZeroU32::new(1).unwrap(),
+            work_map: false,
+        };
+        let memory = FrameMemory::estimate(&scene, &options, FrameExtras::default());
+        let part = |name: &str| memory.parts.iter().find(|p| p.0 == name).unwrap().1;
+        assert_eq!(part("film"), 24_000_000);
+        let tile_bytes = (std::mem::size_of::<RenderTask>() + std::mem::size_of::<Tile>()) as u64;
+        assert_eq!(part("tiles"), 1_000_000 * tile_bytes);
+        assert_eq!(memory.parts[0].0, "tiles", "largest first");
+        let budget = Budget {
+            bytes: 1 << 20,
+            source: "--max-memory".into(),
+        };
+        let e = memory.check(&budget).unwrap_err();
+        assert!(e.starts_with("the frame needs about "), "{e}");
+        assert!(e.ends_with("more than the 1.0 MiB available (--max-memory)"), "{e}");
+        assert!(e.contains("(tiles "), "{e}");
+        let enough = Budget {
+            bytes: memory.total(),
+            source: "--max-memory".into(),
+        };
+        assert_eq!(memory.check(&enough), Ok(()));
+
+        // On a GPU the host holds the film and the sums read back.
+        let gpu = FrameMemory::estimate_gpu(&scene, true, FrameExtras::default());
+        let part = |name: &str| gpu.parts.iter().find(|p| p.0 == name).unwrap().1;
+        assert_eq!(part("film"), 28_000_000);
+        assert_eq!(part("sums read back"), 28_000_000);
+    }
+}
