@@ -12,10 +12,10 @@ use std::num::NonZeroU32;
 use balancers::{Spawn, TaskRunner};
 
 use crate::film::Film;
-use crate::geometry::{PreparedRay, Ray};
+use crate::geometry::Ray;
 use crate::math::{Vec3, dot, max_component, normalize, powi, reflect, refract, scale};
 use crate::scene::Scene;
-use crate::watch::FrameWatch;
+use crate::watch::FrameObserver;
 
 /// Why a ray was traced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,17 +162,19 @@ pub struct WorkerRays {
 }
 
 /// The Whitted integrator over one scene and film: the [`TaskRunner`] the balancers drive.
+/// `O` hears of its progress and may cancel it ([`Unwatched`](crate::watch::Unwatched) for a
+/// frame nobody watches, which costs nothing).
 #[derive(Debug)]
-pub struct Whitted<'a> {
+pub struct Whitted<'a, O: FrameObserver> {
     scene: &'a Scene,
     film: &'a Film,
-    watch: &'a FrameWatch,
+    watch: &'a O,
 }
 
-impl<'a> Whitted<'a> {
+impl<'a, O: FrameObserver> Whitted<'a, O> {
     /// An integrator that traces `scene` into `film` (of the scene's size), reporting its
     /// progress to `watch` and dropping its tasks once `watch` is cancelled.
-    pub fn new(scene: &'a Scene, film: &'a Film, watch: &'a FrameWatch) -> Self {
+    pub fn new(scene: &'a Scene, film: &'a Film, watch: &'a O) -> Self {
         Self { scene, film, watch }
     }
 
@@ -202,10 +204,7 @@ impl<'a> Whitted<'a> {
         let triangle = &bvh.triangles()[k];
         let shading = &scene.shading[k];
         let material = &scene.materials[shading.material as usize];
-        // The same test that found the hit, now keeping the barycentrics; it cannot miss.
-        let bary = triangle
-            .intersect_with_barycentrics(&PreparedRay::new(&ray), bvh.padding())
-            .map_or([1.0 / 3.0; 3], |h| h.bary);
+        let bary = hit.bary;
 
         let point = task.origin + scale(task.dir, hit.t);
         let geometric = normalize(triangle.normal());
@@ -319,7 +318,7 @@ impl<'a> Whitted<'a> {
     }
 }
 
-impl TaskRunner<RenderTask> for Whitted<'_> {
+impl<O: FrameObserver> TaskRunner<RenderTask> for Whitted<'_, O> {
     type Local = WorkerRays;
 
     fn local(&self, worker: usize) -> WorkerRays {

@@ -282,6 +282,7 @@ pub fn worker_colour(worker: u16) -> [u8; 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::watch::FrameObserver;
     use crate::math::Vec3;
 
     #[test]

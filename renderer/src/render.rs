@@ -10,7 +10,7 @@ use crate::film::Film;
 use crate::integrator::{RayCounts, RenderTask, SPLIT_ABOVE, Tile, Whitted, tiles};
 use crate::memory::{Budget, format_bytes};
 use crate::scene::Scene;
-use crate::watch::FrameWatch;
+use crate::watch::{FrameObserver, FrameWatch, Unwatched};
 
 /// How to render a frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -240,12 +240,7 @@ impl From<SpawnError> for RenderError {
 pub fn render(scene: &Scene, options: &RenderOptions) -> Result<Frame, RenderError> {
     let film =
         Film::try_new(scene.width, scene.height, options.work_map).map_err(RenderError::Memory)?;
-    Ok(render_watched(
-        scene,
-        options,
-        Arc::new(film),
-        &FrameWatch::new(scene.width, scene.height),
-    )?)
+    Ok(render_observed(scene, options, Arc::new(film), &Unwatched)?)
 }
 
 /// Renders `scene` into `film` (black, of the scene's size), reporting to `watch` (new, of
@@ -264,16 +259,25 @@ pub fn render_watched(
     film: Arc<Film>,
     watch: &FrameWatch,
 ) -> Result<Frame, SpawnError> {
-    let size = (scene.width, scene.height);
-    assert_eq!(
-        (film.width(), film.height()),
-        size,
-        "film of the scene's size"
-    );
     assert_eq!(
         (watch.width(), watch.height()),
-        size,
+        (scene.width, scene.height),
         "watch of the scene's size"
+    );
+    render_observed(scene, options, film, watch)
+}
+
+/// Renders `scene` into `film`, telling `observer` as it goes.
+fn render_observed<O: FrameObserver>(
+    scene: &Scene,
+    options: &RenderOptions,
+    film: Arc<Film>,
+    observer: &O,
+) -> Result<Frame, SpawnError> {
+    assert_eq!(
+        (film.width(), film.height()),
+        (scene.width, scene.height),
+        "film of the scene's size"
     );
     let tasks: Vec<RenderTask> = tiles(scene.width, scene.height, options.tile)
         .into_iter()
@@ -282,14 +286,14 @@ pub fn render_watched(
     let outcome =
         options
             .balancer
-            .run(options.threads, &tasks, &Whitted::new(scene, &film, watch))?;
+            .run(options.threads, &tasks, &Whitted::new(scene, &film, observer))?;
     Ok(Frame {
         film,
         telemetry: outcome.telemetry,
         rays: outcome.locals.iter().map(|l| l.rays).collect(),
         tiles: tasks.len(),
         device: None,
-        cancelled: watch.work_dropped(),
+        cancelled: observer.work_dropped(),
     })
 }
 

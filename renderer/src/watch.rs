@@ -11,6 +11,44 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 
+/// What a frame's workers tell whoever watches the frame, and how they learn that it was
+/// cancelled. The integrator is generic over it, so that a frame nobody watches
+/// ([`Unwatched`]: `raylb render`, `validate`, the benchmarks) compiles every call away, as
+/// [`NoCounters`](crate::bvh::NoCounters) does for the traversal's test counts.
+pub trait FrameObserver: Sync {
+    /// Whether the frame was asked to stop: a task that starts now is dropped.
+    fn cancel_requested(&self) -> bool;
+    /// A task was dropped because of a cancel request.
+    fn note_dropped(&self);
+    /// Worker `worker` has added the camera rays of `pixel` (row-major) to the film.
+    fn stamp(&self, pixel: u32, worker: usize);
+    /// A run of `pixels` pixels' camera rays is done.
+    fn count_done(&self, pixels: u64);
+    /// Whether some work of the frame was dropped; asked once the workers are joined.
+    fn work_dropped(&self) -> bool;
+}
+
+/// Nobody watches: nothing is stamped or counted, and the frame cannot be cancelled.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Unwatched;
+
+impl FrameObserver for Unwatched {
+    #[inline(always)]
+    fn cancel_requested(&self) -> bool {
+        false
+    }
+    #[inline(always)]
+    fn note_dropped(&self) {}
+    #[inline(always)]
+    fn stamp(&self, _pixel: u32, _worker: usize) {}
+    #[inline(always)]
+    fn count_done(&self, _pixels: u64) {}
+    #[inline(always)]
+    fn work_dropped(&self) -> bool {
+        false
+    }
+}
+
 /// Progress, per-pixel worker stamps and the cancel request of one frame.
 #[derive(Debug)]
 pub struct FrameWatch {
@@ -58,12 +96,6 @@ impl FrameWatch {
         self.cancel_requested.store(true, Ordering::Relaxed);
     }
 
-    /// Whether [`cancel`](Self::cancel) has been called.
-    #[inline]
-    pub fn cancel_requested(&self) -> bool {
-        // Relaxed: see `cancel`.
-        self.cancel_requested.load(Ordering::Relaxed)
-    }
 
     /// Pixels whose camera rays have been traced so far, counted a tile (or a tile's last
     /// piece, at most 1,024 pixels) at a time; their secondary rays may still be running.
@@ -85,32 +117,38 @@ impl FrameWatch {
         }
     }
 
-    /// Whether some work of the frame was dropped because of a cancel request.
-    pub fn work_dropped(&self) -> bool {
-        // Relaxed: read after the workers have been joined, which orders their stores.
-        self.work_dropped.load(Ordering::Relaxed)
+}
+
+impl FrameObserver for FrameWatch {
+    /// Whether [`cancel`](FrameWatch::cancel) has been called.
+    #[inline]
+    fn cancel_requested(&self) -> bool {
+        // Relaxed: see `cancel`.
+        self.cancel_requested.load(Ordering::Relaxed)
     }
 
-    /// Called by worker `worker` once it has added the camera ray of `pixel` to the film.
     #[inline]
-    pub(crate) fn stamp(&self, pixel: u32, worker: usize) {
+    fn note_dropped(&self) {
+        // Relaxed: see `work_dropped`.
+        self.work_dropped.store(true, Ordering::Relaxed);
+    }
+
+    #[inline]
+    fn stamp(&self, pixel: u32, worker: usize) {
         let stamp = u16::try_from(worker + 1).unwrap_or(u16::MAX);
         // Release: publishes the film adds made before it to a watcher's Acquire load in
         // `worker_of`.
         self.stamps[pixel as usize].store(stamp, Ordering::Release);
     }
 
-    /// Called once per finished run of camera rays (a tile or what is left of one).
     #[inline]
-    pub(crate) fn count_done(&self, pixels: u64) {
+    fn count_done(&self, pixels: u64) {
         // Relaxed: see `pixels_done`.
         self.pixels_done.fetch_add(pixels, Ordering::Relaxed);
     }
 
-    /// Called by a worker that drops a task because the frame was cancelled.
-    #[inline]
-    pub(crate) fn note_dropped(&self) {
-        // Relaxed: see `work_dropped`.
-        self.work_dropped.store(true, Ordering::Relaxed);
+    fn work_dropped(&self) -> bool {
+        // Relaxed: read after the workers have been joined, which orders their stores.
+        self.work_dropped.load(Ordering::Relaxed)
     }
 }

@@ -208,6 +208,15 @@ fn check(name: &str, triangles: &[Triangle], settings: BvhSettings, count: usize
         assert_eq!(got, expected, "{name}: ray {n} {ray:?} with {settings:?}");
         if let Some(h) = bvh.closest_hit(ray) {
             assert_eq!(bvh.original_indices()[h.index as usize], h.original);
+            // The weights come from the test that found the hit: the triangle's own.
+            let own = triangles[h.original as usize]
+                .intersect_with_barycentrics(&PreparedRay::new(ray), bvh.padding())
+                .expect("the hit triangle is hit");
+            assert_eq!(
+                h.bary.map(f32::to_bits),
+                own.bary.map(f32::to_bits),
+                "{name}: ray {n}"
+            );
             hits += 1;
         }
         assert_eq!(

@@ -1,6 +1,6 @@
 //! Stackless traversal of a flattened order.
 
-use crate::geometry::{PreparedRay, Ray};
+use crate::geometry::{PreparedRay, Ray, barycentrics};
 
 use super::{FlatNode, OctreeBvh};
 
@@ -13,6 +13,19 @@ pub struct BvhHit {
     pub index: u32,
     /// The triangle's index in the input of [`OctreeBvh::build`].
     pub original: u32,
+    /// The barycentric weights of the triangle's vertices at the hit, from the same test
+    /// that found it (so shading never intersects the triangle again).
+    pub bary: [f32; 3],
+}
+
+/// The closest hit so far of a traversal, with the edge functions it will divide once.
+#[derive(Clone, Copy, Debug)]
+struct Candidate {
+    t: f32,
+    index: u32,
+    original: u32,
+    uvw: [f32; 3],
+    det: f32,
 }
 
 /// Receives a count of every box and triangle test, for benchmarks. [`NoCounters`] compiles
@@ -73,7 +86,7 @@ impl OctreeBvh {
         let ray = PreparedRay::new(ray);
         let nodes = &self.orders[ray.octant()];
         let mut best_t = ray.t_max;
-        let mut best: Option<BvhHit> = None;
+        let mut best: Option<Candidate> = None;
         let mut i = 0;
         while let Some(node) = nodes.get(i) {
             counters.box_test();
@@ -90,7 +103,12 @@ impl OctreeBvh {
                 node.skip() as usize
             };
         }
-        best
+        best.map(|b| BvhHit {
+            t: b.t,
+            index: b.index,
+            original: b.original,
+            bary: barycentrics(b.uvw, b.det),
+        })
     }
 
     /// Tests the triangles of a leaf whose box the ray hits, keeping the closest hit. Kept out
@@ -101,13 +119,15 @@ impl OctreeBvh {
         &self,
         node: &FlatNode,
         ray: &PreparedRay,
-        best: &mut Option<BvhHit>,
+        best: &mut Option<Candidate>,
         best_t: &mut f32,
         counters: &mut C,
     ) {
         for k in node.leaf_range() {
             counters.triangle_test();
-            if let Some(t) = self.triangles[k].intersect(ray, self.padding) {
+            if let Some((t, uvw, det)) =
+                self.triangles[k].intersect_unnormalised(ray, self.padding)
+            {
                 let original = self.ids[k];
                 let closer = match best {
                     None => t < *best_t,
@@ -115,10 +135,12 @@ impl OctreeBvh {
                 };
                 if closer {
                     *best_t = t;
-                    *best = Some(BvhHit {
+                    *best = Some(Candidate {
                         t,
                         index: k as u32,
                         original,
+                        uvw,
+                        det,
                     });
                 }
             }

@@ -6,4 +6,5 @@ mod triangle;
 
 pub use aabb::Aabb;
 pub use ray::{PreparedRay, Ray};
+pub(crate) use triangle::barycentrics;
 pub use triangle::{Triangle, TriangleHit};
