@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use balancers::{Assignment, BalancerKind};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use renderer::accel::AccelKind;
 use renderer::render::{RenderOptions, render};
 use renderer::scene::{Scene, SceneOverrides};
 
@@ -28,19 +29,25 @@ fn scene(name: &str, width: u32, height: u32) -> Scene {
 fn camera_rays(c: &mut Criterion) {
     let mut group = c.benchmark_group("closest_hit_camera_rays");
     for name in ["cornell", "treasure"] {
-        let s = scene(name, 256, 256);
-        let rays: Vec<_> = (0..s.height)
-            .flat_map(|y| (0..s.width).map(move |x| (x, y)))
-            .map(|(x, y)| s.camera.primary_ray(x, y, s.width, s.height))
+        let wide = scene(name, 256, 256);
+        let octree = wide
+            .with_accel(AccelKind::Octree)
+            .expect("another structure");
+        let rays: Vec<_> = (0..wide.height)
+            .flat_map(|y| (0..wide.width).map(move |x| (x, y)))
+            .map(|(x, y)| wide.camera.primary_ray(x, y, wide.width, wide.height))
             .collect();
         group.throughput(Throughput::Elements(rays.len() as u64));
-        group.bench_function(BenchmarkId::from_parameter(name), |b| {
-            b.iter(|| {
-                rays.iter()
-                    .filter(|r| s.bvh.closest_hit(r).is_some())
-                    .count()
-            })
-        });
+        for s in [&wide, &octree] {
+            let id = format!("{name}/{}", s.accel.kind().name());
+            group.bench_function(BenchmarkId::from_parameter(id), |b| {
+                b.iter(|| {
+                    rays.iter()
+                        .filter(|r| s.accel.closest_hit(r).is_some())
+                        .count()
+                })
+            });
+        }
     }
     group.finish();
 }

@@ -8,7 +8,7 @@ use balancers::{Telemetry, WorkerTelemetry};
 use kernels::{FrameRequest, GpuFrame, SceneData};
 pub use kernels::{Gpu, GpuBalancer, GpuError};
 
-use crate::bvh::FlatNode;
+use crate::bvh::{FlatNode, OctreeBvh};
 use crate::film::Film;
 use crate::integrator::{RayCounts, tiles};
 use crate::render::{DeviceFigures, Frame};
@@ -27,27 +27,38 @@ pub struct GpuOptions {
     pub max_warps: Option<u32>,
 }
 
-/// The eight node orders of the scene's BVH, one after the other, as the kernels index them.
+/// The octree the kernels traverse.
+///
+/// # Panics
+/// When the scene was built with another structure; [`check_gpu_scene`] refuses those first.
+fn octree(scene: &Scene) -> &OctreeBvh {
+    scene
+        .accel
+        .octree()
+        .expect("GPU scenes are built with the octree (check_gpu_scene)")
+}
+
+/// The eight node orders of the scene's octree, one after the other, as the kernels index
+/// them.
 pub fn all_node_orders(scene: &Scene) -> Vec<FlatNode> {
-    (0..8)
-        .flat_map(|o| scene.bvh.nodes(o).iter().copied())
-        .collect()
+    let bvh = octree(scene);
+    (0..8).flat_map(|o| bvh.nodes(o).iter().copied()).collect()
 }
 
 /// The scene as the kernels read it; `nodes` must be [`all_node_orders`] of the same scene.
 pub fn scene_data<'a>(scene: &'a Scene, nodes: &'a [FlatNode]) -> SceneData<'a> {
     SceneData {
         nodes: bytemuck::cast_slice(nodes),
-        node_count: scene.bvh.nodes(0).len() as u32,
-        triangles: bytemuck::cast_slice(scene.bvh.triangles()),
-        ids: bytemuck::cast_slice(scene.bvh.original_indices()),
+        node_count: octree(scene).nodes(0).len() as u32,
+        triangles: bytemuck::cast_slice(octree(scene).triangles()),
+        ids: bytemuck::cast_slice(octree(scene).original_indices()),
         shading: bytemuck::cast_slice(&scene.shading),
         materials: bytemuck::cast_slice(&scene.materials),
         lights: bytemuck::cast_slice(&scene.lights),
         light_count: scene.lights.len() as u32,
         width: scene.width,
         height: scene.height,
-        padding: scene.bvh.padding(),
+        padding: octree(scene).padding(),
         camera: bytemuck::bytes_of(&scene.camera)
             .try_into()
             .expect("the camera is 52 bytes"),
@@ -77,12 +88,18 @@ pub fn render_gpu(gpu: &Gpu, scene: &Scene, options: &GpuOptions) -> Result<Fram
     Ok(frame_of(gpu, scene, options, frame))
 }
 
-/// Refuses a scene the GPU kernels cannot render as the CPU does: today, one of more than one
-/// sample per pixel. Called before any work, so that a user hears of it at once.
+/// Refuses a scene the GPU kernels cannot render as the CPU does: today, one built with
+/// another structure than the octree, or of more than one sample per pixel. Called before any work, so that a user hears of it at once.
 ///
 /// # Errors
-/// When the scene has more than one sample per pixel.
+/// When the scene is not built with the octree, or has more than one sample per pixel.
 pub fn check_gpu_scene(scene: &Scene) -> Result<(), GpuError> {
+    if scene.accel.octree().is_none() {
+        return Err(GpuError::Request(format!(
+            "the GPU kernels traverse the octree; this scene was built with the {} structure (use --accel octree)",
+            scene.accel.kind().name()
+        )));
+    }
     let samples = scene.samples.count();
     if samples > 1 {
         return Err(GpuError::Request(format!(

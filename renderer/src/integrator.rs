@@ -189,7 +189,7 @@ impl<'a, O: FrameObserver> Whitted<'a, O> {
             RayKind::Refraction => counts.refraction += 1,
         }
         let scene = self.scene;
-        let bvh = &scene.bvh;
+        let bvh = &scene.accel;
         let ray = Ray::new(task.origin, task.dir);
         let sample_weight = scene.samples.weight();
         let Some(hit) = bvh.closest_hit(&ray) else {

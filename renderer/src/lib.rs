@@ -2,6 +2,7 @@
 //! tasks, the fixed-point film, frames watched while they render, image files in and out and
 //! their comparison, and the `raylb` command line.
 
+pub mod accel;
 pub mod bvh;
 pub mod compare;
 pub mod film;

@@ -282,8 +282,8 @@ pub fn worker_colour(worker: u16) -> [u8; 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::watch::FrameObserver;
     use crate::math::Vec3;
+    use crate::watch::FrameObserver;
 
     #[test]
     fn only_traced_pixels_are_drawn_until_the_frame_is_done() {

@@ -283,10 +283,11 @@ fn render_observed<O: FrameObserver>(
         .into_iter()
         .map(RenderTask::Tile)
         .collect();
-    let outcome =
-        options
-            .balancer
-            .run(options.threads, &tasks, &Whitted::new(scene, &film, observer))?;
+    let outcome = options.balancer.run(
+        options.threads,
+        &tasks,
+        &Whitted::new(scene, &film, observer),
+    )?;
     Ok(Frame {
         film,
         telemetry: outcome.telemetry,
@@ -335,7 +336,10 @@ mod tests {
         };
         let e = memory.check(&budget).unwrap_err();
         assert!(e.starts_with("the frame needs about "), "{e}");
-        assert!(e.ends_with("more than the 1.0 MiB available (--max-memory)"), "{e}");
+        assert!(
+            e.ends_with("more than the 1.0 MiB available (--max-memory)"),
+            "{e}"
+        );
         assert!(e.contains("(tiles "), "{e}");
         let enough = Budget {
             bytes: memory.total(),

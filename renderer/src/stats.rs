@@ -53,9 +53,11 @@ pub struct SceneReport {
     pub load_seconds: f64,
 }
 
-/// Figures of the BVH.
+/// Figures of the acceleration structure.
 #[derive(Clone, Debug, Serialize)]
 pub struct BvhReport {
+    /// Which structure: `wide` or `octree`.
+    pub structure: &'static str,
     /// Nodes per flattened order.
     pub nodes: usize,
     /// Leaves.
@@ -188,6 +190,7 @@ impl SceneReport {
 impl From<&BvhStats> for BvhReport {
     fn from(b: &BvhStats) -> Self {
         Self {
+            structure: b.structure,
             nodes: b.nodes,
             leaves: b.leaves,
             depth: b.depth,
@@ -315,7 +318,8 @@ impl fmt::Display for BvhReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "bvh     {}, {}, depth {}, {}, built in {:.1} ms",
+            "bvh     {}: {}, {}, depth {}, {}, built in {:.1} ms",
+            self.structure,
             counted(self.nodes as u64, "node"),
             counted(self.leaves as u64, "leaf"),
             self.depth,

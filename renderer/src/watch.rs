@@ -96,7 +96,6 @@ impl FrameWatch {
         self.cancel_requested.store(true, Ordering::Relaxed);
     }
 
-
     /// Pixels whose camera rays have been traced so far, counted a tile (or a tile's last
     /// piece, at most 1,024 pixels) at a time; their secondary rays may still be running.
     pub fn pixels_done(&self) -> u64 {
@@ -116,7 +115,6 @@ impl FrameWatch {
             s => Some(s - 1),
         }
     }
-
 }
 
 impl FrameObserver for FrameWatch {

@@ -1,8 +1,10 @@
-//! The octree BVH returns exactly the brute-force closest hit: the same `t` bits and the same
-//! triangle, for every ray, on random and on deliberately degenerate meshes.
+//! Every acceleration structure (the wide BVH and the octree) returns exactly the brute-force
+//! closest hit: the same `t` bits, the same triangle and the same barycentrics, for every ray,
+//! on random and on deliberately degenerate meshes.
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
+use renderer::accel::{Accel, AccelKind};
 use renderer::bvh::{BvhSettings, OctreeBvh};
 use renderer::geometry::{PreparedRay, Ray, Triangle};
 use renderer::math::{Vec3, normalize};
@@ -198,8 +200,25 @@ fn rays(rng: &mut StdRng, triangles: &[Triangle], count: usize) -> Vec<Ray> {
     out
 }
 
+/// Both structures, that each test runs against.
+const STRUCTURES: [AccelKind; 2] = [AccelKind::Wide, AccelKind::Octree];
+
 fn check(name: &str, triangles: &[Triangle], settings: BvhSettings, count: usize, seed: u64) {
-    let bvh = OctreeBvh::build(triangles, settings);
+    for kind in STRUCTURES {
+        check_one(name, kind, triangles, settings, count, seed);
+    }
+}
+
+fn check_one(
+    name: &str,
+    kind: AccelKind,
+    triangles: &[Triangle],
+    settings: BvhSettings,
+    count: usize,
+    seed: u64,
+) {
+    let bvh = Accel::build(kind, triangles, settings);
+    let name = format!("{name} ({})", kind.name());
     let mut rng = StdRng::seed_from_u64(seed);
     let mut hits = 0;
     for (n, ray) in rays(&mut rng, triangles, count).iter().enumerate() {
@@ -297,22 +316,25 @@ fn far_from_the_origin() {
             *v = *v * 10.0 + Vec3::new(1000.0, -2000.0, 500.0);
         }
     }
-    let bvh = OctreeBvh::build(&triangles, BvhSettings::default());
-    let mut rng = StdRng::seed_from_u64(50);
-    let mut hits = 0;
-    for _ in 0..20_000 {
-        let target = triangles[rng.random_range(0..triangles.len())].v[0];
-        let origin = Vec3::new(1000.0, -2000.0, 500.0) + random_point(&mut rng, -30.0, 30.0);
-        let ray = Ray::new(origin, target - origin);
-        let expected = brute_force(&triangles, bvh.padding(), &ray);
-        hits += usize::from(expected.is_some());
-        assert_eq!(
-            bvh.closest_hit(&ray).map(|h| (h.t.to_bits(), h.original)),
-            expected,
-            "{ray:?}"
-        );
+    for kind in STRUCTURES {
+        let bvh = Accel::build(kind, &triangles, BvhSettings::default());
+        let mut rng = StdRng::seed_from_u64(50);
+        let mut hits = 0;
+        for _ in 0..20_000 {
+            let target = triangles[rng.random_range(0..triangles.len())].v[0];
+            let origin = Vec3::new(1000.0, -2000.0, 500.0) + random_point(&mut rng, -30.0, 30.0);
+            let ray = Ray::new(origin, target - origin);
+            let expected = brute_force(&triangles, bvh.padding(), &ray);
+            hits += usize::from(expected.is_some());
+            assert_eq!(
+                bvh.closest_hit(&ray).map(|h| (h.t.to_bits(), h.original)),
+                expected,
+                "{ray:?} ({})",
+                kind.name()
+            );
+        }
+        assert!(hits > 10_000);
     }
-    assert!(hits > 10_000);
 }
 
 #[test]

@@ -297,8 +297,13 @@ fn validate_runs_the_matrix() {
         ],
     );
     let stdout = ok(&out);
-    // 2 static + 12 stealing + 1 rayon variants, × 2 thread counts × 2 tile sizes.
-    assert!(stdout.contains("all 60 renders identical"), "{stdout}");
+    // 2 static + 12 stealing + 1 rayon variants, × 2 thread counts × 2 tile sizes, in both
+    // structures.
+    assert!(stdout.contains("all 120 renders identical"), "{stdout}");
+    assert!(
+        stdout.contains("wide static/interleaved") && stdout.contains("octree rayon"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("stealing/locked/set/one") && stdout.contains("rayon"),
         "{stdout}"
@@ -440,8 +445,10 @@ fn json_and_quiet_for_scripts() {
     let out = ok(&raylb(dir.path(), &[&args[..], &["--json"]].concat()));
     let matrix: serde_json::Value = serde_json::from_str(&out).expect("one JSON value");
     assert_eq!(matrix["identical"], true);
-    assert_eq!(matrix["renders"], 4);
-    assert_eq!(matrix["runs"].as_array().unwrap().len(), 4);
+    // Two counter variants (chunks 1 and 4) × two thread counts × one tile edge × two
+    // structures.
+    assert_eq!(matrix["renders"], 8);
+    assert_eq!(matrix["runs"].as_array().unwrap().len(), 8);
     assert_eq!(ok(&raylb(dir.path(), &[&args[..], &["-q"]].concat())), "");
 
     let out = raylb(

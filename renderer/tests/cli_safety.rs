@@ -111,6 +111,8 @@ fn a_validation_with_nothing_to_compare_is_refused() {
             "1",
             "--tiles",
             "8",
+            "--accels",
+            "wide",
         ],
         &["nothing to compare", "1 render"],
     );
@@ -649,5 +651,28 @@ fn an_image_name_must_say_a_format_raylb_writes() {
     refused(
         &["view", &quick, "--frames", "1", "--screenshot", "shot.pfm"],
         &["--screenshot shot.pfm: this image is 8-bit colour"],
+    );
+}
+
+#[test]
+fn structures_are_named_where_they_apply() {
+    let quick = quick();
+    refused(
+        &["validate", &quick, "--accel", "wide"],
+        &["--accel: validate compares structures; name them with --accels"],
+    );
+    refused(
+        &["validate", &quick, "--accels", "wide,wide"],
+        &["--accels names wide twice"],
+    );
+    refused(
+        &["validate", &quick, "--gpu", "--accels", "wide"],
+        &["--gpu: the GPU kernels traverse the octree"],
+    );
+    refused(
+        &[
+            "render", &quick, "-o", "q.png", "--device", "gpu", "--accel", "wide",
+        ],
+        &["--accel wide: the GPU kernels traverse the octree"],
     );
 }

@@ -21,6 +21,7 @@ use renderer::scene::{Camera, Light, Material, RenderSettings, TriangleShading};
 
 mod common;
 use common::load_scene;
+use renderer::accel::AccelKind;
 
 // The mirrors must be the renderer's structs byte for byte before slices are cast.
 const _: () = assert!(size_of::<FlatNode>() == size_of::<host::Node>());
@@ -549,13 +550,19 @@ fn frame_matches(name: &str) {
     };
     let frame = render(&scene, &options).expect("workers start");
 
-    let bvh = &scene.bvh;
+    // The CPU rendered with the wide BVH; the kernels' math traverses the octree of the same
+    // triangles, in its own leaf order.
+    assert_eq!(scene.accel.kind(), AccelKind::Wide);
+    let octree_scene = scene
+        .with_accel(AccelKind::Octree)
+        .expect("another structure");
+    let bvh = octree_scene.accel.octree().expect("the octree");
     let nodes: Vec<FlatNode> = (0..8).flat_map(|o| bvh.nodes(o).to_vec()).collect();
     let host_scene = host::Scene::new(host::SceneParts {
         nodes: bytemuck::cast_slice(&nodes),
         triangles: bytemuck::cast_slice(bvh.triangles()),
         ids: bvh.original_indices(),
-        shading: bytemuck::cast_slice(&scene.shading),
+        shading: bytemuck::cast_slice(&octree_scene.shading),
         materials: bytemuck::cast_slice(&scene.materials),
         lights: bytemuck::cast_slice(&scene.lights),
         width: scene.width,

@@ -5,6 +5,7 @@ use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::PathBuf;
 
 use balancers::BalancerKind;
+use renderer::accel::AccelKind;
 use renderer::render::{RenderOptions, render};
 use renderer::scene::{Scene, SceneOverrides};
 
@@ -20,7 +21,8 @@ fn scenes() -> Vec<PathBuf> {
 }
 
 /// Renders shipped scene `name` at 72×56 with `samples` camera rays per pixel with every
-/// balancer variant, thread count and tile edge, and checks that all give the same sums and
+/// balancer variant, thread count and tile edge in the default structure (the wide BVH), and
+/// with a balancer of each family in the octree, and checks that all give the same sums and
 /// bytes; returns those bytes.
 fn same_bytes_everywhere(name: &str, samples: u32) -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -32,34 +34,54 @@ fn same_bytes_everywhere(name: &str, samples: u32) -> Vec<u8> {
         samples: Some(samples),
         ..Default::default()
     };
-    let scene = Scene::load(&path, overrides).unwrap_or_else(|e| panic!("{e}"));
+    let wide = Scene::load(&path, overrides).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(wide.accel.kind(), AccelKind::Wide, "the default structure");
+    let octree = wide
+        .with_accel(AccelKind::Octree)
+        .expect("another structure");
     let mut reference: Option<(Vec<[u64; 3]>, Vec<u8>, String)> = None;
     let mut secondary = 0;
-    for balancer in BalancerKind::every_variant() {
-        for threads in [1, 2, 3, 8, 32] {
-            for tile in [8, 32, 64, 128, 512].map(|t| NonZeroU32::new(t).unwrap()) {
-                let options = RenderOptions {
-                    balancer,
-                    threads: NonZeroUsize::new(threads).unwrap(),
-                    tile,
-                    work_map: false,
-                };
-                let frame = render(&scene, &options).expect("workers start");
-                let rays = frame.total_rays();
-                assert_eq!(rays.camera, 72 * 56 * u64::from(samples));
-                secondary = rays.reflection + rays.refraction;
-                let sums = frame.film.sums();
-                let bytes = frame.film.resolve();
-                let label = format!("{name} {balancer:?} threads={threads} tile={tile}");
-                match &reference {
-                    None => reference = Some((sums, bytes, label)),
-                    Some((want_sums, want_bytes, first)) => {
-                        assert!(
-                            *want_sums == sums,
-                            "{label}: fixed-point sums differ from {first}"
-                        );
-                        assert!(*want_bytes == bytes, "{label}: bytes differ from {first}");
-                    }
+    // The first variant of each balancer family.
+    let mut families: Vec<BalancerKind> = Vec::new();
+    for b in BalancerKind::every_variant() {
+        if !families.iter().any(|f| f.family() == b.family()) {
+            families.push(b);
+        }
+    }
+    let runs = BalancerKind::every_variant()
+        .into_iter()
+        .flat_map(|b| [1, 2, 3, 8, 32].map(|t| (&wide, b, t)))
+        .chain(
+            families
+                .iter()
+                .flat_map(|&b| [1, 3].map(|t| (&octree, b, t))),
+        );
+    for (scene, balancer, threads) in runs {
+        for tile in [8, 32, 64, 128, 512].map(|t| NonZeroU32::new(t).unwrap()) {
+            let options = RenderOptions {
+                balancer,
+                threads: NonZeroUsize::new(threads).unwrap(),
+                tile,
+                work_map: false,
+            };
+            let frame = render(scene, &options).expect("workers start");
+            let rays = frame.total_rays();
+            assert_eq!(rays.camera, 72 * 56 * u64::from(samples));
+            secondary = rays.reflection + rays.refraction;
+            let sums = frame.film.sums();
+            let bytes = frame.film.resolve();
+            let label = format!(
+                "{name} {} {balancer:?} threads={threads} tile={tile}",
+                scene.accel.kind().name()
+            );
+            match &reference {
+                None => reference = Some((sums, bytes, label)),
+                Some((want_sums, want_bytes, first)) => {
+                    assert!(
+                        *want_sums == sums,
+                        "{label}: fixed-point sums differ from {first}"
+                    );
+                    assert!(*want_bytes == bytes, "{label}: bytes differ from {first}");
                 }
             }
         }

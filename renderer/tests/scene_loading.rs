@@ -63,7 +63,7 @@ fn transforms_scale_then_rotate_then_translate() {
         "[[objects]]\nquad = { corners = [[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]] }\n\
          scale = 2\nrotate = [0, 0, 90]\ntranslate = [10, 0, 0]\n",
     );
-    let mut points: Vec<Vec3> = scene.bvh.triangles().iter().flat_map(|t| t.v).collect();
+    let mut points: Vec<Vec3> = scene.accel.triangles().iter().flat_map(|t| t.v).collect();
     points.sort_by(|a, b| a.x.total_cmp(&b.x).then(a.y.total_cmp(&b.y)));
     // (1, 0) scaled to (2, 0), turned 90° about z to (0, 2), moved to (10, 2).
     let near = |p: Vec3, q: Vec3| (p - q).length() < 1e-5;
@@ -87,7 +87,7 @@ fn smooth_and_flat_normals() {
     let sphere = "[[objects]]\nsphere = { center = [0, 0, 0], radius = 1, subdivisions = 1 }\n";
     let smooth = load(sphere);
     let flat = load(&format!("{sphere}smooth = false\n"));
-    for (i, t) in smooth.bvh.triangles().iter().enumerate() {
+    for (i, t) in smooth.accel.triangles().iter().enumerate() {
         // Smooth: each vertex's normal is its direction from the centre.
         for (v, n) in t.v.iter().zip(smooth.shading[i].normals) {
             assert!((v.normalize() - n).length() < 1e-5);

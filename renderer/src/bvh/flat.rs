@@ -17,7 +17,7 @@ pub const MAX_TRIANGLES: usize = 1 << (32 - LEAF_COUNT_BITS);
 /// ancestor's padded box contains; the padding itself only keeps rounding in the slab test
 /// from turning away rays that graze a box face or run along a shared edge, which would open
 /// cracks. tests/bvh_vs_brute_force.rs checks the agreement on degenerate geometry.
-const BOX_PADDING: f32 = 1.0 / 65536.0;
+pub(super) const BOX_PADDING: f32 = 1.0 / 65536.0;
 
 /// One node of a flattened order, 32 bytes, aligned so that it never straddles a cache line.
 ///
@@ -106,7 +106,7 @@ pub(super) fn flatten(root: &BuildNode, input: &[Triangle]) -> Flattened {
         leaves: 0,
         depth: 0,
         max_leaf_triangles: 0,
-        padding: root.bounds.max_abs() * BOX_PADDING,
+        padding: super::padding_for(&root.bounds),
         bounds: root.bounds,
     };
     let padding = out.padding;

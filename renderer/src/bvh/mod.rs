@@ -22,6 +22,7 @@
 mod build;
 mod flat;
 mod traverse;
+pub mod wide;
 
 use std::time::{Duration, Instant};
 
@@ -29,6 +30,16 @@ use crate::geometry::{Aabb, Triangle};
 
 pub use flat::{FlatNode, MAX_LEAF_SIZE, MAX_TRIANGLES};
 pub use traverse::{BvhHit, NoCounters, TestCounts, TraversalCounters};
+pub use wide::WideBvh;
+
+use traverse::Candidate;
+
+/// How far the boxes of a hierarchy over triangles bounded by `bounds` are grown beyond their
+/// triangles: the same for every structure built over the same triangles, so that the
+/// triangle test, which is given it, reports the same distances in all of them.
+pub(crate) fn padding_for(bounds: &Aabb) -> f32 {
+    bounds.max_abs() * flat::BOX_PADDING
+}
 
 /// Settings of the octree build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,6 +66,8 @@ impl Default for BvhSettings {
 /// Figures about a built hierarchy.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BvhStats {
+    /// Which structure: `octree` or `wide`.
+    pub structure: &'static str,
     /// Triangles stored.
     pub triangles: usize,
     /// Nodes in one flattened order (each of the eight orders has the same nodes).
@@ -110,6 +123,7 @@ impl OctreeBvh {
         let build_time = start.elapsed();
         let node_bytes = 8 * flat.orders[0].len() * size_of::<FlatNode>();
         let stats = BvhStats {
+            structure: "octree",
             triangles: triangles.len(),
             nodes: flat.orders[0].len(),
             leaves: flat.leaves,

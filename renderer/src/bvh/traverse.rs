@@ -20,12 +20,12 @@ pub struct BvhHit {
 
 /// The closest hit so far of a traversal, with the edge functions it will divide once.
 #[derive(Clone, Copy, Debug)]
-struct Candidate {
-    t: f32,
-    index: u32,
-    original: u32,
-    uvw: [f32; 3],
-    det: f32,
+pub(super) struct Candidate {
+    pub(super) t: f32,
+    pub(super) index: u32,
+    pub(super) original: u32,
+    pub(super) uvw: [f32; 3],
+    pub(super) det: f32,
 }
 
 /// Receives a count of every box and triangle test, for benchmarks. [`NoCounters`] compiles
@@ -125,8 +125,7 @@ impl OctreeBvh {
     ) {
         for k in node.leaf_range() {
             counters.triangle_test();
-            if let Some((t, uvw, det)) =
-                self.triangles[k].intersect_unnormalised(ray, self.padding)
+            if let Some((t, uvw, det)) = self.triangles[k].intersect_unnormalised(ray, self.padding)
             {
                 let original = self.ids[k];
                 let closer = match best {

@@ -38,9 +38,9 @@ impl Ray {
 /// triangle test.
 #[derive(Clone, Copy, Debug)]
 pub struct PreparedRay {
-    pub(super) origin: [f32; 3],
+    pub(crate) origin: [f32; 3],
     /// `1 / dir`, ±∞ for a zero component (signed like the component, so `-0.0` gives −∞).
-    pub(super) inv: [f32; 3],
+    pub(crate) inv: [f32; 3],
     /// Bit `i` set when the direction is negative (sign bit set) along axis `i`.
     pub(super) octant: usize,
     /// The origin with +∞ in the fourth lane, for the near faces of [`slab`](Self::slab).

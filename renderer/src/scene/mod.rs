@@ -20,7 +20,8 @@ use std::time::{Duration, Instant};
 
 use glam::{EulerRot, Mat4, Quat};
 
-use crate::bvh::{BvhSettings, BvhStats, OctreeBvh};
+use crate::accel::{Accel, AccelKind};
+use crate::bvh::{BvhSettings, BvhStats};
 use crate::geometry::{Aabb, Triangle};
 use crate::input::MAX_SCENE_BYTES;
 use crate::math::{Vec3, dot, normalize};
@@ -38,7 +39,7 @@ use obj::MtlFiles;
 use toml::Spanned;
 
 /// What shading needs of one triangle beyond its vertices, in leaf order (indexed like
-/// [`OctreeBvh::triangles`]).
+/// [`Accel::triangles`]).
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub struct TriangleShading {
@@ -61,7 +62,7 @@ pub struct RenderSettings {
     /// What rays that hit nothing see.
     pub background: Vec3,
     /// How far secondary and shadow rays start off the surface they leave, along its normal:
-    /// four times the BVH's box padding ([`OctreeBvh::padding`], 2^-16 of the scene's largest
+    /// four times the BVH's box padding ([`Accel::padding`], 2^-16 of the scene's largest
     /// coordinate). A hit point is at most one padding off its triangle (the triangle test
     /// keeps it inside the padded box) plus a few units in the last place, so the new ray
     /// starts clear of the surface, and still far below the thickness of the thinnest parts of
@@ -97,6 +98,8 @@ pub struct SceneOverrides {
     pub bvh_max_depth: Option<u32>,
     /// Camera rays per pixel (1 to [`MAX_SAMPLES`]).
     pub samples: Option<u32>,
+    /// The acceleration structure (default [`AccelKind::Wide`]).
+    pub accel: Option<AccelKind>,
     /// Bytes the scene may take once built: its triangles are bounded by it, at
     /// [`BYTES_PER_TRIANGLE`] each, as well as by [`MAX_SCENE_TRIANGLES`].
     pub memory: Option<u64>,
@@ -152,8 +155,10 @@ pub struct Scene {
     pub lights: Vec<Light>,
     /// Materials; [`TriangleShading::material`] indexes this.
     pub materials: Vec<Material>,
-    /// The triangles.
-    pub bvh: OctreeBvh,
+    /// The triangles, in an acceleration structure.
+    pub accel: Accel,
+    /// What the acceleration structure was built with.
+    pub bvh_settings: BvhSettings,
     /// Shading data per triangle, in leaf order.
     pub shading: Vec<TriangleShading>,
     /// Load figures.
@@ -210,6 +215,49 @@ impl Scene {
     /// shading data.
     pub fn resident_bytes(&self) -> u64 {
         (self.stats.bvh.bytes + self.shading.len() * std::mem::size_of::<TriangleShading>()) as u64
+    }
+
+    /// The same scene with its triangles in another acceleration structure (built with the
+    /// same settings), or `None` if it is in that structure already. The image does not
+    /// change: the closest hit is the same in every structure.
+    pub fn with_accel(&self, kind: AccelKind) -> Option<Self> {
+        if self.accel.kind() == kind {
+            return None;
+        }
+        // Back to the input's order, the order of the closest-hit rule's ties.
+        let ids = self.accel.original_indices();
+        let mut triangles = self.accel.triangles().to_vec();
+        let mut shading = self.shading.clone();
+        for (k, &i) in ids.iter().enumerate() {
+            triangles[i as usize] = self.accel.triangles()[k];
+            shading[i as usize] = self.shading[k];
+        }
+        let accel = Accel::build(kind, &triangles, self.bvh_settings);
+        let shading = accel
+            .original_indices()
+            .iter()
+            .map(|&i| shading[i as usize])
+            .collect();
+        Some(Self {
+            name: self.name.clone(),
+            camera: self.camera,
+            viewpoint: self.viewpoint,
+            width: self.width,
+            height: self.height,
+            samples: self.samples.clone(),
+            settings: self.settings,
+            lights: self.lights.clone(),
+            materials: self.materials.clone(),
+            bvh_settings: self.bvh_settings,
+            stats: SceneStats {
+                bvh: accel.stats().clone(),
+                ..self.stats.clone()
+            },
+            accel,
+            shading,
+            inputs: self.inputs.clone(),
+            warnings: Vec::new(),
+        })
     }
 
     /// Loads a scene file.
@@ -457,6 +505,7 @@ impl Scene {
             lights,
             materials,
             bvh,
+            accel: overrides.accel.unwrap_or_default(),
             objects: config.objects.len(),
             start,
         })
@@ -555,6 +604,7 @@ impl Scene {
                 leaf_size: overrides.leaf_size.unwrap_or(4),
                 max_depth: overrides.bvh_max_depth.unwrap_or(24),
             },
+            accel: overrides.accel.unwrap_or_default(),
             objects: 1,
             start,
         })
@@ -796,6 +846,7 @@ struct ScenePieces<'a> {
     lights: Vec<Light>,
     materials: Vec<Material>,
     bvh: BvhSettings,
+    accel: AccelKind,
     objects: usize,
     start: Instant,
 }
@@ -887,7 +938,7 @@ impl GeometryBuilder {
             max_depth: p.settings.max_depth,
             load_seconds: load_time.as_secs_f64(),
         });
-        let bvh = OctreeBvh::build(&self.triangles, p.bvh);
+        let bvh = Accel::build(p.accel, &self.triangles, p.bvh);
         p.observer.bvh_built(&bvh.stats().into());
         let shading = bvh
             .original_indices()
@@ -917,7 +968,8 @@ impl GeometryBuilder {
                 load_time,
                 bvh: bvh.stats().clone(),
             },
-            bvh,
+            accel: bvh,
+            bvh_settings: p.bvh,
             shading,
         })
     }

@@ -9,6 +9,7 @@ use balancers::{
     Assignment, BalancerKind, DequeKind, RayonScope, StealAmount, VictimPolicy, WorkStealing,
 };
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use renderer::accel::AccelKind;
 use renderer::gpu::GpuBalancer;
 use renderer::memory::Budget;
 use renderer::preview::Layer;
@@ -97,6 +98,7 @@ Keys:
   arrows       walk forward/back and sideways; PgUp/PgDn rise and sink
   left drag    turn; scroll or +/- zoom; R back to the scene's camera
   P            print the camera as a [camera] table to paste into a scene file
+  A            switch the acceleration structure: wide / octree (the same image)
   B, Shift+B   next / previous balancer (every CPU variant; the GPU's where there is one)
   ], [         one thread more / less;  . and ,  double / halve the tile edge
   W            show image / work map (rays per pixel) / workers (who traced each pixel)
@@ -171,9 +173,32 @@ pub(crate) struct SceneSource {
     pub(crate) mesh: Option<PathBuf>,
 }
 
+/// The acceleration structures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum AccelName {
+    /// Four children per node tested at once, binned SAH, front-to-back traversal: the fast
+    /// one.
+    Wide,
+    /// The octree-built BVH with skip pointers of Wende's thesis; what the GPU traverses.
+    Octree,
+}
+
+impl From<AccelName> for AccelKind {
+    fn from(name: AccelName) -> Self {
+        match name {
+            AccelName::Wide => AccelKind::Wide,
+            AccelName::Octree => AccelKind::Octree,
+        }
+    }
+}
+
 /// Settings that shape the scene.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub(crate) struct SceneArgs {
+    /// The acceleration structure [default: wide on the CPU, octree on the GPU, which
+    /// traverses nothing else]; both give the same bytes.
+    #[arg(long, value_enum)]
+    pub(crate) accel: Option<AccelName>,
     /// With --mesh: the mesh's up direction, `x`, `y`, `z` or `-x`, `-y`, `-z` [default: y]
     /// (scans and CAD often have z up).
     #[arg(long, value_name = "AXIS", value_parser = AxisDirection::parse, allow_hyphen_values = true)]
@@ -214,6 +239,18 @@ impl SceneSource {
 }
 
 impl SceneArgs {
+    /// These settings for a scene the GPU renders: the GPU kernels traverse the octree, so it
+    /// is the structure unless `--accel` names another, which is refused.
+    pub(crate) fn for_gpu(&self) -> Result<SceneArgs> {
+        if self.accel == Some(AccelName::Wide) {
+            bail!("--accel wide: the GPU kernels traverse the octree; use --accel octree");
+        }
+        Ok(SceneArgs {
+            accel: Some(AccelName::Octree),
+            ..self.clone()
+        })
+    }
+
     /// [`check_frame`](Self::check_frame) for every combination of balancer, thread count and
     /// tile edge a command will render.
     pub(crate) fn check_frames(
@@ -296,6 +333,7 @@ impl SceneArgs {
             leaf_size: self.leaf_size,
             bvh_max_depth: self.bvh_depth,
             samples: self.spp,
+            accel: self.accel.map(AccelKind::from),
             memory: Budget::of(self.max_memory).map(|b| b.bytes),
         };
         let scene = match (&source.scene, &source.mesh) {
@@ -646,6 +684,10 @@ pub(crate) struct ValidateArgs {
     /// half) and `cuda-managed` on the GPU.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub(crate) balancers: Option<Vec<BalancerName>>,
+    /// Acceleration structures to render with, each with every balancer [default:
+    /// wide,octree]; with --gpu, the GPU's balancers run on the octree.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub(crate) accels: Option<Vec<AccelName>>,
     /// Thread counts to run the CPU balancers at [default: 1,2,3,8,32].
     #[arg(long, value_delimiter = ',', value_parser = positive::<4096>)]
     pub(crate) threads: Option<Vec<NonZeroUsize>>,

@@ -40,6 +40,10 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
     } else {
         ExrPrecision::Float
     };
+    let scene_args = match args.run.device {
+        DeviceName::Cpu => args.scene.clone(),
+        DeviceName::Gpu => args.scene.for_gpu()?,
+    };
     // The device and balancer are checked before the scene is loaded: a missing GPU is
     // reported at once.
     let device = match args.run.device {
@@ -70,7 +74,7 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
         }
     };
     let quiet = args.quiet || args.json;
-    let scene = Arc::new(args.scene.load_reporting(&args.source, quiet, args.quiet)?);
+    let scene = Arc::new(scene_args.load_reporting(&args.source, quiet, args.quiet)?);
     let output = args
         .output
         .clone()

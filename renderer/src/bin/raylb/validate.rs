@@ -6,12 +6,13 @@ use std::process::ExitCode;
 
 use anyhow::{Result, anyhow, bail};
 use balancers::{Balancer, BalancerKind};
-use renderer::gpu::{GpuBalancer, GpuOptions, check_gpu_scene, render_gpu};
+use renderer::accel::AccelKind;
+use renderer::gpu::{GpuBalancer, GpuOptions, render_gpu};
 use renderer::output::{ExrPrecision, ImageFormat, StagedFiles, io_reason};
 use renderer::render::{Frame, FrameExtras, FrameMemory, RenderOptions, render};
 use renderer::stats::counted;
 
-use crate::cli::{BalancerName, ValidateArgs, name_of, threads};
+use crate::cli::{AccelName, BalancerName, SceneArgs, ValidateArgs, name_of, threads};
 use crate::outputs::{Outputs, image_format};
 use crate::render::open_gpu;
 
@@ -30,11 +31,12 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     // A missing GPU is reported before any work.
     let gpu = if args.gpu { Some(open_gpu()?) } else { None };
     // Warnings go to standard error, out of the JSON's way: only --quiet silences them.
-    let scene = args.scene.load(&args.source, args.quiet)?;
+    let first = SceneArgs {
+        accel: Some(plan.accels[0]),
+        ..args.scene.clone()
+    };
+    let mut scene = first.load(&args.source, args.quiet)?;
     outputs.check_inputs(&scene.inputs)?;
-    if gpu.is_some() {
-        check_gpu_scene(&scene).map_err(|e| anyhow!("--gpu: {e}"))?;
-    }
     let variants = plan.cpu;
     let extras = FrameExtras {
         hdr: args
@@ -47,6 +49,12 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     args.scene
         .check_frames(&scene, &variants, &plan.threads, &args.tiles, extras)?;
     if gpu.is_some() {
+        let samples = scene.samples.count();
+        if samples > 1 {
+            bail!(
+                "--gpu: {samples} samples per pixel: the GPU kernels trace one camera ray per pixel"
+            );
+        }
         let memory = FrameMemory::estimate_gpu(&scene, false, extras);
         args.scene.check_memory(&scene, &memory)?;
     }
@@ -68,31 +76,40 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
         differing: 0,
         lines,
     };
-    for b in &variants {
-        for &t in &plan.threads {
-            for &tile in &args.tiles {
-                let options = RenderOptions {
-                    balancer: *b,
-                    threads: threads(Some(t)),
-                    tile,
-                    work_map: false,
-                };
-                let frame = render(&scene, &options)?;
-                matrix.check(format!("{} threads={t} tile={tile}", b.name()), &frame)?;
+    for (k, &accel) in plan.accels.iter().enumerate() {
+        if k > 0 {
+            scene = scene
+                .with_accel(accel.into())
+                .expect("--accels names each structure once");
+        }
+        let name = AccelKind::from(accel).name();
+        for b in &variants {
+            for &t in &plan.threads {
+                for &tile in &args.tiles {
+                    let options = RenderOptions {
+                        balancer: *b,
+                        threads: threads(Some(t)),
+                        tile,
+                        work_map: false,
+                    };
+                    let frame = render(&scene, &options)?;
+                    let label = format!("{name} {} threads={t} tile={tile}", b.name());
+                    matrix.check(label, &frame)?;
+                }
             }
         }
-    }
-    if let Some(gpu) = &gpu {
-        for &balancer in &plan.gpu {
-            for &tile in &args.tiles {
-                let options = GpuOptions {
-                    balancer,
-                    tile,
-                    work_map: false,
-                    max_warps: None,
-                };
-                let frame = render_gpu(gpu, &scene, &options)?;
-                matrix.check(format!("{} tile={tile}", balancer.name()), &frame)?;
+        if let (Some(gpu), AccelName::Octree) = (&gpu, accel) {
+            for &balancer in &plan.gpu {
+                for &tile in &args.tiles {
+                    let options = GpuOptions {
+                        balancer,
+                        tile,
+                        work_map: false,
+                        max_warps: None,
+                    };
+                    let frame = render_gpu(gpu, &scene, &options)?;
+                    matrix.check(format!("octree {} tile={tile}", balancer.name()), &frame)?;
+                }
             }
         }
     }
@@ -138,6 +155,8 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
 
 /// The balancers a validation runs, each at every thread count (CPU) and tile edge given.
 struct Plan {
+    /// The structures, each rendered with every balancer.
+    accels: Vec<AccelName>,
     cpu: Vec<BalancerKind>,
     /// The thread counts of the CPU balancers.
     threads: Vec<NonZeroUsize>,
@@ -148,6 +167,23 @@ impl Plan {
     /// Every variant of the balancers named (all when none are), refusing a balancer that
     /// cannot run on the devices chosen and a matrix with nothing to compare.
     fn new(args: &ValidateArgs) -> Result<Self> {
+        if args.scene.accel.is_some() {
+            bail!("--accel: validate compares structures; name them with --accels wide,octree");
+        }
+        let accels = args
+            .accels
+            .clone()
+            .unwrap_or_else(|| vec![AccelName::Wide, AccelName::Octree]);
+        if args.gpu && !accels.contains(&AccelName::Octree) {
+            bail!("--gpu: the GPU kernels traverse the octree; add octree to --accels");
+        }
+        let mut seen = Vec::new();
+        for &a in &accels {
+            if seen.contains(&a) {
+                bail!("--accels names {} twice", AccelKind::from(a).name());
+            }
+            seen.push(a);
+        }
         let named = |family: &str| {
             args.balancers
                 .as_ref()
@@ -183,14 +219,20 @@ impl Plan {
                 .map(|t| NonZeroUsize::new(t).expect("not 0"))
                 .to_vec()
         });
-        let renders = cpu.len() * threads.len() * args.tiles.len() + gpu.len() * args.tiles.len();
+        let renders = accels.len() * cpu.len() * threads.len() * args.tiles.len()
+            + gpu.len() * args.tiles.len();
         if renders < 2 {
             bail!(
                 "nothing to compare: these balancers, thread counts and tile edges make {renders} render{}; validation needs at least two",
                 if renders == 1 { "" } else { "s" }
             );
         }
-        Ok(Self { cpu, threads, gpu })
+        Ok(Self {
+            accels,
+            cpu,
+            threads,
+            gpu,
+        })
     }
 }
 
@@ -258,7 +300,7 @@ impl Matrix<'_> {
         });
         if self.lines {
             outln!(
-                "{label:<40} {:>8.3} s {:>9.1} Mrays/s{device}  {verdict}",
+                "{label:<48} {:>8.3} s {:>9.1} Mrays/s{device}  {verdict}",
                 frame.wall().as_secs_f64(),
                 frame.mrays_per_second()
             );

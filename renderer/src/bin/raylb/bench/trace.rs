@@ -52,8 +52,11 @@ impl<C: TraversalCounters + Default + Send + Sync> TaskRunner<Tile> for CameraRa
                 for &offset in s.samples.offsets() {
                     let ray = s.camera.sample_ray(x, y, offset, s.width, s.height);
                     counts.rays += 1;
-                    counts.hits +=
-                        u64::from(s.bvh.closest_hit_counted(&ray, &mut counts.tests).is_some());
+                    counts.hits += u64::from(
+                        s.accel
+                            .closest_hit_counted(&ray, &mut counts.tests)
+                            .is_some(),
+                    );
                 }
             }
         }

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
 use minifb::{Key, KeyRepeat, MouseButton, MouseMode, Window, WindowOptions};
+use renderer::accel::AccelKind;
 use renderer::gpu::{Gpu, GpuError, check_gpu_scene};
 use renderer::live::{FrameJob, LiveFrame};
 use renderer::output::{io_reason, write_png};
@@ -42,6 +43,7 @@ pub(crate) const KEYS: &str = "\
 keys: arrows walk (up/down: forward/back, left/right: sideways), PgUp/PgDn rise/sink,
       drag with the left button to turn, scroll or +/- to zoom, R back to the scene's camera,
       P print the camera as a [camera] table,
+      A switch the acceleration structure (wide / octree),
       B / Shift+B next / previous balancer, ] / [ one thread more / less,
       . / , double / halve the tile edge, Space render again,
       W image / work map / workers, S save what the window shows as a PNG,
@@ -62,7 +64,11 @@ pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
         DeviceName::Gpu => Some(Arc::new(open_gpu()?)),
         DeviceName::Cpu => find_gpu(args.quiet),
     };
-    let scene = args.scene.load(&args.source, args.quiet)?;
+    let scene_args = match args.run.device {
+        DeviceName::Cpu => args.scene.clone(),
+        DeviceName::Gpu => args.scene.for_gpu()?,
+    };
+    let scene = scene_args.load(&args.source, args.quiet)?;
     outputs.check_inputs(&scene.inputs)?;
     let gpu = match (gpu, check_gpu_scene(&scene)) {
         (Some(_), Err(e)) if args.run.device == DeviceName::Gpu => bail!("--device gpu: {e}"),
@@ -271,10 +277,11 @@ impl Viewer {
     fn title(&self) -> String {
         let scene = &self.scene;
         let mut title = format!(
-            "raylb {} {}×{}: {}",
+            "raylb {} {}×{} {}: {}",
             scene.name,
             scene.width,
             scene.height,
+            scene.accel.kind().name(),
             self.lineup.describe()
         );
         if let Some(live) = &self.live {
@@ -373,6 +380,7 @@ impl Viewer {
                     Key::Escape | Key::Q => return Ok(ExitCode::SUCCESS),
                     Key::R => self.fly.viewpoint = self.home,
                     Key::P => outln!("{}", self.fly.viewpoint.to_toml()),
+                    Key::A => self.switch_accel()?,
                     Key::B => self.lineup.step_engine(if shift { -1 } else { 1 }),
                     Key::RightBracket => self.lineup.step_threads(1),
                     Key::LeftBracket => self.lineup.step_threads(-1),
@@ -441,13 +449,30 @@ impl Viewer {
     }
 
     /// What decides the next frame: camera, balancer, threads and tile edge.
-    fn settings(&self) -> (Viewpoint, Engine, NonZeroUsize, NonZeroU32) {
+    fn settings(&self) -> (Viewpoint, Engine, NonZeroUsize, NonZeroU32, AccelKind) {
         (
             self.fly.viewpoint,
             self.lineup.engine(),
             self.lineup.threads,
             self.lineup.tile,
+            self.scene.accel.kind(),
         )
+    }
+
+    /// A: the scene's triangles in the other acceleration structure. The running frame is
+    /// cancelled first (it holds the scene); the image stays the same, only its speed changes.
+    fn switch_accel(&mut self) -> Result<()> {
+        if let Some(live) = self.live.take() {
+            live.cancel()?;
+        }
+        let next = match self.scene.accel.kind() {
+            AccelKind::Wide => AccelKind::Octree,
+            AccelKind::Octree => AccelKind::Wide,
+        };
+        if let Some(scene) = self.scene.with_accel(next) {
+            self.scene = Arc::new(scene);
+        }
+        Ok(())
     }
 
     /// Whether the frame on show (or, while one renders, the running frame) counts rays.
@@ -516,5 +541,5 @@ fn idle() {
 
 /// The diagonal of the scene's bounding box.
 fn scene_size(scene: &Scene) -> f32 {
-    scene.bvh.bounds().extent().length()
+    scene.accel.bounds().extent().length()
 }

@@ -1,0 +1,134 @@
+//! A scene's acceleration structure, chosen per run (`--accel`): the wide BVH, fast on the
+//! CPU and the default, or the octree-built BVH with skip pointers that Wende's thesis is
+//! about and the GPU kernels traverse. Both answer the same queries with the same closest
+//! hit (the smallest `t`, equal `t` broken by the smaller original index, from the same
+//! triangle test with the same padding), so every pixel gets the same bytes from either.
+
+use crate::bvh::{
+    BvhHit, BvhSettings, BvhStats, NoCounters, OctreeBvh, TraversalCounters, WideBvh,
+};
+use crate::geometry::{Aabb, Ray, Triangle};
+
+/// Which acceleration structure to build.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AccelKind {
+    /// [`WideBvh`]: four children per node, binned SAH, front-to-back traversal.
+    #[default]
+    Wide,
+    /// [`OctreeBvh`]: octant splits, eight pre-order arrays with skip pointers.
+    Octree,
+}
+
+impl AccelKind {
+    /// The name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            AccelKind::Wide => "wide",
+            AccelKind::Octree => "octree",
+        }
+    }
+}
+
+/// A built acceleration structure.
+#[derive(Debug)]
+pub enum Accel {
+    /// See [`WideBvh`].
+    Wide(WideBvh),
+    /// See [`OctreeBvh`].
+    Octree(OctreeBvh),
+}
+
+impl Accel {
+    /// Builds the structure `kind` over `triangles` (indexed by their position, the
+    /// tie-breaking index of the closest-hit rule).
+    pub fn build(kind: AccelKind, triangles: &[Triangle], settings: BvhSettings) -> Self {
+        match kind {
+            AccelKind::Wide => Accel::Wide(WideBvh::build(triangles, settings)),
+            AccelKind::Octree => Accel::Octree(OctreeBvh::build(triangles, settings)),
+        }
+    }
+
+    /// Which structure this is.
+    pub fn kind(&self) -> AccelKind {
+        match self {
+            Accel::Wide(_) => AccelKind::Wide,
+            Accel::Octree(_) => AccelKind::Octree,
+        }
+    }
+
+    /// The octree, where that is the structure built: what the GPU kernels traverse.
+    pub fn octree(&self) -> Option<&OctreeBvh> {
+        match self {
+            Accel::Octree(b) => Some(b),
+            Accel::Wide(_) => None,
+        }
+    }
+
+    /// The closest triangle the ray hits within `(t_min, t_max)`.
+    #[inline]
+    pub fn closest_hit(&self, ray: &Ray) -> Option<BvhHit> {
+        self.closest_hit_counted(ray, &mut NoCounters)
+    }
+
+    /// [`closest_hit`](Self::closest_hit), reporting every test to `counters`.
+    #[inline]
+    pub fn closest_hit_counted<C: TraversalCounters>(
+        &self,
+        ray: &Ray,
+        counters: &mut C,
+    ) -> Option<BvhHit> {
+        match self {
+            Accel::Wide(b) => b.closest_hit_counted(ray, counters),
+            Accel::Octree(b) => b.closest_hit_counted(ray, counters),
+        }
+    }
+
+    /// Whether any triangle blocks the ray within `(t_min, t_max)`.
+    #[inline]
+    pub fn occluded(&self, ray: &Ray) -> bool {
+        match self {
+            Accel::Wide(b) => b.occluded(ray),
+            Accel::Octree(b) => b.occluded(ray),
+        }
+    }
+
+    /// The triangles in leaf order; [`BvhHit::index`] indexes this.
+    pub fn triangles(&self) -> &[Triangle] {
+        match self {
+            Accel::Wide(b) => b.triangles(),
+            Accel::Octree(b) => b.triangles(),
+        }
+    }
+
+    /// For each triangle in leaf order, its index in the input of [`build`](Self::build).
+    pub fn original_indices(&self) -> &[u32] {
+        match self {
+            Accel::Wide(b) => b.original_indices(),
+            Accel::Octree(b) => b.original_indices(),
+        }
+    }
+
+    /// How far every box is grown beyond its triangles: the same for both structures.
+    pub fn padding(&self) -> f32 {
+        match self {
+            Accel::Wide(b) => b.padding(),
+            Accel::Octree(b) => b.padding(),
+        }
+    }
+
+    /// The box of all triangles.
+    pub fn bounds(&self) -> Aabb {
+        match self {
+            Accel::Wide(b) => b.bounds(),
+            Accel::Octree(b) => b.bounds(),
+        }
+    }
+
+    /// Build figures.
+    pub fn stats(&self) -> &BvhStats {
+        match self {
+            Accel::Wide(b) => b.stats(),
+            Accel::Octree(b) => b.stats(),
+        }
+    }
+}

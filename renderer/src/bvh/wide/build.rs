@@ -1,0 +1,329 @@
+//! The binned-SAH build and its collapse to four children per node.
+
+use std::ops::Range;
+
+use rayon::join;
+
+use crate::geometry::{Aabb, Triangle};
+use crate::math::Vec3;
+
+use super::super::padding_for;
+use super::{EMPTY, WIDTH, WideNode};
+
+/// Bins per axis. 16 finds splits within a few percent of the full sweep's SAH cost on the
+/// meshes we trace, at a small part of its build time (Wald, "On fast construction of
+/// SAH-based bounding volume hierarchies", 2007, uses 16 to 32).
+const BINS: usize = 16;
+
+/// The cost of visiting a node against testing one triangle, in the SAH. Equal costs favour
+/// neither, and fit a traversal whose node test (four boxes) and triangle test take about as
+/// long.
+const TRAVERSAL_COST: f32 = 1.0;
+
+/// Below this many triangles a node's two subtrees are built on the calling thread: spreading
+/// smaller nodes over the pool costs more in task overhead than it saves.
+const PARALLEL_THRESHOLD: usize = 4096;
+
+/// Past this depth the binary tree is split at the median of the input order instead of by the
+/// SAH, so that its depth, and the traversal's stack, stay bounded (at most this plus
+/// log2 of the triangle count, 67 for the most triangles a BVH can hold).
+const SAH_DEPTH: u32 = 40;
+
+/// The most entries the traversal's stack can hold: every level of a wide node leaves at
+/// most three siblings behind, and the wide tree is no deeper than the binary one.
+pub(super) const STACK_SIZE: usize = 3 * (SAH_DEPTH as usize + 27) + 1;
+
+/// What the build hands to [`WideBvh`](super::WideBvh).
+pub(super) struct Built {
+    pub(super) nodes: Vec<WideNode>,
+    pub(super) triangles: Vec<Triangle>,
+    pub(super) ids: Vec<u32>,
+    pub(super) leaves: usize,
+    pub(super) depth: u32,
+    pub(super) max_leaf_triangles: u32,
+    pub(super) padding: f32,
+    pub(super) bounds: Aabb,
+}
+
+/// A node of the binary tree.
+enum Binary {
+    /// Its triangles are `items[range]` of the build's (permuted) item list.
+    Leaf { bounds: Aabb, range: Range<usize> },
+    Inner {
+        bounds: Aabb,
+        children: Box<[Binary; 2]>,
+    },
+}
+
+impl Binary {
+    fn bounds(&self) -> Aabb {
+        match self {
+            Binary::Leaf { bounds, .. } | Binary::Inner { bounds, .. } => *bounds,
+        }
+    }
+}
+
+/// Half the surface area of a box: the SAH's measure of how likely a ray is to hit it.
+fn half_area(b: &Aabb) -> f32 {
+    let e = b.extent();
+    e.x * e.y + e.y * e.z + e.z * e.x
+}
+
+/// The triangles' boxes and centroids, computed once.
+struct Input<'a> {
+    triangles: &'a [Triangle],
+    bounds: Vec<Aabb>,
+    centroids: Vec<Vec3>,
+    leaf_size: usize,
+}
+
+/// Builds the wide BVH over `triangles`, leaves of at most `leaf_size` triangles.
+pub(super) fn build(triangles: &[Triangle], leaf_size: usize) -> Built {
+    use rayon::prelude::*;
+    let bounds: Vec<Aabb> = triangles
+        .par_iter()
+        .map(|t| Aabb::EMPTY.grow(t.v[0]).grow(t.v[1]).grow(t.v[2]))
+        .collect();
+    let centroids = triangles
+        .par_iter()
+        .map(|t| (t.v[0] + t.v[1] + t.v[2]) * (1.0 / 3.0))
+        .collect();
+    let input = Input {
+        triangles,
+        bounds,
+        centroids,
+        leaf_size,
+    };
+    let mut items: Vec<u32> = (0..triangles.len() as u32).collect();
+    let root = input.node(&mut items, 0, 0);
+    let all = root.bounds();
+    let mut out = Built {
+        nodes: Vec::new(),
+        triangles: Vec::with_capacity(triangles.len()),
+        ids: Vec::with_capacity(triangles.len()),
+        leaves: 0,
+        depth: 0,
+        max_leaf_triangles: 0,
+        padding: padding_for(&all),
+        bounds: all,
+    };
+    let children = match &root {
+        // A root small enough to be a leaf hangs alone under a wide root.
+        Binary::Leaf { .. } => vec![&root],
+        Binary::Inner { .. } => collapse(&root),
+    };
+    emit(&children, 1, &input, &items, &mut out);
+    out
+}
+
+impl Input<'_> {
+    /// The binary subtree over `items`, which start at `offset` in the whole item list.
+    fn node(&self, items: &mut [u32], offset: usize, depth: u32) -> Binary {
+        let bounds = items
+            .iter()
+            .fold(Aabb::EMPTY, |b, &i| b.union(self.bounds[i as usize]));
+        let n = items.len();
+        let leaf = || Binary::Leaf {
+            bounds,
+            range: offset..offset + n,
+        };
+        if n <= 1 {
+            return leaf();
+        }
+        let split = if depth < SAH_DEPTH {
+            self.best_split(items, &bounds)
+        } else {
+            None
+        };
+        let mid = match split {
+            Some(s) if n <= self.leaf_size && s.cost >= n as f32 => return leaf(),
+            Some(s) => partition(items, |i| self.bin(i, &s) < s.bin),
+            None if n <= self.leaf_size => return leaf(),
+            None => n / 2,
+        };
+        // A split that leaves one side empty (all centroids in one bin after all) becomes a
+        // split at the median of the input order.
+        let mid = if mid == 0 || mid == n { n / 2 } else { mid };
+        let (left, right) = items.split_at_mut(mid);
+        let (l, r) = if n > PARALLEL_THRESHOLD {
+            join(
+                || self.node(left, offset, depth + 1),
+                || self.node(right, offset + mid, depth + 1),
+            )
+        } else {
+            (
+                self.node(left, offset, depth + 1),
+                self.node(right, offset + mid, depth + 1),
+            )
+        };
+        Binary::Inner {
+            bounds,
+            children: Box::new([l, r]),
+        }
+    }
+
+    /// The bin of item `i` along the split's axis.
+    fn bin(&self, i: u32, split: &Split) -> usize {
+        let c = self.centroids[i as usize][split.axis];
+        (((c - split.origin) * split.scale) as usize).min(BINS - 1)
+    }
+
+    /// The cheapest SAH split of `items` (whose boxes' union is `bounds`) over the bins of
+    /// every axis along which the centroids spread, with its cost in units of one triangle
+    /// test; `None` when all centroids coincide.
+    fn best_split(&self, items: &[u32], bounds: &Aabb) -> Option<Split> {
+        let centroid_bounds = items
+            .iter()
+            .fold(Aabb::EMPTY, |b, &i| b.grow(self.centroids[i as usize]));
+        let extent = centroid_bounds.extent();
+        let area = half_area(bounds).max(f32::MIN_POSITIVE);
+        let mut best: Option<Split> = None;
+        for axis in 0..3 {
+            if extent[axis] <= 0.0 {
+                continue;
+            }
+            let mut split = Split {
+                axis,
+                origin: centroid_bounds.min[axis],
+                scale: BINS as f32 / extent[axis],
+                bin: 0,
+                cost: f32::INFINITY,
+            };
+            let mut counts = [0usize; BINS];
+            let mut boxes = [Aabb::EMPTY; BINS];
+            for &i in items {
+                let b = self.bin(i, &split);
+                counts[b] += 1;
+                boxes[b] = boxes[b].union(self.bounds[i as usize]);
+            }
+            // Areas and counts of everything right of each boundary, swept from the right.
+            let mut right_area = [0.0f32; BINS];
+            let mut right_count = [0usize; BINS];
+            let (mut acc, mut count) = (Aabb::EMPTY, 0);
+            for b in (1..BINS).rev() {
+                acc = acc.union(boxes[b]);
+                count += counts[b];
+                right_area[b] = half_area(&acc);
+                right_count[b] = count;
+            }
+            let (mut acc, mut count) = (Aabb::EMPTY, 0);
+            for b in 1..BINS {
+                acc = acc.union(boxes[b - 1]);
+                count += counts[b - 1];
+                if count == 0 || right_count[b] == 0 {
+                    continue;
+                }
+                let cost = TRAVERSAL_COST
+                    + (half_area(&acc) * count as f32 + right_area[b] * right_count[b] as f32)
+                        / area;
+                if cost < split.cost {
+                    split.cost = cost;
+                    split.bin = b;
+                }
+            }
+            if best.as_ref().is_none_or(|s| split.cost < s.cost) && split.cost.is_finite() {
+                best = Some(split);
+            }
+        }
+        best
+    }
+}
+
+/// A candidate split: centroids in bins below `bin` along `axis` go left.
+#[derive(Clone, Copy, Debug)]
+struct Split {
+    axis: usize,
+    /// The centroid bounds' lower end along `axis`.
+    origin: f32,
+    /// Bins per unit of length along `axis`.
+    scale: f32,
+    bin: usize,
+    /// The SAH cost, in units of one triangle test.
+    cost: f32,
+}
+
+/// Reorders `items` so that those for which `left` holds come first; returns how many. The
+/// order depends only on the input, so the tree does too.
+fn partition(items: &mut [u32], left: impl Fn(u32) -> bool) -> usize {
+    let mut mid = 0;
+    for k in 0..items.len() {
+        if left(items[k]) {
+            items.swap(mid, k);
+            mid += 1;
+        }
+    }
+    mid
+}
+
+/// The children of a binary inner node gathered into one wide node: its two children, then,
+/// while fewer than [`WIDTH`], the inner child of largest area replaced by its own two.
+fn collapse(node: &Binary) -> Vec<&Binary> {
+    let Binary::Inner { children, .. } = node else {
+        unreachable!("only inner nodes are collapsed");
+    };
+    let mut out: Vec<&Binary> = children.iter().collect();
+    while out.len() < WIDTH {
+        let widest = out
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| matches!(c, Binary::Inner { .. }))
+            .max_by(|(_, a), (_, b)| half_area(&a.bounds()).total_cmp(&half_area(&b.bounds())))
+            .map(|(k, _)| k);
+        let Some(k) = widest else { break };
+        let Binary::Inner { children, .. } = out[k] else {
+            unreachable!("filtered to inner nodes");
+        };
+        out.splice(k..=k, children.iter());
+    }
+    out
+}
+
+/// Writes the wide node whose children are `children`, at depth `depth`, and everything below
+/// it; returns its index.
+fn emit(
+    children: &[&Binary],
+    depth: u32,
+    input: &Input<'_>,
+    items: &[u32],
+    out: &mut Built,
+) -> u32 {
+    let index = out.nodes.len();
+    out.depth = out.depth.max(depth);
+    out.nodes.push(WideNode {
+        planes: [
+            [f32::INFINITY; WIDTH],
+            [f32::NEG_INFINITY; WIDTH],
+            [f32::INFINITY; WIDTH],
+            [f32::NEG_INFINITY; WIDTH],
+            [f32::INFINITY; WIDTH],
+            [f32::NEG_INFINITY; WIDTH],
+        ],
+        child: [EMPTY; WIDTH],
+        count: [0; WIDTH],
+    });
+    for (lane, child) in children.iter().enumerate() {
+        let b = child.bounds().padded(out.padding);
+        let (reference, count) = match child {
+            Binary::Leaf { range, .. } => {
+                let first = out.triangles.len() as u32;
+                for &i in &items[range.clone()] {
+                    out.triangles.push(input.triangles[i as usize]);
+                    out.ids.push(i);
+                }
+                let count = range.len() as u32;
+                out.leaves += 1;
+                out.max_leaf_triangles = out.max_leaf_triangles.max(count);
+                (first, count)
+            }
+            Binary::Inner { .. } => (emit(&collapse(child), depth + 1, input, items, out), 0),
+        };
+        let node = &mut out.nodes[index];
+        for axis in 0..3 {
+            node.planes[2 * axis][lane] = b.min[axis];
+            node.planes[2 * axis + 1][lane] = b.max[axis];
+        }
+        node.child[lane] = reference;
+        node.count[lane] = count;
+    }
+    index as u32
+}

@@ -1,0 +1,288 @@
+//! Front-to-back traversal of the wide BVH with a fixed stack.
+
+use std::mem::MaybeUninit;
+
+use glam::Vec4;
+
+use crate::geometry::{PreparedRay, Ray, barycentrics};
+
+use super::super::{BvhHit, Candidate, NoCounters, TraversalCounters};
+use super::build::STACK_SIZE;
+use super::{WIDTH, WideBvh, WideNode};
+
+/// A ray ready for four boxes at a time: its origin and reciprocal direction in every lane,
+/// and for each axis which of a node's planes it enters by and which it leaves by.
+struct WideRay {
+    origin: [Vec4; 3],
+    inv: [Vec4; 3],
+    /// `near[a]`: the plane (of [`WideNode::planes`]) the ray enters by along axis `a`.
+    near: [usize; 3],
+    far: [usize; 3],
+}
+
+impl WideRay {
+    fn new(ray: &PreparedRay) -> Self {
+        let o = ray.origin;
+        let inv = ray.inv;
+        let octant = ray.octant();
+        let near = [0, 1, 2].map(|a| 2 * a + (octant >> a & 1));
+        Self {
+            origin: o.map(Vec4::splat),
+            inv: inv.map(Vec4::splat),
+            near,
+            far: near.map(|n| n ^ 1),
+        }
+    }
+
+    /// The part of `[t_min, t_max]` the ray spends in each of the node's four boxes, as
+    /// `(enter, leave)` lanes; a lane with `enter > leave` is missed. The arithmetic of the
+    /// octree's box test, lane by lane: `(plane − origin) · (1 / direction)`, the largest of
+    /// the near distances and the smallest of the far ones, where a NaN (a zero direction
+    /// component with the origin on the plane) constrains nothing.
+    #[inline(always)]
+    fn boxes(&self, node: &WideNode, t_min: f32, t_max: f32) -> (Vec4, Vec4) {
+        let t = |plane: usize, axis: usize| {
+            (Vec4::from_array(node.planes[plane]) - self.origin[axis]) * self.inv[axis]
+        };
+        // `Vec4::max`/`min` give their argument for a NaN lane: the NaN operand comes first.
+        let mut enter = Vec4::splat(t_min);
+        let mut leave = Vec4::splat(t_max);
+        for axis in 0..3 {
+            enter = t(self.near[axis], axis).max(enter);
+            leave = t(self.far[axis], axis).min(leave);
+        }
+        (enter, leave)
+    }
+}
+
+impl WideBvh {
+    /// The closest triangle the ray hits within `(t_min, t_max)`: the smallest `t`, equal `t`
+    /// broken by the smaller original index.
+    #[inline]
+    pub fn closest_hit(&self, ray: &Ray) -> Option<BvhHit> {
+        self.closest_hit_counted(ray, &mut NoCounters)
+    }
+
+    /// [`closest_hit`](Self::closest_hit), reporting every test to `counters`.
+    pub fn closest_hit_counted<C: TraversalCounters>(
+        &self,
+        ray: &Ray,
+        counters: &mut C,
+    ) -> Option<BvhHit> {
+        let prepared = PreparedRay::new(ray);
+        let wide = WideRay::new(&prepared);
+        let mut best_t = prepared.t_max;
+        let mut best: Option<Candidate> = None;
+        let mut stack = Stack::new();
+        let mut node = 0u32;
+        loop {
+            let n = &self.nodes[node as usize];
+            count_boxes(n, counters);
+            let (enter, leave) = wide.boxes(n, prepared.t_min, best_t);
+            let mut hits = Hits::new();
+            let mut mask = enter.cmple(leave).bitmask();
+            while mask != 0 {
+                let lane = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                hits.insert(enter[lane], lane);
+            }
+            // Nearest first: a leaf is tested when its turn comes, the nearest inner node is
+            // visited next and the others wait on the stack, far ones below near ones.
+            let mut inner = Hits::new();
+            for &(t, lane) in hits.sorted() {
+                if t > best_t {
+                    break;
+                }
+                let count = n.count[lane];
+                if count != 0 {
+                    let first = n.child[lane] as usize;
+                    let range = first..first + count as usize;
+                    self.test_leaf(range, &prepared, &mut best, &mut best_t, counters);
+                } else {
+                    inner.push(t, n.child[lane] as usize);
+                }
+            }
+            let next = match inner.sorted() {
+                [] => None,
+                [nearest, rest @ ..] => {
+                    for &(t, child) in rest.iter().rev() {
+                        stack.defer(child as u32, t);
+                    }
+                    Some((nearest.1 as u32, nearest.0))
+                }
+            };
+            node = match next.filter(|&(_, t)| t <= best_t) {
+                Some((child, _)) => child,
+                None => match stack.pop_within(best_t) {
+                    Some(child) => child,
+                    None => {
+                        return best.map(|b| BvhHit {
+                            t: b.t,
+                            index: b.index,
+                            original: b.original,
+                            bary: barycentrics(b.uvw, b.det),
+                        });
+                    }
+                },
+            };
+        }
+    }
+
+    /// Tests the triangles `range` of a leaf, keeping the closest hit.
+    #[inline(never)]
+    fn test_leaf<C: TraversalCounters>(
+        &self,
+        range: std::ops::Range<usize>,
+        ray: &PreparedRay,
+        best: &mut Option<Candidate>,
+        best_t: &mut f32,
+        counters: &mut C,
+    ) {
+        for k in range {
+            counters.triangle_test();
+            if let Some((t, uvw, det)) = self.triangles[k].intersect_unnormalised(ray, self.padding)
+            {
+                let original = self.ids[k];
+                let closer = match best {
+                    None => t < *best_t,
+                    Some(b) => t < b.t || (t == b.t && original < b.original),
+                };
+                if closer {
+                    *best_t = t;
+                    *best = Some(Candidate {
+                        t,
+                        index: k as u32,
+                        original,
+                        uvw,
+                        det,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Whether any triangle blocks the ray within `(t_min, t_max)`: the shadow-ray query.
+    /// Stops at the first blocker found; the answer does not depend on which one it is.
+    pub fn occluded(&self, ray: &Ray) -> bool {
+        let prepared = PreparedRay::new(ray);
+        let wide = WideRay::new(&prepared);
+        let mut stack = Stack::new();
+        let mut node = 0u32;
+        loop {
+            let n = &self.nodes[node as usize];
+            let (enter, leave) = wide.boxes(n, prepared.t_min, prepared.t_max);
+            let mut mask = enter.cmple(leave).bitmask();
+            while mask != 0 {
+                let lane = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                let count = n.count[lane] as usize;
+                if count == 0 {
+                    stack.defer(n.child[lane], 0.0);
+                } else {
+                    let first = n.child[lane] as usize;
+                    if self.triangles[first..first + count]
+                        .iter()
+                        .any(|t| t.intersect(&prepared, self.padding).is_some())
+                    {
+                        return true;
+                    }
+                }
+            }
+            match stack.pop_within(f32::INFINITY) {
+                Some(child) => node = child,
+                None => return false,
+            }
+        }
+    }
+}
+
+/// Reports a node's box tests: one per used child slot.
+#[inline(always)]
+fn count_boxes<C: TraversalCounters>(node: &WideNode, counters: &mut C) {
+    for &child in &node.child {
+        if child != super::EMPTY {
+            counters.box_test();
+        }
+    }
+}
+
+/// Inner nodes waiting to be visited, with the distance at which the ray enters each; of
+/// fixed size, and left uninitialised: it is set up for every ray, and clearing its
+/// [`STACK_SIZE`] entries would cost more than the traversal of a short ray.
+struct Stack {
+    entries: [MaybeUninit<(u32, f32)>; STACK_SIZE],
+    top: usize,
+}
+
+impl Stack {
+    #[inline(always)]
+    fn new() -> Self {
+        Self {
+            entries: [const { MaybeUninit::uninit() }; STACK_SIZE],
+            top: 0,
+        }
+    }
+
+    /// Keeps node `child`, entered at `t`, for later.
+    #[inline(always)]
+    fn defer(&mut self, child: u32, t: f32) {
+        // Indexing checks the bound: the build keeps the tree shallow enough
+        // (`STACK_SIZE`), and a deeper one would stop here rather than write past the end.
+        self.entries[self.top].write((child, t));
+        self.top += 1;
+    }
+
+    /// The most recently kept node entered no later than `t_max`; those entered later are
+    /// dropped on the way.
+    #[inline(always)]
+    fn pop_within(&mut self, t_max: f32) -> Option<u32> {
+        while self.top > 0 {
+            self.top -= 1;
+            // SAFETY: every entry below `top` was written by `defer` before `top` passed it,
+            // and `top` only moves down past entries here.
+            let (child, t) = unsafe { self.entries[self.top].assume_init() };
+            if t <= t_max {
+                return Some(child);
+            }
+        }
+        None
+    }
+}
+
+/// The children a node's boxes let through, with their entry distances, kept sorted nearest
+/// first (at most four: an insertion sort is all it needs).
+struct Hits {
+    entries: [(f32, usize); WIDTH],
+    len: usize,
+}
+
+impl Hits {
+    fn new() -> Self {
+        Self {
+            entries: [(0.0, 0); WIDTH],
+            len: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn insert(&mut self, t: f32, lane: usize) {
+        let mut k = self.len;
+        while k > 0 && self.entries[k - 1].0 > t {
+            self.entries[k] = self.entries[k - 1];
+            k -= 1;
+        }
+        self.entries[k] = (t, lane);
+        self.len += 1;
+    }
+
+    /// Appends an entry that is no nearer than any kept so far.
+    #[inline(always)]
+    fn push(&mut self, t: f32, lane: usize) {
+        self.entries[self.len] = (t, lane);
+        self.len += 1;
+    }
+
+    fn sorted(&self) -> &[(f32, usize)] {
+        &self.entries[..self.len]
+    }
+}
