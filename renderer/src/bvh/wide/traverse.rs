@@ -79,8 +79,23 @@ impl WideBvh {
             let n = &self.nodes[node as usize];
             count_boxes(n, counters);
             let (enter, leave) = wide.boxes(n, prepared.t_min, best_t);
-            let mut hits = Hits::new();
             let mut mask = enter.cmple(leave).bitmask();
+            if mask.count_ones() == 1 {
+                // One child: visit it, or test it if it is a leaf, with no ordering at all.
+                let lane = mask.trailing_zeros() as usize;
+                let count = n.count[lane];
+                if count == 0 {
+                    node = n.child[lane];
+                    continue;
+                }
+                let first = n.child[lane] as usize;
+                let range = first..first + count as usize;
+                self.test_leaf(range, &prepared, &mut best, &mut best_t, counters);
+                mask = 0;
+            }
+            let mut hits = Hits::new();
+            // Out of the register once: indexing a `Vec4` lane by lane is a jump table.
+            let enter = enter.to_array();
             while mask != 0 {
                 let lane = mask.trailing_zeros() as usize;
                 mask &= mask - 1;
@@ -257,6 +272,7 @@ struct Hits {
 }
 
 impl Hits {
+    #[inline(always)]
     fn new() -> Self {
         Self {
             entries: [(0.0, 0); WIDTH],
@@ -282,6 +298,7 @@ impl Hits {
         self.len += 1;
     }
 
+    #[inline(always)]
     fn sorted(&self) -> &[(f32, usize)] {
         &self.entries[..self.len]
     }
