@@ -333,7 +333,7 @@ fn bench_trace_reports_hits_and_throughput() {
     );
     let stdout = ok(&out);
     assert!(
-        stdout.contains("64×64 camera rays, 2 triangles, 1 thread"),
+        stdout.contains("64×64 camera rays, 2 triangles in the wide structure, 1 thread"),
         "{stdout}"
     );
     let hits: u64 = stdout
@@ -357,6 +357,54 @@ fn bench_trace_reports_hits_and_throughput() {
     let stdout = ok(&out);
     assert!(stdout.contains("8×8 × 3 camera rays"), "{stdout}");
     assert!(stdout.contains(" of 192 rays"), "{stdout}");
+
+    // The incoherent case: the reflection and refraction rays of a frame, in both
+    // structures, which find the same hits.
+    let quick = scene_path("quick");
+    let secondary = |accel: &str| {
+        let out = raylb(
+            dir.path(),
+            &[
+                "bench",
+                "trace",
+                quick.to_str().unwrap(),
+                "--rays",
+                "secondary",
+                "--accel",
+                accel,
+                "--width",
+                "24",
+                "--height",
+                "16",
+                "--repeat",
+                "1",
+            ],
+        );
+        let stdout = ok(&out);
+        assert!(
+            stdout.contains("reflection and refraction rays of a 24×16 frame"),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains(&format!("in the {accel} structure")),
+            "{stdout}"
+        );
+        stdout
+            .lines()
+            .find(|l| l.starts_with("hits"))
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(secondary("wide"), secondary("octree"));
+    // A bare mesh reflects nothing.
+    let out = raylb(
+        dir.path(),
+        &["bench", "trace", "--mesh", "sq.obj", "--rays", "secondary"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("spawns no reflection or refraction rays")
+    );
 }
 
 #[test]

@@ -857,6 +857,19 @@ pub(crate) struct TraceArgs {
     /// Timed repetitions; the best is reported.
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub(crate) repeat: u32,
+    /// Which rays: the frame's camera rays (coherent), or the reflection and refraction rays a
+    /// frame of the scene spawns (incoherent; recorded once, then traced in every pass).
+    #[arg(long, value_enum, default_value_t = RaySet::Camera)]
+    pub(crate) rays: RaySet,
+}
+
+/// The rays `bench trace` traces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum RaySet {
+    /// One per pixel and sample, from the camera.
+    Camera,
+    /// Every reflection and refraction ray of a frame.
+    Secondary,
 }
 
 /// Prints a command-line error on one line (help and version in full) and gives the exit

@@ -1,30 +1,50 @@
-//! `raylb bench trace`: closest-hit throughput of camera rays.
+//! `raylb bench trace`: closest-hit throughput of the traversal, on the camera rays of a frame
+//! (coherent) or on the reflection and refraction rays a frame spawns (incoherent).
 
-use std::num::NonZeroU32;
+use std::num::{NonZeroU32, NonZeroUsize};
+use std::ops::Range;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Result, anyhow, bail};
 use balancers::{Assignment, Balancer, BalancerKind, Spawn, TaskRunner};
 use renderer::bvh::{NoCounters, TestCounts, TraversalCounters};
-use renderer::integrator::{Tile, tiles};
+use renderer::film::Film;
+use renderer::geometry::Ray;
+use renderer::integrator::{RenderTask, Tile, Whitted, WorkerRays, tiles};
 use renderer::scene::Scene;
 use renderer::stats::counted;
+use renderer::watch::Unwatched;
 
-use crate::cli::{TraceArgs, threads};
+use crate::cli::{RaySet, TraceArgs, threads};
 use crate::progress::Progress;
 
-/// Traces the camera rays of a tile for their closest hit, nothing more, reporting every
-/// box and triangle test to a `C` (which [`NoCounters`] compiles away).
-struct CameraRays<'a, C> {
+/// A batch of rays one task traces.
+#[derive(Clone, Debug)]
+enum Batch {
+    /// The camera rays of a tile.
+    Tile(Tile),
+    /// Recorded rays, by their indices.
+    Recorded(Range<usize>),
+}
+
+/// Recorded rays a task traces at most: enough that a task costs far more than handing it
+/// out, few enough that every worker gets many.
+const RECORDED_PER_TASK: usize = 4096;
+
+/// Traces batches of rays for their closest hit, nothing more, reporting every box and
+/// triangle test to a `C` (which [`NoCounters`] compiles away).
+struct TraceRays<'a, C> {
     scene: &'a Scene,
+    recorded: &'a [Ray],
     counters: std::marker::PhantomData<C>,
 }
 
-impl<'a, C> CameraRays<'a, C> {
-    fn new(scene: &'a Scene) -> Self {
+impl<'a, C> TraceRays<'a, C> {
+    fn new(scene: &'a Scene, recorded: &'a [Ray]) -> Self {
         Self {
             scene,
+            recorded,
             counters: std::marker::PhantomData,
         }
     }
@@ -38,44 +58,129 @@ struct TraceCounts<C> {
     tests: C,
 }
 
-impl<C: TraversalCounters + Default + Send + Sync> TaskRunner<Tile> for CameraRays<'_, C> {
+impl<C: TraversalCounters> TraceCounts<C> {
+    #[inline(always)]
+    fn trace(&mut self, scene: &Scene, ray: &Ray) {
+        self.rays += 1;
+        self.hits += u64::from(
+            scene
+                .accel
+                .closest_hit_counted(ray, &mut self.tests)
+                .is_some(),
+        );
+    }
+}
+
+impl<C: TraversalCounters + Default + Send + Sync> TaskRunner<Batch> for TraceRays<'_, C> {
     type Local = TraceCounts<C>;
 
     fn local(&self, _worker: usize) -> TraceCounts<C> {
         TraceCounts::default()
     }
 
-    fn run<S: Spawn<Tile>>(&self, tile: Tile, counts: &mut TraceCounts<C>, _spawn: &mut S) {
+    fn run<S: Spawn<Batch>>(&self, batch: Batch, counts: &mut TraceCounts<C>, _spawn: &mut S) {
         let s = self.scene;
-        for y in tile.y0..tile.y1 {
-            for x in tile.x0..tile.x1 {
-                for &offset in s.samples.offsets() {
-                    let ray = s.camera.sample_ray(x, y, offset, s.width, s.height);
-                    counts.rays += 1;
-                    counts.hits += u64::from(
-                        s.accel
-                            .closest_hit_counted(&ray, &mut counts.tests)
-                            .is_some(),
-                    );
+        match batch {
+            Batch::Tile(tile) => {
+                for y in tile.y0..tile.y1 {
+                    for x in tile.x0..tile.x1 {
+                        for &offset in s.samples.offsets() {
+                            counts.trace(s, &s.camera.sample_ray(x, y, offset, s.width, s.height));
+                        }
+                    }
+                }
+            }
+            Batch::Recorded(range) => {
+                for ray in &self.recorded[range] {
+                    counts.trace(s, ray);
                 }
             }
         }
     }
 }
 
-/// Camera rays only: the traversal's throughput. The first pass counts box and triangle
-/// tests; the timed passes count nothing.
+/// Runs the Whitted integrator over a frame and records every reflection and refraction ray
+/// it traces, as the integrator asks for its closest hit.
+struct Recorder<'a>(Whitted<'a, Unwatched>);
+
+impl TaskRunner<RenderTask> for Recorder<'_> {
+    type Local = (WorkerRays, Vec<Ray>);
+
+    fn local(&self, worker: usize) -> Self::Local {
+        (self.0.local(worker), Vec::new())
+    }
+
+    fn run<S: Spawn<RenderTask>>(&self, task: RenderTask, local: &mut Self::Local, spawn: &mut S) {
+        if let RenderTask::Ray(ray) = &task {
+            local.1.push(Ray::new(ray.origin, ray.dir));
+        }
+        self.0.run(task, &mut local.0, spawn);
+    }
+}
+
+/// The secondary rays of a frame of `scene`, in the order one worker traces them.
+fn secondary_rays(scene: &Scene) -> Result<Vec<Ray>> {
+    let film = Film::try_new(scene.width, scene.height, false).map_err(|e| anyhow!(e))?;
+    let tasks: Vec<RenderTask> = tiles(
+        scene.width,
+        scene.height,
+        NonZeroU32::new(16).expect("not 0"),
+    )
+    .into_iter()
+    .map(RenderTask::Tile)
+    .collect();
+    let recorder = Recorder(Whitted::new(scene, &film, &Unwatched));
+    let outcome = BalancerKind::static_tiles(Assignment::Interleaved).run(
+        NonZeroUsize::MIN,
+        &tasks,
+        &recorder,
+    )?;
+    Ok(outcome
+        .locals
+        .into_iter()
+        .flat_map(|(_, rays)| rays)
+        .collect())
+}
+
+/// The traversal's throughput: the first pass counts box and triangle tests; the timed passes
+/// count nothing.
 pub(crate) fn run(args: &TraceArgs, quiet: bool) -> Result<ExitCode> {
     let scene = args.scene.load(&args.source, quiet)?;
     let workers = threads(Some(args.threads));
     let balancer = BalancerKind::static_tiles(Assignment::Interleaved);
-    let tasks = tiles(
-        scene.width,
-        scene.height,
-        NonZeroU32::new(16).expect("16 is not 0"),
-    );
+    let recorded = match args.rays {
+        RaySet::Camera => Vec::new(),
+        RaySet::Secondary => {
+            let rays = secondary_rays(&scene)?;
+            if rays.is_empty() {
+                bail!(
+                    "--rays secondary: a frame of {} spawns no reflection or refraction rays",
+                    scene.name
+                );
+            }
+            rays
+        }
+    };
+    let tasks: Vec<Batch> = match args.rays {
+        RaySet::Camera => tiles(
+            scene.width,
+            scene.height,
+            NonZeroU32::new(16).expect("not 0"),
+        )
+        .into_iter()
+        .map(Batch::Tile)
+        .collect(),
+        RaySet::Secondary => (0..recorded.len())
+            .step_by(RECORDED_PER_TASK)
+            .map(|start| Batch::Recorded(start..(start + RECORDED_PER_TASK).min(recorded.len())))
+            .collect(),
+    };
 
-    let first_pass = balancer.run(workers, &tasks, &CameraRays::<TestCounts>::new(&scene))?;
+    let first_pass = balancer.run(
+        workers,
+        &tasks,
+        &TraceRays::<TestCounts>::new(&scene, &recorded),
+    )?;
     let (mut rays, mut hits, mut boxes, mut triangles) = (0, 0, 0, 0);
     for c in &first_pass.locals {
         rays += c.rays;
@@ -87,7 +192,11 @@ pub(crate) fn run(args: &TraceArgs, quiet: bool) -> Result<ExitCode> {
     let mut progress = Progress::new(u64::from(args.repeat), "passes", quiet);
     for pass in 1..=args.repeat {
         let started = Instant::now();
-        let run = balancer.run(workers, &tasks, &CameraRays::<NoCounters>::new(&scene))?;
+        let run = balancer.run(
+            workers,
+            &tasks,
+            &TraceRays::<NoCounters>::new(&scene, &recorded),
+        )?;
         best = best.min(started.elapsed());
         progress.step(&format!(
             "pass {pass}/{}: {:.3} s",
@@ -98,17 +207,29 @@ pub(crate) fn run(args: &TraceArgs, quiet: bool) -> Result<ExitCode> {
         assert_eq!(again, hits, "timed passes find the same hits");
     }
     progress.finish();
+    let what = match args.rays {
+        RaySet::Camera => format!(
+            "{}×{}{} camera rays",
+            scene.width,
+            scene.height,
+            match scene.samples.count() {
+                1 => String::new(),
+                n => format!(" × {n}"),
+            }
+        ),
+        RaySet::Secondary => format!(
+            "{} of a {}×{} frame",
+            counted(rays, "reflection and refraction ray"),
+            scene.width,
+            scene.height
+        ),
+    };
     say!(
         quiet,
-        "{}: {}×{}{} camera rays, {}, {}, closest hit only",
+        "{}: {what}, {} in the {} structure, {}, closest hit only",
         scene.name,
-        scene.width,
-        scene.height,
-        match scene.samples.count() {
-            1 => String::new(),
-            n => format!(" × {n}"),
-        },
         counted(scene.stats.triangles as u64, "triangle"),
+        scene.accel.kind().name(),
         counted(workers.get() as u64, "thread")
     );
     say!(quiet, "hits    {hits} of {rays} rays");
