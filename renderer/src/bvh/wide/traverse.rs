@@ -74,72 +74,48 @@ impl WideBvh {
         let mut best_t = prepared.t_max;
         let mut best: Option<Candidate> = None;
         let mut stack = Stack::new();
-        let mut node = 0u32;
+        // The child visited now: a node or a leaf, as `WideNode` packs them.
+        let mut current = Child { reference: 0, count: 0 };
         loop {
-            let n = &self.nodes[node as usize];
-            count_boxes(n, counters);
-            let (enter, leave) = wide.boxes(n, prepared.t_min, best_t);
-            let mut mask = enter.cmple(leave).bitmask();
-            if mask.count_ones() == 1 {
-                // One child: visit it, or test it if it is a leaf, with no ordering at all.
-                let lane = mask.trailing_zeros() as usize;
-                let count = n.count[lane];
-                if count == 0 {
-                    node = n.child[lane];
+            if current.count != 0 {
+                let first = current.reference as usize;
+                let range = first..first + current.count as usize;
+                self.test_leaf(range, &prepared, &mut best, &mut best_t, counters);
+            } else {
+                let n = &self.nodes[current.reference as usize];
+                count_boxes(n, counters);
+                let (enter, leave) = wide.boxes(n, prepared.t_min, best_t);
+                let mask = enter.cmple(leave).bitmask();
+                if mask.count_ones() == 1 {
+                    // One child: on to it, with no ordering at all.
+                    let lane = mask.trailing_zeros() as usize;
+                    current = Child::of(n, lane);
                     continue;
                 }
-                let first = n.child[lane] as usize;
-                let range = first..first + count as usize;
-                self.test_leaf(range, &prepared, &mut best, &mut best_t, counters);
-                mask = 0;
-            }
-            let mut hits = Hits::new();
-            // Out of the register once: indexing a `Vec4` lane by lane is a jump table.
-            let enter = enter.to_array();
-            while mask != 0 {
-                let lane = mask.trailing_zeros() as usize;
-                mask &= mask - 1;
-                hits.insert(enter[lane], lane);
-            }
-            // Nearest first: a leaf is tested when its turn comes, the nearest inner node is
-            // visited next and the others wait on the stack, far ones below near ones.
-            let mut inner = Hits::new();
-            for &(t, lane) in hits.sorted() {
-                if t > best_t {
-                    break;
-                }
-                let count = n.count[lane];
-                if count != 0 {
-                    let first = n.child[lane] as usize;
-                    let range = first..first + count as usize;
-                    self.test_leaf(range, &prepared, &mut best, &mut best_t, counters);
-                } else {
-                    inner.push(t, n.child[lane] as usize);
-                }
-            }
-            let next = match inner.sorted() {
-                [] => None,
-                [nearest, rest @ ..] => {
-                    for &(t, child) in rest.iter().rev() {
-                        stack.defer(child as u32, t);
+                if mask != 0 {
+                    // Nearest next; the others wait on the stack, far ones below near ones.
+                    let hits = Hits::sorted(enter, mask);
+                    let (nearest, rest) = hits.entries[..hits.len]
+                        .split_first()
+                        .expect("at least two hits");
+                    for &(t, lane) in rest.iter().rev() {
+                        stack.defer(Child::of(n, lane), t);
                     }
-                    Some((nearest.1 as u32, nearest.0))
+                    current = Child::of(n, nearest.1);
+                    continue;
                 }
-            };
-            node = match next.filter(|&(_, t)| t <= best_t) {
-                Some((child, _)) => child,
-                None => match stack.pop_within(best_t) {
-                    Some(child) => child,
-                    None => {
-                        return best.map(|b| BvhHit {
-                            t: b.t,
-                            index: b.index,
-                            original: b.original,
-                            bary: barycentrics(b.uvw, b.det),
-                        });
-                    }
-                },
-            };
+            }
+            match stack.pop_within(best_t) {
+                Some(child) => current = child,
+                None => {
+                    return best.map(|b| BvhHit {
+                        t: b.t,
+                        index: b.index,
+                        original: b.original,
+                        bary: barycentrics(b.uvw, b.det),
+                    });
+                }
+            }
         }
     }
 
@@ -190,12 +166,12 @@ impl WideBvh {
             while mask != 0 {
                 let lane = mask.trailing_zeros() as usize;
                 mask &= mask - 1;
-                let count = n.count[lane] as usize;
-                if count == 0 {
-                    stack.defer(n.child[lane], 0.0);
+                let child = Child::of(n, lane);
+                if child.count == 0 {
+                    stack.defer(child, 0.0);
                 } else {
-                    let first = n.child[lane] as usize;
-                    if self.triangles[first..first + count]
+                    let first = child.reference as usize;
+                    if self.triangles[first..first + child.count as usize]
                         .iter()
                         .any(|t| t.intersect(&prepared, self.padding).is_some())
                     {
@@ -204,9 +180,26 @@ impl WideBvh {
                 }
             }
             match stack.pop_within(f32::INFINITY) {
-                Some(child) => node = child,
+                Some(child) => node = child.reference,
                 None => return false,
             }
+        }
+    }
+}
+
+/// A child of a node: an inner node (`count` 0) or a leaf's triangles.
+#[derive(Clone, Copy, Debug)]
+struct Child {
+    reference: u32,
+    count: u32,
+}
+
+impl Child {
+    #[inline(always)]
+    fn of(node: &WideNode, lane: usize) -> Self {
+        Self {
+            reference: node.child[lane],
+            count: node.count[lane],
         }
     }
 }
@@ -225,7 +218,7 @@ fn count_boxes<C: TraversalCounters>(node: &WideNode, counters: &mut C) {
 /// fixed size, and left uninitialised: it is set up for every ray, and clearing its
 /// [`STACK_SIZE`] entries would cost more than the traversal of a short ray.
 struct Stack {
-    entries: [MaybeUninit<(u32, f32)>; STACK_SIZE],
+    entries: [MaybeUninit<(Child, f32)>; STACK_SIZE],
     top: usize,
 }
 
@@ -238,19 +231,19 @@ impl Stack {
         }
     }
 
-    /// Keeps node `child`, entered at `t`, for later.
+    /// Keeps `child`, entered at `t`, for later.
     #[inline(always)]
-    fn defer(&mut self, child: u32, t: f32) {
+    fn defer(&mut self, child: Child, t: f32) {
         // Indexing checks the bound: the build keeps the tree shallow enough
         // (`STACK_SIZE`), and a deeper one would stop here rather than write past the end.
         self.entries[self.top].write((child, t));
         self.top += 1;
     }
 
-    /// The most recently kept node entered no later than `t_max`; those entered later are
+    /// The most recently kept child entered no later than `t_max`; those entered later are
     /// dropped on the way.
     #[inline(always)]
-    fn pop_within(&mut self, t_max: f32) -> Option<u32> {
+    fn pop_within(&mut self, t_max: f32) -> Option<Child> {
         while self.top > 0 {
             self.top -= 1;
             // SAFETY: every entry below `top` was written by `defer` before `top` passed it,
@@ -264,42 +257,35 @@ impl Stack {
     }
 }
 
-/// The children a node's boxes let through, with their entry distances, kept sorted nearest
-/// first (at most four: an insertion sort is all it needs).
+/// The children a node's boxes let through, with the distances at which the ray enters them,
+/// nearest first (at most four: an insertion sort is all it needs).
 struct Hits {
     entries: [(f32, usize); WIDTH],
     len: usize,
 }
 
 impl Hits {
+    /// The lanes of `mask`, sorted by their `enter` distances.
     #[inline(always)]
-    fn new() -> Self {
-        Self {
+    fn sorted(enter: Vec4, mut mask: u32) -> Self {
+        // Out of the register once: indexing a `Vec4` lane by lane is a jump table.
+        let enter = enter.to_array();
+        let mut hits = Self {
             entries: [(0.0, 0); WIDTH],
             len: 0,
+        };
+        while mask != 0 {
+            let lane = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            let t = enter[lane];
+            let mut k = hits.len;
+            while k > 0 && hits.entries[k - 1].0 > t {
+                hits.entries[k] = hits.entries[k - 1];
+                k -= 1;
+            }
+            hits.entries[k] = (t, lane);
+            hits.len += 1;
         }
-    }
-
-    #[inline(always)]
-    fn insert(&mut self, t: f32, lane: usize) {
-        let mut k = self.len;
-        while k > 0 && self.entries[k - 1].0 > t {
-            self.entries[k] = self.entries[k - 1];
-            k -= 1;
-        }
-        self.entries[k] = (t, lane);
-        self.len += 1;
-    }
-
-    /// Appends an entry that is no nearer than any kept so far.
-    #[inline(always)]
-    fn push(&mut self, t: f32, lane: usize) {
-        self.entries[self.len] = (t, lane);
-        self.len += 1;
-    }
-
-    #[inline(always)]
-    fn sorted(&self) -> &[(f32, usize)] {
-        &self.entries[..self.len]
+        hits
     }
 }
