@@ -100,6 +100,15 @@ pub fn check_gpu_scene(scene: &Scene) -> Result<(), GpuError> {
             scene.accel.kind().name()
         )));
     }
+    check_gpu_samples(scene)
+}
+
+/// Refuses a scene of more than one sample per pixel: the kernels trace the pixel's centre
+/// alone. (Its structure can be changed, [`Scene::with_accel`]; its samples cannot.)
+///
+/// # Errors
+/// When the scene has more than one sample per pixel.
+pub fn check_gpu_samples(scene: &Scene) -> Result<(), GpuError> {
     let samples = scene.samples.count();
     if samples > 1 {
         return Err(GpuError::Request(format!(

@@ -58,7 +58,7 @@ pub struct SceneReport {
 pub struct BvhReport {
     /// Which structure: `wide` or `octree`.
     pub structure: &'static str,
-    /// Nodes per flattened order.
+    /// Nodes (per flattened order, in the octree).
     pub nodes: usize,
     /// Leaves.
     pub leaves: usize,
@@ -66,7 +66,7 @@ pub struct BvhReport {
     pub depth: u32,
     /// Most triangles in a leaf.
     pub max_leaf_triangles: u32,
-    /// Bytes of the node and triangle arrays (all eight orders).
+    /// Bytes of the node and triangle arrays (all eight orders, in the octree).
     pub bytes: usize,
     /// Seconds to build and flatten.
     pub build_seconds: f64,

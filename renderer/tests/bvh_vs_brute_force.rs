@@ -5,7 +5,7 @@
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use renderer::accel::{Accel, AccelKind};
-use renderer::bvh::{BvhSettings, OctreeBvh};
+use renderer::bvh::{BvhSettings, OctreeBvh, WideBvh};
 use renderer::geometry::{PreparedRay, Ray, Triangle};
 use renderer::math::{Vec3, normalize};
 
@@ -368,4 +368,63 @@ fn stats_describe_the_tree() {
     let lo = vertices().fold(Vec3::splat(f32::INFINITY), Vec3::min);
     let hi = vertices().fold(Vec3::splat(f32::NEG_INFINITY), Vec3::max);
     assert_eq!(b.extent(), hi - lo);
+}
+
+#[test]
+fn a_tree_deeper_than_the_heuristic_goes() {
+    // Triangles spaced ever wider apart along x: the surface area heuristic peels them off one
+    // by one, so the wide BVH's binary tree reaches the depth past which it splits at the
+    // median, and the traversal's stack bound is exercised.
+    let triangles: Vec<Triangle> = (0..600)
+        .map(|k| {
+            let x = 2f32.powf(k as f32 / 12.0);
+            let s = x * 0.01;
+            tri([x, 0.0, 0.0], [x + s, 0.0, s], [x, s, 0.0])
+        })
+        .collect();
+    let bvh = WideBvh::build(&triangles, BvhSettings::default());
+    // Four children per node halve the binary tree's depth: past 20 wide levels, the binary
+    // tree went past the heuristic's 40.
+    assert!(bvh.stats().depth > 20, "depth {}", bvh.stats().depth);
+    for kind in STRUCTURES {
+        check_one("deep", kind, &triangles, BvhSettings::default(), 20_000, 70);
+    }
+}
+
+#[test]
+fn rays_running_in_the_planes_of_the_wide_nodes_boxes() {
+    // An origin coordinate on a box plane with a zero direction component along it gives
+    // 0 · ∞ = NaN in the box test, which must constrain nothing.
+    let triangles = soup(&mut StdRng::seed_from_u64(8), 300);
+    let wide = WideBvh::build(&triangles, BvhSettings::default());
+    let padding = wide.padding();
+    let mut rng = StdRng::seed_from_u64(80);
+    let mut hits = 0;
+    for _ in 0..20_000 {
+        let node = &wide.nodes()[rng.random_range(0..wide.nodes().len())];
+        let lane = rng.random_range(0..4);
+        if node.child[lane] == renderer::bvh::wide::EMPTY {
+            continue;
+        }
+        let plane = rng.random_range(0..6);
+        let axis = plane / 2;
+        let target = triangles[rng.random_range(0..triangles.len())].v[0];
+        let mut origin = random_point(&mut rng, -1.5, 1.5);
+        origin[axis] = node.planes[plane][lane];
+        let mut dir = target - origin;
+        dir[axis] = if rng.random::<bool>() { 0.0 } else { -0.0 };
+        if dir.length_squared() == 0.0 {
+            continue;
+        }
+        let ray = Ray::new(origin, dir);
+        let expected = brute_force(&triangles, padding, &ray);
+        hits += usize::from(expected.is_some());
+        assert_eq!(
+            wide.closest_hit(&ray).map(|h| (h.t.to_bits(), h.original)),
+            expected,
+            "{ray:?}"
+        );
+        assert_eq!(wide.occluded(&ray), expected.is_some(), "{ray:?}");
+    }
+    assert!(hits > 100, "only {hits} hits");
 }

@@ -675,4 +675,16 @@ fn structures_are_named_where_they_apply() {
         ],
         &["--accel wide: the GPU kernels traverse the octree"],
     );
+    refused(
+        &["render", &quick, "-o", "q.png", "--bvh-depth", "4"],
+        &["--bvh-depth applies to --accel octree"],
+    );
+    refused(
+        &["validate", &quick, "--accels", "wide", "--bvh-depth", "4"],
+        &["--bvh-depth applies to --accel octree"],
+    );
+    refused(
+        &["bench", "trace", &quick, "--bvh-depth", "4"],
+        &["--bvh-depth applies to --accel octree"],
+    );
 }

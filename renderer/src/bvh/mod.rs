@@ -32,7 +32,7 @@ pub use flat::{FlatNode, MAX_LEAF_SIZE, MAX_TRIANGLES};
 pub use traverse::{BvhHit, NoCounters, TestCounts, TraversalCounters};
 pub use wide::WideBvh;
 
-use traverse::Candidate;
+use traverse::Closest;
 
 /// How far the boxes of a hierarchy over triangles bounded by `bounds` are grown beyond their
 /// triangles: the same for every structure built over the same triangles, so that the
@@ -70,15 +70,16 @@ pub struct BvhStats {
     pub structure: &'static str,
     /// Triangles stored.
     pub triangles: usize,
-    /// Nodes in one flattened order (each of the eight orders has the same nodes).
+    /// Nodes: of the wide BVH, or of one of the octree's eight flattened orders (each has the
+    /// same nodes).
     pub nodes: usize,
-    /// Leaves among them.
+    /// Leaves (in the wide BVH, children that hold triangles).
     pub leaves: usize,
     /// Depth of the deepest leaf (the root has depth 0).
     pub depth: u32,
     /// Most triangles in one leaf.
     pub max_leaf_triangles: u32,
-    /// Bytes of the eight node arrays plus the triangle and index arrays.
+    /// Bytes of the node arrays (the octree's eight) plus the triangle and index arrays.
     pub bytes: usize,
     /// Time taken to build and flatten.
     pub build_time: Duration,

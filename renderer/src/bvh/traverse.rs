@@ -1,8 +1,10 @@
 //! Stackless traversal of a flattened order.
 
-use crate::geometry::{PreparedRay, Ray, barycentrics};
+use std::ops::Range;
 
-use super::{FlatNode, OctreeBvh};
+use crate::geometry::{PreparedRay, Ray, Triangle, barycentrics};
+
+use super::OctreeBvh;
 
 /// The closest hit of a ray.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -20,12 +22,86 @@ pub struct BvhHit {
 
 /// The closest hit so far of a traversal, with the edge functions it will divide once.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Candidate {
-    pub(super) t: f32,
-    pub(super) index: u32,
-    pub(super) original: u32,
-    pub(super) uvw: [f32; 3],
-    pub(super) det: f32,
+struct Candidate {
+    t: f32,
+    index: u32,
+    original: u32,
+    uvw: [f32; 3],
+    det: f32,
+}
+
+/// What every structure's closest-hit traversal keeps: the closest hit so far and the
+/// distance beyond which nothing can beat it, and the one test of a leaf's triangles that
+/// decides it (the tie rule included), so that all structures find the same hit.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Closest {
+    best: Option<Candidate>,
+    /// The closest hit's distance, or the ray's `t_max` before any.
+    t: f32,
+}
+
+impl Closest {
+    /// Nothing found yet along a ray that ends at `t_max`.
+    #[inline(always)]
+    pub(super) fn new(t_max: f32) -> Self {
+        Self {
+            best: None,
+            t: t_max,
+        }
+    }
+
+    /// The distance beyond which nothing can be closer (a hit at this distance can still win
+    /// a tie).
+    #[inline(always)]
+    pub(super) fn t(&self) -> f32 {
+        self.t
+    }
+
+    /// Tests the triangles `range` of a structure's leaf order (`triangles`, with their input
+    /// indices `ids`), keeping the closest hit: the smallest `t`, equal `t` broken by the
+    /// smaller input index. Kept out of line: leaves are tested a few times per ray, boxes
+    /// dozens of times, and the box loop runs faster with the registers to itself.
+    #[inline(never)]
+    pub(super) fn test_leaf<C: TraversalCounters>(
+        &mut self,
+        (triangles, ids): (&[Triangle], &[u32]),
+        range: Range<usize>,
+        ray: &PreparedRay,
+        padding: f32,
+        counters: &mut C,
+    ) {
+        for k in range {
+            counters.triangle_test();
+            if let Some((t, uvw, det)) = triangles[k].intersect_unnormalised(ray, padding) {
+                let original = ids[k];
+                let closer = match self.best {
+                    None => t < self.t,
+                    Some(b) => t < b.t || (t == b.t && original < b.original),
+                };
+                if closer {
+                    self.t = t;
+                    self.best = Some(Candidate {
+                        t,
+                        index: k as u32,
+                        original,
+                        uvw,
+                        det,
+                    });
+                }
+            }
+        }
+    }
+
+    /// The closest hit, its barycentrics divided out once.
+    #[inline(always)]
+    pub(super) fn hit(self) -> Option<BvhHit> {
+        self.best.map(|b| BvhHit {
+            t: b.t,
+            index: b.index,
+            original: b.original,
+            bary: barycentrics(b.uvw, b.det),
+        })
+    }
 }
 
 /// Receives a count of every box and triangle test, for benchmarks. [`NoCounters`] compiles
@@ -85,15 +161,15 @@ impl OctreeBvh {
     ) -> Option<BvhHit> {
         let ray = PreparedRay::new(ray);
         let nodes = &self.orders[ray.octant()];
-        let mut best_t = ray.t_max;
-        let mut best: Option<Candidate> = None;
+        let mut closest = Closest::new(ray.t_max);
         let mut i = 0;
         while let Some(node) = nodes.get(i) {
             counters.box_test();
-            let (enter, leave) = ray.slab(node, ray.t_min, best_t);
+            let (enter, leave) = ray.slab(node, ray.t_min, closest.t());
             let hit = enter <= leave;
             if hit && node.leaf() != 0 {
-                self.test_leaf(node, &ray, &mut best, &mut best_t, counters);
+                let leaf = (self.triangles.as_slice(), self.ids.as_slice());
+                closest.test_leaf(leaf, node.leaf_range(), &ray, self.padding, counters);
             }
             // Down into an inner node that was hit, past the subtree otherwise. A branch, not
             // a select: predicted, it lets the next node's load start before this test ends.
@@ -103,47 +179,7 @@ impl OctreeBvh {
                 node.skip() as usize
             };
         }
-        best.map(|b| BvhHit {
-            t: b.t,
-            index: b.index,
-            original: b.original,
-            bary: barycentrics(b.uvw, b.det),
-        })
-    }
-
-    /// Tests the triangles of a leaf whose box the ray hits, keeping the closest hit. Kept out
-    /// of line: leaves are tested a few times per ray, boxes dozens of times, and the box loop
-    /// runs faster with the registers to itself.
-    #[inline(never)]
-    fn test_leaf<C: TraversalCounters>(
-        &self,
-        node: &FlatNode,
-        ray: &PreparedRay,
-        best: &mut Option<Candidate>,
-        best_t: &mut f32,
-        counters: &mut C,
-    ) {
-        for k in node.leaf_range() {
-            counters.triangle_test();
-            if let Some((t, uvw, det)) = self.triangles[k].intersect_unnormalised(ray, self.padding)
-            {
-                let original = self.ids[k];
-                let closer = match best {
-                    None => t < *best_t,
-                    Some(b) => t < b.t || (t == b.t && original < b.original),
-                };
-                if closer {
-                    *best_t = t;
-                    *best = Some(Candidate {
-                        t,
-                        index: k as u32,
-                        original,
-                        uvw,
-                        det,
-                    });
-                }
-            }
-        }
+        closest.hit()
     }
 
     /// Whether any triangle blocks the ray within `(t_min, t_max)`: the shadow-ray query.

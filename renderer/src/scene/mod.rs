@@ -101,15 +101,20 @@ pub struct SceneOverrides {
     /// The acceleration structure (default [`AccelKind::Wide`]).
     pub accel: Option<AccelKind>,
     /// Bytes the scene may take once built: its triangles are bounded by it, at
-    /// [`BYTES_PER_TRIANGLE`] each, as well as by [`MAX_SCENE_TRIANGLES`].
+    /// [`AccelKind::bytes_per_triangle`] each, as well as by [`MAX_SCENE_TRIANGLES`].
     pub memory: Option<u64>,
 }
 
 impl SceneOverrides {
+    /// The structure the scene will be built in.
+    pub fn accel_kind(&self) -> AccelKind {
+        self.accel.unwrap_or_default()
+    }
+
     /// The most triangles the scene may have.
     pub fn triangle_budget(&self) -> usize {
         let by_memory = self.memory.map_or(usize::MAX, |m| {
-            usize::try_from(m / BYTES_PER_TRIANGLE).unwrap_or(usize::MAX)
+            usize::try_from(m / self.accel_kind().bytes_per_triangle()).unwrap_or(usize::MAX)
         });
         by_memory.min(MAX_SCENE_TRIANGLES)
     }
@@ -120,8 +125,10 @@ impl SceneOverrides {
         let budget = self.triangle_budget();
         match self.memory {
             Some(m) if budget < MAX_SCENE_TRIANGLES => format!(
-                "{budget} triangles fit in the {} of memory at hand (about {BYTES_PER_TRIANGLE} bytes each)",
-                crate::memory::format_bytes(m)
+                "{budget} triangles fit in the {} of memory at hand (about {} bytes each in the {} structure)",
+                crate::memory::format_bytes(m),
+                self.accel_kind().bytes_per_triangle(),
+                self.accel_kind().name()
             ),
             _ => format!("a scene may have at most {MAX_SCENE_TRIANGLES} triangles"),
         }
@@ -226,8 +233,8 @@ impl Scene {
         }
         // Back to the input's order, the order of the closest-hit rule's ties.
         let ids = self.accel.original_indices();
-        let mut triangles = self.accel.triangles().to_vec();
-        let mut shading = self.shading.clone();
+        let mut triangles = vec![bytemuck::Zeroable::zeroed(); ids.len()];
+        let mut shading = vec![bytemuck::Zeroable::zeroed(); ids.len()];
         for (k, &i) in ids.iter().enumerate() {
             triangles[i as usize] = self.accel.triangles()[k];
             shading[i as usize] = self.shading[k];
@@ -475,6 +482,18 @@ impl Scene {
             background: Vec3::from(config.render.background.0),
             ray_offset: 0.0,
         };
+        if config.bvh.max_depth.is_some()
+            && overrides.bvh_max_depth.is_none()
+            && overrides.accel_kind() != AccelKind::Octree
+        {
+            reads.warn_once(
+                path,
+                format!(
+                    "{}: [bvh] max_depth shapes the octree alone (--accel octree); the wide BVH splits by the surface area heuristic",
+                    path.display()
+                ),
+            );
+        }
         let bvh = BvhSettings {
             leaf_size: overrides
                 .leaf_size
@@ -694,15 +713,10 @@ impl Default for MeshFraming {
     }
 }
 
-/// The most triangles a scene may have: about 7.3 GiB at [`BYTES_PER_TRIANGLE`], a bound that
-/// turns an absurd config into an error instead of exhausting memory.
+/// The most triangles a scene may have: about 4.3 GiB in the wide BVH and 7.3 GiB in the
+/// octree (see [`AccelKind::bytes_per_triangle`]), a bound that turns an absurd config into an
+/// error instead of exhausting memory.
 pub const MAX_SCENE_TRIANGLES: usize = 20_000_000;
-
-/// What a triangle costs at the peak of loading a scene: the triangle, its shading data, its
-/// share of the BVH's eight node orders, and the build's working arrays. Measured as the peak
-/// resident memory of `raylb render` on heightfields of 2,097,152 and 8,388,608 triangles
-/// (823 MiB and 3,140 MiB): 386 bytes per triangle between the two, rounded up.
-pub const BYTES_PER_TRIANGLE: u64 = 390;
 
 /// Whether building a scene may read the mesh files it names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

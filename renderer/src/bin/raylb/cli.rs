@@ -216,8 +216,9 @@ pub(crate) struct SceneArgs {
     /// Triangles per BVH leaf (1 to 31), instead of the scene's (default 4).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=31))]
     pub(crate) leaf_size: Option<u32>,
-    /// BVH depth at which octree splitting stops (1 to 64), instead of the scene's (default
-    /// 24); deeper nodes split by input order only, at most eight children each.
+    /// With --accel octree: the depth at which octant splitting stops (1 to 64), instead of
+    /// the scene's (default 24); deeper nodes split by input order only, at most eight
+    /// children each.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
     pub(crate) bvh_depth: Option<u32>,
     /// The memory the scene and each frame may take, checked before they are built: 512M,
@@ -239,6 +240,22 @@ impl SceneSource {
 }
 
 impl SceneArgs {
+    /// Refuses `--bvh-depth` unless the octree is among `structures`: the wide BVH has no
+    /// depth at which a heuristic stops.
+    pub(crate) fn check_bvh_depth(&self, structures: &[AccelKind]) -> Result<()> {
+        if self.bvh_depth.is_some() && !structures.contains(&AccelKind::Octree) {
+            bail!(
+                "--bvh-depth applies to --accel octree; the wide BVH splits by the surface area heuristic"
+            );
+        }
+        Ok(())
+    }
+
+    /// The structure these settings build.
+    pub(crate) fn accel_kind(&self) -> AccelKind {
+        self.accel.map_or_else(AccelKind::default, AccelKind::from)
+    }
+
     /// These settings for a scene the GPU renders: the GPU kernels traverse the octree, so it
     /// is the structure unless `--accel` names another, which is refused.
     pub(crate) fn for_gpu(&self) -> Result<SceneArgs> {

@@ -44,6 +44,7 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
         DeviceName::Cpu => args.scene.clone(),
         DeviceName::Gpu => args.scene.for_gpu()?,
     };
+    scene_args.check_bvh_depth(&[scene_args.accel_kind()])?;
     // The device and balancer are checked before the scene is loaded: a missing GPU is
     // reported at once.
     let device = match args.run.device {

@@ -29,8 +29,10 @@ const PARALLEL_THRESHOLD: usize = 4096;
 /// log2 of the triangle count, 67 for the most triangles a BVH can hold).
 const SAH_DEPTH: u32 = 40;
 
-/// The most entries the traversal's stack can hold: every level of a wide node leaves at
-/// most three siblings behind, and the wide tree is no deeper than the binary one.
+/// The most entries the traversal's stack can hold. The binary tree's inner nodes are at most
+/// `SAH_DEPTH + 27` deep (27: median splits of at most 2^27 triangles), every wide node is a
+/// deeper binary inner node than its parent, and each query visits one child of a node next
+/// and leaves at most the other three on the stack: three entries per level, plus one.
 pub(super) const STACK_SIZE: usize = 3 * (SAH_DEPTH as usize + 27) + 1;
 
 /// What the build hands to [`WideBvh`](super::WideBvh).
@@ -305,6 +307,7 @@ fn emit(
         let b = child.bounds().padded(out.padding);
         let (reference, count) = match child {
             Binary::Leaf { range, .. } => {
+                debug_assert!(!range.is_empty(), "a leaf has triangles");
                 let first = out.triangles.len() as u32;
                 for &i in &items[range.clone()] {
                     out.triangles.push(input.triangles[i as usize]);

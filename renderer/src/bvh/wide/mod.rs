@@ -13,9 +13,9 @@
 //! index, or the first triangle of a leaf) and its triangle count (0 for an inner node).
 //!
 //! *Traverse* ([`traverse`]): the ray's per-axis near and far planes are chosen once, from the
-//! signs of its direction; a node's four boxes are tested at once, the children hit are
-//! visited nearest first (leaves tested at once, inner nodes pushed far to near on a stack of
-//! fixed size), and a node popped behind the closest hit so far is skipped.
+//! signs of its direction; a node's four boxes are tested at once, and the children hit are
+//! visited nearest first: the nearest next, the others (leaves and nodes alike) pushed far to
+//! near on a stack of fixed size, and a child popped behind the closest hit so far is skipped.
 //!
 //! The closest hit is the octree's: the smallest `t`, equal `t` broken by the smaller original
 //! index, each triangle tested by the same watertight test with the same padding, so the two
@@ -74,9 +74,10 @@ impl WideBvh {
     /// of the closest-hit rule); `settings.leaf_size` bounds a leaf's triangles.
     ///
     /// # Panics
-    /// On a leaf size out of `1..=MAX_LEAF_SIZE`, or more than `MAX_TRIANGLES` triangles;
-    /// callers validate both first.
+    /// On no triangles, a leaf size out of `1..=MAX_LEAF_SIZE`, or more than `MAX_TRIANGLES`
+    /// triangles; callers validate all three first (a scene has at least one triangle).
     pub fn build(triangles: &[Triangle], settings: BvhSettings) -> Self {
+        assert!(!triangles.is_empty(), "a hierarchy over no triangles");
         assert!(
             (1..=super::MAX_LEAF_SIZE).contains(&settings.leaf_size),
             "leaf size out of range"

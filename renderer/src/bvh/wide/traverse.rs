@@ -4,9 +4,9 @@ use std::mem::MaybeUninit;
 
 use glam::Vec4;
 
-use crate::geometry::{PreparedRay, Ray, barycentrics};
+use crate::geometry::{PreparedRay, Ray};
 
-use super::super::{BvhHit, Candidate, NoCounters, TraversalCounters};
+use super::super::{BvhHit, Closest, NoCounters, TraversalCounters};
 use super::build::STACK_SIZE;
 use super::{WIDTH, WideBvh, WideNode};
 
@@ -71,25 +71,27 @@ impl WideBvh {
     ) -> Option<BvhHit> {
         let prepared = PreparedRay::new(ray);
         let wide = WideRay::new(&prepared);
-        let mut best_t = prepared.t_max;
-        let mut best: Option<Candidate> = None;
+        let mut closest = Closest::new(prepared.t_max);
         let mut stack = Stack::new();
         // The child visited now: a node or a leaf, as `WideNode` packs them.
-        let mut current = Child { reference: 0, count: 0 };
+        let mut current = Child {
+            reference: 0,
+            count: 0,
+        };
         loop {
             if current.count != 0 {
                 let first = current.reference as usize;
                 let range = first..first + current.count as usize;
-                self.test_leaf(range, &prepared, &mut best, &mut best_t, counters);
+                let leaf = (self.triangles.as_slice(), self.ids.as_slice());
+                closest.test_leaf(leaf, range, &prepared, self.padding, counters);
             } else {
                 let n = &self.nodes[current.reference as usize];
                 count_boxes(n, counters);
-                let (enter, leave) = wide.boxes(n, prepared.t_min, best_t);
+                let (enter, leave) = wide.boxes(n, prepared.t_min, closest.t());
                 let mask = enter.cmple(leave).bitmask();
-                if mask.count_ones() == 1 {
+                if mask != 0 && mask & (mask - 1) == 0 {
                     // One child: on to it, with no ordering at all.
-                    let lane = mask.trailing_zeros() as usize;
-                    current = Child::of(n, lane);
+                    current = Child::of(n, mask.trailing_zeros() as usize);
                     continue;
                 }
                 if mask != 0 {
@@ -105,55 +107,17 @@ impl WideBvh {
                     continue;
                 }
             }
-            match stack.pop_within(best_t) {
+            match stack.pop_within(closest.t()) {
                 Some(child) => current = child,
-                None => {
-                    return best.map(|b| BvhHit {
-                        t: b.t,
-                        index: b.index,
-                        original: b.original,
-                        bary: barycentrics(b.uvw, b.det),
-                    });
-                }
-            }
-        }
-    }
-
-    /// Tests the triangles `range` of a leaf, keeping the closest hit.
-    #[inline(never)]
-    fn test_leaf<C: TraversalCounters>(
-        &self,
-        range: std::ops::Range<usize>,
-        ray: &PreparedRay,
-        best: &mut Option<Candidate>,
-        best_t: &mut f32,
-        counters: &mut C,
-    ) {
-        for k in range {
-            counters.triangle_test();
-            if let Some((t, uvw, det)) = self.triangles[k].intersect_unnormalised(ray, self.padding)
-            {
-                let original = self.ids[k];
-                let closer = match best {
-                    None => t < *best_t,
-                    Some(b) => t < b.t || (t == b.t && original < b.original),
-                };
-                if closer {
-                    *best_t = t;
-                    *best = Some(Candidate {
-                        t,
-                        index: k as u32,
-                        original,
-                        uvw,
-                        det,
-                    });
-                }
+                None => return closest.hit(),
             }
         }
     }
 
     /// Whether any triangle blocks the ray within `(t_min, t_max)`: the shadow-ray query.
-    /// Stops at the first blocker found; the answer does not depend on which one it is.
+    /// Stops at the first blocker found; the answer does not depend on which one it is, so
+    /// children are taken in lane order: leaves tested at once, the first inner child hit
+    /// visited next and the others left on the stack.
     pub fn occluded(&self, ray: &Ray) -> bool {
         let prepared = PreparedRay::new(ray);
         let wide = WideRay::new(&prepared);
@@ -163,13 +127,12 @@ impl WideBvh {
             let n = &self.nodes[node as usize];
             let (enter, leave) = wide.boxes(n, prepared.t_min, prepared.t_max);
             let mut mask = enter.cmple(leave).bitmask();
+            let mut next = None;
             while mask != 0 {
                 let lane = mask.trailing_zeros() as usize;
                 mask &= mask - 1;
                 let child = Child::of(n, lane);
-                if child.count == 0 {
-                    stack.defer(child, 0.0);
-                } else {
+                if child.count != 0 {
                     let first = child.reference as usize;
                     if self.triangles[first..first + child.count as usize]
                         .iter()
@@ -177,12 +140,19 @@ impl WideBvh {
                     {
                         return true;
                     }
+                } else if next.is_none() {
+                    next = Some(child.reference);
+                } else {
+                    stack.defer(child, 0.0);
                 }
             }
-            match stack.pop_within(f32::INFINITY) {
-                Some(child) => node = child.reference,
-                None => return false,
-            }
+            node = match next {
+                Some(child) => child,
+                None => match stack.pop_within(f32::INFINITY) {
+                    Some(child) => child.reference,
+                    None => return false,
+                },
+            };
         }
     }
 }
@@ -214,7 +184,7 @@ fn count_boxes<C: TraversalCounters>(node: &WideNode, counters: &mut C) {
     }
 }
 
-/// Inner nodes waiting to be visited, with the distance at which the ray enters each; of
+/// Children waiting to be visited, with the distance at which the ray enters each; of
 /// fixed size, and left uninitialised: it is set up for every ray, and clearing its
 /// [`STACK_SIZE`] entries would cost more than the traversal of a short ray.
 struct Stack {

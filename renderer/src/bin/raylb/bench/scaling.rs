@@ -55,6 +55,7 @@ pub(crate) fn run(args: &ScalingArgs, quiet: bool) -> Result<ExitCode> {
             file.display()
         );
     }
+    args.scene.check_bvh_depth(&[args.scene.accel_kind()])?;
     let scene = args.scene.load(
         &SceneSource {
             scene: Some(file),

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow, bail};
 use minifb::{Key, KeyRepeat, MouseButton, MouseMode, Window, WindowOptions};
 use renderer::accel::AccelKind;
-use renderer::gpu::{Gpu, GpuError, check_gpu_scene};
+use renderer::gpu::{Gpu, GpuError, check_gpu_samples};
 use renderer::live::{FrameJob, LiveFrame};
 use renderer::output::{io_reason, write_png};
 use renderer::preview::{Layer, Pixels, Preview};
@@ -68,9 +68,10 @@ pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
         DeviceName::Cpu => args.scene.clone(),
         DeviceName::Gpu => args.scene.for_gpu()?,
     };
+    scene_args.check_bvh_depth(&[scene_args.accel_kind()])?;
     let scene = scene_args.load(&args.source, args.quiet)?;
     outputs.check_inputs(&scene.inputs)?;
-    let gpu = match (gpu, check_gpu_scene(&scene)) {
+    let gpu = match (gpu, check_gpu_samples(&scene)) {
         (Some(_), Err(e)) if args.run.device == DeviceName::Gpu => bail!("--device gpu: {e}"),
         (Some(_), Err(e)) => {
             if !args.quiet {
@@ -194,6 +195,13 @@ impl Viewer {
         if let Some(live) = self.live.take() {
             // Its workers are all joined when this returns; its partial film is dropped.
             live.cancel()?;
+        }
+        // The GPU's balancers traverse the octree: a scene in another structure is rebuilt in
+        // it before one of them renders.
+        if matches!(self.lineup.engine(), Engine::Gpu(_)) {
+            if let Some(scene) = self.scene.with_accel(AccelKind::Octree) {
+                self.scene = Arc::new(scene);
+            }
         }
         if self.fly.viewpoint != self.scene.viewpoint {
             let camera = self
@@ -462,6 +470,14 @@ impl Viewer {
     /// A: the scene's triangles in the other acceleration structure. The running frame is
     /// cancelled first (it holds the scene); the image stays the same, only its speed changes.
     fn switch_accel(&mut self) -> Result<()> {
+        if matches!(self.lineup.engine(), Engine::Gpu(_)) {
+            if !self.quiet {
+                errln!(
+                    "raylb: the GPU's balancers traverse the octree; A switches structure for the CPU's (B to pick one)"
+                );
+            }
+            return Ok(());
+        }
         if let Some(live) = self.live.take() {
             live.cancel()?;
         }
