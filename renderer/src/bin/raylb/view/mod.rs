@@ -198,10 +198,10 @@ impl Viewer {
         }
         // The GPU's balancers traverse the octree: a scene in another structure is rebuilt in
         // it before one of them renders.
-        if matches!(self.lineup.engine(), Engine::Gpu(_)) {
-            if let Some(scene) = self.scene.with_accel(AccelKind::Octree) {
-                self.scene = Arc::new(scene);
-            }
+        if matches!(self.lineup.engine(), Engine::Gpu(_))
+            && let Some(scene) = self.scene.with_accel(AccelKind::Octree)
+        {
+            self.scene = Arc::new(scene);
         }
         if self.fly.viewpoint != self.scene.viewpoint {
             let camera = self
