@@ -86,15 +86,18 @@ impl SceneError {
     }
 }
 
-/// The key whose value starts at the end of `line_prefix`: the name before the last `=`.
+/// The key whose value starts at the end of `line_prefix`: the name before the last `=`. A
+/// quoted key may hold any letters (`"gölden"`), and what comes before the name may be any
+/// character (a byte-order mark), so the name starts after the last character that cannot be
+/// part of it, however many bytes that character takes.
 fn key_before(line_prefix: &str) -> Option<String> {
     let eq = line_prefix.rfind('=')?;
     let name = line_prefix[..eq].trim_end();
     let start = name
-        .rfind(|c: char| {
-            !(c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '"' || c == '.')
-        })
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| !(c.is_alphanumeric() || c == '_' || c == '-' || c == '"' || c == '.'))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let key = name[start..].trim_matches('"');
     (!key.is_empty()).then(|| key.to_string())
 }
@@ -147,6 +150,25 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "bunny.ply:3:10: unknown property type `flaot`"
+        );
+    }
+
+    #[test]
+    fn names_a_quoted_key_of_any_letters() {
+        let src = "[materials]\n\"gölden\" = 5\n";
+        let e = SceneError::at_span(Path::new("s.toml"), src, 24..25, "expected a table");
+        assert_eq!(e.to_string(), "s.toml:2:12: `gölden`: expected a table");
+    }
+
+    #[test]
+    fn a_key_after_a_byte_order_mark_is_an_error_not_a_panic() {
+        // Found by `fuzz/` (target `scene`): a byte-order mark, a key and no value.
+        let src = std::str::from_utf8(b"\xef\xbb\xbfi=").unwrap();
+        let e = crate::scene::Scene::from_toml(Path::new("s.toml"), src, Default::default())
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "s.toml:1:4: `i`: string values must be quoted, expected literal string"
         );
     }
 
