@@ -20,6 +20,8 @@ while [ $# -gt 0 ]; do
         *) meshes+=("$1"); shift ;;
     esac
 done
+case "$accel" in wide|octree) ;; *) echo "--accel: wide or octree, not $accel" >&2; exit 2 ;; esac
+case "$rounds" in ''|*[!0-9]*|0) echo "--rounds: a whole number from 1, not $rounds" >&2; exit 2 ;; esac
 if [ ${#meshes[@]} -eq 0 ]; then
     meshes=(../shared/assets/*.obj)
     [ -e "${meshes[0]}" ] || { echo "no meshes given and none in ../shared/assets" >&2; exit 2; }
@@ -40,15 +42,19 @@ raylb=target/release/raylb
 field() { awk -v key="$1" '$1 == key { print }'; }
 best() { sort -g | tail -1; }
 
+errors=$(mktemp)
+trap 'rm -f "$errors"' EXIT
 printf '%-24s %12s %10s %12s %10s %8s\n' mesh "embree Mr/s" hits "raylb Mr/s" hits ratio
 for mesh in "${meshes[@]}"; do
     embree_speeds=()
     raylb_speeds=()
     for _ in $(seq "$rounds"); do
-        out=$(target/embree-trace "$mesh" 1024 1024 5)
+        # Each run's output is kept; a failure prints what the program said and stops.
+        out=$(target/embree-trace "$mesh" 1024 1024 5 2>&1) || { echo "$out" >&2; exit 1; }
         embree_hits=$(field hits <<<"$out" | awk '{print $2}')
         embree_speeds+=("$(field time <<<"$out" | awk '{print $(NF-1)}')")
-        out=$("$raylb" bench trace --mesh "$mesh" --accel "$accel" --threads 1 --repeat 5 2>/dev/null)
+        out=$("$raylb" bench trace --mesh "$mesh" --accel "$accel" --threads 1 --repeat 5 \
+              2>"$errors") || { cat "$errors" >&2; exit 1; }
         raylb_hits=$(field hits <<<"$out" | awk '{print $2}')
         raylb_speeds+=("$(field time <<<"$out" | awk '{print $(NF-1)}')")
     done

@@ -97,6 +97,9 @@ pub struct FrameExtras {
     pub window: bool,
     /// A copy of another frame's sums is kept beside this one (`raylb validate`'s reference).
     pub reference: bool,
+    /// Bytes of the scene in another acceleration structure, built beside this one
+    /// ([`Scene::with_accel`](crate::scene::Scene::with_accel)): what its build peaks at.
+    pub another_structure: u64,
 }
 
 impl FrameMemory {
@@ -167,6 +170,9 @@ impl FrameMemory {
         }
         if extras.reference {
             parts.push(("reference sums", pixels * 24));
+        }
+        if extras.another_structure > 0 {
+            parts.push(("the other structure", extras.another_structure));
         }
         parts.sort_by_key(|p| std::cmp::Reverse(p.1));
         Self { parts }

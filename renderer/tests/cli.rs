@@ -587,6 +587,7 @@ fn bench_sweep_scaling_and_deque_write_their_tables() {
         header,
         [
             "scene",
+            "structure",
             "balancer",
             "tile",
             "threads",
@@ -597,9 +598,10 @@ fn bench_sweep_scaling_and_deque_write_their_tables() {
     );
     assert_eq!(renders.len(), 2 * 2 * 4);
     for r in &renders {
-        r[2].parse::<u32>().unwrap();
-        r[4].parse::<u32>().unwrap();
-        assert!(r[5].parse::<f64>().unwrap() > 0.0 && r[6].parse::<f64>().unwrap() > 0.0);
+        assert_eq!(r[1], "wide", "the default structure");
+        r[3].parse::<u32>().unwrap();
+        r[5].parse::<u32>().unwrap();
+        assert!(r[6].parse::<f64>().unwrap() > 0.0 && r[7].parse::<f64>().unwrap() > 0.0);
     }
     let svg = fs::read_to_string(dir.path().join("out/sweep.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("rayon") && svg.contains("tile edge"));

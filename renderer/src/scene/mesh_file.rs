@@ -148,6 +148,13 @@ mod tests {
     }
 
     #[test]
+    fn a_comment_after_a_statement_ends_it() {
+        let text = b"v 0 0 0 # origin\nv 1 0 0\nv 0 1 0\nf 1 2 3 # the only face\n";
+        let summary = parse_obj(text, Path::new("c.obj"), 10).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((summary.vertices, summary.triangles), (3, 1));
+    }
+
+    #[test]
     fn reads_obj_text_without_following_its_materials() {
         let obj =
             b"mtllib missing.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nusemtl gold\nf 1 2 4 3\n";

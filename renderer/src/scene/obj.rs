@@ -115,8 +115,11 @@ pub(crate) fn parse(
     };
     let mtl_error = std::cell::RefCell::new(None);
     let reads = std::cell::RefCell::new(reads);
+    // `tobj` takes a comment after a statement (`f 1 2 3  # lid`) as part of it, where the
+    // check above (and the format) ends the statement at `#`: it reads the text without them.
+    let uncommented = without_comments(source);
     let (models, materials) = tobj::load_obj_buf(
-        &mut BufReader::new(Cursor::new(source)),
+        &mut BufReader::new(Cursor::new(uncommented.as_ref())),
         &options,
         |mtl_name| {
             if mtl == MtlFiles::Skip {
@@ -180,6 +183,19 @@ pub(crate) fn parse(
             }
         })
         .collect())
+}
+
+/// `source` with every line cut at its first `#`; borrowed when there is none.
+fn without_comments(source: &str) -> std::borrow::Cow<'_, str> {
+    if !source.contains('#') {
+        return source.into();
+    }
+    let mut out = String::with_capacity(source.len());
+    for line in source.lines() {
+        out.push_str(line.split('#').next().unwrap_or(""));
+        out.push('\n');
+    }
+    out.into()
 }
 
 /// Reads a text file of at most `max_bytes` (a regular file, see [`read_regular_file`]).

@@ -256,6 +256,14 @@ impl SceneArgs {
         self.accel.map_or_else(AccelKind::default, AccelKind::from)
     }
 
+    /// These settings for a scene rendered on `device` (see [`for_gpu`](Self::for_gpu)).
+    pub(crate) fn for_device(&self, device: DeviceName) -> Result<SceneArgs> {
+        match device {
+            DeviceName::Cpu => Ok(self.clone()),
+            DeviceName::Gpu => self.for_gpu(),
+        }
+    }
+
     /// These settings for a scene the GPU renders: the GPU kernels traverse the octree, so it
     /// is the structure unless `--accel` names another, which is refused.
     pub(crate) fn for_gpu(&self) -> Result<SceneArgs> {

@@ -40,10 +40,7 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
     } else {
         ExrPrecision::Float
     };
-    let scene_args = match args.run.device {
-        DeviceName::Cpu => args.scene.clone(),
-        DeviceName::Gpu => args.scene.for_gpu()?,
-    };
+    let scene_args = args.scene.for_device(args.run.device)?;
     scene_args.check_bvh_depth(&[scene_args.accel_kind()])?;
     // The device and balancer are checked before the scene is loaded: a missing GPU is
     // reported at once.

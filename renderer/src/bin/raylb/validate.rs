@@ -45,6 +45,12 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
             .is_some_and(|p| ImageFormat::of(p) != Ok(ImageFormat::Png)),
         window: false,
         reference: true,
+        // Each further structure is built while the one before it is still there.
+        another_structure: plan.accels[1..]
+            .iter()
+            .map(|&a| AccelKind::from(a).bytes_per_triangle() * scene.stats.triangles as u64)
+            .max()
+            .unwrap_or(0),
     };
     args.scene
         .check_frames(&scene, &variants, &plan.threads, &args.tiles, extras)?;

@@ -22,6 +22,8 @@ const FILES: &[&str] = &["scaling.csv", "scaling-best.csv", "scaling.svg"];
 #[derive(Debug, Serialize)]
 struct RenderRow {
     scene: String,
+    /// The acceleration structure, `wide` or `octree`.
+    structure: &'static str,
     balancer: String,
     threads: usize,
     tile: u32,
@@ -101,6 +103,7 @@ pub(crate) fn run(args: &ScalingArgs, quiet: bool) -> Result<ExitCode> {
                 ));
                 renders.push(RenderRow {
                     scene: scene.name.clone(),
+                    structure: scene.accel.kind().name(),
                     balancer: balancer.name(),
                     threads: workers.get(),
                     tile: args.tile.get(),

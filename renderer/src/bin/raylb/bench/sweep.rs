@@ -32,6 +32,8 @@ type Rounds = BTreeMap<(usize, u32, usize), Vec<f64>>;
 #[derive(Debug, Serialize)]
 struct RenderRow {
     scene: String,
+    /// The acceleration structure, `wide` or `octree`.
+    structure: &'static str,
     balancer: String,
     tile: u32,
     threads: usize,
@@ -194,6 +196,7 @@ fn run_rounds(
                     ));
                     renders.push(RenderRow {
                         scene: scene.name.clone(),
+                        structure: scene.accel.kind().name(),
                         balancer: balancer.name(),
                         tile: tile.get(),
                         threads: workers.get(),

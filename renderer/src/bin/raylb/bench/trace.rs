@@ -12,6 +12,7 @@ use renderer::bvh::{NoCounters, TestCounts, TraversalCounters};
 use renderer::film::Film;
 use renderer::geometry::Ray;
 use renderer::integrator::{RenderTask, Tile, Whitted, WorkerRays, tiles};
+use renderer::render::{FrameExtras, RenderOptions};
 use renderer::scene::Scene;
 use renderer::stats::counted;
 use renderer::watch::Unwatched;
@@ -27,6 +28,10 @@ enum Batch {
     /// Recorded rays, by their indices.
     Recorded(Range<usize>),
 }
+
+/// The tiles of the camera rays, and of the frame that records the secondary ones: small,
+/// so that every worker gets many.
+const TILE: NonZeroU32 = NonZeroU32::new(16).expect("16 is not 0");
 
 /// Recorded rays a task traces at most: enough that a task costs far more than handing it
 /// out, few enough that every worker gets many.
@@ -121,14 +126,10 @@ impl TaskRunner<RenderTask> for Recorder<'_> {
 /// The secondary rays of a frame of `scene`, in the order one worker traces them.
 fn secondary_rays(scene: &Scene) -> Result<Vec<Ray>> {
     let film = Film::try_new(scene.width, scene.height, false).map_err(|e| anyhow!(e))?;
-    let tasks: Vec<RenderTask> = tiles(
-        scene.width,
-        scene.height,
-        NonZeroU32::new(16).expect("not 0"),
-    )
-    .into_iter()
-    .map(RenderTask::Tile)
-    .collect();
+    let tasks: Vec<RenderTask> = tiles(scene.width, scene.height, TILE)
+        .into_iter()
+        .map(RenderTask::Tile)
+        .collect();
     let recorder = Recorder(Whitted::new(scene, &film, &Unwatched));
     let outcome = BalancerKind::static_tiles(Assignment::Interleaved).run(
         NonZeroUsize::MIN,
@@ -152,6 +153,15 @@ pub(crate) fn run(args: &TraceArgs, quiet: bool) -> Result<ExitCode> {
     let recorded = match args.rays {
         RaySet::Camera => Vec::new(),
         RaySet::Secondary => {
+            // The recording renders the frame once, as `render` would.
+            let options = RenderOptions {
+                balancer,
+                threads: NonZeroUsize::MIN,
+                tile: TILE,
+                work_map: false,
+            };
+            args.scene
+                .check_frame(&scene, &options, FrameExtras::default())?;
             let rays = secondary_rays(&scene)?;
             if rays.is_empty() {
                 bail!(
@@ -163,14 +173,10 @@ pub(crate) fn run(args: &TraceArgs, quiet: bool) -> Result<ExitCode> {
         }
     };
     let tasks: Vec<Batch> = match args.rays {
-        RaySet::Camera => tiles(
-            scene.width,
-            scene.height,
-            NonZeroU32::new(16).expect("not 0"),
-        )
-        .into_iter()
-        .map(Batch::Tile)
-        .collect(),
+        RaySet::Camera => tiles(scene.width, scene.height, TILE)
+            .into_iter()
+            .map(Batch::Tile)
+            .collect(),
         RaySet::Secondary => (0..recorded.len())
             .step_by(RECORDED_PER_TASK)
             .map(|start| Batch::Recorded(start..(start + RECORDED_PER_TASK).min(recorded.len())))

@@ -59,16 +59,13 @@ pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
         DeviceName::Cpu => Engine::Cpu(args.run.balancer()?),
         DeviceName::Gpu => Engine::Gpu(args.run.gpu_balancer()?),
     };
+    let scene_args = args.scene.for_device(args.run.device)?;
+    scene_args.check_bvh_depth(&[scene_args.accel_kind()])?;
     ensure_display()?;
     let gpu = match args.run.device {
         DeviceName::Gpu => Some(Arc::new(open_gpu()?)),
         DeviceName::Cpu => find_gpu(args.quiet),
     };
-    let scene_args = match args.run.device {
-        DeviceName::Cpu => args.scene.clone(),
-        DeviceName::Gpu => args.scene.for_gpu()?,
-    };
-    scene_args.check_bvh_depth(&[scene_args.accel_kind()])?;
     let scene = scene_args.load(&args.source, args.quiet)?;
     outputs.check_inputs(&scene.inputs)?;
     let gpu = match (gpu, check_gpu_samples(&scene)) {
