@@ -73,6 +73,18 @@ fn a_full_stdout_is_a_one_line_error() {
 /// Runs a command that must fail before doing anything: exit 2, one line on stderr holding
 /// every part of `expected`, nothing on stdout, nothing written in its folder.
 fn refused(args: &[&str], expected: &[&str]) {
+    let out = refused_after(args, expected);
+    assert!(
+        out.stdout.is_empty(),
+        "{args:?}: printed {:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// Runs a command that must fail with exit 2 and one line on stderr holding every part of
+/// `expected`, with nothing written in its folder; it may have printed its progress on stdout
+/// first (the `scene` and `bvh` lines of a frame refused after loading). Returns its output.
+fn refused_after(args: &[&str], expected: &[&str]) -> Output {
     let dir = tempfile::tempdir().unwrap();
     let out = raylb().args(args).current_dir(dir.path()).output().unwrap();
     let err = stderr(&out);
@@ -81,13 +93,9 @@ fn refused(args: &[&str], expected: &[&str]) {
     for part in expected {
         assert!(err.contains(part), "{args:?}: `{part}` not in {err}");
     }
-    assert!(
-        out.stdout.is_empty(),
-        "{args:?}: printed {:?}",
-        String::from_utf8_lossy(&out.stdout)
-    );
     let left: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
     assert!(left.is_empty(), "{args:?}: wrote {left:?}");
+    out
 }
 
 #[test]
@@ -604,25 +612,11 @@ fn frames_and_scenes_larger_than_the_memory_at_hand_are_refused() {
     assert!(!dir.path().join("big.png").exists());
 }
 
-/// Like [`refused`], but the command may have printed its progress on stdout first.
+/// [`refused_after`] with `-o out.png` added.
 fn refused_quietly(args: &[&str], expected: &str) {
-    let dir = tempfile::tempdir().unwrap();
     let mut args = args.to_vec();
     args.extend(["-o", "out.png"]);
-    let out = raylb()
-        .args(&args)
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-    assert!(
-        err.contains(expected),
-        "{args:?}: `{expected}` not in {err}"
-    );
-    let left: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
-    assert!(left.is_empty(), "{args:?}: wrote {left:?}");
+    refused_after(&args, &[expected]);
 }
 
 #[test]
