@@ -9,7 +9,7 @@ use libfuzzer_sys::fuzz_target;
 use renderer::scene::{Scene, SceneOverrides};
 
 /// Keeps what a scene may generate small, so that each input runs in milliseconds: 64 MiB of
-/// geometry is about 290,000 triangles in the wide BVH (230 bytes each, see
+/// geometry is about 280,000 triangles in the wide BVH (240 bytes each, see
 /// `AccelKind::bytes_per_triangle`), and a 16×16 image keeps the camera's per-pixel set-up
 /// negligible. The limits themselves are what is under test: a scene asking for more must be
 /// refused with an error.
@@ -18,6 +18,7 @@ const OVERRIDES: SceneOverrides = SceneOverrides {
     height: Some(16),
     leaf_size: None,
     bvh_max_depth: None,
+    bvh_width: None,
     samples: None,
     accel: None,
     memory: Some(64 << 20),

@@ -23,11 +23,12 @@ impl AccelKind {
     /// What a triangle costs at the peak of loading a scene into this structure: the
     /// triangle, its shading data, its share of the nodes, and the build's working arrays.
     /// Measured as the peak resident memory of `raylb render` on heightfields of 2,097,152 and
-    /// 8,388,608 triangles, the difference over the difference in triangles (wide: 546 and
-    /// 1,912 MiB, 228 bytes a triangle; octree: 800 and 3,138 MiB, 386 bytes), rounded up.
+    /// 8,388,608 triangles, the difference over the difference in triangles (wide, four
+    /// children a node: 560 and 1,966 MiB, 234 bytes a triangle; eight: 596 and 1,876 MiB,
+    /// 213 bytes; octree: 800 and 3,138 MiB, 386 bytes), rounded up over both widths.
     pub fn bytes_per_triangle(self) -> u64 {
         match self {
-            AccelKind::Wide => 230,
+            AccelKind::Wide => 240,
             AccelKind::Octree => 390,
         }
     }

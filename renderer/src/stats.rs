@@ -58,6 +58,10 @@ pub struct SceneReport {
 pub struct BvhReport {
     /// Which structure: `wide` or `octree`.
     pub structure: &'static str,
+    /// The most children a node has.
+    pub children: u32,
+    /// The vector instructions that test a node's boxes: `avx2` or `sse`.
+    pub simd: &'static str,
     /// Nodes (per flattened order, in the octree).
     pub nodes: usize,
     /// Leaves.
@@ -191,6 +195,8 @@ impl From<&BvhStats> for BvhReport {
     fn from(b: &BvhStats) -> Self {
         Self {
             structure: b.structure,
+            children: b.children,
+            simd: b.simd,
             nodes: b.nodes,
             leaves: b.leaves,
             depth: b.depth,
@@ -318,8 +324,10 @@ impl fmt::Display for BvhReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "bvh     {}: {}, {}, depth {}, {}, built in {:.1} ms",
+            "bvh     {} ({} children a node, {}): {}, {}, depth {}, {}, built in {:.1} ms",
             self.structure,
+            self.children,
+            self.simd,
             counted(self.nodes as u64, "node"),
             counted(self.leaves as u64, "leaf"),
             self.depth,

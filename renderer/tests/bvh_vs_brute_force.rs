@@ -5,6 +5,7 @@
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use renderer::accel::{Accel, AccelKind};
+use renderer::bvh::wide::Width;
 use renderer::bvh::{BvhSettings, OctreeBvh, WideBvh};
 use renderer::geometry::{PreparedRay, Ray, Triangle};
 use renderer::math::{Vec3, normalize};
@@ -200,25 +201,40 @@ fn rays(rng: &mut StdRng, triangles: &[Triangle], count: usize) -> Vec<Ray> {
     out
 }
 
-/// Both structures, that each test runs against.
-const STRUCTURES: [AccelKind; 2] = [AccelKind::Wide, AccelKind::Octree];
+/// A structure to test, by name, and how to build it.
+type Structure = (&'static str, fn(&[Triangle], BvhSettings) -> Accel);
+
+/// Every structure that each test runs against: the wide BVH at both widths, the eight-wide
+/// one also without AVX2 (its portable path), and the octree.
+const STRUCTURES: [Structure; 4] = [
+    ("wide4", |t, s| {
+        Accel::Wide(WideBvh::build_with_width(t, s, Width::Four))
+    }),
+    ("wide8", |t, s| {
+        Accel::Wide(WideBvh::build_with_width(t, s, Width::Eight))
+    }),
+    ("wide8 without AVX2", |t, s| {
+        Accel::Wide(WideBvh::build_with_width(t, s, Width::Eight).portable())
+    }),
+    ("octree", |t, s| Accel::build(AccelKind::Octree, t, s)),
+];
 
 fn check(name: &str, triangles: &[Triangle], settings: BvhSettings, count: usize, seed: u64) {
-    for kind in STRUCTURES {
-        check_one(name, kind, triangles, settings, count, seed);
+    for structure in STRUCTURES {
+        check_one(name, structure, triangles, settings, count, seed);
     }
 }
 
 fn check_one(
     name: &str,
-    kind: AccelKind,
+    (label, build): Structure,
     triangles: &[Triangle],
     settings: BvhSettings,
     count: usize,
     seed: u64,
 ) {
-    let bvh = Accel::build(kind, triangles, settings);
-    let name = format!("{name} ({})", kind.name());
+    let bvh = build(triangles, settings);
+    let name = format!("{name} ({label})");
     let mut rng = StdRng::seed_from_u64(seed);
     let mut hits = 0;
     for (n, ray) in rays(&mut rng, triangles, count).iter().enumerate() {
@@ -252,18 +268,22 @@ const SETTINGS: [BvhSettings; 4] = [
     BvhSettings {
         leaf_size: 4,
         max_depth: 24,
+        width: None,
     },
     BvhSettings {
         leaf_size: 1,
         max_depth: 24,
+        width: None,
     },
     BvhSettings {
         leaf_size: 31,
         max_depth: 24,
+        width: None,
     },
     BvhSettings {
         leaf_size: 2,
         max_depth: 2,
+        width: None,
     },
 ];
 
@@ -316,8 +336,8 @@ fn far_from_the_origin() {
             *v = *v * 10.0 + Vec3::new(1000.0, -2000.0, 500.0);
         }
     }
-    for kind in STRUCTURES {
-        let bvh = Accel::build(kind, &triangles, BvhSettings::default());
+    for (label, build) in STRUCTURES {
+        let bvh = build(&triangles, BvhSettings::default());
         let mut rng = StdRng::seed_from_u64(50);
         let mut hits = 0;
         for _ in 0..20_000 {
@@ -330,7 +350,7 @@ fn far_from_the_origin() {
                 bvh.closest_hit(&ray).map(|h| (h.t.to_bits(), h.original)),
                 expected,
                 "{ray:?} ({})",
-                kind.name()
+                label
             );
         }
         assert!(hits > 10_000);
@@ -382,12 +402,19 @@ fn a_tree_deeper_than_the_heuristic_goes() {
             tri([x, 0.0, 0.0], [x + s, 0.0, s], [x, s, 0.0])
         })
         .collect();
-    let bvh = WideBvh::build(&triangles, BvhSettings::default());
+    let bvh = WideBvh::build_with_width(&triangles, BvhSettings::default(), Width::Four);
     // Four children per node halve the binary tree's depth: past 20 wide levels, the binary
     // tree went past the heuristic's 40.
     assert!(bvh.stats().depth > 20, "depth {}", bvh.stats().depth);
-    for kind in STRUCTURES {
-        check_one("deep", kind, &triangles, BvhSettings::default(), 20_000, 70);
+    for structure in STRUCTURES {
+        check_one(
+            "deep",
+            structure,
+            &triangles,
+            BvhSettings::default(),
+            20_000,
+            70,
+        );
     }
 }
 
@@ -396,35 +423,42 @@ fn rays_running_in_the_planes_of_the_wide_nodes_boxes() {
     // An origin coordinate on a box plane with a zero direction component along it gives
     // 0 · ∞ = NaN in the box test, which must constrain nothing.
     let triangles = soup(&mut StdRng::seed_from_u64(8), 300);
-    let wide = WideBvh::build(&triangles, BvhSettings::default());
-    let padding = wide.padding();
-    let mut rng = StdRng::seed_from_u64(80);
-    let mut hits = 0;
-    for _ in 0..20_000 {
-        let node = &wide.nodes()[rng.random_range(0..wide.nodes().len())];
-        let lane = rng.random_range(0..4);
-        if node.child[lane] == renderer::bvh::wide::EMPTY {
-            continue;
+    for (width, portable) in [
+        (Width::Four, false),
+        (Width::Eight, false),
+        (Width::Eight, true),
+    ] {
+        let wide = WideBvh::build_with_width(&triangles, BvhSettings::default(), width);
+        let wide = if portable { wide.portable() } else { wide };
+        let padding = wide.padding();
+        let mut rng = StdRng::seed_from_u64(80);
+        let mut hits = 0;
+        for _ in 0..20_000 {
+            let node = rng.random_range(0..wide.nodes().len());
+            let lane = rng.random_range(0..width.children());
+            let Some((min, max)) = wide.nodes().child_box(node, lane) else {
+                continue;
+            };
+            let axis = rng.random_range(0..3);
+            let plane = if rng.random::<bool>() { min } else { max };
+            let target = triangles[rng.random_range(0..triangles.len())].v[0];
+            let mut origin = random_point(&mut rng, -1.5, 1.5);
+            origin[axis] = plane[axis];
+            let mut dir = target - origin;
+            dir[axis] = if rng.random::<bool>() { 0.0 } else { -0.0 };
+            if dir.length_squared() == 0.0 {
+                continue;
+            }
+            let ray = Ray::new(origin, dir);
+            let expected = brute_force(&triangles, padding, &ray);
+            hits += usize::from(expected.is_some());
+            assert_eq!(
+                wide.closest_hit(&ray).map(|h| (h.t.to_bits(), h.original)),
+                expected,
+                "{width:?} {ray:?}"
+            );
+            assert_eq!(wide.occluded(&ray), expected.is_some(), "{width:?} {ray:?}");
         }
-        let plane = rng.random_range(0..6);
-        let axis = plane / 2;
-        let target = triangles[rng.random_range(0..triangles.len())].v[0];
-        let mut origin = random_point(&mut rng, -1.5, 1.5);
-        origin[axis] = node.planes[plane][lane];
-        let mut dir = target - origin;
-        dir[axis] = if rng.random::<bool>() { 0.0 } else { -0.0 };
-        if dir.length_squared() == 0.0 {
-            continue;
-        }
-        let ray = Ray::new(origin, dir);
-        let expected = brute_force(&triangles, padding, &ray);
-        hits += usize::from(expected.is_some());
-        assert_eq!(
-            wide.closest_hit(&ray).map(|h| (h.t.to_bits(), h.original)),
-            expected,
-            "{ray:?}"
-        );
-        assert_eq!(wide.occluded(&ray), expected.is_some(), "{ray:?}");
+        assert!(hits > 100, "{width:?}: only {hits} hits");
     }
-    assert!(hits > 100, "only {hits} hits");
 }

@@ -681,4 +681,25 @@ fn structures_are_named_where_they_apply() {
         &["bench", "trace", &quick, "--bvh-depth", "4"],
         &["--bvh-depth applies to --accel octree"],
     );
+    refused(
+        &[
+            "render",
+            &quick,
+            "-o",
+            "q.png",
+            "--accel",
+            "octree",
+            "--bvh-width",
+            "8",
+        ],
+        &["--bvh-width applies to --accel wide"],
+    );
+    refused(
+        &["validate", &quick, "--accels", "octree", "--bvh-width", "4"],
+        &["--bvh-width applies to --accel wide"],
+    );
+    refused(
+        &["render", &quick, "-o", "q.png", "--bvh-width", "16"],
+        &["children per node: 4 or 8, not 16"],
+    );
 }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use balancers::BalancerKind;
 use renderer::accel::AccelKind;
+use renderer::bvh::Width;
 use renderer::render::{RenderOptions, render};
 use renderer::scene::{Scene, SceneOverrides};
 
@@ -43,10 +44,27 @@ fn same_bytes_everywhere(name: &str, samples: u32) -> Vec<u8> {
         },
     )
     .unwrap_or_else(|e| panic!("{e}"));
+    // The wide BVH at the width this processor does not default to.
+    let other_width = match Width::best() {
+        Width::Eight => Width::Four,
+        Width::Four => Width::Eight,
+    };
+    let wide_other = Scene::load(
+        &path,
+        SceneOverrides {
+            bvh_width: Some(other_width),
+            ..overrides
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        wide_other.accel.stats().children as usize,
+        other_width.children()
+    );
     let mut reference: Option<(Vec<[u64; 3]>, Vec<u8>, String)> = None;
     let mut secondary = 0;
     // Every balancer variant in both structures (DESIGN §3), with 32 threads too in the
-    // default one.
+    // default one, and at both widths of the wide one.
     let runs = BalancerKind::every_variant()
         .into_iter()
         .flat_map(|b| [1, 2, 3, 8, 32].map(|t| (&wide, b, t)))
@@ -54,6 +72,11 @@ fn same_bytes_everywhere(name: &str, samples: u32) -> Vec<u8> {
             BalancerKind::every_variant()
                 .into_iter()
                 .flat_map(|b| [1, 2, 3, 8].map(|t| (&octree, b, t))),
+        )
+        .chain(
+            BalancerKind::every_variant()
+                .into_iter()
+                .flat_map(|b| [1, 3].map(|t| (&wide_other, b, t))),
         );
     for (scene, balancer, threads) in runs {
         for tile in [8, 32, 64, 128, 512].map(|t| NonZeroU32::new(t).unwrap()) {

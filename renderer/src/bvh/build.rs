@@ -233,6 +233,7 @@ mod tests {
     const DEFAULT: BvhSettings = BvhSettings {
         leaf_size: 4,
         max_depth: 24,
+        width: None,
     };
 
     #[test]

@@ -30,7 +30,7 @@ use crate::geometry::{Aabb, Triangle};
 
 pub use flat::{FlatNode, MAX_LEAF_SIZE, MAX_TRIANGLES};
 pub use traverse::{BvhHit, NoCounters, TestCounts, TraversalCounters};
-pub use wide::WideBvh;
+pub use wide::{WideBvh, Width};
 
 use traverse::Closest;
 
@@ -49,6 +49,9 @@ pub struct BvhSettings {
     /// Nodes at this depth are no longer split by octant (the root has depth 0): they become
     /// leaves, or, with more than `leaf_size` triangles, are split by input order below it.
     pub max_depth: u32,
+    /// Children per node of the wide BVH (the octree has up to eight whatever this says);
+    /// `None`: [`Width::best`] for this processor.
+    pub width: Option<wide::Width>,
 }
 
 impl Default for BvhSettings {
@@ -59,6 +62,7 @@ impl Default for BvhSettings {
         Self {
             leaf_size: 4,
             max_depth: 24,
+            width: None,
         }
     }
 }
@@ -70,6 +74,11 @@ pub struct BvhStats {
     pub structure: &'static str,
     /// Triangles stored.
     pub triangles: usize,
+    /// The most children a node has: the wide BVH's width (4 or 8), the octree's 8.
+    pub children: u32,
+    /// The vector instructions that test a node's boxes: `avx2`, or `sse` (the 128-bit
+    /// baseline: on x86-64 SSE, elsewhere what the compiler makes of four-lane code).
+    pub simd: &'static str,
     /// Nodes: of the wide BVH, or of one of the octree's eight flattened orders (each has the
     /// same nodes).
     pub nodes: usize,
@@ -125,6 +134,8 @@ impl OctreeBvh {
         let node_bytes = 8 * flat.orders[0].len() * size_of::<FlatNode>();
         let stats = BvhStats {
             structure: "octree",
+            children: 8,
+            simd: "sse",
             triangles: triangles.len(),
             nodes: flat.orders[0].len(),
             leaves: flat.leaves,

@@ -5,6 +5,7 @@ use std::ops::Range;
 use crate::geometry::{PreparedRay, Ray, Triangle, barycentrics};
 
 use super::OctreeBvh;
+use super::wide::TrianglePack;
 
 /// The closest hit of a ray.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -73,22 +74,62 @@ impl Closest {
         for k in range {
             counters.triangle_test();
             if let Some((t, uvw, det)) = triangles[k].intersect_unnormalised(ray, padding) {
-                let original = ids[k];
-                let closer = match self.best {
-                    None => t < self.t,
-                    Some(b) => t < b.t || (t == b.t && original < b.original),
-                };
-                if closer {
-                    self.t = t;
-                    self.best = Some(Candidate {
-                        t,
-                        index: k as u32,
-                        original,
-                        uvw,
-                        det,
-                    });
-                }
+                self.offer(t, k as u32, ids[k], uvw, det);
             }
+        }
+    }
+
+    /// Tests the triangles of `packs` (of a wide BVH's leaf; `ids` maps their leaf-order
+    /// indices to input indices) four at a time, keeping the closest hit by the same rule as
+    /// [`test_leaf`](Self::test_leaf). Out of line for the same reason.
+    #[inline(never)]
+    pub(super) fn test_packs<C: TraversalCounters>(
+        &mut self,
+        packs: &[TrianglePack],
+        ids: &[u32],
+        ray: &PreparedRay,
+        padding: f32,
+        counters: &mut C,
+    ) {
+        for pack in packs {
+            for _ in 0..pack.lanes {
+                counters.triangle_test();
+            }
+            let hits = pack.hits(ray, padding);
+            let mut mask = hits.mask;
+            while mask != 0 {
+                let lane = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                let index = pack.first + lane as u32;
+                let uvw = [hits.uvw[0][lane], hits.uvw[1][lane], hits.uvw[2][lane]];
+                self.offer(
+                    hits.t[lane],
+                    index,
+                    ids[index as usize],
+                    uvw,
+                    hits.det[lane],
+                );
+            }
+        }
+    }
+
+    /// Keeps the hit of triangle `index` (input index `original`) at `t` if it is closer than
+    /// the closest so far, or as close with a smaller input index.
+    #[inline(always)]
+    fn offer(&mut self, t: f32, index: u32, original: u32, uvw: [f32; 3], det: f32) {
+        let closer = match self.best {
+            None => t < self.t,
+            Some(b) => t < b.t || (t == b.t && original < b.original),
+        };
+        if closer {
+            self.t = t;
+            self.best = Some(Candidate {
+                t,
+                index,
+                original,
+                uvw,
+                det,
+            });
         }
     }
 

@@ -42,7 +42,7 @@ pub struct PreparedRay {
     /// `1 / dir`, ±∞ for a zero component (signed like the component, so `-0.0` gives −∞).
     pub(crate) inv: [f32; 3],
     /// Bit `i` set when the direction is negative (sign bit set) along axis `i`.
-    pub(super) octant: usize,
+    pub(crate) octant: usize,
     /// The origin with +∞ in the fourth lane, for the near faces of [`slab`](Self::slab).
     origin_near: Vec4,
     /// The origin with −∞ in the fourth lane, for the far faces.
@@ -50,9 +50,9 @@ pub struct PreparedRay {
     /// `inv` with 1 in the fourth lane.
     inv4: Vec4,
     /// The axes `kx`, `ky`, `kz` of the watertight test; `kz` is the dominant axis.
-    pub(super) axes: [usize; 3],
+    pub(crate) axes: [usize; 3],
     /// Shear `(dx / dz, dy / dz, 1 / dz)` in the permuted axes.
-    pub(super) shear: [f32; 3],
+    pub(crate) shear: [f32; 3],
     /// Hits at or before this distance are ignored.
     pub t_min: f32,
     /// Hits at or beyond this distance are ignored.

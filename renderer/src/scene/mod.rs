@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use glam::{EulerRot, Mat4, Quat};
 
 use crate::accel::{Accel, AccelKind};
-use crate::bvh::{BvhSettings, BvhStats};
+use crate::bvh::{BvhSettings, BvhStats, Width};
 use crate::geometry::{Aabb, Triangle};
 use crate::input::MAX_SCENE_BYTES;
 use crate::math::{Vec3, dot, normalize};
@@ -96,6 +96,8 @@ pub struct SceneOverrides {
     pub leaf_size: Option<u32>,
     /// BVH maximum depth (1 to 64).
     pub bvh_max_depth: Option<u32>,
+    /// Children per node of the wide BVH.
+    pub bvh_width: Option<Width>,
     /// Camera rays per pixel (1 to [`MAX_SAMPLES`]).
     pub samples: Option<u32>,
     /// The acceleration structure (default [`AccelKind::Wide`]).
@@ -503,6 +505,7 @@ impl Scene {
                 .bvh_max_depth
                 .or(config.bvh.max_depth.map(|v| v.0))
                 .unwrap_or(24),
+            width: overrides.bvh_width,
         };
         let name = path
             .file_stem()
@@ -622,6 +625,7 @@ impl Scene {
             bvh: BvhSettings {
                 leaf_size: overrides.leaf_size.unwrap_or(4),
                 max_depth: overrides.bvh_max_depth.unwrap_or(24),
+                width: overrides.bvh_width,
             },
             accel: overrides.accel.unwrap_or_default(),
             objects: 1,

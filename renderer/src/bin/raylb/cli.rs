@@ -10,6 +10,7 @@ use balancers::{
 };
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use renderer::accel::AccelKind;
+use renderer::bvh::Width;
 use renderer::gpu::GpuBalancer;
 use renderer::memory::Budget;
 use renderer::preview::Layer;
@@ -221,6 +222,11 @@ pub(crate) struct SceneArgs {
     /// children each.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
     pub(crate) bvh_depth: Option<u32>,
+    /// With the wide BVH: children per node, 4 (one SSE register per plane of their boxes)
+    /// or 8 (one AVX2 register, or two SSE ones where the processor lacks AVX2) [default: 8
+    /// where the processor has AVX2, else 4]; both give the same bytes.
+    #[arg(long, value_name = "N", value_parser = parse_bvh_width)]
+    pub(crate) bvh_width: Option<Width>,
     /// The memory the scene and each frame may take, checked before they are built: 512M,
     /// 4G, 1.5GiB, or bytes (default: what the machine has free, from /proc/meminfo, the
     /// cgroup limit and ulimit -v).
@@ -240,12 +246,18 @@ impl SceneSource {
 }
 
 impl SceneArgs {
-    /// Refuses `--bvh-depth` unless the octree is among `structures`: the wide BVH has no
-    /// depth at which a heuristic stops.
-    pub(crate) fn check_bvh_depth(&self, structures: &[AccelKind]) -> Result<()> {
+    /// Refuses the options of a structure that is not among `structures`: `--bvh-depth`
+    /// without the octree (the wide BVH has no depth at which a heuristic stops),
+    /// `--bvh-width` without the wide BVH (the octree's nodes have up to eight children).
+    pub(crate) fn check_structure_options(&self, structures: &[AccelKind]) -> Result<()> {
         if self.bvh_depth.is_some() && !structures.contains(&AccelKind::Octree) {
             bail!(
                 "--bvh-depth applies to --accel octree; the wide BVH splits by the surface area heuristic"
+            );
+        }
+        if self.bvh_width.is_some() && !structures.contains(&AccelKind::Wide) {
+            bail!(
+                "--bvh-width applies to --accel wide; the octree's nodes have up to eight children"
             );
         }
         Ok(())
@@ -357,6 +369,7 @@ impl SceneArgs {
             height: self.height,
             leaf_size: self.leaf_size,
             bvh_max_depth: self.bvh_depth,
+            bvh_width: self.bvh_width,
             samples: self.spp,
             accel: self.accel.map(AccelKind::from),
             memory: Budget::of(self.max_memory).map(|b| b.bytes),
@@ -928,5 +941,14 @@ pub(crate) fn usage_error(e: clap::Error) -> ExitCode {
             );
             ExitCode::from(2)
         }
+    }
+}
+
+/// `--bvh-width`: 4 or 8.
+fn parse_bvh_width(s: &str) -> std::result::Result<Width, String> {
+    match s {
+        "4" => Ok(Width::Four),
+        "8" => Ok(Width::Eight),
+        _ => Err(format!("children per node: 4 or 8, not {s}")),
     }
 }

@@ -41,7 +41,7 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
         ExrPrecision::Float
     };
     let scene_args = args.scene.for_device(args.run.device)?;
-    scene_args.check_bvh_depth(&[scene_args.accel_kind()])?;
+    scene_args.check_structure_options(&[scene_args.accel_kind()])?;
     // The device and balancer are checked before the scene is loaded: a missing GPU is
     // reported at once.
     let device = match args.run.device {

@@ -181,7 +181,7 @@ impl Plan {
             .clone()
             .unwrap_or_else(|| vec![AccelName::Wide, AccelName::Octree]);
         let kinds: Vec<AccelKind> = accels.iter().map(|&a| a.into()).collect();
-        args.scene.check_bvh_depth(&kinds)?;
+        args.scene.check_structure_options(&kinds)?;
         if args.gpu && !accels.contains(&AccelName::Octree) {
             bail!("--gpu: the GPU kernels traverse the octree; add octree to --accels");
         }

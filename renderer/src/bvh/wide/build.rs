@@ -1,4 +1,4 @@
-//! The binned-SAH build and its collapse to four children per node.
+//! The binned-SAH build and its collapse to four or eight children per node.
 
 use std::ops::Range;
 
@@ -8,16 +8,16 @@ use crate::geometry::{Aabb, Triangle};
 use crate::math::Vec3;
 
 use super::super::padding_for;
-use super::{EMPTY, WIDTH, WideNode};
+use super::{EMPTY, LANES, Nodes, TrianglePack, WideNode, Width};
 
 /// Bins per axis. 16 finds splits within a few percent of the full sweep's SAH cost on the
 /// meshes we trace, at a small part of its build time (Wald, "On fast construction of
 /// SAH-based bounding volume hierarchies", 2007, uses 16 to 32).
 const BINS: usize = 16;
 
-/// The cost of visiting a node against testing one triangle, in the SAH. Equal costs favour
-/// neither, and fit a traversal whose node test (four boxes) and triangle test take about as
-/// long.
+/// The cost of visiting a binary node against testing one pack of four triangles, in the SAH
+/// (a leaf costs one per pack it fills). Half and twice this traced the same to within 2%
+/// on the meshes we measured (BENCHMARKS.md).
 const TRAVERSAL_COST: f32 = 1.0;
 
 /// Below this many triangles a node's two subtrees are built on the calling thread: spreading
@@ -32,13 +32,16 @@ const SAH_DEPTH: u32 = 40;
 /// The most entries the traversal's stack can hold. The binary tree's inner nodes are at most
 /// `SAH_DEPTH + 27` deep (27: median splits of at most 2^27 triangles), every wide node is a
 /// deeper binary inner node than its parent, and each query visits one child of a node next
-/// and leaves at most the other three on the stack: three entries per level, plus one.
-pub(super) const STACK_SIZE: usize = 3 * (SAH_DEPTH as usize + 27) + 1;
+/// and leaves at most the other seven (of eight) on the stack: seven entries per level, plus
+/// one.
+pub(super) const STACK_SIZE: usize = 7 * (SAH_DEPTH as usize + 27) + 1;
 
 /// What the build hands to [`WideBvh`](super::WideBvh).
 pub(super) struct Built {
-    pub(super) nodes: Vec<WideNode>,
+    pub(super) nodes: Nodes,
+    pub(super) node_bytes: usize,
     pub(super) triangles: Vec<Triangle>,
+    pub(super) packs: Vec<TrianglePack>,
     pub(super) ids: Vec<u32>,
     pub(super) leaves: usize,
     pub(super) depth: u32,
@@ -65,6 +68,11 @@ impl Binary {
     }
 }
 
+/// The packs `n` triangles fill: what a leaf of them costs to test, in units of one pack test.
+fn packs(n: usize) -> f32 {
+    n.div_ceil(LANES) as f32
+}
+
 /// Half the surface area of a box: the SAH's measure of how likely a ray is to hit it.
 fn half_area(b: &Aabb) -> f32 {
     let e = b.extent();
@@ -79,8 +87,9 @@ struct Input<'a> {
     leaf_size: usize,
 }
 
-/// Builds the wide BVH over `triangles`, leaves of at most `leaf_size` triangles.
-pub(super) fn build(triangles: &[Triangle], leaf_size: usize) -> Built {
+/// Builds the wide BVH over `triangles`, `width` children per node, leaves of at most
+/// `leaf_size` triangles.
+pub(super) fn build(triangles: &[Triangle], leaf_size: usize, width: Width) -> Built {
     use rayon::prelude::*;
     let bounds: Vec<Aabb> = triangles
         .par_iter()
@@ -99,23 +108,68 @@ pub(super) fn build(triangles: &[Triangle], leaf_size: usize) -> Built {
     let mut items: Vec<u32> = (0..triangles.len() as u32).collect();
     let root = input.node(&mut items, 0, 0);
     let all = root.bounds();
-    let mut out = Built {
+    let padding = padding_for(&all);
+    match width {
+        Width::Four => emit_root::<4>(&root, &input, &items, padding).built(Nodes::Four, all),
+        Width::Eight => emit_root::<8>(&root, &input, &items, padding).built(Nodes::Eight, all),
+    }
+}
+
+/// Writes the wide tree of the binary tree `root`, `W` children per node.
+fn emit_root<const W: usize>(
+    root: &Binary,
+    input: &Input<'_>,
+    items: &[u32],
+    padding: f32,
+) -> Emitted<W> {
+    let n = input.triangles.len();
+    let mut out = Emitted {
         nodes: Vec::new(),
-        triangles: Vec::with_capacity(triangles.len()),
-        ids: Vec::with_capacity(triangles.len()),
+        triangles: Vec::with_capacity(n),
+        packs: Vec::with_capacity(n.div_ceil(LANES)),
+        ids: Vec::with_capacity(n),
         leaves: 0,
         depth: 0,
         max_leaf_triangles: 0,
-        padding: padding_for(&all),
-        bounds: all,
+        padding,
     };
-    let children = match &root {
+    let children = match root {
         // A root small enough to be a leaf hangs alone under a wide root.
-        Binary::Leaf { .. } => vec![&root],
-        Binary::Inner { .. } => collapse(&root),
+        Binary::Leaf { .. } => vec![root],
+        Binary::Inner { .. } => collapse(root, W),
     };
-    emit(&children, 1, &input, &items, &mut out);
+    emit(&children, 1, input, items, &mut out);
     out
+}
+
+/// What [`emit`] writes as it goes: nodes of width `W`, and the leaves' contents.
+struct Emitted<const W: usize> {
+    nodes: Vec<WideNode<W>>,
+    triangles: Vec<Triangle>,
+    packs: Vec<TrianglePack>,
+    ids: Vec<u32>,
+    leaves: usize,
+    depth: u32,
+    max_leaf_triangles: u32,
+    padding: f32,
+}
+
+impl<const W: usize> Emitted<W> {
+    /// The finished tree, its nodes wrapped by `nodes`, over triangles bounded by `bounds`.
+    fn built(self, nodes: fn(Vec<WideNode<W>>) -> Nodes, bounds: Aabb) -> Built {
+        Built {
+            node_bytes: self.nodes.len() * size_of::<WideNode<W>>(),
+            nodes: nodes(self.nodes),
+            triangles: self.triangles,
+            packs: self.packs,
+            ids: self.ids,
+            leaves: self.leaves,
+            depth: self.depth,
+            max_leaf_triangles: self.max_leaf_triangles,
+            padding: self.padding,
+            bounds,
+        }
+    }
 }
 
 impl Input<'_> {
@@ -138,7 +192,7 @@ impl Input<'_> {
             None
         };
         let mid = match split {
-            Some(s) if n <= self.leaf_size && s.cost >= n as f32 => return leaf(),
+            Some(s) if n <= self.leaf_size && s.cost >= packs(n) => return leaf(),
             Some(s) => partition(items, |i| self.bin(i, &s) < s.bin),
             None if n <= self.leaf_size => return leaf(),
             None => n / 2,
@@ -216,7 +270,7 @@ impl Input<'_> {
                     continue;
                 }
                 let cost = TRAVERSAL_COST
-                    + (half_area(&acc) * count as f32 + right_area[b] * right_count[b] as f32)
+                    + (half_area(&acc) * packs(count) + right_area[b] * packs(right_count[b]))
                         / area;
                 if cost < split.cost {
                     split.cost = cost;
@@ -258,13 +312,13 @@ fn partition(items: &mut [u32], left: impl Fn(u32) -> bool) -> usize {
 }
 
 /// The children of a binary inner node gathered into one wide node: its two children, then,
-/// while fewer than [`WIDTH`], the inner child of largest area replaced by its own two.
-fn collapse(node: &Binary) -> Vec<&Binary> {
+/// while fewer than `width`, the inner child of largest area replaced by its own two.
+fn collapse(node: &Binary, width: usize) -> Vec<&Binary> {
     let Binary::Inner { children, .. } = node else {
         unreachable!("only inner nodes are collapsed");
     };
     let mut out: Vec<&Binary> = children.iter().collect();
-    while out.len() < WIDTH {
+    while out.len() < width {
         let widest = out
             .iter()
             .enumerate()
@@ -282,43 +336,49 @@ fn collapse(node: &Binary) -> Vec<&Binary> {
 
 /// Writes the wide node whose children are `children`, at depth `depth`, and everything below
 /// it; returns its index.
-fn emit(
+fn emit<const W: usize>(
     children: &[&Binary],
     depth: u32,
     input: &Input<'_>,
     items: &[u32],
-    out: &mut Built,
+    out: &mut Emitted<W>,
 ) -> u32 {
     let index = out.nodes.len();
     out.depth = out.depth.max(depth);
     out.nodes.push(WideNode {
         planes: [
-            [f32::INFINITY; WIDTH],
-            [f32::NEG_INFINITY; WIDTH],
-            [f32::INFINITY; WIDTH],
-            [f32::NEG_INFINITY; WIDTH],
-            [f32::INFINITY; WIDTH],
-            [f32::NEG_INFINITY; WIDTH],
+            [f32::INFINITY; W],
+            [f32::NEG_INFINITY; W],
+            [f32::INFINITY; W],
+            [f32::NEG_INFINITY; W],
+            [f32::INFINITY; W],
+            [f32::NEG_INFINITY; W],
         ],
-        child: [EMPTY; WIDTH],
-        count: [0; WIDTH],
+        child: [EMPTY; W],
+        count: [0; W],
     });
     for (lane, child) in children.iter().enumerate() {
         let b = child.bounds().padded(out.padding);
         let (reference, count) = match child {
             Binary::Leaf { range, .. } => {
                 debug_assert!(!range.is_empty(), "a leaf has triangles");
-                let first = out.triangles.len() as u32;
+                let first = out.triangles.len();
                 for &i in &items[range.clone()] {
                     out.triangles.push(input.triangles[i as usize]);
                     out.ids.push(i);
                 }
+                let first_pack = out.packs.len() as u32;
+                for start in (first..out.triangles.len()).step_by(LANES) {
+                    let end = (start + LANES).min(out.triangles.len());
+                    let pack = TrianglePack::new(&out.triangles[start..end], start as u32);
+                    out.packs.push(pack);
+                }
                 let count = range.len() as u32;
                 out.leaves += 1;
                 out.max_leaf_triangles = out.max_leaf_triangles.max(count);
-                (first, count)
+                (first_pack, count)
             }
-            Binary::Inner { .. } => (emit(&collapse(child), depth + 1, input, items, out), 0),
+            Binary::Inner { .. } => (emit(&collapse(child, W), depth + 1, input, items, out), 0),
         };
         let node = &mut out.nodes[index];
         for axis in 0..3 {

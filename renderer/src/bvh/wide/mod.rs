@@ -1,27 +1,32 @@
-//! The wide BVH: four children per node, their boxes stored plane by plane so that one SIMD
-//! instruction tests all four, built with binned SAH, traversed front to back with a small
-//! fixed stack.
+//! The wide BVH: four or eight children per node, their boxes stored plane by plane so that
+//! one SIMD instruction tests them all, built with binned SAH, traversed front to back with a
+//! small fixed stack.
 //!
 //! *Build* ([`build`]): a binary tree by the surface area heuristic over binned centroids
 //! (16 bins on each axis), its nodes built in parallel (rayon's join) below a size where
 //! spreading them costs more than it saves; the result depends only on the input, never on
-//! the thread count. Then collapsed to four children per node: a node's children are the
+//! the thread count. Then collapsed to [`Width`] children per node: a node's children are the
 //! binary children of its binary children, opening the largest (by surface area) first.
+//! Eight where the processor has AVX2 (one register holds a plane of all eight boxes), four
+//! (SSE) elsewhere.
 //!
-//! *Layout* ([`WideNode`]): 128 bytes, two cache lines: the four children's boxes as six
-//! planes of four lanes (`min x`, `max x`, `min y`, …), then each child's reference (a node
-//! index, or the first triangle of a leaf) and its triangle count (0 for an inner node).
+//! *Layout* ([`WideNode`]): the children's boxes as six planes of `W` lanes (`min x`, `max x`,
+//! `min y`, …), then each child's reference (a node index, or the first [`TrianglePack`] of
+//! a leaf) and its triangle count (0 for an inner node): 128 bytes for four, 256 for eight.
+//! A leaf's triangles are tested four at a time ([`pack`]).
 //!
-//! *Traverse* ([`traverse`]): the ray's per-axis near and far planes are chosen once, from the
-//! signs of its direction; a node's four boxes are tested at once, and the children hit are
-//! visited nearest first: the nearest next, the others (leaves and nodes alike) pushed far to
-//! near on a stack of fixed size, and a child popped behind the closest hit so far is skipped.
+//! *Traverse* ([`traverse`]): the ray's per-axis near and far planes follow from the signs of
+//! its direction; a node's boxes are tested at once, and the children hit are visited nearest
+//! first: the nearest next, the others (leaves and nodes alike) pushed far to near on a stack
+//! of fixed size, and a child popped behind the closest hit so far is skipped.
 //!
 //! The closest hit is the octree's: the smallest `t`, equal `t` broken by the smaller original
-//! index, each triangle tested by the same watertight test with the same padding, so the two
-//! structures give every pixel the same bytes.
+//! index, each triangle tested by the same watertight test with the same padding, so every
+//! structure, at either width, gives every pixel the same bytes.
 
 mod build;
+mod lanes;
+mod pack;
 mod traverse;
 
 use std::time::Instant;
@@ -30,24 +35,104 @@ use crate::geometry::{Aabb, Triangle};
 
 use super::{BvhSettings, BvhStats};
 
-/// Children per node: the four lanes of an SSE register.
-pub const WIDTH: usize = 4;
+pub use pack::{LANES, TrianglePack};
 
-/// One node: the boxes of its (up to) four children, plane by plane, and what each child is.
-#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C, align(64))]
-pub struct WideNode {
-    /// `min x, max x, min y, max y, min z, max z` of the four children's padded boxes; an
-    /// unused slot has an empty box (`min = +∞`, `max = −∞`), which no ray enters.
-    pub planes: [[f32; WIDTH]; 6],
-    /// Per child: the index of an inner node, or the first triangle of a leaf (in leaf
-    /// order); [`EMPTY`] for an unused slot.
-    pub child: [u32; WIDTH],
-    /// Per child: 0 for an inner node, else the leaf's triangle count.
-    pub count: [u32; WIDTH],
+/// Children per node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Width {
+    /// Four: one SSE register holds a plane of every child's box.
+    Four,
+    /// Eight: one AVX register (or two SSE ones, where the processor lacks AVX2).
+    Eight,
 }
 
-const _: () = assert!(size_of::<WideNode>() == 128);
+impl Width {
+    /// The width that traces fastest on this processor: eight where it has AVX2 (detected
+    /// now, never assumed at compile time), else four.
+    pub fn best() -> Self {
+        if has_avx2() {
+            Width::Eight
+        } else {
+            Width::Four
+        }
+    }
+
+    /// Children per node.
+    pub fn children(self) -> usize {
+        match self {
+            Width::Four => 4,
+            Width::Eight => 8,
+        }
+    }
+}
+
+/// Whether the processor running this has AVX2.
+fn has_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// One node: the boxes of its (up to) `W` children, plane by plane, and what each child is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, align(64))]
+pub struct WideNode<const W: usize> {
+    /// `min x, max x, min y, max y, min z, max z` of the children's padded boxes; an unused
+    /// slot has an empty box (`min = +∞`, `max = −∞`), which no ray enters.
+    pub planes: [[f32; W]; 6],
+    /// Per child: the index of an inner node, or the first [`TrianglePack`] of a leaf (which
+    /// holds its triangles in `count.div_ceil(LANES)` consecutive packs); [`EMPTY`] for an
+    /// unused slot.
+    pub child: [u32; W],
+    /// Per child: 0 for an inner node, else the leaf's triangle count.
+    pub count: [u32; W],
+}
+
+const _: () = assert!(size_of::<WideNode<4>>() == 128 && size_of::<WideNode<8>>() == 256);
+
+/// The nodes of a wide BVH, at its width; the root is node 0.
+#[derive(Debug)]
+pub enum Nodes {
+    Four(Vec<WideNode<4>>),
+    Eight(Vec<WideNode<8>>),
+}
+
+impl Nodes {
+    /// How many.
+    pub fn len(&self) -> usize {
+        match self {
+            Nodes::Four(n) => n.len(),
+            Nodes::Eight(n) => n.len(),
+        }
+    }
+
+    /// Whether there are none (never, for a built tree).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The box of child `lane` of node `node` (`min`, `max`), or `None` for an unused slot.
+    pub fn child_box(&self, node: usize, lane: usize) -> Option<([f32; 3], [f32; 3])> {
+        fn get<const W: usize>(n: &WideNode<W>, lane: usize) -> Option<([f32; 3], [f32; 3])> {
+            let p = &n.planes;
+            (lane < W && n.child[lane] != EMPTY).then(|| {
+                (
+                    [p[0][lane], p[2][lane], p[4][lane]],
+                    [p[1][lane], p[3][lane], p[5][lane]],
+                )
+            })
+        }
+        match self {
+            Nodes::Four(n) => get(&n[node], lane),
+            Nodes::Eight(n) => get(&n[node], lane),
+        }
+    }
+}
 
 /// The reference of an unused child slot.
 pub const EMPTY: u32 = u32::MAX;
@@ -56,9 +141,14 @@ pub const EMPTY: u32 = u32::MAX;
 #[derive(Debug)]
 pub struct WideBvh {
     /// The nodes; the root is node 0.
-    nodes: Vec<WideNode>,
+    nodes: Nodes,
+    /// Whether the eight-wide traversal may use AVX2 (the processor has it).
+    avx2: bool,
     /// The triangles in leaf order: each leaf's triangles are contiguous.
     triangles: Vec<Triangle>,
+    /// The same triangles four at a time, each leaf's in packs of its own: what the traversal
+    /// tests.
+    packs: Vec<TrianglePack>,
     /// `ids[k]`: the index in the input of the triangle stored at `k`.
     ids: Vec<u32>,
     /// How far every box is grown beyond its triangles (the octree's padding, for the same
@@ -76,7 +166,17 @@ impl WideBvh {
     /// # Panics
     /// On no triangles, a leaf size out of `1..=MAX_LEAF_SIZE`, or more than `MAX_TRIANGLES`
     /// triangles; callers validate all three first (a scene has at least one triangle).
+    /// Nodes have `settings.width` children, or as many as trace fastest here.
     pub fn build(triangles: &[Triangle], settings: BvhSettings) -> Self {
+        Self::build_with_width(
+            triangles,
+            settings,
+            settings.width.unwrap_or_else(Width::best),
+        )
+    }
+
+    /// [`build`](Self::build) with `width` children per node, whatever the processor.
+    pub fn build_with_width(triangles: &[Triangle], settings: BvhSettings, width: Width) -> Self {
         assert!(!triangles.is_empty(), "a hierarchy over no triangles");
         assert!(
             (1..=super::MAX_LEAF_SIZE).contains(&settings.leaf_size),
@@ -87,22 +187,31 @@ impl WideBvh {
             "too many triangles for the node format"
         );
         let start = Instant::now();
-        let built = build::build(triangles, settings.leaf_size as usize);
+        let built = build::build(triangles, settings.leaf_size as usize, width);
         let build_time = start.elapsed();
         let stats = BvhStats {
             structure: "wide",
+            children: width.children() as u32,
+            simd: if width == Width::Eight && has_avx2() {
+                "avx2"
+            } else {
+                "sse"
+            },
             triangles: triangles.len(),
             nodes: built.nodes.len(),
             leaves: built.leaves,
             depth: built.depth,
             max_leaf_triangles: built.max_leaf_triangles,
-            bytes: built.nodes.len() * size_of::<WideNode>()
+            bytes: built.node_bytes
+                + built.packs.len() * size_of::<TrianglePack>()
                 + built.triangles.len() * (size_of::<Triangle>() + size_of::<u32>()),
             build_time,
         };
         Self {
             nodes: built.nodes,
+            avx2: has_avx2(),
             triangles: built.triangles,
+            packs: built.packs,
             ids: built.ids,
             padding: built.padding,
             bounds: built.bounds,
@@ -111,13 +220,34 @@ impl WideBvh {
     }
 
     /// The nodes; the root is node 0.
-    pub fn nodes(&self) -> &[WideNode] {
+    pub fn nodes(&self) -> &Nodes {
         &self.nodes
+    }
+
+    /// The same tree, traversed without AVX2 even where the processor has it: the portable
+    /// eight-wide path (two SSE halves), for comparing the two; no change to four-wide trees.
+    pub fn portable(mut self) -> Self {
+        self.avx2 = false;
+        self.stats.simd = "sse";
+        self
+    }
+
+    /// Children per node.
+    pub fn width(&self) -> Width {
+        match self.nodes {
+            Nodes::Four(_) => Width::Four,
+            Nodes::Eight(_) => Width::Eight,
+        }
     }
 
     /// The triangles in leaf order; [`BvhHit::index`](super::BvhHit::index) indexes this.
     pub fn triangles(&self) -> &[Triangle] {
         &self.triangles
+    }
+
+    /// The leaves' triangles in packs of four; [`WideNode::child`] indexes this for a leaf.
+    pub fn packs(&self) -> &[TrianglePack] {
+        &self.packs
     }
 
     /// For each triangle in leaf order, its index in the input of [`build`](Self::build).
@@ -173,9 +303,22 @@ mod tests {
     /// Walks the tree from the root, checking every node's shape, and returns how many
     /// triangles its leaves hold.
     fn walk(bvh: &WideBvh, node: u32, leaf_size: u32, seen: &mut [bool]) -> usize {
-        let n = &bvh.nodes()[node as usize];
+        match bvh.nodes() {
+            Nodes::Four(nodes) => walk_in(bvh, nodes, node, leaf_size, seen),
+            Nodes::Eight(nodes) => walk_in(bvh, nodes, node, leaf_size, seen),
+        }
+    }
+
+    fn walk_in<const W: usize>(
+        bvh: &WideBvh,
+        nodes: &[WideNode<W>],
+        node: u32,
+        leaf_size: u32,
+        seen: &mut [bool],
+    ) -> usize {
+        let n = &nodes[node as usize];
         let mut total = 0;
-        for lane in 0..WIDTH {
+        for lane in 0..W {
             if n.child[lane] == EMPTY {
                 assert!(
                     n.planes[0][lane] > n.planes[1][lane],
@@ -189,14 +332,20 @@ mod tests {
             );
             if n.count[lane] == 0 {
                 assert!(n.child[lane] > node, "children come after their parent");
-                total += walk(bvh, n.child[lane], leaf_size, seen);
+                total += walk_in(bvh, nodes, n.child[lane], leaf_size, seen);
             } else {
                 assert!(n.count[lane] <= leaf_size, "a leaf holds at most leaf_size");
-                let first = n.child[lane] as usize;
-                let range = first..first + n.count[lane] as usize;
+                let count = n.count[lane] as usize;
+                let first_pack = n.child[lane] as usize;
+                let packs = &bvh.packs()[first_pack..first_pack + count.div_ceil(LANES)];
+                let first = packs[0].first as usize;
+                let range = first..first + count;
                 for (k, triangle) in range.clone().zip(&bvh.triangles()[range]) {
                     assert!(!seen[k], "triangle {k} in two leaves");
                     seen[k] = true;
+                    let pack = &packs[(k - first) / LANES];
+                    assert_eq!(pack.first as usize + (k - first) % LANES, k);
+                    assert_eq!(pack.triangle((k - first) % LANES), *triangle);
                     let (tmin, tmax) = triangle.padded_bounds(bvh.padding());
                     assert!(
                         Vec3::from(tmin).cmpge(min).all() && Vec3::from(tmax).cmple(max).all(),
@@ -212,49 +361,60 @@ mod tests {
     #[test]
     fn every_triangle_is_in_one_leaf_of_a_bounded_tree() {
         let input = triangles(5000);
-        for leaf_size in [1, 4, 31] {
-            let settings = BvhSettings {
-                leaf_size,
-                max_depth: 24,
-            };
-            let bvh = WideBvh::build(&input, settings);
-            let mut seen = vec![false; input.len()];
-            assert_eq!(walk(&bvh, 0, leaf_size, &mut seen), input.len());
-            assert!(seen.iter().all(|&s| s));
-            let mut ids = bvh.original_indices().to_vec();
-            ids.sort_unstable();
-            assert_eq!(ids, (0..input.len() as u32).collect::<Vec<_>>());
-            let s = bvh.stats();
-            assert_eq!((s.structure, s.triangles), ("wide", input.len()));
-            assert!(
-                s.depth as usize <= build::STACK_SIZE / 3,
-                "depth {}",
-                s.depth
-            );
+        for width in [Width::Four, Width::Eight] {
+            for leaf_size in [1, 4, 31] {
+                let settings = BvhSettings {
+                    leaf_size,
+                    ..BvhSettings::default()
+                };
+                let bvh = WideBvh::build_with_width(&input, settings, width);
+                assert_eq!(bvh.width(), width);
+                let mut seen = vec![false; input.len()];
+                assert_eq!(walk(&bvh, 0, leaf_size, &mut seen), input.len());
+                assert!(seen.iter().all(|&s| s));
+                let mut ids = bvh.original_indices().to_vec();
+                ids.sort_unstable();
+                assert_eq!(ids, (0..input.len() as u32).collect::<Vec<_>>());
+                let s = bvh.stats();
+                assert_eq!((s.structure, s.triangles), ("wide", input.len()));
+                assert!(
+                    (s.depth as usize) * (width.children() - 1) < build::STACK_SIZE,
+                    "depth {}",
+                    s.depth
+                );
+            }
         }
     }
 
     #[test]
     fn the_tree_does_not_depend_on_the_thread_count() {
         let input = triangles(20_000);
-        let build = |threads: usize| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap()
-                .install(|| WideBvh::build(&input, BvhSettings::default()))
-        };
-        let (one, three) = (build(1), build(3));
-        assert_eq!(one.nodes(), three.nodes());
-        assert_eq!(one.original_indices(), three.original_indices());
+        for width in [Width::Four, Width::Eight] {
+            let build = |threads: usize| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap()
+                    .install(|| WideBvh::build_with_width(&input, BvhSettings::default(), width))
+            };
+            let (one, three) = (build(1), build(3));
+            match (one.nodes(), three.nodes()) {
+                (Nodes::Four(a), Nodes::Four(b)) => assert_eq!(a, b),
+                (Nodes::Eight(a), Nodes::Eight(b)) => assert_eq!(a, b),
+                _ => panic!("one width asked for, two built"),
+            }
+            assert_eq!(one.original_indices(), three.original_indices());
+        }
     }
 
     #[test]
     fn a_single_triangle_hangs_under_a_root() {
         let input = triangles(1)[..1].to_vec();
-        let bvh = WideBvh::build(&input, BvhSettings::default());
-        assert_eq!(bvh.nodes().len(), 1);
-        assert_eq!(bvh.nodes()[0].count[0], 1);
-        assert!(bvh.nodes()[0].child[1..].iter().all(|&c| c == EMPTY));
+        for width in [Width::Four, Width::Eight] {
+            let bvh = WideBvh::build_with_width(&input, BvhSettings::default(), width);
+            assert_eq!(bvh.nodes().len(), 1);
+            assert!(bvh.nodes().child_box(0, 0).is_some());
+            assert!((1..width.children()).all(|lane| bvh.nodes().child_box(0, lane).is_none()));
+        }
     }
 }

@@ -1,4 +1,5 @@
-//! Front-to-back traversal of the wide BVH with a fixed stack.
+//! Front-to-back traversal of the wide BVH with a fixed stack, for nodes of four children
+//! (SSE) and of eight (AVX2 where the processor has it, two SSE halves elsewhere).
 
 use std::mem::MaybeUninit;
 
@@ -8,48 +9,67 @@ use crate::geometry::{PreparedRay, Ray};
 
 use super::super::{BvhHit, Closest, NoCounters, TraversalCounters};
 use super::build::STACK_SIZE;
-use super::{WIDTH, WideBvh, WideNode};
+use super::lanes::{Halves, Lanes};
+use super::{LANES, Nodes, TrianglePack, WideBvh, WideNode};
 
-/// A ray ready for four boxes at a time: its origin and reciprocal direction in every lane,
-/// and for each axis which of a node's planes it enters by and which it leaves by.
-struct WideRay {
-    origin: [Vec4; 3],
-    inv: [Vec4; 3],
-    /// `near[a]`: the plane (of [`WideNode::planes`]) the ray enters by along axis `a`.
-    near: [usize; 3],
-    far: [usize; 3],
+/// A ray ready for `W` boxes at a time: its origin and reciprocal direction in every lane,
+/// and the octant of its direction, which says by which of a node's planes it enters and
+/// leaves along each axis.
+struct WideRay<V> {
+    origin: [V; 3],
+    inv: [V; 3],
+    /// Bit `a` set: the direction is negative along axis `a`, so the ray enters by the
+    /// `max` plane.
+    octant: usize,
 }
 
-impl WideRay {
-    fn new(ray: &PreparedRay) -> Self {
-        let o = ray.origin;
-        let inv = ray.inv;
-        let octant = ray.octant();
-        let near = [0, 1, 2].map(|a| 2 * a + (octant >> a & 1));
+impl<V> WideRay<V> {
+    #[inline(always)]
+    fn new<const W: usize>(ray: &PreparedRay) -> Self
+    where
+        V: Lanes<W>,
+    {
         Self {
-            origin: o.map(Vec4::splat),
-            inv: inv.map(Vec4::splat),
-            near,
-            far: near.map(|n| n ^ 1),
+            origin: ray.origin.map(V::splat),
+            inv: ray.inv.map(V::splat),
+            octant: ray.octant(),
         }
     }
 
-    /// The part of `[t_min, t_max]` the ray spends in each of the node's four boxes, as
+    /// The plane (of [`WideNode::planes`]) the ray enters by along `axis`. Computed where it
+    /// is used, so that the compiler sees it is below 6 and checks no bound.
+    #[inline(always)]
+    fn near(&self, axis: usize) -> usize {
+        2 * axis + (self.octant >> axis & 1)
+    }
+
+    /// The plane the ray leaves by along `axis`.
+    #[inline(always)]
+    fn far(&self, axis: usize) -> usize {
+        self.near(axis) ^ 1
+    }
+
+    /// The part of `[t_min, t_max]` the ray spends in each of the node's boxes, as
     /// `(enter, leave)` lanes; a lane with `enter > leave` is missed. The arithmetic of the
     /// octree's box test, lane by lane: `(plane − origin) · (1 / direction)`, the largest of
     /// the near distances and the smallest of the far ones, where a NaN (a zero direction
     /// component with the origin on the plane) constrains nothing.
     #[inline(always)]
-    fn boxes(&self, node: &WideNode, t_min: f32, t_max: f32) -> (Vec4, Vec4) {
+    fn boxes<const W: usize>(&self, node: &WideNode<W>, t_min: f32, t_max: f32) -> (V, V)
+    where
+        V: Lanes<W>,
+    {
         let t = |plane: usize, axis: usize| {
-            (Vec4::from_array(node.planes[plane]) - self.origin[axis]) * self.inv[axis]
+            V::load(&node.planes[plane])
+                .sub(self.origin[axis])
+                .mul(self.inv[axis])
         };
-        // `Vec4::max`/`min` give their argument for a NaN lane: the NaN operand comes first.
-        let mut enter = Vec4::splat(t_min);
-        let mut leave = Vec4::splat(t_max);
+        // `min`/`max` give their argument for a NaN lane: the NaN operand comes first.
+        let mut enter = V::splat(t_min);
+        let mut leave = V::splat(t_max);
         for axis in 0..3 {
-            enter = t(self.near[axis], axis).max(enter);
-            leave = t(self.far[axis], axis).min(leave);
+            enter = t(self.near(axis), axis).max(enter);
+            leave = t(self.far(axis), axis).min(leave);
         }
         (enter, leave)
     }
@@ -69,8 +89,44 @@ impl WideBvh {
         ray: &Ray,
         counters: &mut C,
     ) -> Option<BvhHit> {
+        match &self.nodes {
+            Nodes::Four(nodes) => self.closest_in::<Vec4, 4, C>(nodes, ray, counters),
+            Nodes::Eight(nodes) => {
+                #[cfg(target_arch = "x86_64")]
+                if self.avx2 {
+                    // SAFETY: `avx2` is set only where the processor was seen to have AVX2.
+                    return unsafe { self.closest_avx2(nodes, ray, counters) };
+                }
+                self.closest_in::<Halves, 8, C>(nodes, ray, counters)
+            }
+        }
+    }
+
+    /// The eight-wide closest-hit traversal compiled for AVX2.
+    ///
+    /// # Safety
+    /// The processor must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn closest_avx2<C: TraversalCounters>(
+        &self,
+        nodes: &[WideNode<8>],
+        ray: &Ray,
+        counters: &mut C,
+    ) -> Option<BvhHit> {
+        self.closest_in::<super::lanes::Avx, 8, C>(nodes, ray, counters)
+    }
+
+    /// The closest-hit traversal over nodes of `W` children tested with `V`.
+    #[inline(always)]
+    fn closest_in<V: Lanes<W>, const W: usize, C: TraversalCounters>(
+        &self,
+        nodes: &[WideNode<W>],
+        ray: &Ray,
+        counters: &mut C,
+    ) -> Option<BvhHit> {
         let prepared = PreparedRay::new(ray);
-        let wide = WideRay::new(&prepared);
+        let wide = WideRay::<V>::new(&prepared);
         let mut closest = Closest::new(prepared.t_max);
         let mut stack = Stack::new();
         // The child visited now: a node or a leaf, as `WideNode` packs them.
@@ -80,30 +136,15 @@ impl WideBvh {
         };
         loop {
             if current.count != 0 {
-                let first = current.reference as usize;
-                let range = first..first + current.count as usize;
-                let leaf = (self.triangles.as_slice(), self.ids.as_slice());
-                closest.test_leaf(leaf, range, &prepared, self.padding, counters);
+                let packs = self.leaf_packs(current);
+                closest.test_packs(packs, &self.ids, &prepared, self.padding, counters);
             } else {
-                let n = &self.nodes[current.reference as usize];
+                let n = &nodes[current.reference as usize];
                 count_boxes(n, counters);
                 let (enter, leave) = wide.boxes(n, prepared.t_min, closest.t());
-                let mask = enter.cmple(leave).bitmask();
-                if mask != 0 && mask & (mask - 1) == 0 {
-                    // One child: on to it, with no ordering at all.
-                    current = Child::of(n, mask.trailing_zeros() as usize);
-                    continue;
-                }
+                let mask = enter.le_mask(leave);
                 if mask != 0 {
-                    // Nearest next; the others wait on the stack, far ones below near ones.
-                    let hits = Hits::sorted(enter, mask);
-                    let (nearest, rest) = hits.entries[..hits.len]
-                        .split_first()
-                        .expect("at least two hits");
-                    for &(t, lane) in rest.iter().rev() {
-                        stack.defer(Child::of(n, lane), t);
-                    }
-                    current = Child::of(n, nearest.1);
+                    current = visit_nearest_first(n, enter.to_array(), mask, &mut stack);
                     continue;
                 }
             }
@@ -119,24 +160,50 @@ impl WideBvh {
     /// children are taken in lane order: leaves tested at once, the first inner child hit
     /// visited next and the others left on the stack.
     pub fn occluded(&self, ray: &Ray) -> bool {
+        match &self.nodes {
+            Nodes::Four(nodes) => self.occluded_in::<Vec4, 4>(nodes, ray),
+            Nodes::Eight(nodes) => {
+                #[cfg(target_arch = "x86_64")]
+                if self.avx2 {
+                    // SAFETY: `avx2` is set only where the processor was seen to have AVX2.
+                    return unsafe { self.occluded_avx2(nodes, ray) };
+                }
+                self.occluded_in::<Halves, 8>(nodes, ray)
+            }
+        }
+    }
+
+    /// The eight-wide occlusion traversal compiled for AVX2.
+    ///
+    /// # Safety
+    /// The processor must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn occluded_avx2(&self, nodes: &[WideNode<8>], ray: &Ray) -> bool {
+        self.occluded_in::<super::lanes::Avx, 8>(nodes, ray)
+    }
+
+    /// The occlusion traversal over nodes of `W` children tested with `V`.
+    #[inline(always)]
+    fn occluded_in<V: Lanes<W>, const W: usize>(&self, nodes: &[WideNode<W>], ray: &Ray) -> bool {
         let prepared = PreparedRay::new(ray);
-        let wide = WideRay::new(&prepared);
+        let wide = WideRay::<V>::new(&prepared);
         let mut stack = Stack::new();
         let mut node = 0u32;
         loop {
-            let n = &self.nodes[node as usize];
+            let n = &nodes[node as usize];
             let (enter, leave) = wide.boxes(n, prepared.t_min, prepared.t_max);
-            let mut mask = enter.cmple(leave).bitmask();
+            let mut mask = enter.le_mask(leave);
             let mut next = None;
             while mask != 0 {
                 let lane = mask.trailing_zeros() as usize;
                 mask &= mask - 1;
                 let child = Child::of(n, lane);
                 if child.count != 0 {
-                    let first = child.reference as usize;
-                    if self.triangles[first..first + child.count as usize]
+                    if self
+                        .leaf_packs(child)
                         .iter()
-                        .any(|t| t.intersect(&prepared, self.padding).is_some())
+                        .any(|pack| pack.hits(&prepared, self.padding).mask != 0)
                     {
                         return true;
                     }
@@ -155,6 +222,13 @@ impl WideBvh {
             };
         }
     }
+
+    /// The packs of the leaf `child`.
+    #[inline(always)]
+    fn leaf_packs(&self, child: Child) -> &[TrianglePack] {
+        let first = child.reference as usize;
+        &self.packs[first..first + (child.count as usize).div_ceil(LANES)]
+    }
 }
 
 /// A child of a node: an inner node (`count` 0) or a leaf's triangles.
@@ -166,7 +240,7 @@ struct Child {
 
 impl Child {
     #[inline(always)]
-    fn of(node: &WideNode, lane: usize) -> Self {
+    fn of<const W: usize>(node: &WideNode<W>, lane: usize) -> Self {
         Self {
             reference: node.child[lane],
             count: node.count[lane],
@@ -176,7 +250,7 @@ impl Child {
 
 /// Reports a node's box tests: one per used child slot.
 #[inline(always)]
-fn count_boxes<C: TraversalCounters>(node: &WideNode, counters: &mut C) {
+fn count_boxes<const W: usize, C: TraversalCounters>(node: &WideNode<W>, counters: &mut C) {
     for &child in &node.child {
         if child != super::EMPTY {
             counters.box_test();
@@ -227,35 +301,66 @@ impl Stack {
     }
 }
 
-/// The children a node's boxes let through, with the distances at which the ray enters them,
-/// nearest first (at most four: an insertion sort is all it needs).
-struct Hits {
-    entries: [(f32, usize); WIDTH],
-    len: usize,
+/// Of the children of `node` in `mask` (at least one), entered at the distances `enter`: the
+/// nearest, to be visited next; the others are left on the stack, nearer ones on top.
+#[inline(always)]
+fn visit_nearest_first<const W: usize>(
+    node: &WideNode<W>,
+    enter: [f32; W],
+    mask: u32,
+    stack: &mut Stack,
+) -> Child {
+    let first = mask.trailing_zeros() as usize;
+    let rest = mask & (mask - 1);
+    if rest == 0 {
+        // One child: on to it, with no ordering at all.
+        return Child::of(node, first);
+    }
+    if rest & (rest - 1) == 0 {
+        // Two, the most common case after one: one comparison.
+        let second = rest.trailing_zeros() as usize;
+        let (near, far) = if enter[second] < enter[first] {
+            (second, first)
+        } else {
+            (first, second)
+        };
+        stack.defer(Child::of(node, far), enter[far]);
+        return Child::of(node, near);
+    }
+    // More: an insertion sort of their keys, nearest last, then pushed far to near.
+    let mut keys = [0u32; W];
+    let mut len = 0;
+    let mut lanes = mask;
+    while lanes != 0 {
+        let lane = lanes.trailing_zeros() as usize;
+        lanes &= lanes - 1;
+        let key = sort_key(enter[lane], lane);
+        let mut k = len;
+        while k > 0 && keys[k - 1] < key {
+            keys[k] = keys[k - 1];
+            k -= 1;
+        }
+        keys[k] = key;
+        len += 1;
+    }
+    for &key in &keys[..len - 1] {
+        let lane = key_lane(key);
+        stack.defer(Child::of(node, lane), enter[lane]);
+    }
+    Child::of(node, key_lane(keys[len - 1]))
 }
 
-impl Hits {
-    /// The lanes of `mask`, sorted by their `enter` distances.
-    #[inline(always)]
-    fn sorted(enter: Vec4, mut mask: u32) -> Self {
-        // Out of the register once: indexing a `Vec4` lane by lane is a jump table.
-        let enter = enter.to_array();
-        let mut hits = Self {
-            entries: [(0.0, 0); WIDTH],
-            len: 0,
-        };
-        while mask != 0 {
-            let lane = mask.trailing_zeros() as usize;
-            mask &= mask - 1;
-            let t = enter[lane];
-            let mut k = hits.len;
-            while k > 0 && hits.entries[k - 1].0 > t {
-                hits.entries[k] = hits.entries[k - 1];
-                k -= 1;
-            }
-            hits.entries[k] = (t, lane);
-            hits.len += 1;
-        }
-        hits
-    }
+/// A key that orders children by the distance `t` at which the ray enters them: the bits of
+/// `t` with the lane in the three lowest. Keys compare as the distances do where these are of
+/// one sign, and ties go to the lower lane; the order only decides how soon a child is
+/// visited, never whether it is, and the distance kept with it is its own.
+#[inline(always)]
+fn sort_key(t: f32, lane: usize) -> u32 {
+    t.to_bits() & !7 | lane as u32
+}
+
+/// The lane of a [`sort_key`].
+#[inline(always)]
+fn key_lane(key: u32) -> usize {
+    (key & 7) as usize
 }

@@ -57,7 +57,8 @@ pub(crate) fn run(args: &ScalingArgs, quiet: bool) -> Result<ExitCode> {
             file.display()
         );
     }
-    args.scene.check_bvh_depth(&[args.scene.accel_kind()])?;
+    args.scene
+        .check_structure_options(&[args.scene.accel_kind()])?;
     let scene = args.scene.load(
         &SceneSource {
             scene: Some(file),

@@ -131,7 +131,8 @@ pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
 
 /// The scene files named, or the two `treasure` scenes.
 fn load_scenes(args: &SweepArgs, quiet: bool) -> Result<Vec<Scene>> {
-    args.scene.check_bvh_depth(&[args.scene.accel_kind()])?;
+    args.scene
+        .check_structure_options(&[args.scene.accel_kind()])?;
     let files = if args.scenes.is_empty() {
         vec![
             PathBuf::from("scenes/treasure.toml"),

@@ -146,7 +146,8 @@ fn secondary_rays(scene: &Scene) -> Result<Vec<Ray>> {
 /// The traversal's throughput: the first pass counts box and triangle tests; the timed passes
 /// count nothing.
 pub(crate) fn run(args: &TraceArgs, quiet: bool) -> Result<ExitCode> {
-    args.scene.check_bvh_depth(&[args.scene.accel_kind()])?;
+    args.scene
+        .check_structure_options(&[args.scene.accel_kind()])?;
     let scene = args.scene.load(&args.source, quiet)?;
     let workers = threads(Some(args.threads));
     let balancer = BalancerKind::static_tiles(Assignment::Interleaved);

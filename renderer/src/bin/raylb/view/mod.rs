@@ -60,7 +60,7 @@ pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
         DeviceName::Gpu => Engine::Gpu(args.run.gpu_balancer()?),
     };
     let scene_args = args.scene.for_device(args.run.device)?;
-    scene_args.check_bvh_depth(&[scene_args.accel_kind()])?;
+    scene_args.check_structure_options(&[scene_args.accel_kind()])?;
     ensure_display()?;
     let gpu = match args.run.device {
         DeviceName::Gpu => Some(Arc::new(open_gpu()?)),

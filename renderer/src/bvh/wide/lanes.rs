@@ -1,0 +1,165 @@
+//! The vector operations of the box test, for nodes of four and of eight children.
+//!
+//! Four lanes are SSE (glam's `Vec4`, which falls back to plain floats off x86). Eight are
+//! AVX where the processor has AVX2 (detected at run time: the build never assumes it), and
+//! two SSE halves elsewhere, so that an eight-wide tree runs on any machine. Every operation
+//! is the IEEE one lane by lane, the same bits in each implementation, and `min`/`max` give
+//! their second operand when either is NaN (SSE's and AVX's rule, and glam's fallback's).
+
+use glam::Vec4;
+
+/// `W` floats operated on at once.
+pub(super) trait Lanes<const W: usize>: Copy {
+    fn splat(x: f32) -> Self;
+    fn load(a: &[f32; W]) -> Self;
+    fn sub(self, other: Self) -> Self;
+    fn mul(self, other: Self) -> Self;
+    /// The smaller per lane; `other` where either is NaN.
+    fn min(self, other: Self) -> Self;
+    /// The larger per lane; `other` where either is NaN.
+    fn max(self, other: Self) -> Self;
+    /// Bit `k` set where lane `k` of `self` is at most lane `k` of `other`.
+    fn le_mask(self, other: Self) -> u32;
+    fn to_array(self) -> [f32; W];
+}
+
+impl Lanes<4> for Vec4 {
+    #[inline(always)]
+    fn splat(x: f32) -> Self {
+        Vec4::splat(x)
+    }
+    #[inline(always)]
+    fn load(a: &[f32; 4]) -> Self {
+        Vec4::from_array(*a)
+    }
+    #[inline(always)]
+    fn sub(self, other: Self) -> Self {
+        self - other
+    }
+    #[inline(always)]
+    fn mul(self, other: Self) -> Self {
+        self * other
+    }
+    #[inline(always)]
+    fn min(self, other: Self) -> Self {
+        Vec4::min(self, other)
+    }
+    #[inline(always)]
+    fn max(self, other: Self) -> Self {
+        Vec4::max(self, other)
+    }
+    #[inline(always)]
+    fn le_mask(self, other: Self) -> u32 {
+        self.cmple(other).bitmask()
+    }
+    #[inline(always)]
+    fn to_array(self) -> [f32; 4] {
+        Vec4::to_array(&self)
+    }
+}
+
+/// Eight lanes as two halves of four: the portable eight-wide.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Halves([Vec4; 2]);
+
+impl Lanes<8> for Halves {
+    #[inline(always)]
+    fn splat(x: f32) -> Self {
+        Self([Vec4::splat(x); 2])
+    }
+    #[inline(always)]
+    fn load(a: &[f32; 8]) -> Self {
+        Self([
+            Vec4::new(a[0], a[1], a[2], a[3]),
+            Vec4::new(a[4], a[5], a[6], a[7]),
+        ])
+    }
+    #[inline(always)]
+    fn sub(self, o: Self) -> Self {
+        Self([self.0[0] - o.0[0], self.0[1] - o.0[1]])
+    }
+    #[inline(always)]
+    fn mul(self, o: Self) -> Self {
+        Self([self.0[0] * o.0[0], self.0[1] * o.0[1]])
+    }
+    #[inline(always)]
+    fn min(self, o: Self) -> Self {
+        Self([self.0[0].min(o.0[0]), self.0[1].min(o.0[1])])
+    }
+    #[inline(always)]
+    fn max(self, o: Self) -> Self {
+        Self([self.0[0].max(o.0[0]), self.0[1].max(o.0[1])])
+    }
+    #[inline(always)]
+    fn le_mask(self, o: Self) -> u32 {
+        self.0[0].cmple(o.0[0]).bitmask() | self.0[1].cmple(o.0[1]).bitmask() << 4
+    }
+    #[inline(always)]
+    fn to_array(self) -> [f32; 8] {
+        let (a, b) = (self.0[0].to_array(), self.0[1].to_array());
+        [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]]
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+pub(super) use avx::Avx;
+
+#[cfg(target_arch = "x86_64")]
+mod avx {
+    use std::arch::x86_64::*;
+
+    use super::Lanes;
+
+    /// Eight lanes in one AVX register.
+    ///
+    /// Values of this type exist only inside the traversal compiled for AVX2
+    /// (`#[target_feature(enable = "avx2")]`), which is entered only after the processor was
+    /// seen to have it; that is what makes each `unsafe` intrinsic call below sound.
+    #[derive(Clone, Copy, Debug)]
+    pub(in super::super) struct Avx(__m256);
+
+    impl Lanes<8> for Avx {
+        #[inline(always)]
+        fn splat(x: f32) -> Self {
+            // SAFETY: AVX is present (see the type's comment).
+            Self(unsafe { _mm256_set1_ps(x) })
+        }
+        #[inline(always)]
+        fn load(a: &[f32; 8]) -> Self {
+            // SAFETY: AVX is present; `a` is eight readable floats (unaligned load).
+            Self(unsafe { _mm256_loadu_ps(a.as_ptr()) })
+        }
+        #[inline(always)]
+        fn sub(self, o: Self) -> Self {
+            // SAFETY: AVX is present.
+            Self(unsafe { _mm256_sub_ps(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn mul(self, o: Self) -> Self {
+            // SAFETY: AVX is present.
+            Self(unsafe { _mm256_mul_ps(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn min(self, o: Self) -> Self {
+            // SAFETY: AVX is present. `vminps` gives its second operand for a NaN, as SSE.
+            Self(unsafe { _mm256_min_ps(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn max(self, o: Self) -> Self {
+            // SAFETY: AVX is present. `vmaxps` gives its second operand for a NaN, as SSE.
+            Self(unsafe { _mm256_max_ps(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn le_mask(self, o: Self) -> u32 {
+            // SAFETY: AVX is present. `_CMP_LE_OQ` is false for NaN, as SSE's `cmpleps`.
+            unsafe { _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(self.0, o.0)) as u32 }
+        }
+        #[inline(always)]
+        fn to_array(self) -> [f32; 8] {
+            let mut out = [0.0; 8];
+            // SAFETY: AVX is present; `out` is eight writable floats (unaligned store).
+            unsafe { _mm256_storeu_ps(out.as_mut_ptr(), self.0) };
+            out
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! A leaf's triangles four at a time: their vertices stored coordinate by coordinate, so that
+//! the watertight test runs on all four in the lanes of one SIMD register.
+//!
+//! The test is [`Triangle::intersect_unnormalised`] lane by lane, with the same operations in
+//! the same order, so each lane gives the bits the one-triangle test gives: IEEE arithmetic
+//! rounds the same in a vector lane as in a scalar register, the minimum and maximum of a set
+//! of numbers do not depend on the order they are taken in, and a NaN is skipped by both (the
+//! NaN operand comes first, as in the node test). The one step that is not lane-wise, the
+//! double-precision edge function when an edge rounds to zero, sends the pack to the
+//! one-triangle test instead; it is rare (a ray through a vertex or along an edge).
+
+use glam::{BVec4A, Vec4};
+
+use crate::geometry::{PreparedRay, Triangle};
+use crate::math::Vec3;
+
+/// Triangles per pack: the four lanes of an SSE register.
+pub const LANES: usize = 4;
+
+/// Up to four triangles of one leaf, coordinate by coordinate.
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C, align(16))]
+pub struct TrianglePack {
+    /// `v[vertex][axis][lane]`: coordinate `axis` of vertex `vertex` of the triangle in `lane`.
+    /// Unused lanes repeat lane 0 and are masked off.
+    pub v: [[[f32; LANES]; 3]; 3],
+    /// The leaf-order index of lane 0's triangle; lane `k` holds the next `k`th.
+    pub first: u32,
+    /// Lanes in use, 1 to 4.
+    pub lanes: u32,
+    _pad: [u32; 2],
+}
+
+const _: () = assert!(size_of::<TrianglePack>() == 160);
+
+/// What a pack's test found: which lanes hit, and for each its distance, unnormalised edge
+/// functions and their sum (the outputs of the one-triangle test).
+pub(crate) struct PackHits {
+    /// Bit `k` set: the triangle in lane `k` is hit.
+    pub mask: u32,
+    pub t: [f32; LANES],
+    pub uvw: [[f32; LANES]; 3],
+    pub det: [f32; LANES],
+}
+
+impl TrianglePack {
+    /// The pack holding `triangles` (1 to 4 of them), whose first has leaf-order index `first`.
+    pub fn new(triangles: &[Triangle], first: u32) -> Self {
+        assert!(
+            (1..=LANES).contains(&triangles.len()),
+            "a pack holds one to four triangles"
+        );
+        // Unused lanes repeat the first triangle.
+        let v = std::array::from_fn(|vertex| {
+            std::array::from_fn(|axis| {
+                std::array::from_fn(|lane| {
+                    triangles.get(lane).unwrap_or(&triangles[0]).v[vertex][axis]
+                })
+            })
+        });
+        Self {
+            v,
+            first,
+            lanes: triangles.len() as u32,
+            _pad: [0; 2],
+        }
+    }
+
+    /// The triangle in `lane`, as it was given.
+    pub fn triangle(&self, lane: usize) -> Triangle {
+        let vertex =
+            |i: usize| Vec3::new(self.v[i][0][lane], self.v[i][1][lane], self.v[i][2][lane]);
+        Triangle {
+            v: [vertex(0), vertex(1), vertex(2)],
+        }
+    }
+
+    /// The watertight test of every used lane against `ray`, for a hierarchy padded by
+    /// `padding`.
+    #[inline(always)]
+    pub(crate) fn hits(&self, ray: &PreparedRay, padding: f32) -> PackHits {
+        match ray.axes {
+            [1, 2, 0] => self.hits_in::<1, 2, 0>(ray, padding),
+            [2, 1, 0] => self.hits_in::<2, 1, 0>(ray, padding),
+            [2, 0, 1] => self.hits_in::<2, 0, 1>(ray, padding),
+            [0, 2, 1] => self.hits_in::<0, 2, 1>(ray, padding),
+            [0, 1, 2] => self.hits_in::<0, 1, 2>(ray, padding),
+            _ => self.hits_in::<1, 0, 2>(ray, padding),
+        }
+    }
+
+    /// The lanes in use, as a bit mask.
+    #[inline(always)]
+    fn used(&self) -> u32 {
+        (1u32 << self.lanes) - 1
+    }
+
+    #[inline(always)]
+    fn hits_in<const KX: usize, const KY: usize, const KZ: usize>(
+        &self,
+        ray: &PreparedRay,
+        padding: f32,
+    ) -> PackHits {
+        let none = || PackHits {
+            mask: 0,
+            t: [0.0; LANES],
+            uvw: [[0.0; LANES]; 3],
+            det: [0.0; LANES],
+        };
+        let o = ray.origin;
+        let [sx, sy, sz] = ray.shear.map(Vec4::splat);
+        // Vertex `i` relative to the origin, in the ray's permuted axes.
+        let rel = |i: usize| {
+            let c = |k: usize| Vec4::from_array(self.v[i][k]) - Vec4::splat(o[k]);
+            [c(KX), c(KY), c(KZ)]
+        };
+        let (a, b, c) = (rel(0), rel(1), rel(2));
+        let (ax, ay) = (a[0] - sx * a[2], a[1] - sy * a[2]);
+        let (bx, by) = (b[0] - sx * b[2], b[1] - sy * b[2]);
+        let (cx, cy) = (c[0] - sx * c[2], c[1] - sy * c[2]);
+        let u = cx * by - cy * bx;
+        let v = ax * cy - ay * cx;
+        let w = bx * ay - by * ax;
+        let zero = Vec4::ZERO;
+        let used = self.used();
+        if (u.cmpeq(zero) | v.cmpeq(zero) | w.cmpeq(zero)).bitmask() & used != 0 {
+            return self.hits_one_by_one(ray, padding);
+        }
+        let outside = (u.cmplt(zero) | v.cmplt(zero) | w.cmplt(zero))
+            & (u.cmpgt(zero) | v.cmpgt(zero) | w.cmpgt(zero));
+        let det = u + v + w;
+        let mut missed = outside | det.cmpeq(zero);
+        if !missed.bitmask() & used == 0 {
+            return none();
+        }
+        let t_raw = (u * (sz * a[2]) + v * (sz * b[2]) + w * (sz * c[2])) / det;
+        // The slab test of each triangle's padded box, as `PreparedRay::slab_box` does it.
+        let pad = Vec4::splat(padding);
+        let mut enter = Vec4::NEG_INFINITY;
+        let mut leave = Vec4::INFINITY;
+        for (axis, &origin) in o.iter().enumerate() {
+            let p = |i: usize| Vec4::from_array(self.v[i][axis]);
+            let min = p(0).min(p(1)).min(p(2)) - pad;
+            let max = p(0).max(p(1)).max(p(2)) + pad;
+            let (near, far) = if ray.octant >> axis & 1 == 1 {
+                (max, min)
+            } else {
+                (min, max)
+            };
+            let origin = Vec4::splat(origin);
+            let inv = Vec4::splat(ray.inv[axis]);
+            // The NaN operand first: a NaN lane (0 · ∞) constrains nothing.
+            enter = ((near - origin) * inv).max(enter);
+            leave = ((far - origin) * inv).min(leave);
+        }
+        missed |= enter.cmpgt(leave);
+        // `max` gives `enter` for a NaN distance, as `f32::max` does.
+        let t = t_raw.max(enter).min(leave);
+        let within: BVec4A = t.cmpgt(Vec4::splat(ray.t_min)) & t.cmplt(Vec4::splat(ray.t_max));
+        let mask = (within & !missed).bitmask() & used;
+        PackHits {
+            mask,
+            t: t.to_array(),
+            uvw: [u.to_array(), v.to_array(), w.to_array()],
+            det: det.to_array(),
+        }
+    }
+
+    /// Every used lane through the one-triangle test: for a pack where an edge function
+    /// rounded to zero and needs the double-precision fallback.
+    #[cold]
+    #[inline(never)]
+    fn hits_one_by_one(&self, ray: &PreparedRay, padding: f32) -> PackHits {
+        let mut hits = PackHits {
+            mask: 0,
+            t: [0.0; LANES],
+            uvw: [[0.0; LANES]; 3],
+            det: [0.0; LANES],
+        };
+        for lane in 0..self.lanes as usize {
+            if let Some((t, uvw, det)) = self.triangle(lane).intersect_unnormalised(ray, padding) {
+                hits.mask |= 1 << lane;
+                hits.t[lane] = t;
+                for (edge, value) in hits.uvw.iter_mut().zip(uvw) {
+                    edge[lane] = value;
+                }
+                hits.det[lane] = det;
+            }
+        }
+        hits
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::Ray;
+
+    /// A deterministic source of floats in `[-1, 1)`.
+    fn floats(seed: u64) -> impl FnMut() -> f32 {
+        let mut state = seed;
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+        }
+    }
+
+    /// Each lane of the pack test gives the bits of the one-triangle test: random triangles and
+    /// rays, rays aimed at vertices and along edges (the double-precision fallback), and
+    /// partly filled packs.
+    #[test]
+    fn every_lane_matches_the_one_triangle_test() {
+        let mut next = floats(0x9e37_79b9_7f4a_7c15);
+        let padding = 1.0 / 65536.0;
+        let mut hits = 0;
+        for round in 0..20_000 {
+            let lanes = 1 + round % LANES;
+            let triangles: Vec<Triangle> = (0..lanes)
+                .map(|_| {
+                    let c = Vec3::new(next(), next(), next());
+                    let s = if round % 7 == 0 { 1e-3 } else { 0.5 };
+                    let mut d = || c + Vec3::new(next(), next(), next()) * s;
+                    Triangle { v: [d(), d(), d()] }
+                })
+                .collect();
+            let pack = TrianglePack::new(&triangles, 0);
+            let origin = Vec3::new(next(), next(), next()) * 3.0;
+            let target = match round % 5 {
+                // A vertex, or a point on an edge: edge functions of exactly zero.
+                0 => triangles[0].v[round % 3],
+                1 => (triangles[0].v[0] + triangles[0].v[1]) * 0.5,
+                _ => triangles[0].v[0] * 0.4 + triangles[0].v[1] * 0.3 + triangles[0].v[2] * 0.3,
+            };
+            let mut dir = target - origin;
+            if round % 11 == 0 {
+                dir[round % 3] = 0.0;
+            }
+            let mut ray = Ray::new(origin, dir);
+            if round % 13 == 0 {
+                ray.t_min = 0.5;
+                ray.t_max = 0.9;
+            }
+            let prepared = PreparedRay::new(&ray);
+            let found = pack.hits(&prepared, padding);
+            for (lane, triangle) in triangles.iter().enumerate() {
+                let expected = triangle.intersect_unnormalised(&prepared, padding);
+                let got = (found.mask >> lane & 1 == 1).then(|| {
+                    (
+                        found.t[lane],
+                        [found.uvw[0][lane], found.uvw[1][lane], found.uvw[2][lane]],
+                        found.det[lane],
+                    )
+                });
+                let bits = |h: Option<(f32, [f32; 3], f32)>| {
+                    h.map(|(t, uvw, det)| (t.to_bits(), uvw.map(f32::to_bits), det.to_bits()))
+                };
+                assert_eq!(bits(got), bits(expected), "round {round} lane {lane}");
+                hits += usize::from(expected.is_some());
+            }
+            assert_eq!(found.mask >> lanes, 0, "unused lanes never hit");
+        }
+        assert!(hits > 5_000, "only {hits} hits");
+    }
+
+    #[test]
+    fn a_pack_gives_back_its_triangles() {
+        let mut next = floats(7);
+        let triangles: Vec<Triangle> = (0..3)
+            .map(|_| Triangle {
+                v: [0, 1, 2].map(|_| Vec3::new(next(), next(), next())),
+            })
+            .collect();
+        let pack = TrianglePack::new(&triangles, 12);
+        assert_eq!((pack.first, pack.lanes), (12, 3));
+        for (lane, t) in triangles.iter().enumerate() {
+            assert_eq!(pack.triangle(lane), *t);
+        }
+    }
+}
