@@ -12,7 +12,7 @@ use crate::geometry::{Aabb, Ray, Triangle};
 /// Which acceleration structure to build.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum AccelKind {
-    /// [`WideBvh`]: four children per node, binned SAH, front-to-back traversal.
+    /// [`WideBvh`]: four or eight children per node, binned SAH, front-to-back traversal.
     #[default]
     Wide,
     /// [`OctreeBvh`]: octant splits, eight pre-order arrays with skip pointers.

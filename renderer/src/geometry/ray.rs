@@ -83,13 +83,16 @@ impl PreparedRay {
             | usize::from(d[1].is_sign_negative()) << 1
             | usize::from(d[2].is_sign_negative()) << 2;
         let o = ray.origin;
-        let inv = [1.0 / d[0], 1.0 / d[1], 1.0 / d[2]];
+        // One vector division, apart from the shear's: the box tests need these first, and
+        // they should not wait on the choice of the dominant axis.
+        let inv4 = Vec4::ONE / Vec4::new(d[0], d[1], d[2], 1.0);
+        let inv = [inv4.x, inv4.y, inv4.z];
         Self {
             origin: o.to_array(),
             inv,
             origin_near: Vec4::new(o.x, o.y, o.z, f32::INFINITY),
             origin_far: Vec4::new(o.x, o.y, o.z, f32::NEG_INFINITY),
-            inv4: Vec4::new(inv[0], inv[1], inv[2], 1.0),
+            inv4,
             octant,
             axes: [kx, ky, kz],
             shear: [d[kx] / d[kz], d[ky] / d[kz], 1.0 / d[kz]],

@@ -177,8 +177,8 @@ pub(crate) struct SceneSource {
 /// The acceleration structures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum AccelName {
-    /// Four children per node tested at once, binned SAH, front-to-back traversal: the fast
-    /// one.
+    /// Eight (AVX2) or four (SSE) children per node tested at once, binned SAH,
+    /// front-to-back traversal: the fast one.
     Wide,
     /// The octree-built BVH with skip pointers of Wende's thesis; what the GPU traverses.
     Octree,
