@@ -6,7 +6,7 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use renderer::accel::{Accel, AccelKind};
 use renderer::bvh::wide::Width;
-use renderer::bvh::{BvhSettings, OctreeBvh, WideBvh};
+use renderer::bvh::{BvhSettings, BvhSplit, OctreeBvh, WideBvh};
 use renderer::geometry::{PreparedRay, Ray, Triangle};
 use renderer::math::{Vec3, normalize};
 
@@ -205,8 +205,8 @@ fn rays(rng: &mut StdRng, triangles: &[Triangle], count: usize) -> Vec<Ray> {
 type Structure = (&'static str, fn(&[Triangle], BvhSettings) -> Accel);
 
 /// Every structure that each test runs against: the wide BVH at both widths, the eight-wide
-/// one also without AVX2 (its portable path), and the octree.
-const STRUCTURES: [Structure; 4] = [
+/// one also without AVX2 (its portable path) and split by octant, and the octree.
+const STRUCTURES: [Structure; 5] = [
     ("wide4", |t, s| {
         Accel::Wide(WideBvh::build_with_width(t, s, Width::Four))
     }),
@@ -215,6 +215,13 @@ const STRUCTURES: [Structure; 4] = [
     }),
     ("wide8 without AVX2", |t, s| {
         Accel::Wide(WideBvh::build_with_width(t, s, Width::Eight).portable())
+    }),
+    ("wide8, octant split", |t, s| {
+        let s = BvhSettings {
+            split: BvhSplit::Octant,
+            ..s
+        };
+        Accel::Wide(WideBvh::build_with_width(t, s, Width::Eight))
     }),
     ("octree", |t, s| Accel::build(AccelKind::Octree, t, s)),
 ];
@@ -269,21 +276,25 @@ const SETTINGS: [BvhSettings; 4] = [
         leaf_size: 4,
         max_depth: 24,
         width: None,
+        split: BvhSplit::Sah,
     },
     BvhSettings {
         leaf_size: 1,
         max_depth: 24,
         width: None,
+        split: BvhSplit::Sah,
     },
     BvhSettings {
         leaf_size: 31,
         max_depth: 24,
         width: None,
+        split: BvhSplit::Sah,
     },
     BvhSettings {
         leaf_size: 2,
         max_depth: 2,
         width: None,
+        split: BvhSplit::Sah,
     },
 ];
 

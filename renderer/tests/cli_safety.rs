@@ -699,6 +699,19 @@ fn structures_are_named_where_they_apply() {
         &["--bvh-width applies to --accel wide"],
     );
     refused(
+        &[
+            "render",
+            &quick,
+            "-o",
+            "q.png",
+            "--accel",
+            "octree",
+            "--bvh-split",
+            "sah",
+        ],
+        &["--bvh-split applies to --accel wide"],
+    );
+    refused(
         &["render", &quick, "-o", "q.png", "--bvh-width", "16"],
         &["children per node: 4 or 8, not 16"],
     );

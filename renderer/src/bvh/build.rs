@@ -148,6 +148,7 @@ impl Input<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bvh::BvhSplit;
 
     /// What the shape checks found: triangles seen in leaves, and the tree's depth.
     #[derive(Debug, Default)]
@@ -234,6 +235,7 @@ mod tests {
         leaf_size: 4,
         max_depth: 24,
         width: None,
+        split: BvhSplit::Sah,
     };
 
     #[test]

@@ -52,6 +52,20 @@ pub struct BvhSettings {
     /// Children per node of the wide BVH (the octree has up to eight whatever this says);
     /// `None`: [`Width::best`] for this processor.
     pub width: Option<wide::Width>,
+    /// How the wide BVH splits a node (the octree always splits by octant).
+    pub split: BvhSplit,
+}
+
+/// How the wide BVH's build splits a node.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BvhSplit {
+    /// By the surface area heuristic over binned centroids: the fast one.
+    #[default]
+    Sah,
+    /// By the octant of each centroid around the centre of the centroid bounds, as the
+    /// octree does, leaves at the leaf size: the thesis's split in the wide layout, to
+    /// measure the split apart from the layout and traversal.
+    Octant,
 }
 
 impl Default for BvhSettings {
@@ -63,6 +77,7 @@ impl Default for BvhSettings {
             leaf_size: 4,
             max_depth: 24,
             width: None,
+            split: BvhSplit::Sah,
         }
     }
 }

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use glam::{EulerRot, Mat4, Quat};
 
 use crate::accel::{Accel, AccelKind};
-use crate::bvh::{BvhSettings, BvhStats, Width};
+use crate::bvh::{BvhSettings, BvhSplit, BvhStats, Width};
 use crate::geometry::{Aabb, Triangle};
 use crate::input::MAX_SCENE_BYTES;
 use crate::math::{Vec3, dot, normalize};
@@ -98,6 +98,8 @@ pub struct SceneOverrides {
     pub bvh_max_depth: Option<u32>,
     /// Children per node of the wide BVH.
     pub bvh_width: Option<Width>,
+    /// How the wide BVH splits a node.
+    pub bvh_split: Option<BvhSplit>,
     /// Camera rays per pixel (1 to [`MAX_SAMPLES`]).
     pub samples: Option<u32>,
     /// The acceleration structure (default [`AccelKind::Wide`]).
@@ -506,6 +508,7 @@ impl Scene {
                 .or(config.bvh.max_depth.map(|v| v.0))
                 .unwrap_or(24),
             width: overrides.bvh_width,
+            split: overrides.bvh_split.unwrap_or_default(),
         };
         let name = path
             .file_stem()
@@ -626,6 +629,7 @@ impl Scene {
                 leaf_size: overrides.leaf_size.unwrap_or(4),
                 max_depth: overrides.bvh_max_depth.unwrap_or(24),
                 width: overrides.bvh_width,
+                split: overrides.bvh_split.unwrap_or_default(),
             },
             accel: overrides.accel.unwrap_or_default(),
             objects: 1,

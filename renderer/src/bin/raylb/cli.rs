@@ -10,7 +10,7 @@ use balancers::{
 };
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use renderer::accel::AccelKind;
-use renderer::bvh::Width;
+use renderer::bvh::{BvhSplit, Width};
 use renderer::gpu::GpuBalancer;
 use renderer::memory::Budget;
 use renderer::preview::Layer;
@@ -227,6 +227,9 @@ pub(crate) struct SceneArgs {
     /// where the processor has AVX2, else 4]; both give the same bytes.
     #[arg(long, value_name = "N", value_parser = parse_bvh_width)]
     pub(crate) bvh_width: Option<Width>,
+    /// With the wide BVH: how a node is split [default: sah].
+    #[arg(long, value_enum, value_name = "SPLIT")]
+    pub(crate) bvh_split: Option<SplitName>,
     /// The memory the scene and each frame may take, checked before they are built: 512M,
     /// 4G, 1.5GiB, or bytes (default: what the machine has free, from /proc/meminfo, the
     /// cgroup limit and ulimit -v).
@@ -259,6 +262,9 @@ impl SceneArgs {
             bail!(
                 "--bvh-width applies to --accel wide; the octree's nodes have up to eight children"
             );
+        }
+        if self.bvh_split.is_some() && !structures.contains(&AccelKind::Wide) {
+            bail!("--bvh-split applies to --accel wide; the octree always splits by octant");
         }
         Ok(())
     }
@@ -370,6 +376,7 @@ impl SceneArgs {
             leaf_size: self.leaf_size,
             bvh_max_depth: self.bvh_depth,
             bvh_width: self.bvh_width,
+            bvh_split: self.bvh_split.map(BvhSplit::from),
             samples: self.spp,
             accel: self.accel.map(AccelKind::from),
             memory: Budget::of(self.max_memory).map(|b| b.bytes),
@@ -940,6 +947,25 @@ pub(crate) fn usage_error(e: clap::Error) -> ExitCode {
                 message.strip_prefix("error: ").unwrap_or(&message)
             );
             ExitCode::from(2)
+        }
+    }
+}
+
+/// How the wide BVH splits a node (`--bvh-split`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SplitName {
+    /// By the surface area heuristic over binned centroids: the fast one.
+    Sah,
+    /// By the octant of each centroid around the centre of the centroid bounds, as the
+    /// octree does: the thesis's split in the wide layout.
+    Octant,
+}
+
+impl From<SplitName> for BvhSplit {
+    fn from(name: SplitName) -> Self {
+        match name {
+            SplitName::Sah => BvhSplit::Sah,
+            SplitName::Octant => BvhSplit::Octant,
         }
     }
 }

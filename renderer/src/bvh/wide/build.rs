@@ -7,6 +7,7 @@ use rayon::join;
 use crate::geometry::{Aabb, Triangle};
 use crate::math::Vec3;
 
+use super::super::BvhSplit;
 use super::super::padding_for;
 use super::{EMPTY, LANES, Nodes, TrianglePack, WideNode, Width};
 
@@ -85,11 +86,17 @@ struct Input<'a> {
     bounds: Vec<Aabb>,
     centroids: Vec<Vec3>,
     leaf_size: usize,
+    split: BvhSplit,
 }
 
 /// Builds the wide BVH over `triangles`, `width` children per node, leaves of at most
-/// `leaf_size` triangles.
-pub(super) fn build(triangles: &[Triangle], leaf_size: usize, width: Width) -> Built {
+/// `leaf_size` triangles, nodes split as `split` says.
+pub(super) fn build(
+    triangles: &[Triangle],
+    leaf_size: usize,
+    split: BvhSplit,
+    width: Width,
+) -> Built {
     use rayon::prelude::*;
     let bounds: Vec<Aabb> = triangles
         .par_iter()
@@ -104,9 +111,10 @@ pub(super) fn build(triangles: &[Triangle], leaf_size: usize, width: Width) -> B
         bounds,
         centroids,
         leaf_size,
+        split,
     };
     let mut items: Vec<u32> = (0..triangles.len() as u32).collect();
-    let root = input.node(&mut items, 0, 0);
+    let root = input.node(&mut items, 0, 0, None);
     let all = root.bounds();
     let padding = padding_for(&all);
     match width {
@@ -173,8 +181,15 @@ impl<const W: usize> Emitted<W> {
 }
 
 impl Input<'_> {
-    /// The binary subtree over `items`, which start at `offset` in the whole item list.
-    fn node(&self, items: &mut [u32], offset: usize, depth: u32) -> Binary {
+    /// The binary subtree over `items`, which start at `offset` in the whole item list;
+    /// `octant`: where a node split by octant is in its three steps (see [`OctantStep`]).
+    fn node(
+        &self,
+        items: &mut [u32],
+        offset: usize,
+        depth: u32,
+        octant: Option<OctantStep>,
+    ) -> Binary {
         let bounds = items
             .iter()
             .fold(Aabb::EMPTY, |b, &i| b.union(self.bounds[i as usize]));
@@ -186,16 +201,30 @@ impl Input<'_> {
         if n <= 1 {
             return leaf();
         }
-        let split = if depth < SAH_DEPTH {
-            self.best_split(items, &bounds)
-        } else {
-            None
-        };
-        let mid = match split {
-            Some(s) if n <= self.leaf_size && s.cost >= packs(n) => return leaf(),
-            Some(s) => partition(items, |i| self.bin(i, &s) < s.bin),
-            None if n <= self.leaf_size => return leaf(),
-            None => n / 2,
+        let (mid, next) = match self.split {
+            BvhSplit::Sah => {
+                let split = if depth < SAH_DEPTH {
+                    self.best_split(items, &bounds)
+                } else {
+                    None
+                };
+                let mid = match split {
+                    Some(s) if n <= self.leaf_size && s.cost >= packs(n) => return leaf(),
+                    Some(s) => partition(items, |i| self.bin(i, &s) < s.bin),
+                    None if n <= self.leaf_size => return leaf(),
+                    None => n / 2,
+                };
+                (mid, None)
+            }
+            BvhSplit::Octant if n <= self.leaf_size => return leaf(),
+            BvhSplit::Octant => {
+                let split = if depth < SAH_DEPTH {
+                    self.octant_split(items, octant)
+                } else {
+                    None
+                };
+                split.unwrap_or((n / 2, None))
+            }
         };
         // A split that leaves one side empty (all centroids in one bin after all) becomes a
         // split at the median of the input order.
@@ -203,19 +232,63 @@ impl Input<'_> {
         let (left, right) = items.split_at_mut(mid);
         let (l, r) = if n > PARALLEL_THRESHOLD {
             join(
-                || self.node(left, offset, depth + 1),
-                || self.node(right, offset + mid, depth + 1),
+                || self.node(left, offset, depth + 1, next),
+                || self.node(right, offset + mid, depth + 1, next),
             )
         } else {
             (
-                self.node(left, offset, depth + 1),
-                self.node(right, offset + mid, depth + 1),
+                self.node(left, offset, depth + 1, next),
+                self.node(right, offset + mid, depth + 1, next),
             )
         };
         Binary::Inner {
             bounds,
             children: Box::new([l, r]),
         }
+    }
+
+    /// The octree's split as binary steps: the items go to the octants of their centroids
+    /// around the centre of the centroid bounds, taken as three halvings at that centre (by
+    /// `x`, then `y`, then `z`), which the collapse to eight children makes one node again.
+    /// An axis along which every centroid lies on one side is passed over; `None` when every
+    /// axis is (the centroids coincide). Returns where the items were cut and the step their
+    /// two halves take next.
+    fn octant_split(
+        &self,
+        items: &mut [u32],
+        step: Option<OctantStep>,
+    ) -> Option<(usize, Option<OctantStep>)> {
+        // The rest of this octant split's halvings, then those of a fresh one.
+        if let Some(step) = step
+            && let Some(cut) = self.halve(items, step)
+        {
+            return Some(cut);
+        }
+        let centroids = items
+            .iter()
+            .fold(Aabb::EMPTY, |b, &i| b.grow(self.centroids[i as usize]));
+        let fresh = OctantStep {
+            center: centroids.center(),
+            axis: 0,
+        };
+        self.halve(items, fresh)
+    }
+
+    /// The first of the halvings of `step` onwards (at its centre, along its axis and those
+    /// after it) that puts items on both sides.
+    fn halve(&self, items: &mut [u32], step: OctantStep) -> Option<(usize, Option<OctantStep>)> {
+        for axis in step.axis..3 {
+            let at = step.center[axis];
+            let mid = partition(items, |i| self.centroids[i as usize][axis] < at);
+            if mid != 0 && mid != items.len() {
+                let next = (axis < 2).then_some(OctantStep {
+                    center: step.center,
+                    axis: axis + 1,
+                });
+                return Some((mid, next));
+            }
+        }
+        None
     }
 
     /// The bin of item `i` along the split's axis.
@@ -283,6 +356,14 @@ impl Input<'_> {
         }
         best
     }
+}
+
+/// Where a node split by octant is: the centre of its centroid bounds, and the axis of the
+/// halving to come (after `x`, `y`; after `z` a fresh split starts).
+#[derive(Clone, Copy, Debug)]
+struct OctantStep {
+    center: Vec3,
+    axis: usize,
 }
 
 /// A candidate split: centroids in bins below `bin` along `axis` go left.

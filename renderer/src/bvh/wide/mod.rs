@@ -187,7 +187,12 @@ impl WideBvh {
             "too many triangles for the node format"
         );
         let start = Instant::now();
-        let built = build::build(triangles, settings.leaf_size as usize, width);
+        let built = build::build(
+            triangles,
+            settings.leaf_size as usize,
+            settings.split,
+            width,
+        );
         let build_time = start.elapsed();
         let stats = BvhStats {
             structure: "wide",
@@ -275,6 +280,7 @@ impl WideBvh {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bvh::BvhSplit;
     use crate::math::Vec3;
 
     /// A deterministic scatter of small triangles, with a pile of copies of one of them.
@@ -361,10 +367,13 @@ mod tests {
     #[test]
     fn every_triangle_is_in_one_leaf_of_a_bounded_tree() {
         let input = triangles(5000);
-        for width in [Width::Four, Width::Eight] {
+        let widths = [Width::Four, Width::Eight];
+        let splits = [BvhSplit::Sah, BvhSplit::Octant];
+        for (width, split) in widths.into_iter().flat_map(|w| splits.map(|s| (w, s))) {
             for leaf_size in [1, 4, 31] {
                 let settings = BvhSettings {
                     leaf_size,
+                    split,
                     ..BvhSettings::default()
                 };
                 let bvh = WideBvh::build_with_width(&input, settings, width);
