@@ -19,6 +19,7 @@ const OVERRIDES: SceneOverrides = SceneOverrides {
     leaf_size: None,
     bvh_max_depth: None,
     bvh_width: None,
+    bvh_split: None,
     samples: None,
     accel: None,
     memory: Some(64 << 20),
