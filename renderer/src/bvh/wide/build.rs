@@ -1,4 +1,5 @@
-//! The binned-SAH build and its collapse to four or eight children per node.
+//! The binned-SAH build (or the octree's octant split, as a choice to measure it by) and its
+//! collapse to four or eight children per node.
 
 use std::ops::Range;
 

@@ -7,6 +7,8 @@
 //! spreading them costs more than it saves; the result depends only on the input, never on
 //! the thread count. Then collapsed to [`Width`] children per node: a node's children are the
 //! binary children of its binary children, opening the largest (by surface area) first.
+//! ([`BvhSplit::Octant`](super::BvhSplit::Octant) splits by the octree's rule instead, to
+//! measure that rule in this layout.)
 //! Eight where the processor has AVX2 (one register holds a plane of all eight boxes), four
 //! (SSE) elsewhere.
 //!
