@@ -473,3 +473,26 @@ fn rays_running_in_the_planes_of_the_wide_nodes_boxes() {
         assert!(hits > 100, "{width:?}: only {hits} hits");
     }
 }
+
+#[test]
+fn a_ray_with_a_nan_gets_the_brute_force_answer() {
+    // A NaN coordinate makes every box test pass, unused child slots included; every structure
+    // must still answer, and answer as brute force does (the triangle test decides).
+    let triangles = soup(&mut StdRng::seed_from_u64(9), 300);
+    let nan = f32::NAN;
+    let rays = [
+        Ray::new(Vec3::new(nan, 0.0, 0.0), Vec3::new(0.0, 0.0, 1.0)),
+        Ray::new(Vec3::splat(nan), Vec3::new(0.0, 0.0, 1.0)),
+        Ray::new(Vec3::new(0.0, 0.0, -3.0), Vec3::new(0.0, nan, 1.0)),
+        Ray::new(Vec3::new(0.0, 0.0, -3.0), Vec3::new(0.1, 0.2, 1.0)),
+    ];
+    for (label, build) in STRUCTURES {
+        let bvh = build(&triangles, BvhSettings::default());
+        for ray in &rays {
+            let expected = brute_force(&triangles, bvh.padding(), ray);
+            let got = bvh.closest_hit(ray).map(|h| (h.t.to_bits(), h.original));
+            assert_eq!(got, expected, "{label}: {ray:?}");
+            assert_eq!(bvh.occluded(ray), expected.is_some(), "{label}: {ray:?}");
+        }
+    }
+}

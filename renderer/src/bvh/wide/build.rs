@@ -27,16 +27,16 @@ const TRAVERSAL_COST: f32 = 1.0;
 const PARALLEL_THRESHOLD: usize = 4096;
 
 /// Past this depth the binary tree is split at the median of the input order instead of by the
-/// SAH, so that its depth, and the traversal's stack, stay bounded (at most this plus
+/// SAH (or by octant), so that its depth, and the traversal's stack, stay bounded (at most this plus
 /// log2 of the triangle count, 67 for the most triangles a BVH can hold).
-const SAH_DEPTH: u32 = 40;
+const SPLIT_DEPTH: u32 = 40;
 
 /// The most entries the traversal's stack can hold. The binary tree's inner nodes are at most
-/// `SAH_DEPTH + 27` deep (27: median splits of at most 2^27 triangles), every wide node is a
+/// `SPLIT_DEPTH + 27` deep (27: median splits of at most 2^27 triangles), every wide node is a
 /// deeper binary inner node than its parent, and each query visits one child of a node next
 /// and leaves at most the other seven (of eight) on the stack: seven entries per level, plus
 /// one.
-pub(super) const STACK_SIZE: usize = 7 * (SAH_DEPTH as usize + 27) + 1;
+pub(super) const STACK_SIZE: usize = 7 * (SPLIT_DEPTH as usize + 27) + 1;
 
 /// What the build hands to [`WideBvh`](super::WideBvh).
 pub(super) struct Built {
@@ -204,7 +204,7 @@ impl Input<'_> {
         }
         let (mid, next) = match self.split {
             BvhSplit::Sah => {
-                let split = if depth < SAH_DEPTH {
+                let split = if depth < SPLIT_DEPTH {
                     self.best_split(items, &bounds)
                 } else {
                     None
@@ -219,7 +219,7 @@ impl Input<'_> {
             }
             BvhSplit::Octant if n <= self.leaf_size => return leaf(),
             BvhSplit::Octant => {
-                let split = if depth < SAH_DEPTH {
+                let split = if depth < SPLIT_DEPTH {
                     self.octant_split(items, octant)
                 } else {
                     None
@@ -250,10 +250,13 @@ impl Input<'_> {
 
     /// The octree's split as binary steps: the items go to the octants of their centroids
     /// around the centre of the centroid bounds, taken as three halvings at that centre (by
-    /// `x`, then `y`, then `z`), which the collapse to eight children makes one node again.
-    /// An axis along which every centroid lies on one side is passed over; `None` when every
-    /// axis is (the centroids coincide). Returns where the items were cut and the step their
-    /// two halves take next.
+    /// `x`, then `y`, then `z`). The collapse to eight children mostly joins them into one
+    /// node again (it opens the largest child first, so a large grandchild may be opened
+    /// before a small octant). An axis along which every centroid lies on one side is passed
+    /// over; `None` when every axis is (the centroids coincide). Returns where the items were
+    /// cut and the step their two halves take next. Past [`SPLIT_DEPTH`] binary levels (about
+    /// 13 octant levels, where the octree goes to its `max_depth`, 24 by default) nodes are
+    /// split by index, to keep the traversal's stack fixed.
     fn octant_split(
         &self,
         items: &mut [u32],

@@ -1,8 +1,10 @@
 //! The vector operations of the box test, for nodes of four and of eight children.
 //!
 //! Four lanes are SSE (glam's `Vec4`, which falls back to plain floats off x86). Eight are
-//! AVX where the processor has AVX2 (detected at run time: the build never assumes it), and
-//! two SSE halves elsewhere, so that an eight-wide tree runs on any machine. Every operation
+//! AVX where the processor has AVX2 (detected at run time: the build never assumes it; that
+//! implementation lives beside the traversal compiled for it, in `traverse`, the only code
+//! that may make its values), and two SSE halves elsewhere, so that an eight-wide tree runs
+//! on any machine. Every operation
 //! is the IEEE one lane by lane, the same bits in each implementation, and `min`/`max` give
 //! their second operand when either is NaN (SSE's and AVX's rule, and glam's fallback's).
 
@@ -98,68 +100,5 @@ impl Lanes<8> for Halves {
     fn to_array(self) -> [f32; 8] {
         let (a, b) = (self.0[0].to_array(), self.0[1].to_array());
         [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]]
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-pub(super) use avx::Avx;
-
-#[cfg(target_arch = "x86_64")]
-mod avx {
-    use std::arch::x86_64::*;
-
-    use super::Lanes;
-
-    /// Eight lanes in one AVX register.
-    ///
-    /// Values of this type exist only inside the traversal compiled for AVX2
-    /// (`#[target_feature(enable = "avx2")]`), which is entered only after the processor was
-    /// seen to have it; that is what makes each `unsafe` intrinsic call below sound.
-    #[derive(Clone, Copy, Debug)]
-    pub(in super::super) struct Avx(__m256);
-
-    impl Lanes<8> for Avx {
-        #[inline(always)]
-        fn splat(x: f32) -> Self {
-            // SAFETY: AVX is present (see the type's comment).
-            Self(unsafe { _mm256_set1_ps(x) })
-        }
-        #[inline(always)]
-        fn load(a: &[f32; 8]) -> Self {
-            // SAFETY: AVX is present; `a` is eight readable floats (unaligned load).
-            Self(unsafe { _mm256_loadu_ps(a.as_ptr()) })
-        }
-        #[inline(always)]
-        fn sub(self, o: Self) -> Self {
-            // SAFETY: AVX is present.
-            Self(unsafe { _mm256_sub_ps(self.0, o.0) })
-        }
-        #[inline(always)]
-        fn mul(self, o: Self) -> Self {
-            // SAFETY: AVX is present.
-            Self(unsafe { _mm256_mul_ps(self.0, o.0) })
-        }
-        #[inline(always)]
-        fn min(self, o: Self) -> Self {
-            // SAFETY: AVX is present. `vminps` gives its second operand for a NaN, as SSE.
-            Self(unsafe { _mm256_min_ps(self.0, o.0) })
-        }
-        #[inline(always)]
-        fn max(self, o: Self) -> Self {
-            // SAFETY: AVX is present. `vmaxps` gives its second operand for a NaN, as SSE.
-            Self(unsafe { _mm256_max_ps(self.0, o.0) })
-        }
-        #[inline(always)]
-        fn le_mask(self, o: Self) -> u32 {
-            // SAFETY: AVX is present. `_CMP_LE_OQ` is false for NaN, as SSE's `cmpleps`.
-            unsafe { _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(self.0, o.0)) as u32 }
-        }
-        #[inline(always)]
-        fn to_array(self) -> [f32; 8] {
-            let mut out = [0.0; 8];
-            // SAFETY: AVX is present; `out` is eight writable floats (unaligned store).
-            unsafe { _mm256_storeu_ps(out.as_mut_ptr(), self.0) };
-            out
-        }
     }
 }

@@ -68,6 +68,14 @@ impl Width {
     }
 }
 
+/// The name of the four-lane instructions every build uses: SSE on x86-64, elsewhere whatever
+/// the compiler makes of four-lane code.
+const BASELINE_SIMD: &str = if cfg!(target_arch = "x86_64") {
+    "sse"
+} else {
+    "128-bit"
+};
+
 /// Whether the processor running this has AVX2.
 fn has_avx2() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -202,7 +210,7 @@ impl WideBvh {
             simd: if width == Width::Eight && has_avx2() {
                 "avx2"
             } else {
-                "sse"
+                BASELINE_SIMD
             },
             triangles: triangles.len(),
             nodes: built.nodes.len(),
@@ -235,7 +243,7 @@ impl WideBvh {
     /// eight-wide path (two SSE halves), for comparing the two; no change to four-wide trees.
     pub fn portable(mut self) -> Self {
         self.avx2 = false;
-        self.stats.simd = "sse";
+        self.stats.simd = BASELINE_SIMD;
         self
     }
 

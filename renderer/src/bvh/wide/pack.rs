@@ -5,9 +5,12 @@
 //! the same order, so each lane gives the bits the one-triangle test gives: IEEE arithmetic
 //! rounds the same in a vector lane as in a scalar register, the minimum and maximum of a set
 //! of numbers do not depend on the order they are taken in, and a NaN is skipped by both (the
-//! NaN operand comes first, as in the node test). The one step that is not lane-wise, the
-//! double-precision edge function when an edge rounds to zero, sends the pack to the
-//! one-triangle test instead; it is rare (a ray through a vertex or along an edge).
+//! NaN operand comes first, as in the node test). One difference is left: of `+0` and `−0`,
+//! SSE's `max` gives its second operand and `f32::max` either, so a distance of exactly zero
+//! may differ in sign; no ray with `t_min ≥ 0`, as every ray the renderer traces, reports a
+//! hit at zero. The one step that is not lane-wise, the double-precision edge function when an
+//! edge rounds to zero, sends the pack to the one-triangle test instead; it is rare (a ray
+//! through a vertex or along an edge).
 
 use glam::{BVec4A, Vec4};
 
@@ -130,7 +133,7 @@ impl TrianglePack {
             & (u.cmpgt(zero) | v.cmpgt(zero) | w.cmpgt(zero));
         let det = u + v + w;
         let mut missed = outside | det.cmpeq(zero);
-        if !missed.bitmask() & used == 0 {
+        if (!missed.bitmask() & used) == 0 {
             return none();
         }
         let t_raw = (u * (sz * a[2]) + v * (sz * b[2]) + w * (sz * c[2])) / det;
@@ -241,6 +244,8 @@ mod tests {
             if round % 13 == 0 {
                 ray.t_min = 0.5;
                 ray.t_max = 0.9;
+            } else if round % 17 == 0 {
+                ray.t_min = -0.25;
             }
             let prepared = PreparedRay::new(&ray);
             let found = pack.hits(&prepared, padding);

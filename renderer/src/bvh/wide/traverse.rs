@@ -89,6 +89,14 @@ impl WideBvh {
         ray: &Ray,
         counters: &mut C,
     ) -> Option<BvhHit> {
+        if is_nan(ray) {
+            // Every box test would let every child through, unused slots too: test every
+            // triangle instead, which finds what the triangle test says such a ray hits.
+            let prepared = PreparedRay::new(ray);
+            let mut closest = Closest::new(prepared.t_max);
+            closest.test_packs(&self.packs, &self.ids, &prepared, self.padding, counters);
+            return closest.hit();
+        }
         match &self.nodes {
             Nodes::Four(nodes) => self.closest_in::<Vec4, 4, C>(nodes, ray, counters),
             Nodes::Eight(nodes) => {
@@ -100,21 +108,6 @@ impl WideBvh {
                 self.closest_in::<Halves, 8, C>(nodes, ray, counters)
             }
         }
-    }
-
-    /// The eight-wide closest-hit traversal compiled for AVX2.
-    ///
-    /// # Safety
-    /// The processor must have AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn closest_avx2<C: TraversalCounters>(
-        &self,
-        nodes: &[WideNode<8>],
-        ray: &Ray,
-        counters: &mut C,
-    ) -> Option<BvhHit> {
-        self.closest_in::<super::lanes::Avx, 8, C>(nodes, ray, counters)
     }
 
     /// The closest-hit traversal over nodes of `W` children tested with `V`.
@@ -160,6 +153,13 @@ impl WideBvh {
     /// children are taken in lane order: leaves tested at once, the first inner child hit
     /// visited next and the others left on the stack.
     pub fn occluded(&self, ray: &Ray) -> bool {
+        if is_nan(ray) {
+            let prepared = PreparedRay::new(ray);
+            return self
+                .packs
+                .iter()
+                .any(|pack| pack.hits(&prepared, self.padding).mask != 0);
+        }
         match &self.nodes {
             Nodes::Four(nodes) => self.occluded_in::<Vec4, 4>(nodes, ray),
             Nodes::Eight(nodes) => {
@@ -171,16 +171,6 @@ impl WideBvh {
                 self.occluded_in::<Halves, 8>(nodes, ray)
             }
         }
-    }
-
-    /// The eight-wide occlusion traversal compiled for AVX2.
-    ///
-    /// # Safety
-    /// The processor must have AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn occluded_avx2(&self, nodes: &[WideNode<8>], ray: &Ray) -> bool {
-        self.occluded_in::<super::lanes::Avx, 8>(nodes, ray)
     }
 
     /// The occlusion traversal over nodes of `W` children tested with `V`.
@@ -229,6 +219,14 @@ impl WideBvh {
         let first = child.reference as usize;
         &self.packs[first..first + (child.count as usize).div_ceil(LANES)]
     }
+}
+
+/// Whether the ray's origin or direction has a NaN coordinate (its box tests would let every
+/// child through, unused slots too). Such rays never come from the renderer, whose scenes
+/// are finite; they are answered by testing every triangle.
+#[inline(always)]
+fn is_nan(ray: &Ray) -> bool {
+    ray.origin.is_nan() || ray.dir.is_nan()
 }
 
 /// A child of a node: an inner node (`count` 0) or a leaf's triangles.
@@ -310,6 +308,8 @@ fn visit_nearest_first<const W: usize>(
     mask: u32,
     stack: &mut Stack,
 ) -> Child {
+    // A sort key holds the lane in three bits.
+    const { assert!(W <= 8) };
     let first = mask.trailing_zeros() as usize;
     let rest = mask & (mask - 1);
     if rest == 0 {
@@ -363,4 +363,92 @@ fn sort_key(t: f32, lane: usize) -> u32 {
 #[inline(always)]
 fn key_lane(key: u32) -> usize {
     (key & 7) as usize
+}
+
+/// Eight lanes in one AVX register, and the traversals compiled for AVX2 that use them.
+///
+/// The type is private to this module, and its values are made only inside the two functions
+/// below, compiled with `#[target_feature(enable = "avx2")]` and entered only after the
+/// processor was seen to have AVX2: that is what makes each `unsafe` intrinsic call sound.
+#[cfg(target_arch = "x86_64")]
+mod avx {
+    use std::arch::x86_64::*;
+
+    use super::super::super::{BvhHit, TraversalCounters};
+    use super::super::lanes::Lanes;
+    use super::super::{WideBvh, WideNode};
+    use crate::geometry::Ray;
+
+    #[derive(Clone, Copy, Debug)]
+    struct Avx(__m256);
+
+    impl WideBvh {
+        /// The eight-wide closest-hit traversal compiled for AVX2.
+        ///
+        /// # Safety
+        /// The processor must have AVX2.
+        #[target_feature(enable = "avx2")]
+        pub(super) unsafe fn closest_avx2<C: TraversalCounters>(
+            &self,
+            nodes: &[WideNode<8>],
+            ray: &Ray,
+            counters: &mut C,
+        ) -> Option<BvhHit> {
+            self.closest_in::<Avx, 8, C>(nodes, ray, counters)
+        }
+
+        /// The eight-wide occlusion traversal compiled for AVX2.
+        ///
+        /// # Safety
+        /// The processor must have AVX2.
+        #[target_feature(enable = "avx2")]
+        pub(super) unsafe fn occluded_avx2(&self, nodes: &[WideNode<8>], ray: &Ray) -> bool {
+            self.occluded_in::<Avx, 8>(nodes, ray)
+        }
+    }
+
+    impl Lanes<8> for Avx {
+        #[inline(always)]
+        fn splat(x: f32) -> Self {
+            // SAFETY: AVX is present (see the module's comment).
+            Self(unsafe { _mm256_set1_ps(x) })
+        }
+        #[inline(always)]
+        fn load(a: &[f32; 8]) -> Self {
+            // SAFETY: AVX is present; `a` is eight readable floats (unaligned load).
+            Self(unsafe { _mm256_loadu_ps(a.as_ptr()) })
+        }
+        #[inline(always)]
+        fn sub(self, o: Self) -> Self {
+            // SAFETY: AVX is present.
+            Self(unsafe { _mm256_sub_ps(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn mul(self, o: Self) -> Self {
+            // SAFETY: AVX is present.
+            Self(unsafe { _mm256_mul_ps(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn min(self, o: Self) -> Self {
+            // SAFETY: AVX is present. `vminps` gives its second operand for a NaN, as SSE.
+            Self(unsafe { _mm256_min_ps(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn max(self, o: Self) -> Self {
+            // SAFETY: AVX is present. `vmaxps` gives its second operand for a NaN, as SSE.
+            Self(unsafe { _mm256_max_ps(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn le_mask(self, o: Self) -> u32 {
+            // SAFETY: AVX is present. `_CMP_LE_OQ` is false for NaN, as SSE's `cmpleps`.
+            unsafe { _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(self.0, o.0)) as u32 }
+        }
+        #[inline(always)]
+        fn to_array(self) -> [f32; 8] {
+            let mut out = [0.0; 8];
+            // SAFETY: AVX is present; `out` is eight writable floats (unaligned store).
+            unsafe { _mm256_storeu_ps(out.as_mut_ptr(), self.0) };
+            out
+        }
+    }
 }
