@@ -32,6 +32,7 @@ impl<R: BufRead + Seek> Header<R> {
         decoder.set_ignore_text_chunk(true);
         decoder.set_ignore_iccp_chunk(true);
         let reader = decoder.read_info().map_err(|e| describe(e, max_bytes))?;
+        check_palette(reader.info())?;
         let (color, depth) = reader.output_color_type();
         let channels = match color {
             ColorType::Grayscale => Channels::Grey,
@@ -93,6 +94,21 @@ impl<R: BufRead + Seek> Header<R> {
             .next_frame(buffer)
             .map(drop)
             .map_err(|e| describe(e, max_bytes))
+    }
+}
+
+/// Refuses a palette image whose palette is not a whole number of RGB entries (the PNG
+/// standard requires one; the decoder assumes it and would index past a shorter one).
+fn check_palette(info: &::png::Info<'_>) -> Result<(), String> {
+    if info.color_type != ColorType::Indexed {
+        return Ok(());
+    }
+    match info.palette.as_deref().map_or(0, <[u8]>::len) {
+        0 => Err("not a readable PNG image: a palette image with no palette (PLTE)".into()),
+        n if n % 3 != 0 => Err(format!(
+            "not a readable PNG image: its palette (PLTE) holds {n} bytes, not a whole number of RGB entries"
+        )),
+        _ => Ok(()),
     }
 }
 

@@ -326,6 +326,24 @@ fn one_bit_and_palette_pngs_become_8_bit_no_wider() {
 }
 
 #[test]
+fn a_palette_of_part_of_an_entry_is_an_error_not_a_panic() {
+    // A fuzzer's find: PLTE of 4 bytes (one RGB entry and a third of one); the decoder indexed
+    // past its end when expanding the palette.
+    let bytes = png_file(
+        3,
+        1,
+        ColorType::Indexed,
+        BitDepth::Two,
+        Some((&[255, 0, 0, 7], &[])),
+        &[0b0000_0000],
+    );
+    assert_eq!(
+        decode_image(&bytes, MIB).unwrap_err(),
+        "not a readable PNG image: its palette (PLTE) holds 4 bytes, not a whole number of RGB entries"
+    );
+}
+
+#[test]
 fn huge_declared_png_is_refused_from_its_header() {
     let bytes = png_header_only(23000, 23000);
     assert!(bytes.len() < 100);
