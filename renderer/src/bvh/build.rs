@@ -46,10 +46,7 @@ struct Input<'a> {
 /// size: 200,000 copies of one triangle make a tree of depth 6, not one node with 50,000
 /// leaves under it.
 pub(super) fn build(triangles: &[Triangle], settings: BvhSettings) -> BuildNode {
-    let centroids = triangles
-        .par_iter()
-        .map(|t| (t.v[0] + t.v[1] + t.v[2]) * (1.0 / 3.0))
-        .collect();
+    let centroids = triangles.par_iter().map(Triangle::centroid).collect();
     let input = Input {
         triangles,
         centroids,
@@ -62,8 +59,7 @@ pub(super) fn build(triangles: &[Triangle], settings: BvhSettings) -> BuildNode 
 impl Input<'_> {
     fn bounds(&self, items: &[u32]) -> Aabb {
         items.iter().fold(Aabb::EMPTY, |b, &i| {
-            let t = &self.triangles[i as usize];
-            b.grow(t.v[0]).grow(t.v[1]).grow(t.v[2])
+            b.union(self.triangles[i as usize].bounds())
         })
     }
 

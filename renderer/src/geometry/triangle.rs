@@ -18,6 +18,7 @@
 
 use crate::math::Vec3;
 
+use super::aabb::Aabb;
 use super::ray::PreparedRay;
 
 /// A triangle by its three vertices, in the order that defines its front face
@@ -42,6 +43,18 @@ impl Triangle {
     /// The unnormalised geometric normal `(v1 − v0) × (v2 − v0)`; its length is twice the area.
     pub fn normal(&self) -> Vec3 {
         crate::math::cross(self.v[1] - self.v[0], self.v[2] - self.v[0])
+    }
+
+    /// The triangle's box: the smallest that holds its vertices.
+    #[inline]
+    pub fn bounds(&self) -> Aabb {
+        Aabb::EMPTY.grow(self.v[0]).grow(self.v[1]).grow(self.v[2])
+    }
+
+    /// The mean of the vertices: where a BVH build places the triangle.
+    #[inline]
+    pub fn centroid(&self) -> Vec3 {
+        (self.v[0] + self.v[1] + self.v[2]) * (1.0 / 3.0)
     }
 
     /// The triangle's box grown by `padding` on every side: the same arithmetic that pads the

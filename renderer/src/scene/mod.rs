@@ -921,7 +921,7 @@ impl GeometryBuilder {
     fn bounds(&self) -> Aabb {
         self.triangles
             .iter()
-            .fold(Aabb::EMPTY, |b, t| b.grow(t.v[0]).grow(t.v[1]).grow(t.v[2]))
+            .fold(Aabb::EMPTY, |b, t| b.union(t.bounds()))
     }
 
     fn finish(self, p: ScenePieces<'_>) -> Result<Scene, SceneError> {

@@ -99,14 +99,8 @@ pub(super) fn build(
     width: Width,
 ) -> Built {
     use rayon::prelude::*;
-    let bounds: Vec<Aabb> = triangles
-        .par_iter()
-        .map(|t| Aabb::EMPTY.grow(t.v[0]).grow(t.v[1]).grow(t.v[2]))
-        .collect();
-    let centroids = triangles
-        .par_iter()
-        .map(|t| (t.v[0] + t.v[1] + t.v[2]) * (1.0 / 3.0))
-        .collect();
+    let bounds: Vec<Aabb> = triangles.par_iter().map(Triangle::bounds).collect();
+    let centroids = triangles.par_iter().map(Triangle::centroid).collect();
     let input = Input {
         triangles,
         bounds,

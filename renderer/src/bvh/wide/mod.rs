@@ -196,6 +196,7 @@ impl WideBvh {
             triangles.len() <= super::MAX_TRIANGLES,
             "too many triangles for the node format"
         );
+        let avx2 = has_avx2();
         let start = Instant::now();
         let built = build::build(
             triangles,
@@ -207,7 +208,7 @@ impl WideBvh {
         let stats = BvhStats {
             structure: "wide",
             children: width.children() as u32,
-            simd: if width == Width::Eight && has_avx2() {
+            simd: if width == Width::Eight && avx2 {
                 "avx2"
             } else {
                 BASELINE_SIMD
@@ -224,7 +225,7 @@ impl WideBvh {
         };
         Self {
             nodes: built.nodes,
-            avx2: has_avx2(),
+            avx2,
             triangles: built.triangles,
             packs: built.packs,
             ids: built.ids,
