@@ -5,6 +5,6 @@ mod ray;
 mod triangle;
 
 pub use aabb::Aabb;
-pub use ray::{PreparedRay, Ray};
+pub use ray::{BoxRay, PreparedRay, Ray};
 pub(crate) use triangle::barycentrics;
 pub use triangle::{Triangle, TriangleHit};

@@ -59,10 +59,45 @@ pub struct PreparedRay {
     pub t_max: f32,
 }
 
+/// What the box tests need of a ray: its origin, reciprocal direction and octant. The first
+/// part of a [`PreparedRay`], made on its own where a traversal can be over before it needs the
+/// triangle test's part.
+#[derive(Clone, Copy, Debug)]
+pub struct BoxRay {
+    pub(crate) origin: [f32; 3],
+    /// `1 / dir`, ±∞ for a zero component (signed like the component, so `-0.0` gives −∞).
+    pub(crate) inv: [f32; 3],
+    /// Bit `i` set when the direction is negative (sign bit set) along axis `i`.
+    pub(crate) octant: usize,
+}
+
+impl BoxRay {
+    #[inline(always)]
+    pub fn new(ray: &Ray) -> Self {
+        let d = ray.dir;
+        // One vector division: the box tests need it first, and should not wait on the
+        // triangle test's choice of the dominant axis.
+        let inv = Vec4::ONE / Vec4::new(d.x, d.y, d.z, 1.0);
+        Self {
+            origin: ray.origin.to_array(),
+            inv: [inv.x, inv.y, inv.z],
+            octant: usize::from(d.x.is_sign_negative())
+                | usize::from(d.y.is_sign_negative()) << 1
+                | usize::from(d.z.is_sign_negative()) << 2,
+        }
+    }
+}
+
 impl PreparedRay {
     /// Prepares `ray`. A zero direction gives a ray that hits nothing.
     #[inline(always)]
     pub fn new(ray: &Ray) -> Self {
+        Self::with_boxes(ray, BoxRay::new(ray))
+    }
+
+    /// Prepares `ray`, whose box part `boxes` is already made.
+    #[inline(always)]
+    pub fn with_boxes(ray: &Ray, boxes: BoxRay) -> Self {
         let d = ray.dir.to_array();
         let a = ray.dir.abs();
         let kz = if a.x >= a.y && a.x >= a.z {
@@ -79,25 +114,32 @@ impl PreparedRay {
         if d[kz] < 0.0 {
             std::mem::swap(&mut kx, &mut ky);
         }
-        let octant = usize::from(d[0].is_sign_negative())
-            | usize::from(d[1].is_sign_negative()) << 1
-            | usize::from(d[2].is_sign_negative()) << 2;
-        let o = ray.origin;
-        // One vector division, apart from the shear's: the box tests need these first, and
-        // they should not wait on the choice of the dominant axis.
-        let inv4 = Vec4::ONE / Vec4::new(d[0], d[1], d[2], 1.0);
-        let inv = [inv4.x, inv4.y, inv4.z];
-        Self {
-            origin: o.to_array(),
+        let BoxRay {
+            origin: o,
             inv,
-            origin_near: Vec4::new(o.x, o.y, o.z, f32::INFINITY),
-            origin_far: Vec4::new(o.x, o.y, o.z, f32::NEG_INFINITY),
-            inv4,
+            octant,
+        } = boxes;
+        Self {
+            origin: o,
+            inv,
+            origin_near: Vec4::new(o[0], o[1], o[2], f32::INFINITY),
+            origin_far: Vec4::new(o[0], o[1], o[2], f32::NEG_INFINITY),
+            inv4: Vec4::new(inv[0], inv[1], inv[2], 1.0),
             octant,
             axes: [kx, ky, kz],
             shear: [d[kx] / d[kz], d[ky] / d[kz], 1.0 / d[kz]],
             t_min: ray.t_min,
             t_max: ray.t_max,
+        }
+    }
+
+    /// The box tests' part.
+    #[inline(always)]
+    pub fn boxes(&self) -> BoxRay {
+        BoxRay {
+            origin: self.origin,
+            inv: self.inv,
+            octant: self.octant,
         }
     }
 

@@ -5,7 +5,7 @@ use std::mem::MaybeUninit;
 
 use glam::Vec4;
 
-use crate::geometry::{PreparedRay, Ray};
+use crate::geometry::{BoxRay, PreparedRay, Ray};
 
 use super::super::{BvhHit, Closest, NoCounters, TraversalCounters};
 use super::build::STACK_SIZE;
@@ -25,14 +25,14 @@ struct WideRay<V> {
 
 impl<V> WideRay<V> {
     #[inline(always)]
-    fn new<const W: usize>(ray: &PreparedRay) -> Self
+    fn new<const W: usize>(ray: &BoxRay) -> Self
     where
         V: Lanes<W>,
     {
         Self {
             origin: ray.origin.map(V::splat),
             inv: ray.inv.map(V::splat),
-            octant: ray.octant(),
+            octant: ray.octant,
         }
     }
 
@@ -118,15 +118,23 @@ impl WideBvh {
         ray: &Ray,
         counters: &mut C,
     ) -> Option<BvhHit> {
-        let prepared = PreparedRay::new(ray);
-        let wide = WideRay::<V>::new(&prepared);
+        let boxes = BoxRay::new(ray);
+        let wide = WideRay::<V>::new(&boxes);
+        // The root on its own: whether a ray meets the scene at all is then predicted from
+        // the rays before it, apart from the branches of the nodes below, and a ray that
+        // misses is done before anything else is prepared.
+        let root = &nodes[0];
+        count_boxes(root, counters);
+        let (enter, leave) = wide.boxes(root, ray.t_min, ray.t_max);
+        let mask = enter.le_mask(leave);
+        if mask == 0 {
+            return None;
+        }
+        let prepared = PreparedRay::with_boxes(ray, boxes);
         let mut closest = Closest::new(prepared.t_max);
         let mut stack = Stack::new();
         // The child visited now: a node or a leaf, as `WideNode` packs them.
-        let mut current = Child {
-            reference: 0,
-            count: 0,
-        };
+        let mut current = visit_nearest_first(root, enter.to_array(), mask, &mut stack);
         loop {
             if current.count != 0 {
                 let packs = self.leaf_packs(current);
@@ -177,7 +185,7 @@ impl WideBvh {
     #[inline(always)]
     fn occluded_in<V: Lanes<W>, const W: usize>(&self, nodes: &[WideNode<W>], ray: &Ray) -> bool {
         let prepared = PreparedRay::new(ray);
-        let wide = WideRay::<V>::new(&prepared);
+        let wide = WideRay::<V>::new(&prepared.boxes());
         let mut stack = Stack::new();
         let mut node = 0u32;
         loop {
