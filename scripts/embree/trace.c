@@ -131,6 +131,17 @@ int main(int argc, char **argv) {
     rtcCommitScene(scene);
 
     float aspect = (float)width / (float)height;
+    /* raylb's camera frame for the mesh view: forward -z, right +x, up +y. Read through
+       volatile, so that the compiler multiplies and adds every component as raylb's camera
+       does rather than dropping the terms of the frame's zeros and ones; the rays have the
+       same bits either way. */
+    static volatile const float frame[9] = {0, 0, -1, 1, 0, 0, 0, 1, 0};
+    float forward[3], right[3], up[3];
+    for (int a = 0; a < 3; a++) {
+        forward[a] = frame[a];
+        right[a] = frame[3 + a];
+        up[a] = frame[6 + a];
+    }
     double best = INFINITY;
     unsigned long hits = 0;
     for (int pass = 0; pass < passes; pass++) {
@@ -142,8 +153,8 @@ int main(int argc, char **argv) {
             for (unsigned x = 0; x < width; x++) {
                 float sx = (2.0f * ((float)x + 0.5f) / (float)width - 1.0f) * tan_half * aspect;
                 float sy = (1.0f - 2.0f * ((float)y + 0.5f) / (float)height) * tan_half;
-                /* forward -z, right +x, up +y: forward + right*sx + up*sy */
-                float d[3] = {sx, sy, -1.0f};
+                float d[3];
+                for (int a = 0; a < 3; a++) d[a] = forward[a] + right[a] * sx + up[a] * sy;
                 normalize(d);
                 struct RTCRayHit rh;
                 rh.ray.org_x = eye[0];
