@@ -45,6 +45,7 @@ mod fault;
 mod kind;
 mod local_stack;
 mod rayon_scope;
+pub mod sim;
 mod static_tiles;
 mod stealing;
 mod sync;

@@ -90,18 +90,26 @@ impl Accel {
         ray: &Ray,
         counters: &mut C,
     ) -> Option<BvhHit> {
-        match self {
+        let hit = match self {
             Accel::Wide(b) => b.closest_hit_counted(ray, counters),
             Accel::Octree(b) => b.closest_hit_counted(ray, counters),
-        }
+        };
+        counters.closest_query(hit.is_some());
+        hit
     }
 
     /// Whether any triangle blocks the ray within `(t_min, t_max)`.
     #[inline]
     pub fn occluded(&self, ray: &Ray) -> bool {
+        self.occluded_counted(ray, &mut NoCounters)
+    }
+
+    /// [`occluded`](Self::occluded), reporting every test to `counters`.
+    #[inline]
+    pub fn occluded_counted<C: TraversalCounters>(&self, ray: &Ray, counters: &mut C) -> bool {
         match self {
-            Accel::Wide(b) => b.occluded(ray),
-            Accel::Octree(b) => b.occluded(ray),
+            Accel::Wide(b) => b.occluded_counted(ray, counters),
+            Accel::Octree(b) => b.occluded_counted(ray, counters),
         }
     }
 

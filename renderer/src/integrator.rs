@@ -11,6 +11,7 @@ use std::num::NonZeroU32;
 
 use balancers::{Spawn, TaskRunner};
 
+use crate::bvh::{NoCounters, TraversalCounters};
 use crate::film::Film;
 use crate::geometry::Ray;
 use crate::math::{Vec3, dot, max_component, normalize, powi, reflect, refract, scale};
@@ -182,7 +183,13 @@ impl<'a, O: FrameObserver> Whitted<'a, O> {
     /// weight is its path's alone (a camera ray's is 1, so that the weight cutoff means the
     /// same at any number of samples); what it adds to the film is that times the sample
     /// weight, `1 / samples`.
-    fn trace<S: Spawn<RenderTask>>(&self, task: RayTask, counts: &mut RayCounts, spawn: &mut S) {
+    fn trace<S: Spawn<RenderTask>, C: TraversalCounters>(
+        &self,
+        task: RayTask,
+        counts: &mut RayCounts,
+        tests: &mut C,
+        spawn: &mut S,
+    ) {
         match task.kind {
             RayKind::Camera => counts.camera += 1,
             RayKind::Reflection => counts.reflection += 1,
@@ -192,7 +199,7 @@ impl<'a, O: FrameObserver> Whitted<'a, O> {
         let bvh = &scene.accel;
         let ray = Ray::new(task.origin, task.dir);
         let sample_weight = scene.samples.weight();
-        let Some(hit) = bvh.closest_hit(&ray) else {
+        let Some(hit) = bvh.closest_hit_counted(&ray, tests) else {
             self.film.count_rays(task.pixel, 1);
             self.film.add(
                 task.pixel,
@@ -254,7 +261,7 @@ impl<'a, O: FrameObserver> Whitted<'a, O> {
                 t_min: 0.0,
                 t_max: distance,
             };
-            if bvh.occluded(&shadow) {
+            if bvh.occluded_counted(&shadow, tests) {
                 continue;
             }
             let highlight = dot(reflect(-l, normal), -task.dir).max(0.0);
@@ -329,13 +336,27 @@ impl<O: FrameObserver> TaskRunner<RenderTask> for Whitted<'_, O> {
     }
 
     fn run<S: Spawn<RenderTask>>(&self, task: RenderTask, local: &mut WorkerRays, spawn: &mut S) {
+        self.run_counted(task, local, &mut NoCounters, spawn);
+    }
+}
+
+impl<O: FrameObserver> Whitted<'_, O> {
+    /// Runs `task` as [`TaskRunner::run`] does, reporting every box and triangle test of its
+    /// rays (closest hits and shadow rays) to `tests`; with [`NoCounters`] that is `run`.
+    pub fn run_counted<S: Spawn<RenderTask>, C: TraversalCounters>(
+        &self,
+        task: RenderTask,
+        local: &mut WorkerRays,
+        tests: &mut C,
+        spawn: &mut S,
+    ) {
         if self.watch.cancel_requested() {
             self.watch.note_dropped();
             return;
         }
         let counts = &mut local.rays;
         match task {
-            RenderTask::Ray(ray) => self.trace(ray, counts, spawn),
+            RenderTask::Ray(ray) => self.trace(ray, counts, tests, spawn),
             RenderTask::Tile(tile) => {
                 // A large tile hands all its pieces but the first out as new tiles, last first,
                 // and traces the first: a worker then goes on through its pieces in order (the
@@ -369,7 +390,7 @@ impl<O: FrameObserver> TaskRunner<RenderTask> for Whitted<'_, O> {
                                 depth: 0,
                                 kind: RayKind::Camera,
                             };
-                            self.trace(task, counts, spawn);
+                            self.trace(task, counts, tests, spawn);
                         }
                         self.watch.stamp(pixel, local.worker);
                     }

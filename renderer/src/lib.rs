@@ -16,6 +16,7 @@ pub mod math;
 pub mod memory;
 pub mod output;
 pub mod preview;
+pub mod record;
 pub mod render;
 pub mod scene;
 pub mod stats;

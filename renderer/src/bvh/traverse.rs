@@ -152,6 +152,12 @@ pub trait TraversalCounters {
     fn box_test(&mut self);
     /// One ray–triangle test.
     fn triangle_test(&mut self);
+    /// One closest-hit query done, `hit` saying whether it found a triangle (reported by
+    /// [`Accel`](crate::accel::Accel), for every structure).
+    #[inline(always)]
+    fn closest_query(&mut self, hit: bool) {
+        let _ = hit;
+    }
 }
 
 /// Counts nothing.
@@ -227,17 +233,24 @@ impl OctreeBvh {
     /// Stops at the first blocker found; the answer does not depend on which one it is.
     #[inline]
     pub fn occluded(&self, ray: &Ray) -> bool {
+        self.occluded_counted(ray, &mut NoCounters)
+    }
+
+    /// [`occluded`](Self::occluded), reporting every test to `counters`.
+    #[inline]
+    pub fn occluded_counted<C: TraversalCounters>(&self, ray: &Ray, counters: &mut C) -> bool {
         let ray = PreparedRay::new(ray);
         let nodes = &self.orders[ray.octant()];
         let mut i = 0;
         while let Some(node) = nodes.get(i) {
+            counters.box_test();
             let (enter, leave) = ray.slab(node, ray.t_min, ray.t_max);
             if enter <= leave {
                 if let Some(range) = node.triangles() {
-                    if self.triangles[range]
-                        .iter()
-                        .any(|t| t.intersect(&ray, self.padding).is_some())
-                    {
+                    if self.triangles[range].iter().any(|t| {
+                        counters.triangle_test();
+                        t.intersect(&ray, self.padding).is_some()
+                    }) {
                         return true;
                     }
                 } else {

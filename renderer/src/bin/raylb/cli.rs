@@ -85,6 +85,19 @@ Examples:
   raylb scenes
   raylb scenes my-scenes/")]
     Scenes(ScenesArgs),
+    /// Record a frame's task tree for the simulator: every tile and every reflection and
+    /// refraction ray, what each spawned and the work each did (box and triangle tests, shadow
+    /// rays, rays), with a cost model fitted to one thread's times on this machine.
+    #[command(
+        after_help = "The tree is the frame's, not the balancer's: any --balancer and \
+--threads record the same file, byte for byte, apart from the fitted model (which comes from \
+a second run on one thread, timed).
+
+Examples:
+  raylb record scenes/treasure.toml -o treasure.tasks
+  raylb record scenes/cornell.toml --width 256 --height 256 --tile 16 -o cornell.tasks"
+    )]
+    Record(RecordArgs),
     /// Benchmarks: tables on stdout, CSV and SVG plots in a folder.
     #[command(after_help = "Examples:
   raylb bench sweep --threads 2 --repeat 3
@@ -697,6 +710,24 @@ pub(crate) struct RenderArgs {
     /// summary.
     #[arg(long, conflicts_with = "quiet")]
     pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RecordArgs {
+    #[command(flatten)]
+    pub(crate) source: SceneSource,
+    /// The task file (default: the scene's name with .tasks, in the current directory).
+    #[arg(short, long, value_name = "FILE.tasks")]
+    pub(crate) output: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) scene: SceneArgs,
+    /// The counting run: its balancer, threads and tiles (the timed run is `static` on one
+    /// thread, with the same tiles).
+    #[command(flatten)]
+    pub(crate) run: RunArgs,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
 }
 
 #[derive(Debug, Args)]

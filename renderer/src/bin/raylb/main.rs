@@ -9,6 +9,7 @@ mod cli;
 mod compare;
 mod outputs;
 mod progress;
+mod record;
 mod render;
 mod scenes;
 mod validate;
@@ -36,6 +37,7 @@ fn main() -> ExitCode {
         Command::Validate(args) => validate::run(&args),
         Command::View(args) => view::run(&args),
         Command::Scenes(args) => scenes::run(&args),
+        Command::Record(args) => record::run(&args),
         Command::Bench(args) => bench::run(&args),
     };
     let result = result.and_then(|code| {

@@ -161,35 +161,46 @@ impl WideBvh {
     /// children are taken in lane order: leaves tested at once, the first inner child hit
     /// visited next and the others left on the stack.
     pub fn occluded(&self, ray: &Ray) -> bool {
+        self.occluded_counted(ray, &mut NoCounters)
+    }
+
+    /// [`occluded`](Self::occluded), reporting every test to `counters`.
+    pub fn occluded_counted<C: TraversalCounters>(&self, ray: &Ray, counters: &mut C) -> bool {
         if is_nan(ray) {
             let prepared = PreparedRay::new(ray);
             return self
                 .packs
                 .iter()
-                .any(|pack| pack.hits(&prepared, self.padding).mask != 0);
+                .any(|pack| pack_blocks(pack, &prepared, self.padding, counters));
         }
         match &self.nodes {
-            Nodes::Four(nodes) => self.occluded_in::<Vec4, 4>(nodes, ray),
+            Nodes::Four(nodes) => self.occluded_in::<Vec4, 4, C>(nodes, ray, counters),
             Nodes::Eight(nodes) => {
                 #[cfg(target_arch = "x86_64")]
                 if self.avx2 {
                     // SAFETY: `avx2` is set only where the processor was seen to have AVX2.
-                    return unsafe { self.occluded_avx2(nodes, ray) };
+                    return unsafe { self.occluded_avx2(nodes, ray, counters) };
                 }
-                self.occluded_in::<Halves, 8>(nodes, ray)
+                self.occluded_in::<Halves, 8, C>(nodes, ray, counters)
             }
         }
     }
 
     /// The occlusion traversal over nodes of `W` children tested with `V`.
     #[inline(always)]
-    fn occluded_in<V: Lanes<W>, const W: usize>(&self, nodes: &[WideNode<W>], ray: &Ray) -> bool {
+    fn occluded_in<V: Lanes<W>, const W: usize, C: TraversalCounters>(
+        &self,
+        nodes: &[WideNode<W>],
+        ray: &Ray,
+        counters: &mut C,
+    ) -> bool {
         let prepared = PreparedRay::new(ray);
         let wide = WideRay::<V>::new(&prepared.boxes());
         let mut stack = Stack::new();
         let mut node = 0u32;
         loop {
             let n = &nodes[node as usize];
+            count_boxes(n, counters);
             let (enter, leave) = wide.boxes(n, prepared.t_min, prepared.t_max);
             let mut mask = enter.le_mask(leave);
             let mut next = None;
@@ -201,7 +212,7 @@ impl WideBvh {
                     if self
                         .leaf_packs(child)
                         .iter()
-                        .any(|pack| pack.hits(&prepared, self.padding).mask != 0)
+                        .any(|pack| pack_blocks(pack, &prepared, self.padding, counters))
                     {
                         return true;
                     }
@@ -227,6 +238,20 @@ impl WideBvh {
         let first = child.reference as usize;
         &self.packs[first..first + (child.count as usize).div_ceil(LANES)]
     }
+}
+
+/// Whether a triangle of `pack` blocks the ray, reporting its lanes' tests to `counters`.
+#[inline(always)]
+fn pack_blocks<C: TraversalCounters>(
+    pack: &TrianglePack,
+    ray: &PreparedRay,
+    padding: f32,
+    counters: &mut C,
+) -> bool {
+    for _ in 0..pack.lanes {
+        counters.triangle_test();
+    }
+    pack.hits(ray, padding).mask != 0
 }
 
 /// Whether the ray's origin or direction has a NaN coordinate (its box tests would let every
@@ -410,8 +435,13 @@ mod avx {
         /// # Safety
         /// The processor must have AVX2.
         #[target_feature(enable = "avx2")]
-        pub(super) unsafe fn occluded_avx2(&self, nodes: &[WideNode<8>], ray: &Ray) -> bool {
-            self.occluded_in::<Avx, 8>(nodes, ray)
+        pub(super) unsafe fn occluded_avx2<C: TraversalCounters>(
+            &self,
+            nodes: &[WideNode<8>],
+            ray: &Ray,
+            counters: &mut C,
+        ) -> bool {
+            self.occluded_in::<Avx, 8, C>(nodes, ray, counters)
         }
     }
 

@@ -1,0 +1,840 @@
+//! A recorded run's task tree and its file format.
+//!
+//! A run starts from its initial tasks, in order; every task may spawn children. For each task
+//! the tree keeps its parent, its kind and depth, a place (for a renderer: a pixel), its work
+//! as counts of named units (for a renderer: box tests, triangle tests, shadow rays, rays), and
+//! how far through its parent's work it was spawned. Tasks are numbered canonically,
+//! breadth-first: the initial tasks in order, then the children of task 0 in the order it
+//! spawned them, then those of task 1, and so on. So the children of a task are consecutive,
+//! parents never decrease along the list, and the same run recorded under any balancer gives
+//! the same tree, and the same file, byte for byte.
+//!
+//! # File format, version 1
+//!
+//! Integers are unsigned LEB128 (seven bits a byte, low first) unless a width is given; all
+//! fixed-width numbers are little-endian.
+//!
+//! ```text
+//! "raylbtsk"                 8 bytes
+//! version                    u32 (1)
+//! description                string: length, then UTF-8
+//! kinds                      count, then that many strings
+//! features                   count (1 to MAX_FEATURES), then that many strings
+//! model                      count (features + 1), then that many f64: the cost of a task,
+//!                            then the cost of one unit of each feature, in seconds
+//! fit                        0, or 1 then rows, and r_squared, subtree_median_error,
+//!                            subtree_p90_error as f64
+//! initial tasks              count
+//! tasks                      count (at least the initial tasks)
+//! every task, in order:
+//!   parent                   spawned tasks only: the parent's number minus the previous
+//!                            spawned task's parent (0 before the first)
+//!   kind, depth, place       three integers
+//!   work                     one integer per feature
+//!   spawned at               spawned tasks only: u16, the fraction of the parent's work done
+//!                            when it spawned this task, in 65535ths
+//! "end!"                     4 bytes
+//! tasks                      u64, again
+//! ```
+//!
+//! A reader refuses a file without the signature, of another version, cut short or with
+//! anything after the end mark, naming which.
+
+use std::fmt;
+use std::io::{self, Write};
+use std::ops::Range;
+
+use super::model::{CostModel, Fit};
+
+/// The most work counts a task can have.
+pub const MAX_FEATURES: usize = 8;
+
+/// The parent of an initial task in a [`RecordedTask`].
+pub const NO_PARENT: u64 = u64::MAX;
+
+/// The file's first bytes.
+const MAGIC: &[u8; 8] = b"raylbtsk";
+/// The version this code writes and reads.
+pub const VERSION: u32 = 1;
+/// The mark after the last task.
+const END: &[u8; 4] = b"end!";
+/// The number for "spawned when its parent's work was done".
+const SPAWNED_AT_END: u16 = u16::MAX;
+
+/// One task as a recorder saw it run, named by an id of the recorder's choosing (unique in
+/// the run; the tree renumbers them).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordedTask {
+    pub id: u64,
+    /// The id of the task that spawned this one, or [`NO_PARENT`] for an initial task.
+    pub parent: u64,
+    /// For an initial task its position in the initial list; for a spawned one its position
+    /// among its parent's children, in the order they were spawned.
+    pub index: u32,
+    pub kind: u8,
+    pub depth: u16,
+    pub place: u32,
+    /// Counts of each feature's unit (the first `features.len()` are used).
+    pub work: [u32; MAX_FEATURES],
+    /// The parent's progress when it spawned this task, in any unit that only grows while a
+    /// task runs (the recorder's choice), and this task's own progress at its end in the same
+    /// unit: a spawn happened `progress_at_spawn / parent's progress` of the way through.
+    pub progress_at_spawn: u64,
+    pub progress: u64,
+}
+
+/// A run's tasks, canonically numbered (see the module's overview).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskTree {
+    /// What was recorded (for a renderer: the scene, the image size, the tile size).
+    pub description: String,
+    /// The names of the task kinds.
+    pub kinds: Vec<String>,
+    /// The names of the work counts, in the order each task's [`work`](Self::work) lists them.
+    pub features: Vec<String>,
+    /// Seconds a task takes, from its work.
+    pub model: CostModel,
+    initial: usize,
+    /// Per spawned task (index `i - initial`): its parent.
+    parent: Vec<u32>,
+    kind: Vec<u8>,
+    depth: Vec<u16>,
+    place: Vec<u32>,
+    /// `features.len()` counts per task.
+    work: Vec<u32>,
+    /// Per spawned task: how far through its parent's work it was spawned, in 65535ths.
+    spawned_at: Vec<u16>,
+    /// Per task and one past the end: the number of its first child. Children are
+    /// consecutive, so the children of `i` are `first_child[i]..first_child[i + 1]`.
+    first_child: Vec<u32>,
+}
+
+impl TaskTree {
+    /// The tree of the tasks a recorder saw, numbered canonically; `Err` says what does not
+    /// make a tree (an id twice, a parent never seen, positions that skip or repeat, a kind
+    /// without a name, more work counts than features).
+    pub fn from_recorded(
+        description: String,
+        kinds: Vec<String>,
+        features: Vec<String>,
+        model: CostModel,
+        tasks: &[RecordedTask],
+    ) -> Result<Self, String> {
+        Self::from_recorded_numbered(description, kinds, features, model, tasks).map(|(t, _)| t)
+    }
+
+    /// [`from_recorded`](Self::from_recorded), and the number each of `tasks` has in the
+    /// tree.
+    pub fn from_recorded_numbered(
+        description: String,
+        kinds: Vec<String>,
+        features: Vec<String>,
+        model: CostModel,
+        tasks: &[RecordedTask],
+    ) -> Result<(Self, Vec<u32>), String> {
+        let f = features.len();
+        if f == 0 || f > MAX_FEATURES {
+            return Err(format!("{f} features; a tree has 1 to {MAX_FEATURES}"));
+        }
+        if model.per_unit.len() != f {
+            return Err(format!(
+                "a cost model of {} features for {f} features",
+                model.per_unit.len()
+            ));
+        }
+        if tasks.len() >= u32::MAX as usize {
+            return Err(format!(
+                "{} tasks; a tree holds fewer than 2^32",
+                tasks.len()
+            ));
+        }
+        let mut position = std::collections::HashMap::with_capacity(tasks.len());
+        for (k, task) in tasks.iter().enumerate() {
+            if position.insert(task.id, k).is_some() {
+                return Err(format!("task id {} recorded twice", task.id));
+            }
+            if usize::from(task.kind) >= kinds.len() {
+                return Err(format!(
+                    "task id {} has kind {}, and there are {} kinds",
+                    task.id,
+                    task.kind,
+                    kinds.len()
+                ));
+            }
+        }
+        // Children of each recorded task (by position in `tasks`), as (spawn index, position),
+        // in a flat list grouped by parent: counted, then placed.
+        let n = tasks.len();
+        let mut initial: Vec<(u32, usize)> = Vec::new();
+        let mut parent_of = vec![usize::MAX; n];
+        let mut count = vec![0u32; n + 1];
+        for (k, task) in tasks.iter().enumerate() {
+            if task.parent == NO_PARENT {
+                initial.push((task.index, k));
+            } else {
+                let &p = position.get(&task.parent).ok_or_else(|| {
+                    format!(
+                        "task id {} names parent {}, which was never recorded",
+                        task.id, task.parent
+                    )
+                })?;
+                parent_of[k] = p;
+                count[p] += 1;
+            }
+        }
+        let mut start = vec![0usize; n + 1];
+        for p in 0..n {
+            start[p + 1] = start[p] + count[p] as usize;
+        }
+        let mut slots = vec![(0u32, 0usize); start[n]];
+        let mut fill = start.clone();
+        for (k, &p) in parent_of.iter().enumerate() {
+            if p != usize::MAX {
+                slots[fill[p]] = (tasks[k].index, k);
+                fill[p] += 1;
+            }
+        }
+        initial.sort_unstable();
+        check_positions(initial.iter().map(|&(i, _)| i), "initial task")?;
+        for p in 0..n {
+            let children = &mut slots[start[p]..start[p + 1]];
+            children.sort_unstable();
+            check_positions(children.iter().map(|&(i, _)| i), "child")
+                .map_err(|e| format!("{e} of task id {}", tasks[p].id))?;
+        }
+        // Breadth-first from the initial tasks: the canonical order.
+        let mut order: Vec<usize> = initial.iter().map(|&(_, k)| k).collect();
+        let mut number = vec![u32::MAX; n];
+        let mut first_child = Vec::with_capacity(n + 1);
+        let mut next = 0;
+        while next < order.len() {
+            let k = order[next];
+            number[k] = next as u32;
+            first_child.push(order.len() as u32);
+            order.extend(slots[start[k]..start[k + 1]].iter().map(|&(_, c)| c));
+            next += 1;
+        }
+        first_child.push(order.len() as u32);
+        if order.len() != n {
+            return Err(format!(
+                "{} of the {n} tasks are not descendants of an initial task",
+                n - order.len()
+            ));
+        }
+        let initial = initial.len();
+        let mut tree = Self {
+            description,
+            kinds,
+            features,
+            model,
+            initial,
+            parent: Vec::with_capacity(n - initial),
+            kind: Vec::with_capacity(n),
+            depth: Vec::with_capacity(n),
+            place: Vec::with_capacity(n),
+            work: Vec::with_capacity(n * f),
+            spawned_at: Vec::with_capacity(n - initial),
+            first_child,
+        };
+        for (i, &k) in order.iter().enumerate() {
+            let task = &tasks[k];
+            tree.kind.push(task.kind);
+            tree.depth.push(task.depth);
+            tree.place.push(task.place);
+            tree.work.extend_from_slice(&task.work[..f]);
+            if i >= initial {
+                let parent = &tasks[parent_of[k]];
+                tree.parent.push(number[parent_of[k]]);
+                tree.spawned_at
+                    .push(fraction(task.progress_at_spawn, parent.progress));
+            }
+        }
+        Ok((tree, number))
+    }
+
+    /// For each task, the initial task whose subtree it is in.
+    pub fn subtrees(&self) -> Vec<u32> {
+        let mut root = Vec::with_capacity(self.len());
+        for i in 0..self.len() {
+            let r = match self.parent(i) {
+                None => i as u32,
+                Some(p) => root[p],
+            };
+            root.push(r);
+        }
+        root
+    }
+
+    /// Whether `other` has the same tasks in the same places of the same tree, whatever
+    /// their work and model.
+    pub fn same_shape(&self, other: &Self) -> bool {
+        self.initial == other.initial
+            && self.parent == other.parent
+            && self.kind == other.kind
+            && self.depth == other.depth
+            && self.place == other.place
+    }
+
+    /// Tasks in all.
+    pub fn len(&self) -> usize {
+        self.kind.len()
+    }
+
+    /// Whether there are no tasks.
+    pub fn is_empty(&self) -> bool {
+        self.kind.is_empty()
+    }
+
+    /// The initial tasks: tasks `0..initial()`.
+    pub fn initial(&self) -> usize {
+        self.initial
+    }
+
+    /// The task that spawned task `i`; `None` for an initial task.
+    pub fn parent(&self, i: usize) -> Option<usize> {
+        i.checked_sub(self.initial).map(|s| self.parent[s] as usize)
+    }
+
+    /// The children of task `i`, in the order it spawned them.
+    pub fn children(&self, i: usize) -> Range<usize> {
+        self.first_child[i] as usize..self.first_child[i + 1] as usize
+    }
+
+    /// The kind of task `i`, as an index into [`kinds`](Self::kinds).
+    pub fn kind(&self, i: usize) -> u8 {
+        self.kind[i]
+    }
+
+    /// The depth of task `i` in the spawn tree as the recorder counted it.
+    pub fn depth(&self, i: usize) -> u16 {
+        self.depth[i]
+    }
+
+    /// Where task `i` works (for a renderer: a pixel).
+    pub fn place(&self, i: usize) -> u32 {
+        self.place[i]
+    }
+
+    /// The work of task `i`, one count per feature.
+    pub fn work(&self, i: usize) -> &[u32] {
+        let f = self.features.len();
+        &self.work[i * f..(i + 1) * f]
+    }
+
+    /// How far through its parent's work task `i` was spawned, from 0 to 1; 0 for an
+    /// initial task.
+    pub fn spawned_at(&self, i: usize) -> f64 {
+        i.checked_sub(self.initial).map_or(0.0, |s| {
+            f64::from(self.spawned_at[s]) / f64::from(SPAWNED_AT_END)
+        })
+    }
+
+    /// Seconds each task takes under `model`.
+    pub fn costs(&self, model: &CostModel) -> Vec<f64> {
+        (0..self.len()).map(|i| model.cost(self.work(i))).collect()
+    }
+
+    /// Writes the tree in the format of the module's overview.
+    pub fn write_to(&self, out: &mut impl Write) -> io::Result<()> {
+        let mut w = Writer { out };
+        w.bytes(MAGIC)?;
+        w.bytes(&VERSION.to_le_bytes())?;
+        w.string(&self.description)?;
+        w.strings(&self.kinds)?;
+        w.strings(&self.features)?;
+        w.int(self.model.per_unit.len() as u64 + 1)?;
+        w.float(self.model.per_task)?;
+        for &c in &self.model.per_unit {
+            w.float(c)?;
+        }
+        match &self.model.fit {
+            None => w.int(0)?,
+            Some(fit) => {
+                w.int(1)?;
+                w.int(fit.rows)?;
+                w.float(fit.r_squared)?;
+                w.float(fit.subtree_median_error)?;
+                w.float(fit.subtree_p90_error)?;
+            }
+        }
+        w.int(self.initial as u64)?;
+        w.int(self.len() as u64)?;
+        let mut previous_parent = 0;
+        for i in 0..self.len() {
+            if let Some(p) = self.parent(i) {
+                w.int((p - previous_parent) as u64)?;
+                previous_parent = p;
+            }
+            w.int(u64::from(self.kind[i]))?;
+            w.int(u64::from(self.depth[i]))?;
+            w.int(u64::from(self.place[i]))?;
+            for &count in self.work(i) {
+                w.int(u64::from(count))?;
+            }
+            if i >= self.initial {
+                w.bytes(&self.spawned_at[i - self.initial].to_le_bytes())?;
+            }
+        }
+        w.bytes(END)?;
+        w.bytes(&(self.len() as u64).to_le_bytes())
+    }
+
+    /// Reads a tree written by [`write_to`](Self::write_to).
+    pub fn read(bytes: &[u8]) -> Result<Self, ReadError> {
+        let mut r = Reader { bytes, at: 0 };
+        if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
+            return Err(ReadError::NotTaskFile);
+        }
+        r.at = MAGIC.len();
+        let version = u32::from_le_bytes(r.array().map_err(|_| ReadError::Truncated {
+            part: "header".into(),
+        })?);
+        if version != VERSION {
+            return Err(ReadError::Version(version));
+        }
+        let header = |e: Malformed| e.into_error("the header");
+        let description = r.string().map_err(header)?;
+        let kinds = r.strings().map_err(header)?;
+        let features = r.strings().map_err(header)?;
+        let f = features.len();
+        if f == 0 || f > MAX_FEATURES {
+            return Err(ReadError::Corrupt(format!(
+                "{f} features; a tree has 1 to {MAX_FEATURES}"
+            )));
+        }
+        let coefficients = r.int().map_err(header)?;
+        if coefficients != f as u64 + 1 {
+            return Err(ReadError::Corrupt(format!(
+                "{coefficients} cost coefficients for {f} features"
+            )));
+        }
+        let per_task = r.float().map_err(header)?;
+        let per_unit = (0..f)
+            .map(|_| r.float())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(header)?;
+        let fit = match r.int().map_err(header)? {
+            0 => None,
+            1 => Some(Fit {
+                rows: r.int().map_err(header)?,
+                r_squared: r.float().map_err(header)?,
+                subtree_median_error: r.float().map_err(header)?,
+                subtree_p90_error: r.float().map_err(header)?,
+            }),
+            other => {
+                return Err(ReadError::Corrupt(format!(
+                    "fit marker {other}, neither 0 nor 1"
+                )));
+            }
+        };
+        let model = CostModel {
+            per_task,
+            per_unit,
+            fit,
+        };
+        model.check().map_err(ReadError::Corrupt)?;
+        let initial = r.int().map_err(header)?;
+        let n = r.int().map_err(header)?;
+        // Every task takes at least 3 + f bytes: a count beyond what the file can hold is
+        // refused before anything is allocated for it.
+        if n < initial || n >= u64::from(u32::MAX) || n > (bytes.len() / (3 + f)) as u64 {
+            return Err(ReadError::Corrupt(format!(
+                "{n} tasks ({initial} initial) in a file of {} bytes",
+                bytes.len()
+            )));
+        }
+        let (n, initial) = (n as usize, initial as usize);
+        let mut kind = Vec::with_capacity(n);
+        let mut depth = Vec::with_capacity(n);
+        let mut place = Vec::with_capacity(n);
+        let mut work = Vec::with_capacity(n * f);
+        let mut parent = Vec::with_capacity(n - initial);
+        let mut spawned_at = Vec::with_capacity(n - initial);
+        let mut previous_parent = 0u64;
+        for i in 0..n {
+            let at = |e: Malformed| e.into_error(&format!("task {} of {n}", i + 1));
+            if i >= initial {
+                let p = previous_parent
+                    .checked_add(r.int().map_err(at)?)
+                    .filter(|&p| p < i as u64)
+                    .ok_or_else(|| {
+                        ReadError::Corrupt(format!(
+                            "task {} of {n} names a parent that does not come before it",
+                            i + 1
+                        ))
+                    })?;
+                parent.push(p as u32);
+                previous_parent = p;
+            }
+            let k = r.int().map_err(at)?;
+            if k >= kinds.len() as u64 {
+                return Err(ReadError::Corrupt(format!(
+                    "task {} of {n} has kind {k}, and there are {} kinds",
+                    i + 1,
+                    kinds.len()
+                )));
+            }
+            kind.push(k as u8);
+            depth.push(small(r.int().map_err(at)?, i, n, "depth")?);
+            place.push(small(r.int().map_err(at)?, i, n, "place")?);
+            for _ in 0..f {
+                work.push(small(r.int().map_err(at)?, i, n, "work count")?);
+            }
+            if i >= initial {
+                spawned_at.push(u16::from_le_bytes(r.array().map_err(at)?));
+            }
+        }
+        let end: [u8; 4] = r
+            .array()
+            .map_err(|e: Malformed| e.into_error("the end mark"))?;
+        let count = u64::from_le_bytes(
+            r.array()
+                .map_err(|e: Malformed| e.into_error("the end mark"))?,
+        );
+        if &end != END || count != n as u64 {
+            return Err(ReadError::Corrupt(format!(
+                "no end mark for {n} tasks after the last task"
+            )));
+        }
+        if r.at != bytes.len() {
+            return Err(ReadError::Corrupt(format!(
+                "{} bytes after the end mark",
+                bytes.len() - r.at
+            )));
+        }
+        // Children are consecutive and parents never decrease: the first child of each task
+        // follows from counting.
+        let mut first_child = vec![0u32; n + 1];
+        for &p in &parent {
+            first_child[p as usize + 1] += 1;
+        }
+        first_child[0] = initial as u32;
+        for i in 0..n {
+            first_child[i + 1] += first_child[i];
+        }
+        Ok(Self {
+            description,
+            kinds,
+            features,
+            model,
+            initial,
+            parent,
+            kind,
+            depth,
+            place,
+            work,
+            spawned_at,
+            first_child,
+        })
+    }
+}
+
+/// Checks that sorted positions are exactly `0, 1, 2, …`.
+fn check_positions(positions: impl Iterator<Item = u32>, what: &str) -> Result<(), String> {
+    for (expected, got) in positions.enumerate() {
+        if got as usize != expected {
+            return Err(if (got as usize) < expected {
+                format!("two {what}s at position {got}")
+            } else {
+                format!("no {what} at position {expected}")
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `done / total` in 65535ths, rounded down; the end for a parent that did no work.
+fn fraction(done: u64, total: u64) -> u16 {
+    if total == 0 || done >= total {
+        return SPAWNED_AT_END;
+    }
+    (u128::from(done) * u128::from(SPAWNED_AT_END) / u128::from(total)) as u16
+}
+
+/// `value` if it fits the field, else the error that names it.
+fn small<T: TryFrom<u64>>(value: u64, i: usize, n: usize, field: &str) -> Result<T, ReadError> {
+    T::try_from(value).map_err(|_| {
+        ReadError::Corrupt(format!(
+            "task {} of {n} has {field} {value}, too large",
+            i + 1
+        ))
+    })
+}
+
+/// Why a task file could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReadError {
+    /// It does not start with the signature.
+    NotTaskFile,
+    /// It is of another version of the format.
+    Version(u32),
+    /// It ends inside `part`.
+    Truncated { part: String },
+    /// Its contents contradict the format.
+    Corrupt(String),
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadError::NotTaskFile => {
+                write!(f, "not a raylb task file (no \"raylbtsk\" signature)")
+            }
+            ReadError::Version(v) => write!(
+                f,
+                "a task file of version {v}; this raylb reads version {VERSION} (record it again)"
+            ),
+            ReadError::Truncated { part } => {
+                write!(f, "the file is cut short: it ends inside {part}")
+            }
+            ReadError::Corrupt(what) => write!(f, "not a valid task file: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+/// What went wrong reading one field.
+enum Malformed {
+    /// The bytes ran out.
+    Short,
+    /// A number longer than 64 bits, or text that is not UTF-8.
+    Bad(&'static str),
+}
+
+impl Malformed {
+    fn into_error(self, part: &str) -> ReadError {
+        match self {
+            Malformed::Short => ReadError::Truncated { part: part.into() },
+            Malformed::Bad(what) => ReadError::Corrupt(format!("{what} in {part}")),
+        }
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], Malformed> {
+        let end = self.at.checked_add(N).ok_or(Malformed::Short)?;
+        let slice = self.bytes.get(self.at..end).ok_or(Malformed::Short)?;
+        self.at = end;
+        Ok(slice.try_into().expect("N bytes"))
+    }
+
+    fn int(&mut self) -> Result<u64, Malformed> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let [byte] = self.array::<1>()?;
+            let bits = u64::from(byte & 0x7f);
+            if shift == 63 && bits > 1 {
+                return Err(Malformed::Bad("a number of more than 64 bits"));
+            }
+            value |= bits << shift;
+            if byte & 0x80 == 0 {
+                return Ok(value);
+            }
+        }
+        Err(Malformed::Bad("a number of more than 64 bits"))
+    }
+
+    fn float(&mut self) -> Result<f64, Malformed> {
+        Ok(f64::from_le_bytes(self.array()?))
+    }
+
+    fn string(&mut self) -> Result<String, Malformed> {
+        let len = self.int()?;
+        let end = usize::try_from(len)
+            .ok()
+            .and_then(|len| self.at.checked_add(len))
+            .ok_or(Malformed::Short)?;
+        let slice = self.bytes.get(self.at..end).ok_or(Malformed::Short)?;
+        self.at = end;
+        String::from_utf8(slice.to_vec()).map_err(|_| Malformed::Bad("text that is not UTF-8"))
+    }
+
+    fn strings(&mut self) -> Result<Vec<String>, Malformed> {
+        let count = self.int()?;
+        // Each string takes at least its length byte.
+        if count > (self.bytes.len() - self.at) as u64 {
+            return Err(Malformed::Short);
+        }
+        (0..count).map(|_| self.string()).collect()
+    }
+}
+
+struct Writer<'a, W: Write> {
+    out: &'a mut W,
+}
+
+impl<W: Write> Writer<'_, W> {
+    fn bytes(&mut self, b: &[u8]) -> io::Result<()> {
+        self.out.write_all(b)
+    }
+
+    fn int(&mut self, mut value: u64) -> io::Result<()> {
+        let mut buf = [0u8; 10];
+        let mut len = 0;
+        loop {
+            let byte = (value & 0x7f) as u8;
+            value >>= 7;
+            if value == 0 {
+                buf[len] = byte;
+                len += 1;
+                break;
+            }
+            buf[len] = byte | 0x80;
+            len += 1;
+        }
+        self.out.write_all(&buf[..len])
+    }
+
+    fn float(&mut self, value: f64) -> io::Result<()> {
+        self.out.write_all(&value.to_le_bytes())
+    }
+
+    fn string(&mut self, s: &str) -> io::Result<()> {
+        self.int(s.len() as u64)?;
+        self.out.write_all(s.as_bytes())
+    }
+
+    fn strings(&mut self, list: &[String]) -> io::Result<()> {
+        self.int(list.len() as u64)?;
+        list.iter().try_for_each(|s| self.string(s))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(id: u64, parent: u64, index: u32, work: u32, at: u64, progress: u64) -> RecordedTask {
+        let mut w = [0; MAX_FEATURES];
+        w[0] = work;
+        w[1] = work * 2;
+        RecordedTask {
+            id,
+            parent,
+            index,
+            kind: u8::from(parent != NO_PARENT),
+            depth: 0,
+            place: id as u32,
+            work: w,
+            progress_at_spawn: at,
+            progress,
+        }
+    }
+
+    fn model() -> CostModel {
+        CostModel {
+            per_task: 1e-7,
+            per_unit: vec![1e-8, 2e-8],
+            fit: None,
+        }
+    }
+
+    fn build(tasks: &[RecordedTask]) -> Result<TaskTree, String> {
+        TaskTree::from_recorded(
+            "test".into(),
+            vec!["tile".into(), "ray".into()],
+            vec!["boxes".into(), "triangles".into()],
+            model(),
+            tasks,
+        )
+    }
+
+    /// Two initial tasks; the second spawns two children, the first of which spawns one.
+    fn recorded() -> Vec<RecordedTask> {
+        vec![
+            task(70, NO_PARENT, 1, 10, 0, 100),
+            task(90, 70, 1, 3, 100, 30),
+            task(80, 70, 0, 4, 50, 40),
+            task(60, NO_PARENT, 0, 5, 0, 50),
+            task(100, 80, 0, 1, 40, 10),
+        ]
+    }
+
+    #[test]
+    fn numbers_breadth_first_whatever_the_recorded_order() {
+        let tree = build(&recorded()).unwrap();
+        // 0: id 60, 1: id 70, 2: id 80 (70's first child), 3: id 90, 4: id 100 (80's child).
+        let places: Vec<u32> = (0..tree.len()).map(|i| tree.place(i)).collect();
+        assert_eq!(places, vec![60, 70, 80, 90, 100]);
+        assert_eq!(tree.initial(), 2);
+        assert_eq!(tree.children(0), 2..2);
+        assert_eq!(tree.children(1), 2..4);
+        assert_eq!(tree.children(2), 4..5);
+        assert_eq!(tree.parent(4), Some(2));
+        assert_eq!(tree.parent(1), None);
+        assert_eq!(tree.work(2), &[4, 8]);
+        assert!((tree.spawned_at(2) - 0.5).abs() < 1e-4);
+        assert_eq!(tree.spawned_at(3), 1.0);
+        let mut shuffled = recorded();
+        shuffled.reverse();
+        assert_eq!(build(&shuffled).unwrap(), tree);
+    }
+
+    #[test]
+    fn refuses_what_is_not_a_tree() {
+        let mut twice = recorded();
+        twice[1].id = 80;
+        assert!(build(&twice).unwrap_err().contains("recorded twice"));
+        let mut orphan = recorded();
+        orphan[4].parent = 5;
+        assert!(build(&orphan).unwrap_err().contains("never recorded"));
+        let mut gap = recorded();
+        gap[1].index = 2;
+        assert!(build(&gap).unwrap_err().contains("no child at position 1"));
+        let mut same = recorded();
+        same[0].index = 0;
+        assert!(build(&same).unwrap_err().contains("two initial tasks"));
+    }
+
+    #[test]
+    fn the_file_reads_back_as_written() {
+        let tree = build(&recorded()).unwrap();
+        let mut bytes = Vec::new();
+        tree.write_to(&mut bytes).unwrap();
+        assert_eq!(TaskTree::read(&bytes).unwrap(), tree);
+    }
+
+    #[test]
+    fn a_cut_short_or_foreign_file_is_refused_by_name() {
+        let tree = build(&recorded()).unwrap();
+        let mut bytes = Vec::new();
+        tree.write_to(&mut bytes).unwrap();
+        for len in 0..bytes.len() {
+            let err = TaskTree::read(&bytes[..len]).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    ReadError::NotTaskFile | ReadError::Truncated { .. } | ReadError::Corrupt(_)
+                ),
+                "{len}: {err}"
+            );
+        }
+        assert!(
+            TaskTree::read(&bytes[..bytes.len() - 13])
+                .unwrap_err()
+                .to_string()
+                .contains("cut short")
+        );
+        let mut other = bytes.clone();
+        other[8] = 2;
+        assert_eq!(TaskTree::read(&other).unwrap_err(), ReadError::Version(2));
+        assert_eq!(
+            TaskTree::read(b"P6\n1 1\n255\n").unwrap_err(),
+            ReadError::NotTaskFile
+        );
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(
+            TaskTree::read(&longer)
+                .unwrap_err()
+                .to_string()
+                .contains("after the end mark")
+        );
+    }
+}

@@ -1,0 +1,388 @@
+//! A frame's task tree, for the simulator: every tile and every reflection and refraction ray
+//! of one frame, with what each spawned and the work each did, counted in deterministic units,
+//! and the seconds those units cost on this machine, fitted against one thread's times.
+//!
+//! The frame is rendered twice. The first run counts: each task's box and triangle tests (of
+//! its closest-hit queries and its shadow rays), its shadow rays and its rays, and how far
+//! through its tests it was when it spawned each child. The second runs on one thread with
+//! nothing counted and times every task; the two runs make the same tree (it is the frame's,
+//! not the balancer's), so each time is matched to its task's counts, and a least-squares fit
+//! gives the cost of a task and of each unit ([`CostModel::fit`]).
+
+use std::cell::Cell;
+use std::fmt;
+use std::marker::PhantomData;
+use std::num::{NonZeroU32, NonZeroUsize};
+use std::time::{Duration, Instant};
+
+use balancers::sim::{CostModel, FitError, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
+use balancers::{Assignment, Balancer, BalancerKind, Spawn, SpawnError, TaskRunner};
+
+use crate::bvh::{NoCounters, TraversalCounters};
+use crate::film::Film;
+use crate::integrator::{RayKind, RenderTask, Tile, Whitted, WorkerRays, tiles};
+use crate::scene::Scene;
+use crate::watch::Unwatched;
+
+/// The kinds of task, by [`TaskTree::kind`]: the camera rays of a tile (or of a piece of a
+/// large tile), one reflection ray, one refraction ray.
+pub const KINDS: [&str; 3] = ["tile", "reflection", "refraction"];
+
+/// The work counts of a task, in the order of [`TaskTree::work`]. A tile's tests are counted
+/// apart from a ray task's: its camera rays are coherent, and a test costs less in them than
+/// in scattered secondary rays, so that one cost for both misjudges whole tiles. A hit costs
+/// its shading besides its tests; a camera ray, making it.
+pub const FEATURES: [&str; 7] = [
+    "tile box tests",
+    "tile triangle tests",
+    "box tests",
+    "triangle tests",
+    "shadow rays",
+    "hits",
+    "camera rays",
+];
+
+/// A recorded frame, and how long recording it took.
+#[derive(Debug)]
+pub struct Recording {
+    /// The tree, with the fitted model.
+    pub tree: TaskTree,
+    /// The counting run's wall time.
+    pub counted: Duration,
+    /// The timed run's wall time (one thread).
+    pub timed: Duration,
+}
+
+/// Why a frame could not be recorded.
+#[derive(Debug)]
+pub enum RecordError {
+    /// A worker thread could not be started.
+    Spawn(SpawnError),
+    /// The film could not be made.
+    Film(String),
+    /// The two runs made different trees, or the tasks did not make one (a bug).
+    Tree(String),
+    /// The times could not be fitted.
+    Fit(FitError),
+}
+
+impl fmt::Display for RecordError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RecordError::Spawn(e) => write!(f, "{e}"),
+            RecordError::Film(e) => write!(f, "{e}"),
+            RecordError::Tree(e) => write!(f, "the recorded tasks: {e}"),
+            RecordError::Fit(e) => write!(f, "fitting the cost model: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for RecordError {}
+
+/// Records the frame of `scene` cut into tiles of edge `tile`: counted with `balancer` on
+/// `threads` workers (the tree does not depend on either), then timed on one thread.
+pub fn record(
+    scene: &Scene,
+    tile: NonZeroU32,
+    balancer: &BalancerKind,
+    threads: NonZeroUsize,
+) -> Result<Recording, RecordError> {
+    let start = Instant::now();
+    let counted = run::<Counting>(scene, tile, balancer, threads)?;
+    let counted_time = start.elapsed();
+    let description = format!(
+        "{} {}×{}, {} sample{} per pixel, tiles of {}",
+        scene.name,
+        scene.width,
+        scene.height,
+        scene.samples.offsets().len(),
+        if scene.samples.offsets().len() == 1 {
+            ""
+        } else {
+            "s"
+        },
+        tile
+    );
+    let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let untimed = CostModel {
+        per_task: 0.0,
+        per_unit: vec![0.0; FEATURES.len()],
+        fit: None,
+    };
+    let (mut tree, _) = TaskTree::from_recorded_numbered(
+        description.clone(),
+        names(&KINDS),
+        names(&FEATURES),
+        untimed.clone(),
+        &counted.tasks,
+    )
+    .map_err(RecordError::Tree)?;
+    drop(counted);
+
+    let start = Instant::now();
+    let one = BalancerKind::static_tiles(Assignment::Interleaved);
+    let timed = run::<NoCounting>(scene, tile, &one, NonZeroUsize::MIN)?;
+    let timed_time = start.elapsed();
+    let (shape, number) = TaskTree::from_recorded_numbered(
+        description,
+        names(&KINDS),
+        names(&FEATURES),
+        untimed,
+        &timed.tasks,
+    )
+    .map_err(RecordError::Tree)?;
+    if !shape.same_shape(&tree) {
+        return Err(RecordError::Tree(
+            "the timed run made another tree than the counted one".into(),
+        ));
+    }
+    let mut seconds = vec![0.0f64; tree.len()];
+    for (k, &n) in number.iter().enumerate() {
+        seconds[n as usize] = timed.seconds[k];
+    }
+    let work: Vec<u32> = (0..tree.len())
+        .flat_map(|i| tree.work(i).iter().copied())
+        .collect();
+    tree.model = CostModel::fit(FEATURES.len(), &work, &seconds, &tree.subtrees())
+        .map_err(RecordError::Fit)?;
+    Ok(Recording {
+        tree,
+        counted: counted_time,
+        timed: timed_time,
+    })
+}
+
+/// Every task of one run, as recorded, with its seconds.
+struct Run {
+    tasks: Vec<RecordedTask>,
+    seconds: Vec<f64>,
+}
+
+/// Renders the frame once with `balancer`, recording every task.
+fn run<M: Measure>(
+    scene: &Scene,
+    tile: NonZeroU32,
+    balancer: &BalancerKind,
+    threads: NonZeroUsize,
+) -> Result<Run, RecordError> {
+    let film = Film::try_new(scene.width, scene.height, false).map_err(RecordError::Film)?;
+    let initial: Vec<Tracked> = tiles(scene.width, scene.height, tile)
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| Tracked {
+            id: INITIAL | i as u64,
+            parent: NO_PARENT,
+            index: i as u32,
+            progress_at_spawn: 0,
+            task: RenderTask::Tile(t),
+        })
+        .collect();
+    let recorder = Recorder {
+        whitted: Whitted::new(scene, &film, &Unwatched),
+        width: scene.width,
+        measure: PhantomData::<M>,
+    };
+    let outcome = balancer
+        .run(threads, &initial, &recorder)
+        .map_err(RecordError::Spawn)?;
+    let mut tasks = Vec::new();
+    let mut seconds = Vec::new();
+    for log in outcome.locals {
+        tasks.extend(log.tasks);
+        seconds.extend(log.seconds);
+    }
+    Ok(Run { tasks, seconds })
+}
+
+/// Ids of initial tasks: this bit and their index. Spawned tasks get the spawning worker's
+/// number above [`WORKER_SHIFT`] and its count of spawns below.
+const INITIAL: u64 = 1 << 63;
+const WORKER_SHIFT: u32 = 40;
+
+/// A task with the names the recording gives it.
+#[derive(Clone, Debug)]
+struct Tracked {
+    id: u64,
+    parent: u64,
+    index: u32,
+    /// The parent's tests when it spawned this task.
+    progress_at_spawn: u64,
+    task: RenderTask,
+}
+
+/// How one run measures its tasks: the counting run counts tests, the timed one counts
+/// nothing, so that its times are a plain render's.
+trait Measure: Sync {
+    /// Whether the tasks' tests are counted.
+    const COUNTS: bool;
+}
+
+struct Counting;
+impl Measure for Counting {
+    const COUNTS: bool = true;
+}
+
+struct NoCounting;
+impl Measure for NoCounting {
+    const COUNTS: bool = false;
+}
+
+/// The integrator, recording every task it runs.
+struct Recorder<'a, M> {
+    whitted: Whitted<'a, Unwatched>,
+    width: u32,
+    measure: PhantomData<M>,
+}
+
+/// One worker's record.
+struct Log {
+    rays: WorkerRays,
+    worker: u64,
+    spawned: u64,
+    tasks: Vec<RecordedTask>,
+    seconds: Vec<f64>,
+}
+
+/// A task's box and triangle tests so far, in cells, so that the spawn handle can read them
+/// while the traversal adds to them.
+#[derive(Default)]
+struct Tests {
+    boxes: Cell<u64>,
+    triangles: Cell<u64>,
+    hits: Cell<u64>,
+}
+
+impl Tests {
+    fn total(&self) -> u64 {
+        self.boxes.get() + self.triangles.get()
+    }
+}
+
+/// The traversal's counters, adding to [`Tests`].
+struct CountInto<'a>(&'a Tests);
+
+impl TraversalCounters for CountInto<'_> {
+    #[inline(always)]
+    fn box_test(&mut self) {
+        self.0.boxes.set(self.0.boxes.get() + 1);
+    }
+    #[inline(always)]
+    fn triangle_test(&mut self) {
+        self.0.triangles.set(self.0.triangles.get() + 1);
+    }
+    #[inline(always)]
+    fn closest_query(&mut self, hit: bool) {
+        self.0.hits.set(self.0.hits.get() + u64::from(hit));
+    }
+}
+
+/// The spawn handle a recorded task gets: names each child and passes it on.
+struct Children<'a, S> {
+    parent: u64,
+    worker: u64,
+    spawned: &'a mut u64,
+    count: u32,
+    tests: &'a Tests,
+    inner: &'a mut S,
+}
+
+impl<S: Spawn<Tracked>> Spawn<RenderTask> for Children<'_, S> {
+    fn spawn(&mut self, task: RenderTask) {
+        let id = self.worker << WORKER_SHIFT | *self.spawned;
+        *self.spawned += 1;
+        self.inner.spawn(Tracked {
+            id,
+            parent: self.parent,
+            index: self.count,
+            progress_at_spawn: self.tests.total(),
+            task,
+        });
+        self.count += 1;
+    }
+}
+
+impl<M: Measure> TaskRunner<Tracked> for Recorder<'_, M> {
+    type Local = Log;
+
+    fn local(&self, worker: usize) -> Log {
+        Log {
+            rays: self.whitted.local(worker),
+            worker: worker as u64,
+            spawned: 0,
+            tasks: Vec::new(),
+            seconds: Vec::new(),
+        }
+    }
+
+    fn run<S: Spawn<Tracked>>(&self, tracked: Tracked, log: &mut Log, spawn: &mut S) {
+        let (kind, depth, place) = match &tracked.task {
+            RenderTask::Tile(tile) => (0, 0, first_pixel(tile, self.width)),
+            RenderTask::Ray(ray) => (
+                match ray.kind {
+                    RayKind::Reflection => 1,
+                    RayKind::Refraction => 2,
+                    RayKind::Camera => unreachable!("camera rays are traced by their tile"),
+                },
+                u16::from(ray.depth),
+                ray.pixel,
+            ),
+        };
+        let before = log.rays.rays;
+        let tests = Tests::default();
+        let mut children = Children {
+            parent: tracked.id,
+            worker: log.worker,
+            spawned: &mut log.spawned,
+            count: 0,
+            tests: &tests,
+            inner: spawn,
+        };
+        let start = Instant::now();
+        if M::COUNTS {
+            let mut counters = CountInto(&tests);
+            self.whitted
+                .run_counted(tracked.task, &mut log.rays, &mut counters, &mut children);
+        } else {
+            self.whitted
+                .run_counted(tracked.task, &mut log.rays, &mut NoCounters, &mut children);
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        let after = log.rays.rays;
+        let mut work = [0u32; MAX_FEATURES];
+        let (boxes, triangles) = (tests.boxes.get(), tests.triangles.get());
+        let (tile, ray) = if kind == 0 {
+            ([boxes, triangles], [0, 0])
+        } else {
+            ([0, 0], [boxes, triangles])
+        };
+        let counts = [
+            tile[0],
+            tile[1],
+            ray[0],
+            ray[1],
+            after.shadow - before.shadow,
+            tests.hits.get(),
+            after.camera - before.camera,
+        ];
+        for (w, c) in work.iter_mut().zip(counts) {
+            *w = u32::try_from(c).unwrap_or(u32::MAX);
+        }
+        log.tasks.push(RecordedTask {
+            id: tracked.id,
+            parent: tracked.parent,
+            index: tracked.index,
+            kind,
+            depth,
+            place,
+            work,
+            progress_at_spawn: tracked.progress_at_spawn,
+            progress: tests.total(),
+        });
+        log.seconds.push(seconds);
+    }
+}
+
+/// The row-major index of a tile's top-left pixel.
+fn first_pixel(tile: &Tile, width: u32) -> u32 {
+    tile.y0 * width + tile.x0
+}

@@ -1,0 +1,207 @@
+//! `raylb record`: a frame's task tree is the frame's, whatever balancer ran it, it accounts
+//! for every ray of the frame, and its file reads back as written.
+
+use std::num::{NonZeroU32, NonZeroUsize};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use balancers::sim::TaskTree;
+use balancers::{Assignment, BalancerKind, DequeKind, StealAmount, VictimPolicy, WorkStealing};
+use renderer::record::{FEATURES, KINDS, record};
+use renderer::render::{RenderOptions, render};
+use renderer::scene::{Scene, SceneOverrides};
+
+mod common;
+use common::{ok, scene_path};
+
+fn cornell(width: u32, height: u32) -> Scene {
+    let overrides = SceneOverrides {
+        width: Some(width),
+        height: Some(height),
+        ..Default::default()
+    };
+    Scene::load(&scene_path("cornell"), overrides).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn n(k: usize) -> NonZeroUsize {
+    NonZeroUsize::new(k).unwrap()
+}
+
+/// The tree of a recording, its model set aside (the model comes from timing).
+fn tree_of(scene: &Scene, tile: u32, balancer: BalancerKind, threads: usize) -> TaskTree {
+    let mut tree = record(scene, NonZeroU32::new(tile).unwrap(), &balancer, n(threads))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .tree;
+    tree.model.per_task = 0.0;
+    tree.model.per_unit.fill(0.0);
+    tree.model.fit = None;
+    tree
+}
+
+#[test]
+fn every_balancer_records_the_same_tree() {
+    let scene = cornell(48, 40);
+    // Tiles of 40 are cut into pieces as they run: pieces are tasks of the tree too.
+    let reference = tree_of(
+        &scene,
+        40,
+        BalancerKind::static_tiles(Assignment::Interleaved),
+        1,
+    );
+    let stealing = BalancerKind::Stealing(WorkStealing {
+        deque: DequeKind::Locked,
+        victim: VictimPolicy::Sample,
+        amount: StealAmount::Half,
+        assignment: Assignment::Blocked,
+    });
+    for (balancer, threads) in [
+        (stealing, 3),
+        (BalancerKind::Stealing(WorkStealing::default()), 5),
+        (BalancerKind::counter(n(2)), 4),
+        (BalancerKind::Rayon(balancers::RayonScope), 3),
+    ] {
+        let tree = tree_of(&scene, 40, balancer, threads);
+        assert_eq!(tree, reference, "{balancer:?} on {threads} threads");
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        tree.write_to(&mut a).unwrap();
+        reference.write_to(&mut b).unwrap();
+        assert!(a == b, "the same file, byte for byte");
+    }
+}
+
+#[test]
+fn the_tree_accounts_for_every_ray_of_the_frame() {
+    let scene = cornell(40, 32);
+    let recording = record(
+        &scene,
+        NonZeroU32::new(16).unwrap(),
+        &BalancerKind::static_tiles(Assignment::Interleaved),
+        n(2),
+    )
+    .unwrap();
+    let tree = &recording.tree;
+    let frame = render(
+        &scene,
+        &RenderOptions {
+            balancer: BalancerKind::static_tiles(Assignment::Interleaved),
+            threads: n(1),
+            tile: NonZeroU32::new(16).unwrap(),
+            work_map: false,
+        },
+    )
+    .unwrap();
+    let mut rays = renderer::integrator::RayCounts::default();
+    for worker in &frame.rays {
+        rays.merge(worker);
+    }
+    assert_eq!(tree.features.len(), FEATURES.len());
+    assert_eq!(tree.kinds.len(), KINDS.len());
+    assert_eq!(tree.initial(), 3 * 2, "40×32 in tiles of 16");
+    let count = |k: u8| (0..tree.len()).filter(|&i| tree.kind(i) == k).count() as u64;
+    assert_eq!(count(0), 6);
+    assert_eq!(count(1), rays.reflection);
+    assert_eq!(count(2), rays.refraction);
+    let total = |f: usize| {
+        (0..tree.len())
+            .map(|i| u64::from(tree.work(i)[f]))
+            .sum::<u64>()
+    };
+    assert_eq!(total(4), rays.shadow);
+    assert_eq!(total(6), rays.camera, "every camera ray is some tile's");
+    let traced = rays.camera + rays.reflection + rays.refraction;
+    assert!(total(5) > 0 && total(5) <= traced, "hits");
+    // Tests are a tile's or a ray task's, never both.
+    for i in 0..tree.len() {
+        let w = tree.work(i);
+        if tree.kind(i) == 0 {
+            assert_eq!((w[2], w[3]), (0, 0));
+        } else {
+            assert_eq!((w[0], w[1], w[6]), (0, 0, 0));
+            assert!(w[2] > 0 && w[5] <= 1, "one ray: tests, at most one hit");
+        }
+    }
+    assert!(total(0) > 0 && total(1) > 0 && total(2) > 0 && total(3) > 0);
+    // Every spawned ray one deeper than its parent, spawned during it.
+    for i in tree.initial()..tree.len() {
+        let p = tree.parent(i).unwrap();
+        assert!(p < i);
+        assert!(tree.children(p).contains(&i));
+        assert!((0.0..=1.0).contains(&tree.spawned_at(i)));
+        assert!(tree.place(i) < 40 * 32, "a pixel of the image");
+        if tree.kind(p) != 0 {
+            assert_eq!(tree.depth(i), tree.depth(p) + 1);
+        }
+    }
+    let model = &tree.model;
+    assert!(model.check().is_ok(), "{model:?}");
+    let fit = model.fit.as_ref().expect("a fitted model");
+    assert_eq!(fit.rows, tree.len() as u64);
+    assert!(fit.r_squared <= 1.0);
+}
+
+fn raylb(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_raylb"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("raylb runs")
+}
+
+#[test]
+fn record_writes_a_file_that_reads_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = scene_path("quick");
+    let out = raylb(
+        dir.path(),
+        &[
+            "record",
+            quick.to_str().unwrap(),
+            "--threads",
+            "2",
+            "--tile",
+            "16",
+        ],
+    );
+    let stdout = ok(&out);
+    for part in ["tasks ", "model ", "fit ", "wrote   quick.tasks"] {
+        assert!(stdout.contains(part), "`{part}` missing from:\n{stdout}");
+    }
+    let bytes = std::fs::read(dir.path().join("quick.tasks")).unwrap();
+    let tree = TaskTree::read(&bytes).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        tree.description.starts_with("quick 96×64"),
+        "{}",
+        tree.description
+    );
+    assert_eq!(tree.initial(), 6 * 4);
+    let mut again = Vec::new();
+    tree.write_to(&mut again).unwrap();
+    assert!(again == bytes);
+}
+
+#[test]
+fn record_refuses_the_gpu_and_writing_over_its_scene() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene: PathBuf = dir.path().join("quick.toml");
+    std::fs::copy(scene_path("quick"), &scene).unwrap();
+    for (args, says) in [
+        (
+            vec!["record", "quick.toml", "--device", "gpu"],
+            "--device gpu",
+        ),
+        (
+            vec!["record", "quick.toml", "-o", "quick.toml"],
+            "never writes over",
+        ),
+    ] {
+        let out = raylb(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    }
+    assert_eq!(
+        std::fs::read(&scene).unwrap(),
+        std::fs::read(scene_path("quick")).unwrap()
+    );
+}
