@@ -37,8 +37,9 @@
 //! tasks                      u64, again
 //! ```
 //!
-//! A reader refuses a file without the signature, of another version, cut short or with
-//! anything after the end mark, naming which.
+//! A reader refuses a file without the signature, of another version, cut short, with a
+//! number written in more bytes than it needs or with anything after the end mark, naming
+//! which: a tree has exactly one file.
 
 use std::fmt;
 use std::io::{self, Write};
@@ -634,6 +635,13 @@ impl Reader<'_> {
             }
             value |= bits << shift;
             if byte & 0x80 == 0 {
+                // A last byte of 0 after others only lengthens the number: refused, so that
+                // every tree has one file.
+                if byte == 0 && shift > 0 {
+                    return Err(Malformed::Bad(
+                        "a number written with more bytes than it needs",
+                    ));
+                }
                 return Ok(value);
             }
         }
@@ -827,6 +835,16 @@ mod tests {
         assert_eq!(
             TaskTree::read(b"P6\n1 1\n255\n").unwrap_err(),
             ReadError::NotTaskFile
+        );
+        // Version, then the description's length, 4 ("test"), as two bytes instead of one.
+        let mut overlong = bytes[..12].to_vec();
+        overlong.extend([0x84, 0x00]);
+        overlong.extend(&bytes[13..]);
+        assert!(
+            TaskTree::read(&overlong)
+                .unwrap_err()
+                .to_string()
+                .contains("more bytes than it needs")
         );
         let mut longer = bytes.clone();
         longer.push(0);
