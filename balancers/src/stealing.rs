@@ -73,7 +73,7 @@ pub(crate) const CAPACITY: usize = 1 << 14;
 /// compare-and-swap while it keeps other thieves off that victim (the `abp` deque's `busy`
 /// bit, the `locked` deque's lock); 64 tasks of microseconds each keep a thief busy far longer
 /// than its next steal takes, which is all that stealing half is for.
-const STEAL_HALF_AT_MOST: usize = 64;
+pub(crate) const STEAL_HALF_AT_MOST: usize = 64;
 
 /// Failed steal attempts between yields of the processor: thieves that only spun would take
 /// time slices from workers that have work when threads outnumber cores.

@@ -77,6 +77,8 @@ pub(crate) struct VictimSelector {
     failures: u32,
     /// `Sample`: the current search has taken its sample.
     sampled: bool,
+    /// How many workers the last choice read (`Sample`'s sample; 0 for the others).
+    probes: usize,
 }
 
 impl VictimSelector {
@@ -101,6 +103,7 @@ impl VictimSelector {
             step: 0,
             failures: 0,
             sampled: false,
+            probes: 0,
         }
     }
 
@@ -117,6 +120,7 @@ impl VictimSelector {
     /// The next victim to try; `thieves` is how many workers are stealing now.
     pub(crate) fn choose<P: Prospect>(&mut self, prospects: &[P], thieves: &AtomicU64) -> usize {
         let others = self.workers - 1;
+        self.probes = 0;
         match self.policy {
             VictimPolicy::Random => self.random_other(),
             VictimPolicy::Sample if self.sampled => self.random_other(),
@@ -126,6 +130,7 @@ impl VictimSelector {
                 let mut best: Option<(usize, u32, usize)> = None;
                 for _ in 0..samples.max(1) {
                     let v = self.random_other();
+                    self.probes += 1;
                     let Some(depth) = prospects[v].oldest_depth() else {
                         // An empty worker: the samples tell little now, steal what we have.
                         break;
@@ -151,6 +156,11 @@ impl VictimSelector {
                 v
             }
         }
+    }
+
+    /// How many workers the last [`choose`](Self::choose) read to decide.
+    pub(crate) fn last_probes(&self) -> usize {
+        self.probes
     }
 
     /// Reports a failed attempt (for `Set`'s restarts).

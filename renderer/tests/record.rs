@@ -205,3 +205,101 @@ fn record_refuses_the_gpu_and_writing_over_its_scene() {
         std::fs::read(scene_path("quick")).unwrap()
     );
 }
+
+#[test]
+fn sim_replays_a_recording_and_writes_its_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = scene_path("quick");
+    ok(&raylb(
+        dir.path(),
+        &["record", quick.to_str().unwrap(), "-o", "q.tasks", "-q"],
+    ));
+    let out = raylb(
+        dir.path(),
+        &[
+            "sim",
+            "q.tasks",
+            "--workers",
+            "1,4",
+            "--balancers",
+            "static,stealing",
+            "--victim",
+            "random,sample",
+            "--out",
+            "figures",
+        ],
+    );
+    let stdout = ok(&out);
+    for part in [
+        "static/interleaved",
+        "stealing/abp/random/half",
+        "stealing/abp/sample/half",
+        "wrote   figures/sim.csv, sim.svg",
+    ] {
+        assert!(stdout.contains(part), "`{part}` missing from:\n{stdout}");
+    }
+    let csv = std::fs::read_to_string(dir.path().join("figures/sim.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 3 * 2, "{csv}");
+    assert!(csv.starts_with("frame,balancer,workers,makespan_seconds,speedup"));
+    // The same figures on a second run: the simulation is deterministic.
+    let again = raylb(
+        dir.path(),
+        &[
+            "sim",
+            "q.tasks",
+            "--workers",
+            "1,4",
+            "--balancers",
+            "static,stealing",
+            "--victim",
+            "random,sample",
+        ],
+    );
+    assert_eq!(
+        ok(&again),
+        stdout.replace("wrote   figures/sim.csv, sim.svg\n", "")
+    );
+}
+
+#[test]
+fn sim_refuses_bad_files_and_options_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = scene_path("quick");
+    ok(&raylb(
+        dir.path(),
+        &["record", quick.to_str().unwrap(), "-o", "q.tasks", "-q"],
+    ));
+    let bytes = std::fs::read(dir.path().join("q.tasks")).unwrap();
+    std::fs::write(dir.path().join("cut.tasks"), &bytes[..bytes.len() / 2]).unwrap();
+    let mut other = bytes.clone();
+    other[8] = 9;
+    std::fs::write(dir.path().join("v9.tasks"), &other).unwrap();
+    for (args, says) in [
+        (vec!["sim", "cut.tasks"], "cut.tasks: the file is cut short"),
+        (vec!["sim", "v9.tasks"], "version 9"),
+        (vec!["sim", "missing.tasks"], "cannot read missing.tasks"),
+        (vec!["sim", "."], "cannot read ."),
+        (
+            vec!["sim", "q.tasks", "--balancers", "static", "--chunk", "4"],
+            "--chunk applies to counter",
+        ),
+        (
+            vec!["sim", "q.tasks", "--balancers", "rayon"],
+            "the simulator runs static, counter and stealing",
+        ),
+        (
+            vec!["sim", "q.tasks", "--unit-cost", "boxes=3"],
+            "this file's work counts are",
+        ),
+        (
+            vec!["sim", "q.tasks", "--failed-steal-cost", "0"],
+            "above 0",
+        ),
+    ] {
+        let out = raylb(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+    }
+}

@@ -436,13 +436,17 @@ impl TaskTree {
         model.check().map_err(ReadError::Corrupt)?;
         let initial = r.int().map_err(header)?;
         let n = r.int().map_err(header)?;
-        // Every task takes at least 3 + f bytes: a count beyond what the file can hold is
-        // refused before anything is allocated for it.
-        if n < initial || n >= u64::from(u32::MAX) || n > (bytes.len() / (3 + f)) as u64 {
+        if n < initial || n >= u64::from(u32::MAX) {
             return Err(ReadError::Corrupt(format!(
-                "{n} tasks ({initial} initial) in a file of {} bytes",
-                bytes.len()
+                "{n} tasks, {initial} of them initial"
             )));
+        }
+        // Every task takes at least 3 + f bytes: a count beyond what the rest of the file
+        // can hold is refused before anything is allocated for it.
+        if n > ((bytes.len() - r.at) / (3 + f)) as u64 {
+            return Err(ReadError::Truncated {
+                part: format!("its {n} tasks"),
+            });
         }
         let (n, initial) = (n as usize, initial as usize);
         let mut kind = Vec::with_capacity(n);

@@ -98,6 +98,20 @@ Examples:
   raylb record scenes/cornell.toml --width 256 --height 256 --tile 16 -o cornell.tasks"
     )]
     Record(RecordArgs),
+    /// Replay a recorded frame (`raylb record`) under the balancers' policies on simulated
+    /// workers, 1 to thousands: makespan, speedup, efficiency, steals, idle share and peak
+    /// outstanding tasks, as a table, CSV and an SVG chart.
+    #[command(
+        after_help = "Deterministic: the same file and options give the same figures \
+on any machine. Task times come from the file's cost model (--task-cost and --unit-cost \
+override it); scheduling costs are the options below.
+
+Examples:
+  raylb sim treasure.tasks
+  raylb sim treasure.tasks --workers 16,64,256,1024 --balancers stealing --victim random,sample,set
+  raylb sim cornell.tasks --workers 2 --balancers static,counter --chunk 1,4 --out sim/"
+    )]
+    Sim(SimArgs),
     /// Benchmarks: tables on stdout, CSV and SVG plots in a folder.
     #[command(after_help = "Examples:
   raylb bench sweep --threads 2 --repeat 3
@@ -728,6 +742,85 @@ pub(crate) struct RecordArgs {
     /// Print nothing but errors.
     #[arg(short, long)]
     pub(crate) quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SimArgs {
+    /// The task file (`raylb record`'s).
+    pub(crate) tasks: PathBuf,
+    /// Simulated worker counts.
+    #[arg(long, value_name = "N,…", value_delimiter = ',', value_parser = positive::<65536>, default_values_t = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024].map(|n| NonZeroUsize::new(n).expect("not 0")))]
+    pub(crate) workers: Vec<NonZeroUsize>,
+    /// Policies to simulate: `static`, `counter`, `stealing` (each in every setting given
+    /// below).
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [BalancerName::Static, BalancerName::Counter, BalancerName::Stealing])]
+    pub(crate) balancers: Vec<BalancerName>,
+    /// How `static` and `stealing` deal tiles out [default: interleaved].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub(crate) assign: Vec<AssignName>,
+    /// Tiles `counter` takes per visit [default: 1].
+    #[arg(long, value_name = "N,…", value_delimiter = ',', value_parser = positive::<1_000_000>)]
+    pub(crate) chunk: Vec<NonZeroUsize>,
+    /// The deque of `stealing`, whose push and pop cost differ [default: abp].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub(crate) deque: Vec<DequeName>,
+    /// Victim selection of `stealing` [default: random].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub(crate) victim: Vec<VictimName>,
+    /// How much a steal takes [default: half].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub(crate) steal: Vec<StealName>,
+    /// Seconds any task costs besides its work, in nanoseconds, instead of the file's model.
+    #[arg(long, value_name = "NS", value_parser = nanoseconds)]
+    pub(crate) task_cost: Option<f64>,
+    /// The cost of one unit of a work count, instead of the file's model: `NAME=NS`, the name
+    /// as the file's features call it (`raylb sim FILE` lists them), e.g. `"box tests=2.5"`;
+    /// repeat for several.
+    #[arg(long, value_name = "NAME=NS")]
+    pub(crate) unit_cost: Vec<String>,
+    /// A steal that finds work, from attempt to the stolen task's start [default: 200].
+    #[arg(long, value_name = "NS", value_parser = nanoseconds)]
+    pub(crate) steal_cost: Option<f64>,
+    /// A steal attempt that finds nothing; more than 0 [default: 100].
+    #[arg(long, value_name = "NS", value_parser = positive_nanoseconds)]
+    pub(crate) failed_steal_cost: Option<f64>,
+    /// Each task a steal takes beyond the first [default: 15].
+    #[arg(long, value_name = "NS", value_parser = nanoseconds)]
+    pub(crate) stolen_task_cost: Option<f64>,
+    /// Reading one worker's deque for `sample`'s choice [default: 50].
+    #[arg(long, value_name = "NS", value_parser = nanoseconds)]
+    pub(crate) probe_cost: Option<f64>,
+    /// The counter's fetch-and-add, one worker at a time [default: 50].
+    #[arg(long, value_name = "NS", value_parser = nanoseconds)]
+    pub(crate) counter_cost: Option<f64>,
+    /// A push and pop on the `abp` deque beyond a local stack's [default: 19].
+    #[arg(long, value_name = "NS", value_parser = nanoseconds)]
+    pub(crate) abp_cost: Option<f64>,
+    /// A push and pop on the `locked` deque beyond a local stack's [default: 10].
+    #[arg(long, value_name = "NS", value_parser = nanoseconds)]
+    pub(crate) locked_cost: Option<f64>,
+    /// Folder for sim.csv and sim.svg (speedup against workers).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: Option<PathBuf>,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
+}
+
+/// Parses a duration in nanoseconds: a finite number, not negative.
+fn nanoseconds(text: &str) -> Result<f64, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite() && *x >= 0.0 && *x <= 1e12)
+        .ok_or_else(|| "must be a number of nanoseconds from 0 to 10^12".into())
+}
+
+/// Parses a duration in nanoseconds greater than 0.
+fn positive_nanoseconds(text: &str) -> Result<f64, String> {
+    nanoseconds(text)
+        .ok()
+        .filter(|x| *x > 0.0)
+        .ok_or_else(|| "must be a number of nanoseconds above 0, up to 10^12".into())
 }
 
 #[derive(Debug, Args)]

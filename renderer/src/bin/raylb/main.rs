@@ -12,6 +12,7 @@ mod progress;
 mod record;
 mod render;
 mod scenes;
+mod sim;
 mod validate;
 mod view;
 
@@ -38,6 +39,7 @@ fn main() -> ExitCode {
         Command::View(args) => view::run(&args),
         Command::Scenes(args) => scenes::run(&args),
         Command::Record(args) => record::run(&args),
+        Command::Sim(args) => sim::run(&args),
         Command::Bench(args) => bench::run(&args),
     };
     let result = result.and_then(|code| {

@@ -10,7 +10,7 @@ macro_rules! say {
 }
 
 mod deque;
-mod report;
+pub(crate) mod report;
 mod scaling;
 mod sweep;
 mod trace;

@@ -1,0 +1,945 @@
+//! The discrete-event simulation: a recorded task tree run by simulated workers under the
+//! policies of this crate's balancers, with the costs that decide between them as named
+//! parameters ([`Costs`]).
+//!
+//! Time is in seconds, as `f64`, computed in one thread in a fixed order: the same tree,
+//! policy, worker count and costs give the same result on every machine. Events at the same
+//! instant are taken in a fixed order: a spawn before a worker's next step (a child spawned at
+//! the very end of its parent is there when the parent's worker looks), then by the order in
+//! which they were scheduled.
+//!
+//! What each policy does is what its balancer does, with the same code where it can be: the
+//! initial tasks are dealt by [`Assignment::share`](crate::Assignment), victims are chosen by
+//! the balancers' own [`VictimSelector`], seeded the same way per worker.
+//! - `static`: a worker runs its share in order, each task's spawned subtree depth-first
+//!   (newest first) before the next initial task.
+//! - `counter`: a worker takes the next `chunk` initial tasks from one counter, which serves
+//!   one worker at a time; spawned tasks stay with their worker, depth-first.
+//! - `stealing`: a worker's share waits in its deque; each task's newest child runs next, the
+//!   older ones wait in the deque where thieves take the oldest (one, or half of them up to
+//!   64); a worker whose deque is empty steals from victims chosen as the balancer chooses
+//!   them until it finds work or every task has finished. A deque serves one thief at a time:
+//!   an attempt that meets another thief's steal in progress fails, as a lost
+//!   compare-and-swap (`abp`) or a lock tried once (`locked`) does. A thief that finds no
+//!   deque holding any work waits until a task enters one, its attempts meanwhile counted as
+//!   failed ones at one per failed-steal time (so that a long tail costs no events).
+
+use std::cmp::Ordering as CmpOrdering;
+use std::collections::{BinaryHeap, VecDeque};
+
+use crate::static_tiles::Assignment;
+use crate::stealing::{DequeKind, STEAL_HALF_AT_MOST, StealAmount};
+use crate::sync::{AtomicU64, Ordering};
+use crate::victim::{Prospect, VictimPolicy, VictimSelector};
+
+use super::tree::TaskTree;
+
+/// A balancing policy, as the simulator runs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// [`StaticTiles`](crate::StaticTiles).
+    Static(Assignment),
+    /// [`CentralCounter`](crate::CentralCounter) taking `chunk` initial tasks a time.
+    Counter { chunk: usize },
+    /// [`WorkStealing`](crate::WorkStealing).
+    Stealing {
+        deque: DequeKind,
+        victim: VictimPolicy,
+        amount: StealAmount,
+        assignment: Assignment,
+    },
+}
+
+impl Policy {
+    /// The balancer's name, as its real counterpart reports it.
+    pub fn name(&self) -> String {
+        use crate::Balancer;
+        match *self {
+            Policy::Static(assignment) => crate::StaticTiles { assignment }.name(),
+            Policy::Counter { chunk } => crate::CentralCounter {
+                chunk: std::num::NonZeroUsize::new(chunk.max(1)).expect("at least 1"),
+            }
+            .name(),
+            Policy::Stealing {
+                deque,
+                victim,
+                amount,
+                assignment,
+            } => crate::WorkStealing {
+                deque,
+                victim,
+                amount,
+                assignment,
+            }
+            .name(),
+        }
+    }
+}
+
+/// What scheduling costs, in seconds, beyond the tasks' own times. The tasks' times come from
+/// a run of `static` on one thread, so they already hold what a worker-local stack costs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Costs {
+    /// Pushing a task on a deque and popping it again, beyond the local stack's cost:
+    /// `abp`'s (a fence on the push, a fence on the pop).
+    pub abp_push_pop: f64,
+    /// The same for the `locked` deque (a lock taken on each).
+    pub locked_push_pop: f64,
+    /// A steal that finds work: from the attempt to the stolen task's start (the victim's
+    /// deque lines move to the thief's core).
+    pub steal: f64,
+    /// A steal attempt that finds nothing (one line read).
+    pub failed_steal: f64,
+    /// Each task a steal takes beyond the first (steal half).
+    pub per_stolen_task: f64,
+    /// Reading another worker's deque for `sample`'s choice, per worker read.
+    pub probe: f64,
+    /// The counter's fetch-and-add; the counter serves one worker at a time, so workers that
+    /// arrive together wait for each other.
+    pub counter: f64,
+}
+
+impl Default for Costs {
+    /// Defaults for this project's machines: the push/pop costs are `raylb bench deque`'s
+    /// (BENCHMARKS.md, "Deques": setup iii against setup i on 2 threads); the others are
+    /// cache-line transfer times between cores of one socket, about 100 ns.
+    fn default() -> Self {
+        Self {
+            abp_push_pop: 19e-9,
+            locked_push_pop: 10e-9,
+            steal: 200e-9,
+            failed_steal: 100e-9,
+            per_stolen_task: 15e-9,
+            probe: 50e-9,
+            counter: 50e-9,
+        }
+    }
+}
+
+/// What one simulated worker did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WorkerResult {
+    /// Tasks run.
+    pub tasks: u64,
+    /// Seconds running tasks (their own times, and the deque costs of their spawns).
+    pub busy: f64,
+    /// Steal attempts and those that found work, and the tasks they took.
+    pub steal_attempts: u64,
+    pub steal_successes: u64,
+    pub tasks_stolen: u64,
+    /// The most tasks waiting in this worker's queue at once.
+    pub peak_queued: u64,
+}
+
+/// The outcome of one simulated run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimResult {
+    /// When the last task finished.
+    pub makespan: f64,
+    /// The tasks' own times summed: the run on one worker with no scheduling costs.
+    pub work: f64,
+    pub workers: Vec<WorkerResult>,
+    /// The most tasks spawned and not yet started, over all workers at once (the memory
+    /// footprint measure of the GRAMPS dissertation).
+    pub peak_outstanding: u64,
+}
+
+impl SimResult {
+    /// `work / makespan`.
+    pub fn speedup(&self) -> f64 {
+        self.work / self.makespan
+    }
+
+    /// Speedup per worker.
+    pub fn efficiency(&self) -> f64 {
+        self.speedup() / self.workers.len() as f64
+    }
+
+    /// The share of the workers' time not spent running tasks.
+    pub fn idle_share(&self) -> f64 {
+        let busy: f64 = self.workers.iter().map(|w| w.busy).sum();
+        1.0 - busy / (self.makespan * self.workers.len() as f64)
+    }
+
+    pub fn steal_attempts(&self) -> u64 {
+        self.workers.iter().map(|w| w.steal_attempts).sum()
+    }
+
+    pub fn steal_successes(&self) -> u64 {
+        self.workers.iter().map(|w| w.steal_successes).sum()
+    }
+}
+
+/// Runs `tree`, whose tasks take `seconds` each, on `workers` simulated workers under
+/// `policy`.
+///
+/// # Panics
+/// When `seconds` does not have one time per task, a time is negative or not finite, or
+/// `workers` is 0.
+pub fn simulate(
+    tree: &TaskTree,
+    seconds: &[f64],
+    policy: Policy,
+    workers: usize,
+    costs: &Costs,
+) -> SimResult {
+    assert_eq!(seconds.len(), tree.len(), "one time per task");
+    assert!(
+        seconds.iter().all(|s| s.is_finite() && *s >= 0.0),
+        "task times are finite and not negative"
+    );
+    assert!(workers > 0, "at least one worker");
+    assert!(
+        costs.failed_steal > 0.0,
+        "a failed steal takes time, or a thief would try again in no time, forever"
+    );
+    let mut sim = Sim::new(tree, seconds, policy, workers, costs);
+    sim.run();
+    sim.result()
+}
+
+/// A task waiting in a queue, with its depth in the spawn tree (initial tasks 0), which
+/// `sample` reads.
+#[derive(Clone, Copy, Debug)]
+struct Queued {
+    task: u32,
+    depth: u32,
+}
+
+/// One simulated worker.
+struct Worker {
+    /// `static`: its share, next first; `counter`: the chunk it holds.
+    initial: VecDeque<u32>,
+    /// `static` and `counter`: spawned tasks, newest last. `stealing`: the deque, owner's end
+    /// last, thieves' end first.
+    queue: VecDeque<Queued>,
+    /// `stealing`: the newest child of the running task, run next.
+    next: Option<Queued>,
+    /// The running task, if any.
+    running: Option<Queued>,
+    selector: Option<VictimSelector>,
+    /// Whether it is looking for work to steal.
+    searching: bool,
+    /// Until when a thief is taking tasks from this worker's deque: another thief's attempt
+    /// meanwhile fails, as a second compare-and-swap on `abp`'s top (or a lock tried once on
+    /// `locked`) does.
+    stolen_until: f64,
+    /// Whether it has stopped (no work left for it, or none anywhere).
+    done: bool,
+    result: WorkerResult,
+}
+
+impl Prospect for Worker {
+    fn len(&self) -> usize {
+        self.queue.len()
+    }
+    fn oldest_depth(&self) -> Option<u32> {
+        self.queue.front().map(|q| q.depth)
+    }
+}
+
+/// What happens at an instant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Event {
+    /// A running task on `worker` spawns its child `task`.
+    Spawn { worker: u32, task: u32 },
+    /// `worker` is free: its task finished, or its search goes on.
+    Step { worker: u32 },
+    /// A steal attempt of `thief` on `victim` reaches the victim's deque.
+    Steal { thief: u32, victim: u32 },
+}
+
+impl Event {
+    /// Order among events of one instant: spawns first.
+    fn rank(&self) -> u8 {
+        match self {
+            Event::Spawn { .. } => 0,
+            Event::Steal { .. } => 1,
+            Event::Step { .. } => 2,
+        }
+    }
+}
+
+/// An event and when it happens; the heap yields the earliest, spawns first, then the order
+/// of scheduling.
+struct Scheduled {
+    at: f64,
+    seq: u64,
+    event: Event,
+}
+
+impl PartialEq for Scheduled {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == CmpOrdering::Equal
+    }
+}
+impl Eq for Scheduled {}
+impl PartialOrd for Scheduled {
+    fn partial_cmp(&self, other: &Self) -> Option<CmpOrdering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Scheduled {
+    fn cmp(&self, other: &Self) -> CmpOrdering {
+        // Reversed: `BinaryHeap` is a max-heap.
+        other
+            .at
+            .total_cmp(&self.at)
+            .then(other.event.rank().cmp(&self.event.rank()))
+            .then(other.seq.cmp(&self.seq))
+    }
+}
+
+struct Sim<'a> {
+    tree: &'a TaskTree,
+    seconds: &'a [f64],
+    policy: Policy,
+    costs: &'a Costs,
+    workers: Vec<Worker>,
+    events: BinaryHeap<Scheduled>,
+    seq: u64,
+    /// Depth of each task in the spawn tree.
+    depth: Vec<u32>,
+    /// `counter`: the next initial task to hand out, and when the counter is free again.
+    next_initial: usize,
+    counter_free: f64,
+    finished: usize,
+    makespan: f64,
+    /// Tasks spawned and not yet started, now and at most.
+    outstanding: u64,
+    peak_outstanding: u64,
+    /// Workers searching for work now (for `set`'s walk length).
+    thieves: AtomicU64,
+    /// `stealing`: tasks in all deques, where thieves can find them.
+    stealable: usize,
+    /// `stealing`: thieves that found no deque holding work, and when each began to wait;
+    /// they are woken by the next push to any deque.
+    sleepers: Vec<(u32, f64)>,
+}
+
+impl<'a> Sim<'a> {
+    fn new(
+        tree: &'a TaskTree,
+        seconds: &'a [f64],
+        policy: Policy,
+        workers: usize,
+        costs: &'a Costs,
+    ) -> Self {
+        let n = tree.initial();
+        let mut depth = vec![0u32; tree.len()];
+        for i in n..tree.len() {
+            depth[i] = depth[tree.parent(i).expect("a spawned task")] + 1;
+        }
+        let share = |w: usize, assignment: Assignment| -> VecDeque<u32> {
+            assignment.share(w, workers, n).map(|i| i as u32).collect()
+        };
+        let workers: Vec<Worker> = (0..workers)
+            .map(|w| {
+                let mut worker = Worker {
+                    initial: VecDeque::new(),
+                    queue: VecDeque::new(),
+                    next: None,
+                    running: None,
+                    selector: None,
+                    searching: false,
+                    stolen_until: 0.0,
+                    done: false,
+                    result: WorkerResult::default(),
+                };
+                match policy {
+                    Policy::Static(assignment) => worker.initial = share(w, assignment),
+                    Policy::Counter { .. } => {}
+                    Policy::Stealing {
+                        victim, assignment, ..
+                    } => {
+                        // Thieves take the oldest end: the share's last tasks; the owner
+                        // pops its first task first.
+                        for &task in share(w, assignment).iter().rev() {
+                            worker.queue.push_back(Queued { task, depth: 0 });
+                        }
+                        worker.result.peak_queued = worker.queue.len() as u64;
+                        worker.selector = Some(VictimSelector::new(victim, w, workers));
+                    }
+                }
+                worker
+            })
+            .collect();
+        let mut sim = Self {
+            tree,
+            seconds,
+            policy,
+            costs,
+            workers,
+            events: BinaryHeap::new(),
+            seq: 0,
+            depth,
+            next_initial: 0,
+            counter_free: 0.0,
+            finished: 0,
+            makespan: 0.0,
+            outstanding: 0,
+            peak_outstanding: 0,
+            thieves: AtomicU64::new(0),
+            stealable: 0,
+            sleepers: Vec::new(),
+        };
+        sim.stealable = sim.workers.iter().map(|w| w.queue.len()).sum();
+        for w in 0..sim.workers.len() {
+            sim.schedule(0.0, Event::Step { worker: w as u32 });
+        }
+        sim
+    }
+
+    fn schedule(&mut self, at: f64, event: Event) {
+        self.seq += 1;
+        self.events.push(Scheduled {
+            at,
+            seq: self.seq,
+            event,
+        });
+    }
+
+    fn run(&mut self) {
+        while let Some(Scheduled { at, event, .. }) = self.events.pop() {
+            match event {
+                Event::Spawn { worker, task } => self.spawn(at, worker as usize, task),
+                Event::Step { worker } => self.step(at, worker as usize),
+                Event::Steal { thief, victim } => {
+                    self.steal(at, thief as usize, victim as usize);
+                }
+            }
+        }
+        assert_eq!(self.finished, self.tree.len(), "every task ran once");
+        // Thieves asleep at the end tried until the last task finished.
+        for (w, since) in std::mem::take(&mut self.sleepers) {
+            let missed = ((self.makespan - since) / self.costs.failed_steal)
+                .floor()
+                .max(0.0);
+            let worker = &mut self.workers[w as usize];
+            worker.result.steal_attempts += missed as u64;
+            if worker.searching {
+                worker.searching = false;
+            }
+            worker.done = true;
+        }
+    }
+
+    fn result(self) -> SimResult {
+        SimResult {
+            makespan: self.makespan,
+            work: self.seconds.iter().sum(),
+            workers: self.workers.into_iter().map(|w| w.result).collect(),
+            peak_outstanding: self.peak_outstanding,
+        }
+    }
+
+    /// The deque's push-and-pop cost beyond a local stack's, for `stealing`.
+    fn deque_cost(&self) -> f64 {
+        match self.policy {
+            Policy::Stealing {
+                deque: DequeKind::Abp,
+                ..
+            } => self.costs.abp_push_pop,
+            Policy::Stealing {
+                deque: DequeKind::Locked,
+                ..
+            } => self.costs.locked_push_pop,
+            _ => 0.0,
+        }
+    }
+
+    /// `worker` is free at `now`: it finishes the task it ran, then takes the next.
+    fn step(&mut self, now: f64, w: usize) {
+        if let Some(done) = self.workers[w].running.take() {
+            self.finished += 1;
+            self.makespan = self.makespan.max(now);
+            if let Policy::Static(_) | Policy::Counter { .. } = self.policy {
+                // Spawned tasks wait on the worker's stack, depth-first: pushed in the order
+                // of spawning, the newest popped first.
+                for child in self.tree.children(done.task as usize) {
+                    let queued = Queued {
+                        task: child as u32,
+                        depth: done.depth + 1,
+                    };
+                    self.workers[w].queue.push_back(queued);
+                    self.outstanding += 1;
+                }
+                self.note_queue(w);
+            }
+        }
+        match self.policy {
+            Policy::Static(_) => match self.workers[w].queue.pop_back() {
+                Some(q) => self.start(now, w, q),
+                None => match self.workers[w].initial.pop_front() {
+                    Some(task) => self.start(now, w, Queued { task, depth: 0 }),
+                    None => self.workers[w].done = true,
+                },
+            },
+            Policy::Counter { chunk } => {
+                if let Some(q) = self.workers[w].queue.pop_back() {
+                    return self.start(now, w, q);
+                }
+                if let Some(task) = self.workers[w].initial.pop_front() {
+                    return self.start(now, w, Queued { task, depth: 0 });
+                }
+                if self.next_initial >= self.tree.initial() {
+                    self.workers[w].done = true;
+                    return;
+                }
+                // The counter serves one worker at a time.
+                let served = now.max(self.counter_free) + self.costs.counter;
+                self.counter_free = served;
+                let end = (self.next_initial + chunk).min(self.tree.initial());
+                self.workers[w].initial = (self.next_initial as u32..end as u32).collect();
+                self.next_initial = end;
+                self.schedule(served, Event::Step { worker: w as u32 });
+            }
+            Policy::Stealing { .. } => {
+                let worker = &mut self.workers[w];
+                if let Some(q) = worker.next.take() {
+                    return self.start(now, w, q);
+                }
+                if let Some(q) = worker.queue.pop_back() {
+                    self.stealable -= 1;
+                    return self.start(now, w, q);
+                }
+                if self.finished == self.tree.len() {
+                    self.stop_searching(w);
+                    return;
+                }
+                self.attempt(now, w);
+            }
+        }
+    }
+
+    /// Starts `q` on worker `w` at `now`.
+    fn start(&mut self, now: f64, w: usize, q: Queued) {
+        let i = q.task as usize;
+        if i >= self.tree.initial() {
+            self.outstanding -= 1;
+        }
+        let cost = self.seconds[i];
+        let children = self.tree.children(i);
+        let mut busy = cost;
+        if let Policy::Stealing { .. } = self.policy {
+            // Each child spawned goes to `next`, displacing the one before into the deque.
+            busy += children.len().saturating_sub(1) as f64 * self.deque_cost();
+            for child in children {
+                let at = now + cost * self.tree.spawned_at(child);
+                self.schedule(
+                    at,
+                    Event::Spawn {
+                        worker: w as u32,
+                        task: child as u32,
+                    },
+                );
+            }
+        }
+        let worker = &mut self.workers[w];
+        worker.running = Some(q);
+        worker.result.tasks += 1;
+        worker.result.busy += busy;
+        self.schedule(now + busy, Event::Step { worker: w as u32 });
+    }
+
+    /// A running task on `w` spawns `task`: it becomes the task run next, and the one it
+    /// displaces waits in the deque.
+    fn spawn(&mut self, now: f64, w: usize, task: u32) {
+        let depth = self.depth[task as usize];
+        self.outstanding += 1;
+        let worker = &mut self.workers[w];
+        if let Some(displaced) = worker.next.replace(Queued { task, depth }) {
+            worker.queue.push_back(displaced);
+            self.stealable += 1;
+            self.wake_sleepers(now);
+        }
+        self.note_queue(w);
+    }
+
+    /// Work has entered a deque at `now`: every sleeping thief resumes its search at the
+    /// first attempt it would have made from now on, its attempts while asleep counted as
+    /// failed ones.
+    fn wake_sleepers(&mut self, now: f64) {
+        let every = self.costs.failed_steal;
+        for (w, since) in std::mem::take(&mut self.sleepers) {
+            // It would have tried at `since + k · every` for k = 1, 2, …: those before now
+            // failed, the first at or after now is its next.
+            let next = ((now - since) / every).ceil().max(1.0);
+            self.workers[w as usize].result.steal_attempts += next as u64 - 1;
+            self.schedule(since + next * every, Event::Step { worker: w });
+        }
+    }
+
+    /// Records the queue lengths after a change.
+    fn note_queue(&mut self, w: usize) {
+        let worker = &mut self.workers[w];
+        let queued = worker.queue.len() as u64 + u64::from(worker.next.is_some());
+        worker.result.peak_queued = worker.result.peak_queued.max(queued);
+        self.peak_outstanding = self.peak_outstanding.max(self.outstanding);
+    }
+
+    /// Worker `w`, with nothing to run at `now`, tries a victim: chosen now (after reading
+    /// the workers `sample` reads), reached one step later.
+    fn attempt(&mut self, now: f64, w: usize) {
+        let worker = &mut self.workers[w];
+        let selector = worker.selector.as_mut().expect("a thief's selector");
+        if !worker.searching {
+            worker.searching = true;
+            selector.begin();
+            self.thieves.fetch_add(1, Ordering::Relaxed);
+        }
+        let mut selector = self.workers[w].selector.take().expect("taken above");
+        let victim = selector.choose(&self.workers, &self.thieves);
+        let probes = selector.last_probes();
+        let worker = &mut self.workers[w];
+        worker.selector = Some(selector);
+        worker.result.steal_attempts += 1;
+        let arrive = now + probes as f64 * self.costs.probe;
+        self.schedule(
+            arrive,
+            Event::Steal {
+                thief: w as u32,
+                victim: victim as u32,
+            },
+        );
+    }
+
+    /// `thief`'s attempt reaches `victim`'s deque at `now`.
+    fn steal(&mut self, now: f64, thief: usize, victim: usize) {
+        let Policy::Stealing { amount, .. } = self.policy else {
+            unreachable!("only stealing steals");
+        };
+        let available = self.workers[victim].queue.len();
+        if available > 0 && now < self.workers[victim].stolen_until {
+            // Another thief holds the victim's top: this attempt fails, and the search goes
+            // on.
+            let worker = &mut self.workers[thief];
+            worker
+                .selector
+                .as_mut()
+                .expect("a thief's selector")
+                .failed();
+            self.schedule(
+                now + self.costs.failed_steal,
+                Event::Step {
+                    worker: thief as u32,
+                },
+            );
+            return;
+        }
+        if available == 0 {
+            if self.finished == self.tree.len() {
+                self.stop_searching(thief);
+                return;
+            }
+            let worker = &mut self.workers[thief];
+            worker
+                .selector
+                .as_mut()
+                .expect("a thief's selector")
+                .failed();
+            if self.stealable == 0 {
+                // No deque holds work: every attempt fails until some task is pushed.
+                self.sleepers.push((thief as u32, now));
+                return;
+            }
+            // The search goes on at the thief's next step.
+            self.schedule(
+                now + self.costs.failed_steal,
+                Event::Step {
+                    worker: thief as u32,
+                },
+            );
+            return;
+        }
+        let take = match amount {
+            StealAmount::One => 1,
+            StealAmount::Half => available.div_ceil(2).min(STEAL_HALF_AT_MOST),
+        };
+        let mut loot: VecDeque<Queued> = self.workers[victim].queue.drain(..take).collect();
+        // The first runs at once; the rest go to the thief's deque.
+        self.stealable -= 1;
+        self.stop_searching(thief);
+        let worker = &mut self.workers[thief];
+        worker.done = false;
+        worker.result.steal_successes += 1;
+        worker.result.tasks_stolen += take as u64;
+        // The oldest runs first; the rest wait in the thief's deque, oldest first, as the
+        // balancer pushes them.
+        worker.next = loot.pop_front();
+        worker.queue.extend(loot);
+        self.note_queue(thief);
+        let start = now + self.costs.steal + (take - 1) as f64 * self.costs.per_stolen_task;
+        self.workers[victim].stolen_until = start;
+        self.schedule(
+            start,
+            Event::Step {
+                worker: thief as u32,
+            },
+        );
+    }
+
+    /// `w` stops searching: it found work, or every task has finished.
+    fn stop_searching(&mut self, w: usize) {
+        let worker = &mut self.workers[w];
+        if worker.searching {
+            worker.searching = false;
+            self.thieves.fetch_sub(1, Ordering::Relaxed);
+        }
+        worker.done = true;
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::super::model::CostModel;
+    use super::super::tree::{MAX_FEATURES, NO_PARENT, RecordedTask};
+    use super::*;
+
+    /// A tree from `(parent, spawned at, seconds)` per task, in canonical order (initial
+    /// tasks first, then children grouped by parent in order), and the tasks' seconds.
+    fn tree(tasks: &[(Option<usize>, f64, f64)]) -> (TaskTree, Vec<f64>) {
+        const SCALE: f64 = 1e6;
+        let mut count = vec![0u32; tasks.len()];
+        let recorded: Vec<RecordedTask> = tasks
+            .iter()
+            .enumerate()
+            .map(|(i, &(parent, _, seconds))| {
+                let mut work = [0; MAX_FEATURES];
+                work[0] = (seconds * SCALE) as u32;
+                let (parent, index) = match parent {
+                    None => (NO_PARENT, i as u32),
+                    Some(p) => {
+                        count[p] += 1;
+                        (p as u64, count[p] - 1)
+                    }
+                };
+                RecordedTask {
+                    id: i as u64,
+                    parent,
+                    index,
+                    kind: 0,
+                    depth: 0,
+                    place: i as u32,
+                    work,
+                    progress_at_spawn: 0,
+                    progress: 0,
+                }
+            })
+            .collect();
+        // Progress in parts of a million of the parent's work.
+        let recorded: Vec<RecordedTask> = recorded
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut r)| {
+                r.progress = 1_000_000;
+                r.progress_at_spawn = (tasks[i].1 * 1e6) as u64;
+                r
+            })
+            .collect();
+        let model = CostModel {
+            per_task: 0.0,
+            per_unit: vec![1.0 / SCALE],
+            fit: None,
+        };
+        let tree = TaskTree::from_recorded(
+            String::new(),
+            vec!["task".into()],
+            vec!["work".into()],
+            model,
+            &recorded,
+        )
+        .unwrap();
+        let seconds = tree.costs(&tree.model);
+        (tree, seconds)
+    }
+
+    fn free() -> Costs {
+        Costs {
+            abp_push_pop: 0.0,
+            locked_push_pop: 0.0,
+            steal: 0.0,
+            failed_steal: 0.5,
+            per_stolen_task: 0.0,
+            probe: 0.0,
+            counter: 0.0,
+        }
+    }
+
+    fn stealing(victim: VictimPolicy, amount: StealAmount) -> Policy {
+        Policy::Stealing {
+            deque: DequeKind::Abp,
+            victim,
+            amount,
+            assignment: Assignment::Interleaved,
+        }
+    }
+
+    /// A (4 s) spawns C (3 s) halfway and D (2 s) at its end; B takes 1 s.
+    fn small() -> (TaskTree, Vec<f64>) {
+        tree(&[
+            (None, 0.0, 4.0),
+            (None, 0.0, 1.0),
+            (Some(0), 0.5, 3.0),
+            (Some(0), 1.0, 2.0),
+        ])
+    }
+
+    #[test]
+    fn a_hand_worked_tree_ends_when_each_policy_says() {
+        let (t, s) = small();
+        let free = free();
+        // static: worker 0 runs A [0, 4], then D (newest) [4, 6], then C [6, 9]; worker 1
+        // runs B [0, 1] and stops.
+        let r = simulate(&t, &s, Policy::Static(Assignment::Interleaved), 2, &free);
+        assert_eq!(r.makespan, 9.0);
+        assert_eq!(r.workers[1].tasks, 1);
+        // counter: the same shares, taken from the counter.
+        let r = simulate(&t, &s, Policy::Counter { chunk: 1 }, 2, &free);
+        assert_eq!(r.makespan, 9.0);
+        // stealing: worker 1 tries worker 0 every 0.5 s from 1 s; C is in `next` from 2 s
+        // and enters the deque when D is spawned at 4 s, where that attempt finds it: C runs
+        // on worker 1 [4, 7], D on worker 0 [4, 6].
+        for amount in [StealAmount::One, StealAmount::Half] {
+            let r = simulate(&t, &s, stealing(VictimPolicy::Random, amount), 2, &free);
+            assert_eq!(r.makespan, 7.0, "{amount:?}");
+            assert_eq!(r.workers[1].steal_attempts, 7, "1, 1.5, …, 4 s");
+            assert_eq!(r.workers[1].steal_successes, 1);
+            assert_eq!(r.workers[1].tasks, 2);
+        }
+        // One worker: everything in a row, whatever the policy.
+        for policy in [
+            Policy::Static(Assignment::Blocked),
+            Policy::Counter { chunk: 3 },
+            stealing(VictimPolicy::Sample, StealAmount::Half),
+        ] {
+            let r = simulate(&t, &s, policy, 1, &free);
+            assert_eq!(r.makespan, 10.0, "{policy:?}");
+            assert_eq!(r.speedup(), 1.0);
+        }
+    }
+
+    #[test]
+    fn costs_add_where_they_arise() {
+        let (t, s) = small();
+        let costs = Costs {
+            counter: 0.25,
+            ..free()
+        };
+        // Both workers reach the counter at 0: one served at 0.25, the other at 0.5; worker
+        // 0 (served first, A) ends at 0.25 + 9.
+        let r = simulate(&t, &s, Policy::Counter { chunk: 1 }, 2, &costs);
+        assert_eq!(r.makespan, 9.25);
+        let costs = Costs {
+            steal: 0.25,
+            ..free()
+        };
+        let r = simulate(
+            &t,
+            &s,
+            stealing(VictimPolicy::Random, StealAmount::One),
+            2,
+            &costs,
+        );
+        assert_eq!(r.makespan, 7.25, "C starts on worker 1 a steal later");
+    }
+
+    /// A random tree of `n` tasks, `initial` of them initial.
+    fn random_tree(n: usize, initial: usize, seed: u64) -> (TaskTree, Vec<f64>) {
+        let mut rng = crate::victim::XorShift::new(seed);
+        let mut tasks = Vec::with_capacity(n);
+        for _ in 0..initial {
+            tasks.push((None, 0.0, 1.0 + rng.below(100) as f64 / 10.0));
+        }
+        // Children grouped by parent, parents in order: each new task's parent is at or
+        // after the previous one's.
+        let mut parent = 0;
+        for i in initial..n {
+            parent = (parent + rng.below(3)).min(i - 1);
+            let at = rng.below(1001) as f64 / 1000.0;
+            tasks.push((Some(parent), at, rng.below(50) as f64 / 10.0));
+        }
+        // `spawned at` must not fall as a parent spawns: sort each parent's children by it.
+        let mut start = initial;
+        while start < n {
+            let p = tasks[start].0;
+            let mut end = start;
+            while end < n && tasks[end].0 == p {
+                end += 1;
+            }
+            tasks[start..end].sort_by(|a, b| a.1.total_cmp(&b.1));
+            start = end;
+        }
+        tree(&tasks)
+    }
+
+    #[test]
+    fn every_policy_runs_every_task_once_and_no_faster_than_possible() {
+        let (t, s) = random_tree(400, 20, 7);
+        let work: f64 = s.iter().sum();
+        let costs = Costs::default();
+        let mut policies = vec![
+            Policy::Static(Assignment::Interleaved),
+            Policy::Static(Assignment::Blocked),
+            Policy::Counter { chunk: 1 },
+            Policy::Counter { chunk: 4 },
+        ];
+        for deque in [DequeKind::Abp, DequeKind::Locked] {
+            for victim in [
+                VictimPolicy::Random,
+                VictimPolicy::Sample,
+                VictimPolicy::Set,
+            ] {
+                for amount in [StealAmount::One, StealAmount::Half] {
+                    policies.push(Policy::Stealing {
+                        deque,
+                        victim,
+                        amount,
+                        assignment: Assignment::Interleaved,
+                    });
+                }
+            }
+        }
+        for policy in policies {
+            for workers in [1, 2, 3, 8, 64] {
+                let r = simulate(&t, &s, policy, workers, &costs);
+                let tasks: u64 = r.workers.iter().map(|w| w.tasks).sum();
+                assert_eq!(tasks, t.len() as u64, "{policy:?} on {workers}");
+                let busy: f64 = r.workers.iter().map(|w| w.busy).sum();
+                assert!(busy >= work * (1.0 - 1e-12), "{policy:?} on {workers}");
+                assert!(
+                    r.makespan >= work / workers as f64 * (1.0 - 1e-12),
+                    "{policy:?} on {workers}"
+                );
+                assert!(r.idle_share() >= -1e-12 && r.idle_share() < 1.0);
+                assert_eq!(
+                    r,
+                    simulate(&t, &s, policy, workers, &costs),
+                    "the same run twice"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn stealing_balances_what_static_cannot() {
+        // One initial task spawns everything: static leaves all but one worker idle.
+        let mut tasks = vec![(None, 0.0, 0.1)];
+        for _ in 0..200 {
+            tasks.push((Some(0), 1.0, 1.0));
+        }
+        let (t, s) = tree(&tasks);
+        let costs = Costs::default();
+        let fixed = simulate(&t, &s, Policy::Static(Assignment::Interleaved), 8, &costs);
+        let stolen = simulate(
+            &t,
+            &s,
+            stealing(VictimPolicy::Random, StealAmount::Half),
+            8,
+            &costs,
+        );
+        assert!(fixed.makespan > 200.0);
+        assert!(stolen.makespan < 30.0, "{}", stolen.makespan);
+        assert!(stolen.steal_successes() > 7);
+    }
+}

@@ -1,0 +1,324 @@
+//! `raylb sim`: a recorded frame replayed under the balancers' policies on simulated workers.
+
+use std::num::NonZeroUsize;
+use std::process::ExitCode;
+
+use anyhow::{Result, anyhow, bail};
+use balancers::sim::{Costs, Policy, SimResult, TaskTree, simulate};
+use balancers::{Assignment, DequeKind, StealAmount, VictimPolicy};
+use renderer::input::read_regular_file;
+use serde::Serialize;
+
+use crate::bench::report::{
+    Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, rounded,
+};
+use crate::cli::{AssignName, BalancerName, DequeName, SimArgs, StealName, VictimName, name_of};
+
+/// The largest task file read: `treasure` at 1024² records in about 40 MB.
+const MAX_TASK_BYTES: u64 = 4 << 30;
+
+const FILES: &[&str] = &["sim.csv", "sim.svg"];
+
+pub(crate) fn run(args: &SimArgs) -> Result<ExitCode> {
+    let files = match &args.out {
+        Some(dir) => {
+            let files = OutputFiles::check(dir, FILES)?;
+            files.check_inputs(std::slice::from_ref(&args.tasks))?;
+            Some(files)
+        }
+        None => None,
+    };
+    let policies = policies(args)?;
+    let path = args.tasks.display();
+    let bytes = read_regular_file(&args.tasks, MAX_TASK_BYTES)
+        .map_err(|e| anyhow!("cannot read {path}: {e}"))?;
+    let mut tree = TaskTree::read(&bytes).map_err(|e| anyhow!("{path}: {e}"))?;
+    drop(bytes);
+    override_model(&mut tree, args)?;
+    let seconds = tree.costs(&tree.model);
+    let costs = costs(args);
+    let quiet = args.quiet;
+    if !quiet {
+        let work: f64 = seconds.iter().sum();
+        outln!(
+            "tasks   {}: {} tasks ({} initial), {:.1} ms of work on one worker",
+            tree.description,
+            tree.len(),
+            tree.initial(),
+            work * 1e3
+        );
+        let units: Vec<String> = tree
+            .features
+            .iter()
+            .zip(&tree.model.per_unit)
+            .map(|(name, c)| format!("{name} {:.2}", c * 1e9))
+            .collect();
+        outln!(
+            "model   ns per task {:.1}; per unit of {}",
+            tree.model.per_task * 1e9,
+            units.join(", ")
+        );
+    }
+    let mut table = Table::new(&[
+        "balancer",
+        "workers",
+        "makespan ms",
+        "speedup",
+        "efficiency",
+        "steals",
+        "success",
+        "idle",
+        "peak outstanding",
+    ]);
+    let mut rows = Vec::new();
+    let mut series = Vec::new();
+    for policy in &policies {
+        let mut points = Vec::new();
+        for &workers in &args.workers {
+            let r = simulate(&tree, &seconds, *policy, workers.get(), &costs);
+            table.row(cells(policy, workers, &r));
+            points.push((workers.get() as f64, r.speedup()));
+            rows.push(Row::new(&tree, policy, workers, &r));
+        }
+        series.push(Series {
+            label: policy.name(),
+            points,
+        });
+    }
+    if !quiet {
+        out!("{}", table.render());
+    }
+    if let Some(files) = files {
+        let axes = Axes {
+            x: "workers",
+            y: "speedup",
+            log_x: true,
+            y_from_zero: true,
+        };
+        let panel = Panel {
+            title: tree.description.clone(),
+            series,
+        };
+        files.write(&[
+            &csv_text(&rows)?,
+            &line_chart("Simulated speedup against workers", &axes, &[panel])?,
+        ])?;
+        if !quiet {
+            outln!("{}", files.summary());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The policies the options name: each balancer in every setting given for it.
+fn policies(args: &SimArgs) -> Result<Vec<Policy>> {
+    let chosen = |b: BalancerName| args.balancers.contains(&b);
+    for b in &args.balancers {
+        match b {
+            BalancerName::Static | BalancerName::Counter | BalancerName::Stealing => {}
+            other => bail!(
+                "--balancers {}: the simulator runs static, counter and stealing",
+                name_of(*other)
+            ),
+        }
+    }
+    let settings = [
+        (
+            "--assign",
+            !args.assign.is_empty(),
+            chosen(BalancerName::Static) || chosen(BalancerName::Stealing),
+            "static and stealing",
+        ),
+        (
+            "--chunk",
+            !args.chunk.is_empty(),
+            chosen(BalancerName::Counter),
+            "counter",
+        ),
+        (
+            "--deque",
+            !args.deque.is_empty(),
+            chosen(BalancerName::Stealing),
+            "stealing",
+        ),
+        (
+            "--victim",
+            !args.victim.is_empty(),
+            chosen(BalancerName::Stealing),
+            "stealing",
+        ),
+        (
+            "--steal",
+            !args.steal.is_empty(),
+            chosen(BalancerName::Stealing),
+            "stealing",
+        ),
+    ];
+    for (flag, given, applies, to) in settings {
+        if given && !applies {
+            bail!("{flag} applies to {to}, which is not among --balancers");
+        }
+    }
+    let assigns: Vec<Assignment> = or(&args.assign, AssignName::Interleaved)
+        .into_iter()
+        .map(|a| match a {
+            AssignName::Interleaved => Assignment::Interleaved,
+            AssignName::Blocked => Assignment::Blocked,
+        })
+        .collect();
+    let mut out = Vec::new();
+    for &b in &args.balancers {
+        match b {
+            BalancerName::Static => out.extend(assigns.iter().map(|&a| Policy::Static(a))),
+            BalancerName::Counter => {
+                for chunk in or(&args.chunk, NonZeroUsize::MIN) {
+                    out.push(Policy::Counter { chunk: chunk.get() });
+                }
+            }
+            BalancerName::Stealing => {
+                for deque in or(&args.deque, DequeName::Abp) {
+                    for victim in or(&args.victim, VictimName::Random) {
+                        for steal in or(&args.steal, StealName::Half) {
+                            for &assignment in &assigns {
+                                out.push(Policy::Stealing {
+                                    deque: match deque {
+                                        DequeName::Abp => DequeKind::Abp,
+                                        DequeName::Locked => DequeKind::Locked,
+                                    },
+                                    victim: match victim {
+                                        VictimName::Random => VictimPolicy::Random,
+                                        VictimName::Sample => VictimPolicy::Sample,
+                                        VictimName::Set => VictimPolicy::Set,
+                                    },
+                                    amount: match steal {
+                                        StealName::One => StealAmount::One,
+                                        StealName::Half => StealAmount::Half,
+                                    },
+                                    assignment,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+            _ => unreachable!("refused above"),
+        }
+    }
+    Ok(out)
+}
+
+/// `list`, or `default` alone when it is empty.
+fn or<T: Copy>(list: &[T], default: T) -> Vec<T> {
+    if list.is_empty() {
+        vec![default]
+    } else {
+        list.to_vec()
+    }
+}
+
+/// Applies `--task-cost` and `--unit-cost` to the file's model.
+fn override_model(tree: &mut TaskTree, args: &SimArgs) -> Result<()> {
+    if let Some(ns) = args.task_cost {
+        tree.model.per_task = ns * 1e-9;
+    }
+    for given in &args.unit_cost {
+        let Some((name, ns)) = given.rsplit_once('=') else {
+            bail!("--unit-cost {given}: expected NAME=NS, e.g. \"box tests=2.5\"");
+        };
+        let name = name.trim();
+        let Some(k) = tree.features.iter().position(|f| f == name) else {
+            bail!(
+                "--unit-cost {given}: this file's work counts are {}",
+                tree.features
+                    .iter()
+                    .map(|f| format!("\"{f}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        };
+        let ns: f64 = ns
+            .trim()
+            .parse()
+            .ok()
+            .filter(|x: &f64| x.is_finite() && *x >= 0.0 && *x <= 1e12)
+            .ok_or_else(|| {
+                anyhow!(
+                    "--unit-cost {given}: the cost must be a number of nanoseconds from 0 to 10^12"
+                )
+            })?;
+        tree.model.per_unit[k] = ns * 1e-9;
+    }
+    if args.task_cost.is_some() || !args.unit_cost.is_empty() {
+        tree.model.fit = None;
+    }
+    Ok(())
+}
+
+/// The scheduling costs: the defaults, each replaced by its option where given.
+fn costs(args: &SimArgs) -> Costs {
+    let d = Costs::default();
+    let ns = |given: Option<f64>, default: f64| given.map_or(default, |x| x * 1e-9);
+    Costs {
+        abp_push_pop: ns(args.abp_cost, d.abp_push_pop),
+        locked_push_pop: ns(args.locked_cost, d.locked_push_pop),
+        steal: ns(args.steal_cost, d.steal),
+        failed_steal: ns(args.failed_steal_cost, d.failed_steal),
+        per_stolen_task: ns(args.stolen_task_cost, d.per_stolen_task),
+        probe: ns(args.probe_cost, d.probe),
+        counter: ns(args.counter_cost, d.counter),
+    }
+}
+
+fn cells(policy: &Policy, workers: NonZeroUsize, r: &SimResult) -> Vec<String> {
+    let attempts = r.steal_attempts();
+    vec![
+        policy.name(),
+        workers.to_string(),
+        format!("{:.3}", r.makespan * 1e3),
+        format!("{:.2}", r.speedup()),
+        format!("{:.3}", r.efficiency()),
+        attempts.to_string(),
+        if attempts == 0 {
+            "-".into()
+        } else {
+            format!(
+                "{:.1}%",
+                100.0 * r.steal_successes() as f64 / attempts as f64
+            )
+        },
+        format!("{:.1}%", 100.0 * r.idle_share()),
+        r.peak_outstanding.to_string(),
+    ]
+}
+
+/// One simulated run, a row of sim.csv.
+#[derive(Serialize)]
+struct Row {
+    frame: String,
+    balancer: String,
+    workers: usize,
+    makespan_seconds: f64,
+    speedup: f64,
+    efficiency: f64,
+    steal_attempts: u64,
+    steal_successes: u64,
+    idle_share: f64,
+    peak_outstanding: u64,
+}
+
+impl Row {
+    fn new(tree: &TaskTree, policy: &Policy, workers: NonZeroUsize, r: &SimResult) -> Self {
+        Self {
+            frame: tree.description.clone(),
+            balancer: policy.name(),
+            workers: workers.get(),
+            makespan_seconds: r.makespan,
+            speedup: rounded(r.speedup(), 4),
+            efficiency: rounded(r.efficiency(), 4),
+            steal_attempts: r.steal_attempts(),
+            steal_successes: r.steal_successes(),
+            idle_share: rounded(r.idle_share(), 4),
+            peak_outstanding: r.peak_outstanding,
+        }
+    }
+}
