@@ -292,8 +292,12 @@ fn sim_refuses_bad_files_and_options_in_one_line() {
             "this file's work counts are",
         ),
         (
-            vec!["sim", "q.tasks", "--failed-steal-cost", "0"],
-            "above 0",
+            vec!["sim", "q.tasks", "--failed-steal-cost", "0.5"],
+            "from 1 to",
+        ),
+        (
+            vec!["sim", "q.tasks", "--workers", "5000"],
+            "from 1 to 4096",
         ),
     ] {
         let out = raylb(dir.path(), &args);

@@ -4,9 +4,10 @@
 //!
 //! Time is in seconds, as `f64`, computed in one thread in a fixed order: the same tree,
 //! policy, worker count and costs give the same result on every machine. Events at the same
-//! instant are taken in a fixed order: a spawn before a worker's next step (a child spawned at
-//! the very end of its parent is there when the parent's worker looks), then by the order in
-//! which they were scheduled.
+//! instant are taken in a fixed order: spawns first (a child spawned at the very end of its
+//! parent is there when anyone looks), then steal attempts reaching their victims (a thief
+//! arriving as the owner finishes a task takes from the deque before the owner's next pop),
+//! then workers' steps, each kind in the order it was scheduled.
 //!
 //! What each policy does is what its balancer does, with the same code where it can be: the
 //! initial tasks are dealt by [`Assignment::share`](crate::Assignment), victims are chosen by
@@ -22,7 +23,10 @@
 //!   an attempt that meets another thief's steal in progress fails, as a lost
 //!   compare-and-swap (`abp`) or a lock tried once (`locked`) does. A thief that finds no
 //!   deque holding any work waits until a task enters one, its attempts meanwhile counted as
-//!   failed ones at one per failed-steal time (so that a long tail costs no events).
+//!   failed ones at one per failed-steal time (so that a long tail costs no events). Unlike
+//!   the balancer, whose deque holds 16,384 tasks (a share beyond half of that waits in a
+//!   private backlog, spawns beyond all of it in a private overflow), the simulated deque has
+//!   no bound: the two differ only for shares of more than 8,192 tiles a worker.
 
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -116,6 +120,17 @@ impl Default for Costs {
     }
 }
 
+/// The least time a failed steal may take: thieves that find nothing try again this much
+/// later at least.
+pub const MIN_FAILED_STEAL: f64 = 1e-12;
+
+/// `now + dt`, or the next representable time when `dt` is too small to move `now`: every
+/// event scheduled from `now` is strictly later, so that time always goes on.
+fn after(now: f64, dt: f64) -> f64 {
+    let t = now + dt;
+    if t > now { t } else { now.next_up() }
+}
+
 /// What one simulated worker did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WorkerResult {
@@ -145,9 +160,13 @@ pub struct SimResult {
 }
 
 impl SimResult {
-    /// `work / makespan`.
+    /// `work / makespan`; 1 for a run with nothing to do (no time at all).
     pub fn speedup(&self) -> f64 {
-        self.work / self.makespan
+        if self.makespan > 0.0 {
+            self.work / self.makespan
+        } else {
+            1.0
+        }
     }
 
     /// Speedup per worker.
@@ -157,6 +176,9 @@ impl SimResult {
 
     /// The share of the workers' time not spent running tasks.
     pub fn idle_share(&self) -> f64 {
+        if self.makespan <= 0.0 {
+            return 0.0;
+        }
         let busy: f64 = self.workers.iter().map(|w| w.busy).sum();
         1.0 - busy / (self.makespan * self.workers.len() as f64)
     }
@@ -190,9 +212,12 @@ pub fn simulate(
     );
     assert!(workers > 0, "at least one worker");
     assert!(
-        costs.failed_steal > 0.0,
-        "a failed steal takes time, or a thief would try again in no time, forever"
+        costs.failed_steal >= MIN_FAILED_STEAL,
+        "a failed steal takes at least a picosecond, or thieves would try again in no time"
     );
+    if let Policy::Counter { chunk } = policy {
+        assert!(chunk > 0, "a counter hands out at least one task a visit");
+    }
     let mut sim = Sim::new(tree, seconds, policy, workers, costs);
     sim.run();
     sim.result()
@@ -224,8 +249,6 @@ struct Worker {
     /// meanwhile fails, as a second compare-and-swap on `abp`'s top (or a lock tried once on
     /// `locked`) does.
     stolen_until: f64,
-    /// Whether it has stopped (no work left for it, or none anywhere).
-    done: bool,
     result: WorkerResult,
 }
 
@@ -343,7 +366,6 @@ impl<'a> Sim<'a> {
                     selector: None,
                     searching: false,
                     stolen_until: 0.0,
-                    done: false,
                     result: WorkerResult::default(),
                 };
                 match policy {
@@ -357,7 +379,6 @@ impl<'a> Sim<'a> {
                         for &task in share(w, assignment).iter().rev() {
                             worker.queue.push_back(Queued { task, depth: 0 });
                         }
-                        worker.result.peak_queued = worker.queue.len() as u64;
                         worker.selector = Some(VictimSelector::new(victim, w, workers));
                     }
                 }
@@ -417,10 +438,7 @@ impl<'a> Sim<'a> {
                 .max(0.0);
             let worker = &mut self.workers[w as usize];
             worker.result.steal_attempts += missed as u64;
-            if worker.searching {
-                worker.searching = false;
-            }
-            worker.done = true;
+            worker.searching = false;
         }
     }
 
@@ -470,10 +488,12 @@ impl<'a> Sim<'a> {
         match self.policy {
             Policy::Static(_) => match self.workers[w].queue.pop_back() {
                 Some(q) => self.start(now, w, q),
-                None => match self.workers[w].initial.pop_front() {
-                    Some(task) => self.start(now, w, Queued { task, depth: 0 }),
-                    None => self.workers[w].done = true,
-                },
+                // When its share is done too, it stops: nothing more is scheduled for it.
+                None => {
+                    if let Some(task) = self.workers[w].initial.pop_front() {
+                        self.start(now, w, Queued { task, depth: 0 });
+                    }
+                }
             },
             Policy::Counter { chunk } => {
                 if let Some(q) = self.workers[w].queue.pop_back() {
@@ -483,7 +503,7 @@ impl<'a> Sim<'a> {
                     return self.start(now, w, Queued { task, depth: 0 });
                 }
                 if self.next_initial >= self.tree.initial() {
-                    self.workers[w].done = true;
+                    // The counter is spent: it stops.
                     return;
                 }
                 // The counter serves one worker at a time.
@@ -566,14 +586,15 @@ impl<'a> Sim<'a> {
             // failed, the first at or after now is its next.
             let next = ((now - since) / every).ceil().max(1.0);
             self.workers[w as usize].result.steal_attempts += next as u64 - 1;
-            self.schedule(since + next * every, Event::Step { worker: w });
+            self.schedule((since + next * every).max(now), Event::Step { worker: w });
         }
     }
 
     /// Records the queue lengths after a change.
     fn note_queue(&mut self, w: usize) {
         let worker = &mut self.workers[w];
-        let queued = worker.queue.len() as u64 + u64::from(worker.next.is_some());
+        // As the balancers count it: what waits in the queue (not the task run next).
+        let queued = worker.queue.len() as u64;
         worker.result.peak_queued = worker.result.peak_queued.max(queued);
         self.peak_outstanding = self.peak_outstanding.max(self.outstanding);
     }
@@ -620,7 +641,7 @@ impl<'a> Sim<'a> {
                 .expect("a thief's selector")
                 .failed();
             self.schedule(
-                now + self.costs.failed_steal,
+                after(now, self.costs.failed_steal),
                 Event::Step {
                     worker: thief as u32,
                 },
@@ -645,7 +666,7 @@ impl<'a> Sim<'a> {
             }
             // The search goes on at the thief's next step.
             self.schedule(
-                now + self.costs.failed_steal,
+                after(now, self.costs.failed_steal),
                 Event::Step {
                     worker: thief as u32,
                 },
@@ -661,7 +682,6 @@ impl<'a> Sim<'a> {
         self.stealable -= 1;
         self.stop_searching(thief);
         let worker = &mut self.workers[thief];
-        worker.done = false;
         worker.result.steal_successes += 1;
         worker.result.tasks_stolen += take as u64;
         // The oldest runs first; the rest wait in the thief's deque, oldest first, as the
@@ -670,7 +690,8 @@ impl<'a> Sim<'a> {
         worker.queue.extend(loot);
         self.note_queue(thief);
         let start = now + self.costs.steal + (take - 1) as f64 * self.costs.per_stolen_task;
-        self.workers[victim].stolen_until = start;
+        // The victim's top is held while the tasks are taken, not while they travel.
+        self.workers[victim].stolen_until = now + take as f64 * self.costs.per_stolen_task;
         self.schedule(
             start,
             Event::Step {
@@ -686,7 +707,6 @@ impl<'a> Sim<'a> {
             worker.searching = false;
             self.thieves.fetch_sub(1, Ordering::Relaxed);
         }
-        worker.done = true;
     }
 }
 

@@ -76,9 +76,11 @@ impl CostModel {
         }
     }
 
-    /// The model that best explains `seconds` (one per task) by `work` (`features` counts per
-    /// task): least squares, with no coefficient below zero (a coefficient the unconstrained
-    /// fit makes negative is set to 0 and the rest fitted again, the most negative first).
+    /// The model that explains `seconds` (one per task) by `work` (`features` counts per
+    /// task): least squares with no coefficient below zero, by elimination (a coefficient the
+    /// fit makes negative is set to 0 and the rest fitted again, the most negative first; one
+    /// set to 0 is not tried again, so this approximates the best non-negative fit rather
+    /// than guaranteeing it).
     /// `subtree` names each task's initial task, for the subtree errors of the [`Fit`].
     pub fn fit(
         features: usize,
@@ -186,17 +188,28 @@ impl CostModel {
 /// information (a feature that never varies apart from the others) gets 0.
 fn solve(xtx: &[f64], xty: &[f64], active: &[bool]) -> Vec<f64> {
     let k = xty.len();
-    let cols: Vec<usize> = (0..k).filter(|&c| active[c]).collect();
+    // Columns of no weight at all (a feature that is always 0) stay out; the others are
+    // scaled to unit norm, so that counts in the millions and a constant 1 are solved alike.
+    let cols: Vec<usize> = (0..k)
+        .filter(|&c| active[c] && xtx[c * k + c] > 0.0)
+        .collect();
+    let norm: Vec<f64> = cols.iter().map(|&c| xtx[c * k + c].sqrt()).collect();
     let m = cols.len();
     let mut a: Vec<Vec<f64>> = cols
         .iter()
-        .map(|&r| {
-            let mut row: Vec<f64> = cols.iter().map(|&c| xtx[r * k + c]).collect();
-            row.push(xty[r]);
+        .enumerate()
+        .map(|(i, &r)| {
+            let mut row: Vec<f64> = cols
+                .iter()
+                .enumerate()
+                .map(|(j, &c)| xtx[r * k + c] / (norm[i] * norm[j]))
+                .collect();
+            row.push(xty[r] / norm[i]);
             row
         })
         .collect();
-    let scale = (0..m).map(|i| a[i][i].abs()).fold(0.0, f64::max);
+    // The scaled diagonal is 1: a pivot this small is a column the others explain.
+    let scale = 1.0;
     let mut pivot_of = vec![None; m];
     let mut row = 0;
     for col in 0..m {
@@ -204,7 +217,7 @@ fn solve(xtx: &[f64], xty: &[f64], active: &[bool]) -> Vec<f64> {
         else {
             break;
         };
-        if a[best][col].abs() <= scale * 1e-12 {
+        if a[best][col].abs() <= scale * 1e-10 {
             continue;
         }
         a.swap(row, best);
@@ -225,7 +238,7 @@ fn solve(xtx: &[f64], xty: &[f64], active: &[bool]) -> Vec<f64> {
     let mut beta = vec![0.0; k];
     for (j, &c) in cols.iter().enumerate() {
         if let Some(r) = pivot_of[j] {
-            beta[c] = a[r][m] / a[r][j];
+            beta[c] = a[r][m] / a[r][j] / norm[j];
         }
     }
     beta

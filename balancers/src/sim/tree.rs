@@ -7,7 +7,7 @@
 //! breadth-first: the initial tasks in order, then the children of task 0 in the order it
 //! spawned them, then those of task 1, and so on. So the children of a task are consecutive,
 //! parents never decrease along the list, and the same run recorded under any balancer gives
-//! the same tree, and the same file, byte for byte.
+//! the same tree, and, given the same cost model, the same file, byte for byte.
 //!
 //! # File format, version 1
 //!
@@ -113,7 +113,7 @@ pub struct TaskTree {
 impl TaskTree {
     /// The tree of the tasks a recorder saw, numbered canonically; `Err` says what does not
     /// make a tree (an id twice, a parent never seen, positions that skip or repeat, a kind
-    /// without a name, more work counts than features).
+    /// without a name, work counted beyond the features, more than 256 kinds).
     pub fn from_recorded(
         description: String,
         kinds: Vec<String>,
@@ -141,6 +141,15 @@ impl TaskTree {
             return Err(format!(
                 "a cost model of {} features for {f} features",
                 model.per_unit.len()
+            ));
+        }
+        if kinds.len() > 256 {
+            return Err(format!("{} kinds; a tree has at most 256", kinds.len()));
+        }
+        if let Some(t) = tasks.iter().find(|t| t.work[f..].iter().any(|&w| w != 0)) {
+            return Err(format!(
+                "task id {} has work counted beyond the {f} features",
+                t.id
             ));
         }
         if tasks.len() >= u32::MAX as usize {
@@ -196,11 +205,15 @@ impl TaskTree {
             }
         }
         initial.sort_unstable();
-        check_positions(initial.iter().map(|&(i, _)| i), "initial task")?;
+        check_positions(
+            initial.iter().map(|&(i, _)| i),
+            "initial task",
+            "initial tasks",
+        )?;
         for p in 0..n {
             let children = &mut slots[start[p]..start[p + 1]];
             children.sort_unstable();
-            check_positions(children.iter().map(|&(i, _)| i), "child")
+            check_positions(children.iter().map(|&(i, _)| i), "child", "children")
                 .map_err(|e| format!("{e} of task id {}", tasks[p].id))?;
         }
         // Breadth-first from the initial tasks: the canonical order.
@@ -396,6 +409,12 @@ impl TaskTree {
         let header = |e: Malformed| e.into_error("the header");
         let description = r.string().map_err(header)?;
         let kinds = r.strings().map_err(header)?;
+        if kinds.len() > 256 {
+            return Err(ReadError::Corrupt(format!(
+                "{} kinds; a tree has at most 256",
+                kinds.len()
+            )));
+        }
         let features = r.strings().map_err(header)?;
         let f = features.len();
         if f == 0 || f > MAX_FEATURES {
@@ -434,6 +453,23 @@ impl TaskTree {
             fit,
         };
         model.check().map_err(ReadError::Corrupt)?;
+        // One file per tree: no coefficient written as −0, no fit figure that is not a
+        // number.
+        let coefficients = std::iter::once(&model.per_task).chain(&model.per_unit);
+        if coefficients.into_iter().any(|c| c.is_sign_negative()) {
+            return Err(ReadError::Corrupt("a cost coefficient of −0".into()));
+        }
+        if let Some(fit) = &model.fit
+            && [
+                fit.r_squared,
+                fit.subtree_median_error,
+                fit.subtree_p90_error,
+            ]
+            .iter()
+            .any(|x| !x.is_finite())
+        {
+            return Err(ReadError::Corrupt("a fit figure that is not finite".into()));
+        }
         let initial = r.int().map_err(header)?;
         let n = r.int().map_err(header)?;
         if n < initial || n >= u64::from(u32::MAX) {
@@ -441,9 +477,11 @@ impl TaskTree {
                 "{n} tasks, {initial} of them initial"
             )));
         }
-        // Every task takes at least 3 + f bytes: a count beyond what the rest of the file
-        // can hold is refused before anything is allocated for it.
-        if n > ((bytes.len() - r.at) / (3 + f)) as u64 {
+        // An initial task takes at least 3 + f bytes, a spawned one 6 + f, and the end mark
+        // 12: a count beyond what the rest of the file can hold is refused before anything is
+        // allocated for it.
+        let least = initial * (3 + f as u64) + (n - initial) * (6 + f as u64) + 12;
+        if least > (bytes.len() - r.at) as u64 {
             return Err(ReadError::Truncated {
                 part: format!("its {n} tasks"),
             });
@@ -479,14 +517,24 @@ impl TaskTree {
                     kinds.len()
                 )));
             }
-            kind.push(k as u8);
+            kind.push(small::<u8>(k, i, n, "kind")?);
             depth.push(small(r.int().map_err(at)?, i, n, "depth")?);
             place.push(small(r.int().map_err(at)?, i, n, "place")?);
             for _ in 0..f {
                 work.push(small(r.int().map_err(at)?, i, n, "work count")?);
             }
             if i >= initial {
-                spawned_at.push(u16::from_le_bytes(r.array().map_err(at)?));
+                let at_spawn = u16::from_le_bytes(r.array().map_err(at)?);
+                // A task's children are spawned as its work goes on, never earlier than an
+                // elder sibling.
+                let elder = i > initial && parent[i - initial - 1] == parent[i - initial];
+                if elder && at_spawn < spawned_at[i - initial - 1] {
+                    return Err(ReadError::Corrupt(format!(
+                        "task {} of {n} is spawned before its elder sibling",
+                        i + 1
+                    )));
+                }
+                spawned_at.push(at_spawn);
             }
         }
         let end: [u8; 4] = r
@@ -535,11 +583,15 @@ impl TaskTree {
 }
 
 /// Checks that sorted positions are exactly `0, 1, 2, …`.
-fn check_positions(positions: impl Iterator<Item = u32>, what: &str) -> Result<(), String> {
+fn check_positions(
+    positions: impl Iterator<Item = u32>,
+    what: &str,
+    plural: &str,
+) -> Result<(), String> {
     for (expected, got) in positions.enumerate() {
         if got as usize != expected {
             return Err(if (got as usize) < expected {
-                format!("two {what}s at position {got}")
+                format!("two {plural} at position {got}")
             } else {
                 format!("no {what} at position {expected}")
             });

@@ -748,8 +748,8 @@ pub(crate) struct RecordArgs {
 pub(crate) struct SimArgs {
     /// The task file (`raylb record`'s).
     pub(crate) tasks: PathBuf,
-    /// Simulated worker counts.
-    #[arg(long, value_name = "N,…", value_delimiter = ',', value_parser = positive::<65536>, default_values_t = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024].map(|n| NonZeroUsize::new(n).expect("not 0")))]
+    /// Simulated worker counts (1 to 4096).
+    #[arg(long, value_name = "N,…", value_delimiter = ',', value_parser = positive::<4096>, default_values_t = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024].map(|n| NonZeroUsize::new(n).expect("not 0")))]
     pub(crate) workers: Vec<NonZeroUsize>,
     /// Policies to simulate: `static`, `counter`, `stealing` (each in every setting given
     /// below).
@@ -770,6 +770,11 @@ pub(crate) struct SimArgs {
     /// How much a steal takes [default: half].
     #[arg(long, value_enum, value_delimiter = ',')]
     pub(crate) steal: Vec<StealName>,
+    /// The cost model of another recording of the same scene instead of this file's (to
+    /// compare recordings, of other tile sizes say, on the same costs); --task-cost and
+    /// --unit-cost then change that one.
+    #[arg(long, value_name = "FILE.tasks")]
+    pub(crate) model_from: Option<PathBuf>,
     /// Seconds any task costs besides its work, in nanoseconds, instead of the file's model.
     #[arg(long, value_name = "NS", value_parser = nanoseconds)]
     pub(crate) task_cost: Option<f64>,
@@ -781,7 +786,7 @@ pub(crate) struct SimArgs {
     /// A steal that finds work, from attempt to the stolen task's start [default: 200].
     #[arg(long, value_name = "NS", value_parser = nanoseconds)]
     pub(crate) steal_cost: Option<f64>,
-    /// A steal attempt that finds nothing; more than 0 [default: 100].
+    /// A steal attempt that finds nothing; at least 1 [default: 100].
     #[arg(long, value_name = "NS", value_parser = positive_nanoseconds)]
     pub(crate) failed_steal_cost: Option<f64>,
     /// Each task a steal takes beyond the first [default: 15].
@@ -815,12 +820,12 @@ fn nanoseconds(text: &str) -> Result<f64, String> {
         .ok_or_else(|| "must be a number of nanoseconds from 0 to 10^12".into())
 }
 
-/// Parses a duration in nanoseconds greater than 0.
+/// Parses a duration of at least a nanosecond.
 fn positive_nanoseconds(text: &str) -> Result<f64, String> {
     nanoseconds(text)
         .ok()
-        .filter(|x| *x > 0.0)
-        .ok_or_else(|| "must be a number of nanoseconds above 0, up to 10^12".into())
+        .filter(|x| *x >= 1.0)
+        .ok_or_else(|| "must be a number of nanoseconds from 1 to 10^12".into())
 }
 
 #[derive(Debug, Args)]

@@ -14,8 +14,9 @@ use crate::bench::report::{
 };
 use crate::cli::{AssignName, BalancerName, DequeName, SimArgs, StealName, VictimName, name_of};
 
-/// The largest task file read: `treasure` at 1024² records in about 40 MB.
-const MAX_TASK_BYTES: u64 = 4 << 30;
+/// The largest task file read: `treasure` at 1024² records in about 40 MB, and reading takes
+/// about five times a file's size in memory.
+const MAX_TASK_BYTES: u64 = 1 << 30;
 
 const FILES: &[&str] = &["sim.csv", "sim.svg"];
 
@@ -23,17 +24,29 @@ pub(crate) fn run(args: &SimArgs) -> Result<ExitCode> {
     let files = match &args.out {
         Some(dir) => {
             let files = OutputFiles::check(dir, FILES)?;
-            files.check_inputs(std::slice::from_ref(&args.tasks))?;
+            let inputs: Vec<_> = std::iter::once(&args.tasks)
+                .chain(&args.model_from)
+                .cloned()
+                .collect();
+            files.check_inputs(&inputs)?;
             Some(files)
         }
         None => None,
     };
     let policies = policies(args)?;
-    let path = args.tasks.display();
-    let bytes = read_regular_file(&args.tasks, MAX_TASK_BYTES)
-        .map_err(|e| anyhow!("cannot read {path}: {e}"))?;
-    let mut tree = TaskTree::read(&bytes).map_err(|e| anyhow!("{path}: {e}"))?;
-    drop(bytes);
+    let mut tree = read_tree(&args.tasks)?;
+    if let Some(other) = &args.model_from {
+        let source = read_tree(other)?;
+        if source.features != tree.features {
+            bail!(
+                "--model-from {}: its work counts ({}) are not this file's ({})",
+                other.display(),
+                source.features.join(", "),
+                tree.features.join(", ")
+            );
+        }
+        tree.model = source.model;
+    }
     override_model(&mut tree, args)?;
     let seconds = tree.costs(&tree.model);
     let costs = costs(args);
@@ -108,6 +121,13 @@ pub(crate) fn run(args: &SimArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The task tree in `path`.
+fn read_tree(path: &std::path::Path) -> Result<TaskTree> {
+    let bytes = read_regular_file(path, MAX_TASK_BYTES)
+        .map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
+    TaskTree::read(&bytes).map_err(|e| anyhow!("{}: {e}", path.display()))
 }
 
 /// The policies the options name: each balancer in every setting given for it.
