@@ -284,8 +284,8 @@ fn sim_refuses_bad_files_and_options_in_one_line() {
             "--chunk applies to counter",
         ),
         (
-            vec!["sim", "q.tasks", "--balancers", "rayon"],
-            "the simulator runs static, counter and stealing",
+            vec!["sim", "q.tasks", "--balancers", "cuda-managed"],
+            "the simulator runs the CPU's balancers",
         ),
         (
             vec!["sim", "q.tasks", "--unit-cost", "boxes=3"],

@@ -27,6 +27,11 @@
 //!   the balancer, whose deque holds 16,384 tasks (a share beyond half of that waits in a
 //!   private backlog, spawns beyond all of it in a private overflow), the simulated deque has
 //!   no bound: the two differ only for shares of more than 8,192 tiles a worker.
+//! - `rayon`: the scope's body runs on one pool thread, so every initial task starts in that
+//!   worker's deque (its owner runs the last first, thieves take the first); a task's children
+//!   all go to its worker's deque as they are spawned (rayon has no slot for the next task),
+//!   and a thief takes one task from victims tried in turn from a random start, as rayon's
+//!   workers do; deque costs are `abp`'s (rayon's deque is also lock-free).
 
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -52,6 +57,8 @@ pub enum Policy {
         amount: StealAmount,
         assignment: Assignment,
     },
+    /// [`RayonScope`](crate::RayonScope): rayon's scope, as the balancer uses it.
+    Rayon,
 }
 
 impl Policy {
@@ -76,6 +83,7 @@ impl Policy {
                 assignment,
             }
             .name(),
+            Policy::Rayon => crate::RayonScope.name(),
         }
     }
 }
@@ -123,6 +131,23 @@ impl Default for Costs {
 /// The least time a failed steal may take: thieves that find nothing try again this much
 /// later at least.
 pub const MIN_FAILED_STEAL: f64 = 1e-12;
+
+/// `rayon`'s next victim for worker `me` of `p`: the others in turn from a random start, a
+/// new start each round.
+fn rayon_victim(worker: &mut Worker, me: usize, p: usize) -> usize {
+    let (start, tried) = &mut worker.round;
+    if *tried == 0 || *tried >= p - 1 {
+        *start = worker.rng.below(p);
+        *tried = 0;
+    }
+    let mut v = (*start + *tried) % p;
+    *tried += 1;
+    if v == me {
+        v = (v + 1) % p;
+        *start += 1;
+    }
+    v
+}
 
 /// `now + dt`, or the next representable time when `dt` is too small to move `now`: every
 /// event scheduled from `now` is strictly later, so that time always goes on.
@@ -245,6 +270,10 @@ struct Worker {
     selector: Option<VictimSelector>,
     /// Whether it is looking for work to steal.
     searching: bool,
+    /// `rayon`: where its round of victims started, how many it has tried, and the
+    /// generator of its starts.
+    round: (usize, usize),
+    rng: crate::victim::XorShift,
     /// Until when a thief is taking tasks from this worker's deque: another thief's attempt
     /// meanwhile fails, as a second compare-and-swap on `abp`'s top (or a lock tried once on
     /// `locked`) does.
@@ -365,6 +394,8 @@ impl<'a> Sim<'a> {
                     running: None,
                     selector: None,
                     searching: false,
+                    round: (0, 0),
+                    rng: crate::victim::XorShift::new(w as u64),
                     stolen_until: 0.0,
                     result: WorkerResult::default(),
                 };
@@ -381,6 +412,12 @@ impl<'a> Sim<'a> {
                         }
                         worker.selector = Some(VictimSelector::new(victim, w, workers));
                     }
+                    Policy::Rayon if w == 0 => {
+                        for task in 0..n as u32 {
+                            worker.queue.push_back(Queued { task, depth: 0 });
+                        }
+                    }
+                    Policy::Rayon => {}
                 }
                 worker
             })
@@ -462,6 +499,7 @@ impl<'a> Sim<'a> {
                 deque: DequeKind::Locked,
                 ..
             } => self.costs.locked_push_pop,
+            Policy::Rayon => self.costs.abp_push_pop,
             _ => 0.0,
         }
     }
@@ -514,7 +552,7 @@ impl<'a> Sim<'a> {
                 self.next_initial = end;
                 self.schedule(served, Event::Step { worker: w as u32 });
             }
-            Policy::Stealing { .. } => {
+            Policy::Stealing { .. } | Policy::Rayon => {
                 let worker = &mut self.workers[w];
                 if let Some(q) = worker.next.take() {
                     return self.start(now, w, q);
@@ -541,9 +579,14 @@ impl<'a> Sim<'a> {
         let cost = self.seconds[i];
         let children = self.tree.children(i);
         let mut busy = cost;
-        if let Policy::Stealing { .. } = self.policy {
-            // Each child spawned goes to `next`, displacing the one before into the deque.
-            busy += children.len().saturating_sub(1) as f64 * self.deque_cost();
+        if let Policy::Stealing { .. } | Policy::Rayon = self.policy {
+            // `stealing`: each child spawned goes to `next`, displacing the one before into
+            // the deque; `rayon`: each goes to the deque.
+            let through_deque = match self.policy {
+                Policy::Rayon => children.len(),
+                _ => children.len().saturating_sub(1),
+            };
+            busy += through_deque as f64 * self.deque_cost();
             for child in children {
                 let at = now + cost * self.tree.spawned_at(child);
                 self.schedule(
@@ -568,8 +611,13 @@ impl<'a> Sim<'a> {
         let depth = self.depth[task as usize];
         self.outstanding += 1;
         let worker = &mut self.workers[w];
-        if let Some(displaced) = worker.next.replace(Queued { task, depth }) {
-            worker.queue.push_back(displaced);
+        let queued = if self.policy == Policy::Rayon {
+            Some(Queued { task, depth })
+        } else {
+            worker.next.replace(Queued { task, depth })
+        };
+        if let Some(queued) = queued {
+            worker.queue.push_back(queued);
             self.stealable += 1;
             self.wake_sleepers(now);
         }
@@ -602,18 +650,25 @@ impl<'a> Sim<'a> {
     /// Worker `w`, with nothing to run at `now`, tries a victim: chosen now (after reading
     /// the workers `sample` reads), reached one step later.
     fn attempt(&mut self, now: f64, w: usize) {
+        let p = self.workers.len();
         let worker = &mut self.workers[w];
-        let selector = worker.selector.as_mut().expect("a thief's selector");
         if !worker.searching {
             worker.searching = true;
-            selector.begin();
+            if let Some(selector) = worker.selector.as_mut() {
+                selector.begin();
+            }
             self.thieves.fetch_add(1, Ordering::Relaxed);
         }
-        let mut selector = self.workers[w].selector.take().expect("taken above");
-        let victim = selector.choose(&self.workers, &self.thieves);
-        let probes = selector.last_probes();
+        let (victim, probes) = match self.workers[w].selector.take() {
+            Some(mut selector) => {
+                let victim = selector.choose(&self.workers, &self.thieves);
+                let probes = selector.last_probes();
+                self.workers[w].selector = Some(selector);
+                (victim, probes)
+            }
+            None => (rayon_victim(&mut self.workers[w], w, p), 0),
+        };
         let worker = &mut self.workers[w];
-        worker.selector = Some(selector);
         worker.result.steal_attempts += 1;
         let arrive = now + probes as f64 * self.costs.probe;
         self.schedule(
@@ -627,19 +682,19 @@ impl<'a> Sim<'a> {
 
     /// `thief`'s attempt reaches `victim`'s deque at `now`.
     fn steal(&mut self, now: f64, thief: usize, victim: usize) {
-        let Policy::Stealing { amount, .. } = self.policy else {
-            unreachable!("only stealing steals");
+        let amount = match self.policy {
+            Policy::Stealing { amount, .. } => amount,
+            // rayon's deque gives one task a steal.
+            Policy::Rayon => StealAmount::One,
+            _ => unreachable!("only stealing and rayon steal"),
         };
         let available = self.workers[victim].queue.len();
         if available > 0 && now < self.workers[victim].stolen_until {
             // Another thief holds the victim's top: this attempt fails, and the search goes
             // on.
-            let worker = &mut self.workers[thief];
-            worker
-                .selector
-                .as_mut()
-                .expect("a thief's selector")
-                .failed();
+            if let Some(selector) = self.workers[thief].selector.as_mut() {
+                selector.failed();
+            }
             self.schedule(
                 after(now, self.costs.failed_steal),
                 Event::Step {
@@ -653,12 +708,9 @@ impl<'a> Sim<'a> {
                 self.stop_searching(thief);
                 return;
             }
-            let worker = &mut self.workers[thief];
-            worker
-                .selector
-                .as_mut()
-                .expect("a thief's selector")
-                .failed();
+            if let Some(selector) = self.workers[thief].selector.as_mut() {
+                selector.failed();
+            }
             if self.stealable == 0 {
                 // No deque holds work: every attempt fails until some task is pushed.
                 self.sleepers.push((thief as u32, now));
@@ -827,8 +879,16 @@ mod tests {
             assert_eq!(r.workers[1].steal_successes, 1);
             assert_eq!(r.workers[1].tasks, 2);
         }
+        // rayon: both tiles start in worker 0's deque; it runs B (the last) [0, 1] while
+        // worker 1 steals A [0, 4]; C and D go to worker 1's deque as A spawns them; worker 0,
+        // waiting since 1 s, takes C when it appears at 2 s [2, 5]; worker 1 runs D [4, 6].
+        let r = simulate(&t, &s, Policy::Rayon, 2, &free);
+        assert_eq!(r.makespan, 6.0);
+        assert_eq!(r.workers[0].tasks, 2);
+        assert_eq!(r.workers[1].tasks, 2);
         // One worker: everything in a row, whatever the policy.
         for policy in [
+            Policy::Rayon,
             Policy::Static(Assignment::Blocked),
             Policy::Counter { chunk: 3 },
             stealing(VictimPolicy::Sample, StealAmount::Half),
@@ -903,6 +963,7 @@ mod tests {
             Policy::Static(Assignment::Blocked),
             Policy::Counter { chunk: 1 },
             Policy::Counter { chunk: 4 },
+            Policy::Rayon,
         ];
         for deque in [DequeKind::Abp, DequeKind::Locked] {
             for victim in [

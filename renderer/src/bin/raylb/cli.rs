@@ -98,7 +98,7 @@ Examples:
   raylb record scenes/cornell.toml --width 256 --height 256 --tile 16 -o cornell.tasks"
     )]
     Record(RecordArgs),
-    /// Replay a recorded frame (`raylb record`) under the balancers' policies on simulated
+    /// Replay a recorded frame (`raylb record`) under the CPU balancers' policies on simulated
     /// workers, 1 to thousands: makespan, speedup, efficiency, steals, idle share and peak
     /// outstanding tasks, as a table, CSV and an SVG chart.
     #[command(
@@ -752,8 +752,8 @@ pub(crate) struct SimArgs {
     #[arg(long, value_name = "N,…", value_delimiter = ',', value_parser = positive::<4096>, default_values_t = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024].map(|n| NonZeroUsize::new(n).expect("not 0")))]
     pub(crate) workers: Vec<NonZeroUsize>,
     /// Policies to simulate: `static`, `counter`, `stealing` (each in every setting given
-    /// below).
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [BalancerName::Static, BalancerName::Counter, BalancerName::Stealing])]
+    /// below) and `rayon`.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [BalancerName::Static, BalancerName::Counter, BalancerName::Stealing, BalancerName::Rayon])]
     pub(crate) balancers: Vec<BalancerName>,
     /// How `static` and `stealing` deal tiles out [default: interleaved].
     #[arg(long, value_enum, value_delimiter = ',')]

@@ -135,9 +135,12 @@ fn policies(args: &SimArgs) -> Result<Vec<Policy>> {
     let chosen = |b: BalancerName| args.balancers.contains(&b);
     for b in &args.balancers {
         match b {
-            BalancerName::Static | BalancerName::Counter | BalancerName::Stealing => {}
+            BalancerName::Static
+            | BalancerName::Counter
+            | BalancerName::Stealing
+            | BalancerName::Rayon => {}
             other => bail!(
-                "--balancers {}: the simulator runs static, counter and stealing",
+                "--balancers {}: the simulator runs the CPU's balancers: static, counter, stealing and rayon",
                 name_of(*other)
             ),
         }
@@ -221,6 +224,7 @@ fn policies(args: &SimArgs) -> Result<Vec<Policy>> {
                     }
                 }
             }
+            BalancerName::Rayon => out.push(Policy::Rayon),
             _ => unreachable!("refused above"),
         }
     }
