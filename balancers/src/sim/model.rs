@@ -138,9 +138,10 @@ impl CostModel {
                 None => break beta,
             }
         };
+        // `+ 0.0` turns a −0 (a zero divided by a negative pivot) into 0: one way to write 0.
         let mut model = Self {
-            per_task: beta[0],
-            per_unit: beta[1..].to_vec(),
+            per_task: beta[0] + 0.0,
+            per_unit: beta[1..].iter().map(|c| c + 0.0).collect(),
             fit: None,
         };
         // R² and the subtrees' errors, from a second pass.
@@ -276,6 +277,7 @@ mod tests {
             .collect();
         let m = CostModel::fit(2, &work, &seconds, &[0; 40]).unwrap();
         assert_eq!(m.per_unit[1], 0.0);
+        assert!(m.per_unit[1].is_sign_positive(), "never −0");
         assert!(m.per_unit[0] > 0.0 && m.per_task >= 0.0);
         assert!(m.check().is_ok());
     }
