@@ -109,7 +109,7 @@ pub fn record(
         per_unit: vec![0.0; FEATURES.len()],
         fit: None,
     };
-    let (mut tree, _) = TaskTree::from_recorded_numbered(
+    let mut tree = TaskTree::from_recorded(
         description.clone(),
         names(&KINDS),
         names(&FEATURES),

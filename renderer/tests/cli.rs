@@ -3,20 +3,12 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 mod common;
-use common::{ok, png16, scene_path};
+use common::{ok, png16, raylb, scene_path};
 use renderer::image_io::ExrPrecision;
 use renderer::output::StagedFiles;
-
-fn raylb(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_raylb"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("raylb runs")
-}
 
 #[test]
 fn render_writes_the_image_stats_and_work_map() {

@@ -3,7 +3,6 @@
 
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use balancers::sim::TaskTree;
 use balancers::{Assignment, BalancerKind, DequeKind, StealAmount, VictimPolicy, WorkStealing};
@@ -12,7 +11,7 @@ use renderer::render::{RenderOptions, render};
 use renderer::scene::{Scene, SceneOverrides};
 
 mod common;
-use common::{ok, scene_path};
+use common::{ok, raylb, scene_path};
 
 fn cornell(width: u32, height: u32) -> Scene {
     let overrides = SceneOverrides {
@@ -139,14 +138,6 @@ fn the_tree_accounts_for_every_ray_of_the_frame() {
     assert!(fit.r_squared <= 1.0);
 }
 
-fn raylb(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_raylb"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("raylb runs")
-}
-
 #[test]
 fn record_writes_a_file_that_reads_back() {
     let dir = tempfile::tempdir().unwrap();
@@ -194,11 +185,7 @@ fn record_refuses_the_gpu_and_writing_over_its_scene() {
             "never writes over",
         ),
     ] {
-        let out = raylb(dir.path(), &args);
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains(says), "{args:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+        refused_in_one_line(dir.path(), &args, says);
     }
     assert_eq!(
         std::fs::read(&scene).unwrap(),
@@ -209,26 +196,18 @@ fn record_refuses_the_gpu_and_writing_over_its_scene() {
 #[test]
 fn sim_replays_a_recording_and_writes_its_table() {
     let dir = tempfile::tempdir().unwrap();
-    let quick = scene_path("quick");
-    ok(&raylb(
-        dir.path(),
-        &["record", quick.to_str().unwrap(), "-o", "q.tasks", "-q"],
-    ));
-    let out = raylb(
-        dir.path(),
-        &[
-            "sim",
-            "q.tasks",
-            "--workers",
-            "1,4",
-            "--balancers",
-            "static,stealing",
-            "--victim",
-            "random,sample",
-            "--out",
-            "figures",
-        ],
-    );
+    record_quick(dir.path());
+    let sim = [
+        "sim",
+        "q.tasks",
+        "--workers",
+        "1,4",
+        "--balancers",
+        "static,stealing",
+        "--victim",
+        "random,sample",
+    ];
+    let out = raylb(dir.path(), &[&sim[..], &["--out", "figures"]].concat());
     let stdout = ok(&out);
     for part in [
         "static/interleaved",
@@ -242,19 +221,7 @@ fn sim_replays_a_recording_and_writes_its_table() {
     assert_eq!(csv.lines().count(), 1 + 3 * 2, "{csv}");
     assert!(csv.starts_with("frame,balancer,workers,makespan_seconds,speedup"));
     // The same figures on a second run: the simulation is deterministic.
-    let again = raylb(
-        dir.path(),
-        &[
-            "sim",
-            "q.tasks",
-            "--workers",
-            "1,4",
-            "--balancers",
-            "static,stealing",
-            "--victim",
-            "random,sample",
-        ],
-    );
+    let again = raylb(dir.path(), &sim);
     assert_eq!(
         ok(&again),
         stdout.replace("wrote   figures/sim.csv, sim.svg\n", "")
@@ -264,11 +231,7 @@ fn sim_replays_a_recording_and_writes_its_table() {
 #[test]
 fn sim_refuses_bad_files_and_options_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
-    let quick = scene_path("quick");
-    ok(&raylb(
-        dir.path(),
-        &["record", quick.to_str().unwrap(), "-o", "q.tasks", "-q"],
-    ));
+    record_quick(dir.path());
     let bytes = std::fs::read(dir.path().join("q.tasks")).unwrap();
     std::fs::write(dir.path().join("cut.tasks"), &bytes[..bytes.len() / 2]).unwrap();
     let mut other = bytes.clone();
@@ -300,10 +263,24 @@ fn sim_refuses_bad_files_and_options_in_one_line() {
             "from 1 to 4096",
         ),
     ] {
-        let out = raylb(dir.path(), &args);
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains(says), "{args:?}: {stderr}");
-        assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+        refused_in_one_line(dir.path(), &args, says);
     }
+}
+
+/// Records `scenes/quick.toml` to `q.tasks` in `dir`.
+fn record_quick(dir: &Path) {
+    let quick = scene_path("quick");
+    ok(&raylb(
+        dir,
+        &["record", quick.to_str().unwrap(), "-o", "q.tasks", "-q"],
+    ));
+}
+
+/// Checks that `raylb ARGS` fails with exit code 2 and one line that says `says`.
+fn refused_in_one_line(dir: &Path, args: &[&str], says: &str) {
+    let out = raylb(dir, args);
+    assert_eq!(out.status.code(), Some(2), "{args:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(says), "{args:?}: {stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
 }

@@ -36,57 +36,14 @@
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::{BinaryHeap, VecDeque};
 
-use crate::static_tiles::Assignment;
-use crate::stealing::{DequeKind, STEAL_HALF_AT_MOST, StealAmount};
+use crate::kind::BalancerKind;
+use crate::static_tiles::{Assignment, StaticTiles};
+use crate::stealing::{DequeKind, STEAL_HALF_AT_MOST, StealAmount, WorkStealing};
 use crate::sync::{AtomicU64, Ordering};
-use crate::victim::{Prospect, VictimPolicy, VictimSelector};
+use crate::victim::{Prospect, VictimSelector};
+use crate::{CentralCounter, RayonScope};
 
 use super::tree::TaskTree;
-
-/// A balancing policy, as the simulator runs it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Policy {
-    /// [`StaticTiles`](crate::StaticTiles).
-    Static(Assignment),
-    /// [`CentralCounter`](crate::CentralCounter) taking `chunk` initial tasks a time.
-    Counter { chunk: usize },
-    /// [`WorkStealing`](crate::WorkStealing).
-    Stealing {
-        deque: DequeKind,
-        victim: VictimPolicy,
-        amount: StealAmount,
-        assignment: Assignment,
-    },
-    /// [`RayonScope`](crate::RayonScope): rayon's scope, as the balancer uses it.
-    Rayon,
-}
-
-impl Policy {
-    /// The balancer's name, as its real counterpart reports it.
-    pub fn name(&self) -> String {
-        use crate::Balancer;
-        match *self {
-            Policy::Static(assignment) => crate::StaticTiles { assignment }.name(),
-            Policy::Counter { chunk } => crate::CentralCounter {
-                chunk: std::num::NonZeroUsize::new(chunk.max(1)).expect("at least 1"),
-            }
-            .name(),
-            Policy::Stealing {
-                deque,
-                victim,
-                amount,
-                assignment,
-            } => crate::WorkStealing {
-                deque,
-                victim,
-                amount,
-                assignment,
-            }
-            .name(),
-            Policy::Rayon => crate::RayonScope.name(),
-        }
-    }
-}
 
 /// What scheduling costs, in seconds, beyond the tasks' own times. The tasks' times come from
 /// a run of `static` on one thread, so they already hold what a worker-local stack costs.
@@ -226,7 +183,7 @@ impl SimResult {
 pub fn simulate(
     tree: &TaskTree,
     seconds: &[f64],
-    policy: Policy,
+    policy: BalancerKind,
     workers: usize,
     costs: &Costs,
 ) -> SimResult {
@@ -240,9 +197,6 @@ pub fn simulate(
         costs.failed_steal >= MIN_FAILED_STEAL,
         "a failed steal takes at least a picosecond, or thieves would try again in no time"
     );
-    if let Policy::Counter { chunk } = policy {
-        assert!(chunk > 0, "a counter hands out at least one task a visit");
-    }
     let mut sim = Sim::new(tree, seconds, policy, workers, costs);
     sim.run();
     sim.result()
@@ -345,7 +299,7 @@ impl Ord for Scheduled {
 struct Sim<'a> {
     tree: &'a TaskTree,
     seconds: &'a [f64],
-    policy: Policy,
+    policy: BalancerKind,
     costs: &'a Costs,
     workers: Vec<Worker>,
     events: BinaryHeap<Scheduled>,
@@ -373,7 +327,7 @@ impl<'a> Sim<'a> {
     fn new(
         tree: &'a TaskTree,
         seconds: &'a [f64],
-        policy: Policy,
+        policy: BalancerKind,
         workers: usize,
         costs: &'a Costs,
     ) -> Self {
@@ -400,11 +354,13 @@ impl<'a> Sim<'a> {
                     result: WorkerResult::default(),
                 };
                 match policy {
-                    Policy::Static(assignment) => worker.initial = share(w, assignment),
-                    Policy::Counter { .. } => {}
-                    Policy::Stealing {
+                    BalancerKind::Static(StaticTiles { assignment }) => {
+                        worker.initial = share(w, assignment);
+                    }
+                    BalancerKind::Counter(_) => {}
+                    BalancerKind::Stealing(WorkStealing {
                         victim, assignment, ..
-                    } => {
+                    }) => {
                         // Thieves take the oldest end: the share's last tasks; the owner
                         // pops its first task first.
                         for &task in share(w, assignment).iter().rev() {
@@ -412,12 +368,12 @@ impl<'a> Sim<'a> {
                         }
                         worker.selector = Some(VictimSelector::new(victim, w, workers));
                     }
-                    Policy::Rayon if w == 0 => {
+                    BalancerKind::Rayon(RayonScope) if w == 0 => {
                         for task in 0..n as u32 {
                             worker.queue.push_back(Queued { task, depth: 0 });
                         }
                     }
-                    Policy::Rayon => {}
+                    BalancerKind::Rayon(RayonScope) => {}
                 }
                 worker
             })
@@ -491,15 +447,15 @@ impl<'a> Sim<'a> {
     /// The deque's push-and-pop cost beyond a local stack's, for `stealing`.
     fn deque_cost(&self) -> f64 {
         match self.policy {
-            Policy::Stealing {
+            BalancerKind::Stealing(WorkStealing {
                 deque: DequeKind::Abp,
                 ..
-            } => self.costs.abp_push_pop,
-            Policy::Stealing {
+            }) => self.costs.abp_push_pop,
+            BalancerKind::Stealing(WorkStealing {
                 deque: DequeKind::Locked,
                 ..
-            } => self.costs.locked_push_pop,
-            Policy::Rayon => self.costs.abp_push_pop,
+            }) => self.costs.locked_push_pop,
+            BalancerKind::Rayon(RayonScope) => self.costs.abp_push_pop,
             _ => 0.0,
         }
     }
@@ -509,7 +465,7 @@ impl<'a> Sim<'a> {
         if let Some(done) = self.workers[w].running.take() {
             self.finished += 1;
             self.makespan = self.makespan.max(now);
-            if let Policy::Static(_) | Policy::Counter { .. } = self.policy {
+            if let BalancerKind::Static(_) | BalancerKind::Counter(_) = self.policy {
                 // Spawned tasks wait on the worker's stack, depth-first: pushed in the order
                 // of spawning, the newest popped first.
                 for child in self.tree.children(done.task as usize) {
@@ -524,7 +480,7 @@ impl<'a> Sim<'a> {
             }
         }
         match self.policy {
-            Policy::Static(_) => match self.workers[w].queue.pop_back() {
+            BalancerKind::Static(_) => match self.workers[w].queue.pop_back() {
                 Some(q) => self.start(now, w, q),
                 // When its share is done too, it stops: nothing more is scheduled for it.
                 None => {
@@ -533,7 +489,7 @@ impl<'a> Sim<'a> {
                     }
                 }
             },
-            Policy::Counter { chunk } => {
+            BalancerKind::Counter(CentralCounter { chunk }) => {
                 if let Some(q) = self.workers[w].queue.pop_back() {
                     return self.start(now, w, q);
                 }
@@ -547,12 +503,12 @@ impl<'a> Sim<'a> {
                 // The counter serves one worker at a time.
                 let served = now.max(self.counter_free) + self.costs.counter;
                 self.counter_free = served;
-                let end = (self.next_initial + chunk).min(self.tree.initial());
+                let end = (self.next_initial + chunk.get()).min(self.tree.initial());
                 self.workers[w].initial = (self.next_initial as u32..end as u32).collect();
                 self.next_initial = end;
                 self.schedule(served, Event::Step { worker: w as u32 });
             }
-            Policy::Stealing { .. } | Policy::Rayon => {
+            BalancerKind::Stealing(_) | BalancerKind::Rayon(_) => {
                 let worker = &mut self.workers[w];
                 if let Some(q) = worker.next.take() {
                     return self.start(now, w, q);
@@ -579,11 +535,11 @@ impl<'a> Sim<'a> {
         let cost = self.seconds[i];
         let children = self.tree.children(i);
         let mut busy = cost;
-        if let Policy::Stealing { .. } | Policy::Rayon = self.policy {
+        if let BalancerKind::Stealing(_) | BalancerKind::Rayon(_) = self.policy {
             // `stealing`: each child spawned goes to `next`, displacing the one before into
             // the deque; `rayon`: each goes to the deque.
             let through_deque = match self.policy {
-                Policy::Rayon => children.len(),
+                BalancerKind::Rayon(_) => children.len(),
                 _ => children.len().saturating_sub(1),
             };
             busy += through_deque as f64 * self.deque_cost();
@@ -611,7 +567,7 @@ impl<'a> Sim<'a> {
         let depth = self.depth[task as usize];
         self.outstanding += 1;
         let worker = &mut self.workers[w];
-        let queued = if self.policy == Policy::Rayon {
+        let queued = if let BalancerKind::Rayon(_) = self.policy {
             Some(Queued { task, depth })
         } else {
             worker.next.replace(Queued { task, depth })
@@ -683,9 +639,9 @@ impl<'a> Sim<'a> {
     /// `thief`'s attempt reaches `victim`'s deque at `now`.
     fn steal(&mut self, now: f64, thief: usize, victim: usize) {
         let amount = match self.policy {
-            Policy::Stealing { amount, .. } => amount,
+            BalancerKind::Stealing(WorkStealing { amount, .. }) => amount,
             // rayon's deque gives one task a steal.
-            Policy::Rayon => StealAmount::One,
+            BalancerKind::Rayon(_) => StealAmount::One,
             _ => unreachable!("only stealing and rayon steal"),
         };
         let available = self.workers[victim].queue.len();
@@ -767,6 +723,7 @@ mod tests {
     use super::super::model::CostModel;
     use super::super::tree::{MAX_FEATURES, NO_PARENT, RecordedTask};
     use super::*;
+    use crate::victim::VictimPolicy;
 
     /// A tree from `(parent, spawned at, seconds)` per task, in canonical order (initial
     /// tasks first, then children grouped by parent in order), and the tasks' seconds.
@@ -838,13 +795,17 @@ mod tests {
         }
     }
 
-    fn stealing(victim: VictimPolicy, amount: StealAmount) -> Policy {
-        Policy::Stealing {
+    fn stealing(victim: VictimPolicy, amount: StealAmount) -> BalancerKind {
+        BalancerKind::Stealing(WorkStealing {
             deque: DequeKind::Abp,
             victim,
             amount,
             assignment: Assignment::Interleaved,
-        }
+        })
+    }
+
+    fn counter(chunk: usize) -> BalancerKind {
+        BalancerKind::counter(std::num::NonZeroUsize::new(chunk).unwrap())
     }
 
     /// A (4 s) spawns C (3 s) halfway and D (2 s) at its end; B takes 1 s.
@@ -863,11 +824,17 @@ mod tests {
         let free = free();
         // static: worker 0 runs A [0, 4], then D (newest) [4, 6], then C [6, 9]; worker 1
         // runs B [0, 1] and stops.
-        let r = simulate(&t, &s, Policy::Static(Assignment::Interleaved), 2, &free);
+        let r = simulate(
+            &t,
+            &s,
+            BalancerKind::static_tiles(Assignment::Interleaved),
+            2,
+            &free,
+        );
         assert_eq!(r.makespan, 9.0);
         assert_eq!(r.workers[1].tasks, 1);
         // counter: the same shares, taken from the counter.
-        let r = simulate(&t, &s, Policy::Counter { chunk: 1 }, 2, &free);
+        let r = simulate(&t, &s, counter(1), 2, &free);
         assert_eq!(r.makespan, 9.0);
         // stealing: worker 1 tries worker 0 every 0.5 s from 1 s; C is in `next` from 2 s
         // and enters the deque when D is spawned at 4 s, where that attempt finds it: C runs
@@ -882,15 +849,15 @@ mod tests {
         // rayon: both tiles start in worker 0's deque; it runs B (the last) [0, 1] while
         // worker 1 steals A [0, 4]; C and D go to worker 1's deque as A spawns them; worker 0,
         // waiting since 1 s, takes C when it appears at 2 s [2, 5]; worker 1 runs D [4, 6].
-        let r = simulate(&t, &s, Policy::Rayon, 2, &free);
+        let r = simulate(&t, &s, BalancerKind::Rayon(RayonScope), 2, &free);
         assert_eq!(r.makespan, 6.0);
         assert_eq!(r.workers[0].tasks, 2);
         assert_eq!(r.workers[1].tasks, 2);
         // One worker: everything in a row, whatever the policy.
         for policy in [
-            Policy::Rayon,
-            Policy::Static(Assignment::Blocked),
-            Policy::Counter { chunk: 3 },
+            BalancerKind::Rayon(RayonScope),
+            BalancerKind::static_tiles(Assignment::Blocked),
+            counter(3),
             stealing(VictimPolicy::Sample, StealAmount::Half),
         ] {
             let r = simulate(&t, &s, policy, 1, &free);
@@ -908,7 +875,7 @@ mod tests {
         };
         // Both workers reach the counter at 0: one served at 0.25, the other at 0.5; worker
         // 0 (served first, A) ends at 0.25 + 9.
-        let r = simulate(&t, &s, Policy::Counter { chunk: 1 }, 2, &costs);
+        let r = simulate(&t, &s, counter(1), 2, &costs);
         assert_eq!(r.makespan, 9.25);
         let costs = Costs {
             steal: 0.25,
@@ -958,29 +925,9 @@ mod tests {
         let (t, s) = random_tree(400, 20, 7);
         let work: f64 = s.iter().sum();
         let costs = Costs::default();
-        let mut policies = vec![
-            Policy::Static(Assignment::Interleaved),
-            Policy::Static(Assignment::Blocked),
-            Policy::Counter { chunk: 1 },
-            Policy::Counter { chunk: 4 },
-            Policy::Rayon,
-        ];
-        for deque in [DequeKind::Abp, DequeKind::Locked] {
-            for victim in [
-                VictimPolicy::Random,
-                VictimPolicy::Sample,
-                VictimPolicy::Set,
-            ] {
-                for amount in [StealAmount::One, StealAmount::Half] {
-                    policies.push(Policy::Stealing {
-                        deque,
-                        victim,
-                        amount,
-                        assignment: Assignment::Interleaved,
-                    });
-                }
-            }
-        }
+        // Every variant the byte-compare matrix runs: both dealings, two chunks, the twelve
+        // of stealing and rayon.
+        let policies = BalancerKind::every_variant();
         for policy in policies {
             for workers in [1, 2, 3, 8, 64] {
                 let r = simulate(&t, &s, policy, workers, &costs);
@@ -1011,7 +958,13 @@ mod tests {
         }
         let (t, s) = tree(&tasks);
         let costs = Costs::default();
-        let fixed = simulate(&t, &s, Policy::Static(Assignment::Interleaved), 8, &costs);
+        let fixed = simulate(
+            &t,
+            &s,
+            BalancerKind::static_tiles(Assignment::Interleaved),
+            8,
+            &costs,
+        );
         let stolen = simulate(
             &t,
             &s,

@@ -12,6 +12,6 @@ pub mod engine;
 pub mod model;
 pub mod tree;
 
-pub use engine::{Costs, Policy, SimResult, WorkerResult, simulate};
+pub use engine::{Costs, SimResult, WorkerResult, simulate};
 pub use model::{CostModel, Fit, FitError};
 pub use tree::{MAX_FEATURES, NO_PARENT, ReadError, RecordedTask, TaskTree};

@@ -1,11 +1,21 @@
-//! What several test files need: the shipped scenes, and checking a `raylb` run succeeded.
+//! What several test files need: the shipped scenes, and running `raylb` and checking that
+//! a run succeeded.
 //! Each test binary uses its own part of this.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
-use std::process::Output;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 use renderer::scene::{Scene, SceneOverrides};
+
+/// Runs the `raylb` binary with `args` in `dir`.
+pub(crate) fn raylb(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_raylb"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("raylb runs")
+}
 
 /// The path of shipped scene `name` (`scenes/NAME.toml`).
 pub(crate) fn scene_path(name: &str) -> PathBuf {

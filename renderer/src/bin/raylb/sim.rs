@@ -4,15 +4,18 @@ use std::num::NonZeroUsize;
 use std::process::ExitCode;
 
 use anyhow::{Result, anyhow, bail};
-use balancers::sim::{Costs, Policy, SimResult, TaskTree, simulate};
-use balancers::{Assignment, DequeKind, StealAmount, VictimPolicy};
+use balancers::sim::{Costs, SimResult, TaskTree, simulate};
+use balancers::{Balancer, BalancerKind};
 use renderer::input::read_regular_file;
 use serde::Serialize;
 
 use crate::bench::report::{
     Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, rounded,
 };
-use crate::cli::{AssignName, BalancerName, DequeName, SimArgs, StealName, VictimName, name_of};
+use crate::cli::{
+    AssignName, BalancerName, DequeName, SimArgs, StealName, StealingChoice, VictimName, balancer,
+    name_of,
+};
 
 /// The largest task file read: `treasure` at 1024² records in about 40 MB, and reading takes
 /// about five times a file's size in memory.
@@ -130,26 +133,15 @@ fn read_tree(path: &std::path::Path) -> Result<TaskTree> {
     TaskTree::read(&bytes).map_err(|e| anyhow!("{}: {e}", path.display()))
 }
 
-/// The policies the options name: each balancer in every setting given for it.
-fn policies(args: &SimArgs) -> Result<Vec<Policy>> {
+/// The balancers the options name: each in every setting given for it.
+fn policies(args: &SimArgs) -> Result<Vec<BalancerKind>> {
     let chosen = |b: BalancerName| args.balancers.contains(&b);
-    for b in &args.balancers {
-        match b {
-            BalancerName::Static
-            | BalancerName::Counter
-            | BalancerName::Stealing
-            | BalancerName::Rayon => {}
-            other => bail!(
-                "--balancers {}: the simulator runs the CPU's balancers: static, counter, stealing and rayon",
-                name_of(*other)
-            ),
-        }
-    }
+    let stealing = chosen(BalancerName::Stealing);
     let settings = [
         (
             "--assign",
             !args.assign.is_empty(),
-            chosen(BalancerName::Static) || chosen(BalancerName::Stealing),
+            chosen(BalancerName::Static) || stealing,
             "static and stealing",
         ),
         (
@@ -158,74 +150,49 @@ fn policies(args: &SimArgs) -> Result<Vec<Policy>> {
             chosen(BalancerName::Counter),
             "counter",
         ),
-        (
-            "--deque",
-            !args.deque.is_empty(),
-            chosen(BalancerName::Stealing),
-            "stealing",
-        ),
-        (
-            "--victim",
-            !args.victim.is_empty(),
-            chosen(BalancerName::Stealing),
-            "stealing",
-        ),
-        (
-            "--steal",
-            !args.steal.is_empty(),
-            chosen(BalancerName::Stealing),
-            "stealing",
-        ),
+        ("--deque", !args.deque.is_empty(), stealing, "stealing"),
+        ("--victim", !args.victim.is_empty(), stealing, "stealing"),
+        ("--steal", !args.steal.is_empty(), stealing, "stealing"),
     ];
     for (flag, given, applies, to) in settings {
         if given && !applies {
             bail!("{flag} applies to {to}, which is not among --balancers");
         }
     }
-    let assigns: Vec<Assignment> = or(&args.assign, AssignName::Interleaved)
-        .into_iter()
-        .map(|a| match a {
-            AssignName::Interleaved => Assignment::Interleaved,
-            AssignName::Blocked => Assignment::Blocked,
-        })
-        .collect();
+    let assigns = or(&args.assign, AssignName::Interleaved);
+    let chunks = or(&args.chunk, NonZeroUsize::MIN);
+    let mut choices = Vec::new();
+    for deque in or(&args.deque, DequeName::Abp) {
+        for victim in or(&args.victim, VictimName::Random) {
+            for steal in or(&args.steal, StealName::Half) {
+                choices.push(StealingChoice {
+                    deque,
+                    victim,
+                    steal,
+                });
+            }
+        }
+    }
     let mut out = Vec::new();
     for &b in &args.balancers {
-        match b {
-            BalancerName::Static => out.extend(assigns.iter().map(|&a| Policy::Static(a))),
-            BalancerName::Counter => {
-                for chunk in or(&args.chunk, NonZeroUsize::MIN) {
-                    out.push(Policy::Counter { chunk: chunk.get() });
+        // Only the settings of this balancer vary; the others stay at their first value.
+        let (assigns, chunks, choices) = match b {
+            BalancerName::Static => (&assigns[..], &chunks[..1], &choices[..1]),
+            BalancerName::Counter => (&assigns[..1], &chunks[..], &choices[..1]),
+            BalancerName::Stealing => (&assigns[..], &chunks[..1], &choices[..]),
+            _ => (&assigns[..1], &chunks[..1], &choices[..1]),
+        };
+        for &choice in choices {
+            for &assign in assigns {
+                for &chunk in chunks {
+                    out.push(balancer(b, assign, chunk, choice).ok_or_else(|| {
+                        anyhow!(
+                            "--balancers {}: the simulator runs the CPU's balancers: static, counter, stealing and rayon",
+                            name_of(b)
+                        )
+                    })?);
                 }
             }
-            BalancerName::Stealing => {
-                for deque in or(&args.deque, DequeName::Abp) {
-                    for victim in or(&args.victim, VictimName::Random) {
-                        for steal in or(&args.steal, StealName::Half) {
-                            for &assignment in &assigns {
-                                out.push(Policy::Stealing {
-                                    deque: match deque {
-                                        DequeName::Abp => DequeKind::Abp,
-                                        DequeName::Locked => DequeKind::Locked,
-                                    },
-                                    victim: match victim {
-                                        VictimName::Random => VictimPolicy::Random,
-                                        VictimName::Sample => VictimPolicy::Sample,
-                                        VictimName::Set => VictimPolicy::Set,
-                                    },
-                                    amount: match steal {
-                                        StealName::One => StealAmount::One,
-                                        StealName::Half => StealAmount::Half,
-                                    },
-                                    assignment,
-                                });
-                            }
-                        }
-                    }
-                }
-            }
-            BalancerName::Rayon => out.push(Policy::Rayon),
-            _ => unreachable!("refused above"),
         }
     }
     Ok(out)
@@ -293,7 +260,7 @@ fn costs(args: &SimArgs) -> Costs {
     }
 }
 
-fn cells(policy: &Policy, workers: NonZeroUsize, r: &SimResult) -> Vec<String> {
+fn cells(policy: &BalancerKind, workers: NonZeroUsize, r: &SimResult) -> Vec<String> {
     let attempts = r.steal_attempts();
     vec![
         policy.name(),
@@ -331,7 +298,7 @@ struct Row {
 }
 
 impl Row {
-    fn new(tree: &TaskTree, policy: &Policy, workers: NonZeroUsize, r: &SimResult) -> Self {
+    fn new(tree: &TaskTree, policy: &BalancerKind, workers: NonZeroUsize, r: &SimResult) -> Self {
         Self {
             frame: tree.description.clone(),
             balancer: policy.name(),
