@@ -4,10 +4,12 @@ use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::balancer::{Balancer, Outcome, SpawnError, TaskRunner, run_workers};
-use crate::local_stack::LocalStack;
+use crate::local_queue::LocalQueue;
+use crate::order::Order;
 
 /// A central work pool: one atomic counter hands out the next `chunk` initial tasks to
-/// whichever worker asks; spawned tasks stay on the worker that spawned them.
+/// whichever worker asks; spawned tasks stay on the worker that spawned them, run newest
+/// first (or, breadth-first, after the counter is spent, oldest first).
 ///
 /// Balances initial tasks perfectly up to the granularity of a chunk, at the price of one
 /// contended read-modify-write per chunk. It cannot move spawned work, so one expensive tile
@@ -16,11 +18,15 @@ use crate::local_stack::LocalStack;
 pub struct CentralCounter {
     /// Initial tasks taken per visit to the counter (at least 1).
     pub chunk: NonZeroUsize,
+    /// Depth-first: each initial task's subtree before the next visit to the counter;
+    /// breadth-first: initial tasks from the counter until it is spent, then what they
+    /// spawned, generation by generation.
+    pub order: Order,
 }
 
 impl Balancer for CentralCounter {
     fn name(&self) -> String {
-        format!("counter/chunk={}", self.chunk)
+        format!("counter/chunk={}{}", self.chunk, self.order.suffix())
     }
 
     fn run<T, R>(
@@ -37,7 +43,7 @@ impl Balancer for CentralCounter {
         let chunk = self.chunk.get();
         run_workers(self.name(), workers, |worker, telemetry, stop| {
             let mut local = runner.local(worker);
-            let mut stack = LocalStack::new();
+            let mut queue = LocalQueue::new(self.order);
             loop {
                 // Relaxed: the counter only decides which worker owns which indices; the tasks
                 // themselves were written before the workers started (thread spawn orders
@@ -53,12 +59,12 @@ impl Balancer for CentralCounter {
                         break;
                     }
                     telemetry.initial_tasks += 1;
-                    telemetry.tasks +=
-                        stack.run_depth_first(task.clone(), runner, &mut local, stop);
+                    telemetry.tasks += queue.run_initial(task.clone(), runner, &mut local, stop);
                 }
             }
-            telemetry.spawned = stack.pushed();
-            telemetry.peak_queued = Some(stack.peak() as u64);
+            telemetry.tasks += queue.drain(runner, &mut local, stop);
+            telemetry.spawned = queue.pushed();
+            telemetry.peak_queued = Some(queue.peak() as u64);
             local
         })
     }

@@ -4,6 +4,7 @@ use std::num::NonZeroUsize;
 
 use crate::balancer::{Balancer, Outcome, SpawnError, TaskRunner};
 use crate::counter::CentralCounter;
+use crate::order::Order;
 use crate::rayon_scope::RayonScope;
 use crate::static_tiles::{Assignment, StaticTiles};
 use crate::stealing::{DequeKind, StealAmount, WorkStealing};
@@ -23,14 +24,42 @@ pub enum BalancerKind {
 }
 
 impl BalancerKind {
-    /// Static assignment dealt out as `assignment`.
+    /// Static assignment dealt out as `assignment`, depth-first.
     pub fn static_tiles(assignment: Assignment) -> Self {
-        Self::Static(StaticTiles { assignment })
+        Self::Static(StaticTiles {
+            assignment,
+            order: Order::DepthFirst,
+        })
     }
 
-    /// A central counter handing out `chunk` initial tasks at a time.
+    /// A central counter handing out `chunk` initial tasks at a time, depth-first.
     pub fn counter(chunk: NonZeroUsize) -> Self {
-        Self::Counter(CentralCounter { chunk })
+        Self::Counter(CentralCounter {
+            chunk,
+            order: Order::DepthFirst,
+        })
+    }
+
+    /// The order in which its workers run the tasks they hold; `None` for `rayon`, whose
+    /// order is rayon's own.
+    pub fn order(&self) -> Option<Order> {
+        match self {
+            Self::Static(b) => Some(b.order),
+            Self::Counter(b) => Some(b.order),
+            Self::Stealing(b) => Some(b.order),
+            Self::Rayon(_) => None,
+        }
+    }
+
+    /// This balancer running its tasks in `order`; `None` for `rayon`, whose order cannot be
+    /// chosen.
+    pub fn with_order(self, order: Order) -> Option<Self> {
+        Some(match self {
+            Self::Static(b) => Self::Static(StaticTiles { order, ..b }),
+            Self::Counter(b) => Self::Counter(CentralCounter { order, ..b }),
+            Self::Stealing(b) => Self::Stealing(WorkStealing { order, ..b }),
+            Self::Rayon(_) => return None,
+        })
     }
 
     /// The bytes this balancer holds for a run of `tasks` initial tasks of `task_bytes` each
@@ -40,9 +69,9 @@ impl BalancerKind {
     pub fn queue_bytes(&self, workers: usize, tasks: usize, task_bytes: usize) -> u64 {
         let (workers, tasks, task_bytes) = (workers as u64, tasks as u64, task_bytes as u64);
         match self {
-            // A local stack per worker, of `INITIAL_CAPACITY` tasks to start with.
+            // A local queue per worker, of `INITIAL_CAPACITY` tasks to start with.
             Self::Static(_) | Self::Counter(_) => {
-                workers * crate::local_stack::INITIAL_CAPACITY as u64 * task_bytes
+                workers * crate::local_queue::INITIAL_CAPACITY as u64 * task_bytes
             }
             // A deque of `CAPACITY` slots per worker (a task and its depth each), and each
             // worker's share of the initial tasks copied into its private backlog.
@@ -58,7 +87,8 @@ impl BalancerKind {
 
     /// One of each configuration worth checking against the others: `static` with both
     /// assignments, `counter` with chunks of 1 and 4, `stealing` with every deque, victim
-    /// selection and steal amount, and `rayon`. The byte-compare matrix runs all of them.
+    /// selection and steal amount, `rayon`, and breadth-first `static`, `counter` and
+    /// `stealing` (with each deque). The byte-compare matrix runs all of them.
     pub fn every_variant() -> Vec<Self> {
         let mut all = vec![
             Self::static_tiles(Assignment::Interleaved),
@@ -79,11 +109,22 @@ impl BalancerKind {
                         victim,
                         amount,
                         assignment,
+                        order: Order::DepthFirst,
                     }));
                 }
             }
         }
         all.push(Self::Rayon(RayonScope));
+        let breadth_first = [
+            Self::static_tiles(Assignment::Interleaved),
+            Self::counter(NonZeroUsize::MIN),
+            Self::Stealing(WorkStealing::default()),
+            Self::Stealing(WorkStealing {
+                deque: DequeKind::Locked,
+                ..WorkStealing::default()
+            }),
+        ];
+        all.extend(breadth_first.map(|b| b.with_order(Order::BreadthFirst).expect("not rayon")));
         all
     }
 

@@ -43,7 +43,8 @@ pub mod fault;
 #[cfg(not(feature = "fault-injection"))]
 mod fault;
 mod kind;
-mod local_stack;
+mod local_queue;
+mod order;
 mod rayon_scope;
 pub mod sim;
 mod static_tiles;
@@ -56,6 +57,7 @@ mod victim;
 pub use balancer::{Balancer, Outcome, Spawn, SpawnError, TaskRunner};
 pub use counter::CentralCounter;
 pub use kind::BalancerKind;
+pub use order::Order;
 pub use rayon_scope::RayonScope;
 pub use static_tiles::{Assignment, StaticTiles};
 pub use stealing::{DequeKind, StealAmount, WorkStealing};

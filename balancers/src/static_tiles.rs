@@ -3,7 +3,8 @@
 use std::num::NonZeroUsize;
 
 use crate::balancer::{Balancer, Outcome, SpawnError, TaskRunner, run_workers};
-use crate::local_stack::LocalStack;
+use crate::local_queue::LocalQueue;
+use crate::order::Order;
 
 /// How [`StaticTiles`] deals the initial tasks out to `p` workers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,12 +18,16 @@ pub enum Assignment {
 }
 
 /// Static assignment: the tasks a worker runs are fixed before the run starts; spawned tasks
-/// stay on the worker that spawned them (a local LIFO stack). Nothing is shared while running,
-/// so this is the zero-overhead baseline, and the victim of any imbalance.
+/// stay on the worker that spawned them (a local queue, newest first unless `order` says
+/// otherwise). Nothing is shared while running, so this is the zero-overhead baseline, and the
+/// victim of any imbalance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StaticTiles {
     /// How initial tasks are dealt out.
     pub assignment: Assignment,
+    /// Depth-first: each initial task's subtree before the next initial task; breadth-first:
+    /// the whole share, then what it spawned, generation by generation.
+    pub order: Order,
 }
 
 impl Assignment {
@@ -47,10 +52,11 @@ impl Assignment {
 
 impl Balancer for StaticTiles {
     fn name(&self) -> String {
-        match self.assignment {
-            Assignment::Interleaved => "static/interleaved".into(),
-            Assignment::Blocked => "static/blocked".into(),
-        }
+        let assignment = match self.assignment {
+            Assignment::Interleaved => "interleaved",
+            Assignment::Blocked => "blocked",
+        };
+        format!("static/{assignment}{}", self.order.suffix())
     }
 
     fn run<T, R>(
@@ -65,17 +71,18 @@ impl Balancer for StaticTiles {
     {
         run_workers(self.name(), workers, |worker, telemetry, stop| {
             let mut local = runner.local(worker);
-            let mut stack = LocalStack::new();
+            let mut queue = LocalQueue::new(self.order);
             for index in self.assignment.share(worker, workers.get(), tasks.len()) {
                 if stop.requested() {
                     break;
                 }
                 telemetry.initial_tasks += 1;
                 telemetry.tasks +=
-                    stack.run_depth_first(tasks[index].clone(), runner, &mut local, stop);
+                    queue.run_initial(tasks[index].clone(), runner, &mut local, stop);
             }
-            telemetry.spawned = stack.pushed();
-            telemetry.peak_queued = Some(stack.peak() as u64);
+            telemetry.tasks += queue.drain(runner, &mut local, stop);
+            telemetry.spawned = queue.pushed();
+            telemetry.peak_queued = Some(queue.peak() as u64);
             local
         })
     }

@@ -2,6 +2,7 @@
 //! initial tasks; a worker runs one child of each task next and pushes the others; a worker
 //! that runs dry steals from others.
 
+use std::collections::VecDeque;
 use std::num::NonZeroUsize;
 use std::sync::Mutex;
 use std::thread;
@@ -9,6 +10,7 @@ use std::time::Instant;
 
 use crate::balancer::{Balancer, Outcome, Spawn, SpawnError, Stop, TaskRunner, run_workers};
 use crate::deque::{self, Family, Steal};
+use crate::order::Order;
 use crate::static_tiles::Assignment;
 use crate::sync::{AtomicU64, Ordering};
 use crate::telemetry::WorkerTelemetry;
@@ -39,6 +41,10 @@ pub enum StealAmount {
 /// that its newest work is at hand and its oldest, largest pieces are what thieves find. A worker
 /// whose deque is empty picks victims as `victim` says and steals `amount` from them; the run
 /// ends when no task is left anywhere ([`crate::termination`]).
+///
+/// Breadth-first (`order`), a worker takes its own tasks from the same end as thieves, the
+/// oldest first: its whole share of initial tasks, then what they spawned, generation by
+/// generation; every spawned task goes to the deque.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WorkStealing {
     /// The deque kind.
@@ -49,6 +55,8 @@ pub struct WorkStealing {
     pub amount: StealAmount,
     /// How the initial tasks are dealt out before the run.
     pub assignment: Assignment,
+    /// Which of its own tasks a worker runs first: the newest (depth-first) or the oldest.
+    pub order: Order,
 }
 
 impl Default for WorkStealing {
@@ -59,6 +67,7 @@ impl Default for WorkStealing {
             victim: VictimPolicy::Random,
             amount: StealAmount::Half,
             assignment: Assignment::Interleaved,
+            order: Order::DepthFirst,
         }
     }
 }
@@ -100,7 +109,7 @@ impl Balancer for WorkStealing {
             StealAmount::One => "one",
             StealAmount::Half => "half",
         };
-        format!("stealing/{deque}/{victim}/{amount}")
+        format!("stealing/{deque}/{victim}/{amount}{}", self.order.suffix())
     }
 
     fn run<T, R>(
@@ -202,29 +211,25 @@ impl WorkStealing {
         backlog.reverse();
         let mut state = Owner::<D, T> {
             me,
+            order: self.order,
             deque: owner,
             next: None,
-            overflow: Vec::new(),
+            backlog,
+            overflow: VecDeque::new(),
             created: 0,
             depth: 0,
             peak: 0,
             termination: shared.termination,
         };
-        state.refill(&mut backlog);
+        state.refill();
         let mut finished = 0u64;
         let mut selector = VictimSelector::new(self.victim, me, p);
         let mut loot = Vec::new();
         while !stop.requested() {
-            let job = state
-                .next
-                .take()
-                .or_else(|| state.overflow.pop())
-                .or_else(|| {
-                    D::pop(&state.deque).or_else(|| {
-                        state.refill(&mut backlog);
-                        D::pop(&state.deque)
-                    })
-                });
+            let job = match self.order {
+                Order::DepthFirst => state.newest(),
+                Order::BreadthFirst => state.oldest(&shared.victims[me].0, &mut loot),
+            };
             let job = match job {
                 Some(job) => job,
                 None => {
@@ -332,11 +337,17 @@ struct Shared<'a, D: Family, T: Send, R> {
 /// A worker's own state while it runs tasks; also the [`Spawn`] handle its tasks get.
 struct Owner<'a, D: Family, T: Send> {
     me: usize,
+    order: Order,
     deque: D::Worker<Job<T>>,
-    /// The newest child of the current task: it runs right after the task.
+    /// Depth-first: the newest child of the current task, run right after the task.
     next: Option<Job<T>>,
-    /// Children that found the deque full: run depth-first, before the deque is popped.
-    overflow: Vec<Job<T>>,
+    /// The worker's share of initial tasks not yet in the deque, earliest last.
+    backlog: Vec<Job<T>>,
+    /// Children that found the deque full. Depth-first, the newest is run first, before the
+    /// deque is popped; breadth-first, they wait behind the deque in the order they came,
+    /// and every child joins them while any wait (or while initial tasks wait in the backlog,
+    /// which run before any child).
+    overflow: VecDeque<Job<T>>,
     /// Tasks this worker has spawned.
     created: u64,
     /// Depth of the children of the task running now.
@@ -347,12 +358,66 @@ struct Owner<'a, D: Family, T: Send> {
 }
 
 impl<D: Family, T: Send> Owner<'_, D, T> {
+    /// Depth-first: the task to run next, newest first: the current task's last child, the
+    /// overflow's newest, the deque's newest, then the backlog's earliest.
+    fn newest(&mut self) -> Option<Job<T>> {
+        self.next
+            .take()
+            .or_else(|| self.overflow.pop_back())
+            .or_else(|| {
+                D::pop(&self.deque).or_else(|| {
+                    self.refill();
+                    D::pop(&self.deque)
+                })
+            })
+    }
+
+    /// Breadth-first: the task to run next, oldest first, taken from the thieves' end of the
+    /// deque through this worker's own `stealer`; when the deque is empty, the backlog's
+    /// initial tasks and then the overflow's oldest move into it first.
+    fn oldest(&mut self, stealer: &D::Stealer<Job<T>>, loot: &mut Vec<Job<T>>) -> Option<Job<T>> {
+        loop {
+            match D::steal_into(stealer, loot, 1) {
+                Steal::Success(_) => return loot.pop(),
+                // A thief is taking from the same end: it is done in moments.
+                Steal::Retry => std::hint::spin_loop(),
+                Steal::Empty => {
+                    // The owner's pop on an empty deque finds nothing, and returns its
+                    // indices to the start of its array (the `abp` deque is not a ring), so
+                    // that what moves in next has the whole of it.
+                    if let Some(job) = D::pop(&self.deque) {
+                        return Some(job);
+                    }
+                    if !self.backlog.is_empty() {
+                        self.refill();
+                    } else if !self.overflow.is_empty() {
+                        let take = (CAPACITY / 2).min(self.overflow.len());
+                        for job in self.overflow.drain(..take) {
+                            let depth = job.depth;
+                            if let Err(job) = D::push(&self.deque, job, depth) {
+                                // Cannot happen in an empty deque; run it next rather than
+                                // lose it.
+                                return Some(job);
+                            }
+                        }
+                    } else {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+
     /// Queues a task where thieves can find it, or, if the deque is full, where the owner
-    /// runs it next; records the peak.
+    /// runs it in its order; records the peak.
     fn push(&mut self, job: Job<T>) {
         let depth = job.depth;
-        if let Err(job) = D::push(&self.deque, job, depth) {
-            self.overflow.push(job);
+        let waiting = !self.overflow.is_empty() || !self.backlog.is_empty();
+        if self.order == Order::BreadthFirst && waiting {
+            // Older tasks wait outside the deque: this one goes behind them.
+            self.overflow.push_back(job);
+        } else if let Err(job) = D::push(&self.deque, job, depth) {
+            self.overflow.push_back(job);
         }
         let queued = D::len(&self.deque) + self.overflow.len();
         self.peak = self.peak.max(queued as u64);
@@ -360,14 +425,20 @@ impl<D: Family, T: Send> Owner<'_, D, T> {
 
     /// Moves initial tasks from the private backlog (kept in reverse order) into the deque,
     /// where thieves can take them: as many as fit in half of it, so that spawns still fit.
-    fn refill(&mut self, backlog: &mut Vec<Job<T>>) {
+    fn refill(&mut self) {
         let room = (CAPACITY / 2).saturating_sub(D::len(&self.deque));
-        let take = room.min(backlog.len());
-        // The backlog's end holds the earliest tasks: push the later ones first, so that the
-        // owner pops the earliest first.
-        for job in backlog.drain(backlog.len() - take..) {
+        let take = room.min(self.backlog.len());
+        // The backlog's end holds the earliest tasks: push them first when they are taken
+        // from the thieves' end (breadth-first), the later ones first when the owner pops the
+        // newest (depth-first), so that the owner runs the earliest first either way.
+        let from = self.backlog.len() - take;
+        let jobs: Vec<Job<T>> = match self.order {
+            Order::DepthFirst => self.backlog.drain(from..).collect(),
+            Order::BreadthFirst => self.backlog.drain(from..).rev().collect(),
+        };
+        for job in jobs {
             if let Err(job) = D::push(&self.deque, job, 0) {
-                self.overflow.push(job);
+                self.overflow.push_back(job);
             }
         }
     }
@@ -383,11 +454,17 @@ impl<D: Family, T: Send> Spawn<T> for Owner<'_, D, T> {
             task,
             depth: self.depth,
         };
-        // The newest child runs next; the one it displaces goes to the deque. The owner thus
-        // runs its tasks in the order of a plain LIFO stack (a tile's rays before the rest of
-        // the tile, as `static` does), while the older, larger pieces wait where thieves look.
-        if let Some(displaced) = self.next.replace(job) {
-            self.push(displaced);
+        match self.order {
+            // The newest child runs next; the one it displaces goes to the deque. The owner
+            // thus runs its tasks in the order of a plain LIFO stack (a tile's rays before the
+            // rest of the tile, as `static` does), while the older, larger pieces wait where
+            // thieves look.
+            Order::DepthFirst => {
+                if let Some(displaced) = self.next.replace(job) {
+                    self.push(displaced);
+                }
+            }
+            Order::BreadthFirst => self.push(job),
         }
     }
 }

@@ -77,6 +77,10 @@ pub(crate) struct VictimSelector {
     failures: u32,
     /// `Sample`: the current search has taken its sample.
     sampled: bool,
+    /// `Sample`: how many workers a sample reads, and whether every attempt samples (the
+    /// Wool paper's simulation model) or only a search's first (its implementation).
+    sample_size: usize,
+    sample_every_attempt: bool,
     /// How many workers the last choice read (`Sample`'s sample; 0 for the others).
     probes: usize,
 }
@@ -103,8 +107,23 @@ impl VictimSelector {
             step: 0,
             failures: 0,
             sampled: false,
+            // About √p, as Wool's SAMP reads.
+            sample_size: ((workers.saturating_sub(1)) as f64).sqrt().ceil().max(1.0) as usize,
+            sample_every_attempt: false,
             probes: 0,
         }
+    }
+
+    /// How many workers `Sample` reads.
+    pub(crate) fn sample_size(&self) -> usize {
+        self.sample_size
+    }
+
+    /// Makes `Sample` read `size` workers (at least one) instead of about √p, before every
+    /// attempt if `every_attempt`, or only before a search's first.
+    pub(crate) fn set_sampling(&mut self, size: usize, every_attempt: bool) {
+        self.sample_size = size.max(1);
+        self.sample_every_attempt = every_attempt;
     }
 
     /// Starts a new search for work (the worker has just run dry).
@@ -123,12 +142,13 @@ impl VictimSelector {
         self.probes = 0;
         match self.policy {
             VictimPolicy::Random => self.random_other(),
-            VictimPolicy::Sample if self.sampled => self.random_other(),
+            VictimPolicy::Sample if self.sampled && !self.sample_every_attempt => {
+                self.random_other()
+            }
             VictimPolicy::Sample => {
                 self.sampled = true;
-                let samples = (others as f64).sqrt().ceil() as usize;
                 let mut best: Option<(usize, u32, usize)> = None;
-                for _ in 0..samples.max(1) {
+                for _ in 0..self.sample_size {
                     let v = self.random_other();
                     self.probes += 1;
                     let Some(depth) = prospects[v].oldest_depth() else {

@@ -6,8 +6,8 @@ use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use balancers::{
-    Assignment, Balancer, BalancerKind, DequeKind, RayonScope, Spawn, StealAmount, TaskRunner,
-    VictimPolicy, WorkStealing,
+    Assignment, Balancer, BalancerKind, DequeKind, Order, RayonScope, Spawn, StealAmount,
+    TaskRunner, VictimPolicy, WorkStealing,
 };
 
 /// A forest with a known, very uneven shape: node `n` has 0, 1 or 2 children depending on a
@@ -250,7 +250,12 @@ const fn stealing(deque: DequeKind, victim: VictimPolicy, amount: StealAmount) -
         victim,
         amount,
         assignment: Assignment::Interleaved,
+        order: Order::DepthFirst,
     })
+}
+
+fn breadth_first(balancer: BalancerKind) -> BalancerKind {
+    balancer.with_order(Order::BreadthFirst).unwrap()
 }
 
 balancer_suite! {
@@ -270,6 +275,10 @@ balancer_suite! {
         ..WorkStealing::default()
     }),
     rayon => BalancerKind::Rayon(RayonScope),
+    static_breadth_first => breadth_first(BalancerKind::static_tiles(Assignment::Interleaved)),
+    counter_breadth_first => breadth_first(BalancerKind::counter(NonZeroUsize::new(3).unwrap())),
+    stealing_abp_breadth_first => breadth_first(stealing(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half)),
+    stealing_locked_breadth_first => breadth_first(stealing(DequeKind::Locked, VictimPolicy::Sample, StealAmount::One)),
 }
 
 /// One initial task that spawns leaves into its worker's deque and then refuses to finish

@@ -4,10 +4,16 @@
 //!
 //! The frame is rendered twice. The first run counts: each task's box and triangle tests (of
 //! its closest-hit queries and its shadow rays), its shadow rays and its rays, and how far
-//! through its tests it was when it spawned each child. The second runs on one thread with
-//! nothing counted and times every task; the two runs make the same tree (it is the frame's,
-//! not the balancer's), so each time is matched to its task's counts, and a least-squares fit
-//! gives the cost of a task and of each unit ([`CostModel::fit`]).
+//! through its tests it was when it spawned each child. The second runs with nothing counted
+//! and times every task; the two runs make the same tree (it is the frame's, not the
+//! balancer's), so each time is matched to its task's counts, and a least-squares fit gives
+//! the cost of a task and of each unit ([`CostModel::fit`]).
+//!
+//! The timed run is `static` on one thread unless asked for more: on a machine whose cores
+//! slow each other down when all are busy (siblings of one physical core, shared caches and
+//! memory bandwidth, a host shared with other work), a task takes longer while the other
+//! workers run, and a model fitted on `n` busy threads is the one to simulate `n` workers
+//! with.
 
 use std::cell::Cell;
 use std::fmt;
@@ -49,7 +55,7 @@ pub struct Recording {
     pub tree: TaskTree,
     /// The counting run's wall time.
     pub counted: Duration,
-    /// The timed run's wall time (one thread).
+    /// The timed run's wall time.
     pub timed: Duration,
 }
 
@@ -80,54 +86,31 @@ impl fmt::Display for RecordError {
 impl std::error::Error for RecordError {}
 
 /// Records the frame of `scene` cut into tiles of edge `tile`: counted with `balancer` on
-/// `threads` workers (the tree does not depend on either), then timed on one thread.
+/// `threads` workers (the tree does not depend on either), then timed by `static` on
+/// `timing_threads` workers.
 pub fn record(
     scene: &Scene,
     tile: NonZeroU32,
     balancer: &BalancerKind,
     threads: NonZeroUsize,
+    timing_threads: NonZeroUsize,
 ) -> Result<Recording, RecordError> {
     let start = Instant::now();
-    let counted = run::<Counting>(scene, tile, balancer, threads)?;
+    let mut tree = count(scene, tile, balancer, threads)?;
     let counted_time = start.elapsed();
-    let description = format!(
-        "{} {}×{}, {} sample{} per pixel, tiles of {}",
-        scene.name,
-        scene.width,
-        scene.height,
-        scene.samples.offsets().len(),
-        if scene.samples.offsets().len() == 1 {
-            ""
-        } else {
-            "s"
-        },
-        tile
-    );
-    let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let untimed = CostModel {
-        per_task: 0.0,
-        per_unit: vec![0.0; FEATURES.len()],
-        fit: None,
-    };
-    let mut tree = TaskTree::from_recorded(
-        description.clone(),
-        names(&KINDS),
-        names(&FEATURES),
-        untimed.clone(),
-        &counted.tasks,
-    )
-    .map_err(RecordError::Tree)?;
-    drop(counted);
+    if timing_threads.get() > 1 {
+        tree.description += &format!(", timed on {timing_threads} threads");
+    }
 
     let start = Instant::now();
-    let one = BalancerKind::static_tiles(Assignment::Interleaved);
-    let timed = run::<NoCounting>(scene, tile, &one, NonZeroUsize::MIN)?;
+    let fixed = BalancerKind::static_tiles(Assignment::Interleaved);
+    let timed = run::<NoCounting>(scene, tile, &fixed, timing_threads)?;
     let timed_time = start.elapsed();
     let (shape, number) = TaskTree::from_recorded_numbered(
-        description,
+        tree.description.clone(),
         names(&KINDS),
         names(&FEATURES),
-        untimed,
+        untimed(),
         &timed.tasks,
     )
     .map_err(RecordError::Tree)?;
@@ -150,6 +133,50 @@ pub fn record(
         counted: counted_time,
         timed: timed_time,
     })
+}
+
+/// The task tree of the frame of `scene` cut into tiles of edge `tile`, counted with
+/// `balancer` on `threads` workers, with a model of no cost: [`record`] without its timed run,
+/// for trees to be simulated on another recording's model.
+pub fn count(
+    scene: &Scene,
+    tile: NonZeroU32,
+    balancer: &BalancerKind,
+    threads: NonZeroUsize,
+) -> Result<TaskTree, RecordError> {
+    let counted = run::<Counting>(scene, tile, balancer, threads)?;
+    let samples = scene.samples.offsets().len();
+    let description = format!(
+        "{} {}×{}, {} sample{} per pixel, tiles of {}",
+        scene.name,
+        scene.width,
+        scene.height,
+        samples,
+        if samples == 1 { "" } else { "s" },
+        tile
+    );
+    TaskTree::from_recorded(
+        description,
+        names(&KINDS),
+        names(&FEATURES),
+        untimed(),
+        &counted.tasks,
+    )
+    .map_err(RecordError::Tree)
+}
+
+/// `list` as owned strings.
+fn names(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+/// A model in which nothing costs anything.
+fn untimed() -> CostModel {
+    CostModel {
+        per_task: 0.0,
+        per_unit: vec![0.0; FEATURES.len()],
+        fit: None,
+    }
 }
 
 /// Every task of one run, as recorded, with its seconds.

@@ -4,7 +4,7 @@ use std::num::{NonZeroU32, NonZeroUsize};
 use std::sync::Arc;
 use std::time::Duration;
 
-use balancers::{Balancer, BalancerKind, SpawnError, Telemetry};
+use balancers::{Balancer, BalancerKind, Order, SpawnError, Telemetry};
 
 use crate::film::Film;
 use crate::integrator::{RayCounts, RenderTask, SPLIT_ABOVE, Tile, Whitted, tiles};
@@ -111,12 +111,20 @@ impl FrameMemory {
         let task = std::mem::size_of::<RenderTask>() as u64;
         let workers = options.threads.get() as u64;
         let tile_pixels = u64::from(options.tile.get()).pow(2);
-        // A worker holds at most the pieces of one tile, and the children of one piece's
-        // camera rays (two each) before they run.
-        let spawned = workers
-            * (tile_pixels.div_ceil(u64::from(SPLIT_ABOVE))
-                + 2 * tile_pixels.min(u64::from(SPLIT_ABOVE)) * u64::from(scene.samples.count()))
-            * task;
+        let samples = u64::from(scene.samples.count());
+        let spawned = match options.balancer.order() {
+            // Breadth-first, the workers hold a whole generation of rays at once: the first,
+            // two a camera ray, is the widest unless most of the image sees glass.
+            Some(Order::BreadthFirst) => 2 * pixels * samples * task,
+            // Depth-first, a worker holds at most the pieces of one tile, and the children
+            // of one piece's camera rays (two each) before they run.
+            _ => {
+                workers
+                    * (tile_pixels.div_ceil(u64::from(SPLIT_ABOVE))
+                        + 2 * tile_pixels.min(u64::from(SPLIT_ABOVE)) * samples)
+                    * task
+            }
+        };
         let mut parts = vec![
             ("film", pixels * 24),
             ("watch", pixels * 2),

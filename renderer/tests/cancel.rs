@@ -55,6 +55,7 @@ fn cancelled_frames_stop_join_every_worker_and_say_so() {
             victim: VictimPolicy::Random,
             amount: StealAmount::Half,
             assignment: Assignment::Interleaved,
+            order: balancers::Order::DepthFirst,
         })
     };
     let balancers = [

@@ -289,9 +289,9 @@ fn validate_runs_the_matrix() {
         ],
     );
     let stdout = ok(&out);
-    // 2 static + 12 stealing + 1 rayon variants, × 2 thread counts × 2 tile sizes, in both
-    // structures.
-    assert!(stdout.contains("all 120 renders identical"), "{stdout}");
+    // 2 static + 12 stealing + 1 rayon variants, and 1 static and 2 stealing breadth-first,
+    // × 2 thread counts × 2 tile sizes, in both structures.
+    assert!(stdout.contains("all 144 renders identical"), "{stdout}");
     assert!(
         stdout.contains("wide static/interleaved") && stdout.contains("octree rayon"),
         "{stdout}"
@@ -485,10 +485,10 @@ fn json_and_quiet_for_scripts() {
     let out = ok(&raylb(dir.path(), &[&args[..], &["--json"]].concat()));
     let matrix: serde_json::Value = serde_json::from_str(&out).expect("one JSON value");
     assert_eq!(matrix["identical"], true);
-    // Two counter variants (chunks 1 and 4) × two thread counts × one tile edge × two
-    // structures.
-    assert_eq!(matrix["renders"], 8);
-    assert_eq!(matrix["runs"].as_array().unwrap().len(), 8);
+    // Three counter variants (chunks 1 and 4, and chunk 1 breadth-first) × two thread counts
+    // × one tile edge × two structures.
+    assert_eq!(matrix["renders"], 12);
+    assert_eq!(matrix["runs"].as_array().unwrap().len(), 12);
     assert_eq!(ok(&raylb(dir.path(), &[&args[..], &["-q"]].concat())), "");
 
     let out = raylb(

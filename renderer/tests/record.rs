@@ -5,7 +5,9 @@ use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::{Path, PathBuf};
 
 use balancers::sim::TaskTree;
-use balancers::{Assignment, BalancerKind, DequeKind, StealAmount, VictimPolicy, WorkStealing};
+use balancers::{
+    Assignment, BalancerKind, DequeKind, Order, StealAmount, VictimPolicy, WorkStealing,
+};
 use renderer::record::{FEATURES, KINDS, record};
 use renderer::render::{RenderOptions, render};
 use renderer::scene::{Scene, SceneOverrides};
@@ -28,9 +30,15 @@ fn n(k: usize) -> NonZeroUsize {
 
 /// The tree of a recording, its model set aside (the model comes from timing).
 fn tree_of(scene: &Scene, tile: u32, balancer: BalancerKind, threads: usize) -> TaskTree {
-    let mut tree = record(scene, NonZeroU32::new(tile).unwrap(), &balancer, n(threads))
-        .unwrap_or_else(|e| panic!("{e}"))
-        .tree;
+    let mut tree = record(
+        scene,
+        NonZeroU32::new(tile).unwrap(),
+        &balancer,
+        n(threads),
+        n(1),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+    .tree;
     tree.model.per_task = 0.0;
     tree.model.per_unit.fill(0.0);
     tree.model.fit = None;
@@ -52,9 +60,14 @@ fn every_balancer_records_the_same_tree() {
         victim: VictimPolicy::Sample,
         amount: StealAmount::Half,
         assignment: Assignment::Blocked,
+        order: Order::DepthFirst,
     });
+    let breadth_first = BalancerKind::counter(n(3))
+        .with_order(Order::BreadthFirst)
+        .unwrap();
     for (balancer, threads) in [
         (stealing, 3),
+        (breadth_first, 2),
         (BalancerKind::Stealing(WorkStealing::default()), 5),
         (BalancerKind::counter(n(2)), 4),
         (BalancerKind::Rayon(balancers::RayonScope), 3),
@@ -76,9 +89,12 @@ fn the_tree_accounts_for_every_ray_of_the_frame() {
         NonZeroU32::new(16).unwrap(),
         &BalancerKind::static_tiles(Assignment::Interleaved),
         n(2),
+        // Timed on two threads: the tree is the same.
+        n(2),
     )
     .unwrap();
     let tree = &recording.tree;
+    assert!(tree.description.ends_with("timed on 2 threads"));
     let frame = render(
         &scene,
         &RenderOptions {
@@ -262,6 +278,110 @@ fn sim_refuses_bad_files_and_options_in_one_line() {
             vec!["sim", "q.tasks", "--workers", "5000"],
             "from 1 to 4096",
         ),
+    ] {
+        refused_in_one_line(dir.path(), &args, says);
+    }
+}
+
+#[test]
+fn sim_compares_depth_first_with_breadth_first() {
+    let dir = tempfile::tempdir().unwrap();
+    record_quick(dir.path());
+    let out = raylb(
+        dir.path(),
+        &[
+            "sim",
+            "q.tasks",
+            "--workers",
+            "1",
+            "--balancers",
+            "static,rayon",
+            "--order",
+            "depth-first,breadth-first",
+        ],
+    );
+    let stdout = ok(&out);
+    let peak = |name: &str| -> u64 {
+        let row = stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} in:\n{stdout}"));
+        row.split_whitespace().nth(8).unwrap().parse().unwrap()
+    };
+    // One worker breadth-first holds a whole generation of the frame's rays at once,
+    // depth-first a tile's children.
+    assert!(
+        peak("static/interleaved/breadth-first") > 2 * peak("static/interleaved"),
+        "{stdout}"
+    );
+    // rayon runs once, in its own order.
+    assert_eq!(stdout.matches("rayon").count(), 1, "{stdout}");
+}
+
+#[test]
+fn sim_runs_the_wool_tree_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["sim", "--wool-tree", "--workers", "4,64", "--runs", "20"];
+    let out = raylb(dir.path(), &[&args[..], &["--out", "wool"]].concat());
+    let stdout = ok(&out);
+    for part in [
+        "stealing/abp/random/one",
+        "stealing/abp/sample/one",
+        "wrote   wool/wool.csv, wool-time.svg, wool-steals.svg",
+    ] {
+        assert!(stdout.contains(part), "`{part}` missing from:\n{stdout}");
+    }
+    let csv = std::fs::read_to_string(dir.path().join("wool/wool.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 2 * 2, "{csv}");
+    // 64 workers: a tree of depth 8, 256 leaves.
+    assert!(csv.contains(",64,256,20,"), "{csv}");
+    let again = raylb(dir.path(), &args);
+    assert_eq!(
+        ok(&again),
+        stdout.replace(
+            "wrote   wool/wool.csv, wool-time.svg, wool-steals.svg\n",
+            ""
+        ),
+        "the same seeds, the same figures"
+    );
+    let other_seed = raylb(dir.path(), &[&args[..], &["--seed", "7"]].concat());
+    assert_ne!(ok(&other_seed), ok(&again));
+}
+
+#[test]
+fn sim_refuses_what_its_modes_do_not_take() {
+    let dir = tempfile::tempdir().unwrap();
+    record_quick(dir.path());
+    for (args, says) in [
+        (
+            vec!["sim", "--wool-tree", "--balancers", "static"],
+            "--wool-tree runs stealing alone",
+        ),
+        (vec!["sim", "q.tasks", "--runs", "3"], "--wool-tree"),
+        (vec!["sim", "--wool-tree", "q.tasks"], "cannot be used with"),
+        (
+            vec![
+                "sim",
+                "q.tasks",
+                "--balancers",
+                "rayon",
+                "--order",
+                "breadth-first",
+            ],
+            "--order applies to static, counter and stealing",
+        ),
+        (
+            vec![
+                "sim",
+                "q.tasks",
+                "--balancers",
+                "stealing",
+                "--samples",
+                "3",
+            ],
+            "--samples applies to stealing with --victim sample",
+        ),
+        (vec!["sim"], "required"),
     ] {
         refused_in_one_line(dir.path(), &args, says);
     }

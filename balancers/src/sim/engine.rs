@@ -13,9 +13,11 @@
 //! initial tasks are dealt by [`Assignment::share`](crate::Assignment), victims are chosen by
 //! the balancers' own [`VictimSelector`], seeded the same way per worker.
 //! - `static`: a worker runs its share in order, each task's spawned subtree depth-first
-//!   (newest first) before the next initial task.
+//!   (newest first) before the next initial task; breadth-first, its whole share, then the
+//!   spawned tasks oldest first.
 //! - `counter`: a worker takes the next `chunk` initial tasks from one counter, which serves
-//!   one worker at a time; spawned tasks stay with their worker, depth-first.
+//!   one worker at a time; spawned tasks stay with their worker, depth-first (breadth-first:
+//!   after the counter is spent, oldest first).
 //! - `stealing`: a worker's share waits in its deque; each task's newest child runs next, the
 //!   older ones wait in the deque where thieves take the oldest (one, or half of them up to
 //!   64); a worker whose deque is empty steals from victims chosen as the balancer chooses
@@ -26,7 +28,9 @@
 //!   failed ones at one per failed-steal time (so that a long tail costs no events). Unlike
 //!   the balancer, whose deque holds 16,384 tasks (a share beyond half of that waits in a
 //!   private backlog, spawns beyond all of it in a private overflow), the simulated deque has
-//!   no bound: the two differ only for shares of more than 8,192 tiles a worker.
+//!   no bound: the two differ only for shares of more than 8,192 tiles a worker, or (in
+//!   depth-first order) more than 16,384 tasks waiting on one worker. Breadth-first, the
+//!   owner takes its tasks from the thieves' end, and every spawned task enters the deque.
 //! - `rayon`: the scope's body runs on one pool thread, so every initial task starts in that
 //!   worker's deque (its owner runs the last first, thieves take the first); a task's children
 //!   all go to its worker's deque as they are spawned (rayon has no slot for the next task),
@@ -37,6 +41,7 @@ use std::cmp::Ordering as CmpOrdering;
 use std::collections::{BinaryHeap, VecDeque};
 
 use crate::kind::BalancerKind;
+use crate::order::Order;
 use crate::static_tiles::{Assignment, StaticTiles};
 use crate::stealing::{DequeKind, STEAL_HALF_AT_MOST, StealAmount, WorkStealing};
 use crate::sync::{AtomicU64, Ordering};
@@ -66,6 +71,36 @@ pub struct Costs {
     /// The counter's fetch-and-add; the counter serves one worker at a time, so workers that
     /// arrive together wait for each other.
     pub counter: f64,
+    /// Whether each of these costs is always its value or varies about it.
+    pub timing: Timing,
+    /// How `sample` chooses its victims.
+    pub sampling: Sampling,
+}
+
+/// How the `sample` victim selection samples. The default is the balancer's rule (and
+/// Wool's implementation): about √p workers, read before a search's first attempt only.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sampling {
+    /// Workers read for a sample; `None`: about √p.
+    pub size: Option<usize>,
+    /// Whether every attempt samples, as the Wool paper's simulation model has it, rather
+    /// than only a search's first.
+    pub every_attempt: bool,
+}
+
+/// How the scheduling costs of [`Costs`] vary from one occurrence to the next.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Timing {
+    /// Each is always its value.
+    #[default]
+    Fixed,
+    /// Each is drawn from an exponential distribution with its value as the mean, from a
+    /// generator per worker seeded with `seed` and the worker's number: a thief's attempts
+    /// are then a Poisson process, as in Faxén and Ardelius's model (section 4).
+    Exponential {
+        /// The seed.
+        seed: u64,
+    },
 }
 
 impl Default for Costs {
@@ -81,8 +116,18 @@ impl Default for Costs {
             per_stolen_task: 15e-9,
             probe: 50e-9,
             counter: 50e-9,
+            timing: Timing::Fixed,
+            sampling: Sampling::default(),
         }
     }
+}
+
+/// A draw from the exponential distribution of mean 1, from `rng`: the same bits on every
+/// machine (`libm`'s logarithm is Rust, not the platform's).
+pub(crate) fn exponential(rng: &mut crate::victim::XorShift) -> f64 {
+    // 53 random bits, shifted off zero: u in (0, 1].
+    let u = ((rng.next() >> 11) + 1) as f64 / (1u64 << 53) as f64;
+    -libm::log(u)
 }
 
 /// The least time a failed steal may take: thieves that find nothing try again this much
@@ -172,6 +217,14 @@ impl SimResult {
     pub fn steal_successes(&self) -> u64 {
         self.workers.iter().map(|w| w.steal_successes).sum()
     }
+
+    /// The workers' own peaks of queued tasks, summed: what a real run's telemetry reports
+    /// as its peak, since it cannot see every queue at one instant. Unlike
+    /// [`peak_outstanding`](Self::peak_outstanding) it counts initial tasks waiting in a
+    /// deque, and not a task held to run next.
+    pub fn worker_peaks(&self) -> u64 {
+        self.workers.iter().map(|w| w.peak_queued).sum()
+    }
 }
 
 /// Runs `tree`, whose tasks take `seconds` each, on `workers` simulated workers under
@@ -228,6 +281,8 @@ struct Worker {
     /// generator of its starts.
     round: (usize, usize),
     rng: crate::victim::XorShift,
+    /// Draws the worker's scheduling costs under [`Timing::Exponential`].
+    timing: crate::victim::XorShift,
     /// Until when a thief is taking tasks from this worker's deque: another thief's attempt
     /// meanwhile fails, as a second compare-and-swap on `abp`'s top (or a lock tried once on
     /// `locked`) does.
@@ -350,23 +405,45 @@ impl<'a> Sim<'a> {
                     searching: false,
                     round: (0, 0),
                     rng: crate::victim::XorShift::new(w as u64),
+                    timing: crate::victim::XorShift::new(match costs.timing {
+                        Timing::Fixed => 0,
+                        Timing::Exponential { seed } => {
+                            seed.wrapping_mul(0x0001_0000_0001).wrapping_add(w as u64)
+                        }
+                    }),
                     stolen_until: 0.0,
                     result: WorkerResult::default(),
                 };
                 match policy {
-                    BalancerKind::Static(StaticTiles { assignment }) => {
+                    BalancerKind::Static(StaticTiles { assignment, .. }) => {
                         worker.initial = share(w, assignment);
                     }
                     BalancerKind::Counter(_) => {}
                     BalancerKind::Stealing(WorkStealing {
-                        victim, assignment, ..
+                        victim,
+                        assignment,
+                        order,
+                        ..
                     }) => {
-                        // Thieves take the oldest end: the share's last tasks; the owner
-                        // pops its first task first.
-                        for &task in share(w, assignment).iter().rev() {
-                            worker.queue.push_back(Queued { task, depth: 0 });
+                        // Depth-first, thieves take the oldest end, the share's last tasks,
+                        // and the owner pops its first task first; breadth-first, the owner
+                        // takes from the same end as thieves, so the share's first tasks
+                        // are there.
+                        let mut share = share(w, assignment);
+                        if order == Order::DepthFirst {
+                            share.make_contiguous().reverse();
                         }
-                        worker.selector = Some(VictimSelector::new(victim, w, workers));
+                        worker.queue = share
+                            .into_iter()
+                            .map(|task| Queued { task, depth: 0 })
+                            .collect();
+                        let mut selector = VictimSelector::new(victim, w, workers);
+                        let sampling = costs.sampling;
+                        if sampling != Sampling::default() {
+                            let size = sampling.size.unwrap_or_else(|| selector.sample_size());
+                            selector.set_sampling(size, sampling.every_attempt);
+                        }
+                        worker.selector = Some(selector);
                     }
                     BalancerKind::Rayon(RayonScope) if w == 0 => {
                         for task in 0..n as u32 {
@@ -444,6 +521,14 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// What a scheduling cost of `mean` seconds takes this time on worker `w`.
+    fn draw(&mut self, w: usize, mean: f64) -> f64 {
+        match self.costs.timing {
+            Timing::Fixed => mean,
+            Timing::Exponential { .. } => mean * exponential(&mut self.workers[w].timing),
+        }
+    }
+
     /// The deque's push-and-pop cost beyond a local stack's, for `stealing`.
     fn deque_cost(&self) -> f64 {
         match self.policy {
@@ -462,12 +547,13 @@ impl<'a> Sim<'a> {
 
     /// `worker` is free at `now`: it finishes the task it ran, then takes the next.
     fn step(&mut self, now: f64, w: usize) {
+        let breadth_first = self.policy.order() == Some(Order::BreadthFirst);
         if let Some(done) = self.workers[w].running.take() {
             self.finished += 1;
             self.makespan = self.makespan.max(now);
             if let BalancerKind::Static(_) | BalancerKind::Counter(_) = self.policy {
-                // Spawned tasks wait on the worker's stack, depth-first: pushed in the order
-                // of spawning, the newest popped first.
+                // Spawned tasks wait on the worker's queue in the order of spawning: the
+                // newest is taken first (depth-first) or the oldest (breadth-first).
                 for child in self.tree.children(done.task as usize) {
                     let queued = Queued {
                         task: child as u32,
@@ -480,28 +566,43 @@ impl<'a> Sim<'a> {
             }
         }
         match self.policy {
-            BalancerKind::Static(_) => match self.workers[w].queue.pop_back() {
-                Some(q) => self.start(now, w, q),
-                // When its share is done too, it stops: nothing more is scheduled for it.
-                None => {
-                    if let Some(task) = self.workers[w].initial.pop_front() {
-                        self.start(now, w, Queued { task, depth: 0 });
-                    }
+            BalancerKind::Static(_) => {
+                let worker = &mut self.workers[w];
+                let next = if breadth_first {
+                    let initial = worker.initial.pop_front();
+                    initial
+                        .map(|task| Queued { task, depth: 0 })
+                        .or_else(|| worker.queue.pop_front())
+                } else {
+                    let spawned = worker.queue.pop_back();
+                    spawned.or_else(|| {
+                        let task = worker.initial.pop_front()?;
+                        Some(Queued { task, depth: 0 })
+                    })
+                };
+                // When its share and its queue are done, it stops: nothing more is
+                // scheduled for it.
+                if let Some(q) = next {
+                    self.start(now, w, q);
                 }
-            },
-            BalancerKind::Counter(CentralCounter { chunk }) => {
-                if let Some(q) = self.workers[w].queue.pop_back() {
+            }
+            BalancerKind::Counter(CentralCounter { chunk, .. }) => {
+                if !breadth_first && let Some(q) = self.workers[w].queue.pop_back() {
                     return self.start(now, w, q);
                 }
                 if let Some(task) = self.workers[w].initial.pop_front() {
                     return self.start(now, w, Queued { task, depth: 0 });
                 }
                 if self.next_initial >= self.tree.initial() {
-                    // The counter is spent: it stops.
+                    // The counter is spent: breadth-first, the spawned tasks run now, oldest
+                    // first; then it stops.
+                    if let Some(q) = self.workers[w].queue.pop_front() {
+                        self.start(now, w, q);
+                    }
                     return;
                 }
                 // The counter serves one worker at a time.
-                let served = now.max(self.counter_free) + self.costs.counter;
+                let served = now.max(self.counter_free) + self.draw(w, self.costs.counter);
                 self.counter_free = served;
                 let end = (self.next_initial + chunk.get()).min(self.tree.initial());
                 self.workers[w].initial = (self.next_initial as u32..end as u32).collect();
@@ -513,7 +614,12 @@ impl<'a> Sim<'a> {
                 if let Some(q) = worker.next.take() {
                     return self.start(now, w, q);
                 }
-                if let Some(q) = worker.queue.pop_back() {
+                let own = if breadth_first {
+                    worker.queue.pop_front()
+                } else {
+                    worker.queue.pop_back()
+                };
+                if let Some(q) = own {
                     self.stealable -= 1;
                     return self.start(now, w, q);
                 }
@@ -537,12 +643,15 @@ impl<'a> Sim<'a> {
         let mut busy = cost;
         if let BalancerKind::Stealing(_) | BalancerKind::Rayon(_) = self.policy {
             // `stealing`: each child spawned goes to `next`, displacing the one before into
-            // the deque; `rayon`: each goes to the deque.
-            let through_deque = match self.policy {
-                BalancerKind::Rayon(_) => children.len(),
-                _ => children.len().saturating_sub(1),
+            // the deque; `rayon`, and `stealing` breadth-first: each goes to the deque.
+            let through_deque = match self.policy.order() {
+                Some(Order::DepthFirst) => children.len().saturating_sub(1),
+                _ => children.len(),
             };
-            busy += through_deque as f64 * self.deque_cost();
+            let deque_cost = self.deque_cost();
+            for _ in 0..through_deque {
+                busy += self.draw(w, deque_cost);
+            }
             for child in children {
                 let at = now + cost * self.tree.spawned_at(child);
                 self.schedule(
@@ -567,10 +676,10 @@ impl<'a> Sim<'a> {
         let depth = self.depth[task as usize];
         self.outstanding += 1;
         let worker = &mut self.workers[w];
-        let queued = if let BalancerKind::Rayon(_) = self.policy {
-            Some(Queued { task, depth })
-        } else {
+        let queued = if self.policy.order() == Some(Order::DepthFirst) {
             worker.next.replace(Queued { task, depth })
+        } else {
+            Some(Queued { task, depth })
         };
         if let Some(queued) = queued {
             worker.queue.push_back(queued);
@@ -583,6 +692,9 @@ impl<'a> Sim<'a> {
     /// Work has entered a deque at `now`: every sleeping thief resumes its search at the
     /// first attempt it would have made from now on, its attempts while asleep counted as
     /// failed ones.
+    ///
+    /// Under [`Timing::Exponential`] the attempts while asleep are counted at their mean
+    /// rate, and the next comes a draw after now (a Poisson process has no memory).
     fn wake_sleepers(&mut self, now: f64) {
         let every = self.costs.failed_steal;
         for (w, since) in std::mem::take(&mut self.sleepers) {
@@ -590,7 +702,11 @@ impl<'a> Sim<'a> {
             // failed, the first at or after now is its next.
             let next = ((now - since) / every).ceil().max(1.0);
             self.workers[w as usize].result.steal_attempts += next as u64 - 1;
-            self.schedule((since + next * every).max(now), Event::Step { worker: w });
+            let at = match self.costs.timing {
+                Timing::Fixed => (since + next * every).max(now),
+                Timing::Exponential { .. } => after(now, self.draw(w as usize, every)),
+            };
+            self.schedule(at, Event::Step { worker: w });
         }
     }
 
@@ -624,9 +740,11 @@ impl<'a> Sim<'a> {
             }
             None => (rayon_victim(&mut self.workers[w], w, p), 0),
         };
-        let worker = &mut self.workers[w];
-        worker.result.steal_attempts += 1;
-        let arrive = now + probes as f64 * self.costs.probe;
+        self.workers[w].result.steal_attempts += 1;
+        let mut arrive = now;
+        for _ in 0..probes {
+            arrive += self.draw(w, self.costs.probe);
+        }
         self.schedule(
             arrive,
             Event::Steal {
@@ -651,8 +769,9 @@ impl<'a> Sim<'a> {
             if let Some(selector) = self.workers[thief].selector.as_mut() {
                 selector.failed();
             }
+            let retry = self.draw(thief, self.costs.failed_steal);
             self.schedule(
-                after(now, self.costs.failed_steal),
+                after(now, retry),
                 Event::Step {
                     worker: thief as u32,
                 },
@@ -673,8 +792,9 @@ impl<'a> Sim<'a> {
                 return;
             }
             // The search goes on at the thief's next step.
+            let retry = self.draw(thief, self.costs.failed_steal);
             self.schedule(
-                after(now, self.costs.failed_steal),
+                after(now, retry),
                 Event::Step {
                     worker: thief as u32,
                 },
@@ -697,9 +817,10 @@ impl<'a> Sim<'a> {
         worker.next = loot.pop_front();
         worker.queue.extend(loot);
         self.note_queue(thief);
-        let start = now + self.costs.steal + (take - 1) as f64 * self.costs.per_stolen_task;
+        let copy = self.draw(thief, (take - 1) as f64 * self.costs.per_stolen_task);
+        let start = now + self.draw(thief, self.costs.steal) + copy;
         // The victim's top is held while the tasks are taken, not while they travel.
-        self.workers[victim].stolen_until = now + take as f64 * self.costs.per_stolen_task;
+        self.workers[victim].stolen_until = now + copy + self.costs.per_stolen_task;
         self.schedule(
             start,
             Event::Step {
@@ -792,6 +913,8 @@ mod tests {
             per_stolen_task: 0.0,
             probe: 0.0,
             counter: 0.0,
+            timing: Timing::Fixed,
+            sampling: Sampling::default(),
         }
     }
 
@@ -801,6 +924,7 @@ mod tests {
             victim,
             amount,
             assignment: Assignment::Interleaved,
+            order: Order::DepthFirst,
         })
     }
 
@@ -946,6 +1070,35 @@ mod tests {
                     "the same run twice"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn breadth_first_holds_a_generation_where_depth_first_holds_a_subtree() {
+        // Two initial tasks of 1 s, each spawning three children of 1 s at its end.
+        let mut tasks = vec![(None, 0.0, 1.0), (None, 0.0, 1.0)];
+        tasks.extend([(Some(0), 1.0, 1.0); 3]);
+        tasks.extend([(Some(1), 1.0, 1.0); 3]);
+        let (t, s) = tree(&tasks);
+        let free = free();
+        for policy in [
+            BalancerKind::static_tiles(Assignment::Interleaved),
+            counter(1),
+            stealing(VictimPolicy::Random, StealAmount::One),
+        ] {
+            let depth_first = simulate(&t, &s, policy, 1, &free);
+            let breadth_first = policy.with_order(Order::BreadthFirst).unwrap();
+            let breadth_first = simulate(&t, &s, breadth_first, 1, &free);
+            assert_eq!(depth_first.makespan, 8.0, "{policy:?}");
+            assert_eq!(breadth_first.makespan, 8.0, "{policy:?}");
+            assert_eq!(depth_first.peak_outstanding, 3, "{policy:?}");
+            assert_eq!(breadth_first.peak_outstanding, 6, "{policy:?}");
+        }
+        // On two workers each tree stays on its worker in either order: four seconds.
+        for order in [Order::DepthFirst, Order::BreadthFirst] {
+            let policy = stealing(VictimPolicy::Random, StealAmount::One);
+            let r = simulate(&t, &s, policy.with_order(order).unwrap(), 2, &free);
+            assert_eq!(r.makespan, 4.0, "{order:?}");
         }
     }
 

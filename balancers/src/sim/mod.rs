@@ -11,7 +11,8 @@
 pub mod engine;
 pub mod model;
 pub mod tree;
+pub mod wool;
 
-pub use engine::{Costs, SimResult, WorkerResult, simulate};
+pub use engine::{Costs, Sampling, SimResult, Timing, WorkerResult, simulate};
 pub use model::{CostModel, Fit, FitError};
 pub use tree::{MAX_FEATURES, NO_PARENT, ReadError, RecordedTask, TaskTree};

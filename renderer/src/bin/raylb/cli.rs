@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use balancers::{
-    Assignment, BalancerKind, DequeKind, RayonScope, StealAmount, VictimPolicy, WorkStealing,
+    Assignment, BalancerKind, DequeKind, Order, RayonScope, StealAmount, VictimPolicy, WorkStealing,
 };
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use renderer::accel::AccelKind;
@@ -100,16 +100,25 @@ Examples:
     Record(RecordArgs),
     /// Replay a recorded frame (`raylb record`) under the CPU balancers' policies on simulated
     /// workers, 1 to thousands: makespan, speedup, efficiency, steals, idle share and peak
-    /// outstanding tasks, as a table, CSV and an SVG chart.
+    /// outstanding tasks, as a table, CSV and an SVG chart. Or run Faxén and Ardelius's
+    /// `tree` model (--wool-tree).
     #[command(
         after_help = "Deterministic: the same file and options give the same figures \
 on any machine. Task times come from the file's cost model (--task-cost and --unit-cost \
 override it); scheduling costs are the options below.
 
+With --wool-tree, no file: the balanced binary tree of the Wool paper's simulation (depth \
+log2(workers) + 2, leaves of 1 µs on average, exponentially distributed), stolen from one \
+task at a time, with steal attempts and samples as Poisson processes (defaults: \
+--steal-cost and --failed-steal-cost 1000, --probe-cost 500, --samples 2, the other costs \
+0), averaged over --runs seeds; times are in leaf times.
+
 Examples:
   raylb sim treasure.tasks
   raylb sim treasure.tasks --workers 16,64,256,1024 --balancers stealing --victim random,sample,set
-  raylb sim cornell.tasks --workers 2 --balancers static,counter --chunk 1,4 --out sim/"
+  raylb sim cornell.tasks --workers 2 --balancers static,counter --chunk 1,4 --out sim/
+  raylb sim treasure.tasks --workers 1,16,256 --order depth-first,breadth-first
+  raylb sim --wool-tree --workers 2,4,8,16,32,64,128,256,512,1024 --out wool/"
     )]
     Sim(SimArgs),
     /// Benchmarks: tables on stdout, CSV and SVG plots in a folder.
@@ -117,6 +126,8 @@ Examples:
   raylb bench sweep --threads 2 --repeat 3
   raylb bench scaling scenes/treasure.toml --threads 1,2,4,8,16 --tile 64
   raylb bench deque --threads 4 --steal half
+  raylb bench costs --rounds 9
+  raylb bench sim-sweep scenes/treasure.toml --workers 16,64,256,1024
   raylb bench trace --mesh bunny.obj --threads 1 --repeat 10")]
     Bench(BenchArgs),
 }
@@ -495,6 +506,28 @@ pub(crate) enum StealName {
     Half,
 }
 
+/// Which of the tasks a CPU worker holds it runs first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum OrderName {
+    /// The newest: each ray's reflections and refractions to their end before the next
+    /// ray (a LIFO; few tasks wait at once).
+    #[value(name = "depth-first")]
+    DepthFirst,
+    /// The oldest: every tile of the worker's share, then their rays generation by
+    /// generation (a FIFO; a whole generation waits at once).
+    #[value(name = "breadth-first")]
+    BreadthFirst,
+}
+
+impl OrderName {
+    pub(crate) fn order(self) -> Order {
+        match self {
+            OrderName::DepthFirst => Order::DepthFirst,
+            OrderName::BreadthFirst => Order::BreadthFirst,
+        }
+    }
+}
+
 /// How `static` deals tiles out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum AssignName {
@@ -530,6 +563,10 @@ pub(crate) struct RunArgs {
     /// Tiles `counter` hands out per visit [default: 1].
     #[arg(long, value_name = "N", value_parser = positive::<1_000_000>)]
     pub(crate) chunk: Option<NonZeroUsize>,
+    /// Which of its tasks a CPU worker of `static`, `counter` or `stealing` runs first
+    /// [default: depth-first].
+    #[arg(long, value_enum)]
+    pub(crate) order: Option<OrderName>,
     /// Worker threads on the CPU (default: every core).
     #[arg(long, value_name = "N", value_parser = positive::<4096>)]
     pub(crate) threads: Option<NonZeroUsize>,
@@ -542,9 +579,9 @@ impl RunArgs {
     /// The CPU balancer asked for; a setting that does not apply to it is refused.
     pub(crate) fn balancer(&self) -> Result<BalancerKind> {
         let uses: &[&str] = match self.balancer {
-            BalancerName::Static => &["--assign"],
-            BalancerName::Counter => &["--chunk"],
-            BalancerName::Stealing => &["--assign", "--deque", "--victim", "--steal"],
+            BalancerName::Static => &["--assign", "--order"],
+            BalancerName::Counter => &["--chunk", "--order"],
+            BalancerName::Stealing => &["--assign", "--deque", "--victim", "--steal", "--order"],
             BalancerName::Rayon => &[],
             BalancerName::CudaManaged => {
                 bail!("--balancer cuda-managed runs only with --device gpu")
@@ -558,7 +595,13 @@ impl RunArgs {
         };
         let assign = self.assign.unwrap_or(AssignName::Interleaved);
         let chunk = self.chunk.unwrap_or(NonZeroUsize::MIN);
-        Ok(balancer(self.balancer, assign, chunk, stealing).expect("a CPU balancer"))
+        let chosen = balancer(self.balancer, assign, chunk, stealing).expect("a CPU balancer");
+        Ok(match self.order {
+            Some(order) => chosen
+                .with_order(order.order())
+                .expect("--order is refused for rayon above"),
+            None => chosen,
+        })
     }
 
     /// The GPU balancer asked for; a setting that does not apply on the GPU, or to that
@@ -572,6 +615,11 @@ impl RunArgs {
         if self.deque.is_some() || self.victim.is_some() || self.assign.is_some() {
             bail!(
                 "--deque, --victim and --assign apply to --device cpu; GPU warps use locked deques in global memory, random victims and interleaved shares"
+            );
+        }
+        if self.order.is_some() {
+            bail!(
+                "--order applies to --device cpu; a GPU warp refills its lanes from a buffer of the rays its lanes spawned"
             );
         }
         let uses: &[&str] = match self.balancer {
@@ -605,12 +653,14 @@ impl RunArgs {
             ("--victim", self.victim.is_some()),
             ("--steal", self.steal.is_some()),
             ("--chunk", self.chunk.is_some()),
+            ("--order", self.order.is_some()),
         ];
         for (flag, _) in given.iter().filter(|(_, given)| *given) {
             if !uses.contains(flag) {
                 let applies = match *flag {
                     "--assign" => "static and stealing on the CPU",
                     "--chunk" => "counter",
+                    "--order" => "static, counter and stealing on the CPU",
                     _ => "stealing",
                 };
                 bail!("{flag} applies to {applies}, not to {chosen}");
@@ -669,6 +719,7 @@ pub(crate) fn balancer(
                 StealName::Half => StealAmount::Half,
             },
             assignment,
+            order: Order::DepthFirst,
         }),
         BalancerName::Rayon => BalancerKind::Rayon(RayonScope),
         BalancerName::CudaManaged => return None,
@@ -735,10 +786,15 @@ pub(crate) struct RecordArgs {
     pub(crate) output: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) scene: SceneArgs,
-    /// The counting run: its balancer, threads and tiles (the timed run is `static` on one
-    /// thread, with the same tiles).
+    /// The counting run: its balancer, threads and tiles (the timed run is `static` with the
+    /// same tiles, on --timing-threads).
     #[command(flatten)]
     pub(crate) run: RunArgs,
+    /// Threads of the timed run whose task times the cost model is fitted to: 1 for the
+    /// speed of a worker alone; the number of workers to be simulated where the machine's
+    /// cores slow each other down when all are busy.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = positive::<4096>)]
+    pub(crate) timing_threads: NonZeroUsize,
     /// Print nothing but errors.
     #[arg(short, long)]
     pub(crate) quiet: bool,
@@ -747,13 +803,23 @@ pub(crate) struct RecordArgs {
 #[derive(Debug, Args)]
 pub(crate) struct SimArgs {
     /// The task file (`raylb record`'s).
-    pub(crate) tasks: PathBuf,
+    #[arg(required_unless_present = "wool_tree")]
+    pub(crate) tasks: Option<PathBuf>,
+    /// Instead of a recorded frame, Faxén and Ardelius's `tree` model (see below).
+    #[arg(long, conflicts_with_all = ["tasks", "model_from", "task_cost", "unit_cost"])]
+    pub(crate) wool_tree: bool,
+    /// --wool-tree: runs (seeds) averaged per point [default: 100].
+    #[arg(long, value_name = "N", value_parser = positive::<10_000>)]
+    pub(crate) runs: Option<NonZeroUsize>,
+    /// --wool-tree: the first run's seed; run k uses seed + k [default: 1].
+    #[arg(long, value_name = "N")]
+    pub(crate) seed: Option<u64>,
     /// Simulated worker counts (1 to 4096).
     #[arg(long, value_name = "N,…", value_delimiter = ',', value_parser = positive::<4096>, default_values_t = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024].map(|n| NonZeroUsize::new(n).expect("not 0")))]
     pub(crate) workers: Vec<NonZeroUsize>,
     /// Policies to simulate: `static`, `counter`, `stealing` (each in every setting given
-    /// below) and `rayon`.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [BalancerName::Static, BalancerName::Counter, BalancerName::Stealing, BalancerName::Rayon])]
+    /// below) and `rayon` [default: all four; with --wool-tree, stealing].
+    #[arg(long, value_enum, value_delimiter = ',')]
     pub(crate) balancers: Vec<BalancerName>,
     /// How `static` and `stealing` deal tiles out [default: interleaved].
     #[arg(long, value_enum, value_delimiter = ',')]
@@ -764,12 +830,20 @@ pub(crate) struct SimArgs {
     /// The deque of `stealing`, whose push and pop cost differ [default: abp].
     #[arg(long, value_enum, value_delimiter = ',')]
     pub(crate) deque: Vec<DequeName>,
-    /// Victim selection of `stealing` [default: random].
+    /// Victim selection of `stealing` [default: random; with --wool-tree, random,sample].
     #[arg(long, value_enum, value_delimiter = ',')]
     pub(crate) victim: Vec<VictimName>,
-    /// How much a steal takes [default: half].
+    /// Workers `sample` reads at the start of a search [default: √workers; with --wool-tree,
+    /// 2].
+    #[arg(long, value_name = "N", value_parser = positive::<4096>)]
+    pub(crate) samples: Option<NonZeroUsize>,
+    /// How much a steal takes [default: half; with --wool-tree, one].
     #[arg(long, value_enum, value_delimiter = ',')]
     pub(crate) steal: Vec<StealName>,
+    /// Which of its tasks a worker of `static`, `counter` or `stealing` runs first
+    /// [default: depth-first].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub(crate) order: Vec<OrderName>,
     /// The cost model of another recording of the same scene instead of this file's (to
     /// compare recordings, of other tile sizes say, on the same costs); --task-cost and
     /// --unit-cost then change that one.
@@ -804,7 +878,8 @@ pub(crate) struct SimArgs {
     /// A push and pop on the `locked` deque beyond a local stack's [default: 10].
     #[arg(long, value_name = "NS", value_parser = nanoseconds)]
     pub(crate) locked_cost: Option<f64>,
-    /// Folder for sim.csv and sim.svg (speedup against workers).
+    /// Folder for sim.csv and sim.svg (speedup against workers); with --wool-tree,
+    /// wool.csv, wool-time.svg and wool-steals.svg.
     #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
     /// Print nothing but errors.
@@ -904,6 +979,12 @@ pub(crate) enum Bench {
     /// Deque throughput and steal success (Wende's table 3.2): every thread pops its own
     /// deque (setup i), then steals (ii), then also pushes at random (iii).
     Deque(DequeArgs),
+    /// The scheduling costs `raylb sim` charges, measured here: deque pushes and pops,
+    /// steals that find work and that do not, samples, the counter under contention.
+    Costs(CostsArgs),
+    /// Time per pixel against tile edge on simulated workers (`raylb sim` over the frame
+    /// recorded at each edge, on one cost model): the sweep for machines you do not have.
+    SimSweep(SimSweepArgs),
 }
 
 /// Which balancers a benchmark compares.
@@ -1015,6 +1096,44 @@ pub(crate) struct DequeArgs {
     #[arg(long, value_enum, default_value_t = StealName::One)]
     pub(crate) steal: StealName,
     /// Folder for deque.csv.
+    #[arg(long, value_name = "DIR", default_value = "bench-out")]
+    pub(crate) out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SimSweepArgs {
+    /// Scene file (default: scenes/treasure.toml).
+    pub(crate) scene_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) scene: SceneArgs,
+    #[command(flatten)]
+    pub(crate) set: BalancerSet,
+    /// Simulated worker counts (1 to 4096).
+    #[arg(long, value_name = "N,…", value_delimiter = ',', value_parser = positive::<4096>, default_values_t = [2, 16, 64, 256, 1024].map(|n| NonZeroUsize::new(n).expect("not 0")))]
+    pub(crate) workers: Vec<NonZeroUsize>,
+    /// Tile edges in pixels.
+    #[arg(long, value_delimiter = ',', default_value = "8,16,32,64,128,256,512", value_parser = tile_edge)]
+    pub(crate) tiles: Vec<NonZeroU32>,
+    /// The tile edge whose recording is timed for the cost model every edge is simulated on.
+    #[arg(long, value_name = "PIXELS", default_value = "32", value_parser = tile_edge)]
+    pub(crate) model_tile: NonZeroU32,
+    /// Threads of the counting runs (default: every core); the model's run is timed on one.
+    #[arg(long, value_name = "N", value_parser = positive::<4096>)]
+    pub(crate) threads: Option<NonZeroUsize>,
+    /// Folder for sim-sweep.csv and sim-sweep.svg.
+    #[arg(long, value_name = "DIR", default_value = "bench-out")]
+    pub(crate) out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CostsArgs {
+    /// Threads at the counter at once (default: every core; at least 2).
+    #[arg(long, value_name = "N", value_parser = positive::<4096>)]
+    pub(crate) threads: Option<NonZeroUsize>,
+    /// Rounds per cost; the median and quartiles are reported.
+    #[arg(long, value_name = "N", default_value = "5", value_parser = positive::<1000>)]
+    pub(crate) rounds: NonZeroUsize,
+    /// Folder for costs.csv.
     #[arg(long, value_name = "DIR", default_value = "bench-out")]
     pub(crate) out: PathBuf,
 }

@@ -8,6 +8,7 @@ use balancers::sim::TaskTree;
 use renderer::output::{StagedFiles, io_reason};
 use renderer::record::{FEATURES, KINDS, record};
 use renderer::render::{FrameExtras, RenderOptions};
+use renderer::stats::counted;
 
 use crate::cli::{DeviceName, RecordArgs};
 use crate::outputs::Outputs;
@@ -45,17 +46,23 @@ pub(crate) fn run(args: &RecordArgs) -> Result<ExitCode> {
         .check_frame(&scene, &options, FrameExtras::default())?;
     if !args.quiet {
         outln!(
-            "record  {} {}×{}, {} structure: counting with {} on {} thread{}, then timing on 1",
+            "record  {} {}×{}, {} structure: counting with {} on {}, then timing on {}",
             scene.name,
             scene.width,
             scene.height,
             scene.accel.kind().name(),
             balancer_name(&options),
-            threads,
-            if threads.get() == 1 { "" } else { "s" }
+            counted(threads.get() as u64, "thread"),
+            args.timing_threads
         );
     }
-    let recording = record(&scene, args.run.tile, &options.balancer, threads)?;
+    let recording = record(
+        &scene,
+        args.run.tile,
+        &options.balancer,
+        threads,
+        args.timing_threads,
+    )?;
     let tree = &recording.tree;
     let mut staged = StagedFiles::new();
     let mut bytes = 0u64;
@@ -71,7 +78,7 @@ pub(crate) fn run(args: &RecordArgs) -> Result<ExitCode> {
         .commit()
         .map_err(|e| anyhow!("cannot put the outputs in place: {}", io_reason(&e)))?;
     if !args.quiet {
-        print_summary(tree, &recording, bytes)?;
+        print_summary(tree, &recording, bytes, args.timing_threads)?;
         outln!("wrote   {}", output.display());
     }
     Ok(ExitCode::SUCCESS)
@@ -87,6 +94,7 @@ fn print_summary(
     tree: &TaskTree,
     recording: &renderer::record::Recording,
     bytes: u64,
+    timing_threads: std::num::NonZeroUsize,
 ) -> Result<()> {
     let mut by_kind = [0u64; KINDS.len()];
     // Work summed over tiles and over ray tasks.
@@ -124,8 +132,9 @@ fn print_summary(
         bytes as f64 / tree.len().max(1) as f64
     );
     outln!(
-        "runs    counting {:.2} s, timing (1 thread) {:.2} s",
+        "runs    counting {:.2} s, timing ({}) {:.2} s",
         recording.counted.as_secs_f64(),
+        counted(timing_threads.get() as u64, "thread"),
         recording.timed.as_secs_f64()
     );
     let m = &tree.model;

@@ -1,10 +1,11 @@
-//! `raylb sim`: a recorded frame replayed under the balancers' policies on simulated workers.
+//! `raylb sim`: a recorded frame replayed under the balancers' policies on simulated workers,
+//! or Faxén and Ardelius's `tree` model (`--wool-tree`).
 
 use std::num::NonZeroUsize;
 use std::process::ExitCode;
 
 use anyhow::{Result, anyhow, bail};
-use balancers::sim::{Costs, SimResult, TaskTree, simulate};
+use balancers::sim::{Costs, Sampling, SimResult, TaskTree, Timing, simulate, wool};
 use balancers::{Balancer, BalancerKind};
 use renderer::input::read_regular_file;
 use serde::Serialize;
@@ -13,8 +14,8 @@ use crate::bench::report::{
     Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, rounded,
 };
 use crate::cli::{
-    AssignName, BalancerName, DequeName, SimArgs, StealName, StealingChoice, VictimName, balancer,
-    name_of,
+    AssignName, BalancerName, DequeName, OrderName, SimArgs, StealName, StealingChoice, VictimName,
+    balancer, name_of,
 };
 
 /// The largest task file read: `treasure` at 1024² records in about 40 MB, and reading takes
@@ -22,22 +23,36 @@ use crate::cli::{
 const MAX_TASK_BYTES: u64 = 1 << 30;
 
 const FILES: &[&str] = &["sim.csv", "sim.svg"];
+const WOOL_FILES: &[&str] = &["wool.csv", "wool-time.svg", "wool-steals.svg"];
 
 pub(crate) fn run(args: &SimArgs) -> Result<ExitCode> {
+    match &args.tasks {
+        Some(tasks) => frame(tasks, args),
+        None => wool_tree(args),
+    }
+}
+
+/// A recorded frame under every policy and worker count asked for.
+fn frame(tasks: &std::path::Path, args: &SimArgs) -> Result<ExitCode> {
+    if args.runs.is_some() || args.seed.is_some() {
+        bail!(
+            "--runs and --seed apply to --wool-tree, whose tree is random; a recorded frame is replayed as it is"
+        );
+    }
     let files = match &args.out {
         Some(dir) => {
             let files = OutputFiles::check(dir, FILES)?;
-            let inputs: Vec<_> = std::iter::once(&args.tasks)
-                .chain(&args.model_from)
-                .cloned()
+            let inputs: Vec<_> = std::iter::once(tasks)
+                .chain(args.model_from.as_deref())
+                .map(std::path::Path::to_path_buf)
                 .collect();
             files.check_inputs(&inputs)?;
             Some(files)
         }
         None => None,
     };
-    let policies = policies(args)?;
-    let mut tree = read_tree(&args.tasks)?;
+    let policies = policies(args, &FRAME_DEFAULTS)?;
+    let mut tree = read_tree(tasks)?;
     if let Some(other) = &args.model_from {
         let source = read_tree(other)?;
         if source.features != tree.features {
@@ -52,7 +67,7 @@ pub(crate) fn run(args: &SimArgs) -> Result<ExitCode> {
     }
     override_model(&mut tree, args)?;
     let seconds = tree.costs(&tree.model);
-    let costs = costs(args);
+    let costs = costs(args, Costs::default());
     let quiet = args.quiet;
     if !quiet {
         let work: f64 = seconds.iter().sum();
@@ -85,6 +100,7 @@ pub(crate) fn run(args: &SimArgs) -> Result<ExitCode> {
         "success",
         "idle",
         "peak outstanding",
+        "Σ worker peaks",
     ]);
     let mut rows = Vec::new();
     let mut series = Vec::new();
@@ -133,9 +149,39 @@ fn read_tree(path: &std::path::Path) -> Result<TaskTree> {
     TaskTree::read(&bytes).map_err(|e| anyhow!("{}: {e}", path.display()))
 }
 
+/// What `sim` runs when the options leave it open.
+struct Defaults {
+    balancers: &'static [BalancerName],
+    victims: &'static [VictimName],
+    steal: StealName,
+}
+
+const FRAME_DEFAULTS: Defaults = Defaults {
+    balancers: &[
+        BalancerName::Static,
+        BalancerName::Counter,
+        BalancerName::Stealing,
+        BalancerName::Rayon,
+    ],
+    victims: &[VictimName::Random],
+    steal: StealName::Half,
+};
+
+/// Wool's model compares victim selections of a stealer of one task at a time.
+const WOOL_DEFAULTS: Defaults = Defaults {
+    balancers: &[BalancerName::Stealing],
+    victims: &[VictimName::Random, VictimName::Sample],
+    steal: StealName::One,
+};
+
 /// The balancers the options name: each in every setting given for it.
-fn policies(args: &SimArgs) -> Result<Vec<BalancerKind>> {
-    let chosen = |b: BalancerName| args.balancers.contains(&b);
+fn policies(args: &SimArgs, defaults: &Defaults) -> Result<Vec<BalancerKind>> {
+    let balancers = if args.balancers.is_empty() {
+        defaults.balancers
+    } else {
+        &args.balancers[..]
+    };
+    let chosen = |b: BalancerName| balancers.contains(&b);
     let stealing = chosen(BalancerName::Stealing);
     let settings = [
         (
@@ -153,6 +199,12 @@ fn policies(args: &SimArgs) -> Result<Vec<BalancerKind>> {
         ("--deque", !args.deque.is_empty(), stealing, "stealing"),
         ("--victim", !args.victim.is_empty(), stealing, "stealing"),
         ("--steal", !args.steal.is_empty(), stealing, "stealing"),
+        (
+            "--order",
+            !args.order.is_empty(),
+            chosen(BalancerName::Static) || chosen(BalancerName::Counter) || stealing,
+            "static, counter and stealing",
+        ),
     ];
     for (flag, given, applies, to) in settings {
         if given && !applies {
@@ -161,10 +213,19 @@ fn policies(args: &SimArgs) -> Result<Vec<BalancerKind>> {
     }
     let assigns = or(&args.assign, AssignName::Interleaved);
     let chunks = or(&args.chunk, NonZeroUsize::MIN);
+    let orders = or(&args.order, OrderName::DepthFirst);
+    let victims = if args.victim.is_empty() {
+        defaults.victims.to_vec()
+    } else {
+        args.victim.clone()
+    };
+    if args.samples.is_some() && !(stealing && victims.contains(&VictimName::Sample)) {
+        bail!("--samples applies to stealing with --victim sample");
+    }
     let mut choices = Vec::new();
     for deque in or(&args.deque, DequeName::Abp) {
-        for victim in or(&args.victim, VictimName::Random) {
-            for steal in or(&args.steal, StealName::Half) {
+        for &victim in &victims {
+            for steal in or(&args.steal, defaults.steal) {
                 choices.push(StealingChoice {
                     deque,
                     victim,
@@ -174,7 +235,7 @@ fn policies(args: &SimArgs) -> Result<Vec<BalancerKind>> {
         }
     }
     let mut out = Vec::new();
-    for &b in &args.balancers {
+    for &b in balancers {
         // Only the settings of this balancer vary; the others stay at their first value.
         let (assigns, chunks, choices) = match b {
             BalancerName::Static => (&assigns[..], &chunks[..1], &choices[..1]),
@@ -185,12 +246,21 @@ fn policies(args: &SimArgs) -> Result<Vec<BalancerKind>> {
         for &choice in choices {
             for &assign in assigns {
                 for &chunk in chunks {
-                    out.push(balancer(b, assign, chunk, choice).ok_or_else(|| {
+                    let policy = balancer(b, assign, chunk, choice).ok_or_else(|| {
                         anyhow!(
                             "--balancers {}: the simulator runs the CPU's balancers: static, counter, stealing and rayon",
                             name_of(b)
                         )
-                    })?);
+                    })?;
+                    // rayon runs in its own order, once.
+                    let orders = if policy.order().is_some() {
+                        &orders[..]
+                    } else {
+                        &orders[..1]
+                    };
+                    for order in orders {
+                        out.push(policy.with_order(order.order()).unwrap_or(policy));
+                    }
                 }
             }
         }
@@ -245,9 +315,8 @@ fn override_model(tree: &mut TaskTree, args: &SimArgs) -> Result<()> {
     Ok(())
 }
 
-/// The scheduling costs: the defaults, each replaced by its option where given.
-fn costs(args: &SimArgs) -> Costs {
-    let d = Costs::default();
+/// The scheduling costs: `d`, each replaced by its option where given.
+fn costs(args: &SimArgs, d: Costs) -> Costs {
     let ns = |given: Option<f64>, default: f64| given.map_or(default, |x| x * 1e-9);
     Costs {
         abp_push_pop: ns(args.abp_cost, d.abp_push_pop),
@@ -257,6 +326,11 @@ fn costs(args: &SimArgs) -> Costs {
         per_stolen_task: ns(args.stolen_task_cost, d.per_stolen_task),
         probe: ns(args.probe_cost, d.probe),
         counter: ns(args.counter_cost, d.counter),
+        timing: d.timing,
+        sampling: Sampling {
+            size: args.samples.map(NonZeroUsize::get).or(d.sampling.size),
+            ..d.sampling
+        },
     }
 }
 
@@ -279,6 +353,7 @@ fn cells(policy: &BalancerKind, workers: NonZeroUsize, r: &SimResult) -> Vec<Str
         },
         format!("{:.1}%", 100.0 * r.idle_share()),
         r.peak_outstanding.to_string(),
+        r.worker_peaks().to_string(),
     ]
 }
 
@@ -295,6 +370,7 @@ struct Row {
     steal_successes: u64,
     idle_share: f64,
     peak_outstanding: u64,
+    worker_peaks: u64,
 }
 
 impl Row {
@@ -310,6 +386,144 @@ impl Row {
             steal_successes: r.steal_successes(),
             idle_share: rounded(r.idle_share(), 4),
             peak_outstanding: r.peak_outstanding,
+            worker_peaks: r.worker_peaks(),
         }
     }
+}
+
+/// `--wool-tree`: the model of Faxén and Ardelius's figure 4, each point the mean of
+/// `--runs` seeds.
+fn wool_tree(args: &SimArgs) -> Result<ExitCode> {
+    let files = match &args.out {
+        Some(dir) => Some(OutputFiles::check(dir, WOOL_FILES)?),
+        None => None,
+    };
+    if args.balancers.iter().any(|&b| b != BalancerName::Stealing) {
+        bail!("--wool-tree runs stealing alone: the model's tree starts as one task on one worker");
+    }
+    let policies = policies(args, &WOOL_DEFAULTS)?;
+    let runs = args.runs.map_or(100, NonZeroUsize::get);
+    let seed = args.seed.unwrap_or(1);
+    let mut table = Table::new(&[
+        "balancer",
+        "workers",
+        "leaves",
+        "time (leaf times)",
+        "steal attempts",
+        "steals",
+        "success",
+        "idle",
+    ]);
+    let mut rows = Vec::new();
+    let (mut times, mut attempts) = (Vec::new(), Vec::new());
+    for policy in &policies {
+        let (mut time_points, mut attempt_points) = (Vec::new(), Vec::new());
+        for &workers in &args.workers {
+            let mut mean = WoolPoint::default();
+            for k in 0..runs as u64 {
+                let run_seed = seed.wrapping_add(k);
+                let (tree, seconds) = wool::tree(workers.get(), run_seed);
+                let costs = Costs {
+                    timing: Timing::Exponential { seed: run_seed },
+                    ..costs(args, wool::costs(run_seed))
+                };
+                let r = simulate(&tree, &seconds, *policy, workers.get(), &costs);
+                mean.add(&r, runs as f64);
+            }
+            let leaves = 1u64 << wool::depth(workers.get());
+            table.row(vec![
+                policy.name(),
+                workers.to_string(),
+                leaves.to_string(),
+                format!("{:.2}", mean.time),
+                format!("{:.1}", mean.attempts),
+                format!("{:.1}", mean.steals),
+                format!("{:.1}%", 100.0 * mean.steals / mean.attempts.max(1e-9)),
+                format!("{:.1}%", 100.0 * mean.idle),
+            ]);
+            time_points.push((workers.get() as f64, mean.time));
+            attempt_points.push((workers.get() as f64, mean.attempts));
+            rows.push(WoolRow {
+                balancer: policy.name(),
+                workers: workers.get(),
+                leaves,
+                runs,
+                time_leaf_times: rounded(mean.time, 4),
+                steal_attempts: rounded(mean.attempts, 2),
+                steals: rounded(mean.steals, 2),
+                idle_share: rounded(mean.idle, 4),
+            });
+        }
+        times.push(Series {
+            label: policy.name(),
+            points: time_points,
+        });
+        attempts.push(Series {
+            label: policy.name(),
+            points: attempt_points,
+        });
+    }
+    if !args.quiet {
+        outln!(
+            "model   Wool's tree: depth log2(workers) + 2, leaves of one leaf time on average; \
+             {runs} runs a point from seed {seed}"
+        );
+        out!("{}", table.render());
+    }
+    if let Some(files) = files {
+        let axes = |y| Axes {
+            x: "workers",
+            y,
+            log_x: true,
+            y_from_zero: true,
+        };
+        let panel = |series| Panel {
+            title: "Wool's tree model".into(),
+            series,
+        };
+        files.write(&[
+            &csv_text(&rows)?,
+            &line_chart("Time against workers", &axes("leaf times"), &[panel(times)])?,
+            &line_chart(
+                "Steal attempts against workers",
+                &axes("steal attempts"),
+                &[panel(attempts)],
+            )?,
+        ])?;
+        if !args.quiet {
+            outln!("{}", files.summary());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Means over a point's runs.
+#[derive(Default)]
+struct WoolPoint {
+    time: f64,
+    attempts: f64,
+    steals: f64,
+    idle: f64,
+}
+
+impl WoolPoint {
+    fn add(&mut self, r: &SimResult, runs: f64) {
+        self.time += r.makespan / wool::LEAF / runs;
+        self.attempts += r.steal_attempts() as f64 / runs;
+        self.steals += r.steal_successes() as f64 / runs;
+        self.idle += r.idle_share() / runs;
+    }
+}
+
+/// One point of the model, a row of wool.csv.
+#[derive(Serialize)]
+struct WoolRow {
+    balancer: String,
+    workers: usize,
+    leaves: u64,
+    runs: usize,
+    time_leaf_times: f64,
+    steal_attempts: f64,
+    steals: f64,
+    idle_share: f64,
 }

@@ -9,9 +9,11 @@ macro_rules! say {
     };
 }
 
+mod costs;
 mod deque;
 pub(crate) mod report;
 mod scaling;
+mod sim_sweep;
 mod sweep;
 mod trace;
 
@@ -27,5 +29,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
         Bench::Sweep(a) => sweep::run(a, args.quiet),
         Bench::Scaling(a) => scaling::run(a, args.quiet),
         Bench::Deque(a) => deque::run(a, args.quiet),
+        Bench::Costs(a) => costs::run(a, args.quiet),
+        Bench::SimSweep(a) => sim_sweep::run(a, args.quiet),
     }
 }

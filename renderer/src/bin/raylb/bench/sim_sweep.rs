@@ -1,0 +1,182 @@
+//! `raylb bench sim-sweep`: the thesis's tile sweep (time per pixel against tile edge) on
+//! simulated workers, as many as a machine does not have.
+//!
+//! The frame is recorded once per tile edge (its task tree, counted), and every tree is
+//! replayed on one cost model, fitted to the timed run of the `--model-tile` recording, so
+//! that the edges differ in their trees alone and not in the machine's mood while each was
+//! timed.
+
+use std::num::{NonZeroU32, NonZeroUsize};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use balancers::sim::{Costs, simulate};
+use balancers::{Assignment, Balancer, BalancerKind};
+use renderer::record::{count, record};
+use serde::Serialize;
+
+use super::report::{Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, rounded};
+use crate::cli::{SceneSource, SimSweepArgs, threads};
+use crate::progress::Progress;
+
+/// What `--out` receives.
+const FILES: &[&str] = &["sim-sweep.csv", "sim-sweep.svg"];
+
+/// A row of `sim-sweep.csv`: one balancer on one worker count at one tile edge.
+#[derive(Debug, Serialize)]
+struct Row {
+    scene: String,
+    tile: u32,
+    balancer: String,
+    workers: usize,
+    makespan_seconds: f64,
+    us_per_pixel: f64,
+    speedup: f64,
+    steal_attempts: u64,
+    idle_share: f64,
+    peak_outstanding: u64,
+}
+
+pub(crate) fn run(args: &SimSweepArgs, quiet: bool) -> Result<ExitCode> {
+    let balancers = args.set.kinds()?;
+    let files = OutputFiles::check(&args.out, FILES)?;
+    let file = args
+        .scene_file
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("scenes/treasure.toml"));
+    if !file.exists() {
+        bail!(
+            "{}: no such scene file (run from the repository root, or name a scene file)",
+            file.display()
+        );
+    }
+    args.scene
+        .check_structure_options(&[args.scene.accel_kind()])?;
+    let scene = args.scene.load(
+        &SceneSource {
+            scene: Some(file),
+            mesh: None,
+        },
+        quiet,
+    )?;
+    files.check_inputs(&scene.inputs)?;
+    let counting = threads(args.threads);
+    let fixed = BalancerKind::static_tiles(Assignment::Interleaved);
+    let edges: Vec<NonZeroU32> = std::iter::once(args.model_tile)
+        .chain(args.tiles.iter().copied())
+        .collect();
+    args.scene.check_frames(
+        &scene,
+        &[fixed],
+        &[counting],
+        &edges,
+        renderer::render::FrameExtras::default(),
+    )?;
+    let mut progress = Progress::new(1 + args.tiles.len() as u64, "recordings", quiet);
+    let model = record(&scene, args.model_tile, &fixed, counting, NonZeroUsize::MIN)?
+        .tree
+        .model;
+    progress.step(&format!(
+        "the cost model, from tiles of {}",
+        args.model_tile
+    ));
+    let pixels = f64::from(scene.width) * f64::from(scene.height);
+    let costs = Costs::default();
+    let mut rows = Vec::new();
+    for &tile in &args.tiles {
+        let tree = count(&scene, tile, &fixed, counting)?;
+        let seconds = tree.costs(&model);
+        for balancer in &balancers {
+            for &workers in &args.workers {
+                let r = simulate(&tree, &seconds, *balancer, workers.get(), &costs);
+                rows.push(Row {
+                    scene: scene.name.clone(),
+                    tile: tile.get(),
+                    balancer: balancer.name(),
+                    workers: workers.get(),
+                    makespan_seconds: r.makespan,
+                    us_per_pixel: rounded(r.makespan / pixels * 1e6, 6),
+                    speedup: rounded(r.speedup(), 4),
+                    steal_attempts: r.steal_attempts(),
+                    idle_share: rounded(r.idle_share(), 4),
+                    peak_outstanding: r.peak_outstanding,
+                });
+            }
+        }
+        progress.step(&format!("tiles of {tile}: {} tasks", tree.len()));
+    }
+    drop(progress);
+    let axes = Axes {
+        x: "tile edge (pixels)",
+        y: "time per pixel (µs)",
+        log_x: true,
+        y_from_zero: true,
+    };
+    let panels: Vec<Panel> = args
+        .workers
+        .iter()
+        .map(|w| Panel {
+            title: format!("{} simulated workers", w),
+            series: balancers
+                .iter()
+                .map(|b| Series {
+                    label: b.name(),
+                    points: rows
+                        .iter()
+                        .filter(|r| r.workers == w.get() && r.balancer == b.name())
+                        .map(|r| (f64::from(r.tile), r.us_per_pixel))
+                        .collect(),
+                })
+                .collect(),
+        })
+        .collect();
+    let chart = line_chart(
+        &format!(
+            "{}: time per pixel against tile edge, simulated",
+            scene.name
+        ),
+        &axes,
+        &panels,
+    )?;
+    files.write(&[&csv_text(&rows)?, &chart])?;
+    say!(
+        quiet,
+        "µs per pixel (the simulated makespan over the image's {} pixels), on the cost model of tiles of {}:",
+        pixels,
+        args.model_tile
+    );
+    say!(
+        quiet,
+        "{}",
+        table(args, &balancers, &rows).render().trim_end()
+    );
+    say!(quiet, "{}", files.summary());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Rows balancer and workers, columns tile edges.
+fn table(args: &SimSweepArgs, balancers: &[BalancerKind], rows: &[Row]) -> Table {
+    let mut header = vec!["balancer".to_string(), "workers".to_string()];
+    header.extend(args.tiles.iter().map(|t| t.to_string()));
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut table = Table::new(&header);
+    for &workers in &args.workers {
+        for balancer in balancers {
+            let mut cells = vec![balancer.name(), workers.to_string()];
+            for tile in &args.tiles {
+                let cell = rows
+                    .iter()
+                    .find(|r| {
+                        r.workers == workers.get()
+                            && r.tile == tile.get()
+                            && r.balancer == balancer.name()
+                    })
+                    .map_or_else(|| "-".into(), |r| format!("{:.4}", r.us_per_pixel));
+                cells.push(cell);
+            }
+            table.row(cells);
+        }
+    }
+    table
+}
