@@ -129,7 +129,7 @@ impl Stop {
 
     /// Tells every worker to stop at its next task.
     #[cold]
-    fn request(&self) {
+    pub(crate) fn request(&self) {
         self.0.store(true, Ordering::Relaxed);
     }
 }

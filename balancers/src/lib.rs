@@ -42,6 +42,7 @@ pub mod deque;
 pub mod fault;
 #[cfg(not(feature = "fault-injection"))]
 mod fault;
+pub mod hybrid;
 mod kind;
 mod local_queue;
 mod order;
@@ -56,6 +57,9 @@ mod victim;
 
 pub use balancer::{Balancer, Outcome, Spawn, SpawnError, TaskRunner};
 pub use counter::CentralCounter;
+pub use hybrid::{
+    BatchRunner, HybridError, HybridOutcome, HybridStealing, ProcessorKind, ProcessorTelemetry,
+};
 pub use kind::BalancerKind;
 pub use order::Order;
 pub use rayon_scope::RayonScope;

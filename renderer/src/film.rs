@@ -100,6 +100,28 @@ impl Film {
         }
     }
 
+    /// Adds `sums` (and `rays`, where both count them), row-major, to this film's: what
+    /// another device accumulated for part of the same frame. Integer addition, so the total
+    /// does not depend on which device traced what.
+    ///
+    /// # Panics
+    /// When the lengths are not this film's pixels.
+    pub fn add_sums(&self, sums: &[[u64; 3]], rays: Option<&[u32]>) {
+        assert_eq!(sums.len(), self.sums.len(), "one sum per pixel");
+        for (mine, theirs) in self.sums.iter().zip(sums) {
+            for (m, &t) in mine.iter().zip(theirs) {
+                // Relaxed, as in `add`.
+                m.fetch_add(t, Ordering::Relaxed);
+            }
+        }
+        if let (Some(mine), Some(theirs)) = (&self.rays, rays) {
+            assert_eq!(theirs.len(), mine.len(), "one count per pixel");
+            for (m, &t) in mine.iter().zip(theirs) {
+                m.fetch_add(t, Ordering::Relaxed);
+            }
+        }
+    }
+
     /// Width in pixels.
     pub fn width(&self) -> u32 {
         self.width

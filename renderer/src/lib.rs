@@ -8,6 +8,7 @@ pub mod compare;
 pub mod film;
 pub mod geometry;
 pub mod gpu;
+pub mod hybrid;
 pub mod image_io;
 pub mod input;
 pub mod integrator;

@@ -38,6 +38,8 @@ pub struct Frame {
     pub tiles: usize,
     /// What the GPU adds, for frames rendered on one.
     pub device: Option<DeviceFigures>,
+    /// What CPU workers and devices together add, for frames rendered by `hybrid`.
+    pub hybrid: Option<crate::hybrid::HybridFigures>,
     /// Whether the frame was cancelled before all its work was done: the film is then
     /// incomplete.
     pub cancelled: bool,
@@ -308,6 +310,7 @@ fn render_observed<O: FrameObserver>(
         rays: outcome.locals.iter().map(|l| l.rays).collect(),
         tiles: tasks.len(),
         device: None,
+        hybrid: None,
         cancelled: observer.work_dropped(),
     })
 }

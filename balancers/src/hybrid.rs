@@ -1,0 +1,771 @@
+//! `hybrid`: one work-stealing scheduler over CPU worker threads and batch processors, such as
+//! GPUs (Pinto and Maillard, "hybrid work stealing": a processor per core and one per GPU,
+//! each with its own pool of work; idle processors steal from the others).
+//!
+//! Work is of two sorts. *Initial tasks* (a renderer's tiles) can run on any processor.
+//! *Spawned tasks* (its rays) stay on CPU workers: a batch processor runs a batch of initial
+//! tasks together with everything they spawn, inside itself, as a GPU's persistent kernel
+//! does, and hands back nothing but their results.
+//!
+//! - Every processor owns a *pool* of initial tasks, dealt out before the run (see
+//!   [`deal`]). Its owner takes from the front of the pool; thieves take from the back, one
+//!   task or half of the pool as the CPU side's steal amount says.
+//! - A CPU worker works as in [`WorkStealing`]: it runs a task's newest child next and keeps
+//!   the others in its deque of spawned tasks, where other CPU workers may steal them; with
+//!   neither a child nor a spawned task of its own, it takes the next initial task of its
+//!   pool; with none of those, it steals, from any processor: initial tasks from its pool
+//!   first (the larger pieces), or spawned tasks from a CPU worker's deque.
+//! - A batch processor takes a *batch* from the front of its pool and runs it to the end.
+//!   With its pool empty it steals half of another processor's pool (at most a batch),
+//!   victims in turn from a random one. Batches start as large as the processor says it can take at once
+//!   ([`BatchRunner::max_batch`]) and shrink toward the end of the run: once a batch has been
+//!   timed, a batch is half of the processor's share of the initial tasks still waiting, its
+//!   share being its speed over the speed of all processors (guided self-scheduling), so that
+//!   no processor is left with a long batch when the others run dry.
+//! - The run ends as [`crate::termination`] decides, a batch processor's tasks counted
+//!   finished when their batch returns. A batch processor leaves when every pool is empty; a
+//!   CPU worker when every task has finished (spawned tasks can appear until then).
+
+use std::collections::VecDeque;
+use std::num::NonZeroUsize;
+use std::sync::Mutex;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::balancer::{Outcome, Spawn, SpawnError, Stop, TaskRunner, run_workers};
+use crate::deque::{self, Family, Steal};
+use crate::stealing::{DequeKind, STEAL_HALF_AT_MOST, StealAmount, WorkStealing};
+use crate::sync::{AtomicU64, Ordering};
+use crate::telemetry::{Telemetry, WorkerTelemetry};
+use crate::termination::Termination;
+use crate::victim::{Prospect, VictimSelector, XorShift};
+
+/// A processor that runs whole batches of initial tasks, with everything they spawn, at once:
+/// a GPU, for a renderer. Driven by a host thread of its own.
+pub trait BatchRunner<T>: Send {
+    /// Why a batch could not be run (a device error).
+    type Error: Send;
+
+    /// The most initial tasks worth launching at once: a batch that fills the device.
+    fn max_batch(&self) -> usize;
+
+    /// Runs `batch` and everything its tasks spawn to completion.
+    ///
+    /// # Errors
+    /// When the batch could not be run: the run stops (its results are incomplete) and
+    /// [`HybridStealing::run`] returns the error.
+    fn run_batch(&mut self, batch: &[T]) -> Result<(), Self::Error>;
+}
+
+/// Why a hybrid run did not finish.
+#[derive(Debug)]
+pub enum HybridError<E> {
+    /// A thread could not be started.
+    Spawn(SpawnError),
+    /// Batch processor `processor` (numbered after the CPU workers) failed a batch.
+    Batch {
+        /// Its number among all processors.
+        processor: usize,
+        /// What it said.
+        error: E,
+    },
+}
+
+impl<E: std::fmt::Display> std::fmt::Display for HybridError<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Spawn(e) => e.fmt(f),
+            Self::Batch { error, .. } => error.fmt(f),
+        }
+    }
+}
+
+impl<E: std::fmt::Debug + std::fmt::Display> std::error::Error for HybridError<E> {}
+
+/// Hybrid work stealing over CPU workers and batch processors (see the module's overview).
+/// The CPU workers' deque, victim selection and steal amount are `cpu`'s; the order is
+/// depth-first and the initial tasks are dealt as [`deal`] says, whatever `cpu` holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HybridStealing {
+    /// How the CPU workers steal.
+    pub cpu: WorkStealing,
+}
+
+/// What kind of processor a telemetry entry is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProcessorKind {
+    /// A CPU worker thread.
+    Cpu,
+    /// A batch processor (a GPU) and its host thread.
+    Batch,
+}
+
+/// What a hybrid run measures of each processor beyond [`WorkerTelemetry`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProcessorTelemetry {
+    /// What the processor is.
+    pub kind: ProcessorKind,
+    /// Batches launched (batch processors).
+    pub batches: u64,
+    /// Initial tasks it was dealt before the run.
+    pub dealt: u64,
+    /// Initial tasks taken from its pool by other processors.
+    pub given: u64,
+    /// Initial tasks it took from other processors' pools.
+    pub taken: u64,
+    /// When it finished its last task, from the start of the run: how long before the end of
+    /// the run it had nothing left to do is the wall time less this.
+    pub last_task_end: Duration,
+}
+
+/// A hybrid run's results: the usual telemetry (CPU workers first, then batch processors,
+/// whose `tasks` and `initial_tasks` count the initial tasks of their batches), each
+/// processor's extras in the same order, the CPU workers' states and the batch runners.
+#[derive(Debug)]
+pub struct HybridOutcome<L, B> {
+    /// Timings and counts, CPU workers then batch processors.
+    pub telemetry: Telemetry,
+    /// The same processors' hybrid figures.
+    pub processors: Vec<ProcessorTelemetry>,
+    /// The CPU workers' [`TaskRunner::Local`]s.
+    pub locals: Vec<L>,
+    /// The batch runners, handed back.
+    pub batch_runners: Vec<B>,
+}
+
+/// The processor that initial task `i` of `n` is dealt to, of `cpus` CPU workers and
+/// `batches` batch processors: interleaved over `cpus · (1 + batches)` slots, each batch
+/// processor taking `cpus` of them, so that each starts with as many initial tasks as all CPU
+/// workers together. A GPU traces tens of times faster than a core; stealing evens out what
+/// this deal gets wrong, so it only has to start each processor with enough to do. Processors
+/// are numbered CPU workers first.
+pub fn deal(i: usize, cpus: usize, batches: usize) -> usize {
+    let slots = cpus * (1 + batches);
+    let slot = i % slots;
+    if slot < cpus {
+        slot
+    } else {
+        cpus + (slot - cpus) / cpus
+    }
+}
+
+/// A processor's pool of initial tasks: its own front, thieves' back. Initial tasks are few
+/// (a frame's tiles) and each is a large piece of work, so a lock is no cost here.
+struct Pool<T> {
+    tasks: Mutex<VecDeque<T>>,
+    /// How many it holds, for thieves choosing a victim and batch processors sizing a batch:
+    /// a hint, written under the lock.
+    len: AtomicU64,
+    /// Initial tasks taken from it by other processors.
+    given: AtomicU64,
+}
+
+impl<T> Pool<T> {
+    fn new(tasks: VecDeque<T>) -> Self {
+        Self {
+            len: AtomicU64::new(tasks.len() as u64),
+            tasks: Mutex::new(tasks),
+            given: AtomicU64::new(0),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<T>> {
+        // A panic while holding it cannot leave the queue half-changed (each operation is one
+        // VecDeque call), and the run is being stopped then anyway.
+        self.tasks.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Up to `n` tasks from the owner's end, into `out`.
+    fn take_front(&self, n: usize, out: &mut Vec<T>) {
+        let mut tasks = self.lock();
+        let n = n.min(tasks.len());
+        out.extend(tasks.drain(..n));
+        // Relaxed: a hint (see `len`).
+        self.len.store(tasks.len() as u64, Ordering::Relaxed);
+    }
+
+    /// A thief's take from the back: one task, or half of them (rounded up) and at most
+    /// `max`, into `out`, oldest of the taken first.
+    fn steal_back(&self, amount: StealAmount, max: usize, out: &mut Vec<T>) -> usize {
+        let mut tasks = self.lock();
+        let n = match amount {
+            StealAmount::One => 1,
+            StealAmount::Half => tasks.len().div_ceil(2),
+        }
+        .min(max)
+        .min(tasks.len());
+        let from = tasks.len() - n;
+        out.extend(tasks.drain(from..));
+        self.len.store(tasks.len() as u64, Ordering::Relaxed);
+        drop(tasks);
+        if n > 0 {
+            // Relaxed: a count read once the run is over (after the threads are joined).
+            self.given.fetch_add(n as u64, Ordering::Relaxed);
+        }
+        n
+    }
+
+    /// Puts stolen tasks in, at the owner's end, in order.
+    fn put_front(&self, stolen: impl DoubleEndedIterator<Item = T>) {
+        let mut tasks = self.lock();
+        for task in stolen.rev() {
+            tasks.push_front(task);
+        }
+        self.len.store(tasks.len() as u64, Ordering::Relaxed);
+    }
+
+    fn len(&self) -> usize {
+        // Relaxed: a hint.
+        self.len.load(Ordering::Relaxed) as usize
+    }
+}
+
+/// A spawned task in a CPU worker's deque, with its depth in the spawn tree (initial tasks
+/// are 0; spawned ones 1 and deeper).
+struct Job<T> {
+    task: T,
+    depth: u32,
+}
+
+/// What thieves see of a processor: its pool, and for a CPU worker its deque of spawned tasks.
+struct Victim<D: Family, T: Send> {
+    pool: Pool<T>,
+    spawned: Option<D::Stealer<Job<T>>>,
+}
+
+impl<D: Family, T: Send> Prospect for Victim<D, T> {
+    fn len(&self) -> usize {
+        self.pool.len() + self.spawned.as_ref().map_or(0, |s| D::stealer_len(s))
+    }
+    fn oldest_depth(&self) -> Option<u32> {
+        if self.pool.len() > 0 {
+            Some(0)
+        } else {
+            self.spawned.as_ref().and_then(|s| D::oldest_tag(s))
+        }
+    }
+}
+
+/// What all processors of a run share.
+struct Shared<'a, D: Family, T: Send, R> {
+    runner: &'a R,
+    victims: &'a [Victim<D, T>],
+    termination: &'a Termination,
+    /// Processors looking for work now (for victim sets' walk lengths).
+    thieves: &'a AtomicU64,
+    /// Initial tasks CPU workers have started: their speed, for batch sizes.
+    cpu_initial: &'a AtomicU64,
+    start: Instant,
+}
+
+/// What a processor's thread hands back.
+enum Done<L, B, E> {
+    Cpu(L, ProcessorTelemetry),
+    Batch(B, ProcessorTelemetry, Option<E>),
+}
+
+impl HybridStealing {
+    /// The balancer's name for reports, e.g. `hybrid/abp/random/half`.
+    pub fn name(&self) -> String {
+        let cpu = crate::Balancer::name(&WorkStealing {
+            order: crate::Order::DepthFirst,
+            ..self.cpu
+        });
+        cpu.replacen("stealing", "hybrid", 1)
+    }
+
+    /// Runs `tasks` and all their descendants on `cpus` CPU worker threads and the batch
+    /// processors `batch_runners` (each with a host thread of its own).
+    ///
+    /// # Errors
+    /// When the operating system refuses to start a thread, as [`crate::Balancer::run`], or a
+    /// batch fails: the other processors stop as they would for a thread that did not start,
+    /// and the first failure is returned.
+    ///
+    /// # Panics
+    /// When a task or a batch panics: the others stop, and the panic resumes here once every
+    /// thread is joined.
+    pub fn run<T, R, B>(
+        &self,
+        cpus: NonZeroUsize,
+        tasks: &[T],
+        runner: &R,
+        batch_runners: Vec<B>,
+    ) -> Result<HybridOutcome<R::Local, B>, HybridError<B::Error>>
+    where
+        T: Clone + Send + Sync,
+        R: TaskRunner<T>,
+        B: BatchRunner<T>,
+    {
+        match self.cpu.deque {
+            DequeKind::Abp => {
+                self.run_with::<deque::Abp, T, R, B>(cpus, tasks, runner, batch_runners)
+            }
+            DequeKind::Locked => {
+                self.run_with::<deque::Locked, T, R, B>(cpus, tasks, runner, batch_runners)
+            }
+        }
+    }
+
+    fn run_with<D: Family, T, R, B>(
+        &self,
+        cpus: NonZeroUsize,
+        tasks: &[T],
+        runner: &R,
+        batch_runners: Vec<B>,
+    ) -> Result<HybridOutcome<R::Local, B>, HybridError<B::Error>>
+    where
+        T: Clone + Send + Sync,
+        R: TaskRunner<T>,
+        B: BatchRunner<T>,
+    {
+        let p = cpus.get();
+        let g = batch_runners.len();
+        let mut pools: Vec<VecDeque<T>> = (0..p + g).map(|_| VecDeque::new()).collect();
+        for (i, task) in tasks.iter().enumerate() {
+            pools[deal(i, p, g)].push_back(task.clone());
+        }
+        let dealt: Vec<u64> = pools.iter().map(|q| q.len() as u64).collect();
+        let mut owners = Vec::with_capacity(p);
+        let victims: Vec<Victim<D, T>> = pools
+            .into_iter()
+            .enumerate()
+            .map(|(k, pool)| {
+                let spawned = (k < p).then(|| {
+                    let (owner, stealer) = D::new::<Job<T>>(crate::stealing::CAPACITY);
+                    owners.push(Mutex::new(Some(owner)));
+                    stealer
+                });
+                Victim {
+                    pool: Pool::new(pool),
+                    spawned,
+                }
+            })
+            .collect();
+        let batch_runners: Vec<Mutex<Option<B>>> = batch_runners
+            .into_iter()
+            .map(|b| Mutex::new(Some(b)))
+            .collect();
+        let termination = Termination::new(p + g, tasks.len() as u64);
+        let thieves = AtomicU64::new(0);
+        let cpu_initial = AtomicU64::new(0);
+        let shared = Shared {
+            runner,
+            victims: &victims,
+            termination: &termination,
+            thieves: &thieves,
+            cpu_initial: &cpu_initial,
+            start: Instant::now(),
+        };
+        let processors = NonZeroUsize::new(p + g).expect("at least one CPU worker");
+        let outcome = run_workers(self.name(), processors, |me, telemetry, stop| {
+            if me < p {
+                let owner = owners[me]
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .take()
+                    .expect("each CPU worker takes its own deque once");
+                let (local, extra) = self.cpu_worker(me, owner, &shared, stop, telemetry);
+                Done::Cpu(local, extra)
+            } else {
+                let mut batch = batch_runners[me - p]
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .take()
+                    .expect("each batch processor takes its runner once");
+                let (extra, error) = batch_processor(me, &mut batch, &shared, stop, telemetry);
+                Done::Batch(batch, extra, error)
+            }
+        })
+        .map_err(HybridError::Spawn)?;
+        let Outcome { telemetry, locals } = outcome;
+        let mut cpu_locals = Vec::with_capacity(p);
+        let mut runners = Vec::with_capacity(g);
+        let mut processors = Vec::with_capacity(p + g);
+        let mut failed = None;
+        for (k, done) in locals.into_iter().enumerate() {
+            let mut extra = match done {
+                Done::Cpu(local, extra) => {
+                    cpu_locals.push(local);
+                    extra
+                }
+                Done::Batch(runner, extra, error) => {
+                    runners.push(runner);
+                    if let Some(error) = error {
+                        failed.get_or_insert(HybridError::Batch {
+                            processor: k,
+                            error,
+                        });
+                    }
+                    extra
+                }
+            };
+            extra.dealt = dealt[k];
+            // Relaxed: the threads that added to it have been joined.
+            extra.given = victims[k].pool.given.load(Ordering::Relaxed);
+            processors.push(extra);
+        }
+        if let Some(failed) = failed {
+            return Err(failed);
+        }
+        Ok(HybridOutcome {
+            telemetry,
+            processors,
+            locals: cpu_locals,
+            batch_runners: runners,
+        })
+    }
+
+    /// One CPU worker's whole run.
+    fn cpu_worker<D: Family, T, R>(
+        &self,
+        me: usize,
+        owner: D::Worker<Job<T>>,
+        shared: &Shared<'_, D, T, R>,
+        stop: &Stop,
+        telemetry: &mut WorkerTelemetry,
+    ) -> (R::Local, ProcessorTelemetry)
+    where
+        T: Clone + Send + Sync,
+        R: TaskRunner<T>,
+    {
+        let mut local = shared.runner.local(me);
+        let mut state = CpuOwner::<D, T> {
+            me,
+            deque: owner,
+            next: None,
+            overflow: Vec::new(),
+            created: 0,
+            depth: 0,
+            peak: 0,
+            termination: shared.termination,
+        };
+        let processors = shared.victims.len();
+        let mut selector = VictimSelector::new(self.cpu.victim, me, processors);
+        let mut extra = ProcessorTelemetry {
+            kind: ProcessorKind::Cpu,
+            batches: 0,
+            dealt: 0,
+            given: 0,
+            taken: 0,
+            last_task_end: Duration::ZERO,
+        };
+        let mut finished = 0u64;
+        let mut initial = Vec::with_capacity(1);
+        let mut loot = Vec::new();
+        while !stop.requested() {
+            let job = state
+                .next
+                .take()
+                .or_else(|| state.overflow.pop())
+                .or_else(|| D::pop(&state.deque))
+                .or_else(|| {
+                    shared.victims[me].pool.take_front(1, &mut initial);
+                    initial.pop().map(|task| Job { task, depth: 0 })
+                });
+            let job = match job {
+                Some(job) => job,
+                None => match self.steal(
+                    &mut state,
+                    shared,
+                    stop,
+                    &mut selector,
+                    &mut loot,
+                    &mut extra,
+                    telemetry,
+                ) {
+                    Some(job) => job,
+                    None => break,
+                },
+            };
+            if job.depth == 0 {
+                telemetry.initial_tasks += 1;
+                // Relaxed: a rate for batch sizes, a hint.
+                shared.cpu_initial.fetch_add(1, Ordering::Relaxed);
+            }
+            telemetry.tasks += 1;
+            state.depth = job.depth + 1;
+            shared.runner.run(job.task, &mut local, &mut state);
+            finished += 1;
+            shared.termination.finished(me, finished);
+            extra.last_task_end = shared.start.elapsed();
+        }
+        telemetry.spawned = state.created;
+        telemetry.peak_queued = Some(state.peak);
+        (local, extra)
+    }
+
+    /// A CPU worker looks for work: initial tasks from any processor's pool, or spawned tasks
+    /// from a CPU worker's deque; returns the task to run next, or `None` when the run is over
+    /// or `stop` is requested.
+    #[allow(clippy::too_many_arguments)]
+    fn steal<D: Family, T, R>(
+        &self,
+        state: &mut CpuOwner<'_, D, T>,
+        shared: &Shared<'_, D, T, R>,
+        stop: &Stop,
+        selector: &mut VictimSelector,
+        loot: &mut Vec<Job<T>>,
+        extra: &mut ProcessorTelemetry,
+        telemetry: &mut WorkerTelemetry,
+    ) -> Option<Job<T>>
+    where
+        T: Send,
+    {
+        let started = Instant::now();
+        let processors = shared.victims.len();
+        // Relaxed: a count for the victim sets' walk length, a hint.
+        shared.thieves.fetch_add(1, Ordering::Relaxed);
+        selector.begin();
+        let max = match self.cpu.amount {
+            StealAmount::One => 1,
+            StealAmount::Half => STEAL_HALF_AT_MOST,
+        };
+        let mut initial = Vec::new();
+        let mut found = None;
+        let mut failures = 0u32;
+        loop {
+            if processors > 1 {
+                let victim = selector.choose(shared.victims, shared.thieves);
+                let v = &shared.victims[victim];
+                telemetry.steal_attempts += 1;
+                let n = v.pool.steal_back(self.cpu.amount, max, &mut initial);
+                if n > 0 {
+                    telemetry.steal_successes += 1;
+                    telemetry.tasks_stolen += n as u64;
+                    extra.taken += n as u64;
+                    let mut stolen = initial.drain(..);
+                    found = stolen.next().map(|task| Job { task, depth: 0 });
+                    shared.victims[state.me].pool.put_front(stolen);
+                    break;
+                }
+                let spawned = v
+                    .spawned
+                    .as_ref()
+                    .map_or(Steal::Empty, |s| D::steal_into(s, loot, max));
+                match spawned {
+                    Steal::Success(n) => {
+                        telemetry.steal_successes += 1;
+                        telemetry.tasks_stolen += n as u64;
+                        let mut stolen = loot.drain(..);
+                        found = stolen.next();
+                        for job in stolen {
+                            state.push(job);
+                        }
+                        break;
+                    }
+                    Steal::Empty | Steal::Retry => selector.failed(),
+                }
+            }
+            failures += 1;
+            if (processors == 1 || failures.is_multiple_of(4)) && shared.termination.all_done() {
+                break;
+            }
+            if stop.requested() {
+                break;
+            }
+            if failures.is_multiple_of(4) {
+                thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+        shared.thieves.fetch_sub(1, Ordering::Relaxed);
+        telemetry.idle += started.elapsed();
+        found
+    }
+}
+
+/// One batch processor's whole run: batches from its own pool, then from other processors'
+/// pools, until every pool is empty, `stop` is requested or a batch fails (which stops the
+/// others, and is handed back).
+fn batch_processor<D: Family, T, R, B>(
+    me: usize,
+    runner: &mut B,
+    shared: &Shared<'_, D, T, R>,
+    stop: &Stop,
+    telemetry: &mut WorkerTelemetry,
+) -> (ProcessorTelemetry, Option<B::Error>)
+where
+    T: Clone + Send + Sync,
+    B: BatchRunner<T>,
+{
+    let mut extra = ProcessorTelemetry {
+        kind: ProcessorKind::Batch,
+        batches: 0,
+        dealt: 0,
+        given: 0,
+        taken: 0,
+        last_task_end: Duration::ZERO,
+    };
+    let mut rng = XorShift::new(me as u64);
+    let mut batch = Vec::new();
+    let mut finished = 0u64;
+    let mut sizer = BatchSizer::new(runner.max_batch());
+    while !stop.requested() {
+        let remaining: usize = shared.victims.iter().map(|v| v.pool.len()).sum();
+        let size = sizer.size(remaining, shared.cpu_initial, shared.start.elapsed());
+        batch.clear();
+        shared.victims[me].pool.take_front(size, &mut batch);
+        if batch.is_empty() {
+            let searching = Instant::now();
+            // The other processors' pools, in turn from a random one: half of the first that
+            // has any, at most a batch.
+            let others = shared.victims.len();
+            let start = rng.below(others);
+            for k in 0..others {
+                let v = (start + k) % others;
+                if v == me {
+                    continue;
+                }
+                let victim = &shared.victims[v];
+                telemetry.steal_attempts += 1;
+                let n = victim.pool.steal_back(StealAmount::Half, size, &mut batch);
+                if n > 0 {
+                    telemetry.steal_successes += 1;
+                    telemetry.tasks_stolen += n as u64;
+                    extra.taken += n as u64;
+                    break;
+                }
+            }
+            telemetry.idle += searching.elapsed();
+            if batch.is_empty() {
+                // Initial tasks are never created: with every pool empty, nothing more can
+                // come this processor's way.
+                break;
+            }
+        }
+        let began = Instant::now();
+        if let Err(error) = runner.run_batch(&batch) {
+            stop.request();
+            return (extra, Some(error));
+        }
+        sizer.ran(batch.len(), began.elapsed());
+        extra.batches += 1;
+        telemetry.tasks += batch.len() as u64;
+        telemetry.initial_tasks += batch.len() as u64;
+        finished += batch.len() as u64;
+        shared.termination.finished(me, finished);
+        extra.last_task_end = shared.start.elapsed();
+    }
+    (extra, None)
+}
+
+/// How many initial tasks a batch processor takes next (see the module's overview).
+#[derive(Debug)]
+pub(crate) struct BatchSizer {
+    max: usize,
+    /// Initial tasks run in batches so far, and the time they took.
+    tasks: u64,
+    time: Duration,
+}
+
+impl BatchSizer {
+    pub(crate) fn new(max: usize) -> Self {
+        Self {
+            max: max.max(1),
+            tasks: 0,
+            time: Duration::ZERO,
+        }
+    }
+
+    /// A batch of `tasks` took `time`.
+    pub(crate) fn ran(&mut self, tasks: usize, time: Duration) {
+        self.tasks += tasks as u64;
+        self.time += time;
+    }
+
+    /// The next batch: the largest until one has been timed; then half of this processor's
+    /// share of the `remaining` initial tasks, its share being its speed (tasks a second in
+    /// its batches) over its speed and the CPU workers' (`cpu_initial` initial tasks started
+    /// in `elapsed`), at least one and at most the largest.
+    pub(crate) fn size(
+        &self,
+        remaining: usize,
+        cpu_initial: &AtomicU64,
+        elapsed: Duration,
+    ) -> usize {
+        if self.tasks == 0 || self.time.is_zero() {
+            return self.max;
+        }
+        let own = self.tasks as f64 / self.time.as_secs_f64();
+        // Relaxed: a rate, a hint.
+        let cpu = cpu_initial.load(Ordering::Relaxed) as f64 / elapsed.as_secs_f64().max(1e-9);
+        let share = own / (own + cpu);
+        let guided = (remaining as f64 * share / 2.0).ceil() as usize;
+        guided.clamp(1, self.max)
+    }
+}
+
+/// A CPU worker's own state while it runs tasks; also the [`Spawn`] handle its tasks get.
+struct CpuOwner<'a, D: Family, T: Send> {
+    me: usize,
+    deque: D::Worker<Job<T>>,
+    /// The newest child of the current task: it runs right after the task.
+    next: Option<Job<T>>,
+    /// Children that found the deque full: run depth-first, before the deque is popped.
+    overflow: Vec<Job<T>>,
+    created: u64,
+    /// Depth of the children of the task running now.
+    depth: u32,
+    peak: u64,
+    termination: &'a Termination,
+}
+
+impl<D: Family, T: Send> CpuOwner<'_, D, T> {
+    fn push(&mut self, job: Job<T>) {
+        let depth = job.depth;
+        if let Err(job) = D::push(&self.deque, job, depth) {
+            self.overflow.push(job);
+        }
+        let queued = D::len(&self.deque) + self.overflow.len();
+        self.peak = self.peak.max(queued as u64);
+    }
+}
+
+impl<D: Family, T: Send> Spawn<T> for CpuOwner<'_, D, T> {
+    #[inline]
+    fn spawn(&mut self, task: T) {
+        // Counted before anyone else can see it (see `termination`).
+        self.created += 1;
+        self.termination.created(self.me, self.created);
+        let job = Job {
+            task,
+            depth: self.depth,
+        };
+        // The newest child runs next; the one it displaces goes to the deque (as `stealing`).
+        if let Some(displaced) = self.next.replace(job) {
+            self.push(displaced);
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_batch_processor_is_dealt_as_much_as_all_cpu_workers() {
+        let owners: Vec<usize> = (0..12).map(|i| deal(i, 2, 2)).collect();
+        assert_eq!(owners, [0, 1, 2, 2, 3, 3, 0, 1, 2, 2, 3, 3]);
+        assert!((0..10).all(|i| deal(i, 3, 0) == i % 3));
+    }
+
+    #[test]
+    fn batches_shrink_with_what_is_left() {
+        let mut sizer = BatchSizer::new(100);
+        let cpu = AtomicU64::new(0);
+        assert_eq!(
+            sizer.size(1000, &cpu, Duration::from_secs(1)),
+            100,
+            "untimed: the largest"
+        );
+        // 100 tasks in 1 s, against CPU workers that started 100 in 1 s: half the speed.
+        sizer.ran(100, Duration::from_secs(1));
+        cpu.store(100, Ordering::Relaxed);
+        assert_eq!(sizer.size(1000, &cpu, Duration::from_secs(1)), 100);
+        assert_eq!(sizer.size(120, &cpu, Duration::from_secs(1)), 30);
+        assert_eq!(sizer.size(1, &cpu, Duration::from_secs(1)), 1);
+        assert_eq!(sizer.size(0, &cpu, Duration::from_secs(1)), 1);
+    }
+}

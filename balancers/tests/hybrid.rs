@@ -1,0 +1,336 @@
+//! Hybrid work stealing over CPU workers and batch processors: every task runs exactly once,
+//! wherever it went; slow processors lose initial tasks to the others, fast ones take them;
+//! batches shrink toward the end; a failing batch fails the run. The batch processors here
+//! run on CPU threads, through the same interface a GPU's does.
+
+use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use balancers::{
+    BatchRunner, DequeKind, HybridError, HybridStealing, ProcessorKind, Spawn, StealAmount,
+    TaskRunner, VictimPolicy, WorkStealing,
+};
+
+/// A forest of uneven trees: node `n` has 0 to 2 children by a hash of `n`, to depth 8.
+struct Forest {
+    children: Vec<Vec<u32>>,
+    ran: Vec<AtomicU32>,
+    /// How long each task takes on a CPU worker.
+    cpu_delay: Duration,
+}
+
+impl Forest {
+    fn new(roots: u32, cpu_delay: Duration) -> (Self, Vec<u32>) {
+        let mut children: Vec<Vec<u32>> = (0..roots).map(|_| Vec::new()).collect();
+        let mut depth = vec![0u32; roots as usize];
+        let mut next = 0;
+        while next < children.len() {
+            let fan_out = if depth[next] >= 8 {
+                0
+            } else {
+                ((next as u32).wrapping_mul(2_654_435_761) >> 30).min(2)
+            };
+            for _ in 0..fan_out {
+                let id = children.len() as u32;
+                children.push(Vec::new());
+                depth.push(depth[next] + 1);
+                children[next].push(id);
+            }
+            next += 1;
+        }
+        let ran = (0..children.len()).map(|_| AtomicU32::new(0)).collect();
+        (
+            Self {
+                children,
+                ran,
+                cpu_delay,
+            },
+            (0..roots).collect(),
+        )
+    }
+
+    fn all_ran_once(&self) -> bool {
+        self.ran.iter().all(|r| r.load(Ordering::Relaxed) == 1)
+    }
+
+    /// Runs `node`'s whole subtree here, as a batch processor does.
+    fn run_subtree(&self, node: u32) {
+        self.ran[node as usize].fetch_add(1, Ordering::Relaxed);
+        for &child in &self.children[node as usize] {
+            self.run_subtree(child);
+        }
+    }
+}
+
+impl TaskRunner<u32> for Forest {
+    type Local = u64;
+    fn local(&self, _worker: usize) -> u64 {
+        0
+    }
+    fn run<S: Spawn<u32>>(&self, node: u32, ran: &mut u64, spawn: &mut S) {
+        self.ran[node as usize].fetch_add(1, Ordering::Relaxed);
+        *ran += 1;
+        if !self.cpu_delay.is_zero() {
+            std::thread::sleep(self.cpu_delay);
+        }
+        for &child in &self.children[node as usize] {
+            spawn.spawn(child);
+        }
+    }
+}
+
+/// A batch processor on a CPU thread: runs each initial task's subtree, taking `delay` a
+/// batch, and records its batches' sizes.
+struct Device<'a> {
+    forest: &'a Forest,
+    max: usize,
+    delay: Duration,
+    sizes: Vec<usize>,
+}
+
+impl BatchRunner<u32> for Device<'_> {
+    type Error = String;
+    fn max_batch(&self) -> usize {
+        self.max
+    }
+    fn run_batch(&mut self, batch: &[u32]) -> Result<(), String> {
+        self.sizes.push(batch.len());
+        for &root in batch {
+            self.forest.run_subtree(root);
+        }
+        std::thread::sleep(self.delay);
+        Ok(())
+    }
+}
+
+fn hybrid(deque: DequeKind, victim: VictimPolicy, amount: StealAmount) -> HybridStealing {
+    HybridStealing {
+        cpu: WorkStealing {
+            deque,
+            victim,
+            amount,
+            ..WorkStealing::default()
+        },
+    }
+}
+
+/// Runs `roots` trees on `cpus` CPU workers and `devices` batch processors; checks that every
+/// task ran once and that the telemetry accounts for them.
+fn check(h: HybridStealing, cpus: usize, devices: usize, roots: u32) {
+    let (forest, tasks) = Forest::new(roots, Duration::ZERO);
+    let runners: Vec<Device> = (0..devices)
+        .map(|_| Device {
+            forest: &forest,
+            max: 16,
+            delay: Duration::ZERO,
+            sizes: Vec::new(),
+        })
+        .collect();
+    let outcome = h
+        .run(NonZeroUsize::new(cpus).unwrap(), &tasks, &forest, runners)
+        .expect("threads start");
+    assert!(forest.all_ran_once(), "{h:?} on {cpus} + {devices}");
+    assert_eq!(outcome.locals.len(), cpus);
+    assert_eq!(outcome.batch_runners.len(), devices);
+    assert_eq!(outcome.processors.len(), cpus + devices);
+    let initial: u64 = outcome
+        .telemetry
+        .workers
+        .iter()
+        .map(|w| w.initial_tasks)
+        .sum();
+    assert_eq!(initial, u64::from(roots), "every initial task counted once");
+    let on_cpus: u64 = outcome.locals.iter().sum();
+    let in_batches: usize = outcome
+        .batch_runners
+        .iter()
+        .flat_map(|d| d.sizes.iter())
+        .sum();
+    let cpu_initial: u64 = outcome.telemetry.workers[..cpus]
+        .iter()
+        .map(|w| w.initial_tasks)
+        .sum();
+    assert_eq!(cpu_initial + in_batches as u64, u64::from(roots));
+    assert_eq!(
+        outcome.telemetry.workers[..cpus]
+            .iter()
+            .map(|w| w.tasks)
+            .sum::<u64>(),
+        on_cpus
+    );
+    let dealt: u64 = outcome.processors.iter().map(|p| p.dealt).sum();
+    assert_eq!(dealt, u64::from(roots));
+    let given: u64 = outcome.processors.iter().map(|p| p.given).sum();
+    let taken: u64 = outcome.processors.iter().map(|p| p.taken).sum();
+    assert_eq!(given, taken, "every initial task stolen went somewhere");
+    for (k, p) in outcome.processors.iter().enumerate() {
+        let kind = if k < cpus {
+            ProcessorKind::Cpu
+        } else {
+            ProcessorKind::Batch
+        };
+        assert_eq!(p.kind, kind);
+    }
+}
+
+macro_rules! cases {
+    ($($name:ident => ($h:expr, $cpus:expr, $devices:expr, $roots:expr)),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            check($h, $cpus, $devices, $roots);
+        }
+    )*};
+}
+
+cases! {
+    one_cpu_one_device => (hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half), 1, 1, 200),
+    two_cpus_one_device => (hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half), 2, 1, 300),
+    three_cpus_two_devices => (hybrid(DequeKind::Locked, VictimPolicy::Sample, StealAmount::One), 3, 2, 300),
+    eight_cpus_one_device_sets => (hybrid(DequeKind::Abp, VictimPolicy::Set, StealAmount::Half), 8, 1, 500),
+    many_more_threads_than_cores => (hybrid(DequeKind::Locked, VictimPolicy::Random, StealAmount::Half), 32, 2, 1000),
+    cpus_alone => (hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::One), 4, 0, 300),
+    no_tasks => (hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half), 3, 1, 0),
+    fewer_tasks_than_processors => (hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half), 4, 2, 3),
+}
+
+#[test]
+fn cpu_workers_take_initial_tasks_from_a_slow_device() {
+    let (forest, tasks) = Forest::new(400, Duration::ZERO);
+    // At most 4 tiles every 50 ms: the device alone would take over a second for its share.
+    let device = Device {
+        forest: &forest,
+        max: 4,
+        delay: Duration::from_millis(50),
+        sizes: Vec::new(),
+    };
+    let h = hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half);
+    let outcome = h
+        .run(NonZeroUsize::new(2).unwrap(), &tasks, &forest, vec![device])
+        .expect("threads start");
+    assert!(forest.all_ran_once());
+    let device = &outcome.processors[2];
+    assert_eq!(device.dealt, 200, "half the tiles to the device");
+    assert!(
+        device.given > 100,
+        "CPU workers took most of them: {device:?}"
+    );
+    assert!(
+        outcome.telemetry.workers[2].initial_tasks < 100,
+        "{:?}",
+        outcome.telemetry.workers[2]
+    );
+}
+
+#[test]
+fn a_fast_device_takes_initial_tasks_from_slow_cpu_workers() {
+    let (forest, tasks) = Forest::new(300, Duration::from_micros(200));
+    let device = Device {
+        forest: &forest,
+        max: 32,
+        delay: Duration::ZERO,
+        sizes: Vec::new(),
+    };
+    let h = hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half);
+    let outcome = h
+        .run(NonZeroUsize::new(2).unwrap(), &tasks, &forest, vec![device])
+        .expect("threads start");
+    assert!(forest.all_ran_once());
+    let device = &outcome.processors[2];
+    assert!(device.taken > 0, "{device:?}");
+    assert!(
+        outcome.telemetry.workers[2].initial_tasks > 150,
+        "more than its share: {:?}",
+        outcome.telemetry.workers[2]
+    );
+    assert!(outcome.telemetry.workers[2].steal_successes > 0);
+}
+
+#[test]
+fn batches_shrink_toward_the_end() {
+    // CPU workers as fast as the device: the device's share is about a third of what is left
+    // (two CPU workers), and its batches follow what is left down.
+    let (forest, tasks) = Forest::new(2000, Duration::from_micros(20));
+    let device = Device {
+        forest: &forest,
+        max: 200,
+        delay: Duration::from_millis(2),
+        sizes: Vec::new(),
+    };
+    let h = hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half);
+    let outcome = h
+        .run(NonZeroUsize::new(2).unwrap(), &tasks, &forest, vec![device])
+        .expect("threads start");
+    assert!(forest.all_ran_once());
+    let sizes = &outcome.batch_runners[0].sizes;
+    assert_eq!(sizes[0], 200, "the first batch is the largest: {sizes:?}");
+    assert!(sizes.len() > 2, "{sizes:?}");
+    assert!(
+        *sizes.last().unwrap() < 200,
+        "the last batch is smaller: {sizes:?}"
+    );
+    assert_eq!(outcome.processors[2].batches, sizes.len() as u64);
+}
+
+/// A device that fails its first batch, or panics in it.
+struct Failing {
+    panics: bool,
+}
+
+impl BatchRunner<u32> for Failing {
+    type Error = String;
+    fn max_batch(&self) -> usize {
+        4
+    }
+    fn run_batch(&mut self, _batch: &[u32]) -> Result<(), String> {
+        assert!(!self.panics, "the device panicked");
+        Err("the device failed".into())
+    }
+}
+
+#[test]
+fn a_failing_batch_stops_the_run_and_says_why() {
+    // CPU tasks slow enough that the device's share is still there when its thread starts,
+    // and that the run would take seconds if it went on.
+    let (forest, tasks) = Forest::new(2000, Duration::from_millis(1));
+    let h = hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half);
+    let started = std::time::Instant::now();
+    let result = h.run(
+        NonZeroUsize::new(2).unwrap(),
+        &tasks,
+        &forest,
+        vec![Failing { panics: false }],
+    );
+    match result {
+        Err(HybridError::Batch { processor, error }) => {
+            assert_eq!(processor, 2);
+            assert_eq!(error, "the device failed");
+        }
+        other => panic!("{:?}", other.map(|o| o.telemetry)),
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "the others stopped"
+    );
+}
+
+#[test]
+fn a_panicking_batch_fails_the_run_instead_of_hanging_it() {
+    let (forest, tasks) = Forest::new(100, Duration::from_millis(1));
+    let h = hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        h.run(
+            NonZeroUsize::new(2).unwrap(),
+            &tasks,
+            &forest,
+            vec![Failing { panics: true }],
+        )
+    }));
+    assert!(result.is_err(), "the panic must reach the caller");
+}
+
+#[test]
+fn the_name_says_hybrid_and_the_cpu_settings() {
+    let h = hybrid(DequeKind::Locked, VictimPolicy::Sample, StealAmount::One);
+    assert_eq!(h.name(), "hybrid/locked/sample/one");
+}
