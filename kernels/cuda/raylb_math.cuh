@@ -11,7 +11,8 @@
 // same fixed-point numbers to its pixel as on the CPU: the determinism contract. The host build
 // of this header is checked bit for bit against the Rust functions in `cargo test`.
 //
-// The data layouts are the Rust `#[repr(C)]` structs, copied to the device as they are.
+// The data layouts are the Rust `#[repr(C)]` structs of the `layout` crate, copied to the device
+// as they are; their C declarations, raylb_layout.cuh, are generated from those definitions.
 #ifndef RAYLB_MATH_CUH
 #define RAYLB_MATH_CUH
 
@@ -27,8 +28,7 @@
 #define RL_ON_DEVICE 0
 #endif
 
-typedef unsigned int rl_u32;
-typedef unsigned long long rl_u64;
+#include "raylb_layout.cuh"
 
 #define RL_INFINITY (rl_float_from_bits(0x7f800000))
 
@@ -61,10 +61,6 @@ RL_FN float rl_min(float a, float b) { return fminf(a, b); }
 
 // ---------------------------------------------------------------------------------------------
 // Vectors (renderer/src/math.rs).
-
-struct rl_vec3 {
-    float x, y, z;
-};
 
 RL_FN rl_vec3 rl_v(float x, float y, float z) {
     rl_vec3 r;
@@ -113,75 +109,6 @@ RL_FN float rl_powi(float x, rl_u32 n) {
     return result;
 }
 RL_FN float rl_max_component(rl_vec3 v) { return rl_max(rl_max(v.x, v.y), v.z); }
-
-// ---------------------------------------------------------------------------------------------
-// Scene layout: the Rust #[repr(C)] structs.
-
-// bvh::FlatNode: near faces + skip bits, far faces + leaf bits; 32 bytes.
-struct rl_node {
-    float near_skip[4];
-    float far_leaf[4];
-};
-// geometry::Triangle.
-struct rl_triangle {
-    rl_vec3 v[3];
-};
-// scene::TriangleShading.
-struct rl_shading {
-    rl_vec3 normals[3];
-    rl_u32 material;
-};
-// scene::Material.
-struct rl_material {
-    rl_vec3 ambient;
-    rl_vec3 diffuse;
-    rl_vec3 specular;
-    rl_u32 shininess;
-    rl_vec3 reflectivity;
-    rl_vec3 refractivity;
-    float ior;
-};
-// scene::Light.
-struct rl_light {
-    rl_vec3 position;
-    rl_vec3 color;
-    rl_vec3 direction;
-    float cos_outer;
-    float cos_inner;
-};
-// scene::Camera.
-struct rl_camera {
-    rl_vec3 origin;
-    rl_vec3 forward;
-    rl_vec3 right;
-    rl_vec3 up;
-    float tan_half_fov;
-};
-// scene::RenderSettings.
-struct rl_settings {
-    rl_u32 max_depth;
-    float weight_cutoff;
-    rl_vec3 ambient;
-    rl_vec3 background;
-    float ray_offset;
-};
-
-// Everything tracing reads, by pointer into one address space (device or host).
-struct rl_scene {
-    const rl_node* nodes;  // eight pre-order arrays of `node_count` nodes, one per octant
-    const rl_triangle* triangles;
-    const rl_u32* ids;
-    const rl_shading* shading;
-    const rl_material* materials;
-    const rl_light* lights;
-    rl_u32 node_count;
-    rl_u32 light_count;
-    rl_u32 width;
-    rl_u32 height;
-    float padding;
-    rl_camera camera;
-    rl_settings settings;
-};
 
 // ---------------------------------------------------------------------------------------------
 // The prepared ray (geometry/ray.rs).
@@ -381,8 +308,8 @@ RL_FN rl_u32 rl_closest_hit(const rl_scene& s, const rl_prepared& r, float* t_ou
         rl_slab(r, near_, far_, r.t_min, best_t, &enter, &leave);
         bool hit = enter <= leave;
         if (hit && leaf != 0) {
-            rl_u32 first = leaf >> 5;
-            rl_u32 end = first + (leaf & 31u);
+            rl_u32 first = leaf >> RL_LEAF_COUNT_BITS;
+            rl_u32 end = first + (leaf & RL_MAX_LEAF_SIZE);
             for (rl_u32 k = first; k < end; ++k) {
                 float t;
                 if (rl_triangle_intersect(s.triangles[k], r, s.padding, &t)) {
@@ -419,8 +346,8 @@ RL_FN bool rl_occluded(const rl_scene& s, const rl_prepared& r) {
                 i += 1;
                 continue;
             }
-            rl_u32 first = leaf >> 5;
-            rl_u32 end = first + (leaf & 31u);
+            rl_u32 first = leaf >> RL_LEAF_COUNT_BITS;
+            rl_u32 end = first + (leaf & RL_MAX_LEAF_SIZE);
             for (rl_u32 k = first; k < end; ++k) {
                 float t;
                 if (rl_triangle_intersect(s.triangles[k], r, s.padding, &t)) {
@@ -472,46 +399,9 @@ RL_FN rl_u64 rl_to_fixed(float x) {
 // ---------------------------------------------------------------------------------------------
 // The ray task and Whitted shading (integrator.rs).
 
-#define RL_KIND_CAMERA 0u
-#define RL_KIND_REFLECTION 1u
-#define RL_KIND_REFRACTION 2u
-// Not a ray: a tile of camera rays, its corners packed in `pixel` (x0 | y0 << 16) and `tile_end`
-// (x1 | y1 << 16).
-#define RL_KIND_TILE 3u
-
-// 48 bytes: a ray task (integrator::RayTask), or a tile. On the device 16-byte aligned, so
-// that the kernels move tasks with 16-byte loads and stores.
-#if RL_ON_DEVICE
-#define RL_TASK_ALIGN __align__(16)
-#else
-#define RL_TASK_ALIGN
-#endif
-struct RL_TASK_ALIGN rl_task {
-    rl_vec3 origin;
-    rl_vec3 dir;
-    rl_vec3 weight;
-    rl_u32 pixel;
-    rl_u32 depth_kind;  // depth | kind << 8
-    rl_u32 tile_end;
-};
-
-RL_FN rl_u32 rl_task_kind(const rl_task& t) { return t.depth_kind >> 8; }
-RL_FN rl_u32 rl_task_depth(const rl_task& t) { return t.depth_kind & 0xffu; }
-
-// Rays one worker traced, by kind (integrator::RayCounts).
-struct rl_counts {
-    rl_u64 camera;
-    rl_u64 shadow;
-    rl_u64 reflection;
-    rl_u64 refraction;
-};
-
-// Where a traced ray's results go: the film's fixed-point sums (three per pixel) and, when not
-// null, the rays-per-pixel counts of the work map.
-struct rl_film {
-    rl_u64* sums;
-    rl_u32* rays;
-};
+// A task's kind (an RL_KIND_* code) and depth.
+RL_FN rl_u32 rl_task_kind(const rl_task& t) { return t.depth_kind >> RL_KIND_SHIFT; }
+RL_FN rl_u32 rl_task_depth(const rl_task& t) { return t.depth_kind & RL_DEPTH_MASK; }
 
 RL_FN void rl_film_add(const rl_film& f, rl_u32 pixel, rl_vec3 rgb) {
     rl_u64 fixed[3] = {rl_to_fixed(rgb.x), rl_to_fixed(rgb.y), rl_to_fixed(rgb.z)};
@@ -542,7 +432,7 @@ RL_FN rl_task rl_camera_task(const rl_scene& s, rl_u32 x, rl_u32 y) {
     t.dir = rl_primary_dir(s.camera, x, y, s.width, s.height);
     t.weight = rl_v(1.0f, 1.0f, 1.0f);
     t.pixel = y * s.width + x;
-    t.depth_kind = RL_KIND_CAMERA << 8;
+    t.depth_kind = RL_KIND_CAMERA << RL_KIND_SHIFT;
     t.tile_end = 0;
     return t;
 }
@@ -554,7 +444,7 @@ RL_FN rl_task rl_child(const rl_task& parent, rl_vec3 origin, rl_vec3 dir, rl_ve
     t.dir = dir;
     t.weight = weight;
     t.pixel = parent.pixel;
-    t.depth_kind = (rl_task_depth(parent) + 1) | kind << 8;
+    t.depth_kind = (rl_task_depth(parent) + 1) | kind << RL_KIND_SHIFT;
     t.tile_end = 0;
     return t;
 }

@@ -46,26 +46,22 @@ pub fn all_node_orders(scene: &Scene) -> Vec<FlatNode> {
 }
 
 /// The scene as the kernels read it; `nodes` must be [`all_node_orders`] of the same scene.
+/// The renderer's arrays are cast to the shared layout's types, which they equal field for
+/// field (`bytemuck` checks the sizes).
 pub fn scene_data<'a>(scene: &'a Scene, nodes: &'a [FlatNode]) -> SceneData<'a> {
+    let bvh = octree(scene);
     SceneData {
         nodes: bytemuck::cast_slice(nodes),
-        node_count: octree(scene).nodes(0).len() as u32,
-        triangles: bytemuck::cast_slice(octree(scene).triangles()),
-        ids: bytemuck::cast_slice(octree(scene).original_indices()),
+        triangles: bytemuck::cast_slice(bvh.triangles()),
+        ids: bvh.original_indices(),
         shading: bytemuck::cast_slice(&scene.shading),
         materials: bytemuck::cast_slice(&scene.materials),
         lights: bytemuck::cast_slice(&scene.lights),
-        light_count: scene.lights.len() as u32,
         width: scene.width,
         height: scene.height,
-        padding: octree(scene).padding(),
-        camera: bytemuck::bytes_of(&scene.camera)
-            .try_into()
-            .expect("the camera is 52 bytes"),
-        settings: bytemuck::bytes_of(&scene.settings)
-            .try_into()
-            .expect("the settings are 36 bytes"),
-        max_depth: scene.settings.max_depth,
+        padding: bvh.padding(),
+        camera: bytemuck::cast(scene.camera),
+        settings: bytemuck::cast(scene.settings),
     }
 }
 

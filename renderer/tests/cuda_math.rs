@@ -23,14 +23,14 @@ mod common;
 use common::load_scene;
 use renderer::accel::AccelKind;
 
-// The mirrors must be the renderer's structs byte for byte before slices are cast.
-const _: () = assert!(size_of::<FlatNode>() == size_of::<host::Node>());
-const _: () = assert!(size_of::<Triangle>() == size_of::<host::Triangle>());
-const _: () = assert!(size_of::<TriangleShading>() == size_of::<host::Shading>());
-const _: () = assert!(size_of::<Material>() == size_of::<host::Material>());
-const _: () = assert!(size_of::<Light>() == size_of::<host::Light>());
-const _: () = assert!(size_of::<Camera>() == size_of::<host::Camera>());
-const _: () = assert!(size_of::<RenderSettings>() == size_of::<host::Settings>());
+// The renderer's structs must be the shared layout's byte for byte before slices are cast.
+const _: () = assert!(size_of::<FlatNode>() == size_of::<layout::FlatNode>());
+const _: () = assert!(size_of::<Triangle>() == size_of::<layout::Triangle>());
+const _: () = assert!(size_of::<TriangleShading>() == size_of::<layout::TriangleShading>());
+const _: () = assert!(size_of::<Material>() == size_of::<layout::Material>());
+const _: () = assert!(size_of::<Light>() == size_of::<layout::Light>());
+const _: () = assert!(size_of::<Camera>() == size_of::<layout::Camera>());
+const _: () = assert!(size_of::<RenderSettings>() == size_of::<layout::RenderSettings>());
 
 const SEED: u64 = 0x5eed_c0da;
 
@@ -111,14 +111,18 @@ fn layouts_match_field_by_field() {
         refractivity: v(5.0),
         ior: 6.0,
     };
-    let hm: host::Material = bytemuck::cast(m);
+    let hm: layout::Material = bytemuck::cast(m);
     assert_eq!(
-        (hm.ambient, hm.diffuse, hm.specular, hm.shininess),
-        ([1.0, 1.25, 1.5], [2.0, 2.25, 2.5], [3.0, 3.25, 3.5], 77)
-    );
-    assert_eq!(
-        (hm.reflectivity, hm.refractivity, hm.ior),
-        ([4.0, 4.25, 4.5], [5.0, 5.25, 5.5], 6.0)
+        hm,
+        layout::Material {
+            ambient: v(1.0),
+            diffuse: v(2.0),
+            specular: v(3.0),
+            shininess: 77,
+            reflectivity: v(4.0),
+            refractivity: v(5.0),
+            ior: 6.0,
+        }
     );
     let l = Light {
         position: v(1.0),
@@ -127,22 +131,16 @@ fn layouts_match_field_by_field() {
         cos_outer: 4.0,
         cos_inner: 5.0,
     };
-    let hl: host::Light = bytemuck::cast(l);
+    let hl: layout::Light = bytemuck::cast(l);
     assert_eq!(
-        (
-            hl.position,
-            hl.color,
-            hl.direction,
-            hl.cos_outer,
-            hl.cos_inner
-        ),
-        (
-            [1.0, 1.25, 1.5],
-            [2.0, 2.25, 2.5],
-            [3.0, 3.25, 3.5],
-            4.0,
-            5.0
-        )
+        hl,
+        layout::Light {
+            position: v(1.0),
+            color: v(2.0),
+            direction: v(3.0),
+            cos_outer: 4.0,
+            cos_inner: 5.0,
+        }
     );
     let c = Camera {
         origin: v(1.0),
@@ -151,16 +149,16 @@ fn layouts_match_field_by_field() {
         up: v(4.0),
         tan_half_fov: 5.0,
     };
-    let hc: host::Camera = bytemuck::cast(c);
+    let hc: layout::Camera = bytemuck::cast(c);
     assert_eq!(
-        (hc.origin, hc.forward, hc.right, hc.up, hc.tan_half_fov),
-        (
-            [1.0, 1.25, 1.5],
-            [2.0, 2.25, 2.5],
-            [3.0, 3.25, 3.5],
-            [4.0, 4.25, 4.5],
-            5.0
-        )
+        hc,
+        layout::Camera {
+            origin: v(1.0),
+            forward: v(2.0),
+            right: v(3.0),
+            up: v(4.0),
+            tan_half_fov: 5.0,
+        }
     );
     let s = RenderSettings {
         max_depth: 9,
@@ -169,36 +167,39 @@ fn layouts_match_field_by_field() {
         background: v(3.0),
         ray_offset: 4.0,
     };
-    let hs: host::Settings = bytemuck::cast(s);
+    let hs: layout::RenderSettings = bytemuck::cast(s);
     assert_eq!(
-        (
-            hs.max_depth,
-            hs.weight_cutoff,
-            hs.ambient,
-            hs.background,
-            hs.ray_offset
-        ),
-        (9, 1.0, [2.0, 2.25, 2.5], [3.0, 3.25, 3.5], 4.0)
+        hs,
+        layout::RenderSettings {
+            max_depth: 9,
+            weight_cutoff: 1.0,
+            ambient: v(2.0),
+            background: v(3.0),
+            ray_offset: 4.0,
+        }
     );
     let sh = TriangleShading {
         normals: [v(1.0), v(2.0), v(3.0)],
         material: 7,
     };
-    let hsh: host::Shading = bytemuck::cast(sh);
+    let hsh: layout::TriangleShading = bytemuck::cast(sh);
     assert_eq!(
-        (hsh.normals, hsh.material),
-        ([[1.0, 1.25, 1.5], [2.0, 2.25, 2.5], [3.0, 3.25, 3.5]], 7)
+        hsh,
+        layout::TriangleShading {
+            normals: [v(1.0), v(2.0), v(3.0)],
+            material: 7,
+        }
     );
     let t = Triangle {
         v: [v(1.0), v(2.0), v(3.0)],
     };
-    let ht: host::Triangle = bytemuck::cast(t);
-    assert_eq!(ht.v, [[1.0, 1.25, 1.5], [2.0, 2.25, 2.5], [3.0, 3.25, 3.5]]);
+    let ht: layout::Triangle = bytemuck::cast(t);
+    assert_eq!(ht.v, t.v);
     let n = FlatNode {
         near_skip: [1.0, 2.0, 3.0, f32::from_bits(4)],
         far_leaf: [5.0, 6.0, 7.0, f32::from_bits(8)],
     };
-    let hn: host::Node = bytemuck::cast(n);
+    let hn: layout::FlatNode = bytemuck::cast(n);
     assert_eq!((hn.near_skip, hn.far_leaf), (n.near_skip, n.far_leaf));
 }
 
@@ -488,7 +489,7 @@ fn camera_rays_match() {
         ) else {
             continue;
         };
-        let hc: host::Camera = bytemuck::cast(camera);
+        let hc: layout::Camera = bytemuck::cast(camera);
         for _ in 0..10 {
             let (w, h) = (rng.random_range(1..4096), rng.random_range(1..4096));
             let (x, y) = (rng.random_range(0..w), rng.random_range(0..h));
@@ -574,7 +575,7 @@ fn frame_matches(name: &str) {
     let pixels = (scene.width * scene.height) as usize;
     let mut sums = vec![0u64; 3 * pixels];
     let mut rays = vec![0u32; pixels];
-    let mut counts = host::Counts::default();
+    let mut counts = layout::kernel::Counts::default();
     let mut stack = Vec::new();
     for y in 0..scene.height {
         for x in 0..scene.width {
