@@ -1,5 +1,6 @@
 //! Rendering on an NVIDIA GPU: the scene's flat arrays handed to the `kernels` crate as they
-//! are, and its fixed-point sums brought back into a [`Film`], resolved like the CPU's.
+//! are (their types are the shared layout of the `layout` crate), and its fixed-point sums
+//! brought back into a [`Film`], resolved like the CPU's.
 
 use std::num::NonZeroU32;
 use std::sync::Arc;
@@ -46,22 +47,21 @@ pub fn all_node_orders(scene: &Scene) -> Vec<FlatNode> {
 }
 
 /// The scene as the kernels read it; `nodes` must be [`all_node_orders`] of the same scene.
-/// The renderer's arrays are cast to the shared layout's types, which they equal field for
-/// field (`bytemuck` checks the sizes).
+/// Its arrays are the scene's own: their types are the shared layout.
 pub fn scene_data<'a>(scene: &'a Scene, nodes: &'a [FlatNode]) -> SceneData<'a> {
     let bvh = octree(scene);
     SceneData {
-        nodes: bytemuck::cast_slice(nodes),
-        triangles: bytemuck::cast_slice(bvh.triangles()),
+        nodes,
+        triangles: bvh.triangles(),
         ids: bvh.original_indices(),
-        shading: bytemuck::cast_slice(&scene.shading),
-        materials: bytemuck::cast_slice(&scene.materials),
-        lights: bytemuck::cast_slice(&scene.lights),
+        shading: &scene.shading,
+        materials: &scene.materials,
+        lights: &scene.lights,
         width: scene.width,
         height: scene.height,
         padding: bvh.padding(),
-        camera: bytemuck::cast(scene.camera),
-        settings: bytemuck::cast(scene.settings),
+        camera: scene.camera,
+        settings: scene.settings,
     }
 }
 

@@ -7,7 +7,7 @@ use rand::{RngExt, SeedableRng};
 use renderer::accel::{Accel, AccelKind};
 use renderer::bvh::wide::Width;
 use renderer::bvh::{BvhSettings, BvhSplit, OctreeBvh, WideBvh};
-use renderer::geometry::{PreparedRay, Ray, Triangle};
+use renderer::geometry::{PreparedRay, Ray, Triangle, TriangleExt};
 use renderer::math::{Vec3, normalize};
 
 /// The reference: every triangle, smallest `t`, ties to the smaller index. `padding` is the

@@ -14,23 +14,14 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use renderer::bvh::FlatNode;
 use renderer::film::to_fixed;
-use renderer::geometry::{PreparedRay, Ray, Triangle};
+use renderer::geometry::{PreparedRay, Ray, Triangle, TriangleExt};
 use renderer::math::{self, Vec3};
 use renderer::render::{RenderOptions, render};
-use renderer::scene::{Camera, Light, Material, RenderSettings, TriangleShading};
+use renderer::scene::{Camera, CameraExt, Light, LightExt};
 
 mod common;
 use common::load_scene;
 use renderer::accel::AccelKind;
-
-// The renderer's structs must be the shared layout's byte for byte before slices are cast.
-const _: () = assert!(size_of::<FlatNode>() == size_of::<layout::FlatNode>());
-const _: () = assert!(size_of::<Triangle>() == size_of::<layout::Triangle>());
-const _: () = assert!(size_of::<TriangleShading>() == size_of::<layout::TriangleShading>());
-const _: () = assert!(size_of::<Material>() == size_of::<layout::Material>());
-const _: () = assert!(size_of::<Light>() == size_of::<layout::Light>());
-const _: () = assert!(size_of::<Camera>() == size_of::<layout::Camera>());
-const _: () = assert!(size_of::<RenderSettings>() == size_of::<layout::RenderSettings>());
 
 const SEED: u64 = 0x5eed_c0da;
 
@@ -97,110 +88,6 @@ fn ray_interval(rng: &mut StdRng) -> (f32, f32) {
         3 => (-1.0, 1.0),
         _ => (0.0, f32::INFINITY),
     }
-}
-
-#[test]
-fn layouts_match_field_by_field() {
-    let v = |i: f32| Vec3::new(i, i + 0.25, i + 0.5);
-    let m = Material {
-        ambient: v(1.0),
-        diffuse: v(2.0),
-        specular: v(3.0),
-        shininess: 77,
-        reflectivity: v(4.0),
-        refractivity: v(5.0),
-        ior: 6.0,
-    };
-    let hm: layout::Material = bytemuck::cast(m);
-    assert_eq!(
-        hm,
-        layout::Material {
-            ambient: v(1.0),
-            diffuse: v(2.0),
-            specular: v(3.0),
-            shininess: 77,
-            reflectivity: v(4.0),
-            refractivity: v(5.0),
-            ior: 6.0,
-        }
-    );
-    let l = Light {
-        position: v(1.0),
-        color: v(2.0),
-        direction: v(3.0),
-        cos_outer: 4.0,
-        cos_inner: 5.0,
-    };
-    let hl: layout::Light = bytemuck::cast(l);
-    assert_eq!(
-        hl,
-        layout::Light {
-            position: v(1.0),
-            color: v(2.0),
-            direction: v(3.0),
-            cos_outer: 4.0,
-            cos_inner: 5.0,
-        }
-    );
-    let c = Camera {
-        origin: v(1.0),
-        forward: v(2.0),
-        right: v(3.0),
-        up: v(4.0),
-        tan_half_fov: 5.0,
-    };
-    let hc: layout::Camera = bytemuck::cast(c);
-    assert_eq!(
-        hc,
-        layout::Camera {
-            origin: v(1.0),
-            forward: v(2.0),
-            right: v(3.0),
-            up: v(4.0),
-            tan_half_fov: 5.0,
-        }
-    );
-    let s = RenderSettings {
-        max_depth: 9,
-        weight_cutoff: 1.0,
-        ambient: v(2.0),
-        background: v(3.0),
-        ray_offset: 4.0,
-    };
-    let hs: layout::RenderSettings = bytemuck::cast(s);
-    assert_eq!(
-        hs,
-        layout::RenderSettings {
-            max_depth: 9,
-            weight_cutoff: 1.0,
-            ambient: v(2.0),
-            background: v(3.0),
-            ray_offset: 4.0,
-        }
-    );
-    let sh = TriangleShading {
-        normals: [v(1.0), v(2.0), v(3.0)],
-        material: 7,
-    };
-    let hsh: layout::TriangleShading = bytemuck::cast(sh);
-    assert_eq!(
-        hsh,
-        layout::TriangleShading {
-            normals: [v(1.0), v(2.0), v(3.0)],
-            material: 7,
-        }
-    );
-    let t = Triangle {
-        v: [v(1.0), v(2.0), v(3.0)],
-    };
-    let ht: layout::Triangle = bytemuck::cast(t);
-    assert_eq!(ht.v, t.v);
-    let n = FlatNode {
-        near_skip: [1.0, 2.0, 3.0, f32::from_bits(4)],
-        far_leaf: [5.0, 6.0, 7.0, f32::from_bits(8)],
-    };
-    let hn: layout::FlatNode = bytemuck::cast(n);
-    assert_eq!((hn.near_skip, hn.far_leaf), (n.near_skip, n.far_leaf));
 }
 
 #[test]
@@ -376,7 +263,7 @@ fn triangle_test_matches_on_hits_edges_slivers_and_degenerate_triangles() {
     for i in 0..cases {
         let (tri, ray, padding) = triangle_case(&mut rng, i);
         let rust = tri.intersect_with_barycentrics(&PreparedRay::new(&ray), padding);
-        let cpp = host::triangle_hit(&bytemuck::cast(tri), &host_ray(&ray), padding);
+        let cpp = host::triangle_hit(&tri, &host_ray(&ray), padding);
         let rust_bits = rust.map(|h| (h.t.to_bits(), bits(h.bary)));
         let cpp_bits = cpp.map(|(t, b)| (t.to_bits(), bits(b)));
         assert_eq!(
@@ -489,14 +376,13 @@ fn camera_rays_match() {
         ) else {
             continue;
         };
-        let hc: layout::Camera = bytemuck::cast(camera);
         for _ in 0..10 {
             let (w, h) = (rng.random_range(1..4096), rng.random_range(1..4096));
             let (x, y) = (rng.random_range(0..w), rng.random_range(0..h));
             let ray = camera.primary_ray(x, y, w, h);
             assert_eq!(
                 bits(ray.dir.to_array()),
-                bits(host::primary_dir(&hc, x, y, w, h)),
+                bits(host::primary_dir(&camera, x, y, w, h)),
                 "{camera:?} pixel ({x}, {y}) of {w}×{h}"
             );
             checked += 1;
@@ -533,7 +419,7 @@ fn spot_cones_match() {
         };
         assert_eq!(
             light.cone_factor(to_point).to_bits(),
-            host::cone_factor(&bytemuck::cast(light), to_point.to_array()).to_bits(),
+            host::cone_factor(&light, to_point.to_array()).to_bits(),
             "{light:?} towards {to_point}"
         );
     }
@@ -560,17 +446,17 @@ fn frame_matches(name: &str) {
     let bvh = octree_scene.accel.octree().expect("the octree");
     let nodes: Vec<FlatNode> = (0..8).flat_map(|o| bvh.nodes(o).to_vec()).collect();
     let host_scene = host::Scene::new(host::SceneParts {
-        nodes: bytemuck::cast_slice(&nodes),
-        triangles: bytemuck::cast_slice(bvh.triangles()),
+        nodes: &nodes,
+        triangles: bvh.triangles(),
         ids: bvh.original_indices(),
-        shading: bytemuck::cast_slice(&octree_scene.shading),
-        materials: bytemuck::cast_slice(&scene.materials),
-        lights: bytemuck::cast_slice(&scene.lights),
+        shading: &octree_scene.shading,
+        materials: &scene.materials,
+        lights: &scene.lights,
         width: scene.width,
         height: scene.height,
         padding: bvh.padding(),
-        camera: bytemuck::cast(scene.camera),
-        settings: bytemuck::cast(scene.settings),
+        camera: scene.camera,
+        settings: scene.settings,
     });
     let pixels = (scene.width * scene.height) as usize;
     let mut sums = vec![0u64; 3 * pixels];

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use rayon::join;
 
-use crate::geometry::{Aabb, Triangle};
+use crate::geometry::{Aabb, Triangle, TriangleExt};
 use crate::math::Vec3;
 
 use super::super::BvhSplit;

@@ -292,6 +292,7 @@ impl WideBvh {
 mod tests {
     use super::*;
     use crate::bvh::BvhSplit;
+    use crate::geometry::TriangleExt;
     use crate::math::Vec3;
 
     /// A deterministic scatter of small triangles, with a pile of copies of one of them.

@@ -14,7 +14,7 @@
 
 use glam::{BVec4A, Vec4};
 
-use crate::geometry::{PreparedRay, Triangle};
+use crate::geometry::{PreparedRay, Triangle, intersect_unnormalised};
 use crate::math::Vec3;
 
 /// Triangles per pack: the four lanes of an SSE register.
@@ -181,7 +181,8 @@ impl TrianglePack {
             det: [0.0; LANES],
         };
         for lane in 0..self.lanes as usize {
-            if let Some((t, uvw, det)) = self.triangle(lane).intersect_unnormalised(ray, padding) {
+            if let Some((t, uvw, det)) = intersect_unnormalised(&self.triangle(lane), ray, padding)
+            {
                 hits.mask |= 1 << lane;
                 hits.t[lane] = t;
                 for (edge, value) in hits.uvw.iter_mut().zip(uvw) {
@@ -250,7 +251,7 @@ mod tests {
             let prepared = PreparedRay::new(&ray);
             let found = pack.hits(&prepared, padding);
             for (lane, triangle) in triangles.iter().enumerate() {
-                let expected = triangle.intersect_unnormalised(&prepared, padding);
+                let expected = intersect_unnormalised(triangle, &prepared, padding);
                 let got = (found.mask >> lane & 1 == 1).then(|| {
                     (
                         found.t[lane],
