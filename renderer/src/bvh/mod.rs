@@ -186,7 +186,8 @@ impl OctreeBvh {
     }
 
     /// How far every box is grown beyond its triangles; the triangle test must be given this
-    /// value ([`Triangle::intersect`]) to agree with the traversal.
+    /// value ([`TriangleExt::intersect`](crate::geometry::TriangleExt::intersect)) to agree
+    /// with the traversal.
     pub fn padding(&self) -> f32 {
         self.padding
     }

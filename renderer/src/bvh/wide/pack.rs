@@ -1,16 +1,16 @@
 //! A leaf's triangles four at a time: their vertices stored coordinate by coordinate, so that
 //! the watertight test runs on all four in the lanes of one SIMD register.
 //!
-//! The test is [`Triangle::intersect_unnormalised`] lane by lane, with the same operations in
-//! the same order, so each lane gives the bits the one-triangle test gives: IEEE arithmetic
-//! rounds the same in a vector lane as in a scalar register, the minimum and maximum of a set
-//! of numbers do not depend on the order they are taken in, and a NaN is skipped by both (the
-//! NaN operand comes first, as in the node test). One difference is left: of `+0` and `−0`,
-//! SSE's `max` gives its second operand and `f32::max` either, so a distance of exactly zero
-//! may differ in sign; no ray with `t_min ≥ 0`, as every ray the renderer traces, reports a
-//! hit at zero. The one step that is not lane-wise, the double-precision edge function when an
-//! edge rounds to zero, sends the pack to the one-triangle test instead; it is rare (a ray
-//! through a vertex or along an edge).
+//! The test is the one-triangle test (`geometry::intersect_unnormalised`) lane by lane, with
+//! the same operations in the same order, so each lane gives the bits the one-triangle test
+//! gives: IEEE arithmetic rounds the same in a vector lane as in a scalar register, the minimum
+//! and maximum of a set of numbers do not depend on the order they are taken in, and a NaN is
+//! skipped by both (the NaN operand comes first, as in the node test). One difference is left:
+//! of `+0` and `−0`, SSE's `max` gives its second operand and `f32::max` either, so a distance
+//! of exactly zero may differ in sign; no ray with `t_min ≥ 0`, as every ray the renderer
+//! traces, reports a hit at zero. The one step that is not lane-wise, the double-precision edge
+//! function when an edge rounds to zero, sends the pack to the one-triangle test instead; it is
+//! rare (a ray through a vertex or along an edge).
 
 use glam::{BVec4A, Vec4};
 
