@@ -78,6 +78,14 @@ static_assert(RL_OFFSET_OF(rl_vec3, x) == 0 && RL_OFFSET_OF(rl_vec3, y) == 4 && 
 // Figures kept per worker ([`Stat`] indexes them), with room to spare.
 #define RL_STAT_SLOTS 16
 
+// Children per node.
+#define RL_WIDE_CHILDREN 8
+
+// Entries of the traversal's stack: one per inner node on the path from the root. The
+// renderer's wide build is at most 67 inner nodes deep (40 levels of heuristic splits,
+// then at most 27 of median splits), and its GPU form checks the depth it gets.
+#define RL_WIDE_STACK 67
+
 // -----------------------------------------------------------------------------------------------
 // Codes.
 
@@ -286,6 +294,38 @@ static_assert(RL_OFFSET_OF(rl_settings, weight_cutoff) == 4, "rl_settings.weight
 static_assert(RL_OFFSET_OF(rl_settings, ambient) == 8, "rl_settings.ambient at byte 8, as layout::scene::RenderSettings");
 static_assert(RL_OFFSET_OF(rl_settings, background) == 20, "rl_settings.background at byte 20, as layout::scene::RenderSettings");
 static_assert(RL_OFFSET_OF(rl_settings, ray_offset) == 32, "rl_settings.ray_offset at byte 32, as layout::scene::RenderSettings");
+
+// One node of the wide BVH's GPU form: eight quantized child boxes, 80 bytes, 16-byte
+// aligned for `float4`-sized loads.
+// (layout::wide::WideNode.)
+struct alignas(16) rl_wide_node {
+    // Per axis, `p`: where byte 0 of a plane lies.
+    float origin[3];
+    // Per axis, the biased exponent `e + 127` of the scale `2^e`: the scale's own bits are
+    // this byte shifted left by 23.
+    rl_u8 exponents[3];
+    // Bit `slot` set: the child in `slot` is an inner node.
+    rl_u8 inner_mask;
+    // The node index of the first inner child.
+    rl_u32 child_base;
+    // The leaf-order index of the first triangle of the first leaf child.
+    rl_u32 triangle_base;
+    // Per slot, the leaf's triangles; 0 for an inner node or an empty slot.
+    rl_u8 counts[8];
+    // Per axis and slot, the byte of the child's lower plane.
+    rl_u8 lo[3][8];
+    // Per axis and slot, the byte of the child's upper plane.
+    rl_u8 hi[3][8];
+};
+static_assert(sizeof(rl_wide_node) == 80 && alignof(rl_wide_node) == 16, "rl_wide_node: 80 bytes aligned to 16, as layout::wide::WideNode");
+static_assert(RL_OFFSET_OF(rl_wide_node, origin) == 0, "rl_wide_node.origin at byte 0, as layout::wide::WideNode");
+static_assert(RL_OFFSET_OF(rl_wide_node, exponents) == 12, "rl_wide_node.exponents at byte 12, as layout::wide::WideNode");
+static_assert(RL_OFFSET_OF(rl_wide_node, inner_mask) == 15, "rl_wide_node.inner_mask at byte 15, as layout::wide::WideNode");
+static_assert(RL_OFFSET_OF(rl_wide_node, child_base) == 16, "rl_wide_node.child_base at byte 16, as layout::wide::WideNode");
+static_assert(RL_OFFSET_OF(rl_wide_node, triangle_base) == 20, "rl_wide_node.triangle_base at byte 20, as layout::wide::WideNode");
+static_assert(RL_OFFSET_OF(rl_wide_node, counts) == 24, "rl_wide_node.counts at byte 24, as layout::wide::WideNode");
+static_assert(RL_OFFSET_OF(rl_wide_node, lo) == 32, "rl_wide_node.lo at byte 32, as layout::wide::WideNode");
+static_assert(RL_OFFSET_OF(rl_wide_node, hi) == 56, "rl_wide_node.hi at byte 56, as layout::wide::WideNode");
 
 // -----------------------------------------------------------------------------------------------
 // Tasks and what the kernels count.
@@ -504,4 +544,26 @@ static_assert(RL_OFFSET_OF(rl_managed, slot_taken) == 16, "rl_managed.slot_taken
 static_assert(RL_OFFSET_OF(rl_managed, stacks) == 24, "rl_managed.stacks at byte 24, as layout::params::Managed");
 static_assert(RL_OFFSET_OF(rl_managed, stats) == 32, "rl_managed.stats at byte 32, as layout::params::Managed");
 static_assert(RL_OFFSET_OF(rl_managed, error) == 40, "rl_managed.error at byte 40, as layout::params::Managed");
+
+// The wide BVH in its GPU form ([`WideNode`]), as its traversal reads it. Its arrays are
+// in the wide tree's own leaf order, which is not the octree's.
+// (layout::params::WideBvh.)
+struct rl_wide_bvh {
+    // The nodes; the root is node 0.
+    const rl_wide_node* nodes;
+    // The triangles in the tree's leaf order.
+    const rl_triangle* triangles;
+    // The index in the scene's input of each triangle.
+    const rl_u32* ids;
+    // The boxes' padding, as [`Scene::padding`].
+    float padding;
+    // Zero: rounds the struct to its 8-byte alignment.
+    rl_u32 pad;
+};
+static_assert(sizeof(rl_wide_bvh) == 32 && alignof(rl_wide_bvh) == 8, "rl_wide_bvh: 32 bytes aligned to 8, as layout::params::WideBvh");
+static_assert(RL_OFFSET_OF(rl_wide_bvh, nodes) == 0, "rl_wide_bvh.nodes at byte 0, as layout::params::WideBvh");
+static_assert(RL_OFFSET_OF(rl_wide_bvh, triangles) == 8, "rl_wide_bvh.triangles at byte 8, as layout::params::WideBvh");
+static_assert(RL_OFFSET_OF(rl_wide_bvh, ids) == 16, "rl_wide_bvh.ids at byte 16, as layout::params::WideBvh");
+static_assert(RL_OFFSET_OF(rl_wide_bvh, padding) == 24, "rl_wide_bvh.padding at byte 24, as layout::params::WideBvh");
+static_assert(RL_OFFSET_OF(rl_wide_bvh, pad) == 28, "rl_wide_bvh.pad at byte 28, as layout::params::WideBvh");
 #endif  // RAYLB_LAYOUT_CUH

@@ -9,11 +9,12 @@ use std::fmt::Write;
 
 use crate::c::{CEnum, CStruct, Constant};
 use crate::kernel::{Counts, DequeHead, ErrorBit, KERNEL_CONSTANTS, Mode, Stat};
-use crate::params::{Film, Managed, Scene, Work};
+use crate::params::{Film, Managed, Scene, WideBvh, Work};
 use crate::scene::{
     Camera, FlatNode, Light, Material, RenderSettings, SCENE_CONSTANTS, Triangle, TriangleShading,
 };
 use crate::task::{TASK_CONSTANTS, Task, TaskKind};
+use crate::wide::{WIDE_CONSTANTS, WideNode};
 
 /// The command that writes the header again, for its first lines and for the check's message.
 pub const REGENERATE: &str = "RAYLB_UPDATE_LAYOUT=1 cargo test -p kernels --test layout_header";
@@ -23,7 +24,12 @@ pub fn generate() -> String {
     let mut h = Header(String::new());
     h.preamble();
     h.section("Constants");
-    for list in [SCENE_CONSTANTS, TASK_CONSTANTS, KERNEL_CONSTANTS] {
+    for list in [
+        SCENE_CONSTANTS,
+        TASK_CONSTANTS,
+        KERNEL_CONSTANTS,
+        WIDE_CONSTANTS,
+    ] {
         h.constants(list);
     }
     h.section("Codes");
@@ -39,6 +45,7 @@ pub fn generate() -> String {
     h.structure::<Light>();
     h.structure::<Camera>();
     h.structure::<RenderSettings>();
+    h.structure::<WideNode>();
     h.section("Tasks and what the kernels count");
     h.structure::<Task>();
     h.structure::<Counts>();
@@ -48,6 +55,7 @@ pub fn generate() -> String {
     h.structure::<Film>();
     h.structure::<Work>();
     h.structure::<Managed>();
+    h.structure::<WideBvh>();
     h.0.push_str("#endif  // RAYLB_LAYOUT_CUH\n");
     h.0
 }
@@ -214,6 +222,7 @@ mod tests {
             "    float near_skip[4];",
             "    const rl_node* nodes;",
             "    int* pending;",
+            "    rl_u8 lo[3][8];",
             "static_assert(RL_OFFSET_OF(rl_scene, camera) == 68, \"rl_scene.camera at byte 68, as layout::params::Scene\");",
         ] {
             assert!(h.lines().any(|l| l == line), "no line {line:?} in\n{h}");

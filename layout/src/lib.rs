@@ -2,7 +2,7 @@
 //!
 //! - the scene as every device reads it: [`FlatNode`] (the octree's flattened nodes),
 //!   [`Triangle`], [`TriangleShading`], [`Material`], [`Light`], [`Camera`],
-//!   [`RenderSettings`];
+//!   [`RenderSettings`], and the wide BVH's GPU form ([`wide`]);
 //! - the unit of work the kernels queue and how tiles are cut ([`task`]);
 //! - the kernels' launch sizes, balancer codes, figure slots, error bits, deque heads and ray
 //!   counts ([`kernel`]);
@@ -31,6 +31,7 @@ pub mod params;
 mod ptr;
 pub mod scene;
 pub mod task;
+pub mod wide;
 
 pub use ptr::{Ptr, PtrMut};
 pub use scene::{

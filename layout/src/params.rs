@@ -6,6 +6,7 @@ use bytemuck::{Pod, Zeroable};
 use crate::kernel::DequeHead;
 use crate::scene::{Camera, FlatNode, Light, Material, RenderSettings, Triangle, TriangleShading};
 use crate::task::Task;
+use crate::wide::WideNode;
 use crate::{Ptr, PtrMut};
 
 shared_struct! {
@@ -165,5 +166,30 @@ shared_struct! {
         /// The error word.
         #[offset(40)]
         pub error: PtrMut<u32>,
+    }
+}
+
+shared_struct! {
+    /// The wide BVH in its GPU form ([`WideNode`]), as its traversal reads it. Its arrays are
+    /// in the wide tree's own leaf order, which is not the octree's.
+    #[c(rl_wide_bvh, size = 32)]
+    #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+    #[repr(C)]
+    pub struct WideBvh {
+        /// The nodes; the root is node 0.
+        #[offset(0)]
+        pub nodes: Ptr<WideNode>,
+        /// The triangles in the tree's leaf order.
+        #[offset(8)]
+        pub triangles: Ptr<Triangle>,
+        /// The index in the scene's input of each triangle.
+        #[offset(16)]
+        pub ids: Ptr<u32>,
+        /// The boxes' padding, as [`Scene::padding`].
+        #[offset(24)]
+        pub padding: f32,
+        /// Zero: rounds the struct to its 8-byte alignment.
+        #[offset(28)]
+        pub pad: u32,
     }
 }

@@ -22,11 +22,17 @@
 //! first: the nearest next, the others (leaves and nodes alike) pushed far to near on a stack
 //! of fixed size, and a child popped behind the closest hit so far is skipped.
 //!
+//! *GPU form* ([`WideBvh::to_gpu`], [`GpuWideBvh`]): the same tree as nodes of eight child
+//! boxes quantized to bytes (the `layout` crate's `wide::WideNode`), which the CUDA header
+//! traverses; its answers are checked against this module's traversal in
+//! `tests/cuda_math.rs`.
+//!
 //! The closest hit is the octree's: the smallest `t`, equal `t` broken by the smaller original
 //! index, each triangle tested by the same watertight test with the same padding, so every
 //! structure, at either width, gives every pixel the same bytes.
 
 mod build;
+mod gpu;
 mod lanes;
 mod pack;
 mod traverse;
@@ -37,6 +43,7 @@ use crate::geometry::{Aabb, Triangle};
 
 use super::{BvhSettings, BvhStats};
 
+pub use gpu::GpuWideBvh;
 pub use pack::{LANES, TrianglePack};
 
 /// Children per node.
