@@ -38,6 +38,53 @@ fn kernels_compile_to_ptx_without_warnings() {
     }
 }
 
+/// A kernel that runs the wide BVH's traversals (closest hit and occlusion) for one ray per
+/// thread, appended to the kernels: the traversal is compiled in the kernels' translation
+/// unit, with their options, before any balancer calls it.
+const WIDE_TRAVERSAL_PROBE: &str = r#"
+extern "C" __global__ void rl_probe_wide(rl_wide_bvh b, const rl_task* rays, rl_u32 n,
+                                         rl_u32* index, float* t, rl_u32* blocked) {
+    rl_u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) {
+        return;
+    }
+    rl_prepared r = rl_prepare(rays[i].origin, rays[i].dir, 0.0f, RL_INFINITY);
+    index[i] = rl_wide_closest_hit(b, r, t + i);
+    blocked[i] = rl_wide_occluded(b, r) ? 1u : 0u;
+}
+"#;
+
+#[test]
+fn the_wide_bvh_traversal_compiles_with_the_kernels() {
+    if !source::nvrtc_available() {
+        assert!(
+            std::env::var_os("RAYLB_REQUIRE_NVRTC").is_none(),
+            "RAYLB_REQUIRE_NVRTC is set but libnvrtc cannot be loaded (LD_LIBRARY_PATH?)"
+        );
+        eprintln!("skipped: NVRTC is not installed (see .ci/run for how CI installs it)");
+        return;
+    }
+    let program = source::program_source() + WIDE_TRAVERSAL_PROBE;
+    for (major, minor) in [(7, 5), (8, 0), (8, 9), (9, 0)] {
+        let compiled = match source::compile_source(&program, major, minor) {
+            Ok(c) => c,
+            Err(GpuError::Compile(log)) => panic!("compute_{major}{minor}: {log}"),
+            Err(e) => panic!("compute_{major}{minor}: {e}"),
+        };
+        assert!(
+            compiled.ptx.contains(".entry rl_probe_wide("),
+            "compute_{major}{minor}: the probe was not compiled"
+        );
+        for entry in ENTRY_POINTS {
+            assert!(compiled.ptx.contains(&format!(".entry {entry}(")));
+        }
+        assert!(
+            !compiled.ptx.contains("fma.rn.f32"),
+            "compute_{major}{minor}: fused multiply-add in the PTX"
+        );
+    }
+}
+
 #[test]
 fn a_broken_kernel_is_reported_with_the_compiler_log() {
     if !source::nvrtc_available() {

@@ -1,8 +1,10 @@
 //! The CUDA kernels' math header (`kernels/cuda/raylb_math.cuh`), compiled for the host by
 //! `cuda-math-host`, gives the same bits as the Rust it mirrors: the slab and triangle tests on
 //! hundreds of thousands of random and degenerate rays, the vector helpers, the fixed-point
-//! conversion, the camera and the spot cone, and whole frames of the shipped scenes traced
-//! task by task against the CPU renderer's film.
+//! conversion, the camera and the spot cone, the traversals of the wide BVH's GPU form and of
+//! the octree against the Rust traversals (every shipped scene's camera, secondary, shadow and
+//! random rays, and the degenerate meshes of `common::meshes`), and whole frames of the
+//! shipped scenes traced task by task against the CPU renderer's film.
 //!
 //! Every comparison is of bits (`to_bits`), signed zeros and NaNs included.
 
@@ -12,16 +14,17 @@ use balancers::{Assignment, BalancerKind};
 use cuda_math_host as host;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use renderer::bvh::FlatNode;
+use renderer::accel::AccelKind;
+use renderer::bvh::wide::Width;
+use renderer::bvh::{BvhSettings, FlatNode, OctreeBvh, WideBvh};
 use renderer::film::to_fixed;
 use renderer::geometry::{PreparedRay, Ray, Triangle, TriangleExt};
 use renderer::math::{self, Vec3};
 use renderer::render::{RenderOptions, render};
-use renderer::scene::{Camera, CameraExt, Light, LightExt};
+use renderer::scene::{Camera, CameraExt, Light, LightExt, Material, Scene};
 
 mod common;
-use common::load_scene;
-use renderer::accel::AccelKind;
+use common::{load_scene, meshes};
 
 const SEED: u64 = 0x5eed_c0da;
 
@@ -511,4 +514,215 @@ fn quick_frame_matches_the_cpu_film() {
 #[test]
 fn cornell_frame_matches_the_cpu_film() {
     frame_matches("cornell");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Traversal: the header's traversals of the wide BVH's GPU form and of the octree, against the
+// Rust traversals of the same trees.
+
+/// The closest hit as the closest-hit rule defines it: its distance's bits and the triangle's
+/// index in the input. (Leaf orders differ between structures; input indices do not.)
+type Answer = Option<(u32, u32)>;
+
+/// The triangles of a scene in its input order, as the structures are built from them.
+fn input_triangles(scene: &Scene) -> Vec<Triangle> {
+    let ids = scene.accel.original_indices();
+    let mut triangles = vec![scene.accel.triangles()[0]; ids.len()];
+    for (k, &i) in ids.iter().enumerate() {
+        triangles[i as usize] = scene.accel.triangles()[k];
+    }
+    triangles
+}
+
+/// The rays a frame traces and more: the camera ray of every pixel; from each point a camera
+/// ray hits, its reflection, a ray in a random direction and a shadow ray to each light (ending
+/// at the light); and rays between random points of the scene's box grown by half, now and then
+/// along an axis or with a zero component, some over a bounded interval. `random` of the last.
+fn scene_rays(scene: &Scene, rng: &mut StdRng, random: usize) -> Vec<Ray> {
+    let (w, h) = (scene.width, scene.height);
+    let mut rays: Vec<Ray> = (0..h)
+        .flat_map(|y| (0..w).map(move |x| (x, y)))
+        .map(|(x, y)| scene.camera.primary_ray(x, y, w, h))
+        .collect();
+    let offset = scene.settings.ray_offset;
+    for i in 0..rays.len() {
+        let ray = rays[i];
+        let Some(hit) = scene.accel.closest_hit(&ray) else {
+            continue;
+        };
+        let normal = math::normalize(scene.accel.triangles()[hit.index as usize].normal());
+        let normal = if math::dot(ray.dir, normal) < 0.0 {
+            normal
+        } else {
+            -normal
+        };
+        let point = ray.origin + ray.dir * hit.t + normal * offset;
+        rays.push(Ray::new(point, math::reflect(ray.dir, normal)));
+        rays.push(Ray::new(point, direction(rng)));
+        for light in &scene.lights {
+            let to_light = light.position - point;
+            let distance = to_light.length();
+            rays.push(Ray {
+                origin: point,
+                dir: to_light / distance,
+                t_min: 0.0,
+                t_max: distance,
+            });
+        }
+    }
+    let bounds = scene.accel.bounds();
+    let (centre, extent) = (bounds.center(), bounds.extent() * 0.75);
+    let inside = |rng: &mut StdRng| {
+        centre
+            + Vec3::new(
+                rng.random_range(-1.0f32..1.0),
+                rng.random_range(-1.0f32..1.0),
+                rng.random_range(-1.0f32..1.0),
+            ) * extent
+    };
+    for _ in 0..random {
+        let origin = inside(rng);
+        let mut ray = Ray::new(origin, inside(rng) - origin);
+        match rng.random_range(0..6) {
+            0 => ray.dir = [Vec3::X, -Vec3::Y, Vec3::Z][rng.random_range(0..3)],
+            1 => ray.dir[rng.random_range(0..3)] = if rng.random_bool(0.5) { 0.0 } else { -0.0 },
+            2 => {
+                ray.t_min = rng.random_range(0.0..0.5);
+                ray.t_max = rng.random_range(0.5..1.0);
+            }
+            _ => {}
+        }
+        rays.push(ray);
+    }
+    rays
+}
+
+/// Checks the header's traversal of the wide BVH's GPU form against the Rust traversal of the
+/// wide BVH it was built from, at both widths, and the header's octree traversal against the
+/// Rust octree's: the same closest hit (distance bits and input index) and the same occlusion
+/// answer for every ray. Returns how many rays hit.
+fn traversals_match(name: &str, triangles: &[Triangle], settings: BvhSettings, rays: &[Ray]) {
+    let mut answers: Option<Vec<Answer>> = None;
+    for width in [Width::Eight, Width::Four] {
+        let cpu = WideBvh::build_with_width(triangles, settings, width);
+        let gpu = cpu.to_gpu();
+        let host = host::WideScene::new(
+            gpu.nodes(),
+            gpu.triangles(),
+            gpu.original_indices(),
+            gpu.padding(),
+        );
+        let mut found = Vec::with_capacity(rays.len());
+        for (n, ray) in rays.iter().enumerate() {
+            let want = cpu.closest_hit(ray).map(|h| (h.t.to_bits(), h.original));
+            let got = host
+                .closest_hit(&host_ray(ray))
+                .map(|h| (h.t.to_bits(), gpu.original_indices()[h.index as usize]));
+            assert_eq!(got, want, "{name}, {width:?}: ray {n} {ray:?}");
+            assert_eq!(
+                host.occluded(&host_ray(ray)),
+                cpu.occluded(ray),
+                "{name}, {width:?}: occlusion of ray {n} {ray:?}"
+            );
+            found.push(want);
+        }
+        // Both widths find the same hits, as every structure must.
+        if let Some(first) = &answers {
+            assert_eq!(first, &found, "{name}: the widths disagree");
+        }
+        answers = Some(found);
+    }
+    let answers = answers.expect("two widths");
+
+    let octree = OctreeBvh::build(triangles, settings);
+    let nodes: Vec<FlatNode> = (0..8).flat_map(|o| octree.nodes(o).to_vec()).collect();
+    // Shading data the traversal never reads, for a scene of the header's shape.
+    let shading = vec![bytemuck::Zeroable::zeroed(); triangles.len()];
+    let materials = [Material::default()];
+    let host = host::Scene::new(host::SceneParts {
+        nodes: &nodes,
+        triangles: octree.triangles(),
+        ids: octree.original_indices(),
+        shading: &shading,
+        materials: &materials,
+        lights: &[],
+        width: 1,
+        height: 1,
+        padding: octree.padding(),
+        camera: bytemuck::Zeroable::zeroed(),
+        settings: bytemuck::Zeroable::zeroed(),
+    });
+    for (n, ray) in rays.iter().enumerate() {
+        let got = host
+            .closest_hit(&host_ray(ray))
+            .map(|h| (h.t.to_bits(), octree.original_indices()[h.index as usize]));
+        assert_eq!(got, answers[n], "{name}, octree: ray {n} {ray:?}");
+        assert_eq!(
+            host.occluded(&host_ray(ray)),
+            octree.occluded(ray),
+            "{name}, octree: occlusion of ray {n} {ray:?}"
+        );
+    }
+
+    let hits = answers.iter().filter(|a| a.is_some()).count();
+    eprintln!("{name}: {hits} of {} rays hit", rays.len());
+    // A test that never hits, or never misses, proves little.
+    assert!(hits > rays.len() / 10, "{name}: only {hits} hits");
+    assert!(hits < rays.len(), "{name}: no misses");
+}
+
+/// A shipped scene at 64×48: its camera, secondary and shadow rays and 4,000 random ones.
+fn scene_traversals_match(name: &str, seed: u64) {
+    let scene = load_scene(name, Some(64), Some(48));
+    let rays = scene_rays(&scene, &mut StdRng::seed_from_u64(seed), 4_000);
+    traversals_match(name, &input_triangles(&scene), scene.bvh_settings, &rays);
+}
+
+/// One of the meshes of `common::meshes`, at leaf sizes 1, 4 and 31, with rays aimed at its
+/// vertices and edges, along axes and with zero components.
+fn mesh_traversals_match(name: &str, triangles: &[Triangle], seed: u64) {
+    for leaf_size in [1, 4, 31] {
+        let settings = BvhSettings {
+            leaf_size,
+            ..BvhSettings::default()
+        };
+        let rays = meshes::rays(&mut StdRng::seed_from_u64(seed), triangles, 5_000);
+        traversals_match(
+            &format!("{name}, leaf size {leaf_size}"),
+            triangles,
+            settings,
+            &rays,
+        );
+    }
+}
+
+/// One test per scene and per mesh, so that a failure names its case.
+macro_rules! traversal_tests {
+    ($($test:ident: $body:expr;)*) => {$(
+        #[test]
+        fn $test() {
+            $body
+        }
+    )*};
+}
+
+traversal_tests! {
+    wide_and_octree_traversals_match_on_quick: scene_traversals_match("quick", SEED ^ 10);
+    wide_and_octree_traversals_match_on_cornell: scene_traversals_match("cornell", SEED ^ 11);
+    wide_and_octree_traversals_match_on_treasure: scene_traversals_match("treasure", SEED ^ 12);
+    wide_and_octree_traversals_match_on_treasure_calm:
+        scene_traversals_match("treasure-calm", SEED ^ 13);
+    wide_and_octree_traversals_match_on_a_soup:
+        mesh_traversals_match("soup", &meshes::soup(&mut StdRng::seed_from_u64(SEED ^ 14), 500), SEED ^ 15);
+    wide_and_octree_traversals_match_on_a_flat_grid:
+        mesh_traversals_match("flat grid", &meshes::flat_grid(16), SEED ^ 16);
+    wide_and_octree_traversals_match_on_flat_and_duplicate_boxes:
+        mesh_traversals_match("boxes", &meshes::boxes(), SEED ^ 17);
+    wide_and_octree_traversals_match_on_coincident_centroids: mesh_traversals_match(
+        "coincident",
+        &meshes::coincident(&mut StdRng::seed_from_u64(SEED ^ 18)),
+        SEED ^ 19,
+    );
+    wide_and_octree_traversals_match_on_piles_of_copies:
+        mesh_traversals_match("piles", &meshes::piles(&mut StdRng::seed_from_u64(SEED ^ 20)), SEED ^ 21);
 }

@@ -62,6 +62,18 @@ int rlh_occluded(const rl_scene* scene, const float origin[3], const float dir[3
     return rl_occluded(*scene, rlh_prepare(origin, dir, t_min, t_max)) ? 1 : 0;
 }
 
+// The wide BVH's closest hit, in its GPU form: as rlh_closest_hit.
+rl_u32 rlh_wide_closest_hit(const rl_wide_bvh* bvh, const float origin[3], const float dir[3],
+                            float t_min, float t_max, float* t) {
+    return rl_wide_closest_hit(*bvh, rlh_prepare(origin, dir, t_min, t_max), t);
+}
+
+// Whether a triangle of the wide BVH's GPU form blocks the ray.
+int rlh_wide_occluded(const rl_wide_bvh* bvh, const float origin[3], const float dir[3],
+                      float t_min, float t_max) {
+    return rl_wide_occluded(*bvh, rlh_prepare(origin, dir, t_min, t_max)) ? 1 : 0;
+}
+
 void rlh_normalize(const float v[3], float out[3]) { rlh_store(rl_normalize(rlh_vec(v)), out); }
 
 void rlh_reflect(const float d[3], const float n[3], float out[3]) {

@@ -14,6 +14,7 @@ use bytemuck::Zeroable;
 use layout::kernel::Counts;
 use layout::params;
 use layout::task::Task;
+use layout::wide::{WIDE_CHILDREN, WIDE_STACK, WideNode};
 use layout::{
     Camera, FlatNode, Light, Material, Ptr, PtrMut, RenderSettings, Triangle, TriangleShading,
 };
@@ -68,6 +69,21 @@ unsafe extern "C" {
     ) -> u32;
     fn rlh_occluded(
         scene: *const params::Scene,
+        origin: *const f32,
+        dir: *const f32,
+        t_min: f32,
+        t_max: f32,
+    ) -> c_int;
+    fn rlh_wide_closest_hit(
+        bvh: *const params::WideBvh,
+        origin: *const f32,
+        dir: *const f32,
+        t_min: f32,
+        t_max: f32,
+        t: *mut f32,
+    ) -> u32;
+    fn rlh_wide_occluded(
+        bvh: *const params::WideBvh,
         origin: *const f32,
         dir: *const f32,
         t_min: f32,
@@ -356,5 +372,97 @@ impl<'a> Scene<'a> {
         // room for the two tasks at most.
         let n = unsafe { rlh_trace(&self.params, task, &film, counts, children.as_mut_ptr()) };
         children[..n as usize].to_vec()
+    }
+}
+
+/// The wide BVH in its GPU form, for `rl_wide_closest_hit` and `rl_wide_occluded`: borrowed
+/// slices in the shared layout, checked once so that the C++ traversal can only index inside
+/// them and its stack cannot overflow.
+#[derive(Debug)]
+pub struct WideScene<'a> {
+    params: params::WideBvh,
+    _borrows: std::marker::PhantomData<&'a [u8]>,
+}
+
+impl<'a> WideScene<'a> {
+    /// Checks the tree and wraps it: `nodes` (the root first), the `triangles` in its leaf
+    /// order with their original indices `ids`, and the boxes' `padding`.
+    ///
+    /// # Panics
+    /// When there are no nodes, a child comes before its parent or past the last node, a
+    /// node's leaves hold more triangles than a byte counts or reach past the triangles, the
+    /// tree is deeper than the traversal's stack, or `ids` and `triangles` differ in length:
+    /// all things the C++ code trusts.
+    pub fn new(
+        nodes: &'a [WideNode],
+        triangles: &'a [Triangle],
+        ids: &'a [u32],
+        padding: f32,
+    ) -> Self {
+        assert!(!nodes.is_empty(), "a root");
+        assert_eq!(ids.len(), triangles.len());
+        // Children come after their parents, so one pass in index order sees every parent
+        // before its children: the depth of each node is known when it is reached.
+        let mut depth = vec![0usize; nodes.len()];
+        for (i, n) in nodes.iter().enumerate() {
+            let leaves: u32 = n.counts.iter().map(|&c| u32::from(c)).sum();
+            assert!(leaves <= 255, "node {i}: {leaves} triangles in its leaves");
+            for slot in 0..WIDE_CHILDREN {
+                if n.is_inner(slot) {
+                    let child = n.child(slot) as usize;
+                    assert!(child > i && child < nodes.len(), "node {i}: child {child}");
+                    depth[child] = depth[child].max(depth[i] + 1);
+                    assert!(depth[child] <= WIDE_STACK, "deeper than the stack");
+                } else {
+                    assert!(
+                        n.leaf(slot).end as usize <= triangles.len(),
+                        "node {i}: leaf out of range"
+                    );
+                }
+            }
+        }
+        Self {
+            params: params::WideBvh {
+                nodes: Ptr::host(nodes),
+                triangles: Ptr::host(triangles),
+                ids: Ptr::host(ids),
+                padding,
+                pad: 0,
+            },
+            _borrows: std::marker::PhantomData,
+        }
+    }
+
+    /// `rl_wide_closest_hit`: the closest hit, `None` for a miss.
+    pub fn closest_hit(&self, ray: &Ray) -> Option<Hit> {
+        let mut t = 0.0;
+        // SAFETY: the tree's slices are valid for `'a` and checked in `new`; the ray's 3 + 3
+        // floats are read, `t` written.
+        let index = unsafe {
+            rlh_wide_closest_hit(
+                &self.params,
+                ray.origin.as_ptr(),
+                ray.dir.as_ptr(),
+                ray.t_min,
+                ray.t_max,
+                &mut t,
+            )
+        };
+        (index != MISS).then_some(Hit { index, t })
+    }
+
+    /// `rl_wide_occluded`: whether a triangle blocks the ray.
+    pub fn occluded(&self, ray: &Ray) -> bool {
+        // SAFETY: as in `closest_hit`.
+        let blocked = unsafe {
+            rlh_wide_occluded(
+                &self.params,
+                ray.origin.as_ptr(),
+                ray.dir.as_ptr(),
+                ray.t_min,
+                ray.t_max,
+            )
+        };
+        blocked != 0
     }
 }
