@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use bytemuck::Pod;
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaEvent, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaEvent, CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg,
+};
 use layout::kernel::{
     BUFFER, DequeHead, ErrorBit, MANAGED_THREADS, Mode, PERSISTENT_THREADS, STAT_SLOTS, Stat,
     WARPS_PER_BLOCK,
@@ -385,20 +387,21 @@ impl Gpu {
         })
     }
 
+    /// How many blocks of `threads` threads running `kernel` the device holds at once: the
+    /// occupancy query's blocks per multiprocessor, times the multiprocessors.
+    fn resident_blocks(&self, kernel: &CudaFunction, threads: u32) -> Result<u32, GpuError> {
+        let per_sm = kernel
+            .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
+            .map_err(GpuError::driver("querying occupancy"))?;
+        Ok(per_sm * self.info.multiprocessors)
+    }
+
     /// Launches `cuda-managed`: one block per tile.
     fn launch_managed(&self, args: &LaunchArgs) -> Result<Launched, GpuError> {
-        let LaunchArgs {
-            scene,
-            film,
-            frame,
-            error,
-            start,
-        } = *args;
-        let per_sm = self
-            .block_per_tile
-            .occupancy_max_active_blocks_per_multiprocessor(MANAGED_THREADS, 0, None)
-            .map_err(GpuError::driver("querying occupancy"))?;
-        let slots = (per_sm * self.info.multiprocessors).max(1);
+        let (scene, frame) = (args.scene, args.frame);
+        let slots = self
+            .resident_blocks(&self.block_per_tile, MANAGED_THREADS)?
+            .max(1);
         // Depth-first, a block's stack holds at most a block's worth of tasks per generation,
         // plus one.
         let capacity = MANAGED_THREADS * (scene.settings.max_depth + 2);
@@ -416,19 +419,19 @@ impl Gpu {
             slot_taken: slot_taken.ptr_mut(self),
             stacks: stacks.ptr_mut(self),
             stats: stats.ptr_mut(self),
-            error: error.ptr_mut(self),
+            error: args.error.ptr_mut(self),
         };
         let config = LaunchConfig {
             grid_dim: (frame.tile_count, 1, 1),
             block_dim: (MANAGED_THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
-        let args = (Param(*scene), Param(*film), Param(managed));
-        start
+        let params = (Param(*scene), Param(*args.film), Param(managed));
+        args.start
             .record(&self.stream)
             .map_err(GpuError::driver("recording an event"))?;
         let mut builder = self.stream.launch_builder(&self.block_per_tile);
-        builder.arg(&args.0).arg(&args.1).arg(&args.2);
+        builder.arg(&params.0).arg(&params.1).arg(&params.2);
         // SAFETY: the arguments are `rl_block_per_tile`'s parameters, in order, in the shared
         // layout; every address in them is a live allocation of the size the kernel indexes:
         // film and work map of the image's pixels, `slots` stacks of `capacity` tasks and
@@ -451,20 +454,11 @@ impl Gpu {
         request: &FrameRequest,
         mode: Mode,
     ) -> Result<Launched, GpuError> {
-        let LaunchArgs {
-            scene,
-            film,
-            frame,
-            error,
-            start,
-        } = *args;
-        let per_sm = self
-            .persistent
-            .occupancy_max_active_blocks_per_multiprocessor(PERSISTENT_THREADS, 0, None)
-            .map_err(GpuError::driver("querying occupancy"))?;
+        let (scene, frame) = (args.scene, args.frame);
         // Exactly the warps that can be resident at once: more would deadlock (a waiting warp
         // never starts, the running ones wait for its tasks).
-        let resident = per_sm * self.info.multiprocessors * WARPS_PER_BLOCK;
+        let resident =
+            self.resident_blocks(&self.persistent, PERSISTENT_THREADS)? * WARPS_PER_BLOCK;
         if resident == 0 {
             return Err(GpuError::Request(
                 "the persistent kernel does not fit on this device".into(),
@@ -506,10 +500,10 @@ impl Gpu {
             heads: heads.ptr_mut(self),
             items: items.ptr_mut(self),
             stats: stats.ptr_mut(self),
-            error: error.ptr_mut(self),
+            error: args.error.ptr_mut(self),
         };
-        let args = (Param(*scene), Param(*film), Param(work));
-        start
+        let params = (Param(*scene), Param(*args.film), Param(work));
+        args.start
             .record(&self.stream)
             .map_err(GpuError::driver("recording an event"))?;
         if mode == Mode::Stealing {
@@ -519,7 +513,7 @@ impl Gpu {
                 shared_mem_bytes: 0,
             };
             let mut builder = self.stream.launch_builder(&self.fill_deques);
-            builder.arg(&args.0).arg(&args.2);
+            builder.arg(&params.0).arg(&params.2);
             // SAFETY: the arguments are `rl_fill_deques`'s parameters, in order, in the shared
             // layout; it writes `warps` deque heads and at most `capacity` tasks per deque (it
             // checks).
@@ -532,7 +526,7 @@ impl Gpu {
             shared_mem_bytes: 0,
         };
         let mut builder = self.stream.launch_builder(&self.persistent);
-        builder.arg(&args.0).arg(&args.1).arg(&args.2);
+        builder.arg(&params.0).arg(&params.1).arg(&params.2);
         // SAFETY: the arguments are `rl_persistent`'s parameters, in order, in the shared
         // layout; every address is a live allocation of the size the kernel indexes: `warps`
         // heads, deques of `capacity` tasks and figures, film and work map of the image's

@@ -6,14 +6,23 @@
 use kernels::GpuError;
 use kernels::source::{self, ENTRY_POINTS};
 
+/// Whether NVRTC can be loaded; where it cannot, says the test was skipped, unless
+/// `RAYLB_REQUIRE_NVRTC` is set, which makes that a failure.
+fn nvrtc_or_skip() -> bool {
+    if source::nvrtc_available() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("RAYLB_REQUIRE_NVRTC").is_none(),
+        "RAYLB_REQUIRE_NVRTC is set but libnvrtc cannot be loaded (LD_LIBRARY_PATH?)"
+    );
+    eprintln!("skipped: NVRTC is not installed (see .ci/run for how CI installs it)");
+    false
+}
+
 #[test]
 fn kernels_compile_to_ptx_without_warnings() {
-    if !source::nvrtc_available() {
-        assert!(
-            std::env::var_os("RAYLB_REQUIRE_NVRTC").is_none(),
-            "RAYLB_REQUIRE_NVRTC is set but libnvrtc cannot be loaded (LD_LIBRARY_PATH?)"
-        );
-        eprintln!("skipped: NVRTC is not installed (see .ci/run for how CI installs it)");
+    if !nvrtc_or_skip() {
         return;
     }
     // Turing (the oldest NVRTC 12 takes without a deprecation warning), Ampere, Ada, Hopper.
@@ -56,12 +65,7 @@ extern "C" __global__ void rl_probe_wide(rl_wide_bvh b, const rl_task* rays, rl_
 
 #[test]
 fn the_wide_bvh_traversal_compiles_with_the_kernels() {
-    if !source::nvrtc_available() {
-        assert!(
-            std::env::var_os("RAYLB_REQUIRE_NVRTC").is_none(),
-            "RAYLB_REQUIRE_NVRTC is set but libnvrtc cannot be loaded (LD_LIBRARY_PATH?)"
-        );
-        eprintln!("skipped: NVRTC is not installed (see .ci/run for how CI installs it)");
+    if !nvrtc_or_skip() {
         return;
     }
     let program = source::program_source() + WIDE_TRAVERSAL_PROBE;

@@ -19,6 +19,7 @@ use renderer::bvh::wide::Width;
 use renderer::bvh::{BvhSettings, FlatNode, OctreeBvh, WideBvh};
 use renderer::film::to_fixed;
 use renderer::geometry::{PreparedRay, Ray, Triangle, TriangleExt};
+use renderer::gpu::{all_node_orders, scene_data};
 use renderer::math::{self, Vec3};
 use renderer::render::{RenderOptions, render};
 use renderer::scene::{Camera, CameraExt, Light, LightExt, Material, Scene};
@@ -446,21 +447,8 @@ fn frame_matches(name: &str) {
     let octree_scene = scene
         .with_accel(AccelKind::Octree)
         .expect("another structure");
-    let bvh = octree_scene.accel.octree().expect("the octree");
-    let nodes: Vec<FlatNode> = (0..8).flat_map(|o| bvh.nodes(o).to_vec()).collect();
-    let host_scene = host::Scene::new(host::SceneParts {
-        nodes: &nodes,
-        triangles: bvh.triangles(),
-        ids: bvh.original_indices(),
-        shading: &octree_scene.shading,
-        materials: &scene.materials,
-        lights: &scene.lights,
-        width: scene.width,
-        height: scene.height,
-        padding: bvh.padding(),
-        camera: scene.camera,
-        settings: scene.settings,
-    });
+    let nodes = all_node_orders(&octree_scene);
+    let host_scene = host::Scene::new(&scene_data(&octree_scene, &nodes));
     let pixels = (scene.width * scene.height) as usize;
     let mut sums = vec![0u64; 3 * pixels];
     let mut rays = vec![0u32; pixels];
@@ -523,16 +511,6 @@ fn cornell_frame_matches_the_cpu_film() {
 /// The closest hit as the closest-hit rule defines it: its distance's bits and the triangle's
 /// index in the input. (Leaf orders differ between structures; input indices do not.)
 type Answer = Option<(u32, u32)>;
-
-/// The triangles of a scene in its input order, as the structures are built from them.
-fn input_triangles(scene: &Scene) -> Vec<Triangle> {
-    let ids = scene.accel.original_indices();
-    let mut triangles = vec![scene.accel.triangles()[0]; ids.len()];
-    for (k, &i) in ids.iter().enumerate() {
-        triangles[i as usize] = scene.accel.triangles()[k];
-    }
-    triangles
-}
 
 /// The rays a frame traces and more: the camera ray of every pixel; from each point a camera
 /// ray hits, its reflection, a ray in a random direction and a shadow ray to each light (ending
@@ -639,7 +617,7 @@ fn traversals_match(name: &str, triangles: &[Triangle], settings: BvhSettings, r
     // Shading data the traversal never reads, for a scene of the header's shape.
     let shading = vec![bytemuck::Zeroable::zeroed(); triangles.len()];
     let materials = [Material::default()];
-    let host = host::Scene::new(host::SceneParts {
+    let host = host::Scene::new(&kernels::SceneData {
         nodes: &nodes,
         triangles: octree.triangles(),
         ids: octree.original_indices(),
@@ -675,7 +653,12 @@ fn traversals_match(name: &str, triangles: &[Triangle], settings: BvhSettings, r
 fn scene_traversals_match(name: &str, seed: u64) {
     let scene = load_scene(name, Some(64), Some(48));
     let rays = scene_rays(&scene, &mut StdRng::seed_from_u64(seed), 4_000);
-    traversals_match(name, &input_triangles(&scene), scene.bvh_settings, &rays);
+    traversals_match(
+        name,
+        &scene.accel.input_triangles(),
+        scene.bvh_settings,
+        &rays,
+    );
 }
 
 /// One of the meshes of `common::meshes`, at leaf sizes 1, 4 and 31, with rays aimed at its

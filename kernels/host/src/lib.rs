@@ -11,13 +11,12 @@
 use std::ffi::c_int;
 
 use bytemuck::Zeroable;
+use kernels::SceneData;
 use layout::kernel::Counts;
 use layout::params;
 use layout::task::Task;
 use layout::wide::{WIDE_CHILDREN, WIDE_STACK, WideNode};
-use layout::{
-    Camera, FlatNode, Light, Material, Ptr, PtrMut, RenderSettings, Triangle, TriangleShading,
-};
+use layout::{Camera, Light, Ptr, PtrMut, Triangle};
 
 /// A vector: `x, y, z`.
 pub type Vec3 = [f32; 3];
@@ -38,6 +37,52 @@ pub struct Ray {
 
 /// The index the header's traversals return for a miss.
 const MISS: u32 = u32::MAX;
+
+/// A closest-hit traversal of the header, on a structure described by a `P`.
+type ClosestHit<P> =
+    unsafe extern "C" fn(*const P, *const f32, *const f32, f32, f32, *mut f32) -> u32;
+/// An occlusion traversal of the header, on a structure described by a `P`.
+type Occluded<P> = unsafe extern "C" fn(*const P, *const f32, *const f32, f32, f32) -> c_int;
+
+/// `traverse`'s closest hit of `ray` in the structure `params` describes.
+///
+/// # Safety
+/// `params` must point only at live arrays whose contents `traverse` can follow without
+/// leaving them (what each structure's `new` checks).
+unsafe fn closest_hit<P>(traverse: ClosestHit<P>, params: &P, ray: &Ray) -> Option<Hit> {
+    let mut t = 0.0;
+    // SAFETY: `params` is valid (the caller's promise); the ray's 3 + 3 floats are read, `t`
+    // written.
+    let index = unsafe {
+        traverse(
+            params,
+            ray.origin.as_ptr(),
+            ray.dir.as_ptr(),
+            ray.t_min,
+            ray.t_max,
+            &mut t,
+        )
+    };
+    (index != MISS).then_some(Hit { index, t })
+}
+
+/// Whether `traverse` finds a triangle blocking `ray` in the structure `params` describes.
+///
+/// # Safety
+/// As [`closest_hit`].
+unsafe fn occluded<P>(traverse: Occluded<P>, params: &P, ray: &Ray) -> bool {
+    // SAFETY: as in `closest_hit`.
+    let blocked = unsafe {
+        traverse(
+            params,
+            ray.origin.as_ptr(),
+            ray.dir.as_ptr(),
+            ray.t_min,
+            ray.t_max,
+        )
+    };
+    blocked != 0
+}
 
 unsafe extern "C" {
     fn rlh_octant(origin: *const f32, dir: *const f32) -> c_int;
@@ -220,41 +265,14 @@ pub struct Scene<'a> {
     _borrows: std::marker::PhantomData<&'a [u8]>,
 }
 
-/// The parts of a [`Scene`], as the renderer holds them.
-#[derive(Clone, Copy, Debug)]
-pub struct SceneParts<'a> {
-    /// The eight per-octant node arrays, concatenated (each of the same length).
-    pub nodes: &'a [FlatNode],
-    /// Triangles in leaf order.
-    pub triangles: &'a [Triangle],
-    /// Original index of each triangle.
-    pub ids: &'a [u32],
-    /// Shading of each triangle.
-    pub shading: &'a [TriangleShading],
-    /// Materials.
-    pub materials: &'a [Material],
-    /// Lights.
-    pub lights: &'a [Light],
-    /// Image width.
-    pub width: u32,
-    /// Image height.
-    pub height: u32,
-    /// The BVH's box padding.
-    pub padding: f32,
-    /// The camera.
-    pub camera: Camera,
-    /// Integrator settings.
-    pub settings: RenderSettings,
-}
-
 impl<'a> Scene<'a> {
-    /// Checks `parts` and wraps them.
+    /// Checks the scene's arrays, as the kernels are handed them, and wraps them.
     ///
     /// # Panics
     /// When the node arrays are not eight of equal length, a node's skip index or a leaf's
     /// triangles lie outside their arrays, a material index lies outside its slice, or the
     /// per-triangle slices differ in length: all things the C++ code trusts.
-    pub fn new(parts: SceneParts<'a>) -> Self {
+    pub fn new(parts: &SceneData<'a>) -> Self {
         let n = parts.triangles.len();
         assert!(parts.nodes.len().is_multiple_of(8), "eight node arrays");
         assert!(parts.ids.len() == n && parts.shading.len() == n);
@@ -295,35 +313,14 @@ impl<'a> Scene<'a> {
 
     /// `rl_closest_hit`: the octree's closest hit, `None` for a miss.
     pub fn closest_hit(&self, ray: &Ray) -> Option<Hit> {
-        let mut t = 0.0;
-        // SAFETY: the scene's slices are valid for `'a` and checked in `new`; the ray's 3 + 3
-        // floats are read, `t` written.
-        let index = unsafe {
-            rlh_closest_hit(
-                &self.params,
-                ray.origin.as_ptr(),
-                ray.dir.as_ptr(),
-                ray.t_min,
-                ray.t_max,
-                &mut t,
-            )
-        };
-        (index != MISS).then_some(Hit { index, t })
+        // SAFETY: the scene's slices are valid for `'a` and checked in `new`.
+        unsafe { closest_hit(rlh_closest_hit, &self.params, ray) }
     }
 
     /// `rl_occluded`: whether a triangle of the octree blocks the ray.
     pub fn occluded(&self, ray: &Ray) -> bool {
         // SAFETY: as in `closest_hit`.
-        let blocked = unsafe {
-            rlh_occluded(
-                &self.params,
-                ray.origin.as_ptr(),
-                ray.dir.as_ptr(),
-                ray.t_min,
-                ray.t_max,
-            )
-        };
-        blocked != 0
+        unsafe { occluded(rlh_occluded, &self.params, ray) }
     }
 
     /// `rl_camera_task`: the camera ray task of pixel `(x, y)`.
@@ -435,34 +432,13 @@ impl<'a> WideScene<'a> {
 
     /// `rl_wide_closest_hit`: the closest hit, `None` for a miss.
     pub fn closest_hit(&self, ray: &Ray) -> Option<Hit> {
-        let mut t = 0.0;
-        // SAFETY: the tree's slices are valid for `'a` and checked in `new`; the ray's 3 + 3
-        // floats are read, `t` written.
-        let index = unsafe {
-            rlh_wide_closest_hit(
-                &self.params,
-                ray.origin.as_ptr(),
-                ray.dir.as_ptr(),
-                ray.t_min,
-                ray.t_max,
-                &mut t,
-            )
-        };
-        (index != MISS).then_some(Hit { index, t })
+        // SAFETY: the tree's slices are valid for `'a` and checked in `new`.
+        unsafe { closest_hit(rlh_wide_closest_hit, &self.params, ray) }
     }
 
     /// `rl_wide_occluded`: whether a triangle blocks the ray.
     pub fn occluded(&self, ray: &Ray) -> bool {
         // SAFETY: as in `closest_hit`.
-        let blocked = unsafe {
-            rlh_wide_occluded(
-                &self.params,
-                ray.origin.as_ptr(),
-                ray.dir.as_ptr(),
-                ray.t_min,
-                ray.t_max,
-            )
-        };
-        blocked != 0
+        unsafe { occluded(rlh_wide_occluded, &self.params, ray) }
     }
 }

@@ -211,10 +211,9 @@ impl Scene {
         }
         // Back to the input's order, the order of the closest-hit rule's ties.
         let ids = self.accel.original_indices();
-        let mut triangles = vec![bytemuck::Zeroable::zeroed(); ids.len()];
+        let triangles = self.accel.input_triangles();
         let mut shading = vec![bytemuck::Zeroable::zeroed(); ids.len()];
         for (k, &i) in ids.iter().enumerate() {
-            triangles[i as usize] = self.accel.triangles()[k];
             shading[i as usize] = self.shading[k];
         }
         let accel = Accel::build(kind, &triangles, self.bvh_settings);

@@ -312,6 +312,7 @@ fn upper_byte(g: &GpuNode, axis: usize, max: f32) -> u8 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::floats;
     use super::*;
     use crate::bvh::BvhSettings;
     use crate::bvh::wide::Width;
@@ -321,13 +322,7 @@ mod tests {
     /// Triangles of every size, far from the origin and near it, thin and flat: boxes whose
     /// quantization rounds in every way.
     fn triangles(n: usize) -> Vec<Triangle> {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 40) as f32 / (1u64 << 24) as f32
-        };
+        let mut next = floats(0x9e37_79b9_7f4a_7c15);
         (0..n)
             .map(|i| {
                 let scale = [1e-3, 1.0, 1e3][i % 3];

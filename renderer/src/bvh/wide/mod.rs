@@ -302,15 +302,20 @@ mod tests {
     use crate::geometry::TriangleExt;
     use crate::math::Vec3;
 
-    /// A deterministic scatter of small triangles, with a pile of copies of one of them.
-    fn triangles(n: usize) -> Vec<Triangle> {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
+    /// A deterministic source of floats in `[-1, 1)`: the wide BVH's tests' random input.
+    pub(super) fn floats(seed: u64) -> impl FnMut() -> f32 {
+        let mut state = seed;
+        move || {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
             (state >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
-        };
+        }
+    }
+
+    /// A deterministic scatter of small triangles, with a pile of copies of one of them.
+    fn triangles(n: usize) -> Vec<Triangle> {
+        let mut next = floats(0x2545_f491_4f6c_dd1d);
         let mut out: Vec<Triangle> = (0..n)
             .map(|_| {
                 let c = Vec3::new(next(), next(), next());

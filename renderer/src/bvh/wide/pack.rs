@@ -197,19 +197,9 @@ impl TrianglePack {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::floats;
     use super::*;
     use crate::geometry::Ray;
-
-    /// A deterministic source of floats in `[-1, 1)`.
-    fn floats(seed: u64) -> impl FnMut() -> f32 {
-        let mut state = seed;
-        move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
-        }
-    }
 
     /// Each lane of the pack test gives the bits of the one-triangle test: random triangles and
     /// rays, rays aimed at vertices and along edges (the double-precision fallback), and
