@@ -18,88 +18,20 @@
 // Every ray is traced by `rl_trace` from raylb_math.cuh, the same arithmetic as the CPU, and its
 // contribution is added to the film in exact fixed point: the image is the same bytes whatever
 // the balancer, the order of tasks or the device.
+//
+// Launch sizes, the balancers' codes, the figures' slots, the error bits and the parameter
+// structs are shared with the host: raylb_layout.cuh, generated from the `layout` crate.
 #include "raylb_math.cuh"
 
-#define RL_WARP 32
 #define RL_FULL_MASK 0xffffffffu
-#define RL_BUFFER (2 * RL_WARP)
-#define RL_WARPS_PER_BLOCK 4
+// The most tasks one steal takes: a warp's worth.
 #define RL_STEAL_MAX 32
-#define RL_SPLIT_ABOVE (32u * 32u)
-#define RL_MANAGED_THREADS 128
 // Blocks per SM the compiler is asked to make room for: 8 caps registers at 64 per thread
 // (32 warps per SM on Hopper); with some spills it traced treasure faster than 4 or 6 blocks
 // (BENCHMARKS.md). The host can override it for measurements (RAYLB_MIN_BLOCKS).
 #ifndef RL_MIN_BLOCKS
 #define RL_MIN_BLOCKS 8
 #endif
-
-#define RL_MODE_STATIC 0u
-#define RL_MODE_COUNTER 1u
-#define RL_MODE_STEALING 2u
-
-// Per-warp (persistent) or per-block-slot (managed) figures, flushed once at exit. The order
-// is the `Stat` enum of kernels/src/telemetry.rs.
-#define RL_ST_TILES 0
-#define RL_ST_CAMERA 1
-#define RL_ST_SHADOW 2
-#define RL_ST_REFLECTION 3
-#define RL_ST_REFRACTION 4
-#define RL_ST_STEPS 5
-#define RL_ST_ACTIVE_LANES 6
-#define RL_ST_STEAL_ATTEMPTS 7
-#define RL_ST_STEAL_SUCCESSES 8
-#define RL_ST_TASKS_STOLEN 9
-#define RL_ST_BUSY_CYCLES 10
-#define RL_ST_IDLE_CYCLES 11
-#define RL_ST_PEAK_QUEUED 12
-#define RL_ST_SPAWNED 13
-#define RL_STATS 16
-
-// Error bits, read back by the host.
-#define RL_ERROR_DEQUE_FULL 1u
-#define RL_ERROR_STACK_FULL 2u
-
-// The head of one warp's deque. `lock` guards `top` and `bot`: every access to them happens
-// between `rl_lock`/`rl_try_lock` and `rl_unlock`. The owner alone pushes and pops at `bot`
-// and alone resets the deque to empty; thieves only advance `top`. The owner also keeps its
-// own copy of `bot` in a register, exact because no one else writes it.
-struct rl_deque_head {
-    rl_u32 lock;
-    rl_u32 top;
-    rl_u32 bot;
-    rl_u32 pad;
-};
-
-struct rl_work {
-    rl_u32 mode;
-    rl_u32 warps;
-    rl_u32 tile_edge;
-    rl_u32 tiles_x;
-    rl_u32 tile_count;
-    rl_u32 chunk;       // counter: tiles per grab
-    rl_u32 capacity;    // tasks per deque
-    rl_u32 steal_half;  // 1: up to half the victim's tasks (at most 32); 0: one
-    rl_u32 seed;
-    rl_u32 pad;
-    rl_u32* tile_counter;   // counter: the next tile
-    int* pending;           // stealing: tasks in deques plus tasks held by warps
-    rl_deque_head* heads;   // one per warp
-    rl_task* items;         // warps × capacity
-    rl_u64* stats;          // warps × RL_STATS
-    rl_u32* error;
-};
-
-struct rl_managed {
-    rl_u32 tile_edge;
-    rl_u32 tiles_x;
-    rl_u32 slots;           // at least the number of blocks that can be resident at once
-    rl_u32 capacity;        // tasks per stack
-    rl_u32* slot_taken;     // slots
-    rl_task* stacks;        // slots × capacity
-    rl_u64* stats;          // slots × RL_STATS
-    rl_u32* error;
-};
 
 // ---------------------------------------------------------------------------------------------
 // Coherent access to what other SMs write: L1 is not coherent across SMs, so deque heads are
@@ -120,6 +52,11 @@ __device__ __forceinline__ void rl_copy_task(rl_task* dst, const rl_task* src) {
     d[0] = a;
     d[1] = b;
     d[2] = c;
+}
+
+// The kind of a queued task that another warp may have written, read through the L2.
+__device__ __forceinline__ rl_u32 rl_queued_kind(const rl_task* t) {
+    return __ldcg(&t->depth_kind) >> RL_KIND_SHIFT;
 }
 
 // Acquire: the fence after the compare-and-swap keeps every read of the deque after the lock
@@ -157,9 +94,9 @@ __device__ __forceinline__ rl_task rl_tile_task(rl_u32 x0, rl_u32 y0, rl_u32 x1,
     t.origin = rl_v(0.0f, 0.0f, 0.0f);
     t.dir = t.origin;
     t.weight = t.origin;
-    t.pixel = x0 | y0 << 16;
-    t.tile_end = x1 | y1 << 16;
-    t.depth_kind = RL_KIND_TILE << 8;
+    t.pixel = x0 | y0 << RL_TILE_CORNER_BITS;
+    t.tile_end = x1 | y1 << RL_TILE_CORNER_BITS;
+    t.depth_kind = RL_KIND_TILE << RL_KIND_SHIFT;
     return t;
 }
 
@@ -266,8 +203,9 @@ __device__ void rl_push_one(const rl_work& w, rl_u32 warp, rl_warp_state& st, co
 // thieves can take parts of it.
 __device__ void rl_start_tile(const rl_work& w, rl_u32 warp, rl_u32 lane, rl_warp_state& st,
                               rl_task t) {
-    rl_u32 x0 = t.pixel & 0xffffu, y0 = t.pixel >> 16;
-    rl_u32 x1 = t.tile_end & 0xffffu, y1 = t.tile_end >> 16;
+    const rl_u32 corner = (1u << RL_TILE_CORNER_BITS) - 1u;
+    rl_u32 x0 = t.pixel & corner, y0 = t.pixel >> RL_TILE_CORNER_BITS;
+    rl_u32 x1 = t.tile_end & corner, y1 = t.tile_end >> RL_TILE_CORNER_BITS;
     if (w.mode == RL_MODE_STEALING) {
         while ((x1 - x0) * (y1 - y0) > RL_SPLIT_ABOVE) {
             rl_task second;
@@ -348,8 +286,7 @@ extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN
                     rl_u32 top = rl_load_volatile(&head->top);
                     rl_u32 n = st.bot - top;
                     while (from_deque < (int)n && from_deque < n_idle - from_buf &&
-                           (__ldcg(&items[st.bot - 1 - from_deque].depth_kind) >> 8) !=
-                               RL_KIND_TILE) {
+                           rl_queued_kind(&items[st.bot - 1 - from_deque]) != RL_KIND_TILE) {
                         from_deque += 1;
                     }
                     st.bot -= from_deque;
@@ -411,13 +348,12 @@ extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN
                     rl_u32 top = rl_load_volatile(&h->top);
                     rl_u32 n = st.bot - top;
                     if (n > 0) {
-                        if ((__ldcg(&items[st.bot - 1].depth_kind) >> 8) == RL_KIND_TILE) {
+                        if (rl_queued_kind(&items[st.bot - 1]) == RL_KIND_TILE) {
                             take = 1;
                             tile = 1;
                         } else {
                             while (take < (int)n && take < RL_WARP &&
-                                   (__ldcg(&items[st.bot - 1 - take].depth_kind) >> 8) !=
-                                       RL_KIND_TILE) {
+                                   rl_queued_kind(&items[st.bot - 1 - take]) != RL_KIND_TILE) {
                                 take += 1;
                             }
                         }
@@ -686,7 +622,7 @@ extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN
         spawned += __shfl_down_sync(RL_FULL_MASK, spawned, d);
     }
     if (lane == 0) {
-        rl_u64* out = w.stats + (rl_u64)warp * RL_STATS;
+        rl_u64* out = w.stats + (rl_u64)warp * RL_STAT_SLOTS;
         out[RL_ST_TILES] = tiles;
         out[RL_ST_CAMERA] = c[0];
         out[RL_ST_SHADOW] = c[1];
@@ -789,7 +725,7 @@ extern "C" __global__ void __launch_bounds__(RL_MANAGED_THREADS, RL_MIN_BLOCKS)
         }
     }
     // Figures of this block, added to its slot's.
-    rl_u64* out = m.stats + (rl_u64)slot * RL_STATS;
+    rl_u64* out = m.stats + (rl_u64)slot * RL_STAT_SLOTS;
     atomicAdd(out + RL_ST_CAMERA, counts.camera);
     atomicAdd(out + RL_ST_SHADOW, counts.shadow);
     atomicAdd(out + RL_ST_REFLECTION, counts.reflection);

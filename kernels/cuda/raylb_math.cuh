@@ -1,17 +1,19 @@
 // raylb's traced arithmetic for CUDA: ray preparation, the slab and watertight triangle tests,
-// stackless traversal of the flattened octree BVH, the camera, the lights, Whitted shading of
-// one ray task and the fixed-point film.
+// stackless traversal of the flattened octree BVH, traversal of the wide BVH's compressed GPU
+// form, the camera, the lights, Whitted shading of one ray task and the fixed-point film.
 //
 // Written once in the subset of C++ that both NVRTC and a host C++ compiler accept: no standard
 // headers on the device side, no templates beyond what both take, no fused multiply-add (the
 // kernels are compiled with --fmad=false, the host check with -ffp-contract=off), IEEE division
 // and square root. Each function spells out the same operations, in the same order, as its
 // Rust twin in renderer/src (math.rs, geometry/ray.rs, geometry/triangle.rs, bvh/traverse.rs,
-// scene/camera.rs, scene/light.rs, integrator.rs, film.rs), so that a task traced here adds the
+// bvh/wide/traverse.rs, scene/camera.rs, scene/light.rs, integrator.rs, film.rs), so that a
+// task traced here adds the
 // same fixed-point numbers to its pixel as on the CPU: the determinism contract. The host build
 // of this header is checked bit for bit against the Rust functions in `cargo test`.
 //
-// The data layouts are the Rust `#[repr(C)]` structs, copied to the device as they are.
+// The data layouts are the Rust `#[repr(C)]` structs of the `layout` crate, copied to the device
+// as they are; their C declarations, raylb_layout.cuh, are generated from those definitions.
 #ifndef RAYLB_MATH_CUH
 #define RAYLB_MATH_CUH
 
@@ -27,8 +29,7 @@
 #define RL_ON_DEVICE 0
 #endif
 
-typedef unsigned int rl_u32;
-typedef unsigned long long rl_u64;
+#include "raylb_layout.cuh"
 
 #define RL_INFINITY (rl_float_from_bits(0x7f800000))
 
@@ -61,10 +62,6 @@ RL_FN float rl_min(float a, float b) { return fminf(a, b); }
 
 // ---------------------------------------------------------------------------------------------
 // Vectors (renderer/src/math.rs).
-
-struct rl_vec3 {
-    float x, y, z;
-};
 
 RL_FN rl_vec3 rl_v(float x, float y, float z) {
     rl_vec3 r;
@@ -113,75 +110,6 @@ RL_FN float rl_powi(float x, rl_u32 n) {
     return result;
 }
 RL_FN float rl_max_component(rl_vec3 v) { return rl_max(rl_max(v.x, v.y), v.z); }
-
-// ---------------------------------------------------------------------------------------------
-// Scene layout: the Rust #[repr(C)] structs.
-
-// bvh::FlatNode: near faces + skip bits, far faces + leaf bits; 32 bytes.
-struct rl_node {
-    float near_skip[4];
-    float far_leaf[4];
-};
-// geometry::Triangle.
-struct rl_triangle {
-    rl_vec3 v[3];
-};
-// scene::TriangleShading.
-struct rl_shading {
-    rl_vec3 normals[3];
-    rl_u32 material;
-};
-// scene::Material.
-struct rl_material {
-    rl_vec3 ambient;
-    rl_vec3 diffuse;
-    rl_vec3 specular;
-    rl_u32 shininess;
-    rl_vec3 reflectivity;
-    rl_vec3 refractivity;
-    float ior;
-};
-// scene::Light.
-struct rl_light {
-    rl_vec3 position;
-    rl_vec3 color;
-    rl_vec3 direction;
-    float cos_outer;
-    float cos_inner;
-};
-// scene::Camera.
-struct rl_camera {
-    rl_vec3 origin;
-    rl_vec3 forward;
-    rl_vec3 right;
-    rl_vec3 up;
-    float tan_half_fov;
-};
-// scene::RenderSettings.
-struct rl_settings {
-    rl_u32 max_depth;
-    float weight_cutoff;
-    rl_vec3 ambient;
-    rl_vec3 background;
-    float ray_offset;
-};
-
-// Everything tracing reads, by pointer into one address space (device or host).
-struct rl_scene {
-    const rl_node* nodes;  // eight pre-order arrays of `node_count` nodes, one per octant
-    const rl_triangle* triangles;
-    const rl_u32* ids;
-    const rl_shading* shading;
-    const rl_material* materials;
-    const rl_light* lights;
-    rl_u32 node_count;
-    rl_u32 light_count;
-    rl_u32 width;
-    rl_u32 height;
-    float padding;
-    rl_camera camera;
-    rl_settings settings;
-};
 
 // ---------------------------------------------------------------------------------------------
 // The prepared ray (geometry/ray.rs).
@@ -365,6 +293,24 @@ RL_FN void rl_load_node(const rl_node* node, float near_[3], float far_[3], rl_u
 #endif
 }
 
+// Keeps the hit of triangle `k` (original index `original`) at `t` if it is closer than the
+// closest so far (`best_t`, the ray's t_max before any; `best`, 0xffffffff before any; and
+// `best_original`), or as close with a smaller original index: every structure finds the same
+// hit (bvh/traverse.rs, `Closest::offer`). A statement on the traversal's own variables rather
+// than a function on their addresses: the octree's traversal, which every kernel runs,
+// compiles to the same code as when it was written out in place.
+#define RL_CLOSEST_OFFER(t, k, original, best_t, best, best_original)                              \
+    do {                                                                                           \
+        bool closer = (best) == 0xffffffffu                                                        \
+                          ? (t) < (best_t)                                                         \
+                          : ((t) < (best_t) || ((t) == (best_t) && (original) < (best_original))); \
+        if (closer) {                                                                              \
+            (best_t) = (t);                                                                        \
+            (best) = (k);                                                                          \
+            (best_original) = (original);                                                          \
+        }                                                                                          \
+    } while (0)
+
 // The closest hit: the smallest t, equal t broken by the smaller original index. Returns the
 // leaf-order triangle index, or 0xffffffff for a miss; *t_out its distance.
 RL_FN rl_u32 rl_closest_hit(const rl_scene& s, const rl_prepared& r, float* t_out) {
@@ -381,20 +327,13 @@ RL_FN rl_u32 rl_closest_hit(const rl_scene& s, const rl_prepared& r, float* t_ou
         rl_slab(r, near_, far_, r.t_min, best_t, &enter, &leave);
         bool hit = enter <= leave;
         if (hit && leaf != 0) {
-            rl_u32 first = leaf >> 5;
-            rl_u32 end = first + (leaf & 31u);
+            rl_u32 first = leaf >> RL_LEAF_COUNT_BITS;
+            rl_u32 end = first + (leaf & RL_MAX_LEAF_SIZE);
             for (rl_u32 k = first; k < end; ++k) {
                 float t;
                 if (rl_triangle_intersect(s.triangles[k], r, s.padding, &t)) {
                     rl_u32 original = s.ids[k];
-                    bool closer = best == 0xffffffffu
-                                      ? t < best_t
-                                      : (t < best_t || (t == best_t && original < best_original));
-                    if (closer) {
-                        best_t = t;
-                        best = k;
-                        best_original = original;
-                    }
+                    RL_CLOSEST_OFFER(t, k, original, best_t, best, best_original);
                 }
             }
         }
@@ -419,8 +358,8 @@ RL_FN bool rl_occluded(const rl_scene& s, const rl_prepared& r) {
                 i += 1;
                 continue;
             }
-            rl_u32 first = leaf >> 5;
-            rl_u32 end = first + (leaf & 31u);
+            rl_u32 first = leaf >> RL_LEAF_COUNT_BITS;
+            rl_u32 end = first + (leaf & RL_MAX_LEAF_SIZE);
             for (rl_u32 k = first; k < end; ++k) {
                 float t;
                 if (rl_triangle_intersect(s.triangles[k], r, s.padding, &t)) {
@@ -431,6 +370,184 @@ RL_FN bool rl_occluded(const rl_scene& s, const rl_prepared& r) {
         i = skip;
     }
     return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The wide BVH in its GPU form (layout/src/wide.rs; built by bvh/wide/gpu.rs): eight quantized
+// child boxes a node. Its closest hit and occlusion answer as the CPU's wide traversal
+// (bvh/wide/traverse.rs) does: the same watertight triangle test with the same padding, the
+// same closest-hit rule, and decoded boxes never smaller than the CPU's, so the same rays
+// reach the same triangles. A node is read only by rl_wide_load, rl_wide_hits, rl_wide_child
+// and rl_wide_leaf: another node format changes those four.
+
+// Set bits of `x`, and the index of its lowest set bit (`x` nonzero).
+RL_FN rl_u32 rl_popc(rl_u32 x) {
+#if RL_ON_DEVICE
+    return (rl_u32)__popc(x);
+#else
+    return (rl_u32)__builtin_popcount(x);
+#endif
+}
+RL_FN rl_u32 rl_lowest_bit(rl_u32 x) {
+#if RL_ON_DEVICE
+    return (rl_u32)(__ffs((int)x) - 1);
+#else
+    return (rl_u32)__builtin_ctz(x);
+#endif
+}
+
+// A copy of node `i`: five 16-byte loads through the read-only cache on the device.
+RL_FN void rl_wide_load(const rl_wide_node* nodes, rl_u32 i, rl_wide_node* n) {
+#if RL_ON_DEVICE
+    const uint4* src = reinterpret_cast<const uint4*>(nodes + i);
+    uint4* dst = reinterpret_cast<uint4*>(n);
+#pragma unroll
+    for (int k = 0; k < (int)(sizeof(rl_wide_node) / sizeof(uint4)); ++k) {
+        dst[k] = __ldg(src + k);
+    }
+#else
+    *n = nodes[i];
+#endif
+}
+
+// The eight bytes of `b` as one word, byte `slot` at bit 8 slot (constant indices only, so
+// that the device keeps it in registers).
+RL_FN rl_u64 rl_bytes8(const rl_u8 b[8]) {
+    rl_u64 w = 0;
+#if RL_ON_DEVICE
+#pragma unroll
+#endif
+    for (int k = 0; k < 8; ++k) {
+        w |= (rl_u64)b[k] << (8 * k);
+    }
+    return w;
+}
+
+// The children of `n` that the ray enters within [r.t_min, t_max], as bits `slot ^ octant`:
+// the lowest bit is the child the builder placed to be met first by rays of this octant. A
+// plane decodes as `origin + q * scale` (layout::wide::WideNode::plane: the product exact,
+// the sum rounded once), then the box goes through the slab test of the octree and the CPU.
+RL_FN rl_u32 rl_wide_hits(const rl_wide_node& n, const rl_prepared& r, float t_max) {
+    float scale[3];
+#if RL_ON_DEVICE
+#pragma unroll
+#endif
+    for (int axis = 0; axis < 3; ++axis) {
+        scale[axis] = rl_float_from_bits((rl_u32)n.exponents[axis] << 23);
+    }
+    const rl_u64 counts = rl_bytes8(n.counts);
+    rl_u32 hits = 0;
+#if RL_ON_DEVICE
+#pragma unroll
+#endif
+    for (int slot = 0; slot < RL_WIDE_CHILDREN; ++slot) {
+        const bool used =
+            ((n.inner_mask >> slot) & 1u) != 0 || ((counts >> (8 * slot)) & 0xffu) != 0;
+        float mn[3], mx[3];
+#if RL_ON_DEVICE
+#pragma unroll
+#endif
+        for (int axis = 0; axis < 3; ++axis) {
+            mn[axis] = n.origin[axis] + (float)n.lo[axis][slot] * scale[axis];
+            mx[axis] = n.origin[axis] + (float)n.hi[axis][slot] * scale[axis];
+        }
+        float enter, leave;
+        rl_slab_box(r, mn, mx, r.t_min, t_max, &enter, &leave);
+        if (used && enter <= leave) {
+            hits |= 1u << ((rl_u32)slot ^ (rl_u32)r.octant);
+        }
+    }
+    return hits;
+}
+
+// The node index of the inner child in `slot`: inner children follow one another in slot
+// order from `child_base`.
+RL_FN rl_u32 rl_wide_child(const rl_wide_node& n, rl_u32 slot) {
+    return n.child_base + rl_popc((rl_u32)n.inner_mask & ((1u << slot) - 1u));
+}
+
+// The triangles of the leaf in `slot`: returns how many, and their first in *first. The
+// leaves' triangles follow one another in slot order from `triangle_base`, so a leaf starts
+// after the counts of the slots before it: a byte-wise prefix sum, one multiplication (no
+// byte carries: a node's leaves hold at most 8 × 31 triangles).
+RL_FN rl_u32 rl_wide_leaf(const rl_wide_node& n, rl_u32 slot, rl_u32* first) {
+    const rl_u64 counts = rl_bytes8(n.counts);
+    const rl_u64 before = (counts * 0x0101010101010101ull) << 8;
+    *first = n.triangle_base + (rl_u32)((before >> (8 * slot)) & 0xffu);
+    return (rl_u32)((counts >> (8 * slot)) & 0xffu);
+}
+
+// A stack entry: a node, and the hit bits of its children still to visit.
+RL_FN rl_u64 rl_wide_entry(rl_u32 node, rl_u32 hits) { return (rl_u64)node << 8 | hits; }
+
+// The wide BVH's traversal. With `any` false, the closest hit: the smallest t, equal t broken
+// by the smaller original index; with `any` true, the first triangle found to block the ray
+// (the shadow query). Returns the triangle's index in the tree's leaf order, or 0xffffffff
+// for a miss; *t_out its distance.
+//
+// Children are visited near first. A node whose children are not all visited yet waits on a
+// stack of RL_WIDE_STACK entries, one per inner node on the path from the root (the builder
+// checks that the tree is no deeper). A node's children are tested against the closest hit
+// found when it is reached, so what lies behind that hit is skipped.
+RL_FN rl_u32 rl_wide_traverse(const rl_wide_bvh& b, const rl_prepared& r, bool any,
+                              float* t_out) {
+    float best_t = r.t_max;
+    rl_u32 best = 0xffffffffu;
+    rl_u32 best_original = 0;
+    rl_u64 stack[RL_WIDE_STACK];
+    int depth = 0;
+    rl_u32 node = 0;
+    rl_wide_node n;
+    rl_wide_load(b.nodes, node, &n);
+    rl_u32 hits = rl_wide_hits(n, r, best_t);
+    for (;;) {
+        if (hits == 0) {
+            if (depth == 0) {
+                break;
+            }
+            const rl_u64 entry = stack[--depth];
+            node = (rl_u32)(entry >> 8);
+            hits = (rl_u32)entry & 0xffu;
+            rl_wide_load(b.nodes, node, &n);
+        }
+        const rl_u32 slot = rl_lowest_bit(hits) ^ (rl_u32)r.octant;
+        hits &= hits - 1u;
+        if (((n.inner_mask >> slot) & 1u) != 0) {
+            if (hits != 0) {
+                stack[depth++] = rl_wide_entry(node, hits);
+            }
+            node = rl_wide_child(n, slot);
+            rl_wide_load(b.nodes, node, &n);
+            hits = rl_wide_hits(n, r, best_t);
+            continue;
+        }
+        rl_u32 first;
+        const rl_u32 count = rl_wide_leaf(n, slot, &first);
+        for (rl_u32 k = first; k < first + count; ++k) {
+            float t;
+            if (rl_triangle_intersect(b.triangles[k], r, b.padding, &t)) {
+                if (any) {
+                    *t_out = t;
+                    return k;
+                }
+                rl_u32 original = b.ids[k];
+                RL_CLOSEST_OFFER(t, k, original, best_t, best, best_original);
+            }
+        }
+    }
+    *t_out = best_t;
+    return best;
+}
+
+// The closest hit in the wide BVH, as rl_closest_hit in the octree.
+RL_FN rl_u32 rl_wide_closest_hit(const rl_wide_bvh& b, const rl_prepared& r, float* t_out) {
+    return rl_wide_traverse(b, r, false, t_out);
+}
+
+// Whether any triangle of the wide BVH blocks the ray within (t_min, t_max).
+RL_FN bool rl_wide_occluded(const rl_wide_bvh& b, const rl_prepared& r) {
+    float t;
+    return rl_wide_traverse(b, r, true, &t) != 0xffffffffu;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -472,46 +589,9 @@ RL_FN rl_u64 rl_to_fixed(float x) {
 // ---------------------------------------------------------------------------------------------
 // The ray task and Whitted shading (integrator.rs).
 
-#define RL_KIND_CAMERA 0u
-#define RL_KIND_REFLECTION 1u
-#define RL_KIND_REFRACTION 2u
-// Not a ray: a tile of camera rays, its corners packed in `pixel` (x0 | y0 << 16) and `tile_end`
-// (x1 | y1 << 16).
-#define RL_KIND_TILE 3u
-
-// 48 bytes: a ray task (integrator::RayTask), or a tile. On the device 16-byte aligned, so
-// that the kernels move tasks with 16-byte loads and stores.
-#if RL_ON_DEVICE
-#define RL_TASK_ALIGN __align__(16)
-#else
-#define RL_TASK_ALIGN
-#endif
-struct RL_TASK_ALIGN rl_task {
-    rl_vec3 origin;
-    rl_vec3 dir;
-    rl_vec3 weight;
-    rl_u32 pixel;
-    rl_u32 depth_kind;  // depth | kind << 8
-    rl_u32 tile_end;
-};
-
-RL_FN rl_u32 rl_task_kind(const rl_task& t) { return t.depth_kind >> 8; }
-RL_FN rl_u32 rl_task_depth(const rl_task& t) { return t.depth_kind & 0xffu; }
-
-// Rays one worker traced, by kind (integrator::RayCounts).
-struct rl_counts {
-    rl_u64 camera;
-    rl_u64 shadow;
-    rl_u64 reflection;
-    rl_u64 refraction;
-};
-
-// Where a traced ray's results go: the film's fixed-point sums (three per pixel) and, when not
-// null, the rays-per-pixel counts of the work map.
-struct rl_film {
-    rl_u64* sums;
-    rl_u32* rays;
-};
+// A task's kind (an RL_KIND_* code) and depth.
+RL_FN rl_u32 rl_task_kind(const rl_task& t) { return t.depth_kind >> RL_KIND_SHIFT; }
+RL_FN rl_u32 rl_task_depth(const rl_task& t) { return t.depth_kind & RL_DEPTH_MASK; }
 
 RL_FN void rl_film_add(const rl_film& f, rl_u32 pixel, rl_vec3 rgb) {
     rl_u64 fixed[3] = {rl_to_fixed(rgb.x), rl_to_fixed(rgb.y), rl_to_fixed(rgb.z)};
@@ -542,7 +622,7 @@ RL_FN rl_task rl_camera_task(const rl_scene& s, rl_u32 x, rl_u32 y) {
     t.dir = rl_primary_dir(s.camera, x, y, s.width, s.height);
     t.weight = rl_v(1.0f, 1.0f, 1.0f);
     t.pixel = y * s.width + x;
-    t.depth_kind = RL_KIND_CAMERA << 8;
+    t.depth_kind = RL_KIND_CAMERA << RL_KIND_SHIFT;
     t.tile_end = 0;
     return t;
 }
@@ -554,7 +634,7 @@ RL_FN rl_task rl_child(const rl_task& parent, rl_vec3 origin, rl_vec3 dir, rl_ve
     t.dir = dir;
     t.weight = weight;
     t.pixel = parent.pixel;
-    t.depth_kind = (rl_task_depth(parent) + 1) | kind << 8;
+    t.depth_kind = (rl_task_depth(parent) + 1) | kind << RL_KIND_SHIFT;
     t.tile_end = 0;
     return t;
 }

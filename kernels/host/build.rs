@@ -1,10 +1,11 @@
 //! Compiles the host build of the CUDA math header: `src/host_math.cpp` includes
-//! `kernels/cuda/raylb_math.cuh` with `RL_ON_DEVICE` 0 and wraps it in `extern "C"` functions.
+//! `kernels/cuda/raylb_math.cuh` (and through it the shared layout, `raylb_layout.cuh`) with
+//! `RL_ON_DEVICE` 0 and wraps it in `extern "C"` functions.
 //! No contraction into fused multiply-add and no fast math, as the kernels are compiled.
 
 fn main() {
     let source = "src/host_math.cpp";
-    let header = "../cuda/raylb_math.cuh";
+    let headers = ["../cuda/raylb_math.cuh", "../cuda/raylb_layout.cuh"];
     cc::Build::new()
         .cpp(true)
         .file(source)
@@ -20,5 +21,7 @@ fn main() {
             )
         });
     println!("cargo::rerun-if-changed={source}");
-    println!("cargo::rerun-if-changed={header}");
+    for header in headers {
+        println!("cargo::rerun-if-changed={header}");
+    }
 }

@@ -1,25 +1,27 @@
 //! One frame on the GPU: upload, launch, read back.
+//!
+//! Every struct, code and constant the kernels share with the host comes from the `layout`
+//! crate, whose definitions the kernels' header `raylb_layout.cuh` is generated from.
 
+use std::marker::PhantomData;
 use std::time::Duration;
 
+use bytemuck::Pod;
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaEvent, CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg,
+};
+use layout::kernel::{
+    BUFFER, DequeHead, ErrorBit, MANAGED_THREADS, Mode, PERSISTENT_THREADS, STAT_SLOTS, Stat,
+    WARPS_PER_BLOCK,
+};
+use layout::params;
+use layout::task::{TILE_CORNER_BITS, Task};
+use layout::{
+    Camera, FlatNode, Light, Material, Ptr, PtrMut, RenderSettings, Triangle, TriangleShading,
+};
 
 use crate::{Gpu, GpuError};
-
-/// Threads of a persistent block: four warps (`RL_WARPS_PER_BLOCK` in the kernels).
-const PERSISTENT_THREADS: u32 = 128;
-const WARPS_PER_BLOCK: u32 = PERSISTENT_THREADS / 32;
-/// Threads of a `cuda-managed` block (`RL_MANAGED_THREADS`).
-const MANAGED_THREADS: u32 = 128;
-/// Ray tasks a warp's shared buffer holds (`RL_BUFFER`).
-const BUFFER: u32 = 64;
-/// Figures per warp or slot (`RL_STATS`), in the order of [`Stat`].
-const STATS: usize = 16;
-/// Bytes of one task (`rl_task`).
-const TASK_BYTES: usize = 48;
-const ERROR_DEQUE_FULL: u32 = 1;
-const ERROR_STACK_FULL: u32 = 2;
 
 /// The GPU balancers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,47 +78,45 @@ impl GpuBalancer {
         }
     }
 
-    fn mode(&self) -> u32 {
+    /// The persistent kernel's code for the balancer; `None` for `cuda-managed`, which is
+    /// another kernel.
+    fn mode(&self) -> Option<Mode> {
         match self {
-            GpuBalancer::Static => 0,
-            GpuBalancer::Counter { .. } => 1,
-            GpuBalancer::Stealing { .. } => 2,
-            GpuBalancer::CudaManaged => u32::MAX,
+            GpuBalancer::Static => Some(Mode::Static),
+            GpuBalancer::Counter { .. } => Some(Mode::Counter),
+            GpuBalancer::Stealing { .. } => Some(Mode::Stealing),
+            GpuBalancer::CudaManaged => None,
         }
     }
 }
 
-/// The scene as the kernels read it: byte images of the renderer's `#[repr(C)]` arrays.
+/// The scene as the kernels read it: the renderer's arrays, whose types are the shared
+/// layout, uploaded as they are. The arrays are in the octree's leaf order.
 #[derive(Clone, Copy, Debug)]
 pub struct SceneData<'a> {
-    /// The eight pre-order node arrays (one per ray octant), one after the other.
-    pub nodes: &'a [u8],
-    /// Nodes in one order.
-    pub node_count: u32,
+    /// The octree's eight pre-order node arrays (one per ray octant), one after the other,
+    /// each of the same length.
+    pub nodes: &'a [FlatNode],
     /// Triangles in leaf order.
-    pub triangles: &'a [u8],
-    /// Original index of each triangle.
-    pub ids: &'a [u8],
+    pub triangles: &'a [Triangle],
+    /// The index in the scene's input of each triangle.
+    pub ids: &'a [u32],
     /// Shading data per triangle.
-    pub shading: &'a [u8],
+    pub shading: &'a [TriangleShading],
     /// Materials.
-    pub materials: &'a [u8],
+    pub materials: &'a [Material],
     /// Lights.
-    pub lights: &'a [u8],
-    /// Number of lights.
-    pub light_count: u32,
+    pub lights: &'a [Light],
     /// Image width.
     pub width: u32,
     /// Image height.
     pub height: u32,
     /// The BVH's box padding.
     pub padding: f32,
-    /// The camera (52 bytes).
-    pub camera: [u8; 52],
-    /// The render settings (36 bytes).
-    pub settings: [u8; 36],
-    /// The deepest generation of secondary rays, to size the task stacks.
-    pub max_depth: u32,
+    /// The camera.
+    pub camera: Camera,
+    /// The integrator's settings.
+    pub settings: RenderSettings,
 }
 
 /// How to render one frame.
@@ -193,160 +193,102 @@ impl GpuFrame {
     }
 }
 
-/// `rl_scene` (kernels/cuda/raylb_math.cuh).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-struct RlScene {
-    nodes: u64,
-    triangles: u64,
-    ids: u64,
-    shading: u64,
-    materials: u64,
-    lights: u64,
-    node_count: u32,
-    light_count: u32,
-    width: u32,
-    height: u32,
-    padding: f32,
-    camera: [u8; 52],
-    settings: [u8; 36],
-}
-const _: () = assert!(size_of::<RlScene>() == 160);
+/// A kernel parameter, passed by value: one of the shared parameter structs.
+#[repr(transparent)]
+struct Param<T>(T);
 
-/// `rl_film`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-struct RlFilm {
-    sums: u64,
-    rays: u64,
-}
-
-/// `rl_work` (kernels/cuda/raylb_kernels.cu).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-struct RlWork {
-    mode: u32,
-    warps: u32,
-    tile_edge: u32,
-    tiles_x: u32,
-    tile_count: u32,
-    chunk: u32,
-    capacity: u32,
-    steal_half: u32,
-    seed: u32,
-    pad: u32,
-    tile_counter: u64,
-    pending: u64,
-    heads: u64,
-    items: u64,
-    stats: u64,
-    error: u64,
-}
-const _: () = assert!(size_of::<RlWork>() == 88);
-
-/// `rl_managed`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-struct RlManaged {
-    tile_edge: u32,
-    tiles_x: u32,
-    slots: u32,
-    capacity: u32,
-    slot_taken: u64,
-    stacks: u64,
-    stats: u64,
-    error: u64,
-}
-const _: () = assert!(size_of::<RlManaged>() == 48);
-
-// SAFETY: plain `#[repr(C)]` values of integers, floats and bytes whose layout matches the
-// kernels' parameter structs field for field (sizes asserted above); device pointers are
-// passed as 64-bit integers.
-unsafe impl DeviceRepr for RlScene {}
+// SAFETY: each is a `#[repr(C)]`, `Pod` struct of the layout crate, whose C declaration in
+// raylb_layout.cuh is generated from the same definition and asserts the same size and
+// offsets: its bytes are what the kernel's parameter of that type reads. Addresses are
+// 64-bit integers, as device pointers are.
+unsafe impl DeviceRepr for Param<params::Scene> {}
 // SAFETY: as above.
-unsafe impl DeviceRepr for RlFilm {}
+unsafe impl DeviceRepr for Param<params::Film> {}
 // SAFETY: as above.
-unsafe impl DeviceRepr for RlWork {}
+unsafe impl DeviceRepr for Param<params::Work> {}
 // SAFETY: as above.
-unsafe impl DeviceRepr for RlManaged {}
+unsafe impl DeviceRepr for Param<params::Managed> {}
+
+/// An array of `T` in device memory, moved as bytes: the shared types are plain data.
+struct DeviceArray<T> {
+    bytes: CudaSlice<u8>,
+    _items: PhantomData<T>,
+}
+
+impl<T: Pod> DeviceArray<T> {
+    /// Its address, for a field the kernels read.
+    fn ptr(&self, gpu: &Gpu) -> Ptr<T> {
+        Ptr::new(gpu.address(&self.bytes))
+    }
+
+    /// Its address, for a field the kernels write.
+    fn ptr_mut(&self, gpu: &Gpu) -> PtrMut<T> {
+        PtrMut::new(gpu.address(&self.bytes))
+    }
+}
 
 impl Gpu {
-    fn ptr<T>(&self, slice: &CudaSlice<T>) -> u64 {
-        let (ptr, _sync) = slice.device_ptr(&self.stream);
+    fn address(&self, bytes: &CudaSlice<u8>) -> u64 {
+        let (ptr, _sync) = bytes.device_ptr(&self.stream);
         ptr
     }
 
-    fn upload(&self, bytes: &[u8], what: &'static str) -> Result<CudaSlice<u8>, GpuError> {
+    /// `items` copied to the device.
+    fn upload<T: Pod>(&self, items: &[T], what: &'static str) -> Result<DeviceArray<T>, GpuError> {
+        let bytes: &[u8] = bytemuck::cast_slice(items);
         // A zero-length allocation is refused; an empty array gets one unread byte.
         let bytes = if bytes.is_empty() { &[0u8][..] } else { bytes };
-        self.stream
-            .clone_htod(bytes)
-            .map_err(GpuError::driver(what))
+        Ok(DeviceArray {
+            bytes: self
+                .stream
+                .clone_htod(bytes)
+                .map_err(GpuError::driver(what))?,
+            _items: PhantomData,
+        })
     }
 
-    fn zeros<T: DeviceRepr + cudarc::driver::ValidAsZeroBits>(
-        &self,
-        n: usize,
-        what: &'static str,
-    ) -> Result<CudaSlice<T>, GpuError> {
-        self.stream
-            .alloc_zeros::<T>(n.max(1))
-            .map_err(GpuError::driver(what))
+    /// `n` zeroed `T`s on the device (all the shared types are valid as zeros).
+    fn zeros<T: Pod>(&self, n: usize, what: &'static str) -> Result<DeviceArray<T>, GpuError> {
+        Ok(DeviceArray {
+            bytes: self
+                .stream
+                .alloc_zeros::<u8>((n * size_of::<T>()).max(1))
+                .map_err(GpuError::driver(what))?,
+            _items: PhantomData,
+        })
+    }
+
+    /// The array brought back.
+    fn read<T: Pod>(&self, array: &DeviceArray<T>, what: &'static str) -> Result<Vec<T>, GpuError> {
+        let bytes = self
+            .stream
+            .clone_dtoh(&array.bytes)
+            .map_err(GpuError::driver(what))?;
+        let mut items = vec![T::zeroed(); bytes.len() / size_of::<T>()];
+        let whole = items.len() * size_of::<T>();
+        bytemuck::cast_slice_mut(&mut items).copy_from_slice(&bytes[..whole]);
+        Ok(items)
     }
 
     /// Renders one frame of `scene` as `request` says.
     ///
     /// # Errors
-    /// On a driver failure, or when a kernel reports that a task queue overflowed.
+    /// On a request the kernels cannot run, a driver failure, or when a kernel reports that a
+    /// task queue overflowed.
     pub fn render(&self, scene: &SceneData, request: &FrameRequest) -> Result<GpuFrame, GpuError> {
-        if request.tile == 0 {
-            return Err(GpuError::Request("the tile edge must be at least 1".into()));
-        }
-        let (width, height) = (scene.width, scene.height);
-        // Tile tasks pack their corners in 16 bits each.
-        if width == 0 || height == 0 || width > u32::from(u16::MAX) || height > u32::from(u16::MAX)
-        {
-            return Err(GpuError::Request(format!(
-                "the GPU renders images of 1 to 65535 pixels a side, not {width}×{height}"
-            )));
-        }
-        let pixels = width as usize * height as usize;
-        let tiles_x = width.div_ceil(request.tile);
-        let tile_count = tiles_x * height.div_ceil(request.tile);
-
-        let nodes = self.upload(scene.nodes, "uploading the BVH nodes")?;
-        let triangles = self.upload(scene.triangles, "uploading the triangles")?;
-        let ids = self.upload(scene.ids, "uploading the triangle ids")?;
-        let shading = self.upload(scene.shading, "uploading the shading data")?;
-        let materials = self.upload(scene.materials, "uploading the materials")?;
-        let lights = self.upload(scene.lights, "uploading the lights")?;
-        let sums = self.zeros::<u64>(pixels * 3, "allocating the film")?;
+        let frame = check_request(scene, request)?;
+        let uploaded = self.upload_scene(scene)?;
+        let sums = self.zeros::<u64>(frame.pixels * 3, "allocating the film")?;
         let rays = if request.work_map {
-            Some(self.zeros::<u32>(pixels, "allocating the work map")?)
+            Some(self.zeros::<u32>(frame.pixels, "allocating the work map")?)
         } else {
             None
         };
         let error = self.zeros::<u32>(1, "allocating the error word")?;
-        let rl_scene = RlScene {
-            nodes: self.ptr(&nodes),
-            triangles: self.ptr(&triangles),
-            ids: self.ptr(&ids),
-            shading: self.ptr(&shading),
-            materials: self.ptr(&materials),
-            lights: self.ptr(&lights),
-            node_count: scene.node_count,
-            light_count: scene.light_count,
-            width,
-            height,
-            padding: scene.padding,
-            camera: scene.camera,
-            settings: scene.settings,
+        let film = params::Film {
+            sums: sums.ptr_mut(self),
+            rays: rays.as_ref().map_or(PtrMut::NULL, |r| r.ptr_mut(self)),
         };
-        let film = RlFilm {
-            sums: self.ptr(&sums),
-            rays: rays.as_ref().map_or(0, |r| self.ptr(r)),
-        };
-        let sms = self.info.multiprocessors;
         let start = self
             .context
             .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
@@ -355,223 +297,333 @@ impl Gpu {
             .context
             .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
             .map_err(GpuError::driver("creating an event"))?;
-
-        let (workers, stats, launch) = if request.balancer == GpuBalancer::CudaManaged {
-            let per_sm = self
-                .block_per_tile
-                .occupancy_max_active_blocks_per_multiprocessor(MANAGED_THREADS, 0, None)
-                .map_err(GpuError::driver("querying occupancy"))?;
-            let slots = (per_sm * sms).max(1);
-            // Depth-first, a block's stack holds at most a block's worth of tasks per
-            // generation, plus one.
-            let capacity = MANAGED_THREADS * (scene.max_depth + 2);
-            let slot_taken = self.zeros::<u32>(slots as usize, "allocating the slots")?;
-            let stacks = self.zeros::<u8>(
-                slots as usize * capacity as usize * TASK_BYTES,
-                "allocating the task stacks",
-            )?;
-            let stats = self.zeros::<u64>(slots as usize * STATS, "allocating the figures")?;
-            let managed = RlManaged {
-                tile_edge: request.tile,
-                tiles_x,
-                slots,
-                capacity,
-                slot_taken: self.ptr(&slot_taken),
-                stacks: self.ptr(&stacks),
-                stats: self.ptr(&stats),
-                error: self.ptr(&error),
-            };
-            let config = LaunchConfig {
-                grid_dim: (tile_count, 1, 1),
-                block_dim: (MANAGED_THREADS, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            start
-                .record(&self.stream)
-                .map_err(GpuError::driver("recording an event"))?;
-            let mut builder = self.stream.launch_builder(&self.block_per_tile);
-            builder.arg(&rl_scene).arg(&film).arg(&managed);
-            // SAFETY: the arguments match `rl_block_per_tile`'s parameters (layouts asserted
-            // above) and every pointer in them is a live allocation of the size the kernel
-            // indexes: film and work map of `pixels`, `slots` stacks of `capacity` tasks.
-            unsafe { builder.launch(config) }
-                .map_err(GpuError::driver("launching cuda-managed"))?;
-            end.record(&self.stream)
-                .map_err(GpuError::driver("recording an event"))?;
-            (slots, stats, (MANAGED_THREADS, tile_count))
-        } else {
-            let per_sm = self
-                .persistent
-                .occupancy_max_active_blocks_per_multiprocessor(PERSISTENT_THREADS, 0, None)
-                .map_err(GpuError::driver("querying occupancy"))?;
-            // Exactly the warps that can be resident at once: more would deadlock (a waiting
-            // warp never starts, the running ones wait for its tasks).
-            let resident = per_sm * sms * WARPS_PER_BLOCK;
-            if resident == 0 {
-                return Err(GpuError::Request(
-                    "the persistent kernel does not fit on this device".into(),
-                ));
-            }
-            let warps = request.max_warps.map_or(resident, |m| m.clamp(1, resident));
-            let blocks = warps.div_ceil(WARPS_PER_BLOCK);
-            // A warp's deque holds its share of tiles, the halves a large tile splits into,
-            // and what overflows the buffer: depth-first, at most a buffer's worth per
-            // generation of rays.
-            let share = tile_count.div_ceil(warps);
-            let pixels_per_tile = u64::from(request.tile) * u64::from(request.tile);
-            let halvings = 2 * (64 - (pixels_per_tile / 1024).max(1).leading_zeros());
-            let capacity = share + halvings + BUFFER * (scene.max_depth + 2) + BUFFER;
-            let tile_counter = self.zeros::<u32>(1, "allocating the tile counter")?;
-            let pending = self.zeros::<i32>(1, "allocating the task count")?;
-            let heads = self.zeros::<u32>(warps as usize * 4, "allocating the deques")?;
-            let items = self.zeros::<u8>(
-                warps as usize * capacity as usize * TASK_BYTES,
-                "allocating the deques",
-            )?;
-            let stats = self.zeros::<u64>(warps as usize * STATS, "allocating the figures")?;
-            let (chunk, half) = match request.balancer {
-                GpuBalancer::Counter { chunk } => (chunk.max(1), false),
-                GpuBalancer::Stealing { half } => (1, half),
-                _ => (1, false),
-            };
-            let work = RlWork {
-                mode: request.balancer.mode(),
-                warps,
-                tile_edge: request.tile,
-                tiles_x,
-                tile_count,
-                chunk,
-                capacity,
-                steal_half: u32::from(half),
-                seed: request.seed | 1,
-                pad: 0,
-                tile_counter: self.ptr(&tile_counter),
-                pending: self.ptr(&pending),
-                heads: self.ptr(&heads),
-                items: self.ptr(&items),
-                stats: self.ptr(&stats),
-                error: self.ptr(&error),
-            };
-            start
-                .record(&self.stream)
-                .map_err(GpuError::driver("recording an event"))?;
-            if matches!(request.balancer, GpuBalancer::Stealing { .. }) {
-                let config = LaunchConfig {
-                    grid_dim: (warps.div_ceil(128), 1, 1),
-                    block_dim: (128, 1, 1),
-                    shared_mem_bytes: 0,
-                };
-                let mut builder = self.stream.launch_builder(&self.fill_deques);
-                builder.arg(&rl_scene).arg(&work);
-                // SAFETY: the arguments match `rl_fill_deques`'s parameters; it writes
-                // `warps` deque heads and at most `capacity` tasks per deque (it checks).
-                unsafe { builder.launch(config) }
-                    .map_err(GpuError::driver("launching the deque fill"))?;
-            }
-            let config = LaunchConfig {
-                grid_dim: (blocks, 1, 1),
-                block_dim: (PERSISTENT_THREADS, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            let mut builder = self.stream.launch_builder(&self.persistent);
-            builder.arg(&rl_scene).arg(&film).arg(&work);
-            // SAFETY: the arguments match `rl_persistent`'s parameters (layouts asserted
-            // above); every pointer is a live allocation of the size the kernel indexes:
-            // `warps` heads, deques of `capacity` tasks and figures, film and work map of
-            // `pixels`. `blocks` is within the occupancy bound, so every warp is resident.
-            unsafe { builder.launch(config) }
-                .map_err(GpuError::driver("launching the persistent kernel"))?;
-            end.record(&self.stream)
-                .map_err(GpuError::driver("recording an event"))?;
-            (warps, stats, (PERSISTENT_THREADS, blocks))
+        let args = LaunchArgs {
+            scene: &uploaded.params,
+            film: &film,
+            frame: &frame,
+            error: &error,
+            start: &start,
         };
+        let launched = match request.balancer.mode() {
+            None => self.launch_managed(&args)?,
+            Some(mode) => self.launch_persistent(&args, request, mode)?,
+        };
+        end.record(&self.stream)
+            .map_err(GpuError::driver("recording an event"))?;
         self.stream
             .synchronize()
             .map_err(GpuError::driver("running the kernel"))?;
         let elapsed_ms = start
             .elapsed_ms(&end)
             .map_err(GpuError::driver("reading the kernel time"))?;
-        let error = self
-            .stream
-            .clone_dtoh(&error)
-            .map_err(GpuError::driver("reading the error word"))?[0];
-        if error & ERROR_DEQUE_FULL != 0 {
+        let error = self.read(&error, "reading the error word")?[0];
+        if error & ErrorBit::DequeFull as u32 != 0 {
             return Err(GpuError::Overflow("a warp's deque"));
         }
-        if error & ERROR_STACK_FULL != 0 {
+        if error & ErrorBit::StackFull as u32 != 0 {
             return Err(GpuError::Overflow("a block's task stack"));
         }
-        let flat_sums = self
-            .stream
-            .clone_dtoh(&sums)
-            .map_err(GpuError::driver("reading the film"))?;
+        let flat_sums = self.read(&sums, "reading the film")?;
         let rays = match &rays {
-            Some(r) => Some(
-                self.stream
-                    .clone_dtoh(r)
-                    .map_err(GpuError::driver("reading the work map"))?,
-            ),
+            Some(r) => Some(self.read(r, "reading the work map")?),
             None => None,
         };
-        let stats = self
-            .stream
-            .clone_dtoh(&stats)
-            .map_err(GpuError::driver("reading the figures"))?;
-        let cycles = |c: u64| {
-            Duration::from_secs_f64(c as f64 / (f64::from(self.info.clock_khz.max(1)) * 1e3))
-        };
-        let workers = stats
-            .chunks_exact(STATS)
-            .take(workers as usize)
-            .map(|s| WarpStats {
-                tiles: s[Stat::Tiles as usize],
-                camera: s[Stat::Camera as usize],
-                shadow: s[Stat::Shadow as usize],
-                reflection: s[Stat::Reflection as usize],
-                refraction: s[Stat::Refraction as usize],
-                spawned: s[Stat::Spawned as usize],
-                steps: s[Stat::Steps as usize],
-                active_lanes: s[Stat::ActiveLanes as usize],
-                steal_attempts: s[Stat::StealAttempts as usize],
-                steal_successes: s[Stat::StealSuccesses as usize],
-                tasks_stolen: s[Stat::TasksStolen as usize],
-                busy: cycles(s[Stat::BusyCycles as usize]),
-                idle: cycles(s[Stat::IdleCycles as usize]),
-                peak_queued: s[Stat::PeakQueued as usize],
-            })
-            .collect();
+        let stats = self.read(&launched.stats, "reading the figures")?;
         Ok(GpuFrame {
             sums: flat_sums
                 .chunks_exact(3)
-                .take(pixels)
+                .take(frame.pixels)
                 .map(|c| [c[0], c[1], c[2]])
                 .collect(),
             rays: rays.map(|mut r| {
-                r.truncate(pixels);
+                r.truncate(frame.pixels);
                 r
             }),
-            workers,
+            workers: stats
+                .chunks_exact(STAT_SLOTS)
+                .take(launched.workers as usize)
+                .map(|s| self.worker_stats(s))
+                .collect(),
             kernel_time: Duration::from_secs_f64(f64::from(elapsed_ms.max(0.0)) / 1e3),
-            launch,
+            launch: launched.launch,
         })
+    }
+
+    /// The scene's arrays copied to the device, and the kernels' scene parameter pointing at
+    /// them.
+    fn upload_scene(&self, scene: &SceneData) -> Result<UploadedScene, GpuError> {
+        let nodes = self.upload(scene.nodes, "uploading the BVH nodes")?;
+        let triangles = self.upload(scene.triangles, "uploading the triangles")?;
+        let ids = self.upload(scene.ids, "uploading the triangle ids")?;
+        let shading = self.upload(scene.shading, "uploading the shading data")?;
+        let materials = self.upload(scene.materials, "uploading the materials")?;
+        let lights = self.upload(scene.lights, "uploading the lights")?;
+        let params = params::Scene {
+            nodes: nodes.ptr(self),
+            triangles: triangles.ptr(self),
+            ids: ids.ptr(self),
+            shading: shading.ptr(self),
+            materials: materials.ptr(self),
+            lights: lights.ptr(self),
+            node_count: (scene.nodes.len() / 8) as u32,
+            light_count: scene.lights.len() as u32,
+            width: scene.width,
+            height: scene.height,
+            padding: scene.padding,
+            camera: scene.camera,
+            settings: scene.settings,
+            pad: 0,
+        };
+        Ok(UploadedScene {
+            params,
+            _arrays: vec![
+                nodes.bytes,
+                triangles.bytes,
+                ids.bytes,
+                shading.bytes,
+                materials.bytes,
+                lights.bytes,
+            ],
+        })
+    }
+
+    /// How many blocks of `threads` threads running `kernel` the device holds at once: the
+    /// occupancy query's blocks per multiprocessor, times the multiprocessors.
+    fn resident_blocks(&self, kernel: &CudaFunction, threads: u32) -> Result<u32, GpuError> {
+        let per_sm = kernel
+            .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
+            .map_err(GpuError::driver("querying occupancy"))?;
+        Ok(per_sm * self.info.multiprocessors)
+    }
+
+    /// Launches `cuda-managed`: one block per tile.
+    fn launch_managed(&self, args: &LaunchArgs) -> Result<Launched, GpuError> {
+        let (scene, frame) = (args.scene, args.frame);
+        let slots = self
+            .resident_blocks(&self.block_per_tile, MANAGED_THREADS)?
+            .max(1);
+        // Depth-first, a block's stack holds at most a block's worth of tasks per generation,
+        // plus one.
+        let capacity = MANAGED_THREADS * (scene.settings.max_depth + 2);
+        let slot_taken = self.zeros::<u32>(slots as usize, "allocating the slots")?;
+        let stacks = self.zeros::<Task>(
+            slots as usize * capacity as usize,
+            "allocating the task stacks",
+        )?;
+        let stats = self.zeros::<u64>(slots as usize * STAT_SLOTS, "allocating the figures")?;
+        let managed = params::Managed {
+            tile_edge: frame.tile,
+            tiles_x: frame.tiles_x,
+            slots,
+            capacity,
+            slot_taken: slot_taken.ptr_mut(self),
+            stacks: stacks.ptr_mut(self),
+            stats: stats.ptr_mut(self),
+            error: args.error.ptr_mut(self),
+        };
+        let config = LaunchConfig {
+            grid_dim: (frame.tile_count, 1, 1),
+            block_dim: (MANAGED_THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let params = (Param(*scene), Param(*args.film), Param(managed));
+        args.start
+            .record(&self.stream)
+            .map_err(GpuError::driver("recording an event"))?;
+        let mut builder = self.stream.launch_builder(&self.block_per_tile);
+        builder.arg(&params.0).arg(&params.1).arg(&params.2);
+        // SAFETY: the arguments are `rl_block_per_tile`'s parameters, in order, in the shared
+        // layout; every address in them is a live allocation of the size the kernel indexes:
+        // film and work map of the image's pixels, `slots` stacks of `capacity` tasks and
+        // figures.
+        unsafe { builder.launch(config) }.map_err(GpuError::driver("launching cuda-managed"))?;
+        // The stacks and slots must outlive the kernel: the stream is synchronised before
+        // `render` returns, and they are dropped with `Launched`.
+        Ok(Launched {
+            workers: slots,
+            stats,
+            launch: (MANAGED_THREADS, frame.tile_count),
+            _scratch: vec![slot_taken.bytes, stacks.bytes],
+        })
+    }
+
+    /// Launches the persistent kernel (after filling the deques, for stealing).
+    fn launch_persistent(
+        &self,
+        args: &LaunchArgs,
+        request: &FrameRequest,
+        mode: Mode,
+    ) -> Result<Launched, GpuError> {
+        let (scene, frame) = (args.scene, args.frame);
+        // Exactly the warps that can be resident at once: more would deadlock (a waiting warp
+        // never starts, the running ones wait for its tasks).
+        let resident =
+            self.resident_blocks(&self.persistent, PERSISTENT_THREADS)? * WARPS_PER_BLOCK;
+        if resident == 0 {
+            return Err(GpuError::Request(
+                "the persistent kernel does not fit on this device".into(),
+            ));
+        }
+        let warps = request.max_warps.map_or(resident, |m| m.clamp(1, resident));
+        let blocks = warps.div_ceil(WARPS_PER_BLOCK);
+        // A warp's deque holds its share of tiles, the halves a large tile splits into, and
+        // what overflows the buffer: depth-first, at most a buffer's worth per generation of
+        // rays.
+        let share = frame.tile_count.div_ceil(warps);
+        let pixels_per_tile = u64::from(frame.tile) * u64::from(frame.tile);
+        let halvings = 2 * (64 - (pixels_per_tile / 1024).max(1).leading_zeros());
+        let capacity = share + halvings + BUFFER * (scene.settings.max_depth + 2) + BUFFER;
+        let tile_counter = self.zeros::<u32>(1, "allocating the tile counter")?;
+        let pending = self.zeros::<i32>(1, "allocating the task count")?;
+        let heads = self.zeros::<DequeHead>(warps as usize, "allocating the deques")?;
+        let items =
+            self.zeros::<Task>(warps as usize * capacity as usize, "allocating the deques")?;
+        let stats = self.zeros::<u64>(warps as usize * STAT_SLOTS, "allocating the figures")?;
+        let (chunk, half) = match request.balancer {
+            GpuBalancer::Counter { chunk } => (chunk.max(1), false),
+            GpuBalancer::Stealing { half } => (1, half),
+            _ => (1, false),
+        };
+        let work = params::Work {
+            mode: mode as u32,
+            warps,
+            tile_edge: frame.tile,
+            tiles_x: frame.tiles_x,
+            tile_count: frame.tile_count,
+            chunk,
+            capacity,
+            steal_half: u32::from(half),
+            seed: request.seed | 1,
+            pad: 0,
+            tile_counter: tile_counter.ptr_mut(self),
+            pending: pending.ptr_mut(self),
+            heads: heads.ptr_mut(self),
+            items: items.ptr_mut(self),
+            stats: stats.ptr_mut(self),
+            error: args.error.ptr_mut(self),
+        };
+        let params = (Param(*scene), Param(*args.film), Param(work));
+        args.start
+            .record(&self.stream)
+            .map_err(GpuError::driver("recording an event"))?;
+        if mode == Mode::Stealing {
+            let config = LaunchConfig {
+                grid_dim: (warps.div_ceil(128), 1, 1),
+                block_dim: (128, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let mut builder = self.stream.launch_builder(&self.fill_deques);
+            builder.arg(&params.0).arg(&params.2);
+            // SAFETY: the arguments are `rl_fill_deques`'s parameters, in order, in the shared
+            // layout; it writes `warps` deque heads and at most `capacity` tasks per deque (it
+            // checks).
+            unsafe { builder.launch(config) }
+                .map_err(GpuError::driver("launching the deque fill"))?;
+        }
+        let config = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (PERSISTENT_THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut builder = self.stream.launch_builder(&self.persistent);
+        builder.arg(&params.0).arg(&params.1).arg(&params.2);
+        // SAFETY: the arguments are `rl_persistent`'s parameters, in order, in the shared
+        // layout; every address is a live allocation of the size the kernel indexes: `warps`
+        // heads, deques of `capacity` tasks and figures, film and work map of the image's
+        // pixels. `blocks` is within the occupancy bound, so every warp is resident.
+        unsafe { builder.launch(config) }
+            .map_err(GpuError::driver("launching the persistent kernel"))?;
+        Ok(Launched {
+            workers: warps,
+            stats,
+            launch: (PERSISTENT_THREADS, blocks),
+            _scratch: vec![tile_counter.bytes, pending.bytes, heads.bytes, items.bytes],
+        })
+    }
+
+    /// One worker's figures, from its slots.
+    fn worker_stats(&self, s: &[u64]) -> WarpStats {
+        let cycles = |c: u64| {
+            Duration::from_secs_f64(c as f64 / (f64::from(self.info.clock_khz.max(1)) * 1e3))
+        };
+        WarpStats {
+            tiles: s[Stat::Tiles as usize],
+            camera: s[Stat::Camera as usize],
+            shadow: s[Stat::Shadow as usize],
+            reflection: s[Stat::Reflection as usize],
+            refraction: s[Stat::Refraction as usize],
+            spawned: s[Stat::Spawned as usize],
+            steps: s[Stat::Steps as usize],
+            active_lanes: s[Stat::ActiveLanes as usize],
+            steal_attempts: s[Stat::StealAttempts as usize],
+            steal_successes: s[Stat::StealSuccesses as usize],
+            tasks_stolen: s[Stat::TasksStolen as usize],
+            busy: cycles(s[Stat::BusyCycles as usize]),
+            idle: cycles(s[Stat::IdleCycles as usize]),
+            peak_queued: s[Stat::PeakQueued as usize],
+        }
     }
 }
 
-/// The figures' slots (`RL_ST_*` in the kernels).
+/// What both launches take: the kernels' scene and film, the frame's sizes, the error word,
+/// and the event recorded just before the first kernel, which the kernel time starts from.
 #[derive(Clone, Copy)]
-enum Stat {
-    Tiles = 0,
-    Camera = 1,
-    Shadow = 2,
-    Reflection = 3,
-    Refraction = 4,
-    Steps = 5,
-    ActiveLanes = 6,
-    StealAttempts = 7,
-    StealSuccesses = 8,
-    TasksStolen = 9,
-    BusyCycles = 10,
-    IdleCycles = 11,
-    PeakQueued = 12,
-    Spawned = 13,
+struct LaunchArgs<'a> {
+    scene: &'a params::Scene,
+    film: &'a params::Film,
+    frame: &'a FrameShape,
+    error: &'a DeviceArray<u32>,
+    start: &'a CudaEvent,
+}
+
+/// The frame's sizes, checked.
+struct FrameShape {
+    pixels: usize,
+    tile: u32,
+    tiles_x: u32,
+    tile_count: u32,
+}
+
+/// Refuses what the kernels cannot run: no tile, an image whose sides do not fit a tile
+/// task's packed corners, node arrays that are not eight orders of one length.
+fn check_request(scene: &SceneData, request: &FrameRequest) -> Result<FrameShape, GpuError> {
+    if request.tile == 0 {
+        return Err(GpuError::Request("the tile edge must be at least 1".into()));
+    }
+    let (width, height) = (scene.width, scene.height);
+    let most = (1u32 << TILE_CORNER_BITS) - 1;
+    if width == 0 || height == 0 || width > most || height > most {
+        return Err(GpuError::Request(format!(
+            "the GPU renders images of 1 to {most} pixels a side, not {width}×{height}"
+        )));
+    }
+    if !scene.nodes.len().is_multiple_of(8) {
+        return Err(GpuError::Request(format!(
+            "{} BVH nodes are not eight orders of one length",
+            scene.nodes.len()
+        )));
+    }
+    let tiles_x = width.div_ceil(request.tile);
+    Ok(FrameShape {
+        pixels: width as usize * height as usize,
+        tile: request.tile,
+        tiles_x,
+        tile_count: tiles_x * height.div_ceil(request.tile),
+    })
+}
+
+/// The scene on the device: its parameter struct, and the arrays it points to, kept alive
+/// as long as it is.
+struct UploadedScene {
+    params: params::Scene,
+    _arrays: Vec<CudaSlice<u8>>,
+}
+
+/// What a launch leaves to read back: its workers' figures, and the scratch memory its
+/// kernels use until the stream is synchronised.
+struct Launched {
+    workers: u32,
+    stats: DeviceArray<u64>,
+    launch: (u32, u32),
+    _scratch: Vec<CudaSlice<u8>>,
 }

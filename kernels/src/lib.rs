@@ -9,9 +9,12 @@
 //! and its callers run on machines without CUDA, where [`Gpu::open`] answers which part is
 //! missing.
 //!
-//! The scene is handed over as [`SceneData`]: the byte images of the renderer's `#[repr(C)]`
-//! arrays (the flattened BVH's eight node orders, triangles, shading, materials, lights,
-//! camera and settings), copied to the device as they are.
+//! The scene is handed over as [`SceneData`]: the renderer's arrays (the flattened BVH's eight
+//! node orders, triangles, shading, materials, lights, camera and settings), whose types are
+//! those of the `layout` crate, copied to the device as they are. Everything else the kernels
+//! share with the host (parameter structs, tasks, codes, figure slots, error bits, launch
+//! sizes) comes from there too; `cuda/raylb_layout.cuh` is generated from the same
+//! definitions, and `tests/layout_header.rs` checks that it is.
 
 mod device;
 mod frame;

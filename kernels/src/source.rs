@@ -1,7 +1,9 @@
 //! The CUDA C source of the kernels and its compilation with NVRTC.
 //!
 //! The kernels (`cuda/raylb_kernels.cu`) include the traced arithmetic shared with the host
-//! check (`cuda/raylb_math.cuh`); NVRTC is given the two as one translation unit. They are
+//! check (`cuda/raylb_math.cuh`), which includes the data layout shared with the host
+//! (`cuda/raylb_layout.cuh`, generated from the `layout` crate); NVRTC is given the three as
+//! one translation unit. They are
 //! compiled at start-up for the device found, with the options the determinism contract asks
 //! for: no fused multiply-add, IEEE division and square root, no flush to zero, no fast math.
 //! Compiling needs NVRTC alone, no GPU: `.ci/run` compiles every kernel this way on a machine
@@ -11,6 +13,9 @@ use cudarc::nvrtc::result as nvrtc;
 
 use crate::GpuError;
 
+/// The shared layout header, generated from the `layout` crate (`tests/layout_header.rs`
+/// checks that it is up to date).
+pub const LAYOUT_HEADER: &str = include_str!("../cuda/raylb_layout.cuh");
 /// The shared math header.
 pub const MATH_HEADER: &str = include_str!("../cuda/raylb_math.cuh");
 /// The kernels.
@@ -28,9 +33,10 @@ pub const OPTIONS: [&str; 5] = [
     "--std=c++17",
 ];
 
-/// The whole program as NVRTC sees it: the header in place of its `#include`.
+/// The whole program as NVRTC sees it: each header in place of its `#include`.
 pub fn program_source() -> String {
-    KERNELS.replace("#include \"raylb_math.cuh\"", MATH_HEADER)
+    let math = MATH_HEADER.replace("#include \"raylb_layout.cuh\"", LAYOUT_HEADER);
+    KERNELS.replace("#include \"raylb_math.cuh\"", &math)
 }
 
 /// PTX for compute capability `major.minor`, and NVRTC's log (empty when it had nothing to
@@ -189,10 +195,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_header_is_spliced_in_once() {
+    fn the_headers_are_spliced_in_once() {
         let source = program_source();
         assert!(!source.contains("#include \"raylb_math.cuh\""));
+        assert!(!source.contains("#include \"raylb_layout.cuh\""));
         assert_eq!(source.matches("#define RAYLB_MATH_CUH").count(), 1);
+        assert_eq!(source.matches("#define RAYLB_LAYOUT_CUH").count(), 1);
         for entry in ENTRY_POINTS {
             assert!(source.contains(&format!(" {entry}(")), "{entry}");
         }

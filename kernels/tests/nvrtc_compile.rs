@@ -6,14 +6,23 @@
 use kernels::GpuError;
 use kernels::source::{self, ENTRY_POINTS};
 
+/// Whether NVRTC can be loaded; where it cannot, says the test was skipped, unless
+/// `RAYLB_REQUIRE_NVRTC` is set, which makes that a failure.
+fn nvrtc_or_skip() -> bool {
+    if source::nvrtc_available() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("RAYLB_REQUIRE_NVRTC").is_none(),
+        "RAYLB_REQUIRE_NVRTC is set but libnvrtc cannot be loaded (LD_LIBRARY_PATH?)"
+    );
+    eprintln!("skipped: NVRTC is not installed (see .ci/run for how CI installs it)");
+    false
+}
+
 #[test]
 fn kernels_compile_to_ptx_without_warnings() {
-    if !source::nvrtc_available() {
-        assert!(
-            std::env::var_os("RAYLB_REQUIRE_NVRTC").is_none(),
-            "RAYLB_REQUIRE_NVRTC is set but libnvrtc cannot be loaded (LD_LIBRARY_PATH?)"
-        );
-        eprintln!("skipped: NVRTC is not installed (see .ci/run for how CI installs it)");
+    if !nvrtc_or_skip() {
         return;
     }
     // Turing (the oldest NVRTC 12 takes without a deprecation warning), Ampere, Ada, Hopper.
@@ -31,6 +40,48 @@ fn kernels_compile_to_ptx_without_warnings() {
             );
         }
         // No fused multiply-add may appear in the traced arithmetic.
+        assert!(
+            !compiled.ptx.contains("fma.rn.f32"),
+            "compute_{major}{minor}: fused multiply-add in the PTX"
+        );
+    }
+}
+
+/// A kernel that runs the wide BVH's traversals (closest hit and occlusion) for one ray per
+/// thread, appended to the kernels: the traversal is compiled in the kernels' translation
+/// unit, with their options, before any balancer calls it.
+const WIDE_TRAVERSAL_PROBE: &str = r#"
+extern "C" __global__ void rl_probe_wide(rl_wide_bvh b, const rl_task* rays, rl_u32 n,
+                                         rl_u32* index, float* t, rl_u32* blocked) {
+    rl_u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) {
+        return;
+    }
+    rl_prepared r = rl_prepare(rays[i].origin, rays[i].dir, 0.0f, RL_INFINITY);
+    index[i] = rl_wide_closest_hit(b, r, t + i);
+    blocked[i] = rl_wide_occluded(b, r) ? 1u : 0u;
+}
+"#;
+
+#[test]
+fn the_wide_bvh_traversal_compiles_with_the_kernels() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    let program = source::program_source() + WIDE_TRAVERSAL_PROBE;
+    for (major, minor) in [(7, 5), (8, 0), (8, 9), (9, 0)] {
+        let compiled = match source::compile_source(&program, major, minor) {
+            Ok(c) => c,
+            Err(GpuError::Compile(log)) => panic!("compute_{major}{minor}: {log}"),
+            Err(e) => panic!("compute_{major}{minor}: {e}"),
+        };
+        assert!(
+            compiled.ptx.contains(".entry rl_probe_wide("),
+            "compute_{major}{minor}: the probe was not compiled"
+        );
+        for entry in ENTRY_POINTS {
+            assert!(compiled.ptx.contains(&format!(".entry {entry}(")));
+        }
         assert!(
             !compiled.ptx.contains("fma.rn.f32"),
             "compute_{major}{minor}: fused multiply-add in the PTX"

@@ -8,7 +8,7 @@ use balancers::{Assignment, BalancerKind};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use renderer::accel::AccelKind;
 use renderer::render::{RenderOptions, render};
-use renderer::scene::{Scene, SceneOverrides};
+use renderer::scene::{CameraExt, Scene, SceneOverrides};
 
 fn scene(name: &str, width: u32, height: u32) -> Scene {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

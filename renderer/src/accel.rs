@@ -129,6 +129,17 @@ impl Accel {
         }
     }
 
+    /// The triangles in the order they were given to [`build`](Self::build), the order of
+    /// the closest-hit rule's ties: what another structure over the same triangles is built
+    /// from.
+    pub fn input_triangles(&self) -> Vec<Triangle> {
+        let mut triangles = vec![bytemuck::Zeroable::zeroed(); self.triangles().len()];
+        for (k, &i) in self.original_indices().iter().enumerate() {
+            triangles[i as usize] = self.triangles()[k];
+        }
+        triangles
+    }
+
     /// How far every box is grown beyond its triangles: the same for both structures.
     pub fn padding(&self) -> f32 {
         match self {

@@ -1,5 +1,6 @@
 //! Rendering on an NVIDIA GPU: the scene's flat arrays handed to the `kernels` crate as they
-//! are, and its fixed-point sums brought back into a [`Film`], resolved like the CPU's.
+//! are (their types are the shared layout of the `layout` crate), and its fixed-point sums
+//! brought back into a [`Film`], resolved like the CPU's.
 
 use std::num::NonZeroU32;
 use std::sync::Arc;
@@ -46,26 +47,21 @@ pub fn all_node_orders(scene: &Scene) -> Vec<FlatNode> {
 }
 
 /// The scene as the kernels read it; `nodes` must be [`all_node_orders`] of the same scene.
+/// Its arrays are the scene's own: their types are the shared layout.
 pub fn scene_data<'a>(scene: &'a Scene, nodes: &'a [FlatNode]) -> SceneData<'a> {
+    let bvh = octree(scene);
     SceneData {
-        nodes: bytemuck::cast_slice(nodes),
-        node_count: octree(scene).nodes(0).len() as u32,
-        triangles: bytemuck::cast_slice(octree(scene).triangles()),
-        ids: bytemuck::cast_slice(octree(scene).original_indices()),
-        shading: bytemuck::cast_slice(&scene.shading),
-        materials: bytemuck::cast_slice(&scene.materials),
-        lights: bytemuck::cast_slice(&scene.lights),
-        light_count: scene.lights.len() as u32,
+        nodes,
+        triangles: bvh.triangles(),
+        ids: bvh.original_indices(),
+        shading: &scene.shading,
+        materials: &scene.materials,
+        lights: &scene.lights,
         width: scene.width,
         height: scene.height,
-        padding: octree(scene).padding(),
-        camera: bytemuck::bytes_of(&scene.camera)
-            .try_into()
-            .expect("the camera is 52 bytes"),
-        settings: bytemuck::bytes_of(&scene.settings)
-            .try_into()
-            .expect("the settings are 36 bytes"),
-        max_depth: scene.settings.max_depth,
+        padding: bvh.padding(),
+        camera: scene.camera,
+        settings: scene.settings,
     }
 }
 

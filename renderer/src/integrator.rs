@@ -10,24 +10,25 @@
 use std::num::NonZeroU32;
 
 use balancers::{Spawn, TaskRunner};
+use layout::task::TaskKind;
 
 use crate::bvh::{NoCounters, TraversalCounters};
 use crate::film::Film;
-use crate::geometry::Ray;
+use crate::geometry::{Ray, TriangleExt};
 use crate::math::{Vec3, dot, max_component, normalize, powi, reflect, refract, scale};
-use crate::scene::Scene;
+use crate::scene::{CameraExt, LightExt, Scene};
 use crate::watch::FrameObserver;
 
-/// Why a ray was traced.
+/// Why a ray was traced; its value is the kernels' code for the same kind of task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum RayKind {
     /// From the eye through a pixel.
-    Camera = 0,
+    Camera = TaskKind::Camera as u8,
     /// A mirror reflection, or a refraction turned back by total internal reflection.
-    Reflection = 1,
+    Reflection = TaskKind::Reflection as u8,
     /// Through a refracting surface.
-    Refraction = 2,
+    Refraction = TaskKind::Refraction as u8,
 }
 
 /// A ray still to be traced, with everything it needs to contribute to its pixel.
@@ -90,13 +91,9 @@ impl Tile {
     }
 }
 
-/// The edge of the pieces a large tile is cut into.
-pub const PIECE: u32 = 32;
-
-/// Tiles above this many pixels (a 32×32 tile) cut themselves into [`PIECE`]-pixel squares
-/// while they run: small enough that stolen pieces of a large tile balance well, large enough
-/// that cutting costs nothing next to tracing (one task per thousand camera rays).
-pub const SPLIT_ABOVE: u32 = 32 * 32;
+/// How large tiles are cut, shared with the GPU kernels: the edge of the pieces, and the size
+/// above which a tile cuts itself into them.
+pub use layout::task::{PIECE, SPLIT_ABOVE};
 
 /// The tiles of edge `edge` covering a `width × height` image, row-major; the last row and
 /// column are clipped to the image.

@@ -1,8 +1,10 @@
 //! The CUDA kernels' math header (`kernels/cuda/raylb_math.cuh`), compiled for the host by
 //! `cuda-math-host`, gives the same bits as the Rust it mirrors: the slab and triangle tests on
 //! hundreds of thousands of random and degenerate rays, the vector helpers, the fixed-point
-//! conversion, the camera and the spot cone, and whole frames of the shipped scenes traced
-//! task by task against the CPU renderer's film.
+//! conversion, the camera and the spot cone, the traversals of the wide BVH's GPU form and of
+//! the octree against the Rust traversals (every shipped scene's camera, secondary, shadow and
+//! random rays, and the degenerate meshes of `common::meshes`), and whole frames of the
+//! shipped scenes traced task by task against the CPU renderer's film.
 //!
 //! Every comparison is of bits (`to_bits`), signed zeros and NaNs included.
 
@@ -12,25 +14,18 @@ use balancers::{Assignment, BalancerKind};
 use cuda_math_host as host;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use renderer::bvh::FlatNode;
+use renderer::accel::AccelKind;
+use renderer::bvh::wide::Width;
+use renderer::bvh::{BvhSettings, FlatNode, OctreeBvh, WideBvh};
 use renderer::film::to_fixed;
-use renderer::geometry::{PreparedRay, Ray, Triangle};
+use renderer::geometry::{PreparedRay, Ray, Triangle, TriangleExt};
+use renderer::gpu::{all_node_orders, scene_data};
 use renderer::math::{self, Vec3};
 use renderer::render::{RenderOptions, render};
-use renderer::scene::{Camera, Light, Material, RenderSettings, TriangleShading};
+use renderer::scene::{Camera, CameraExt, Light, LightExt, Material, Scene};
 
 mod common;
-use common::load_scene;
-use renderer::accel::AccelKind;
-
-// The mirrors must be the renderer's structs byte for byte before slices are cast.
-const _: () = assert!(size_of::<FlatNode>() == size_of::<host::Node>());
-const _: () = assert!(size_of::<Triangle>() == size_of::<host::Triangle>());
-const _: () = assert!(size_of::<TriangleShading>() == size_of::<host::Shading>());
-const _: () = assert!(size_of::<Material>() == size_of::<host::Material>());
-const _: () = assert!(size_of::<Light>() == size_of::<host::Light>());
-const _: () = assert!(size_of::<Camera>() == size_of::<host::Camera>());
-const _: () = assert!(size_of::<RenderSettings>() == size_of::<host::Settings>());
+use common::{load_scene, meshes};
 
 const SEED: u64 = 0x5eed_c0da;
 
@@ -97,109 +92,6 @@ fn ray_interval(rng: &mut StdRng) -> (f32, f32) {
         3 => (-1.0, 1.0),
         _ => (0.0, f32::INFINITY),
     }
-}
-
-#[test]
-fn layouts_match_field_by_field() {
-    let v = |i: f32| Vec3::new(i, i + 0.25, i + 0.5);
-    let m = Material {
-        ambient: v(1.0),
-        diffuse: v(2.0),
-        specular: v(3.0),
-        shininess: 77,
-        reflectivity: v(4.0),
-        refractivity: v(5.0),
-        ior: 6.0,
-    };
-    let hm: host::Material = bytemuck::cast(m);
-    assert_eq!(
-        (hm.ambient, hm.diffuse, hm.specular, hm.shininess),
-        ([1.0, 1.25, 1.5], [2.0, 2.25, 2.5], [3.0, 3.25, 3.5], 77)
-    );
-    assert_eq!(
-        (hm.reflectivity, hm.refractivity, hm.ior),
-        ([4.0, 4.25, 4.5], [5.0, 5.25, 5.5], 6.0)
-    );
-    let l = Light {
-        position: v(1.0),
-        color: v(2.0),
-        direction: v(3.0),
-        cos_outer: 4.0,
-        cos_inner: 5.0,
-    };
-    let hl: host::Light = bytemuck::cast(l);
-    assert_eq!(
-        (
-            hl.position,
-            hl.color,
-            hl.direction,
-            hl.cos_outer,
-            hl.cos_inner
-        ),
-        (
-            [1.0, 1.25, 1.5],
-            [2.0, 2.25, 2.5],
-            [3.0, 3.25, 3.5],
-            4.0,
-            5.0
-        )
-    );
-    let c = Camera {
-        origin: v(1.0),
-        forward: v(2.0),
-        right: v(3.0),
-        up: v(4.0),
-        tan_half_fov: 5.0,
-    };
-    let hc: host::Camera = bytemuck::cast(c);
-    assert_eq!(
-        (hc.origin, hc.forward, hc.right, hc.up, hc.tan_half_fov),
-        (
-            [1.0, 1.25, 1.5],
-            [2.0, 2.25, 2.5],
-            [3.0, 3.25, 3.5],
-            [4.0, 4.25, 4.5],
-            5.0
-        )
-    );
-    let s = RenderSettings {
-        max_depth: 9,
-        weight_cutoff: 1.0,
-        ambient: v(2.0),
-        background: v(3.0),
-        ray_offset: 4.0,
-    };
-    let hs: host::Settings = bytemuck::cast(s);
-    assert_eq!(
-        (
-            hs.max_depth,
-            hs.weight_cutoff,
-            hs.ambient,
-            hs.background,
-            hs.ray_offset
-        ),
-        (9, 1.0, [2.0, 2.25, 2.5], [3.0, 3.25, 3.5], 4.0)
-    );
-    let sh = TriangleShading {
-        normals: [v(1.0), v(2.0), v(3.0)],
-        material: 7,
-    };
-    let hsh: host::Shading = bytemuck::cast(sh);
-    assert_eq!(
-        (hsh.normals, hsh.material),
-        ([[1.0, 1.25, 1.5], [2.0, 2.25, 2.5], [3.0, 3.25, 3.5]], 7)
-    );
-    let t = Triangle {
-        v: [v(1.0), v(2.0), v(3.0)],
-    };
-    let ht: host::Triangle = bytemuck::cast(t);
-    assert_eq!(ht.v, [[1.0, 1.25, 1.5], [2.0, 2.25, 2.5], [3.0, 3.25, 3.5]]);
-    let n = FlatNode {
-        near_skip: [1.0, 2.0, 3.0, f32::from_bits(4)],
-        far_leaf: [5.0, 6.0, 7.0, f32::from_bits(8)],
-    };
-    let hn: host::Node = bytemuck::cast(n);
-    assert_eq!((hn.near_skip, hn.far_leaf), (n.near_skip, n.far_leaf));
 }
 
 #[test]
@@ -375,7 +267,7 @@ fn triangle_test_matches_on_hits_edges_slivers_and_degenerate_triangles() {
     for i in 0..cases {
         let (tri, ray, padding) = triangle_case(&mut rng, i);
         let rust = tri.intersect_with_barycentrics(&PreparedRay::new(&ray), padding);
-        let cpp = host::triangle_hit(&bytemuck::cast(tri), &host_ray(&ray), padding);
+        let cpp = host::triangle_hit(&tri, &host_ray(&ray), padding);
         let rust_bits = rust.map(|h| (h.t.to_bits(), bits(h.bary)));
         let cpp_bits = cpp.map(|(t, b)| (t.to_bits(), bits(b)));
         assert_eq!(
@@ -488,14 +380,13 @@ fn camera_rays_match() {
         ) else {
             continue;
         };
-        let hc: host::Camera = bytemuck::cast(camera);
         for _ in 0..10 {
             let (w, h) = (rng.random_range(1..4096), rng.random_range(1..4096));
             let (x, y) = (rng.random_range(0..w), rng.random_range(0..h));
             let ray = camera.primary_ray(x, y, w, h);
             assert_eq!(
                 bits(ray.dir.to_array()),
-                bits(host::primary_dir(&hc, x, y, w, h)),
+                bits(host::primary_dir(&camera, x, y, w, h)),
                 "{camera:?} pixel ({x}, {y}) of {w}×{h}"
             );
             checked += 1;
@@ -532,7 +423,7 @@ fn spot_cones_match() {
         };
         assert_eq!(
             light.cone_factor(to_point).to_bits(),
-            host::cone_factor(&bytemuck::cast(light), to_point.to_array()).to_bits(),
+            host::cone_factor(&light, to_point.to_array()).to_bits(),
             "{light:?} towards {to_point}"
         );
     }
@@ -556,25 +447,12 @@ fn frame_matches(name: &str) {
     let octree_scene = scene
         .with_accel(AccelKind::Octree)
         .expect("another structure");
-    let bvh = octree_scene.accel.octree().expect("the octree");
-    let nodes: Vec<FlatNode> = (0..8).flat_map(|o| bvh.nodes(o).to_vec()).collect();
-    let host_scene = host::Scene::new(host::SceneParts {
-        nodes: bytemuck::cast_slice(&nodes),
-        triangles: bytemuck::cast_slice(bvh.triangles()),
-        ids: bvh.original_indices(),
-        shading: bytemuck::cast_slice(&octree_scene.shading),
-        materials: bytemuck::cast_slice(&scene.materials),
-        lights: bytemuck::cast_slice(&scene.lights),
-        width: scene.width,
-        height: scene.height,
-        padding: bvh.padding(),
-        camera: bytemuck::cast(scene.camera),
-        settings: bytemuck::cast(scene.settings),
-    });
+    let nodes = all_node_orders(&octree_scene);
+    let host_scene = host::Scene::new(&scene_data(&octree_scene, &nodes));
     let pixels = (scene.width * scene.height) as usize;
     let mut sums = vec![0u64; 3 * pixels];
     let mut rays = vec![0u32; pixels];
-    let mut counts = host::Counts::default();
+    let mut counts = layout::kernel::Counts::default();
     let mut stack = Vec::new();
     for y in 0..scene.height {
         for x in 0..scene.width {
@@ -624,4 +502,210 @@ fn quick_frame_matches_the_cpu_film() {
 #[test]
 fn cornell_frame_matches_the_cpu_film() {
     frame_matches("cornell");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Traversal: the header's traversals of the wide BVH's GPU form and of the octree, against the
+// Rust traversals of the same trees.
+
+/// The closest hit as the closest-hit rule defines it: its distance's bits and the triangle's
+/// index in the input. (Leaf orders differ between structures; input indices do not.)
+type Answer = Option<(u32, u32)>;
+
+/// The rays a frame traces and more: the camera ray of every pixel; from each point a camera
+/// ray hits, its reflection, a ray in a random direction and a shadow ray to each light (ending
+/// at the light); and rays between random points of the scene's box grown by half, now and then
+/// along an axis or with a zero component, some over a bounded interval. `random` of the last.
+fn scene_rays(scene: &Scene, rng: &mut StdRng, random: usize) -> Vec<Ray> {
+    let (w, h) = (scene.width, scene.height);
+    let mut rays: Vec<Ray> = (0..h)
+        .flat_map(|y| (0..w).map(move |x| (x, y)))
+        .map(|(x, y)| scene.camera.primary_ray(x, y, w, h))
+        .collect();
+    let offset = scene.settings.ray_offset;
+    for i in 0..rays.len() {
+        let ray = rays[i];
+        let Some(hit) = scene.accel.closest_hit(&ray) else {
+            continue;
+        };
+        let normal = math::normalize(scene.accel.triangles()[hit.index as usize].normal());
+        let normal = if math::dot(ray.dir, normal) < 0.0 {
+            normal
+        } else {
+            -normal
+        };
+        let point = ray.origin + ray.dir * hit.t + normal * offset;
+        rays.push(Ray::new(point, math::reflect(ray.dir, normal)));
+        rays.push(Ray::new(point, direction(rng)));
+        for light in &scene.lights {
+            let to_light = light.position - point;
+            let distance = to_light.length();
+            rays.push(Ray {
+                origin: point,
+                dir: to_light / distance,
+                t_min: 0.0,
+                t_max: distance,
+            });
+        }
+    }
+    let bounds = scene.accel.bounds();
+    let (centre, extent) = (bounds.center(), bounds.extent() * 0.75);
+    let inside = |rng: &mut StdRng| {
+        centre
+            + Vec3::new(
+                rng.random_range(-1.0f32..1.0),
+                rng.random_range(-1.0f32..1.0),
+                rng.random_range(-1.0f32..1.0),
+            ) * extent
+    };
+    for _ in 0..random {
+        let origin = inside(rng);
+        let mut ray = Ray::new(origin, inside(rng) - origin);
+        match rng.random_range(0..6) {
+            0 => ray.dir = [Vec3::X, -Vec3::Y, Vec3::Z][rng.random_range(0..3)],
+            1 => ray.dir[rng.random_range(0..3)] = if rng.random_bool(0.5) { 0.0 } else { -0.0 },
+            2 => {
+                ray.t_min = rng.random_range(0.0..0.5);
+                ray.t_max = rng.random_range(0.5..1.0);
+            }
+            _ => {}
+        }
+        rays.push(ray);
+    }
+    rays
+}
+
+/// Checks the header's traversal of the wide BVH's GPU form against the Rust traversal of the
+/// wide BVH it was built from, at both widths, and the header's octree traversal against the
+/// Rust octree's: the same closest hit (distance bits and input index) and the same occlusion
+/// answer for every ray. Returns how many rays hit.
+fn traversals_match(name: &str, triangles: &[Triangle], settings: BvhSettings, rays: &[Ray]) {
+    let mut answers: Option<Vec<Answer>> = None;
+    for width in [Width::Eight, Width::Four] {
+        let cpu = WideBvh::build_with_width(triangles, settings, width);
+        let gpu = cpu.to_gpu();
+        let host = host::WideScene::new(
+            gpu.nodes(),
+            gpu.triangles(),
+            gpu.original_indices(),
+            gpu.padding(),
+        );
+        let mut found = Vec::with_capacity(rays.len());
+        for (n, ray) in rays.iter().enumerate() {
+            let want = cpu.closest_hit(ray).map(|h| (h.t.to_bits(), h.original));
+            let got = host
+                .closest_hit(&host_ray(ray))
+                .map(|h| (h.t.to_bits(), gpu.original_indices()[h.index as usize]));
+            assert_eq!(got, want, "{name}, {width:?}: ray {n} {ray:?}");
+            assert_eq!(
+                host.occluded(&host_ray(ray)),
+                cpu.occluded(ray),
+                "{name}, {width:?}: occlusion of ray {n} {ray:?}"
+            );
+            found.push(want);
+        }
+        // Both widths find the same hits, as every structure must.
+        if let Some(first) = &answers {
+            assert_eq!(first, &found, "{name}: the widths disagree");
+        }
+        answers = Some(found);
+    }
+    let answers = answers.expect("two widths");
+
+    let octree = OctreeBvh::build(triangles, settings);
+    let nodes: Vec<FlatNode> = (0..8).flat_map(|o| octree.nodes(o).to_vec()).collect();
+    // Shading data the traversal never reads, for a scene of the header's shape.
+    let shading = vec![bytemuck::Zeroable::zeroed(); triangles.len()];
+    let materials = [Material::default()];
+    let host = host::Scene::new(&kernels::SceneData {
+        nodes: &nodes,
+        triangles: octree.triangles(),
+        ids: octree.original_indices(),
+        shading: &shading,
+        materials: &materials,
+        lights: &[],
+        width: 1,
+        height: 1,
+        padding: octree.padding(),
+        camera: bytemuck::Zeroable::zeroed(),
+        settings: bytemuck::Zeroable::zeroed(),
+    });
+    for (n, ray) in rays.iter().enumerate() {
+        let got = host
+            .closest_hit(&host_ray(ray))
+            .map(|h| (h.t.to_bits(), octree.original_indices()[h.index as usize]));
+        assert_eq!(got, answers[n], "{name}, octree: ray {n} {ray:?}");
+        assert_eq!(
+            host.occluded(&host_ray(ray)),
+            octree.occluded(ray),
+            "{name}, octree: occlusion of ray {n} {ray:?}"
+        );
+    }
+
+    let hits = answers.iter().filter(|a| a.is_some()).count();
+    eprintln!("{name}: {hits} of {} rays hit", rays.len());
+    // A test that never hits, or never misses, proves little.
+    assert!(hits > rays.len() / 10, "{name}: only {hits} hits");
+    assert!(hits < rays.len(), "{name}: no misses");
+}
+
+/// A shipped scene at 64×48: its camera, secondary and shadow rays and 4,000 random ones.
+fn scene_traversals_match(name: &str, seed: u64) {
+    let scene = load_scene(name, Some(64), Some(48));
+    let rays = scene_rays(&scene, &mut StdRng::seed_from_u64(seed), 4_000);
+    traversals_match(
+        name,
+        &scene.accel.input_triangles(),
+        scene.bvh_settings,
+        &rays,
+    );
+}
+
+/// One of the meshes of `common::meshes`, at leaf sizes 1, 4 and 31, with rays aimed at its
+/// vertices and edges, along axes and with zero components.
+fn mesh_traversals_match(name: &str, triangles: &[Triangle], seed: u64) {
+    for leaf_size in [1, 4, 31] {
+        let settings = BvhSettings {
+            leaf_size,
+            ..BvhSettings::default()
+        };
+        let rays = meshes::rays(&mut StdRng::seed_from_u64(seed), triangles, 5_000);
+        traversals_match(
+            &format!("{name}, leaf size {leaf_size}"),
+            triangles,
+            settings,
+            &rays,
+        );
+    }
+}
+
+/// One test per scene and per mesh, so that a failure names its case.
+macro_rules! traversal_tests {
+    ($($test:ident: $body:expr;)*) => {$(
+        #[test]
+        fn $test() {
+            $body
+        }
+    )*};
+}
+
+traversal_tests! {
+    wide_and_octree_traversals_match_on_quick: scene_traversals_match("quick", SEED ^ 10);
+    wide_and_octree_traversals_match_on_cornell: scene_traversals_match("cornell", SEED ^ 11);
+    wide_and_octree_traversals_match_on_treasure: scene_traversals_match("treasure", SEED ^ 12);
+    wide_and_octree_traversals_match_on_treasure_calm:
+        scene_traversals_match("treasure-calm", SEED ^ 13);
+    wide_and_octree_traversals_match_on_a_soup:
+        mesh_traversals_match("soup", &meshes::soup(&mut StdRng::seed_from_u64(SEED ^ 14), 500), SEED ^ 15);
+    wide_and_octree_traversals_match_on_a_flat_grid:
+        mesh_traversals_match("flat grid", &meshes::flat_grid(16), SEED ^ 16);
+    wide_and_octree_traversals_match_on_flat_and_duplicate_boxes:
+        mesh_traversals_match("boxes", &meshes::boxes(), SEED ^ 17);
+    wide_and_octree_traversals_match_on_coincident_centroids: mesh_traversals_match(
+        "coincident",
+        &meshes::coincident(&mut StdRng::seed_from_u64(SEED ^ 18)),
+        SEED ^ 19,
+    );
+    wide_and_octree_traversals_match_on_piles_of_copies:
+        mesh_traversals_match("piles", &meshes::piles(&mut StdRng::seed_from_u64(SEED ^ 20)), SEED ^ 21);
 }

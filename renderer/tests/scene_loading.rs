@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use renderer::math::Vec3;
-use renderer::scene::{AxisDirection, MeshFraming, Scene, SceneOverrides};
+use renderer::scene::{AxisDirection, LightExt, MeshFraming, Scene, SceneOverrides};
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);

@@ -1,17 +1,10 @@
 // The host build of raylb's CUDA math header, for the bit-for-bit tests against the Rust
-// renderer. Every function here is a thin `extern "C"` wrapper that takes plain arrays and the
-// header's own structs (whose layouts are the Rust #[repr(C)] ones) and calls the header.
-// Compiled by build.rs with -ffp-contract=off -fno-fast-math, as the kernels are with
-// --fmad=false.
+// renderer. Every function here is a thin `extern "C"` wrapper that takes plain arrays and
+// the shared layout's structs (raylb_layout.cuh, generated from the same Rust definitions the
+// caller uses) and calls the header. A ray is given as its origin, its direction and the open
+// interval (t_min, t_max) of its distances. Compiled by build.rs with -ffp-contract=off
+// -fno-fast-math, as the kernels are with --fmad=false.
 #include "../../cuda/raylb_math.cuh"
-
-// A ray as the Rust `geometry::Ray`: origin, direction, (t_min, t_max).
-struct rlh_ray {
-    float origin[3];
-    float dir[3];
-    float t_min;
-    float t_max;
-};
 
 static rl_vec3 rlh_vec(const float v[3]) { return rl_v(v[0], v[1], v[2]); }
 
@@ -21,26 +14,30 @@ static void rlh_store(rl_vec3 v, float out[3]) {
     out[2] = v.z;
 }
 
-static rl_prepared rlh_prepare(const rlh_ray* ray) {
-    return rl_prepare(rlh_vec(ray->origin), rlh_vec(ray->dir), ray->t_min, ray->t_max);
+static rl_prepared rlh_prepare(const float origin[3], const float dir[3], float t_min,
+                               float t_max) {
+    return rl_prepare(rlh_vec(origin), rlh_vec(dir), t_min, t_max);
 }
 
 extern "C" {
 
 // The prepared ray's octant.
-int rlh_octant(const rlh_ray* ray) { return rlh_prepare(ray).octant; }
+int rlh_octant(const float origin[3], const float dir[3]) {
+    return rlh_prepare(origin, dir, 0.0f, RL_INFINITY).octant;
+}
 
 // `PreparedRay::new(ray).slab_box(mn, mx, t_min, t_max)`: out = (enter, leave).
-void rlh_slab_box(const rlh_ray* ray, const float mn[3], const float mx[3], float t_min,
-                  float t_max, float out[2]) {
-    rl_prepared r = rlh_prepare(ray);
+void rlh_slab_box(const float origin[3], const float dir[3], const float mn[3],
+                  const float mx[3], float t_min, float t_max, float out[2]) {
+    rl_prepared r = rlh_prepare(origin, dir, 0.0f, RL_INFINITY);
     rl_slab_box(r, mn, mx, t_min, t_max, &out[0], &out[1]);
 }
 
 // `Triangle::intersect_with_barycentrics`: 1 on a hit, with out = (t, b0, b1, b2) where
 // b_i = uvw_i / det.
-int rlh_triangle_hit(const rl_triangle* tri, const rlh_ray* ray, float padding, float out[4]) {
-    rl_prepared r = rlh_prepare(ray);
+int rlh_triangle_hit(const rl_triangle* tri, const float origin[3], const float dir[3],
+                     float t_min, float t_max, float padding, float out[4]) {
+    rl_prepared r = rlh_prepare(origin, dir, t_min, t_max);
     float t, uvw[3], det;
     if (!rl_triangle_hit(*tri, r, padding, &t, uvw, &det)) {
         return 0;
@@ -50,6 +47,31 @@ int rlh_triangle_hit(const rl_triangle* tri, const rlh_ray* ray, float padding, 
     out[2] = uvw[1] / det;
     out[3] = uvw[2] / det;
     return 1;
+}
+
+// The octree's closest hit: the leaf-order index of the triangle, or 0xffffffff for a miss;
+// *t its distance.
+rl_u32 rlh_closest_hit(const rl_scene* scene, const float origin[3], const float dir[3],
+                       float t_min, float t_max, float* t) {
+    return rl_closest_hit(*scene, rlh_prepare(origin, dir, t_min, t_max), t);
+}
+
+// Whether a triangle of the octree blocks the ray.
+int rlh_occluded(const rl_scene* scene, const float origin[3], const float dir[3], float t_min,
+                 float t_max) {
+    return rl_occluded(*scene, rlh_prepare(origin, dir, t_min, t_max)) ? 1 : 0;
+}
+
+// The wide BVH's closest hit, in its GPU form: as rlh_closest_hit.
+rl_u32 rlh_wide_closest_hit(const rl_wide_bvh* bvh, const float origin[3], const float dir[3],
+                            float t_min, float t_max, float* t) {
+    return rl_wide_closest_hit(*bvh, rlh_prepare(origin, dir, t_min, t_max), t);
+}
+
+// Whether a triangle of the wide BVH's GPU form blocks the ray.
+int rlh_wide_occluded(const rl_wide_bvh* bvh, const float origin[3], const float dir[3],
+                      float t_min, float t_max) {
+    return rl_wide_occluded(*bvh, rlh_prepare(origin, dir, t_min, t_max)) ? 1 : 0;
 }
 
 void rlh_normalize(const float v[3], float out[3]) { rlh_store(rl_normalize(rlh_vec(v)), out); }
@@ -85,14 +107,11 @@ void rlh_camera_task(const rl_scene* scene, rl_u32 x, rl_u32 y, rl_task* out) {
     *out = rl_camera_task(*scene, x, y);
 }
 
-// Traces one task into the film (`rays` may be null); writes its children and returns how
-// many.
-int rlh_trace(const rl_scene* scene, const rl_task* task, rl_u64* sums, rl_u32* rays,
+// Traces one task into the film (`film->rays` may be null); writes its children and returns
+// how many.
+int rlh_trace(const rl_scene* scene, const rl_task* task, const rl_film* film,
               rl_counts* counts, rl_task children[2]) {
-    rl_film film;
-    film.sums = sums;
-    film.rays = rays;
-    return rl_trace(*scene, *task, film, counts, children);
+    return rl_trace(*scene, *task, *film, counts, children);
 }
 
 }  // extern "C"

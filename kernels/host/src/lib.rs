@@ -4,18 +4,26 @@
 //!
 //! Used only by tests (a dev-dependency of `renderer`): they call these functions and the
 //! renderer's Rust twins on the same inputs and require the same bits, which is what keeps the
-//! GPU's image identical to the CPU's. The types here mirror the renderer's `#[repr(C)]`
-//! structs field by field, as plain arrays, so a test can cast the renderer's slices to them
-//! with `bytemuck`.
+//! GPU's image identical to the CPU's. The data crosses into C++ in the shared layout: the
+//! `layout` crate's types, which are the renderer's own and whose C declarations the header
+//! includes, generated from the same definitions.
 
 use std::ffi::c_int;
 
-/// A vector: `x, y, z`, like `glam::Vec3`.
+use bytemuck::Zeroable;
+use kernels::SceneData;
+use layout::kernel::Counts;
+use layout::params;
+use layout::task::Task;
+use layout::wide::{WIDE_CHILDREN, WIDE_STACK, WideNode};
+use layout::{Camera, Light, Ptr, PtrMut, Triangle};
+
+/// A vector: `x, y, z`.
 pub type Vec3 = [f32; 3];
 
-/// A ray `origin + t · dir` over `(t_min, t_max)`, like `renderer::geometry::Ray`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C)]
+/// A ray `origin + t · dir` over the open interval `(t_min, t_max)`. (Handed to C++ field by
+/// field.)
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Ray {
     /// Where the ray starts.
     pub origin: Vec3,
@@ -27,168 +35,60 @@ pub struct Ray {
     pub t_max: f32,
 }
 
-/// `rl_node`, like `renderer::bvh::FlatNode` (whose alignment of 32 only raises its address).
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C)]
-pub struct Node {
-    /// Near faces, then the bits of the skip index.
-    pub near_skip: [f32; 4],
-    /// Far faces, then the bits of the leaf word (`first << 5 | count`, 0 for an inner node).
-    pub far_leaf: [f32; 4],
+/// The index the header's traversals return for a miss.
+const MISS: u32 = u32::MAX;
+
+/// A closest-hit traversal of the header, on a structure described by a `P`.
+type ClosestHit<P> =
+    unsafe extern "C" fn(*const P, *const f32, *const f32, f32, f32, *mut f32) -> u32;
+/// An occlusion traversal of the header, on a structure described by a `P`.
+type Occluded<P> = unsafe extern "C" fn(*const P, *const f32, *const f32, f32, f32) -> c_int;
+
+/// `traverse`'s closest hit of `ray` in the structure `params` describes.
+///
+/// # Safety
+/// `params` must point only at live arrays whose contents `traverse` can follow without
+/// leaving them (what each structure's `new` checks).
+unsafe fn closest_hit<P>(traverse: ClosestHit<P>, params: &P, ray: &Ray) -> Option<Hit> {
+    let mut t = 0.0;
+    // SAFETY: `params` is valid (the caller's promise); the ray's 3 + 3 floats are read, `t`
+    // written.
+    let index = unsafe {
+        traverse(
+            params,
+            ray.origin.as_ptr(),
+            ray.dir.as_ptr(),
+            ray.t_min,
+            ray.t_max,
+            &mut t,
+        )
+    };
+    (index != MISS).then_some(Hit { index, t })
 }
 
-/// `rl_triangle`, like `renderer::geometry::Triangle`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C)]
-pub struct Triangle {
-    /// The vertices.
-    pub v: [Vec3; 3],
-}
-
-/// `rl_shading`, like `renderer::scene::TriangleShading`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C)]
-pub struct Shading {
-    /// Vertex normals.
-    pub normals: [Vec3; 3],
-    /// Index into the materials.
-    pub material: u32,
-}
-
-/// `rl_material`, like `renderer::scene::Material`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C)]
-pub struct Material {
-    /// Multiplies the ambient light.
-    pub ambient: Vec3,
-    /// Diffuse reflectance.
-    pub diffuse: Vec3,
-    /// Specular reflectance.
-    pub specular: Vec3,
-    /// Specular exponent.
-    pub shininess: u32,
-    /// Weight of reflection rays.
-    pub reflectivity: Vec3,
-    /// Weight of refraction rays.
-    pub refractivity: Vec3,
-    /// Index of refraction.
-    pub ior: f32,
-}
-
-/// `rl_light`, like `renderer::scene::Light`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C)]
-pub struct Light {
-    /// Position.
-    pub position: Vec3,
-    /// Colour times intensity.
-    pub color: Vec3,
-    /// Spot direction.
-    pub direction: Vec3,
-    /// Cosine of the outer half-angle.
-    pub cos_outer: f32,
-    /// Cosine of the inner half-angle.
-    pub cos_inner: f32,
-}
-
-/// `rl_camera`, like `renderer::scene::Camera`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C)]
-pub struct Camera {
-    /// The eye.
-    pub origin: Vec3,
-    /// Viewing direction.
-    pub forward: Vec3,
-    /// Right of the image.
-    pub right: Vec3,
-    /// Top of the image.
-    pub up: Vec3,
-    /// `tan(fov / 2)`.
-    pub tan_half_fov: f32,
-}
-
-/// `rl_settings`, like `renderer::scene::RenderSettings`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C)]
-pub struct Settings {
-    /// Deepest generation of secondary rays.
-    pub max_depth: u32,
-    /// Weight below which secondary rays are not spawned.
-    pub weight_cutoff: f32,
-    /// Ambient light.
-    pub ambient: Vec3,
-    /// What rays that hit nothing see.
-    pub background: Vec3,
-    /// Offset of secondary and shadow ray origins.
-    pub ray_offset: f32,
-}
-
-/// `rl_task`: one ray task (`renderer::integrator::RayTask`, with `depth | kind << 8`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C)]
-pub struct Task {
-    /// Origin.
-    pub origin: Vec3,
-    /// Unit direction.
-    pub dir: Vec3,
-    /// Weight in its pixel.
-    pub weight: Vec3,
-    /// Row-major pixel index.
-    pub pixel: u32,
-    /// `depth | kind << 8`, kind 0 camera, 1 reflection, 2 refraction.
-    pub depth_kind: u32,
-    /// Unused by ray tasks.
-    pub tile_end: u32,
-}
-
-/// `rl_counts`: rays traced, by kind (`renderer::integrator::RayCounts`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C)]
-pub struct Counts {
-    /// Camera rays.
-    pub camera: u64,
-    /// Shadow rays.
-    pub shadow: u64,
-    /// Reflection rays.
-    pub reflection: u64,
-    /// Refraction rays.
-    pub refraction: u64,
-}
-
-// The sizes of the C structs in raylb_math.cuh (and of the renderer's structs they mirror).
-const _: () = assert!(size_of::<Node>() == 32);
-const _: () = assert!(size_of::<Triangle>() == 36);
-const _: () = assert!(size_of::<Shading>() == 40);
-const _: () = assert!(size_of::<Material>() == 68);
-const _: () = assert!(size_of::<Light>() == 44);
-const _: () = assert!(size_of::<Camera>() == 52);
-const _: () = assert!(size_of::<Settings>() == 36);
-const _: () = assert!(size_of::<Task>() == 48);
-const _: () = assert!(size_of::<Counts>() == 32);
-const _: () = assert!(size_of::<RawScene>() == 160);
-
-/// `rl_scene`: pointers into the slices of a [`Scene`].
-#[repr(C)]
-struct RawScene {
-    nodes: *const Node,
-    triangles: *const Triangle,
-    ids: *const u32,
-    shading: *const Shading,
-    materials: *const Material,
-    lights: *const Light,
-    node_count: u32,
-    light_count: u32,
-    width: u32,
-    height: u32,
-    padding: f32,
-    camera: Camera,
-    settings: Settings,
+/// Whether `traverse` finds a triangle blocking `ray` in the structure `params` describes.
+///
+/// # Safety
+/// As [`closest_hit`].
+unsafe fn occluded<P>(traverse: Occluded<P>, params: &P, ray: &Ray) -> bool {
+    // SAFETY: as in `closest_hit`.
+    let blocked = unsafe {
+        traverse(
+            params,
+            ray.origin.as_ptr(),
+            ray.dir.as_ptr(),
+            ray.t_min,
+            ray.t_max,
+        )
+    };
+    blocked != 0
 }
 
 unsafe extern "C" {
-    fn rlh_octant(ray: *const Ray) -> c_int;
+    fn rlh_octant(origin: *const f32, dir: *const f32) -> c_int;
     fn rlh_slab_box(
-        ray: *const Ray,
+        origin: *const f32,
+        dir: *const f32,
         min: *const f32,
         max: *const f32,
         t_min: f32,
@@ -197,9 +97,42 @@ unsafe extern "C" {
     );
     fn rlh_triangle_hit(
         tri: *const Triangle,
-        ray: *const Ray,
+        origin: *const f32,
+        dir: *const f32,
+        t_min: f32,
+        t_max: f32,
         padding: f32,
         out: *mut f32,
+    ) -> c_int;
+    fn rlh_closest_hit(
+        scene: *const params::Scene,
+        origin: *const f32,
+        dir: *const f32,
+        t_min: f32,
+        t_max: f32,
+        t: *mut f32,
+    ) -> u32;
+    fn rlh_occluded(
+        scene: *const params::Scene,
+        origin: *const f32,
+        dir: *const f32,
+        t_min: f32,
+        t_max: f32,
+    ) -> c_int;
+    fn rlh_wide_closest_hit(
+        bvh: *const params::WideBvh,
+        origin: *const f32,
+        dir: *const f32,
+        t_min: f32,
+        t_max: f32,
+        t: *mut f32,
+    ) -> u32;
+    fn rlh_wide_occluded(
+        bvh: *const params::WideBvh,
+        origin: *const f32,
+        dir: *const f32,
+        t_min: f32,
+        t_max: f32,
     ) -> c_int;
     fn rlh_normalize(v: *const f32, out: *mut f32);
     fn rlh_reflect(d: *const f32, n: *const f32, out: *mut f32);
@@ -208,12 +141,11 @@ unsafe extern "C" {
     fn rlh_to_fixed(x: f32) -> u64;
     fn rlh_primary_dir(camera: *const Camera, x: u32, y: u32, w: u32, h: u32, out: *mut f32);
     fn rlh_cone_factor(light: *const Light, to_point: *const f32) -> f32;
-    fn rlh_camera_task(scene: *const RawScene, x: u32, y: u32, out: *mut Task);
+    fn rlh_camera_task(scene: *const params::Scene, x: u32, y: u32, out: *mut Task);
     fn rlh_trace(
-        scene: *const RawScene,
+        scene: *const params::Scene,
         task: *const Task,
-        sums: *mut u64,
-        rays: *mut u32,
+        film: *const params::Film,
         counts: *mut Counts,
         children: *mut Task,
     ) -> c_int;
@@ -221,18 +153,20 @@ unsafe extern "C" {
 
 /// The prepared ray's octant (`rl_prepare`): bit `i` set when `dir[i]` has its sign bit set.
 pub fn octant(ray: &Ray) -> u32 {
-    // SAFETY: `ray` is a valid `rlh_ray` (same layout) that the callee only reads.
-    let octant = unsafe { rlh_octant(ray) };
+    // SAFETY: the callee reads 3 floats from each pointer.
+    let octant = unsafe { rlh_octant(ray.origin.as_ptr(), ray.dir.as_ptr()) };
     octant as u32
 }
 
 /// `rl_slab_box` of the prepared `ray` against the box `[min, max]`: `(enter, leave)`.
 pub fn slab_box(ray: &Ray, min: Vec3, max: Vec3, t_min: f32, t_max: f32) -> (f32, f32) {
     let mut out = [0.0f32; 2];
-    // SAFETY: `min` and `max` hold the 3 floats the callee reads, `out` the 2 it writes.
+    // SAFETY: the four input pointers each hold the 3 floats the callee reads, `out` the 2 it
+    // writes.
     unsafe {
         rlh_slab_box(
-            ray,
+            ray.origin.as_ptr(),
+            ray.dir.as_ptr(),
             min.as_ptr(),
             max.as_ptr(),
             t_min,
@@ -247,8 +181,19 @@ pub fn slab_box(ray: &Ray, min: Vec3, max: Vec3, t_min: f32, t_max: f32) -> (f32
 /// being `uvw[i] / det` as `Triangle::intersect_with_barycentrics` divides them.
 pub fn triangle_hit(tri: &Triangle, ray: &Ray, padding: f32) -> Option<(f32, [f32; 3])> {
     let mut out = [0.0f32; 4];
-    // SAFETY: `tri` and `ray` are read only; `out` has the 4 floats the callee writes.
-    let hit = unsafe { rlh_triangle_hit(tri, ray, padding, out.as_mut_ptr()) };
+    // SAFETY: `tri` and the ray's 3 + 3 floats are read only; `out` has the 4 floats the
+    // callee writes.
+    let hit = unsafe {
+        rlh_triangle_hit(
+            tri,
+            ray.origin.as_ptr(),
+            ray.dir.as_ptr(),
+            ray.t_min,
+            ray.t_max,
+            padding,
+            out.as_mut_ptr(),
+        )
+    };
     (hit != 0).then_some((out[0], [out[1], out[2], out[3]]))
 }
 
@@ -302,70 +247,39 @@ pub fn cone_factor(light: &Light, to_point: Vec3) -> f32 {
     unsafe { rlh_cone_factor(light, to_point.as_ptr()) }
 }
 
-/// A scene for [`Scene::trace`]: borrowed slices in the renderer's layout, checked once so
-/// that the C++ traversal and shading can only index inside them.
+/// A closest hit as the header's traversals report it: the triangle's index in the
+/// structure's leaf order and the distance.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Hit {
+    /// The triangle's leaf-order index.
+    pub index: u32,
+    /// Distance along the ray.
+    pub t: f32,
+}
+
+/// A scene for [`Scene::trace`] and the octree's queries: borrowed slices in the shared
+/// layout, checked once so that the C++ traversal and shading can only index inside them.
 #[derive(Debug)]
 pub struct Scene<'a> {
-    raw: RawScene,
-    width: u32,
-    height: u32,
+    params: params::Scene,
     _borrows: std::marker::PhantomData<&'a [u8]>,
 }
 
-// The raw pointers are what `RawScene` is for, not a reason to print them.
-impl std::fmt::Debug for RawScene {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RawScene")
-            .field("node_count", &self.node_count)
-            .field("light_count", &self.light_count)
-            .finish_non_exhaustive()
-    }
-}
-
-/// The parts of a [`Scene`], as the renderer holds them.
-#[derive(Clone, Copy, Debug)]
-pub struct SceneParts<'a> {
-    /// The eight per-octant node arrays, concatenated (each of the same length).
-    pub nodes: &'a [Node],
-    /// Triangles in leaf order.
-    pub triangles: &'a [Triangle],
-    /// Original index of each triangle.
-    pub ids: &'a [u32],
-    /// Shading of each triangle.
-    pub shading: &'a [Shading],
-    /// Materials.
-    pub materials: &'a [Material],
-    /// Lights.
-    pub lights: &'a [Light],
-    /// Image width.
-    pub width: u32,
-    /// Image height.
-    pub height: u32,
-    /// The BVH's box padding.
-    pub padding: f32,
-    /// The camera.
-    pub camera: Camera,
-    /// Integrator settings.
-    pub settings: Settings,
-}
-
 impl<'a> Scene<'a> {
-    /// Checks `parts` and wraps them.
+    /// Checks the scene's arrays, as the kernels are handed them, and wraps them.
     ///
     /// # Panics
-    /// When the node arrays are not eight of equal length, a leaf's triangles or a material
-    /// index lie outside their slices, or the per-triangle slices differ in length: all
-    /// things the C++ code trusts.
-    pub fn new(parts: SceneParts<'a>) -> Self {
+    /// When the node arrays are not eight of equal length, a node's skip index or a leaf's
+    /// triangles lie outside their arrays, a material index lies outside its slice, or the
+    /// per-triangle slices differ in length: all things the C++ code trusts.
+    pub fn new(parts: &SceneData<'a>) -> Self {
         let n = parts.triangles.len();
         assert!(parts.nodes.len().is_multiple_of(8), "eight node arrays");
         assert!(parts.ids.len() == n && parts.shading.len() == n);
+        let node_count = parts.nodes.len() / 8;
         for node in parts.nodes {
-            let leaf = node.far_leaf[3].to_bits();
-            assert!(
-                (leaf >> 5) as usize + (leaf & 31) as usize <= n,
-                "leaf out of range"
-            );
+            assert!(node.leaf_range().end <= n, "leaf out of range");
+            assert!(node.skip() as usize <= node_count, "skip out of range");
         }
         assert!(
             parts
@@ -377,25 +291,36 @@ impl<'a> Scene<'a> {
         let to_u32 = |len: usize| u32::try_from(len).expect("fits in u32");
         assert!(parts.width.checked_mul(parts.height).is_some());
         Self {
-            raw: RawScene {
-                nodes: parts.nodes.as_ptr(),
-                triangles: parts.triangles.as_ptr(),
-                ids: parts.ids.as_ptr(),
-                shading: parts.shading.as_ptr(),
-                materials: parts.materials.as_ptr(),
-                lights: parts.lights.as_ptr(),
-                node_count: to_u32(parts.nodes.len() / 8),
+            params: params::Scene {
+                nodes: Ptr::host(parts.nodes),
+                triangles: Ptr::host(parts.triangles),
+                ids: Ptr::host(parts.ids),
+                shading: Ptr::host(parts.shading),
+                materials: Ptr::host(parts.materials),
+                lights: Ptr::host(parts.lights),
+                node_count: to_u32(node_count),
                 light_count: to_u32(parts.lights.len()),
                 width: parts.width,
                 height: parts.height,
                 padding: parts.padding,
                 camera: parts.camera,
                 settings: parts.settings,
+                pad: 0,
             },
-            width: parts.width,
-            height: parts.height,
             _borrows: std::marker::PhantomData,
         }
+    }
+
+    /// `rl_closest_hit`: the octree's closest hit, `None` for a miss.
+    pub fn closest_hit(&self, ray: &Ray) -> Option<Hit> {
+        // SAFETY: the scene's slices are valid for `'a` and checked in `new`.
+        unsafe { closest_hit(rlh_closest_hit, &self.params, ray) }
+    }
+
+    /// `rl_occluded`: whether a triangle of the octree blocks the ray.
+    pub fn occluded(&self, ray: &Ray) -> bool {
+        // SAFETY: as in `closest_hit`.
+        unsafe { occluded(rlh_occluded, &self.params, ray) }
     }
 
     /// `rl_camera_task`: the camera ray task of pixel `(x, y)`.
@@ -403,10 +328,13 @@ impl<'a> Scene<'a> {
     /// # Panics
     /// When the pixel is outside the image.
     pub fn camera_task(&self, x: u32, y: u32) -> Task {
-        assert!(x < self.width && y < self.height, "pixel outside the image");
-        let mut task = Task::default();
+        assert!(
+            x < self.params.width && y < self.params.height,
+            "pixel outside the image"
+        );
+        let mut task = Task::zeroed();
         // SAFETY: the scene's pointers are valid for `'a` (checked in `new`); `task` is written.
-        unsafe { rlh_camera_task(&self.raw, x, y, &mut task) };
+        unsafe { rlh_camera_task(&self.params, x, y, &mut task) };
         task
     }
 
@@ -422,29 +350,95 @@ impl<'a> Scene<'a> {
         rays: Option<&mut [u32]>,
         counts: &mut Counts,
     ) -> Vec<Task> {
-        let pixels = self.width as usize * self.height as usize;
+        let pixels = self.params.width as usize * self.params.height as usize;
         assert!((task.pixel as usize) < pixels, "pixel outside the image");
         assert!(sums.len() >= 3 * pixels, "film too small");
-        let rays = match rays {
-            Some(r) => {
-                assert!(r.len() >= pixels, "ray counts too small");
-                r.as_mut_ptr()
-            }
-            None => std::ptr::null_mut(),
+        let film = params::Film {
+            sums: PtrMut::host(sums),
+            rays: match rays {
+                Some(r) => {
+                    assert!(r.len() >= pixels, "ray counts too small");
+                    PtrMut::host(r)
+                }
+                None => PtrMut::NULL,
+            },
         };
-        let mut children = [Task::default(); 2];
+        let mut children = [Task::zeroed(); 2];
         // SAFETY: the scene's slices are valid for `'a` and checked in `new`; the pixel is in
-        // the image and the film covers it; `children` has room for the two tasks at most.
-        let n = unsafe {
-            rlh_trace(
-                &self.raw,
-                task,
-                sums.as_mut_ptr(),
-                rays,
-                counts,
-                children.as_mut_ptr(),
-            )
-        };
+        // the image and the film (borrowed mutably for this call) covers it; `children` has
+        // room for the two tasks at most.
+        let n = unsafe { rlh_trace(&self.params, task, &film, counts, children.as_mut_ptr()) };
         children[..n as usize].to_vec()
+    }
+}
+
+/// The wide BVH in its GPU form, for `rl_wide_closest_hit` and `rl_wide_occluded`: borrowed
+/// slices in the shared layout, checked once so that the C++ traversal can only index inside
+/// them and its stack cannot overflow.
+#[derive(Debug)]
+pub struct WideScene<'a> {
+    params: params::WideBvh,
+    _borrows: std::marker::PhantomData<&'a [u8]>,
+}
+
+impl<'a> WideScene<'a> {
+    /// Checks the tree and wraps it: `nodes` (the root first), the `triangles` in its leaf
+    /// order with their original indices `ids`, and the boxes' `padding`.
+    ///
+    /// # Panics
+    /// When there are no nodes, a child comes before its parent or past the last node, a
+    /// node's leaves hold more triangles than a byte counts or reach past the triangles, the
+    /// tree is deeper than the traversal's stack, or `ids` and `triangles` differ in length:
+    /// all things the C++ code trusts.
+    pub fn new(
+        nodes: &'a [WideNode],
+        triangles: &'a [Triangle],
+        ids: &'a [u32],
+        padding: f32,
+    ) -> Self {
+        assert!(!nodes.is_empty(), "a root");
+        assert_eq!(ids.len(), triangles.len());
+        // Children come after their parents, so one pass in index order sees every parent
+        // before its children: the depth of each node is known when it is reached.
+        let mut depth = vec![0usize; nodes.len()];
+        for (i, n) in nodes.iter().enumerate() {
+            let leaves: u32 = n.counts.iter().map(|&c| u32::from(c)).sum();
+            assert!(leaves <= 255, "node {i}: {leaves} triangles in its leaves");
+            for slot in 0..WIDE_CHILDREN {
+                if n.is_inner(slot) {
+                    let child = n.child(slot) as usize;
+                    assert!(child > i && child < nodes.len(), "node {i}: child {child}");
+                    depth[child] = depth[child].max(depth[i] + 1);
+                    assert!(depth[child] <= WIDE_STACK, "deeper than the stack");
+                } else {
+                    assert!(
+                        n.leaf(slot).end as usize <= triangles.len(),
+                        "node {i}: leaf out of range"
+                    );
+                }
+            }
+        }
+        Self {
+            params: params::WideBvh {
+                nodes: Ptr::host(nodes),
+                triangles: Ptr::host(triangles),
+                ids: Ptr::host(ids),
+                padding,
+                pad: 0,
+            },
+            _borrows: std::marker::PhantomData,
+        }
+    }
+
+    /// `rl_wide_closest_hit`: the closest hit, `None` for a miss.
+    pub fn closest_hit(&self, ray: &Ray) -> Option<Hit> {
+        // SAFETY: the tree's slices are valid for `'a` and checked in `new`.
+        unsafe { closest_hit(rlh_wide_closest_hit, &self.params, ray) }
+    }
+
+    /// `rl_wide_occluded`: whether a triangle blocks the ray.
+    pub fn occluded(&self, ray: &Ray) -> bool {
+        // SAFETY: as in `closest_hit`.
+        unsafe { occluded(rlh_wide_occluded, &self.params, ray) }
     }
 }

@@ -2,7 +2,7 @@
 
 use rayon::prelude::*;
 
-use crate::geometry::{Aabb, Triangle};
+use crate::geometry::{Aabb, Triangle, TriangleExt};
 use crate::math::Vec3;
 
 use super::BvhSettings;

@@ -1,14 +1,11 @@
-//! The flattened node format and the pre-order writer.
+//! The pre-order writer of the flattened node format ([`FlatNode`], a type of the shared
+//! layout: the GPU kernels read these arrays as they are).
+
+use layout::FlatNode;
 
 use crate::geometry::{Aabb, Triangle};
 
 use super::build::{BuildKind, BuildNode};
-
-/// Most triangles in one leaf: the count takes the low 5 bits of [`FlatNode::leaf`].
-pub const MAX_LEAF_SIZE: u32 = (1 << LEAF_COUNT_BITS) - 1;
-const LEAF_COUNT_BITS: u32 = 5;
-/// Most triangles in a hierarchy: the first index takes the other 27 bits of the leaf word.
-pub const MAX_TRIANGLES: usize = 1 << (32 - LEAF_COUNT_BITS);
 
 /// Boxes (of nodes, and of triangles in the triangle test) are grown by this fraction of the
 /// scene's largest coordinate: 2^-16 of it, 128 times the rounding of the slab test for rays
@@ -18,58 +15,6 @@ pub const MAX_TRIANGLES: usize = 1 << (32 - LEAF_COUNT_BITS);
 /// from turning away rays that graze a box face or run along a shared edge, which would open
 /// cracks. tests/bvh_vs_brute_force.rs checks the agreement on degenerate geometry.
 pub(super) const BOX_PADDING: f32 = 1.0 / 65536.0;
-
-/// One node of a flattened order, 32 bytes, aligned so that it never straddles a cache line.
-///
-/// Two lanes of four floats, each loaded whole into one SIMD register by the box test (and as
-/// one `float4` on a GPU): the box's three *near* faces (per axis, the face a ray of this
-/// order's octant enters by) with the skip index in the fourth lane, and the three *far* faces
-/// with the leaf word in the fourth lane. The integers are stored by their bits.
-#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C, align(32))]
-pub struct FlatNode {
-    /// `near.x, near.y, near.z`, then the bits of [`skip`](Self::skip).
-    pub near_skip: [f32; 4],
-    /// `far.x, far.y, far.z`, then the bits of [`leaf`](Self::leaf).
-    pub far_leaf: [f32; 4],
-}
-
-const _: () = assert!(size_of::<FlatNode>() == 32);
-
-impl FlatNode {
-    fn new(near: [f32; 3], far: [f32; 3], skip: u32, leaf: u32) -> Self {
-        Self {
-            near_skip: [near[0], near[1], near[2], f32::from_bits(skip)],
-            far_leaf: [far[0], far[1], far[2], f32::from_bits(leaf)],
-        }
-    }
-
-    /// The next node in pre-order after this node's subtree; the array length at the end.
-    #[inline(always)]
-    pub fn skip(&self) -> u32 {
-        self.near_skip[3].to_bits()
-    }
-
-    /// 0 for an inner node (its first child is the next node); for a leaf,
-    /// `first << 5 | count`: its triangles are `first .. first + count` in leaf order.
-    #[inline(always)]
-    pub fn leaf(&self) -> u32 {
-        self.far_leaf[3].to_bits()
-    }
-
-    /// The leaf's triangle range; empty for an inner node.
-    #[inline(always)]
-    pub fn leaf_range(&self) -> std::ops::Range<usize> {
-        let leaf = self.leaf();
-        let first = (leaf >> LEAF_COUNT_BITS) as usize;
-        first..first + (leaf & MAX_LEAF_SIZE) as usize
-    }
-
-    /// The leaf's triangle range, or `None` for an inner node.
-    pub fn triangles(&self) -> Option<std::ops::Range<usize>> {
-        (self.leaf() != 0).then(|| self.leaf_range())
-    }
-}
 
 /// The output of [`flatten`].
 pub(super) struct Flattened {
@@ -140,7 +85,7 @@ fn add(
                 out.ids.push(i);
             }
             let count = items.len() as u32;
-            arena.leaf[index] = first << LEAF_COUNT_BITS | count;
+            arena.leaf[index] = FlatNode::leaf_word(first, count);
             out.leaves += 1;
             out.max_leaf_triangles = out.max_leaf_triangles.max(count);
         }

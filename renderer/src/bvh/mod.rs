@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use crate::geometry::{Aabb, Triangle};
 
-pub use flat::{FlatNode, MAX_LEAF_SIZE, MAX_TRIANGLES};
+pub use layout::{FlatNode, MAX_LEAF_SIZE, MAX_TRIANGLES};
 pub use traverse::{BvhHit, NoCounters, TestCounts, TraversalCounters};
 pub use wide::{WideBvh, Width};
 
@@ -139,7 +139,7 @@ impl OctreeBvh {
         );
         assert!(settings.max_depth >= 1, "maximum depth must be at least 1");
         assert!(
-            triangles.len() <= flat::MAX_TRIANGLES,
+            triangles.len() <= MAX_TRIANGLES,
             "too many triangles for the node format"
         );
         let start = Instant::now();
@@ -186,7 +186,8 @@ impl OctreeBvh {
     }
 
     /// How far every box is grown beyond its triangles; the triangle test must be given this
-    /// value ([`Triangle::intersect`]) to agree with the traversal.
+    /// value ([`TriangleExt::intersect`](crate::geometry::TriangleExt::intersect)) to agree
+    /// with the traversal.
     pub fn padding(&self) -> f32 {
         self.padding
     }

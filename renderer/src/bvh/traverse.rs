@@ -2,7 +2,9 @@
 
 use std::ops::Range;
 
-use crate::geometry::{PreparedRay, Ray, Triangle, barycentrics};
+use crate::geometry::{
+    PreparedRay, Ray, Triangle, TriangleExt, barycentrics, intersect_unnormalised,
+};
 
 use super::OctreeBvh;
 use super::wide::TrianglePack;
@@ -73,7 +75,7 @@ impl Closest {
     ) {
         for k in range {
             counters.triangle_test();
-            if let Some((t, uvw, det)) = triangles[k].intersect_unnormalised(ray, padding) {
+            if let Some((t, uvw, det)) = intersect_unnormalised(&triangles[k], ray, padding) {
                 self.offer(t, k as u32, ids[k], uvw, det);
             }
         }

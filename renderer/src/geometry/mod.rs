@@ -6,5 +6,5 @@ mod triangle;
 
 pub use aabb::Aabb;
 pub use ray::{BoxRay, PreparedRay, Ray};
-pub(crate) use triangle::barycentrics;
-pub use triangle::{Triangle, TriangleHit};
+pub use triangle::{Triangle, TriangleExt, TriangleHit};
+pub(crate) use triangle::{barycentrics, intersect_unnormalised};

@@ -16,19 +16,12 @@
 //! box test can never reject a hit the triangle test reports: the closest hit is the same for
 //! any traversal order and for brute force.
 
+pub use layout::Triangle;
+
 use crate::math::Vec3;
 
 use super::aabb::Aabb;
 use super::ray::PreparedRay;
-
-/// A triangle by its three vertices, in the order that defines its front face
-/// (counter-clockwise seen from the front).
-#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C)]
-pub struct Triangle {
-    /// The vertices.
-    pub v: [Vec3; 3],
-}
 
 /// Where a ray meets a triangle: the distance and the barycentric weights of the vertices.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -39,120 +32,133 @@ pub struct TriangleHit {
     pub bary: [f32; 3],
 }
 
-impl Triangle {
-    /// The unnormalised geometric normal `(v1 − v0) × (v2 − v0)`; its length is twice the area.
-    pub fn normal(&self) -> Vec3 {
-        crate::math::cross(self.v[1] - self.v[0], self.v[2] - self.v[0])
-    }
+/// What the renderer does with a [`Triangle`] (a type of the shared layout, which the GPU
+/// reads as it is): its box, centroid and normal, and the watertight ray test.
+pub trait TriangleExt {
+    /// The unnormalised geometric normal `(v1 − v0) × (v2 − v0)`; its length is twice the
+    /// area.
+    fn normal(&self) -> Vec3;
 
     /// The triangle's box: the smallest that holds its vertices.
-    #[inline]
-    pub fn bounds(&self) -> Aabb {
-        Aabb::EMPTY.grow(self.v[0]).grow(self.v[1]).grow(self.v[2])
-    }
+    fn bounds(&self) -> Aabb;
 
     /// The mean of the vertices: where a BVH build places the triangle.
-    #[inline]
-    pub fn centroid(&self) -> Vec3 {
-        (self.v[0] + self.v[1] + self.v[2]) * (1.0 / 3.0)
-    }
+    fn centroid(&self) -> Vec3;
 
     /// The triangle's box grown by `padding` on every side: the same arithmetic that pads the
     /// BVH's node boxes, so a node's padded box always contains its triangles' padded boxes.
+    fn padded_bounds(&self, padding: f32) -> ([f32; 3], [f32; 3]);
+
+    /// The distance at which `ray` crosses the triangle within `(t_min, t_max)`, if it does.
+    /// `padding` must be the padding of the BVH the triangle belongs to.
+    fn intersect(&self, ray: &PreparedRay, padding: f32) -> Option<f32>;
+
+    /// Like [`intersect`](Self::intersect), also giving the barycentric weights.
+    fn intersect_with_barycentrics(&self, ray: &PreparedRay, padding: f32) -> Option<TriangleHit>;
+}
+
+impl TriangleExt for Triangle {
+    fn normal(&self) -> Vec3 {
+        crate::math::cross(self.v[1] - self.v[0], self.v[2] - self.v[0])
+    }
+
+    #[inline]
+    fn bounds(&self) -> Aabb {
+        Aabb::EMPTY.grow(self.v[0]).grow(self.v[1]).grow(self.v[2])
+    }
+
+    #[inline]
+    fn centroid(&self) -> Vec3 {
+        (self.v[0] + self.v[1] + self.v[2]) * (1.0 / 3.0)
+    }
+
     #[inline(always)]
-    pub fn padded_bounds(&self, padding: f32) -> ([f32; 3], [f32; 3]) {
+    fn padded_bounds(&self, padding: f32) -> ([f32; 3], [f32; 3]) {
         let [a, b, c] = self.v;
         let min = a.min(b).min(c) - Vec3::splat(padding);
         let max = a.max(b).max(c) + Vec3::splat(padding);
         (min.to_array(), max.to_array())
     }
 
-    /// The distance at which `ray` crosses the triangle within `(t_min, t_max)`, if it does.
-    /// `padding` must be the padding of the BVH the triangle belongs to.
     #[inline(always)]
-    pub fn intersect(&self, ray: &PreparedRay, padding: f32) -> Option<f32> {
-        self.hit(ray, padding).map(|(t, _, _)| t)
+    fn intersect(&self, ray: &PreparedRay, padding: f32) -> Option<f32> {
+        hit(self, ray, padding).map(|(t, _, _)| t)
     }
 
-    /// Like [`intersect`](Self::intersect), also giving the barycentric weights.
-    pub fn intersect_with_barycentrics(
-        &self,
-        ray: &PreparedRay,
-        padding: f32,
-    ) -> Option<TriangleHit> {
-        self.hit(ray, padding).map(|(t, uvw, det)| TriangleHit {
+    fn intersect_with_barycentrics(&self, ray: &PreparedRay, padding: f32) -> Option<TriangleHit> {
+        hit(self, ray, padding).map(|(t, uvw, det)| TriangleHit {
             t,
             bary: barycentrics(uvw, det),
         })
     }
+}
 
-    /// Like [`intersect`](Self::intersect), also giving the unnormalised edge functions and
-    /// their sum, from which [`barycentrics`] makes the weights: a traversal keeps these for
-    /// its closest hit so far and divides once, for the hit it returns.
-    #[inline(always)]
-    pub(crate) fn intersect_unnormalised(
-        &self,
-        ray: &PreparedRay,
-        padding: f32,
-    ) -> Option<(f32, [f32; 3], f32)> {
-        self.hit(ray, padding)
-    }
+/// Like [`TriangleExt::intersect`], also giving the unnormalised edge functions and their sum,
+/// from which [`barycentrics`] makes the weights: a traversal keeps these for its closest hit
+/// so far and divides once, for the hit it returns.
+#[inline(always)]
+pub(crate) fn intersect_unnormalised(
+    triangle: &Triangle,
+    ray: &PreparedRay,
+    padding: f32,
+) -> Option<(f32, [f32; 3], f32)> {
+    hit(triangle, ray, padding)
+}
 
-    /// The test for the ray's axis permutation, with the axes as constants so that each
-    /// coordinate is a plain load. The branch is the same for every triangle a ray meets, so
-    /// it is always predicted.
-    #[inline(always)]
-    fn hit(&self, ray: &PreparedRay, padding: f32) -> Option<(f32, [f32; 3], f32)> {
-        match ray.axes {
-            [1, 2, 0] => self.hit_in::<1, 2, 0>(ray, padding),
-            [2, 1, 0] => self.hit_in::<2, 1, 0>(ray, padding),
-            [2, 0, 1] => self.hit_in::<2, 0, 1>(ray, padding),
-            [0, 2, 1] => self.hit_in::<0, 2, 1>(ray, padding),
-            [0, 1, 2] => self.hit_in::<0, 1, 2>(ray, padding),
-            _ => self.hit_in::<1, 0, 2>(ray, padding),
-        }
+/// The test for the ray's axis permutation, with the axes as constants so that each
+/// coordinate is a plain load. The branch is the same for every triangle a ray meets, so it is
+/// always predicted.
+#[inline(always)]
+fn hit(triangle: &Triangle, ray: &PreparedRay, padding: f32) -> Option<(f32, [f32; 3], f32)> {
+    match ray.axes {
+        [1, 2, 0] => hit_in::<1, 2, 0>(triangle, ray, padding),
+        [2, 1, 0] => hit_in::<2, 1, 0>(triangle, ray, padding),
+        [2, 0, 1] => hit_in::<2, 0, 1>(triangle, ray, padding),
+        [0, 2, 1] => hit_in::<0, 2, 1>(triangle, ray, padding),
+        [0, 1, 2] => hit_in::<0, 1, 2>(triangle, ray, padding),
+        _ => hit_in::<1, 0, 2>(triangle, ray, padding),
     }
+}
 
-    #[inline(always)]
-    fn hit_in<const KX: usize, const KY: usize, const KZ: usize>(
-        &self,
-        ray: &PreparedRay,
-        padding: f32,
-    ) -> Option<(f32, [f32; 3], f32)> {
-        let [sx, sy, sz] = ray.shear;
-        let o = ray.origin;
-        let rel = |v: Vec3| {
-            let v = v.to_array();
-            [v[KX] - o[KX], v[KY] - o[KY], v[KZ] - o[KZ]]
-        };
-        let (a, b, c) = (rel(self.v[0]), rel(self.v[1]), rel(self.v[2]));
-        let (ax, ay) = (a[0] - sx * a[2], a[1] - sy * a[2]);
-        let (bx, by) = (b[0] - sx * b[2], b[1] - sy * b[2]);
-        let (cx, cy) = (c[0] - sx * c[2], c[1] - sy * c[2]);
-        let mut u = cx * by - cy * bx;
-        let mut v = ax * cy - ay * cx;
-        let mut w = bx * ay - by * ax;
-        if u == 0.0 || v == 0.0 || w == 0.0 {
-            u = edge_f64(cx, cy, bx, by);
-            v = edge_f64(ax, ay, cx, cy);
-            w = edge_f64(bx, by, ax, ay);
-        }
-        if (u < 0.0 || v < 0.0 || w < 0.0) && (u > 0.0 || v > 0.0 || w > 0.0) {
-            return None;
-        }
-        let det = u + v + w;
-        if det == 0.0 {
-            return None;
-        }
-        let t_raw = (u * (sz * a[2]) + v * (sz * b[2]) + w * (sz * c[2])) / det;
-        let (min, max) = self.padded_bounds(padding);
-        let (enter, leave) = ray.slab_box(min, max, f32::NEG_INFINITY, f32::INFINITY);
-        if enter > leave {
-            return None;
-        }
-        let t = t_raw.max(enter).min(leave);
-        (t > ray.t_min && t < ray.t_max).then_some((t, [u, v, w], det))
+#[inline(always)]
+fn hit_in<const KX: usize, const KY: usize, const KZ: usize>(
+    triangle: &Triangle,
+    ray: &PreparedRay,
+    padding: f32,
+) -> Option<(f32, [f32; 3], f32)> {
+    let [sx, sy, sz] = ray.shear;
+    let o = ray.origin;
+    let rel = |v: Vec3| {
+        let v = v.to_array();
+        [v[KX] - o[KX], v[KY] - o[KY], v[KZ] - o[KZ]]
+    };
+    let (a, b, c) = (rel(triangle.v[0]), rel(triangle.v[1]), rel(triangle.v[2]));
+    let (ax, ay) = (a[0] - sx * a[2], a[1] - sy * a[2]);
+    let (bx, by) = (b[0] - sx * b[2], b[1] - sy * b[2]);
+    let (cx, cy) = (c[0] - sx * c[2], c[1] - sy * c[2]);
+    let mut u = cx * by - cy * bx;
+    let mut v = ax * cy - ay * cx;
+    let mut w = bx * ay - by * ax;
+    if u == 0.0 || v == 0.0 || w == 0.0 {
+        u = edge_f64(cx, cy, bx, by);
+        v = edge_f64(ax, ay, cx, cy);
+        w = edge_f64(bx, by, ax, ay);
     }
+    if (u < 0.0 || v < 0.0 || w < 0.0) && (u > 0.0 || v > 0.0 || w > 0.0) {
+        return None;
+    }
+    let det = u + v + w;
+    if det == 0.0 {
+        return None;
+    }
+    let t_raw = (u * (sz * a[2]) + v * (sz * b[2]) + w * (sz * c[2])) / det;
+    let (min, max) = triangle.padded_bounds(padding);
+    let (enter, leave) = ray.slab_box(min, max, f32::NEG_INFINITY, f32::INFINITY);
+    if enter > leave {
+        return None;
+    }
+    let t = t_raw.max(enter).min(leave);
+    (t > ray.t_min && t < ray.t_max).then_some((t, [u, v, w], det))
 }
 
 /// The barycentric weights from the edge functions `uvw` and their sum `det`, as every

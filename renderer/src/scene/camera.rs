@@ -1,32 +1,36 @@
 //! The pinhole camera and the camera ray of each pixel.
 
+pub use layout::Camera;
+
 use crate::geometry::Ray;
 use crate::math::{Vec3, cross, normalize, scale};
 
-/// A pinhole camera: an orthonormal frame at `origin` and the half-extent of the image plane
-/// at distance 1. The tangent of the half field of view is computed once on the host and
-/// handed to every device as a value.
-#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C)]
-pub struct Camera {
-    /// The eye.
-    pub origin: Vec3,
-    /// Unit viewing direction.
-    pub forward: Vec3,
-    /// Unit vector to the right of the image.
-    pub right: Vec3,
-    /// Unit vector to the top of the image.
-    pub up: Vec3,
-    /// `tan(fov / 2)`: half the height of the image plane at distance 1.
-    pub tan_half_fov: f32,
-}
-
-impl Camera {
+/// What the renderer makes of a [`Camera`] (a type of the shared layout, which the GPU reads
+/// as it is): one from a scene's view, and the ray through a point of a pixel.
+pub trait CameraExt: Sized {
     /// A camera at `origin` looking along `direction` with `up` roughly up and a vertical
     /// field of view of `fov_degrees`. `None` when `direction` is zero or parallel to `up`.
     ///
     /// Vectors too short to normalise in single precision count as zero.
-    pub fn new(origin: Vec3, direction: Vec3, up: Vec3, fov_degrees: f32) -> Option<Self> {
+    fn new(origin: Vec3, direction: Vec3, up: Vec3, fov_degrees: f32) -> Option<Self>;
+
+    /// The ray through the centre of pixel `(x, y)` of a `width × height` image, `y = 0` at
+    /// the top:
+    ///
+    /// ```text
+    /// sx  = (2 (x + ½) / width − 1) · tan_half_fov · width / height
+    /// sy  = (1 − 2 (y + ½) / height) · tan_half_fov
+    /// dir = normalize(forward + sx · right + sy · up)
+    /// ```
+    fn primary_ray(&self, x: u32, y: u32, width: u32, height: u32) -> Ray;
+
+    /// The camera ray through the point `offset` (each coordinate in `[0, 1)`, from the
+    /// pixel's top left corner) of pixel `(x, y)`; `[0.5, 0.5]` is the pixel's centre.
+    fn sample_ray(&self, x: u32, y: u32, offset: [f32; 2], width: u32, height: u32) -> Ray;
+}
+
+impl CameraExt for Camera {
+    fn new(origin: Vec3, direction: Vec3, up: Vec3, fov_degrees: f32) -> Option<Self> {
         let forward = unit(direction)?;
         let right = unit(cross(forward, up))?;
         let up = cross(right, forward);
@@ -40,23 +44,13 @@ impl Camera {
         })
     }
 
-    /// The ray through the centre of pixel `(x, y)` of a `width × height` image, `y = 0` at
-    /// the top:
-    ///
-    /// ```text
-    /// sx  = (2 (x + ½) / width − 1) · tan_half_fov · width / height
-    /// sy  = (1 − 2 (y + ½) / height) · tan_half_fov
-    /// dir = normalize(forward + sx · right + sy · up)
-    /// ```
     #[inline]
-    pub fn primary_ray(&self, x: u32, y: u32, width: u32, height: u32) -> Ray {
+    fn primary_ray(&self, x: u32, y: u32, width: u32, height: u32) -> Ray {
         self.sample_ray(x, y, [0.5, 0.5], width, height)
     }
 
-    /// The camera ray through the point `offset` (each coordinate in `[0, 1)`, from the
-    /// pixel's top left corner) of pixel `(x, y)`; `[0.5, 0.5]` is the pixel's centre.
     #[inline]
-    pub fn sample_ray(&self, x: u32, y: u32, offset: [f32; 2], width: u32, height: u32) -> Ray {
+    fn sample_ray(&self, x: u32, y: u32, offset: [f32; 2], width: u32, height: u32) -> Ray {
         let (w, h) = (width as f32, height as f32);
         let aspect = w / h;
         let sx = (2.0 * (x as f32 + offset[0]) / w - 1.0) * self.tan_half_fov * aspect;

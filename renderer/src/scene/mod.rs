@@ -22,14 +22,20 @@ use glam::{EulerRot, Mat4, Quat};
 
 use crate::accel::{Accel, AccelKind};
 use crate::bvh::{BvhSettings, BvhSplit, BvhStats, Width};
-use crate::geometry::{Aabb, Triangle};
+use crate::geometry::{Aabb, Triangle, TriangleExt};
 use crate::input::MAX_SCENE_BYTES;
 use crate::math::{Vec3, dot, normalize};
 use crate::stats::{BvhReport, SceneReport};
 
-pub use camera::{Camera, PixelSamples, Viewpoint};
+pub use camera::{Camera, CameraExt, PixelSamples, Viewpoint};
 pub use error::{Position, SceneError};
-pub use light::Light;
+/// Settings of the integrator, from the scene's `[render]` table: a type of the shared layout,
+/// which the GPU reads as it is.
+pub use layout::RenderSettings;
+/// What shading needs of one triangle beyond its vertices, in leaf order (indexed like
+/// [`Accel::triangles`]): a type of the shared layout, which the GPU reads as it is.
+pub use layout::TriangleShading;
+pub use light::{Light, LightExt};
 pub use material::Material;
 pub use mesh_file::{MeshSummary, parse_obj, parse_ply};
 
@@ -37,38 +43,6 @@ use config::{ObjectConfig, ScatterShape, SceneConfig};
 use mesh::Mesh;
 use obj::MtlFiles;
 use toml::Spanned;
-
-/// What shading needs of one triangle beyond its vertices, in leaf order (indexed like
-/// [`Accel::triangles`]).
-#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C)]
-pub struct TriangleShading {
-    /// Unit shading normals at the three vertices (the face normal when flat-shaded).
-    pub normals: [Vec3; 3],
-    /// Index into [`Scene::materials`].
-    pub material: u32,
-}
-
-/// Settings of the integrator, from the scene's `[render]` table.
-#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C)]
-pub struct RenderSettings {
-    /// The deepest generation of secondary rays (camera rays are generation 0).
-    pub max_depth: u32,
-    /// Secondary rays whose largest weight component is below this are not spawned.
-    pub weight_cutoff: f32,
-    /// Ambient light.
-    pub ambient: Vec3,
-    /// What rays that hit nothing see.
-    pub background: Vec3,
-    /// How far secondary and shadow rays start off the surface they leave, along its normal:
-    /// four times the BVH's box padding ([`Accel::padding`], 2^-16 of the scene's largest
-    /// coordinate). A hit point is at most one padding off its triangle (the triangle test
-    /// keeps it inside the padded box) plus a few units in the last place, so the new ray
-    /// starts clear of the surface, and still far below the thickness of the thinnest parts of
-    /// the shipped scenes (a coin in `treasure` is about 10 offsets thick).
-    pub ray_offset: f32,
-}
 
 /// Figures about a loaded scene.
 #[derive(Clone, Debug, PartialEq)]
@@ -237,10 +211,9 @@ impl Scene {
         }
         // Back to the input's order, the order of the closest-hit rule's ties.
         let ids = self.accel.original_indices();
-        let mut triangles = vec![bytemuck::Zeroable::zeroed(); ids.len()];
+        let triangles = self.accel.input_triangles();
         let mut shading = vec![bytemuck::Zeroable::zeroed(); ids.len()];
         for (k, &i) in ids.iter().enumerate() {
-            triangles[i as usize] = self.accel.triangles()[k];
             shading[i as usize] = self.shading[k];
         }
         let accel = Accel::build(kind, &triangles, self.bvh_settings);
@@ -329,13 +302,13 @@ impl Scene {
         let mut materials = vec![Material::default()];
         let mut by_name = HashMap::new();
         for (name, m) in &config.materials {
-            let material = Material::from_config(m.get_ref());
-            if material.returned() > 1.0 {
+            let material = material::from_config(m.get_ref());
+            let returned = material::returned(&material);
+            if returned > 1.0 {
                 return Err(at(
                     m.span(),
                     &format!(
-                        "[materials.{name}]: the largest channels of `reflectivity` and `refractivity` add up to {}; a surface returns at most the light it receives (at most 1)",
-                        material.returned()
+                        "[materials.{name}]: the largest channels of `reflectivity` and `refractivity` add up to {returned}; a surface returns at most the light it receives (at most 1)"
                     ),
                 ));
             }

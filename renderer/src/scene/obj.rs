@@ -12,7 +12,7 @@ use crate::math::Vec3;
 
 use super::Reads;
 use super::error::SceneError;
-use super::material::Material;
+use super::material::{self, Material};
 use super::mesh::Mesh;
 use crate::input::{MAX_MESH_BYTES, MAX_MTL_BYTES, read_regular_file};
 
@@ -179,7 +179,7 @@ pub(crate) fn parse(
                 material: m
                     .material_id
                     .and_then(|i| materials.get(i))
-                    .map(Material::from_mtl),
+                    .map(material::from_mtl),
             }
         })
         .collect())

@@ -1,7 +1,9 @@
-//! What several test files need: the shipped scenes, and running `raylb` and checking that
-//! a run succeeded.
+//! What several test files need: the shipped scenes, the meshes and rays of [`meshes`], and
+//! running `raylb` and checking that a run succeeded.
 //! Each test binary uses its own part of this.
 #![allow(dead_code)]
+
+pub(crate) mod meshes;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use rayon::join;
 
-use crate::geometry::{Aabb, Triangle};
+use crate::geometry::{Aabb, Triangle, TriangleExt};
 use crate::math::Vec3;
 
 use super::super::BvhSplit;
@@ -31,12 +31,15 @@ const PARALLEL_THRESHOLD: usize = 4096;
 /// log2 of the triangle count, 67 for the most triangles a BVH can hold).
 const SPLIT_DEPTH: u32 = 40;
 
-/// The most entries the traversal's stack can hold. The binary tree's inner nodes are at most
-/// `SPLIT_DEPTH + 27` deep (27: median splits of at most 2^27 triangles), every wide node is a
-/// deeper binary inner node than its parent, and each query visits one child of a node next
-/// and leaves at most the other seven (of eight) on the stack: seven entries per level, plus
-/// one.
-pub(super) const STACK_SIZE: usize = 7 * (SPLIT_DEPTH as usize + 27) + 1;
+/// The deepest a wide inner node can be (the root at 0): the binary tree's inner nodes are at
+/// most `SPLIT_DEPTH + 27` deep (27: median splits of at most 2^27 triangles), and every wide
+/// node is a deeper binary inner node than its parent.
+pub(super) const MAX_INNER_DEPTH: usize = SPLIT_DEPTH as usize + 27;
+
+/// The most entries the traversal's stack can hold: each query visits one child of a node
+/// next and leaves at most the other seven (of eight) on the stack, seven entries per level of
+/// [`MAX_INNER_DEPTH`], plus one.
+pub(super) const STACK_SIZE: usize = 7 * MAX_INNER_DEPTH + 1;
 
 /// What the build hands to [`WideBvh`](super::WideBvh).
 pub(super) struct Built {

@@ -22,11 +22,17 @@
 //! first: the nearest next, the others (leaves and nodes alike) pushed far to near on a stack
 //! of fixed size, and a child popped behind the closest hit so far is skipped.
 //!
+//! *GPU form* ([`WideBvh::to_gpu`], [`GpuWideBvh`]): the same tree as nodes of eight child
+//! boxes quantized to bytes (the `layout` crate's `wide::WideNode`), which the CUDA header
+//! traverses; its answers are checked against this module's traversal in
+//! `tests/cuda_math.rs`.
+//!
 //! The closest hit is the octree's: the smallest `t`, equal `t` broken by the smaller original
 //! index, each triangle tested by the same watertight test with the same padding, so every
 //! structure, at either width, gives every pixel the same bytes.
 
 mod build;
+mod gpu;
 mod lanes;
 mod pack;
 mod traverse;
@@ -37,6 +43,7 @@ use crate::geometry::{Aabb, Triangle};
 
 use super::{BvhSettings, BvhStats};
 
+pub use gpu::GpuWideBvh;
 pub use pack::{LANES, TrianglePack};
 
 /// Children per node.
@@ -292,17 +299,23 @@ impl WideBvh {
 mod tests {
     use super::*;
     use crate::bvh::BvhSplit;
+    use crate::geometry::TriangleExt;
     use crate::math::Vec3;
 
-    /// A deterministic scatter of small triangles, with a pile of copies of one of them.
-    fn triangles(n: usize) -> Vec<Triangle> {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
+    /// A deterministic source of floats in `[-1, 1)`: the wide BVH's tests' random input.
+    pub(super) fn floats(seed: u64) -> impl FnMut() -> f32 {
+        let mut state = seed;
+        move || {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
             (state >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
-        };
+        }
+    }
+
+    /// A deterministic scatter of small triangles, with a pile of copies of one of them.
+    fn triangles(n: usize) -> Vec<Triangle> {
+        let mut next = floats(0x2545_f491_4f6c_dd1d);
         let mut out: Vec<Triangle> = (0..n)
             .map(|_| {
                 let c = Vec3::new(next(), next(), next());

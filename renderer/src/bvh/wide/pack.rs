@@ -1,20 +1,20 @@
 //! A leaf's triangles four at a time: their vertices stored coordinate by coordinate, so that
 //! the watertight test runs on all four in the lanes of one SIMD register.
 //!
-//! The test is [`Triangle::intersect_unnormalised`] lane by lane, with the same operations in
-//! the same order, so each lane gives the bits the one-triangle test gives: IEEE arithmetic
-//! rounds the same in a vector lane as in a scalar register, the minimum and maximum of a set
-//! of numbers do not depend on the order they are taken in, and a NaN is skipped by both (the
-//! NaN operand comes first, as in the node test). One difference is left: of `+0` and `−0`,
-//! SSE's `max` gives its second operand and `f32::max` either, so a distance of exactly zero
-//! may differ in sign; no ray with `t_min ≥ 0`, as every ray the renderer traces, reports a
-//! hit at zero. The one step that is not lane-wise, the double-precision edge function when an
-//! edge rounds to zero, sends the pack to the one-triangle test instead; it is rare (a ray
-//! through a vertex or along an edge).
+//! The test is the one-triangle test (`geometry::intersect_unnormalised`) lane by lane, with
+//! the same operations in the same order, so each lane gives the bits the one-triangle test
+//! gives: IEEE arithmetic rounds the same in a vector lane as in a scalar register, the minimum
+//! and maximum of a set of numbers do not depend on the order they are taken in, and a NaN is
+//! skipped by both (the NaN operand comes first, as in the node test). One difference is left:
+//! of `+0` and `−0`, SSE's `max` gives its second operand and `f32::max` either, so a distance
+//! of exactly zero may differ in sign; no ray with `t_min ≥ 0`, as every ray the renderer
+//! traces, reports a hit at zero. The one step that is not lane-wise, the double-precision edge
+//! function when an edge rounds to zero, sends the pack to the one-triangle test instead; it is
+//! rare (a ray through a vertex or along an edge).
 
 use glam::{BVec4A, Vec4};
 
-use crate::geometry::{PreparedRay, Triangle};
+use crate::geometry::{PreparedRay, Triangle, intersect_unnormalised};
 use crate::math::Vec3;
 
 /// Triangles per pack: the four lanes of an SSE register.
@@ -181,7 +181,8 @@ impl TrianglePack {
             det: [0.0; LANES],
         };
         for lane in 0..self.lanes as usize {
-            if let Some((t, uvw, det)) = self.triangle(lane).intersect_unnormalised(ray, padding) {
+            if let Some((t, uvw, det)) = intersect_unnormalised(&self.triangle(lane), ray, padding)
+            {
                 hits.mask |= 1 << lane;
                 hits.t[lane] = t;
                 for (edge, value) in hits.uvw.iter_mut().zip(uvw) {
@@ -196,19 +197,9 @@ impl TrianglePack {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::floats;
     use super::*;
     use crate::geometry::Ray;
-
-    /// A deterministic source of floats in `[-1, 1)`.
-    fn floats(seed: u64) -> impl FnMut() -> f32 {
-        let mut state = seed;
-        move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
-        }
-    }
 
     /// Each lane of the pack test gives the bits of the one-triangle test: random triangles and
     /// rays, rays aimed at vertices and along edges (the double-precision fallback), and
@@ -250,7 +241,7 @@ mod tests {
             let prepared = PreparedRay::new(&ray);
             let found = pack.hits(&prepared, padding);
             for (lane, triangle) in triangles.iter().enumerate() {
-                let expected = triangle.intersect_unnormalised(&prepared, padding);
+                let expected = intersect_unnormalised(triangle, &prepared, padding);
                 let got = (found.mask >> lane & 1 == 1).then(|| {
                     (
                         found.t[lane],

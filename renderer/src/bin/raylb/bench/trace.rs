@@ -13,7 +13,7 @@ use renderer::film::Film;
 use renderer::geometry::Ray;
 use renderer::integrator::{RenderTask, Tile, Whitted, WorkerRays, tiles};
 use renderer::render::{FrameExtras, RenderOptions};
-use renderer::scene::Scene;
+use renderer::scene::{CameraExt, Scene};
 use renderer::stats::counted;
 use renderer::watch::Unwatched;
 

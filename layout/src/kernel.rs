@@ -1,0 +1,136 @@
+//! What the host must know of the kernels' shape: launch sizes, the balancers' codes, the
+//! figures each worker writes back, the error bits, a deque's head and the ray counts.
+
+use bytemuck::{Pod, Zeroable};
+
+shared_constants! {
+    KERNEL_CONSTANTS;
+    /// Lanes of a warp.
+    #[c(Int)]
+    pub const WARP: u32 = 32;
+    /// Warps in a block of the persistent kernel.
+    #[c(Int)]
+    pub const WARPS_PER_BLOCK: u32 = 4;
+    /// Ray tasks a persistent warp's shared-memory buffer holds: two per lane, the most
+    /// children one step can spawn.
+    #[c(Int)]
+    pub const BUFFER: u32 = 2 * WARP;
+    /// Threads of a `cuda-managed` block.
+    #[c(Int)]
+    pub const MANAGED_THREADS: u32 = 128;
+    /// Figures kept per worker ([`Stat`] indexes them), with room to spare.
+    #[c(Int)]
+    pub const STAT_SLOTS: usize = 16;
+}
+
+/// Threads of a persistent block.
+pub const PERSISTENT_THREADS: u32 = WARPS_PER_BLOCK * WARP;
+
+shared_enum! {
+    /// The figures a persistent warp (or a `cuda-managed` block slot) writes back, by slot.
+    #[c(RL_ST, Int)]
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum Stat {
+        /// Tiles started.
+        Tiles = 0,
+        /// Camera rays traced.
+        Camera = 1,
+        /// Shadow rays traced.
+        Shadow = 2,
+        /// Reflection rays traced.
+        Reflection = 3,
+        /// Refraction rays traced.
+        Refraction = 4,
+        /// Warp steps.
+        Steps = 5,
+        /// Active lanes summed over steps.
+        ActiveLanes = 6,
+        /// Steal attempts.
+        StealAttempts = 7,
+        /// Successful steals.
+        StealSuccesses = 8,
+        /// Tasks brought back by steals.
+        TasksStolen = 9,
+        /// Clock cycles spent tracing and taking work.
+        BusyCycles = 10,
+        /// Clock cycles with nothing to trace.
+        IdleCycles = 11,
+        /// Most tasks in the warp's deque at once.
+        PeakQueued = 12,
+        /// Child tasks spawned.
+        Spawned = 13,
+    }
+}
+
+const _: () = assert!(Stat::ALL.len() <= STAT_SLOTS);
+
+shared_enum! {
+    /// Where a persistent warp's next tile comes from: the balancer.
+    #[c(RL_MODE, Unsigned)]
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum Mode {
+        /// An interleaved share of the tiles, fixed up front.
+        Static = 0,
+        /// A global counter.
+        Counter = 1,
+        /// The warp's own deque, then other warps' deques.
+        Stealing = 2,
+    }
+}
+
+shared_enum! {
+    /// The bits of the error word the kernels set and the host reads back.
+    #[c(RL_ERROR, Unsigned)]
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum ErrorBit {
+        /// A warp's deque overflowed.
+        DequeFull = 1,
+        /// A `cuda-managed` block's task stack overflowed.
+        StackFull = 2,
+    }
+}
+
+shared_struct! {
+    /// The head of one warp's deque. `lock` guards `top` and `bot`: every access to them
+    /// happens between taking and releasing the lock. The owner alone pushes and pops at `bot`
+    /// and alone resets the deque to empty; thieves only advance `top`. The host allocates the
+    /// heads zeroed.
+    #[c(rl_deque_head, size = 16)]
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+    #[repr(C)]
+    pub struct DequeHead {
+        /// 0 free, 1 held.
+        #[offset(0)]
+        pub lock: u32,
+        /// The oldest task's index.
+        #[offset(4)]
+        pub top: u32,
+        /// One past the newest task's index.
+        #[offset(8)]
+        pub bot: u32,
+        /// Zero: rounds the head to 16 bytes.
+        #[offset(12)]
+        pub pad: u32,
+    }
+}
+
+shared_struct! {
+    /// Rays one worker traced, by kind (the renderer's `RayCounts`).
+    #[c(rl_counts, size = 32)]
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+    #[repr(C)]
+    pub struct Counts {
+        /// Camera rays.
+        #[offset(0)]
+        pub camera: u64,
+        /// Shadow rays.
+        #[offset(8)]
+        pub shadow: u64,
+        /// Reflection rays.
+        #[offset(16)]
+        pub reflection: u64,
+        /// Refraction rays.
+        #[offset(24)]
+        pub refraction: u64,
+    }
+}

@@ -1,0 +1,195 @@
+//! The kernels' parameter structs: passed by value at every launch, they hold the frame's
+//! sizes and settings and the addresses of its arrays.
+
+use bytemuck::{Pod, Zeroable};
+
+use crate::kernel::DequeHead;
+use crate::scene::{Camera, FlatNode, Light, Material, RenderSettings, Triangle, TriangleShading};
+use crate::task::Task;
+use crate::wide::WideNode;
+use crate::{Ptr, PtrMut};
+
+shared_struct! {
+    /// Everything tracing reads: the first parameter of every kernel. The arrays are in the
+    /// octree's leaf order.
+    #[c(rl_scene, size = 160)]
+    #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+    #[repr(C)]
+    pub struct Scene {
+        /// The octree's eight pre-order node arrays, one per ray octant (bit `i` set: negative
+        /// along axis `i`), each of `node_count` nodes, one after the other.
+        #[offset(0)]
+        pub nodes: Ptr<FlatNode>,
+        /// The triangles in leaf order.
+        #[offset(8)]
+        pub triangles: Ptr<Triangle>,
+        /// The index in the scene's input of each triangle: the closest hit's tie-breaker.
+        #[offset(16)]
+        pub ids: Ptr<u32>,
+        /// What shading needs of each triangle.
+        #[offset(24)]
+        pub shading: Ptr<TriangleShading>,
+        /// The materials `shading` indexes.
+        #[offset(32)]
+        pub materials: Ptr<Material>,
+        /// The lights.
+        #[offset(40)]
+        pub lights: Ptr<Light>,
+        /// Nodes in one order.
+        #[offset(48)]
+        pub node_count: u32,
+        /// Lights.
+        #[offset(52)]
+        pub light_count: u32,
+        /// Image width in pixels.
+        #[offset(56)]
+        pub width: u32,
+        /// Image height in pixels.
+        #[offset(60)]
+        pub height: u32,
+        /// How far the BVH's boxes are grown beyond their triangles; the triangle test keeps
+        /// its distances inside the triangle's box grown as much.
+        #[offset(64)]
+        pub padding: f32,
+        /// The camera.
+        #[offset(68)]
+        pub camera: Camera,
+        /// The integrator's settings.
+        #[offset(120)]
+        pub settings: RenderSettings,
+        /// Zero: rounds the struct to its 8-byte alignment.
+        #[offset(156)]
+        pub pad: u32,
+    }
+}
+
+shared_struct! {
+    /// Where traced rays' results go.
+    #[c(rl_film, size = 16)]
+    #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+    #[repr(C)]
+    pub struct Film {
+        /// The fixed-point sums, three per pixel, row-major.
+        #[offset(0)]
+        pub sums: PtrMut<u64>,
+        /// Rays per pixel, for the work map; null when not asked for.
+        #[offset(8)]
+        pub rays: PtrMut<u32>,
+    }
+}
+
+shared_struct! {
+    /// The persistent kernel's work: its balancer, its tiles and its deques.
+    #[c(rl_work, size = 88)]
+    #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+    #[repr(C)]
+    pub struct Work {
+        /// The balancer: a [`Mode`](crate::kernel::Mode) code.
+        #[offset(0)]
+        pub mode: u32,
+        /// Persistent warps launched.
+        #[offset(4)]
+        pub warps: u32,
+        /// Tile edge in pixels.
+        #[offset(8)]
+        pub tile_edge: u32,
+        /// Tiles across the image.
+        #[offset(12)]
+        pub tiles_x: u32,
+        /// Tiles in the image.
+        #[offset(16)]
+        pub tile_count: u32,
+        /// Counter: tiles per grab.
+        #[offset(20)]
+        pub chunk: u32,
+        /// Tasks per deque.
+        #[offset(24)]
+        pub capacity: u32,
+        /// 1: a thief takes up to half the victim's tasks (at most 32); 0: one.
+        #[offset(28)]
+        pub steal_half: u32,
+        /// Seed of the victim choice.
+        #[offset(32)]
+        pub seed: u32,
+        /// Zero: aligns the addresses that follow.
+        #[offset(36)]
+        pub pad: u32,
+        /// Counter: the next tile.
+        #[offset(40)]
+        pub tile_counter: PtrMut<u32>,
+        /// Stealing: tasks in deques plus tasks held by warps.
+        #[offset(48)]
+        pub pending: PtrMut<i32>,
+        /// One deque head per warp.
+        #[offset(56)]
+        pub heads: PtrMut<DequeHead>,
+        /// The deques' tasks: `warps × capacity`.
+        #[offset(64)]
+        pub items: PtrMut<Task>,
+        /// The figures: `warps × STAT_SLOTS`.
+        #[offset(72)]
+        pub stats: PtrMut<u64>,
+        /// The error word ([`ErrorBit`](crate::kernel::ErrorBit)s).
+        #[offset(80)]
+        pub error: PtrMut<u32>,
+    }
+}
+
+shared_struct! {
+    /// The `cuda-managed` kernel's work: one block per tile, each with a task stack in a slot
+    /// of its own.
+    #[c(rl_managed, size = 48)]
+    #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+    #[repr(C)]
+    pub struct Managed {
+        /// Tile edge in pixels.
+        #[offset(0)]
+        pub tile_edge: u32,
+        /// Tiles across the image.
+        #[offset(4)]
+        pub tiles_x: u32,
+        /// Stack slots: at least the number of blocks that can be resident at once.
+        #[offset(8)]
+        pub slots: u32,
+        /// Tasks per stack.
+        #[offset(12)]
+        pub capacity: u32,
+        /// Per slot, 1 while a block holds it.
+        #[offset(16)]
+        pub slot_taken: PtrMut<u32>,
+        /// The stacks: `slots × capacity` tasks.
+        #[offset(24)]
+        pub stacks: PtrMut<Task>,
+        /// The figures: `slots × STAT_SLOTS`.
+        #[offset(32)]
+        pub stats: PtrMut<u64>,
+        /// The error word.
+        #[offset(40)]
+        pub error: PtrMut<u32>,
+    }
+}
+
+shared_struct! {
+    /// The wide BVH in its GPU form ([`WideNode`]), as its traversal reads it. Its arrays are
+    /// in the wide tree's own leaf order, which is not the octree's.
+    #[c(rl_wide_bvh, size = 32)]
+    #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+    #[repr(C)]
+    pub struct WideBvh {
+        /// The nodes; the root is node 0.
+        #[offset(0)]
+        pub nodes: Ptr<WideNode>,
+        /// The triangles in the tree's leaf order.
+        #[offset(8)]
+        pub triangles: Ptr<Triangle>,
+        /// The index in the scene's input of each triangle.
+        #[offset(16)]
+        pub ids: Ptr<u32>,
+        /// The boxes' padding, as [`Scene::padding`].
+        #[offset(24)]
+        pub padding: f32,
+        /// Zero: rounds the struct to its 8-byte alignment.
+        #[offset(28)]
+        pub pad: u32,
+    }
+}
