@@ -100,9 +100,14 @@ __device__ __forceinline__ rl_task rl_tile_task(rl_u32 x0, rl_u32 y0, rl_u32 x1,
     return t;
 }
 
+// The corners of the launch's tile `index`: the image's tile `index`, or with a `list` (a batch
+// of a hybrid frame) the image's tile `list[index]`.
 __device__ __forceinline__ void rl_tile_of(const rl_scene& s, rl_u32 edge, rl_u32 tiles_x,
-                                           rl_u32 index, rl_u32* x0, rl_u32* y0, rl_u32* x1,
-                                           rl_u32* y1) {
+                                           const rl_u32* list, rl_u32 index, rl_u32* x0,
+                                           rl_u32* y0, rl_u32* x1, rl_u32* y1) {
+    if (list) {
+        index = list[index];
+    }
     *x0 = (index % tiles_x) * edge;
     *y0 = (index / tiles_x) * edge;
     *x1 = min(*x0 + edge, s.width);
@@ -135,7 +140,8 @@ extern "C" __global__ void rl_fill_deques(rl_scene s, rl_work work) {
     }
     for (rl_u32 k = mine; k-- > 0;) {
         rl_u32 x0, y0, x1, y1;
-        rl_tile_of(s, work.tile_edge, work.tiles_x, warp + k * work.warps, &x0, &y0, &x1, &y1);
+        rl_tile_of(s, work.tile_edge, work.tiles_x, work.tiles, warp + k * work.warps, &x0, &y0,
+                   &x1, &y1);
         items[n++] = rl_tile_task(x0, y0, x1, y1);
     }
     work.heads[warp].lock = 0;
@@ -407,7 +413,8 @@ extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN
                 if (w.mode == RL_MODE_STATIC) {
                     if (st.static_next < w.tile_count) {
                         rl_u32 x0, y0, x1, y1;
-                        rl_tile_of(s, w.tile_edge, w.tiles_x, st.static_next, &x0, &y0, &x1, &y1);
+                        rl_tile_of(s, w.tile_edge, w.tiles_x, w.tiles, st.static_next, &x0, &y0, &x1,
+                                   &y1);
                         st.static_next += w.warps;
                         tiles += 1;
                         rl_start_tile(w, warp, lane, st, rl_tile_task(x0, y0, x1, y1));
@@ -427,7 +434,8 @@ extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN
                     }
                     if (st.counter_next < st.counter_end) {
                         rl_u32 x0, y0, x1, y1;
-                        rl_tile_of(s, w.tile_edge, w.tiles_x, st.counter_next, &x0, &y0, &x1, &y1);
+                        rl_tile_of(s, w.tile_edge, w.tiles_x, w.tiles, st.counter_next, &x0, &y0, &x1,
+                                   &y1);
                         st.counter_next += 1;
                         tiles += 1;
                         rl_start_tile(w, warp, lane, st, rl_tile_task(x0, y0, x1, y1));
@@ -667,7 +675,7 @@ extern "C" __global__ void __launch_bounds__(RL_MANAGED_THREADS, RL_MIN_BLOCKS)
     __syncthreads();
     rl_task* stack = m.stacks + (rl_u64)slot * m.capacity;
     rl_u32 x0, y0, x1, y1;
-    rl_tile_of(s, m.tile_edge, m.tiles_x, blockIdx.x, &x0, &y0, &x1, &y1);
+    rl_tile_of(s, m.tile_edge, m.tiles_x, m.tiles, blockIdx.x, &x0, &y0, &x1, &y1);
     const rl_u32 width = x1 - x0;
     const rl_u32 pixels = width * (y1 - y0);
     rl_counts counts = {0, 0, 0, 0};

@@ -471,7 +471,7 @@ struct rl_work {
     rl_u32 tile_edge;
     // Tiles across the image.
     rl_u32 tiles_x;
-    // Tiles in the image.
+    // Tiles of this launch: the image's, or `tiles`'s.
     rl_u32 tile_count;
     // Counter: tiles per grab.
     rl_u32 chunk;
@@ -495,8 +495,11 @@ struct rl_work {
     rl_u64* stats;
     // The error word ([`ErrorBit`](crate::kernel::ErrorBit)s).
     rl_u32* error;
+    // The image's tile numbers (row-major) this launch traces, `tile_count` of them: a
+    // batch of a hybrid frame; null: every tile of the image.
+    const rl_u32* tiles;
 };
-static_assert(sizeof(rl_work) == 88 && alignof(rl_work) == 8, "rl_work: 88 bytes aligned to 8, as layout::params::Work");
+static_assert(sizeof(rl_work) == 96 && alignof(rl_work) == 8, "rl_work: 96 bytes aligned to 8, as layout::params::Work");
 static_assert(RL_OFFSET_OF(rl_work, mode) == 0, "rl_work.mode at byte 0, as layout::params::Work");
 static_assert(RL_OFFSET_OF(rl_work, warps) == 4, "rl_work.warps at byte 4, as layout::params::Work");
 static_assert(RL_OFFSET_OF(rl_work, tile_edge) == 8, "rl_work.tile_edge at byte 8, as layout::params::Work");
@@ -513,6 +516,7 @@ static_assert(RL_OFFSET_OF(rl_work, heads) == 56, "rl_work.heads at byte 56, as 
 static_assert(RL_OFFSET_OF(rl_work, items) == 64, "rl_work.items at byte 64, as layout::params::Work");
 static_assert(RL_OFFSET_OF(rl_work, stats) == 72, "rl_work.stats at byte 72, as layout::params::Work");
 static_assert(RL_OFFSET_OF(rl_work, error) == 80, "rl_work.error at byte 80, as layout::params::Work");
+static_assert(RL_OFFSET_OF(rl_work, tiles) == 88, "rl_work.tiles at byte 88, as layout::params::Work");
 
 // The `cuda-managed` kernel's work: one block per tile, each with a task stack in a slot
 // of its own.
@@ -534,8 +538,11 @@ struct rl_managed {
     rl_u64* stats;
     // The error word.
     rl_u32* error;
+    // The image's tile numbers this launch traces, one a block: a batch of a hybrid
+    // frame; null: block `b` traces tile `b`.
+    const rl_u32* tiles;
 };
-static_assert(sizeof(rl_managed) == 48 && alignof(rl_managed) == 8, "rl_managed: 48 bytes aligned to 8, as layout::params::Managed");
+static_assert(sizeof(rl_managed) == 56 && alignof(rl_managed) == 8, "rl_managed: 56 bytes aligned to 8, as layout::params::Managed");
 static_assert(RL_OFFSET_OF(rl_managed, tile_edge) == 0, "rl_managed.tile_edge at byte 0, as layout::params::Managed");
 static_assert(RL_OFFSET_OF(rl_managed, tiles_x) == 4, "rl_managed.tiles_x at byte 4, as layout::params::Managed");
 static_assert(RL_OFFSET_OF(rl_managed, slots) == 8, "rl_managed.slots at byte 8, as layout::params::Managed");
@@ -544,6 +551,7 @@ static_assert(RL_OFFSET_OF(rl_managed, slot_taken) == 16, "rl_managed.slot_taken
 static_assert(RL_OFFSET_OF(rl_managed, stacks) == 24, "rl_managed.stacks at byte 24, as layout::params::Managed");
 static_assert(RL_OFFSET_OF(rl_managed, stats) == 32, "rl_managed.stats at byte 32, as layout::params::Managed");
 static_assert(RL_OFFSET_OF(rl_managed, error) == 40, "rl_managed.error at byte 40, as layout::params::Managed");
+static_assert(RL_OFFSET_OF(rl_managed, tiles) == 48, "rl_managed.tiles at byte 48, as layout::params::Managed");
 
 // The wide BVH in its GPU form ([`WideNode`]), as its traversal reads it. Its arrays are
 // in the wide tree's own leaf order, which is not the octree's.

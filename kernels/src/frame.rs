@@ -169,6 +169,27 @@ pub struct WarpStats {
     pub peak_queued: u64,
 }
 
+impl WarpStats {
+    /// Adds `other`'s figures (another launch of the same worker) to these; the peak is the
+    /// larger.
+    fn add(&mut self, other: &WarpStats) {
+        self.tiles += other.tiles;
+        self.camera += other.camera;
+        self.shadow += other.shadow;
+        self.reflection += other.reflection;
+        self.refraction += other.refraction;
+        self.spawned += other.spawned;
+        self.steps += other.steps;
+        self.active_lanes += other.active_lanes;
+        self.steal_attempts += other.steal_attempts;
+        self.steal_successes += other.steal_successes;
+        self.tasks_stolen += other.tasks_stolen;
+        self.busy += other.busy;
+        self.idle += other.idle;
+        self.peak_queued = self.peak_queued.max(other.peak_queued);
+    }
+}
+
 /// The result of a frame.
 #[derive(Clone, Debug)]
 pub struct GpuFrame {
@@ -178,7 +199,7 @@ pub struct GpuFrame {
     pub rays: Option<Vec<u32>>,
     /// One entry per worker.
     pub workers: Vec<WarpStats>,
-    /// Kernel time, from events around the launch(es).
+    /// Kernel time, from events around the launch(es), summed over the batches.
     pub kernel_time: Duration,
     /// Threads per block and blocks launched (for `cuda-managed`, one per tile).
     pub launch: (u32, u32),
@@ -270,17 +291,48 @@ impl Gpu {
         Ok(items)
     }
 
-    /// Renders one frame of `scene` as `request` says.
+    /// Renders one frame of `scene` as `request` says: every tile in one launch.
     ///
     /// # Errors
     /// On a request the kernels cannot run, a driver failure, or when a kernel reports that a
     /// task queue overflowed.
     pub fn render(&self, scene: &SceneData, request: &FrameRequest) -> Result<GpuFrame, GpuError> {
-        let frame = check_request(scene, request)?;
+        let mut batches = self.batches(scene, request)?;
+        batches.launch(None)?;
+        batches.finish()
+    }
+
+    /// How many persistent warps the device holds at once: as many tiles as one launch
+    /// traces side by side, a warp each.
+    ///
+    /// # Errors
+    /// When the occupancy query fails, or the kernel does not fit.
+    pub fn resident_warps(&self) -> Result<u32, GpuError> {
+        let warps = self.resident_blocks(&self.persistent, PERSISTENT_THREADS)? * WARPS_PER_BLOCK;
+        if warps == 0 {
+            return Err(GpuError::Request(
+                "the persistent kernel does not fit on this device".into(),
+            ));
+        }
+        Ok(warps)
+    }
+
+    /// A frame of `scene` to be traced in batches of tiles ([`GpuBatches::run`]), as a hybrid
+    /// frame's GPU does: the scene is uploaded and the film allocated once, and every batch
+    /// adds to the film.
+    ///
+    /// # Errors
+    /// On a request the kernels cannot run, or a driver failure.
+    pub fn batches(
+        &self,
+        scene: &SceneData,
+        request: &FrameRequest,
+    ) -> Result<GpuBatches<'_>, GpuError> {
+        let shape = check_request(scene, request)?;
         let uploaded = self.upload_scene(scene)?;
-        let sums = self.zeros::<u64>(frame.pixels * 3, "allocating the film")?;
+        let sums = self.zeros::<u64>(shape.pixels * 3, "allocating the film")?;
         let rays = if request.work_map {
-            Some(self.zeros::<u32>(frame.pixels, "allocating the work map")?)
+            Some(self.zeros::<u32>(shape.pixels, "allocating the work map")?)
         } else {
             None
         };
@@ -289,63 +341,18 @@ impl Gpu {
             sums: sums.ptr_mut(self),
             rays: rays.as_ref().map_or(PtrMut::NULL, |r| r.ptr_mut(self)),
         };
-        let start = self
-            .context
-            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-            .map_err(GpuError::driver("creating an event"))?;
-        let end = self
-            .context
-            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-            .map_err(GpuError::driver("creating an event"))?;
-        let args = LaunchArgs {
-            scene: &uploaded.params,
-            film: &film,
-            frame: &frame,
-            error: &error,
-            start: &start,
-        };
-        let launched = match request.balancer.mode() {
-            None => self.launch_managed(&args)?,
-            Some(mode) => self.launch_persistent(&args, request, mode)?,
-        };
-        end.record(&self.stream)
-            .map_err(GpuError::driver("recording an event"))?;
-        self.stream
-            .synchronize()
-            .map_err(GpuError::driver("running the kernel"))?;
-        let elapsed_ms = start
-            .elapsed_ms(&end)
-            .map_err(GpuError::driver("reading the kernel time"))?;
-        let error = self.read(&error, "reading the error word")?[0];
-        if error & ErrorBit::DequeFull as u32 != 0 {
-            return Err(GpuError::Overflow("a warp's deque"));
-        }
-        if error & ErrorBit::StackFull as u32 != 0 {
-            return Err(GpuError::Overflow("a block's task stack"));
-        }
-        let flat_sums = self.read(&sums, "reading the film")?;
-        let rays = match &rays {
-            Some(r) => Some(self.read(r, "reading the work map")?),
-            None => None,
-        };
-        let stats = self.read(&launched.stats, "reading the figures")?;
-        Ok(GpuFrame {
-            sums: flat_sums
-                .chunks_exact(3)
-                .take(frame.pixels)
-                .map(|c| [c[0], c[1], c[2]])
-                .collect(),
-            rays: rays.map(|mut r| {
-                r.truncate(frame.pixels);
-                r
-            }),
-            workers: stats
-                .chunks_exact(STAT_SLOTS)
-                .take(launched.workers as usize)
-                .map(|s| self.worker_stats(s))
-                .collect(),
-            kernel_time: Duration::from_secs_f64(f64::from(elapsed_ms.max(0.0)) / 1e3),
-            launch: launched.launch,
+        Ok(GpuBatches {
+            gpu: self,
+            request: *request,
+            shape,
+            scene: uploaded,
+            film,
+            sums,
+            rays,
+            error,
+            workers: Vec::new(),
+            kernel_time: Duration::ZERO,
+            launch: (0, 0),
         })
     }
 
@@ -420,6 +427,7 @@ impl Gpu {
             stacks: stacks.ptr_mut(self),
             stats: stats.ptr_mut(self),
             error: args.error.ptr_mut(self),
+            tiles: args.tiles,
         };
         let config = LaunchConfig {
             grid_dim: (frame.tile_count, 1, 1),
@@ -501,6 +509,7 @@ impl Gpu {
             items: items.ptr_mut(self),
             stats: stats.ptr_mut(self),
             error: args.error.ptr_mut(self),
+            tiles: args.tiles,
         };
         let params = (Param(*scene), Param(*args.film), Param(work));
         args.start
@@ -565,18 +574,165 @@ impl Gpu {
     }
 }
 
-/// What both launches take: the kernels' scene and film, the frame's sizes, the error word,
-/// and the event recorded just before the first kernel, which the kernel time starts from.
+/// A frame traced in batches of tiles on one GPU ([`Gpu::batches`]): the scene and film stay
+/// on the device between launches, and each launch adds to the film and to the figures.
+pub struct GpuBatches<'g> {
+    gpu: &'g Gpu,
+    request: FrameRequest,
+    shape: FrameShape,
+    scene: UploadedScene,
+    film: params::Film,
+    sums: DeviceArray<u64>,
+    rays: Option<DeviceArray<u32>>,
+    error: DeviceArray<u32>,
+    /// Each worker's figures, summed over the launches so far.
+    workers: Vec<WarpStats>,
+    kernel_time: Duration,
+    launch: (u32, u32),
+}
+
+impl std::fmt::Debug for GpuBatches<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuBatches")
+            .field("request", &self.request)
+            .field("launches_time", &self.kernel_time)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GpuBatches<'_> {
+    /// Tiles across the image, and tiles in it: tile `(x0 / edge, y0 / edge)` is number
+    /// `y · across + x`.
+    pub fn tiles(&self) -> (u32, u32) {
+        (self.shape.tiles_x, self.shape.tile_count)
+    }
+
+    /// Traces the image's tiles numbered `tiles` (row-major) and every ray they spawn, in one
+    /// launch, adding to the film.
+    ///
+    /// # Errors
+    /// When a tile number is not the image's, a driver call fails, or the kernel reports that
+    /// a task queue overflowed.
+    pub fn run(&mut self, tiles: &[u32]) -> Result<(), GpuError> {
+        if let Some(&t) = tiles.iter().find(|&&t| t >= self.shape.tile_count) {
+            return Err(GpuError::Request(format!(
+                "tile {t} of an image of {} tiles",
+                self.shape.tile_count
+            )));
+        }
+        if tiles.is_empty() {
+            return Ok(());
+        }
+        self.launch(Some(tiles))
+    }
+
+    /// One launch over `tiles`, or over every tile of the image.
+    fn launch(&mut self, tiles: Option<&[u32]>) -> Result<(), GpuError> {
+        let gpu = self.gpu;
+        let list = match tiles {
+            Some(t) => Some(gpu.upload(t, "uploading the batch's tiles")?),
+            None => None,
+        };
+        let launch_shape = FrameShape {
+            tile_count: tiles.map_or(self.shape.tile_count, |t| t.len() as u32),
+            ..self.shape
+        };
+        let start = gpu
+            .context
+            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(GpuError::driver("creating an event"))?;
+        let end = gpu
+            .context
+            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(GpuError::driver("creating an event"))?;
+        let args = LaunchArgs {
+            scene: &self.scene.params,
+            film: &self.film,
+            frame: &launch_shape,
+            tiles: list.as_ref().map_or(Ptr::NULL, |l| l.ptr(gpu)),
+            error: &self.error,
+            start: &start,
+        };
+        let launched = match self.request.balancer.mode() {
+            None => gpu.launch_managed(&args)?,
+            Some(mode) => gpu.launch_persistent(&args, &self.request, mode)?,
+        };
+        end.record(&gpu.stream)
+            .map_err(GpuError::driver("recording an event"))?;
+        gpu.stream
+            .synchronize()
+            .map_err(GpuError::driver("running the kernel"))?;
+        let elapsed_ms = start
+            .elapsed_ms(&end)
+            .map_err(GpuError::driver("reading the kernel time"))?;
+        let error = gpu.read(&self.error, "reading the error word")?[0];
+        if error & ErrorBit::DequeFull as u32 != 0 {
+            return Err(GpuError::Overflow("a warp's deque"));
+        }
+        if error & ErrorBit::StackFull as u32 != 0 {
+            return Err(GpuError::Overflow("a block's task stack"));
+        }
+        let stats = gpu.read(&launched.stats, "reading the figures")?;
+        let figures = stats
+            .chunks_exact(STAT_SLOTS)
+            .take(launched.workers as usize)
+            .map(|s| gpu.worker_stats(s));
+        for (k, w) in figures.enumerate() {
+            match self.workers.get_mut(k) {
+                Some(sum) => sum.add(&w),
+                None => self.workers.push(w),
+            }
+        }
+        self.kernel_time += Duration::from_secs_f64(f64::from(elapsed_ms.max(0.0)) / 1e3);
+        self.launch = launched.launch;
+        Ok(())
+    }
+
+    /// The film and figures of every launch so far.
+    ///
+    /// # Errors
+    /// When the film cannot be read back.
+    pub fn finish(self) -> Result<GpuFrame, GpuError> {
+        let gpu = self.gpu;
+        let pixels = self.shape.pixels;
+        let flat_sums = gpu.read(&self.sums, "reading the film")?;
+        let rays = match &self.rays {
+            Some(r) => Some(gpu.read(r, "reading the work map")?),
+            None => None,
+        };
+        Ok(GpuFrame {
+            sums: flat_sums
+                .chunks_exact(3)
+                .take(pixels)
+                .map(|c| [c[0], c[1], c[2]])
+                .collect(),
+            rays: rays.map(|mut r| {
+                r.truncate(pixels);
+                r
+            }),
+            workers: self.workers,
+            kernel_time: self.kernel_time,
+            launch: self.launch,
+        })
+    }
+}
+
+/// What both launches take: the kernels' scene and film, the launch's sizes and tiles, the
+/// error word, and the event recorded just before the first kernel, which the kernel time
+/// starts from.
 #[derive(Clone, Copy)]
 struct LaunchArgs<'a> {
     scene: &'a params::Scene,
     film: &'a params::Film,
     frame: &'a FrameShape,
+    /// The launch's tile numbers (`frame.tile_count` of them), or null for every tile.
+    tiles: Ptr<u32>,
     error: &'a DeviceArray<u32>,
     start: &'a CudaEvent,
 }
 
 /// The frame's sizes, checked.
+#[derive(Clone, Copy)]
 struct FrameShape {
     pixels: usize,
     tile: u32,

@@ -21,7 +21,7 @@ mod frame;
 pub mod source;
 
 pub use device::{DeviceInfo, Gpu};
-pub use frame::{FrameRequest, GpuBalancer, GpuFrame, SceneData, WarpStats};
+pub use frame::{FrameRequest, GpuBalancer, GpuBatches, GpuFrame, SceneData, WarpStats};
 
 /// Why the GPU cannot render.
 #[derive(Debug, thiserror::Error)]

@@ -80,7 +80,7 @@ shared_struct! {
 
 shared_struct! {
     /// The persistent kernel's work: its balancer, its tiles and its deques.
-    #[c(rl_work, size = 88)]
+    #[c(rl_work, size = 96)]
     #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
     #[repr(C)]
     pub struct Work {
@@ -96,7 +96,7 @@ shared_struct! {
         /// Tiles across the image.
         #[offset(12)]
         pub tiles_x: u32,
-        /// Tiles in the image.
+        /// Tiles of this launch: the image's, or `tiles`'s.
         #[offset(16)]
         pub tile_count: u32,
         /// Counter: tiles per grab.
@@ -132,13 +132,17 @@ shared_struct! {
         /// The error word ([`ErrorBit`](crate::kernel::ErrorBit)s).
         #[offset(80)]
         pub error: PtrMut<u32>,
+        /// The image's tile numbers (row-major) this launch traces, `tile_count` of them: a
+        /// batch of a hybrid frame; null: every tile of the image.
+        #[offset(88)]
+        pub tiles: Ptr<u32>,
     }
 }
 
 shared_struct! {
     /// The `cuda-managed` kernel's work: one block per tile, each with a task stack in a slot
     /// of its own.
-    #[c(rl_managed, size = 48)]
+    #[c(rl_managed, size = 56)]
     #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
     #[repr(C)]
     pub struct Managed {
@@ -166,6 +170,10 @@ shared_struct! {
         /// The error word.
         #[offset(40)]
         pub error: PtrMut<u32>,
+        /// The image's tile numbers this launch traces, one a block: a batch of a hybrid
+        /// frame; null: block `b` traces tile `b`.
+        #[offset(48)]
+        pub tiles: Ptr<u32>,
     }
 }
 

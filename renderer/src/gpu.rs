@@ -6,12 +6,13 @@ use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use balancers::{Telemetry, WorkerTelemetry};
-use kernels::{FrameRequest, GpuFrame, SceneData};
+use kernels::{FrameRequest, GpuBatches, GpuFrame, SceneData};
 pub use kernels::{Gpu, GpuBalancer, GpuError};
 
 use crate::bvh::{FlatNode, OctreeBvh};
 use crate::film::Film;
-use crate::integrator::{RayCounts, tiles};
+use crate::hybrid::{DeviceSums, TileDevice};
+use crate::integrator::{RayCounts, Tile, tiles};
 use crate::render::{DeviceFigures, Frame};
 use crate::scene::Scene;
 
@@ -171,5 +172,95 @@ fn frame_of(gpu: &Gpu, scene: &Scene, options: &GpuOptions, frame: GpuFrame) -> 
         }),
         hybrid: None,
         cancelled: false,
+    }
+}
+
+/// The GPU as a tile device of a hybrid frame (`--device hybrid`): the scene uploaded once,
+/// each batch of tiles one launch of the persistent kernel under `stealing` (steal half), the
+/// GPU balancer that traces fastest, adding to a film on the device that is read back at the
+/// end.
+#[derive(Debug)]
+pub struct GpuTiles<'g> {
+    name: String,
+    batches: Option<GpuBatches<'g>>,
+    tile: NonZeroU32,
+    max_batch: usize,
+}
+
+impl<'g> GpuTiles<'g> {
+    /// The GPU ready to trace batches of `scene`'s tiles of edge `tile`.
+    ///
+    /// # Errors
+    /// When the scene is not one the kernels can render ([`check_gpu_scene`]), or the upload
+    /// fails.
+    pub fn new(
+        gpu: &'g Gpu,
+        scene: &Scene,
+        tile: NonZeroU32,
+        work_map: bool,
+    ) -> Result<Self, GpuError> {
+        check_gpu_scene(scene)?;
+        let nodes = all_node_orders(scene);
+        let request = FrameRequest {
+            balancer: GpuBalancer::Stealing { half: true },
+            tile: tile.get(),
+            work_map,
+            seed: 0x2545_f491,
+            max_warps: None,
+        };
+        let batches = gpu.batches(&scene_data(scene, &nodes), &request)?;
+        Ok(Self {
+            name: gpu.info().name.clone(),
+            batches: Some(batches),
+            tile,
+            // A batch fills the device: a tile for each resident warp.
+            max_batch: gpu.resident_warps()? as usize,
+        })
+    }
+}
+
+impl TileDevice for GpuTiles<'_> {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn max_batch(&self) -> usize {
+        self.max_batch
+    }
+
+    fn trace(&mut self, tiles: &[Tile]) -> Result<(), String> {
+        let batches = self
+            .batches
+            .as_mut()
+            .ok_or_else(|| "the GPU's frame is already finished".to_string())?;
+        let (across, _) = batches.tiles();
+        let edge = self.tile.get();
+        let numbers: Vec<u32> = tiles
+            .iter()
+            .map(|t| (t.y0 / edge) * across + t.x0 / edge)
+            .collect();
+        batches.run(&numbers).map_err(|e| e.to_string())
+    }
+
+    fn finish(&mut self) -> Result<DeviceSums, String> {
+        let batches = self
+            .batches
+            .take()
+            .ok_or_else(|| "the GPU's frame is already finished".to_string())?;
+        let frame = batches.finish().map_err(|e| e.to_string())?;
+        let mut rays = RayCounts::default();
+        for w in &frame.workers {
+            rays.merge(&RayCounts {
+                camera: w.camera,
+                shadow: w.shadow,
+                reflection: w.reflection,
+                refraction: w.refraction,
+            });
+        }
+        Ok(DeviceSums {
+            sums: frame.sums,
+            rays_per_pixel: frame.rays,
+            rays,
+        })
     }
 }

@@ -146,7 +146,10 @@ pub fn render_hybrid<D: TileDevice>(
         .into_iter()
         .map(RenderTask::Tile)
         .collect();
-    let runners: Vec<Batches<D>> = devices.into_iter().map(|device| Batches { device }).collect();
+    let runners: Vec<Batches<D>> = devices
+        .into_iter()
+        .map(|device| Batches { device })
+        .collect();
     let whitted = Whitted::new(scene, &film, &Unwatched);
     let cpus = options.threads.get();
     let outcome = options

@@ -24,6 +24,109 @@ pub struct RenderReport {
     pub workers: Vec<WorkerReport>,
     /// The work map's range, when one was drawn.
     pub work_map: Option<WorkMapReport>,
+    /// How the frame was split between CPU workers and devices (`--device hybrid`); absent
+    /// otherwise. The `workers` above are then the CPU workers, then the devices.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hybrid: Option<HybridReport>,
+}
+
+/// A frame traced by CPU workers and devices together.
+#[derive(Clone, Debug, Serialize)]
+pub struct HybridReport {
+    /// Per processor, in the order of the report's `workers`.
+    pub processors: Vec<ProcessorReport>,
+    /// The share of the frame's rays each kind of processor traced: the CPU workers together,
+    /// and each device.
+    pub shares: Vec<ShareReport>,
+}
+
+/// One processor of a hybrid frame.
+#[derive(Clone, Debug, Serialize)]
+pub struct ProcessorReport {
+    /// Its number in the report's `workers`.
+    pub worker: usize,
+    /// `cpu`, or the device's name.
+    pub kind: String,
+    /// Batches of tiles launched (devices).
+    pub batches: u64,
+    /// Tiles dealt to it before the run.
+    pub tiles_dealt: u64,
+    /// Tiles other processors took from its pool.
+    pub tiles_given: u64,
+    /// Tiles it took from other processors' pools.
+    pub tiles_taken: u64,
+    /// Seconds from its last task's end to the end of the frame: its idle time at the end.
+    pub idle_at_end_seconds: f64,
+}
+
+/// What one kind of processor traced of a hybrid frame.
+#[derive(Clone, Debug, Serialize)]
+pub struct ShareReport {
+    /// `cpu` (every CPU worker together), or a device's name.
+    pub processor: String,
+    /// Rays it traced.
+    pub rays: u64,
+    /// Those over all the frame's rays.
+    pub share: f64,
+    /// Tiles it ran.
+    pub tiles: u64,
+    /// The least of its processors' idle times at the end of the frame, in seconds: how long
+    /// before the end the kind had nothing left to do.
+    pub idle_at_end_seconds: f64,
+}
+
+impl HybridReport {
+    /// The report of a hybrid frame.
+    pub fn new(frame: &Frame, hybrid: &crate::hybrid::HybridFigures) -> Self {
+        let wall = frame.telemetry.wall.as_secs_f64();
+        let cpus = hybrid.processors.len() - hybrid.devices.len();
+        let kind = |k: usize| {
+            if k < cpus {
+                "cpu".to_string()
+            } else {
+                hybrid.devices[k - cpus].clone()
+            }
+        };
+        let processors: Vec<ProcessorReport> = hybrid
+            .processors
+            .iter()
+            .enumerate()
+            .map(|(k, p)| ProcessorReport {
+                worker: k,
+                kind: kind(k),
+                batches: p.batches,
+                tiles_dealt: p.dealt,
+                tiles_given: p.given,
+                tiles_taken: p.taken,
+                idle_at_end_seconds: (wall - p.last_task_end.as_secs_f64()).max(0.0),
+            })
+            .collect();
+        let total = frame.total_rays().total().max(1) as f64;
+        let share = |name: String, members: std::ops::Range<usize>| {
+            let rays: u64 = frame.rays[members.clone()]
+                .iter()
+                .map(RayCounts::total)
+                .sum();
+            ShareReport {
+                processor: name,
+                rays,
+                share: rays as f64 / total,
+                tiles: frame.telemetry.workers[members.clone()]
+                    .iter()
+                    .map(|w| w.initial_tasks)
+                    .sum(),
+                idle_at_end_seconds: processors[members]
+                    .iter()
+                    .map(|p| p.idle_at_end_seconds)
+                    .fold(f64::INFINITY, f64::min),
+            }
+        };
+        let mut shares = vec![share("cpu".into(), 0..cpus)];
+        for (d, name) in hybrid.devices.iter().enumerate() {
+            shares.push(share(name.clone(), cpus + d..cpus + d + 1));
+        }
+        Self { processors, shares }
+    }
 }
 
 /// Figures of the scene.
@@ -251,6 +354,7 @@ impl RenderReport {
                 })
                 .collect(),
             work_map: None,
+            hybrid: frame.hybrid.as_ref().map(|h| HybridReport::new(frame, h)),
         }
     }
 
@@ -284,15 +388,45 @@ fn known_counted(n: Option<u64>, noun: &str) -> String {
 }
 
 /// `n noun`, the noun in the plural unless `n` is 1, the number grouped by thousands:
-/// `1 thread`, `1,024 tiles`, `7 leaves`, `3 passes`.
+/// `1 thread`, `1,024 tiles`, `7 leaves`, `3 passes`, `2 batches`.
 pub fn counted(n: u64, noun: &str) -> String {
     let noun = match (n, noun) {
         (1, _) => noun.to_string(),
         (_, "leaf") => "leaves".to_string(),
-        (_, noun) if noun.ends_with('s') => format!("{noun}es"),
+        (_, noun) if ["s", "x", "ch", "sh"].iter().any(|e| noun.ends_with(e)) => {
+            format!("{noun}es")
+        }
         _ => format!("{noun}s"),
     };
     format!("{} {noun}", grouped(n))
+}
+
+impl fmt::Display for HybridReport {
+    /// The `hybrid` line: each kind's share of the rays and its idle time at the end.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shares: Vec<String> = self
+            .shares
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} {:.1}% of rays ({}, idle {:.3} s at the end)",
+                    s.processor,
+                    s.share * 100.0,
+                    counted(s.tiles, "tile"),
+                    s.idle_at_end_seconds
+                )
+            })
+            .collect();
+        let batches: u64 = self.processors.iter().map(|p| p.batches).sum();
+        let moved: u64 = self.processors.iter().map(|p| p.tiles_taken).sum();
+        writeln!(
+            f,
+            "hybrid  {}; {}, {} stolen",
+            shares.join(", "),
+            counted(batches, "batch"),
+            counted(moved, "tile")
+        )
+    }
 }
 
 impl fmt::Display for SceneReport {
@@ -376,6 +510,9 @@ impl fmt::Display for RenderReport {
                 m.min_rays_per_pixel, m.max_rays_per_pixel
             )?;
         }
+        if let Some(h) = &self.hybrid {
+            write!(f, "{h}")?;
+        }
         if let Some(simt) = r.simt_efficiency {
             writeln!(
                 f,
@@ -411,5 +548,20 @@ impl fmt::Display for RenderReport {
             )?;
         }
         f.write_str(&table)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_take_their_plural_and_thousands() {
+        assert_eq!(counted(1, "thread"), "1 thread");
+        assert_eq!(counted(1024, "tile"), "1,024 tiles");
+        assert_eq!(counted(7, "leaf"), "7 leaves");
+        assert_eq!(counted(3, "pass"), "3 passes");
+        assert_eq!(counted(2, "batch"), "2 batches");
+        assert_eq!(counted(0, "box"), "0 boxes");
     }
 }

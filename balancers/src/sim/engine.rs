@@ -104,18 +104,20 @@ pub enum Timing {
 }
 
 impl Default for Costs {
-    /// Defaults for this project's machines: the push/pop costs are `raylb bench deque`'s
-    /// (BENCHMARKS.md, "Deques": setup iii against setup i on 2 threads); the others are
-    /// cache-line transfer times between cores of one socket, about 100 ns.
+    /// Measured on this project's development machine, two vCPUs of an AMD EPYC, by
+    /// `raylb bench costs --rounds 7` (medians; BENCHMARKS.md, "The simulator's scheduling
+    /// costs"). Its two vCPUs share a core's caches, so moving a cache line between them is
+    /// cheaper than between the cores of a many-core machine: the steal, probe and counter
+    /// figures are low for those, where `raylb bench costs` on the machine itself says better.
     fn default() -> Self {
         Self {
-            abp_push_pop: 19e-9,
-            locked_push_pop: 10e-9,
-            steal: 200e-9,
-            failed_steal: 100e-9,
-            per_stolen_task: 15e-9,
-            probe: 50e-9,
-            counter: 50e-9,
+            abp_push_pop: 4.0e-9,
+            locked_push_pop: 6.5e-9,
+            steal: 155e-9,
+            failed_steal: 160e-9,
+            per_stolen_task: 83e-9,
+            probe: 4.0e-9,
+            counter: 13.5e-9,
             timing: Timing::Fixed,
             sampling: Sampling::default(),
         }

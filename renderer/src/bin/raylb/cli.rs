@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use balancers::{
-    Assignment, BalancerKind, DequeKind, Order, RayonScope, StealAmount, VictimPolicy, WorkStealing,
+    Assignment, BalancerKind, DequeKind, HybridStealing, Order, RayonScope, StealAmount,
+    VictimPolicy, WorkStealing,
 };
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use renderer::accel::AccelKind;
@@ -316,7 +317,8 @@ impl SceneArgs {
     pub(crate) fn for_device(&self, device: DeviceName) -> Result<SceneArgs> {
         match device {
             DeviceName::Cpu => Ok(self.clone()),
-            DeviceName::Gpu => self.for_gpu(),
+            // The CPU workers of a hybrid frame traverse what the GPU does.
+            DeviceName::Gpu | DeviceName::Hybrid => self.for_gpu(),
         }
     }
 
@@ -475,6 +477,9 @@ pub(crate) enum DeviceName {
     /// An NVIDIA GPU through CUDA (driver and NVRTC loaded at run time): persistent warps for
     /// `static`, `counter` and `stealing`, or `cuda-managed`.
     Gpu,
+    /// The CPU's threads and the GPU together, one work-stealing scheduler over both: each
+    /// CPU thread and the GPU a processor with a pool of tiles, the GPU tracing batches.
+    Hybrid,
 }
 
 /// The deques of `stealing`.
@@ -545,9 +550,9 @@ pub(crate) struct RunArgs {
     /// Where to trace: the CPU's threads or an NVIDIA GPU.
     #[arg(long, value_enum, default_value_t = DeviceName::Cpu)]
     pub(crate) device: DeviceName,
-    /// Load balancer.
-    #[arg(long, value_enum, default_value_t = BalancerName::Static)]
-    pub(crate) balancer: BalancerName,
+    /// Load balancer [default: static; with --device hybrid, stealing].
+    #[arg(long, value_enum)]
+    pub(crate) balancer: Option<BalancerName>,
     /// How `static` and `stealing` deal tiles out on the CPU [default: interleaved].
     #[arg(long, value_enum)]
     pub(crate) assign: Option<AssignName>,
@@ -578,7 +583,7 @@ pub(crate) struct RunArgs {
 impl RunArgs {
     /// The CPU balancer asked for; a setting that does not apply to it is refused.
     pub(crate) fn balancer(&self) -> Result<BalancerKind> {
-        let uses: &[&str] = match self.balancer {
+        let uses: &[&str] = match self.chosen() {
             BalancerName::Static => &["--assign", "--order"],
             BalancerName::Counter => &["--chunk", "--order"],
             BalancerName::Stealing => &["--assign", "--deque", "--victim", "--steal", "--order"],
@@ -587,7 +592,7 @@ impl RunArgs {
                 bail!("--balancer cuda-managed runs only with --device gpu")
             }
         };
-        self.refuse_unused(uses, &format!("--balancer {}", name_of(self.balancer)))?;
+        self.refuse_unused(uses, &format!("--balancer {}", name_of(self.chosen())))?;
         let stealing = StealingChoice {
             deque: self.deque.unwrap_or(DequeName::Abp),
             victim: self.victim.unwrap_or(VictimName::Random),
@@ -595,13 +600,44 @@ impl RunArgs {
         };
         let assign = self.assign.unwrap_or(AssignName::Interleaved);
         let chunk = self.chunk.unwrap_or(NonZeroUsize::MIN);
-        let chosen = balancer(self.balancer, assign, chunk, stealing).expect("a CPU balancer");
+        let chosen = balancer(self.chosen(), assign, chunk, stealing).expect("a CPU balancer");
         Ok(match self.order {
             Some(order) => chosen
                 .with_order(order.order())
                 .expect("--order is refused for rayon above"),
             None => chosen,
         })
+    }
+
+    /// The hybrid scheduler asked for (`--device hybrid`): `stealing` over CPU threads and the
+    /// GPU, its CPU side set by --deque, --victim and --steal; what does not apply to it is
+    /// refused.
+    pub(crate) fn hybrid_balancer(&self) -> Result<HybridStealing> {
+        if self.balancer.is_some_and(|b| b != BalancerName::Stealing) {
+            bail!(
+                "--device hybrid runs one work-stealing scheduler over the CPU and the GPU; leave --balancer out or say stealing"
+            );
+        }
+        if self.assign.is_some() {
+            bail!(
+                "--assign does not apply to --device hybrid: each CPU thread starts with an equal share of half the tiles, the GPU with the other half"
+            );
+        }
+        self.refuse_unused(&["--deque", "--victim", "--steal"], "--device hybrid")?;
+        let stealing = StealingChoice {
+            deque: self.deque.unwrap_or(DequeName::Abp),
+            victim: self.victim.unwrap_or(VictimName::Random),
+            steal: self.steal.unwrap_or(StealName::Half),
+        };
+        let Some(BalancerKind::Stealing(cpu)) = balancer(
+            BalancerName::Stealing,
+            AssignName::Interleaved,
+            NonZeroUsize::MIN,
+            stealing,
+        ) else {
+            unreachable!("stealing is a CPU balancer")
+        };
+        Ok(HybridStealing { cpu })
     }
 
     /// The GPU balancer asked for; a setting that does not apply on the GPU, or to that
@@ -622,7 +658,7 @@ impl RunArgs {
                 "--order applies to --device cpu; a GPU warp refills its lanes from a buffer of the rays its lanes spawned"
             );
         }
-        let uses: &[&str] = match self.balancer {
+        let uses: &[&str] = match self.chosen() {
             BalancerName::Counter => &["--chunk"],
             BalancerName::Stealing => &["--steal"],
             BalancerName::Static | BalancerName::CudaManaged => &[],
@@ -630,11 +666,11 @@ impl RunArgs {
         };
         self.refuse_unused(
             uses,
-            &format!("--balancer {} on the GPU", name_of(self.balancer)),
+            &format!("--balancer {} on the GPU", name_of(self.chosen())),
         )?;
         let chunk = u32::try_from(self.chunk.unwrap_or(NonZeroUsize::MIN).get())
             .expect("at most 1,000,000");
-        Ok(match self.balancer {
+        Ok(match self.chosen() {
             BalancerName::Static => GpuBalancer::Static,
             BalancerName::Counter => GpuBalancer::Counter { chunk },
             BalancerName::Stealing => GpuBalancer::Stealing {
@@ -671,6 +707,11 @@ impl RunArgs {
 
     pub(crate) fn threads(&self) -> NonZeroUsize {
         threads(self.threads)
+    }
+
+    /// The balancer named, or `static`, the default.
+    pub(crate) fn chosen(&self) -> BalancerName {
+        self.balancer.unwrap_or(BalancerName::Static)
     }
 }
 
@@ -857,25 +898,25 @@ pub(crate) struct SimArgs {
     /// repeat for several.
     #[arg(long, value_name = "NAME=NS")]
     pub(crate) unit_cost: Vec<String>,
-    /// A steal that finds work, from attempt to the stolen task's start [default: 200].
+    /// A steal that finds work, from attempt to the stolen task's start [default: 155].
     #[arg(long, value_name = "NS", value_parser = nanoseconds)]
     pub(crate) steal_cost: Option<f64>,
-    /// A steal attempt that finds nothing; at least 1 [default: 100].
+    /// A steal attempt that finds nothing; at least 1 [default: 160].
     #[arg(long, value_name = "NS", value_parser = positive_nanoseconds)]
     pub(crate) failed_steal_cost: Option<f64>,
-    /// Each task a steal takes beyond the first [default: 15].
+    /// Each task a steal takes beyond the first [default: 83].
     #[arg(long, value_name = "NS", value_parser = nanoseconds)]
     pub(crate) stolen_task_cost: Option<f64>,
-    /// Reading one worker's deque for `sample`'s choice [default: 50].
+    /// Reading one worker's deque for `sample`'s choice [default: 4].
     #[arg(long, value_name = "NS", value_parser = nanoseconds)]
     pub(crate) probe_cost: Option<f64>,
-    /// The counter's fetch-and-add, one worker at a time [default: 50].
+    /// The counter's fetch-and-add, one worker at a time [default: 13.5].
     #[arg(long, value_name = "NS", value_parser = nanoseconds)]
     pub(crate) counter_cost: Option<f64>,
-    /// A push and pop on the `abp` deque beyond a local stack's [default: 19].
+    /// A push and pop on the `abp` deque beyond a local queue's [default: 4].
     #[arg(long, value_name = "NS", value_parser = nanoseconds)]
     pub(crate) abp_cost: Option<f64>,
-    /// A push and pop on the `locked` deque beyond a local stack's [default: 10].
+    /// A push and pop on the `locked` deque beyond a local queue's [default: 6.5].
     #[arg(long, value_name = "NS", value_parser = nanoseconds)]
     pub(crate) locked_cost: Option<f64>,
     /// Folder for sim.csv and sim.svg (speedup against workers); with --wool-tree,

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Result, anyhow, bail};
-use renderer::gpu::{Gpu, GpuOptions, check_gpu_scene, render_gpu};
+use balancers::BalancerKind;
+use renderer::gpu::{Gpu, GpuOptions, GpuTiles, check_gpu_scene, render_gpu};
+use renderer::hybrid::{HybridOptions, render_hybrid};
 use renderer::live::{FrameJob, LiveFrame};
 use renderer::output::{ExrPrecision, ImageFormat, StagedFiles, io_reason};
 use renderer::render::{Frame, FrameExtras, FrameMemory, RenderOptions, render};
@@ -70,6 +72,23 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
             };
             Device::Gpu(Box::new(gpu), options)
         }
+        DeviceName::Hybrid => {
+            let balancer = args.run.hybrid_balancer()?;
+            if let Some(n) = args.scene.spp.filter(|&n| n > 1) {
+                bail!(
+                    "--spp {n}: the GPU kernels trace one camera ray per pixel; use --device cpu"
+                );
+            }
+            let gpu =
+                Gpu::open().map_err(|e| anyhow!("--device hybrid needs an NVIDIA GPU: {e}"))?;
+            let options = HybridOptions {
+                balancer,
+                threads: args.run.threads(),
+                tile: args.run.tile,
+                work_map: args.workmap.is_some(),
+            };
+            Device::Hybrid(Box::new(gpu), options)
+        }
     };
     let quiet = args.quiet || args.json;
     let scene = Arc::new(scene_args.load_reporting(&args.source, quiet, args.quiet)?);
@@ -93,10 +112,28 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
             let memory = FrameMemory::estimate_gpu(&scene, options.work_map, extras);
             args.scene.check_memory(&scene, &memory)?;
         }
+        Device::Hybrid(_, options) => {
+            check_gpu_scene(&scene).map_err(|e| anyhow!("--device hybrid: {e}"))?;
+            let cpu = RenderOptions {
+                balancer: BalancerKind::Stealing(options.balancer.cpu),
+                threads: options.threads,
+                tile: options.tile,
+                work_map: options.work_map,
+            };
+            args.scene.check_frame(&scene, &cpu, extras)?;
+            // Beside the CPU's frame, the GPU's sums read back.
+            let memory = FrameMemory::estimate_gpu(&scene, options.work_map, extras);
+            args.scene.check_memory(&scene, &memory)?;
+        }
     }
     let frame = match &device {
         Device::Cpu(options) => render_with_progress(&scene, options, quiet)?,
         Device::Gpu(gpu, options) => render_gpu(gpu, &scene, options)?,
+        Device::Hybrid(gpu, options) => {
+            let device = GpuTiles::new(gpu, &scene, options.tile, options.work_map)
+                .map_err(|e| anyhow!("--device hybrid: {e}"))?;
+            render_hybrid(&scene, options, vec![device])?
+        }
     };
     let scene = &*scene;
     let mut report = RenderReport::new(scene, args.run.tile.get(), &frame);
@@ -153,6 +190,7 @@ fn render_with_progress(scene: &Arc<Scene>, options: &RenderOptions, quiet: bool
 enum Device {
     Cpu(RenderOptions),
     Gpu(Box<Gpu>, GpuOptions),
+    Hybrid(Box<Gpu>, HybridOptions),
 }
 
 /// Opens the GPU for `--device gpu`, saying which part is missing when it cannot.

@@ -58,13 +58,16 @@ pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
     let first = match args.run.device {
         DeviceName::Cpu => Engine::Cpu(args.run.balancer()?),
         DeviceName::Gpu => Engine::Gpu(args.run.gpu_balancer()?),
+        DeviceName::Hybrid => bail!(
+            "--device hybrid: the viewer shows frames of the CPU or the GPU; render a hybrid frame with raylb render --device hybrid"
+        ),
     };
     let scene_args = args.scene.for_device(args.run.device)?;
     scene_args.check_structure_options(&[scene_args.accel_kind()])?;
     ensure_display()?;
     let gpu = match args.run.device {
         DeviceName::Gpu => Some(Arc::new(open_gpu()?)),
-        DeviceName::Cpu => find_gpu(args.quiet),
+        DeviceName::Cpu | DeviceName::Hybrid => find_gpu(args.quiet),
     };
     let scene = scene_args.load(&args.source, args.quiet)?;
     outputs.check_inputs(&scene.inputs)?;

@@ -1,0 +1,140 @@
+//! `hybrid`: CPU workers and tile devices on one frame write the bytes of a CPU render,
+//! whatever share each took. The devices here are CPU threads behind the interface a GPU's
+//! device has ([`CpuTiles`]), so the scheduler, the batches and the film's integer sum are
+//! checked on every machine.
+
+mod common;
+
+use std::num::{NonZeroU32, NonZeroUsize};
+
+use balancers::{
+    Assignment, BalancerKind, DequeKind, HybridStealing, ProcessorKind, StealAmount, VictimPolicy,
+    WorkStealing,
+};
+use common::{load_scene, raylb, scene_path};
+use renderer::hybrid::{CpuTiles, HybridOptions, render_hybrid};
+use renderer::render::{RenderOptions, render};
+
+fn n(k: usize) -> NonZeroUsize {
+    NonZeroUsize::new(k).unwrap()
+}
+
+/// Renders shipped scene `name` at 80×64 on `cpus` CPU workers and `devices` devices of
+/// `device_threads` threads taking at most `max_batch` tiles, and checks its sums, bytes,
+/// work map and ray counts against a CPU render.
+fn same_as_cpu(
+    name: &str,
+    cpus: usize,
+    devices: usize,
+    device_threads: usize,
+    max_batch: usize,
+    tile: u32,
+) {
+    let scene = load_scene(name, Some(80), Some(64));
+    let tile = NonZeroU32::new(tile).unwrap();
+    let reference = render(
+        &scene,
+        &RenderOptions {
+            balancer: BalancerKind::static_tiles(Assignment::Interleaved),
+            threads: n(1),
+            tile,
+            work_map: true,
+        },
+    )
+    .unwrap();
+    let options = HybridOptions {
+        balancer: HybridStealing {
+            cpu: WorkStealing {
+                deque: DequeKind::Locked,
+                victim: VictimPolicy::Sample,
+                amount: StealAmount::Half,
+                ..WorkStealing::default()
+            },
+        },
+        threads: n(cpus),
+        tile,
+        work_map: true,
+    };
+    let runners: Vec<CpuTiles> = (0..devices)
+        .map(|_| CpuTiles::new(&scene, n(device_threads), max_batch, true))
+        .collect();
+    let frame = render_hybrid(&scene, &options, runners).unwrap_or_else(|e| panic!("{e}"));
+    let label = format!("{name}: {cpus} CPU workers, {devices} devices of {device_threads}");
+    assert!(
+        frame.film.sums() == reference.film.sums(),
+        "{label}: sums differ"
+    );
+    assert!(
+        frame.film.resolve() == reference.film.resolve(),
+        "{label}: bytes differ"
+    );
+    assert!(
+        frame.film.ray_counts() == reference.film.ray_counts(),
+        "{label}: work maps differ"
+    );
+    assert_eq!(frame.total_rays(), reference.total_rays(), "{label}");
+    let hybrid = frame.hybrid.as_ref().expect("hybrid figures");
+    assert_eq!(hybrid.processors.len(), cpus + devices);
+    assert_eq!(hybrid.devices.len(), devices);
+    assert_eq!(frame.telemetry.workers.len(), cpus + devices);
+    assert_eq!(frame.rays.len(), cpus + devices);
+    let tiles: u64 = frame
+        .telemetry
+        .workers
+        .iter()
+        .map(|w| w.initial_tasks)
+        .sum();
+    assert_eq!(tiles as usize, frame.tiles, "{label}: every tile once");
+    assert!(
+        hybrid.processors[cpus..]
+            .iter()
+            .all(|p| p.kind == ProcessorKind::Batch)
+    );
+}
+
+macro_rules! cases {
+    ($($name:ident => ($scene:expr, $cpus:expr, $devices:expr, $threads:expr, $batch:expr, $tile:expr)),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            same_as_cpu($scene, $cpus, $devices, $threads, $batch, $tile);
+        }
+    )*};
+}
+
+cases! {
+    quick_one_cpu_one_device => ("quick", 1, 1, 1, 4, 8),
+    quick_two_cpus_two_devices => ("quick", 2, 2, 1, 3, 8),
+    cornell_two_cpus_one_device => ("cornell", 2, 1, 2, 8, 8),
+    cornell_three_cpus_one_device_large_tiles => ("cornell", 3, 1, 1, 2, 48),
+    treasure_calm_one_cpu_one_device => ("treasure-calm", 1, 1, 2, 16, 16),
+    treasure_eight_cpus_one_device => ("treasure", 8, 1, 1, 6, 8),
+    cpus_alone => ("cornell", 2, 0, 1, 1, 16),
+}
+
+#[test]
+fn hybrid_without_a_gpu_says_so_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = raylb(
+        dir.path(),
+        &[
+            "render",
+            scene_path("quick").to_str().unwrap(),
+            "--device",
+            "hybrid",
+            "-o",
+            "q.png",
+        ],
+    );
+    if renderer::gpu::Gpu::open().is_ok() {
+        eprintln!("a GPU is present: the refusal cannot be seen here");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--device hybrid needs an NVIDIA GPU"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(!dir.path().join("q.png").exists());
+}
