@@ -36,6 +36,7 @@
 //! ```
 
 mod balancer;
+pub mod cluster;
 mod counter;
 pub mod deque;
 #[cfg(feature = "fault-injection")]
