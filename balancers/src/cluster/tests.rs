@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::*;
@@ -235,7 +235,7 @@ fn counter_hands_out_chunks_in_order() {
 #[test]
 fn a_rank_with_all_the_costly_tiles_is_robbed() {
     // Rank 0's share (even tiles) is costly, rank 1's free: rank 1 runs dry at once and steals.
-    let cost = |tile: u32| Duration::from_millis(if tile % 2 == 0 { 4 } else { 0 });
+    let cost = |tile: u32| Duration::from_millis(if tile.is_multiple_of(2) { 4 } else { 0 });
     let frame = frame(ClusterMode::Stealing, 2, 64, 1, cost, no_delay());
     let (thief, order) = &frame.ranks[1];
     let stolen = order.iter().filter(|&&t| t % 2 == 0).count() as u64;
@@ -256,7 +256,7 @@ fn stealing_waits_for_tiles_that_arrive_late() {
         Message::Tiles(_) => Duration::from_millis(30),
         _ => Duration::ZERO,
     });
-    let cost = |tile: u32| Duration::from_millis(if tile % 3 == 0 { 3 } else { 0 });
+    let cost = |tile: u32| Duration::from_millis(if tile.is_multiple_of(3) { 3 } else { 0 });
     let frame = frame(ClusterMode::Stealing, 3, 48, 1, cost, delay);
     let received: u64 = frame.ranks.iter().map(|(t, _)| t.tiles_received).sum();
     assert!(received > 0, "no steal succeeded, so nothing arrived late");
