@@ -168,19 +168,23 @@ const BATCH_FRACTION: usize = 8;
 /// them (with the local balancer on `threads` workers). Returns when every rank is done (the
 /// closing barrier has completed).
 ///
+/// # Errors
+/// The first error of `render`, at once: the rank stops taking tiles and tells nobody (its
+/// tiles will never be finished, so the job must end; the caller ends it).
+///
 /// # Panics
-/// When `render` panics (after telling nobody: the other ranks learn it from the process's
-/// end), or when a message breaks the protocol.
-pub fn run_rank<X, F>(
+/// When `render` panics (likewise telling nobody), or when a message breaks the protocol.
+pub fn run_rank<X, F, E>(
     mode: ClusterMode,
     transport: &mut X,
     tiles: u32,
     threads: NonZeroUsize,
     render: F,
-) -> RankTelemetry
+) -> Result<RankTelemetry, E>
 where
     X: Transport,
-    F: FnMut(&[u32]) + Send,
+    F: FnMut(&[u32]) -> Result<(), E> + Send,
+    E: Send,
 {
     let started = Instant::now();
     let (rank, ranks) = (transport.rank(), transport.ranks());
@@ -217,41 +221,46 @@ where
         render_thread
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-    });
+    })?;
     service.close(transport);
     let mut telemetry = service.telemetry;
     (telemetry.batches, telemetry.tiles, telemetry.waited) = rendered;
     telemetry.wall = started.elapsed();
-    telemetry
+    Ok(telemetry)
 }
 
-/// The render thread: batches from `pool` until it is closed and empty. Returns the batches,
-/// the tiles and the time spent waiting for tiles.
-fn render_batches<F: FnMut(&[u32])>(
+/// The render thread: batches from `pool` until it is closed and empty, or `render` fails.
+/// Returns the batches, the tiles and the time spent waiting for tiles.
+fn render_batches<F, E>(
     pool: &Pool,
     mode: ClusterMode,
     threads: NonZeroUsize,
     mut render: F,
-) -> (u64, u64, Duration) {
-    /// Tells the service loop that the render thread has ended, also by a panic.
-    struct Ended<'a>(&'a Pool);
+) -> Result<(u64, u64, Duration), E>
+where
+    F: FnMut(&[u32]) -> Result<(), E>,
+{
+    /// Tells the service loop that the render thread has ended, and whether it failed (by an
+    /// error, or a panic).
+    struct Ended<'a>(&'a Pool, bool);
     impl Drop for Ended<'_> {
         fn drop(&mut self) {
-            self.0.render_ended(thread::panicking());
+            self.0.render_ended(self.1 || thread::panicking());
         }
     }
-    let _ended = Ended(pool);
+    let mut ended = Ended(pool, true);
     let (mut batches, mut tiles, mut waited) = (0, 0, Duration::ZERO);
     loop {
         let (batch, wait) = pool.next_batch(|held| batch_size(mode, held, threads));
         waited += wait;
         let Some(batch) = batch else { break };
-        render(&batch);
+        render(&batch)?;
         pool.finished(batch.len());
         batches += 1;
         tiles += batch.len() as u64;
     }
-    (batches, tiles, waited)
+    ended.1 = false;
+    Ok((batches, tiles, waited))
 }
 
 /// How many of the `held` tiles the render thread takes at once (see the module's
@@ -305,7 +314,7 @@ impl Service<'_> {
                 busy |= self.ask(transport);
             }
             match self.pool.render_state() {
-                // The render thread's panic resumes on this thread once it is joined.
+                // The render thread's error (or panic) reaches the caller once it is joined.
                 Some(true) => return,
                 Some(false) if self.over && !self.asking => return,
                 _ => {}

@@ -21,7 +21,7 @@ struct State {
     closed: bool,
     /// Tiles finished by the render thread and not yet reported.
     finished: u64,
-    /// The render thread has ended (`Some(true)` if by a panic).
+    /// The render thread has ended (`Some(true)` if it failed).
     render_ended: Option<bool>,
 }
 
@@ -62,12 +62,12 @@ impl Pool {
         self.lock().finished += n as u64;
     }
 
-    /// The render thread has ended, by a panic or not.
-    pub(crate) fn render_ended(&self, panicked: bool) {
-        self.lock().render_ended = Some(panicked);
+    /// The render thread has ended, failed or not.
+    pub(crate) fn render_ended(&self, failed: bool) {
+        self.lock().render_ended = Some(failed);
     }
 
-    /// Whether the render thread has ended, and whether by a panic.
+    /// Whether the render thread has ended, and whether it failed.
     pub(crate) fn render_state(&self) -> Option<bool> {
         self.lock().render_ended
     }

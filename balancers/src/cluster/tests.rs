@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 use std::num::NonZeroUsize;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::*;
@@ -104,7 +104,9 @@ fn frame(
                     order.push(tile);
                     rendered.fetch_add(1, Ordering::SeqCst);
                 }
-            });
+                Ok::<(), ()>(())
+            })
+            .expect("renders");
             // Ended: every tile must be rendered by now, on some rank.
             let seen = rendered.load(Ordering::SeqCst);
             done_tx.send((telemetry, order, seen)).unwrap();
@@ -298,4 +300,18 @@ fn a_batch_is_an_eighth_of_the_pool_but_a_tile_per_worker_at_least() {
     );
     assert_eq!(batch_size(ClusterMode::Static, 800, two), 800);
     assert_eq!(batch_size(chunk(4), 4, two), 4);
+}
+
+#[test]
+fn a_failing_render_ends_its_rank_at_once() {
+    let mut transports = network(2, no_delay()).into_iter();
+    let mut first = transports.next().unwrap();
+    let threads = NonZeroUsize::MIN;
+    let mut batches = 0;
+    let outcome = run_rank(ClusterMode::Stealing, &mut first, 40, threads, |_| {
+        batches += 1;
+        Err("no worker thread")
+    });
+    assert_eq!(outcome, Err("no worker thread"));
+    assert_eq!(batches, 1, "no batch after the failure");
 }

@@ -52,6 +52,7 @@ pub(crate) enum Command {
   raylb render scenes/treasure.toml --stats run.json --workmap work.png
   raylb render scenes/quick.toml --json | jq .render.mrays_per_second
   raylb render scenes/treasure.toml --device gpu --balancer cuda-managed --tile 16
+  mpirun -np 4 raylb render scenes/treasure.toml --cluster stealing --threads 4 -o t.png
   raylb render --mesh bunny.obj --width 800 --height 600 -o bunny.png
   raylb render --mesh bun_zipper.ply -o bunny.png")]
     Render(RenderArgs),
@@ -724,6 +725,26 @@ pub(crate) struct RenderArgs {
     /// summary.
     #[arg(long, conflicts_with = "quiet")]
     pub(crate) json: bool,
+    /// Split the frame over the ranks of an MPI job: run under `mpirun -np N`, with a raylb
+    /// built with `--features mpi`. Each rank loads the scene and runs --balancer on its
+    /// --threads; tiles move between ranks, rays stay where their tile is; rank 0 writes.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub(crate) cluster: Option<ClusterName>,
+    /// With --cluster counter: tiles rank 0 hands out per request [default: 2 × --threads].
+    #[arg(long, value_name = "N", value_parser = positive::<1_000_000>)]
+    pub(crate) cluster_chunk: Option<NonZeroUsize>,
+}
+
+/// How `--cluster` splits tiles between ranks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ClusterName {
+    /// Tile i to rank i mod N, dealt before the start; nothing moves.
+    Static,
+    /// Rank 0 hands out --cluster-chunk tiles at a time to whichever rank asks.
+    Counter,
+    /// Each rank starts with its static share; a rank that runs dry steals half of the tiles a
+    /// random other rank has not begun.
+    Stealing,
 }
 
 #[derive(Debug, Args)]
@@ -1061,6 +1082,8 @@ pub(crate) fn usage_error(e: clap::Error) -> ExitCode {
                 ExitCode::SUCCESS
             }
         }
+        // Rank 0 of an MPI job says it, once.
+        _ if crate::terminal::quiet_rank() => ExitCode::from(2),
         _ => {
             // clap's message, without its usage and hints, folded onto one line.
             let text = e.render().to_string();

@@ -73,3 +73,23 @@ pub(crate) fn write_stderr(args: fmt::Arguments<'_>) {
 pub(crate) fn flush_stdout() -> Result<(), StdoutError> {
     io::stdout().lock().flush().map_err(StdoutError)
 }
+
+/// An error another process of an MPI job has already said (rank 0 says a job's errors once):
+/// this process ends with the error's exit code and says nothing.
+#[derive(Debug)]
+pub(crate) struct Reported;
+
+impl fmt::Display for Reported {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("reported by rank 0")
+    }
+}
+
+impl std::error::Error for Reported {}
+
+/// Whether this process is a rank other than 0 of an MPI job (Open MPI's `mpirun` tells each
+/// rank its number): such a rank leaves errors that every rank meets, such as a mistyped
+/// flag, to rank 0, so that the job says each once.
+pub(crate) fn quiet_rank() -> bool {
+    std::env::var("OMPI_COMM_WORLD_RANK").is_ok_and(|rank| rank != "0")
+}
