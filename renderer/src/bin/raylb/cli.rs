@@ -118,7 +118,8 @@ Examples:
   raylb bench sweep --threads 2 --repeat 3
   raylb bench scaling scenes/treasure.toml --threads 1,2,4,8,16 --tile 64
   raylb bench deque --threads 4 --steal half
-  raylb bench trace --mesh bunny.obj --threads 1 --repeat 10")]
+  raylb bench trace --mesh bunny.obj --threads 1 --repeat 10
+  raylb bench cluster scenes/treasure.toml --workers 2 --ranks 2 --modes stealing --repeat 10")]
     Bench(BenchArgs),
 }
 
@@ -925,6 +926,52 @@ pub(crate) enum Bench {
     /// Deque throughput and steal success (Wende's table 3.2): every thread pops its own
     /// deque (setup i), then steals (ii), then also pushes at random (iii).
     Deque(DequeArgs),
+    /// One frame over MPI ranks (`mpirun -np R raylb render --cluster MODE`, R ranks × T
+    /// threads) against one process with as many threads: time, speed paired round by round,
+    /// and the ranks' imbalance. Needs a raylb built with `--features mpi`.
+    Cluster(ClusterBenchArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ClusterBenchArgs {
+    /// Scene file (default: scenes/treasure.toml).
+    pub(crate) scene_file: Option<PathBuf>,
+    /// Workers in all: the one process's threads, and ranks × threads of each job (default:
+    /// every core).
+    #[arg(long, value_name = "N", value_parser = positive::<4096>)]
+    pub(crate) workers: Option<NonZeroUsize>,
+    /// Rank counts; each must divide --workers.
+    #[arg(long, value_name = "R,…", value_delimiter = ',', default_value = "2", value_parser = positive::<4096>)]
+    pub(crate) ranks: Vec<NonZeroUsize>,
+    /// How the jobs split tiles between ranks.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [ClusterName::Static, ClusterName::Counter, ClusterName::Stealing])]
+    pub(crate) modes: Vec<ClusterName>,
+    /// The balancer of the one process and of every rank (with its defaults).
+    #[arg(long, value_enum, default_value_t = BalancerName::Stealing)]
+    pub(crate) balancer: BalancerName,
+    /// Tile edge in pixels.
+    #[arg(long, value_name = "PIXELS", default_value = "32", value_parser = tile_edge)]
+    pub(crate) tile: NonZeroU32,
+    /// Image width in pixels, instead of the scene's.
+    #[arg(long, value_name = "PIXELS", value_parser = clap::value_parser!(u32).range(1..=16384))]
+    pub(crate) width: Option<u32>,
+    /// Image height in pixels, instead of the scene's.
+    #[arg(long, value_name = "PIXELS", value_parser = clap::value_parser!(u32).range(1..=16384))]
+    pub(crate) height: Option<u32>,
+    /// Rounds: each renders with the one process and with every job once, starting one
+    /// further along each round, and pairs each job's time with the one process's of its round.
+    #[arg(long, value_name = "N", default_value = "5", value_parser = positive::<1000>)]
+    pub(crate) repeat: NonZeroUsize,
+    /// The MPI launcher.
+    #[arg(long, value_name = "PROGRAM", default_value = "mpirun")]
+    pub(crate) mpirun: PathBuf,
+    /// An argument for the launcher, given before `-np` (repeat for several), e.g.
+    /// `--mpirun-arg=--oversubscribe`.
+    #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
+    pub(crate) mpirun_arg: Vec<String>,
+    /// Folder for cluster.csv, cluster-paired.csv and cluster.svg.
+    #[arg(long, value_name = "DIR", default_value = "bench-out")]
+    pub(crate) out: PathBuf,
 }
 
 /// Which balancers a benchmark compares.

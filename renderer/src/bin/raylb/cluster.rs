@@ -9,9 +9,16 @@ use balancers::cluster::ClusterMode;
 
 use crate::cli::{ClusterName, DeviceName, RenderArgs};
 
-/// What `--cluster` says in a raylb built without the `mpi` feature.
-#[cfg(not(feature = "mpi"))]
-const NO_MPI: &str = "--cluster: this raylb was built without MPI support; build it with `cargo build --release --features mpi` where Open MPI is installed (Debian: openmpi-bin, libopenmpi-dev, libclang-dev; see the README)";
+/// Refuses `what` (`--cluster`, `bench cluster`) in a raylb built without the `mpi` feature,
+/// saying how to build one with it.
+pub(crate) fn require_mpi(what: &str) -> Result<()> {
+    if cfg!(feature = "mpi") {
+        return Ok(());
+    }
+    bail!(
+        "{what}: this raylb was built without MPI support; build it with `cargo build --release --features mpi` where Open MPI is installed (Debian: openmpi-bin, libopenmpi-dev, libclang-dev; see the README)"
+    )
+}
 
 /// The mode `name` names with the chunk given, or the reason a flag does not apply.
 fn mode(args: &RenderArgs, name: ClusterName) -> Result<ClusterMode> {
@@ -36,7 +43,8 @@ fn mode(args: &RenderArgs, name: ClusterName) -> Result<ClusterMode> {
 #[cfg(not(feature = "mpi"))]
 pub(crate) fn run(args: &RenderArgs, name: ClusterName) -> Result<ExitCode> {
     mode(args, name)?;
-    bail!(NO_MPI)
+    require_mpi("--cluster")?;
+    unreachable!("refused above")
 }
 
 #[cfg(feature = "mpi")]

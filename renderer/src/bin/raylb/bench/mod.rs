@@ -9,6 +9,7 @@ macro_rules! say {
     };
 }
 
+mod cluster;
 mod deque;
 pub(crate) mod report;
 mod scaling;
@@ -27,5 +28,6 @@ pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
         Bench::Sweep(a) => sweep::run(a, args.quiet),
         Bench::Scaling(a) => scaling::run(a, args.quiet),
         Bench::Deque(a) => deque::run(a, args.quiet),
+        Bench::Cluster(a) => cluster::run(a, args.quiet),
     }
 }
