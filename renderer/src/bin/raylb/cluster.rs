@@ -89,6 +89,8 @@ mod with_mpi {
     }
 
     pub(crate) fn run(args: &RenderArgs, name: ClusterName) -> Result<ExitCode> {
+        // Flags that do not apply are refused first, the same on every rank (rank 0 says it).
+        mode(args, name)?;
         if !under_mpirun() {
             bail!(
                 "--cluster runs under mpirun, one process per rank: mpirun -np N raylb render SCENE --cluster {} …",
