@@ -209,7 +209,7 @@ impl Cluster {
         let runner = Whitted::new(scene, &film, &Unwatched);
         let mut transport = MpiTransport::new(self.world.duplicate());
         let outcome = cluster::run_rank(mode, &mut transport, count, options.threads, |batch| {
-            let batch: Vec<RenderTask> = batch.iter().map(|&i| tasks[i as usize].clone()).collect();
+            let batch: Vec<RenderTask> = batch.iter().map(|&i| tasks[i as usize]).collect();
             let outcome = options.balancer.run(options.threads, &batch, &runner)?;
             for (w, t) in workers.iter_mut().zip(&outcome.telemetry.workers) {
                 add_worker(w, t);

@@ -65,10 +65,13 @@ const WIDTH: &str = "64";
 const HEIGHT: &str = "48";
 const TILE: &str = "8";
 
-/// The image (PFM: linear floats from the sums, finer than 8 bits) and the work map of
-/// `scene` rendered by one process at the tests' size.
-fn reference(scene: &str) -> (Vec<u8>, Vec<u8>) {
-    static CACHE: OnceLock<Mutex<HashMap<String, (Vec<u8>, Vec<u8>)>>> = OnceLock::new();
+/// The bytes of an image (PFM: linear floats from the sums, finer than 8 bits) and of its
+/// work map (PNG).
+type Files = (Vec<u8>, Vec<u8>);
+
+/// The image and the work map of `scene` rendered by one process at the tests' size.
+fn reference(scene: &str) -> Files {
+    static CACHE: OnceLock<Mutex<HashMap<String, Files>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Mutex::default);
     if let Some(hit) = cache.lock().unwrap().get(scene) {
         return hit.clone();
