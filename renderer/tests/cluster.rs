@@ -47,9 +47,9 @@ fn on_path(program: &str) -> bool {
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
-/// `mpirun --oversubscribe -np N` (more ranks than cores, as root where the tests run as
-/// root), before the ranks' command.
-fn mpirun(ranks: usize) -> Command {
+/// `mpirun --oversubscribe` (more ranks than cores), allowed to run as root where the tests
+/// run as root.
+fn launcher() -> Command {
     let mut command = Command::new("mpirun");
     command
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
@@ -57,7 +57,14 @@ fn mpirun(ranks: usize) -> Command {
         // Shared memory without reading another process's memory directly (which containers
         // often forbid).
         .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
-        .args(["--oversubscribe", "-np", &ranks.to_string()]);
+        .arg("--oversubscribe");
+    command
+}
+
+/// [`launcher`] with `-np N`, before the ranks' command.
+fn mpirun(ranks: usize) -> Command {
+    let mut command = launcher();
+    command.args(["-np", &ranks.to_string()]);
     command
 }
 
@@ -241,13 +248,15 @@ same_bytes! {
     treasure_stealing_stealing_4: "treasure", "stealing", "stealing", 4;
 }
 
-/// The lines of a job's standard error that raylb wrote (mpirun adds its own).
-fn raylb_lines(out: &Output) -> Vec<String> {
-    String::from_utf8_lossy(&out.stderr)
-        .lines()
-        .filter(|l| l.starts_with("raylb"))
-        .map(str::to_string)
-        .collect()
+/// Checks that a job failed, that raylb said so in one line (mpirun adds its own) starting
+/// with `said`, and that `output` was not written.
+fn failed_once(out: &Output, said: &str, output: &Path) {
+    assert!(!out.status.success(), "the job must fail");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("raylb")).collect();
+    assert_eq!(lines.len(), 1, "one line for the job: {stderr}");
+    assert!(lines[0].starts_with(said), "{}", lines[0]);
+    assert!(!output.exists(), "nothing written");
 }
 
 #[test]
@@ -274,19 +283,16 @@ fn a_scene_every_rank_fails_to_load_is_said_once() {
         .current_dir(dir.path())
         .output()
         .unwrap();
-    assert!(!out.status.success());
-    let lines = raylb_lines(&out);
-    assert_eq!(lines.len(), 1, "one line for the job: {lines:?}");
-    assert!(
-        lines[0].starts_with("raylb: error: rank 0: bad.toml:4:1: "),
-        "{}",
-        lines[0]
+    failed_once(
+        &out,
+        "raylb: error: rank 0: bad.toml:4:1: ",
+        &dir.path().join("out.png"),
     );
-    assert!(!dir.path().join("out.png").exists());
 }
 
-/// Two ranks, each started in its own folder (`mpirun` MPMD): rank 0's holds `scene.toml`,
-/// rank 1's `rank1.toml` as `scene.toml`; the job renders `scene.toml` to `out.png`.
+/// Two ranks, each started in its own folder (`mpirun` MPMD): rank 0's holds the `quick`
+/// scene as `scene.toml`, rank 1's holds `rank1` as `scene.toml` (or nothing); the job renders
+/// `scene.toml` to `out.png`.
 fn two_folders(rank1: Option<&str>) -> (tempfile::TempDir, Output) {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
@@ -312,11 +318,7 @@ fn two_folders(rank1: Option<&str>) -> (tempfile::TempDir, Output) {
             "out.png".into(),
         ]
     };
-    let out = Command::new("mpirun")
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
-        .arg("--oversubscribe")
+    let out = launcher()
         .args(rank(&a))
         .arg(":")
         .args(rank(&b))
@@ -331,15 +333,11 @@ fn a_rank_that_cannot_load_the_scene_is_named() {
         return;
     }
     let (dir, out) = two_folders(None);
-    assert!(!out.status.success());
-    let lines = raylb_lines(&out);
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    assert!(
-        lines[0].starts_with("raylb: error: rank 1: scene.toml: "),
-        "{}",
-        lines[0]
+    failed_once(
+        &out,
+        "raylb: error: rank 1: scene.toml: cannot read: ",
+        &dir.path().join("a/out.png"),
     );
-    assert!(!dir.path().join("a/out.png").exists(), "nothing written");
 }
 
 #[test]
@@ -351,15 +349,11 @@ fn ranks_that_load_different_scenes_are_refused() {
         .unwrap()
         .replacen("[image]", "[image]\nsamples = 2", 1);
     let (dir, out) = two_folders(Some(&other));
-    assert!(!out.status.success());
-    let lines = raylb_lines(&out);
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    assert!(
-        lines[0].starts_with("raylb: error: rank 1: its scene or settings differ from rank 0's"),
-        "{}",
-        lines[0]
+    failed_once(
+        &out,
+        "raylb: error: rank 1: its scene or settings differ from rank 0's",
+        &dir.path().join("a/out.png"),
     );
-    assert!(!dir.path().join("a/out.png").exists());
 }
 
 /// The processes whose parent is `parent`, with the rank Open MPI gave each.

@@ -62,7 +62,7 @@ mod with_mpi {
     use balancers::cluster::ClusterMode;
     use renderer::cluster::{Cluster, RankFigures, Refused, Whole, fingerprint};
     use renderer::integrator::RayCounts;
-    use renderer::render::{Frame, RenderOptions};
+    use renderer::render::{Frame, FrameExtras, RenderOptions};
     use renderer::scene::Scene;
     use renderer::stats::{ClusterReport, RankReport, RaysReport, RenderReport};
 
@@ -148,7 +148,10 @@ mod with_mpi {
         if let Some(plan) = &mut plan {
             plan.check_scene(&scene)?;
         }
-        let extras = plan.as_ref().map(OutputPlan::extras).unwrap_or_default();
+        let extras = FrameExtras {
+            reduced: true,
+            ..plan.as_ref().map(OutputPlan::extras).unwrap_or_default()
+        };
         args.scene.check_frame(&scene, &options, extras)?;
         Ok(Ready {
             scene,
