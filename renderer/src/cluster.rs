@@ -240,11 +240,14 @@ impl Cluster {
     /// 0, `None` on the others. `started` is when rank 0's part began.
     pub fn gather(&self, part: RankPart, started: Instant) -> Option<Whole> {
         let (width, height) = (part.film.width(), part.film.height());
-        let sums: Vec<u64> = part.film.sums().into_iter().flatten().collect();
+        let sums = part.film.sums();
         let counts = part.film.ray_counts();
+        // The film's atomics are no longer needed: its plain copy is what is sent.
+        drop(part.film);
+        let flat: &[u64] = bytemuck::cast_slice(&sums);
         let root = self.world.process_at_rank(0);
         if self.rank != 0 {
-            root.reduce_into(&sums[..], SystemOperation::sum());
+            root.reduce_into(flat, SystemOperation::sum());
             if let Some(counts) = &counts {
                 root.reduce_into(&counts[..], SystemOperation::sum());
             }
@@ -252,16 +255,20 @@ impl Cluster {
             root.send_with_tag(part.rank.host.as_bytes(), TAG_HOST);
             return None;
         }
-        let mut total = vec![0u64; sums.len()];
-        root.reduce_into_root(&sums[..], &mut total[..], SystemOperation::sum());
+        let mut total = vec![[0u64; 3]; sums.len()];
+        root.reduce_into_root(
+            flat,
+            bytemuck::cast_slice_mut::<[u64; 3], u64>(&mut total),
+            SystemOperation::sum(),
+        );
+        drop(sums);
         let total_counts = counts.map(|counts| {
             let mut total = vec![0u32; counts.len()];
             root.reduce_into_root(&counts[..], &mut total[..], SystemOperation::sum());
             total
         });
         let wall = started.elapsed();
-        let sums: Vec<[u64; 3]> = total.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
-        let film = Film::from_sums(width, height, &sums, total_counts.as_deref());
+        let film = Film::from_sums(width, height, &total, total_counts.as_deref());
         let mut ranks = vec![part.rank];
         for rank in 1..self.ranks {
             let words: Vec<u64> = self.wait_for(rank, TAG_FIGURES);
