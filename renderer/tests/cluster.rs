@@ -116,28 +116,58 @@ fn reference(scene: &str) -> Files {
     files
 }
 
-/// Renders `scene` over `ranks` ranks with `--cluster mode` and local `balancer` (2 threads a
-/// rank), and checks the image and work map against one process's, byte for byte, and the
-/// stats' account of the ranks.
+/// Adds to `command` (a launcher) raylb's render of `scene` at the tests' size, 2 threads a
+/// rank, with `--balancer balancer --cluster mode`, writing `out.pfm`, `work.png` and
+/// `stats.json` and printing nothing.
+fn cluster_render<'a>(
+    command: &'a mut Command,
+    scene: &str,
+    balancer: &str,
+    mode: &str,
+) -> &'a mut Command {
+    let path = scene_path(scene);
+    command
+        .arg(env!("CARGO_BIN_EXE_raylb"))
+        .arg("render")
+        .arg(path)
+        .args(["--width", WIDTH, "--height", HEIGHT, "--tile", TILE])
+        .args(["--threads", "2", "--balancer", balancer, "--cluster", mode])
+        .args([
+            "-o",
+            "out.pfm",
+            "--workmap",
+            "work.png",
+            "--stats",
+            "stats.json",
+            "-q",
+        ])
+}
+
+/// Checks the outputs of [`cluster_render`] in `dir` against one process's image and work map
+/// of `scene`, byte for byte (`what` names the job in a failure); returns the stats.
+fn same_as_one_process(dir: &Path, scene: &str, what: &str) -> serde_json::Value {
+    let (image, work) = reference(scene);
+    assert!(
+        std::fs::read(dir.join("out.pfm")).unwrap() == image,
+        "{what}: the image differs from one process's"
+    );
+    assert!(
+        std::fs::read(dir.join("work.png")).unwrap() == work,
+        "{what}: the work map differs from one process's"
+    );
+    serde_json::from_slice(&std::fs::read(dir.join("stats.json")).unwrap()).unwrap()
+}
+
+/// Renders `scene` over `ranks` ranks with `--cluster mode` and local `balancer`, and checks
+/// the image and work map against one process's, byte for byte, and the stats' account of the
+/// ranks.
 fn same_bytes(scene: &str, mode: &str, balancer: &str, ranks: usize) {
-    if !mpi_available(&format!("{scene} {mode} {balancer} {ranks}")) {
+    let what = format!("{scene} --cluster {mode} --balancer {balancer} on {ranks} ranks");
+    if !mpi_available(&what) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let path = scene_path(scene);
-    let out = mpirun(ranks)
-        .arg(env!("CARGO_BIN_EXE_raylb"))
-        .args([
-            "render",
-            path.to_str().unwrap(),
-            "--width",
-            WIDTH,
-            "--height",
-            HEIGHT,
-        ])
-        .args(["--tile", TILE, "--threads", "2", "--balancer", balancer])
-        .args(["--cluster", mode, "-o", "out.pfm", "--workmap", "work.png"])
-        .args(["--stats", "stats.json", "-q"])
+    let out = cluster_render(&mut mpirun(ranks), scene, balancer, mode)
         .current_dir(dir.path())
         .output()
         .unwrap();
@@ -147,17 +177,7 @@ fn same_bytes(scene: &str, mode: &str, balancer: &str, ranks: usize) {
         "--quiet: {}",
         String::from_utf8_lossy(&out.stdout)
     );
-    let (image, work) = reference(scene);
-    assert!(
-        std::fs::read(dir.path().join("out.pfm")).unwrap() == image,
-        "{scene} --cluster {mode} --balancer {balancer} on {ranks} ranks: the image differs from one process's"
-    );
-    assert!(
-        std::fs::read(dir.path().join("work.png")).unwrap() == work,
-        "{scene} --cluster {mode} on {ranks} ranks: the work map differs"
-    );
-    let stats: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("stats.json")).unwrap()).unwrap();
+    let stats = same_as_one_process(dir.path(), scene, &what);
     let cluster = &stats["cluster"];
     let per_rank = cluster["ranks"].as_array().unwrap();
     assert_eq!(per_rank.len(), ranks);
@@ -658,9 +678,9 @@ fn ranks_on_separate_hosts_over_a_slow_network_still_match() {
     let slowed = [hosts.slow_down(1), hosts.slow_down(2)];
     eprintln!("links slowed down: {}", slowed[0]);
     let received_before = hosts.received(1);
-    let path = scene_path("cornell");
     let subnet = format!("{}.0/24", hosts.subnet);
-    let out = Command::new("ip")
+    let mut launcher = Command::new("ip");
+    launcher
         .args(["netns", "exec", &hosts.host(0), "mpirun"])
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -678,39 +698,16 @@ fn ranks_on_separate_hosts_over_a_slow_network_still_match() {
             "btl_tcp_if_include",
             &subnet,
         ])
-        .args(["--mca", "oob_tcp_if_include", &subnet])
-        .arg(env!("CARGO_BIN_EXE_raylb"))
-        .args([
-            "render",
-            path.to_str().unwrap(),
-            "--width",
-            WIDTH,
-            "--height",
-            HEIGHT,
-        ])
-        .args(["--tile", TILE, "--threads", "2", "--balancer", "stealing"])
-        .args([
-            "--cluster",
-            "stealing",
-            "-o",
-            "out.pfm",
-            "--workmap",
-            "work.png",
-            "-q",
-        ])
+        .args(["--mca", "oob_tcp_if_include", &subnet]);
+    let out = cluster_render(&mut launcher, "cornell", "stealing", "stealing")
         .current_dir(dir.path())
         .output()
         .unwrap();
     ok(&out);
-    let (image, work) = reference("cornell");
-    assert!(
-        std::fs::read(dir.path().join("out.pfm")).unwrap() == image,
-        "the image differs"
-    );
-    assert!(
-        std::fs::read(dir.path().join("work.png")).unwrap() == work,
-        "the work map differs"
-    );
+    let stats = same_as_one_process(dir.path(), "cornell", "ranks on separate hosts");
+    let ranks = stats["cluster"]["ranks"].as_array().unwrap();
+    let requests: u64 = ranks.iter().map(|r| r["requests"].as_u64().unwrap()).sum();
+    assert!(requests > 0, "no steal was tried over the slow link");
     // Rank 0 (on host 1) received rank 1's film, 24 bytes a pixel, through the network.
     let film = 64 * 48 * 24;
     let received = hosts.received(1) - received_before;
