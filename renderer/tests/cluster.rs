@@ -376,6 +376,53 @@ fn ranks_that_load_different_scenes_are_refused() {
     );
 }
 
+#[test]
+fn a_rank_that_cannot_start_its_workers_ends_the_job() {
+    if !mpi_available("a_rank_that_cannot_start_its_workers_ends_the_job") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = scene_path("quick");
+    let raylb = env!("CARGO_BIN_EXE_raylb");
+    let render = [
+        "render",
+        path.to_str().unwrap(),
+        "--threads",
+        "8",
+        "--balancer",
+        "stealing",
+        "--cluster",
+        "stealing",
+        "-o",
+        "out.png",
+    ];
+    // Rank 1 under an address-space limit that its first worker threads fill (each thread's
+    // stack 1 GiB: see refused_threads.rs for the figures), after the scene is loaded and the
+    // ranks have agreed: a failure in the middle of the frame, on one rank alone.
+    let started = Instant::now();
+    let out = launcher()
+        .args(["-np", "1", raylb])
+        .args(render)
+        .args([":", "-np", "1", "sh", "-c"])
+        .arg(
+            "ulimit -v 5000000 && RAYON_NUM_THREADS=1 RUST_MIN_STACK=1073741824 exec \"$0\" \"$@\"",
+        )
+        .arg(raylb)
+        .args(render)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the job ends at once"
+    );
+    failed_once(
+        &out,
+        "raylb: error: rank 1: cannot start worker thread ",
+        &dir.path().join("out.png"),
+    );
+}
+
 /// The processes whose parent is `parent`, with the rank Open MPI gave each.
 fn ranks_of(parent: u32) -> Vec<(u32, String)> {
     let mut found = Vec::new();
