@@ -66,7 +66,11 @@ pub(crate) fn write_stdout(args: fmt::Arguments<'_>) -> Result<(), StdoutError> 
 
 /// What [`errln!`] calls.
 pub(crate) fn write_stderr(args: fmt::Arguments<'_>) {
-    let _ = io::stderr().lock().write_fmt(args);
+    // Formatted first and written at once: standard error is unbuffered, and a line written
+    // in pieces can reach a pipe read by another program (mpirun forwarding a rank's lines
+    // between its own) with that program's text in the middle.
+    let line = args.to_string();
+    let _ = io::stderr().lock().write_all(line.as_bytes());
 }
 
 /// Flushes standard output: the last buffered text may fail to go out only now.
