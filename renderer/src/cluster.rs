@@ -279,6 +279,11 @@ impl Cluster {
         Some(Whole { film, ranks, wall })
     }
 
+    /// Waits until every rank has called this.
+    pub fn barrier(&self) {
+        self.world.barrier();
+    }
+
     /// Ends the whole job at once with exit code `code` (after this rank has said why).
     pub fn abort(&self, code: i32) -> ! {
         self.world.abort(code)

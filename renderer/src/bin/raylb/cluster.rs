@@ -108,10 +108,14 @@ mod with_mpi {
             .as_ref()
             .map(|r| fingerprint(&r.scene, &arguments))
             .map_err(|e| format!("{e:#}"));
-        match cluster.agree(fingerprint) {
-            Ok(()) => {}
-            Err(Refused::Because(line)) => bail!(line),
-            Err(Refused::Elsewhere) => return Err(Reported.into()),
+        if let Err(refused) = cluster.agree(fingerprint) {
+            if let Refused::Because(line) = refused {
+                errln!("raylb: error: {line}");
+            }
+            // No rank ends before rank 0 has said why: mpirun ends the whole job as soon as
+            // one rank exits with an error, and rank 0's line would be lost with it.
+            cluster.barrier();
+            return Err(Reported.into());
         }
         let ready = ready.expect("agreed");
         let started = Instant::now();

@@ -78,14 +78,14 @@ pub(crate) fn flush_stdout() -> Result<(), StdoutError> {
     io::stdout().lock().flush().map_err(StdoutError)
 }
 
-/// An error another process of an MPI job has already said (rank 0 says a job's errors once):
-/// this process ends with the error's exit code and says nothing.
+/// An error already said, by rank 0 of an MPI job (which says a job's errors once): the
+/// process ends with the error's exit code and says nothing more.
 #[derive(Debug)]
 pub(crate) struct Reported;
 
 impl fmt::Display for Reported {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("reported by rank 0")
+        f.write_str("said by rank 0")
     }
 }
 
