@@ -708,16 +708,20 @@ fn ranks_on_separate_hosts_over_a_slow_network_still_match() {
     };
     let dir = tempfile::tempdir().unwrap();
     // mpirun reaches the hosts through this: `agent HOST COMMAND…` runs the command in the
-    // host's namespace, as ssh would on a host of its own.
+    // host's namespace, as ssh would on a host of its own. Each host also gets a temporary
+    // folder of its own, as a host of its own has: Open MPI's daemons make their session
+    // folders there, and two daemons making the same one at once can fail.
     let agent = dir.path().join("agent.sh");
     let mut cases = String::new();
     for i in 1..3 {
         cases += &format!("  {}) ns={} ;;\n", hosts.address(i), hosts.host(i));
     }
+    let tmp = dir.path().join("tmp");
     std::fs::write(
         &agent,
         format!(
-            "#!/bin/sh\nhost=$1\nshift\ncase $host in\n{cases}  *) echo \"agent: unknown host $host\" >&2; exit 1 ;;\nesac\nexec ip netns exec \"$ns\" /bin/sh -c \"$*\"\n"
+            "#!/bin/sh\nhost=$1\nshift\ncase $host in\n{cases}  *) echo \"agent: unknown host $host\" >&2; exit 1 ;;\nesac\nmkdir -p \"{tmp}/$ns\"\nexec ip netns exec \"$ns\" env TMPDIR=\"{tmp}/$ns\" /bin/sh -c \"$*\"\n",
+            tmp = tmp.display()
         ),
     )
     .unwrap();
