@@ -6,6 +6,10 @@
 //! thread runs which task and when; the work itself is a [`TaskRunner`], which knows nothing
 //! about threads.
 //!
+//! A frame can also be split between processes (MPI ranks, each running a balancer on its
+//! threads): [`cluster`] moves initial tasks between ranks over any transport and decides when
+//! the frame is over.
+//!
 //! The crate knows nothing about rays. Everything it measures is reported in [`Telemetry`],
 //! with the same schema for every balancer, so balancers can be compared on equal terms.
 //!
@@ -36,6 +40,7 @@
 //! ```
 
 mod balancer;
+pub mod cluster;
 mod counter;
 pub mod deque;
 #[cfg(feature = "fault-injection")]

@@ -4,6 +4,8 @@
 
 pub mod accel;
 pub mod bvh;
+#[cfg(feature = "mpi")]
+pub mod cluster;
 pub mod compare;
 pub mod film;
 pub mod geometry;

@@ -102,6 +102,9 @@ pub struct FrameExtras {
     /// Bytes of the scene in another acceleration structure, built beside this one
     /// ([`Scene::with_accel`](crate::scene::Scene::with_accel)): what its build peaks at.
     pub another_structure: u64,
+    /// The film is reduced over MPI ranks (`--cluster`): its sums (and counts) are copied out
+    /// to be sent, and rank 0 receives the total beside them.
+    pub reduced: bool,
 }
 
 impl FrameMemory {
@@ -183,6 +186,13 @@ impl FrameMemory {
         }
         if extras.another_structure > 0 {
             parts.push(("the other structure", extras.another_structure));
+        }
+        if extras.reduced {
+            let per_pixel = 24 + if work_map { 4 } else { 0 };
+            parts.push((
+                "sums sent and received for the reduction",
+                pixels * per_pixel * 2,
+            ));
         }
         parts.sort_by_key(|p| std::cmp::Reverse(p.1));
         Self { parts }
@@ -363,6 +373,15 @@ mod tests {
             source: "--max-memory".into(),
         };
         assert_eq!(memory.check(&enough), Ok(()));
+
+        // Reduced over MPI ranks: the sums sent, and rank 0's total beside them.
+        let reduced = FrameExtras {
+            reduced: true,
+            ..FrameExtras::default()
+        };
+        let cluster = FrameMemory::estimate(&scene, &options, reduced);
+        let part = |name: &str| cluster.parts.iter().find(|p| p.0 == name).unwrap().1;
+        assert_eq!(part("sums sent and received for the reduction"), 48_000_000);
 
         // On a GPU the host holds the film and the sums read back.
         let gpu = FrameMemory::estimate_gpu(&scene, true, FrameExtras::default());

@@ -28,6 +28,10 @@ pub struct RenderReport {
     /// otherwise. The `workers` above are then the CPU workers, then the devices.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hybrid: Option<HybridReport>,
+    /// How the frame was split over MPI ranks (`--cluster`); absent for one process. The
+    /// `workers` above are then every rank's, rank 0's first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterReport>,
 }
 
 /// A frame traced by CPU workers and devices together.
@@ -126,6 +130,70 @@ impl HybridReport {
             shares.push(share(name.clone(), cpus + d..cpus + d + 1));
         }
         Self { processors, shares }
+    }
+}
+
+/// A frame split over MPI ranks.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClusterReport {
+    /// How tiles were split between ranks: `static`, `counter/chunk=N` or `stealing/half`.
+    pub mode: String,
+    /// Busiest rank's busy time (its workers' together) over the mean: 1 = perfect balance.
+    pub rank_imbalance: f64,
+    /// One entry per rank.
+    pub ranks: Vec<RankReport>,
+}
+
+/// One rank's figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct RankReport {
+    /// Rank number.
+    pub rank: usize,
+    /// The processor name MPI gives its host.
+    pub host: String,
+    /// Worker threads.
+    pub threads: usize,
+    /// Numbers of its workers in the report's `workers` list.
+    pub first_worker: usize,
+    /// Tiles rendered.
+    pub tiles: u64,
+    /// Batches the local balancer ran.
+    pub batches: u64,
+    /// Tasks run.
+    pub tasks: u64,
+    /// Rays traced.
+    pub rays: RaysReport,
+    /// Seconds its workers were busy, together.
+    pub busy_seconds: f64,
+    /// Seconds its workers were idle, together.
+    pub idle_seconds: f64,
+    /// Seconds it held no tile to begin and waited for some (or for the end).
+    pub wait_seconds: f64,
+    /// Tiles handed to other ranks.
+    pub tiles_sent: u64,
+    /// Tiles received from other ranks.
+    pub tiles_received: u64,
+    /// Bytes of messages sent (payload).
+    pub bytes_sent: u64,
+    /// Bytes of messages received (payload).
+    pub bytes_received: u64,
+    /// Requests for tiles (steal attempts, or visits to the counter).
+    pub requests: u64,
+    /// Requests that brought tiles.
+    pub requests_granted: u64,
+}
+
+impl ClusterReport {
+    /// The report of `mode` over `ranks`, and the rank imbalance they show.
+    pub fn new(mode: String, ranks: Vec<RankReport>) -> Self {
+        let busy: Vec<f64> = ranks.iter().map(|r| r.busy_seconds).collect();
+        let mean = busy.iter().sum::<f64>() / busy.len().max(1) as f64;
+        let max = busy.iter().copied().fold(0.0, f64::max);
+        Self {
+            mode,
+            rank_imbalance: if mean > 0.0 { max / mean } else { 1.0 },
+            ranks,
+        }
     }
 }
 
@@ -355,6 +423,7 @@ impl RenderReport {
                 .collect(),
             work_map: None,
             hybrid: frame.hybrid.as_ref().map(|h| HybridReport::new(frame, h)),
+            cluster: None,
         }
     }
 
@@ -426,6 +495,43 @@ impl fmt::Display for HybridReport {
             counted(batches, "batch"),
             counted(moved, "tile")
         )
+    }
+}
+
+impl fmt::Display for ClusterReport {
+    /// The `cluster` line and a table of the ranks.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let moved: u64 = self.ranks.iter().map(|r| r.tiles_received).sum();
+        let bytes: u64 = self.ranks.iter().map(|r| r.bytes_sent).sum();
+        writeln!(
+            f,
+            "cluster {} over {}: rank imbalance {:.3}, {} moved, {} of messages",
+            self.mode,
+            counted(self.ranks.len() as u64, "rank"),
+            self.rank_imbalance,
+            counted(moved, "tile"),
+            format_bytes(bytes)
+        )?;
+        writeln!(
+            f,
+            "rank  host          threads   tiles  sent  recv   requests   busy s   wait s"
+        )?;
+        for r in &self.ranks {
+            writeln!(
+                f,
+                "{:>4}  {:<12} {:>8} {:>7} {:>5} {:>5} {:>10} {:>8.3} {:>8.3}",
+                r.rank,
+                r.host.chars().take(12).collect::<String>(),
+                r.threads,
+                grouped(r.tiles),
+                grouped(r.tiles_sent),
+                grouped(r.tiles_received),
+                format!("{}/{}", grouped(r.requests_granted), grouped(r.requests)),
+                r.busy_seconds,
+                r.wait_seconds
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -519,6 +625,9 @@ impl fmt::Display for RenderReport {
                 "simt    {:.1}% of lanes active per warp step",
                 simt * 100.0
             )?;
+        }
+        if let Some(c) = &self.cluster {
+            write!(f, "{c}")?;
         }
         let mut table = String::new();
         writeln!(

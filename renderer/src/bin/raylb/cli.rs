@@ -53,6 +53,7 @@ pub(crate) enum Command {
   raylb render scenes/treasure.toml --stats run.json --workmap work.png
   raylb render scenes/quick.toml --json | jq .render.mrays_per_second
   raylb render scenes/treasure.toml --device gpu --balancer cuda-managed --tile 16
+  mpirun -np 4 raylb render scenes/treasure.toml --cluster stealing --threads 4 -o t.png
   raylb render --mesh bunny.obj --width 800 --height 600 -o bunny.png
   raylb render --mesh bun_zipper.ply -o bunny.png")]
     Render(RenderArgs),
@@ -129,7 +130,8 @@ Examples:
   raylb bench deque --threads 4 --steal half
   raylb bench costs --rounds 9
   raylb bench sim-sweep scenes/treasure.toml --workers 16,64,256,1024
-  raylb bench trace --mesh bunny.obj --threads 1 --repeat 10")]
+  raylb bench trace --mesh bunny.obj --threads 1 --repeat 10
+  raylb bench cluster scenes/treasure.toml --workers 2 --ranks 2 --modes stealing --repeat 10")]
     Bench(BenchArgs),
 }
 
@@ -715,9 +717,9 @@ impl RunArgs {
     }
 }
 
-/// The name a balancer has on the command line.
-pub(crate) fn name_of(balancer: BalancerName) -> String {
-    balancer
+/// The name a choice (a balancer, a device) has on the command line.
+pub(crate) fn name_of<T: ValueEnum>(value: T) -> String {
+    value
         .to_possible_value()
         .map_or_else(String::new, |v| v.get_name().to_string())
 }
@@ -816,6 +818,26 @@ pub(crate) struct RenderArgs {
     /// summary.
     #[arg(long, conflicts_with = "quiet")]
     pub(crate) json: bool,
+    /// Split the frame over the ranks of an MPI job: run under `mpirun -np N`, with a raylb
+    /// built with `--features mpi`. Each rank loads the scene and runs --balancer on its
+    /// --threads; tiles move between ranks, rays stay where their tile is; rank 0 writes.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub(crate) cluster: Option<ClusterName>,
+    /// With --cluster counter: tiles rank 0 hands out per request [default: 2 × --threads].
+    #[arg(long, value_name = "N", value_parser = positive::<1_000_000>)]
+    pub(crate) cluster_chunk: Option<NonZeroUsize>,
+}
+
+/// How `--cluster` splits tiles between ranks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ClusterName {
+    /// Tile i to rank i mod N, dealt before the start; nothing moves.
+    Static,
+    /// Rank 0 hands out --cluster-chunk tiles at a time to whichever rank asks.
+    Counter,
+    /// Each rank starts with its static share; a rank that runs dry steals half of the tiles a
+    /// random other rank has not begun.
+    Stealing,
 }
 
 #[derive(Debug, Args)]
@@ -1026,6 +1048,52 @@ pub(crate) enum Bench {
     /// Time per pixel against tile edge on simulated workers (`raylb sim` over the frame
     /// recorded at each edge, on one cost model): the sweep for machines you do not have.
     SimSweep(SimSweepArgs),
+    /// One frame over MPI ranks (`mpirun -np R raylb render --cluster MODE`, R ranks × T
+    /// threads) against one process with as many threads: time, speed paired round by round,
+    /// and the ranks' imbalance. Needs a raylb built with `--features mpi`.
+    Cluster(ClusterBenchArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ClusterBenchArgs {
+    /// Scene file (default: scenes/treasure.toml).
+    pub(crate) scene_file: Option<PathBuf>,
+    /// Workers in all: the one process's threads, and ranks × threads of each job (default:
+    /// every core).
+    #[arg(long, value_name = "N", value_parser = positive::<4096>)]
+    pub(crate) workers: Option<NonZeroUsize>,
+    /// Rank counts; each must divide --workers.
+    #[arg(long, value_name = "R,…", value_delimiter = ',', default_value = "2", value_parser = positive::<4096>)]
+    pub(crate) ranks: Vec<NonZeroUsize>,
+    /// How the jobs split tiles between ranks.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [ClusterName::Static, ClusterName::Counter, ClusterName::Stealing])]
+    pub(crate) modes: Vec<ClusterName>,
+    /// The balancer of the one process and of every rank (with its defaults).
+    #[arg(long, value_enum, default_value_t = BalancerName::Stealing)]
+    pub(crate) balancer: BalancerName,
+    /// Tile edge in pixels.
+    #[arg(long, value_name = "PIXELS", default_value = "32", value_parser = tile_edge)]
+    pub(crate) tile: NonZeroU32,
+    /// Image width in pixels, instead of the scene's.
+    #[arg(long, value_name = "PIXELS", value_parser = clap::value_parser!(u32).range(1..=16384))]
+    pub(crate) width: Option<u32>,
+    /// Image height in pixels, instead of the scene's.
+    #[arg(long, value_name = "PIXELS", value_parser = clap::value_parser!(u32).range(1..=16384))]
+    pub(crate) height: Option<u32>,
+    /// Rounds: each renders with the one process and with every job once, starting one
+    /// further along each round, and pairs each job's time with the one process's of its round.
+    #[arg(long, value_name = "N", default_value = "5", value_parser = positive::<1000>)]
+    pub(crate) repeat: NonZeroUsize,
+    /// The MPI launcher.
+    #[arg(long, value_name = "PROGRAM", default_value = "mpirun")]
+    pub(crate) mpirun: PathBuf,
+    /// An argument for the launcher, given before `-np` (repeat for several), e.g.
+    /// `--mpirun-arg=--oversubscribe`.
+    #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
+    pub(crate) mpirun_arg: Vec<String>,
+    /// Folder for cluster.csv, cluster-paired.csv and cluster.svg.
+    #[arg(long, value_name = "DIR", default_value = "bench-out")]
+    pub(crate) out: PathBuf,
 }
 
 /// Which balancers a benchmark compares.
@@ -1221,6 +1289,8 @@ pub(crate) fn usage_error(e: clap::Error) -> ExitCode {
                 ExitCode::SUCCESS
             }
         }
+        // Rank 0 of an MPI job says it, once.
+        _ if crate::terminal::quiet_rank() => ExitCode::from(2),
         _ => {
             // clap's message, without its usage and hints, folded onto one line.
             let text = e.render().to_string();

@@ -6,6 +6,7 @@ mod terminal;
 
 mod bench;
 mod cli;
+mod cluster;
 mod compare;
 mod outputs;
 mod progress;
@@ -21,7 +22,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use cli::{Cli, Command};
-use terminal::{StdoutError, flush_stdout};
+use terminal::{Reported, StdoutError, flush_stdout, quiet_rank};
 
 /// The exit code when standard output was closed before raylb finished writing to it: what a
 /// shell reports for a program ended by SIGPIPE (128 + 13), as `yes | head -1` ends `yes`.
@@ -48,6 +49,7 @@ fn main() -> ExitCode {
     });
     result.unwrap_or_else(|e| match e.downcast_ref::<StdoutError>() {
         Some(stdout) if stdout.reader_gone() => ExitCode::from(READER_GONE),
+        _ if e.is::<Reported>() || quiet_rank() => ExitCode::from(2),
         _ => {
             errln!("raylb: error: {e:#}");
             ExitCode::from(2)

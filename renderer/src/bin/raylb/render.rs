@@ -21,41 +21,19 @@ use crate::outputs::{Outputs, image_format, png_only};
 use crate::progress::Progress;
 
 pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
-    // Every output is checked before any work, and all are put in place together at the end.
-    let mut outputs = Outputs::new();
-    outputs
-        .add("-o", args.output.as_deref())
-        .add("--workmap", args.workmap.as_deref())
-        .add("--stats", args.stats.as_deref());
-    outputs.check_writable()?;
-    outputs.check_inputs(&args.source.paths())?;
-    let format = match &args.output {
-        Some(path) => image_format("-o", path)?,
-        None => ImageFormat::Png,
-    };
-    png_only("--workmap", args.workmap.as_deref())?;
-    if args.half && format != ImageFormat::Exr {
-        bail!("--half applies to -o FILE.exr, the one format with half-precision channels");
+    if let Some(name) = args.cluster {
+        return crate::cluster::run(args, name);
     }
-    let precision = if args.half {
-        ExrPrecision::Half
-    } else {
-        ExrPrecision::Float
-    };
+    if args.cluster_chunk.is_some() {
+        bail!("--cluster-chunk applies to --cluster counter");
+    }
+    let mut plan = OutputPlan::check(args)?;
     let scene_args = args.scene.for_device(args.run.device)?;
     scene_args.check_structure_options(&[scene_args.accel_kind()])?;
     // The device and balancer are checked before the scene is loaded: a missing GPU is
     // reported at once.
     let device = match args.run.device {
-        DeviceName::Cpu => {
-            let options = RenderOptions {
-                balancer: args.run.balancer()?,
-                threads: args.run.threads(),
-                tile: args.run.tile,
-                work_map: args.workmap.is_some(),
-            };
-            Device::Cpu(options)
-        }
+        DeviceName::Cpu => Device::Cpu(cpu_options(args)?),
         DeviceName::Gpu => {
             let balancer = args.run.gpu_balancer()?;
             if let Some(n) = args.scene.spp.filter(|&n| n > 1) {
@@ -92,24 +70,12 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
     };
     let quiet = args.quiet || args.json;
     let scene = Arc::new(scene_args.load_reporting(&args.source, quiet, args.quiet)?);
-    let output = args
-        .output
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("{}.png", scene.name)));
-    if args.output.is_none() {
-        outputs.add("-o", Some(&output)).check_writable()?;
-    }
-    outputs.check_inputs(&scene.inputs)?;
-    let extras = FrameExtras {
-        hdr: format != ImageFormat::Png,
-        window: false,
-        ..FrameExtras::default()
-    };
+    plan.check_scene(&scene)?;
     match &device {
-        Device::Cpu(options) => args.scene.check_frame(&scene, options, extras)?,
+        Device::Cpu(options) => args.scene.check_frame(&scene, options, plan.extras())?,
         Device::Gpu(_, options) => {
             check_gpu_scene(&scene).map_err(|e| anyhow!("--device gpu: {e}"))?;
-            let memory = FrameMemory::estimate_gpu(&scene, options.work_map, extras);
+            let memory = FrameMemory::estimate_gpu(&scene, options.work_map, plan.extras());
             args.scene.check_memory(&scene, &memory)?;
         }
         Device::Hybrid(_, options) => {
@@ -120,9 +86,9 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
                 tile: options.tile,
                 work_map: options.work_map,
             };
-            args.scene.check_frame(&scene, &cpu, extras)?;
+            args.scene.check_frame(&scene, &cpu, plan.extras())?;
             // Beside the CPU's frame, the GPU's sums read back.
-            let memory = FrameMemory::estimate_gpu(&scene, options.work_map, extras);
+            let memory = FrameMemory::estimate_gpu(&scene, options.work_map, plan.extras());
             args.scene.check_memory(&scene, &memory)?;
         }
     }
@@ -135,38 +101,123 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
             render_hybrid(&scene, options, vec![device])?
         }
     };
-    let scene = &*scene;
-    let mut report = RenderReport::new(scene, args.run.tile.get(), &frame);
-
-    let mut staged = StagedFiles::new();
-    staged
-        .frame(&output, &frame.film, precision)
-        .map_err(|e| write_error(&output, &e))?;
-    if let (Some(path), Some(counts)) = (&args.workmap, frame.film.ray_counts()) {
-        let map = work_map(&counts, scene.width, scene.height);
-        staged
-            .png(path, map.width, map.height, &map.rgb)
-            .map_err(|e| write_error(path, &e))?;
-        report.work_map = Some(WorkMapReport {
-            min_rays_per_pixel: map.min,
-            max_rays_per_pixel: map.max,
-        });
-    }
-    if let Some(path) = &args.stats {
-        staged
-            .text(path, &report.to_json())
-            .map_err(|e| write_error(path, &e))?;
-    }
-    staged
-        .commit()
-        .map_err(|e| anyhow!("cannot put the outputs in place: {}", io_reason(&e)))?;
-    if args.json {
-        out!("{}", report.to_json());
-    } else if !args.quiet {
-        out!("{report}");
-        outln!("wrote   {}", output.display());
-    }
+    let report = RenderReport::new(&scene, args.run.tile.get(), &frame);
+    plan.write(args, &scene, &frame, report)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The CPU render's options, from the command line.
+pub(crate) fn cpu_options(args: &RenderArgs) -> Result<RenderOptions> {
+    Ok(RenderOptions {
+        balancer: args.run.balancer()?,
+        threads: args.run.threads(),
+        tile: args.run.tile,
+        work_map: args.workmap.is_some(),
+    })
+}
+
+/// What `render` writes, checked before any work and written together at the end.
+#[derive(Debug)]
+pub(crate) struct OutputPlan {
+    outputs: Outputs,
+    format: ImageFormat,
+    precision: ExrPrecision,
+    /// The image's path, once known (the default comes from the scene's name).
+    output: Option<PathBuf>,
+}
+
+impl OutputPlan {
+    /// Checks every output named on the command line: each can be written, none is named
+    /// twice or replaces an input, and each flag suits its format.
+    pub(crate) fn check(args: &RenderArgs) -> Result<Self> {
+        let mut outputs = Outputs::new();
+        outputs
+            .add("-o", args.output.as_deref())
+            .add("--workmap", args.workmap.as_deref())
+            .add("--stats", args.stats.as_deref());
+        outputs.check_writable()?;
+        outputs.check_inputs(&args.source.paths())?;
+        let format = match &args.output {
+            Some(path) => image_format("-o", path)?,
+            None => ImageFormat::Png,
+        };
+        png_only("--workmap", args.workmap.as_deref())?;
+        if args.half && format != ImageFormat::Exr {
+            bail!("--half applies to -o FILE.exr, the one format with half-precision channels");
+        }
+        let precision = if args.half {
+            ExrPrecision::Half
+        } else {
+            ExrPrecision::Float
+        };
+        Ok(Self {
+            outputs,
+            format,
+            precision,
+            output: args.output.clone(),
+        })
+    }
+
+    /// Once the scene is loaded: the default image path, and no output replacing a file the
+    /// scene read.
+    pub(crate) fn check_scene(&mut self, scene: &Scene) -> Result<()> {
+        if self.output.is_none() {
+            let path = PathBuf::from(format!("{}.png", scene.name));
+            self.outputs.add("-o", Some(&path)).check_writable()?;
+            self.output = Some(path);
+        }
+        self.outputs.check_inputs(&scene.inputs)
+    }
+
+    /// What the outputs add to a frame's memory.
+    pub(crate) fn extras(&self) -> FrameExtras {
+        FrameExtras {
+            hdr: self.format != ImageFormat::Png,
+            window: false,
+            ..FrameExtras::default()
+        }
+    }
+
+    /// Writes the image, the work map and the stats of `frame`, all put in place together,
+    /// and prints the summary (or the JSON).
+    pub(crate) fn write(
+        &self,
+        args: &RenderArgs,
+        scene: &Scene,
+        frame: &Frame,
+        mut report: RenderReport,
+    ) -> Result<()> {
+        let output = self.output.as_deref().expect("checked against the scene");
+        let mut staged = StagedFiles::new();
+        staged
+            .frame(output, &frame.film, self.precision)
+            .map_err(|e| write_error(output, &e))?;
+        if let (Some(path), Some(counts)) = (&args.workmap, frame.film.ray_counts()) {
+            let map = work_map(&counts, scene.width, scene.height);
+            staged
+                .png(path, map.width, map.height, &map.rgb)
+                .map_err(|e| write_error(path, &e))?;
+            report.work_map = Some(WorkMapReport {
+                min_rays_per_pixel: map.min,
+                max_rays_per_pixel: map.max,
+            });
+        }
+        if let Some(path) = &args.stats {
+            staged
+                .text(path, &report.to_json())
+                .map_err(|e| write_error(path, &e))?;
+        }
+        staged
+            .commit()
+            .map_err(|e| anyhow!("cannot put the outputs in place: {}", io_reason(&e)))?;
+        if args.json {
+            out!("{}", report.to_json());
+        } else if !args.quiet {
+            out!("{report}");
+            outln!("wrote   {}", output.display());
+        }
+        Ok(())
+    }
 }
 
 /// Renders on the CPU; on a terminal, with a bar of the pixels traced once it takes a

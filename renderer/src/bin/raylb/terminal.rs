@@ -66,10 +66,34 @@ pub(crate) fn write_stdout(args: fmt::Arguments<'_>) -> Result<(), StdoutError> 
 
 /// What [`errln!`] calls.
 pub(crate) fn write_stderr(args: fmt::Arguments<'_>) {
-    let _ = io::stderr().lock().write_fmt(args);
+    // Formatted first and written at once: standard error is unbuffered, and a line written
+    // in pieces can reach a pipe read by another program (mpirun forwarding a rank's lines
+    // between its own) with that program's text in the middle.
+    let line = args.to_string();
+    let _ = io::stderr().lock().write_all(line.as_bytes());
 }
 
 /// Flushes standard output: the last buffered text may fail to go out only now.
 pub(crate) fn flush_stdout() -> Result<(), StdoutError> {
     io::stdout().lock().flush().map_err(StdoutError)
+}
+
+/// An error already said, by rank 0 of an MPI job (which says a job's errors once): the
+/// process ends with the error's exit code and says nothing more.
+#[derive(Debug)]
+pub(crate) struct Reported;
+
+impl fmt::Display for Reported {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("said by rank 0")
+    }
+}
+
+impl std::error::Error for Reported {}
+
+/// Whether this process is a rank other than 0 of an MPI job (Open MPI's `mpirun` tells each
+/// rank its number): such a rank leaves errors that every rank meets, such as a mistyped
+/// flag, to rank 0, so that the job says each once.
+pub(crate) fn quiet_rank() -> bool {
+    std::env::var("OMPI_COMM_WORLD_RANK").is_ok_and(|rank| rank != "0")
 }

@@ -51,6 +51,7 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
             .map(|&a| AccelKind::from(a).bytes_per_triangle() * scene.stats.triangles as u64)
             .max()
             .unwrap_or(0),
+        reduced: false,
     };
     args.scene
         .check_frames(&scene, &variants, &plan.threads, &args.tiles, extras)?;

@@ -9,6 +9,7 @@ macro_rules! say {
     };
 }
 
+mod cluster;
 mod costs;
 mod deque;
 pub(crate) mod report;
@@ -31,5 +32,6 @@ pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
         Bench::Deque(a) => deque::run(a, args.quiet),
         Bench::Costs(a) => costs::run(a, args.quiet),
         Bench::SimSweep(a) => sim_sweep::run(a, args.quiet),
+        Bench::Cluster(a) => cluster::run(a, args.quiet),
     }
 }

@@ -301,6 +301,18 @@ pub(crate) fn rounded(x: f64, decimals: i32) -> f64 {
     (x * scale).round() / scale
 }
 
+/// The lower quartile, median and upper quartile of `values` (not empty), interpolating
+/// linearly between order statistics.
+pub(crate) fn quantiles(values: &[f64]) -> [f64; 3] {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    [0.25, 0.5, 0.75].map(|q| {
+        let at = q * (sorted.len() - 1) as f64;
+        let (low, high) = (at.floor() as usize, at.ceil() as usize);
+        sorted[low] + (sorted[high] - sorted[low]) * (at - low as f64)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,7 +12,9 @@ use renderer::scene::Scene;
 use renderer::stats::counted;
 use serde::Serialize;
 
-use super::report::{Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, rounded};
+use super::report::{
+    Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, quantiles, rounded,
+};
 use crate::cli::{SceneSource, SweepArgs, threads};
 use crate::progress::Progress;
 
@@ -423,18 +425,6 @@ fn pair(times: &[&[f64]]) -> Vec<Paired> {
             }
         })
         .collect()
-}
-
-/// The lower quartile, median and upper quartile of `values` (not empty), interpolating
-/// linearly between order statistics.
-fn quantiles(values: &[f64]) -> [f64; 3] {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    [0.25, 0.5, 0.75].map(|q| {
-        let at = q * (sorted.len() - 1) as f64;
-        let (low, high) = (at.floor() as usize, at.ceil() as usize);
-        sorted[low] + (sorted[high] - sorted[low]) * (at - low as f64)
-    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,460 @@
+//! `raylb bench cluster`: one frame over MPI ranks against one process with as many workers.
+//!
+//! Every render is a `raylb render … --json` of its own (under the MPI launcher for the
+//! jobs), so that the one process and the ranks start alike; the time compared is each run's
+//! `wall_seconds` (rendering, and for a job the reduction of the films to rank 0; the scene's
+//! loading is left out of both). Each round renders once with the one process and once with
+//! every job, starting one further along the list each round, and a job's speed is the one
+//! process's time over the job's in the same round: the slow drift of a shared machine's
+//! speed touches both sides of each pair alike.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::ValueEnum;
+use serde::Serialize;
+
+use super::report::{
+    Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, quantiles, rounded,
+};
+use crate::cli::{ClusterBenchArgs, ClusterName, name_of, threads};
+use crate::progress::Progress;
+
+/// What `--out` receives.
+const FILES: &[&str] = &["cluster.csv", "cluster-paired.csv", "cluster.svg"];
+
+/// One configuration: the one process (no mode) or a job of `ranks` ranks.
+#[derive(Clone, Debug)]
+struct Setup {
+    mode: Option<ClusterName>,
+    ranks: usize,
+    threads: usize,
+}
+
+impl Setup {
+    fn label(&self) -> String {
+        match self.mode {
+            None => format!("one process × {}", self.threads),
+            Some(mode) => format!("{} {} × {}", mode_name(mode), self.ranks, self.threads),
+        }
+    }
+}
+
+fn mode_name(mode: ClusterName) -> String {
+    mode.to_possible_value()
+        .map_or_else(String::new, |v| v.get_name().to_string())
+}
+
+/// A row of `cluster.csv`: one render.
+#[derive(Debug, Serialize)]
+struct RunRow {
+    scene: String,
+    tile: u32,
+    balancer: String,
+    /// `one-process` or the cluster mode.
+    setup: String,
+    ranks: usize,
+    threads: usize,
+    round: usize,
+    seconds: f64,
+    /// Busiest rank's busy time over the mean (empty for the one process).
+    rank_imbalance: Option<f64>,
+}
+
+/// A row of `cluster-paired.csv`: a job against the one process, paired by round.
+#[derive(Debug, Serialize)]
+struct PairedRow {
+    scene: String,
+    tile: u32,
+    balancer: String,
+    mode: String,
+    ranks: usize,
+    threads: usize,
+    median_seconds: f64,
+    /// The one process's time over the job's, median of the rounds.
+    median_speed: f64,
+    q1_speed: f64,
+    q3_speed: f64,
+    median_rank_imbalance: f64,
+    rounds: usize,
+    /// Every round's image was the one process's, byte for byte.
+    identical: bool,
+}
+
+pub(crate) fn run(args: &ClusterBenchArgs, quiet: bool) -> Result<ExitCode> {
+    crate::cluster::require_mpi("bench cluster")?;
+    let files = OutputFiles::check(&args.out, FILES)?;
+    let scene = args
+        .scene_file
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("scenes/treasure.toml"));
+    if !scene.is_file() {
+        bail!(
+            "{}: no such scene file (run from the repository root, or name a scene file)",
+            scene.display()
+        );
+    }
+    files.check_inputs(std::slice::from_ref(&scene))?;
+    let setups = setups(args)?;
+    let scratch = Scratch::new()?;
+    let mut runs = Vec::new();
+    let count = args.repeat.get() * setups.len();
+    let mut progress = Progress::new(count as u64, "renders", quiet);
+    // times[setup][round], imbalance[setup][round], and whether each image matched.
+    let mut times = vec![Vec::new(); setups.len()];
+    let mut imbalance = vec![Vec::new(); setups.len()];
+    let mut identical = vec![true; setups.len()];
+    let mut scene_name = String::new();
+    for round in 0..args.repeat.get() {
+        let mut reference: Option<Vec<u8>> = None;
+        for turn in 0..setups.len() {
+            let s = (round + turn) % setups.len();
+            let setup = &setups[s];
+            let image = scratch.path(&format!("{s}.png"));
+            let report = render(args, &scene, setup, &image)?;
+            scene_name = report["scene"]["name"].as_str().unwrap_or("?").to_string();
+            let seconds = report["render"]["wall_seconds"]
+                .as_f64()
+                .ok_or_else(|| anyhow!("{}: no wall_seconds in its report", setup.label()))?;
+            let ranks_imbalance = report["cluster"]["rank_imbalance"].as_f64();
+            progress.step(&format!(
+                "round {}/{}: {}: {seconds:.3} s",
+                round + 1,
+                args.repeat,
+                setup.label()
+            ));
+            times[s].push(seconds);
+            imbalance[s].push(ranks_imbalance.unwrap_or(1.0));
+            let bytes = std::fs::read(&image)
+                .with_context(|| format!("cannot read {}", image.display()))?;
+            match &reference {
+                None => reference = Some(bytes),
+                Some(r) => identical[s] &= *r == bytes,
+            }
+            runs.push(RunRow {
+                scene: scene_name.clone(),
+                tile: args.tile.get(),
+                balancer: name_of(args.balancer),
+                setup: setup.mode.map_or_else(|| "one-process".into(), mode_name),
+                ranks: setup.ranks,
+                threads: setup.threads,
+                round: round + 1,
+                seconds: rounded(seconds, 6),
+                rank_imbalance: ranks_imbalance.map(|x| rounded(x, 4)),
+            });
+        }
+    }
+    progress.finish();
+    // The images of a round are all compared with the round's first; every setup is first in
+    // some round, so one that differs shows in every other setup's flag too.
+    let all_identical = identical.iter().all(|&same| same);
+    let paired = paired_rows(
+        args,
+        &scene_name,
+        &setups,
+        &times,
+        &imbalance,
+        all_identical,
+    );
+    let chart = chart(&scene_name, args.tile.get(), &paired)?;
+    files.write(&[&csv_text(&runs)?, &csv_text(&paired)?, &chart])?;
+    say!(
+        quiet,
+        "{scene_name}, {}-pixel tiles, --balancer {}, {} rounds; speed = the one process's time over the job's in the same round (median, quartiles).",
+        args.tile,
+        name_of(args.balancer),
+        args.repeat
+    );
+    say!(
+        quiet,
+        "{}",
+        table(&setups, &times, &paired).render().trim_end()
+    );
+    say!(quiet, "{}", files.summary());
+    if !all_identical {
+        bail!("the jobs' images differ from the one process's; raylb compare shows where");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The one process, then a job per mode and rank count.
+fn setups(args: &ClusterBenchArgs) -> Result<Vec<Setup>> {
+    let workers = threads(args.workers).get();
+    let mut setups = vec![Setup {
+        mode: None,
+        ranks: 1,
+        threads: workers,
+    }];
+    for &ranks in &args.ranks {
+        let ranks = ranks.get();
+        if !workers.is_multiple_of(ranks) {
+            bail!(
+                "--ranks {ranks}: does not divide --workers {workers}, so the jobs would not have as many workers as the one process"
+            );
+        }
+        for &mode in &args.modes {
+            setups.push(Setup {
+                mode: Some(mode),
+                ranks,
+                threads: workers / ranks,
+            });
+        }
+    }
+    Ok(setups)
+}
+
+/// Renders `scene` as `setup` says, the image to `image`; returns the `--json` report.
+fn render(
+    args: &ClusterBenchArgs,
+    scene: &Path,
+    setup: &Setup,
+    image: &Path,
+) -> Result<serde_json::Value> {
+    let raylb = std::env::current_exe().context("cannot find raylb's own executable")?;
+    let mut command = match setup.mode {
+        None => Command::new(&raylb),
+        Some(_) => {
+            let mut c = Command::new(&args.mpirun);
+            c.args(&args.mpirun_arg)
+                .args(["-np", &setup.ranks.to_string()])
+                .arg(&raylb);
+            c
+        }
+    };
+    command
+        .arg("render")
+        .arg(scene)
+        .args(["--threads", &setup.threads.to_string()])
+        .args(["--tile", &args.tile.to_string()])
+        .args(["--balancer", &name_of(args.balancer), "--json", "-o"])
+        .arg(image);
+    for (flag, value) in [("--width", args.width), ("--height", args.height)] {
+        if let Some(v) = value {
+            command.args([flag, &v.to_string()]);
+        }
+    }
+    if let Some(mode) = setup.mode {
+        command.args(["--cluster", &mode_name(mode)]);
+    }
+    let out = command
+        .output()
+        .with_context(|| format!("cannot run {}", command.get_program().to_string_lossy()))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let reason = stderr
+            .lines()
+            .find(|l| l.starts_with("raylb"))
+            .or_else(|| {
+                stderr
+                    .lines()
+                    .find(|l| !l.trim().is_empty() && !l.starts_with("---"))
+            })
+            .unwrap_or("no message");
+        bail!("{} failed ({}): {reason}", setup.label(), out.status);
+    }
+    serde_json::from_slice(&out.stdout)
+        .with_context(|| format!("{}: its --json report does not parse", setup.label()))
+}
+
+/// Each job against the one process (`setups[0]`), paired by round.
+fn paired_rows(
+    args: &ClusterBenchArgs,
+    scene: &str,
+    setups: &[Setup],
+    times: &[Vec<f64>],
+    imbalance: &[Vec<f64>],
+    identical: bool,
+) -> Vec<PairedRow> {
+    setups
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(s, setup)| {
+            let speeds: Vec<f64> = times[0]
+                .iter()
+                .zip(&times[s])
+                .map(|(one, job)| one / job)
+                .collect();
+            let [q1, median, q3] = quantiles(&speeds);
+            PairedRow {
+                scene: scene.to_string(),
+                tile: args.tile.get(),
+                balancer: name_of(args.balancer),
+                mode: setup.mode.map_or_else(String::new, mode_name),
+                ranks: setup.ranks,
+                threads: setup.threads,
+                median_seconds: rounded(quantiles(&times[s])[1], 6),
+                median_speed: rounded(median, 4),
+                q1_speed: rounded(q1, 4),
+                q3_speed: rounded(q3, 4),
+                median_rank_imbalance: rounded(quantiles(&imbalance[s])[1], 4),
+                rounds: speeds.len(),
+                identical,
+            }
+        })
+        .collect()
+}
+
+/// The table for the terminal.
+fn table(setups: &[Setup], times: &[Vec<f64>], paired: &[PairedRow]) -> Table {
+    let mut table = Table::new(&[
+        "setup",
+        "median s",
+        "speed",
+        "q1",
+        "q3",
+        "rank imbalance",
+        "identical",
+    ]);
+    table.row(vec![
+        setups[0].label(),
+        format!("{:.3}", quantiles(&times[0])[1]),
+        "1.000".into(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+    ]);
+    for (setup, row) in setups[1..].iter().zip(paired) {
+        table.row(vec![
+            setup.label(),
+            format!("{:.3}", row.median_seconds),
+            format!("{:.3}", row.median_speed),
+            format!("{:.3}", row.q1_speed),
+            format!("{:.3}", row.q3_speed),
+            format!("{:.3}", row.median_rank_imbalance),
+            if row.identical { "yes" } else { "NO" }.into(),
+        ]);
+    }
+    table
+}
+
+/// Speed against ranks, a line per mode.
+fn chart(scene: &str, tile: u32, paired: &[PairedRow]) -> Result<String> {
+    let mut modes: Vec<&str> = paired.iter().map(|r| r.mode.as_str()).collect();
+    modes.dedup();
+    let series = modes
+        .iter()
+        .map(|mode| Series {
+            label: format!("--cluster {mode}"),
+            points: paired
+                .iter()
+                .filter(|r| r.mode == *mode)
+                .map(|r| (r.ranks as f64, r.median_speed))
+                .collect(),
+        })
+        .collect();
+    let axes = Axes {
+        x: "ranks (same workers in all)",
+        y: "speed over one process",
+        log_x: false,
+        y_from_zero: true,
+    };
+    let panel = Panel {
+        title: format!("{scene} ({tile}-pixel tiles)"),
+        series,
+    };
+    line_chart("MPI ranks against one process", &axes, &[panel])
+}
+
+/// A folder for the images of a round, removed at the end.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Self> {
+        let dir = std::env::temp_dir().join(format!("raylb-bench-cluster-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        Ok(Self(dir))
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(workers: usize, ranks: &[usize]) -> ClusterBenchArgs {
+        use clap::Parser;
+        let ranks: Vec<String> = ranks.iter().map(ToString::to_string).collect();
+        let cli = crate::cli::Cli::parse_from([
+            "raylb",
+            "bench",
+            "cluster",
+            "--workers",
+            &workers.to_string(),
+            "--ranks",
+            &ranks.join(","),
+            "--modes",
+            "static,stealing",
+        ]);
+        match cli.command {
+            crate::cli::Command::Bench(b) => match b.bench {
+                crate::cli::Bench::Cluster(a) => a,
+                _ => unreachable!(),
+            },
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn jobs_have_as_many_workers_as_the_one_process() {
+        let labels: Vec<String> = setups(&args(4, &[1, 2, 4]))
+            .unwrap()
+            .iter()
+            .map(Setup::label)
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                "one process × 4",
+                "static 1 × 4",
+                "stealing 1 × 4",
+                "static 2 × 2",
+                "stealing 2 × 2",
+                "static 4 × 1",
+                "stealing 4 × 1"
+            ]
+        );
+        let e = setups(&args(4, &[3])).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--ranks 3: does not divide --workers 4"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn jobs_are_paired_with_the_one_process_round_by_round() {
+        let a = args(2, &[2]);
+        let all = setups(&a).unwrap();
+        // The machine slows down in round 2: both sides of the pair alike.
+        let times = vec![
+            vec![1.0, 2.0, 1.0],
+            vec![1.0, 2.0, 1.0],
+            vec![2.0, 4.0, 2.5],
+        ];
+        let imbalance = vec![vec![1.0; 3], vec![1.2, 1.1, 1.3], vec![1.5; 3]];
+        let rows = paired_rows(&a, "quick", &all, &times, &imbalance, true);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            (rows[0].median_speed, rows[0].median_rank_imbalance),
+            (1.0, 1.2)
+        );
+        assert_eq!(rows[1].median_speed, 0.5);
+        assert_eq!(rows[1].q1_speed, 0.45);
+        let csv = csv_text(&rows).unwrap();
+        assert!(csv.starts_with("scene,tile,balancer,mode,ranks,threads,median_seconds,median_speed,q1_speed,q3_speed,median_rank_imbalance,rounds,identical\n"), "{csv}");
+        let table = table(&all, &times, &rows).render();
+        assert!(table.contains("stealing 2 × 1"), "{table}");
+    }
+}
