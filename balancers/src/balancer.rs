@@ -15,7 +15,8 @@ use crate::telemetry::{Telemetry, WorkerTelemetry};
 ///
 /// Handed to [`TaskRunner::run`] by the balancer; each balancer decides where spawned tasks go
 /// (for [`StaticTiles`](crate::StaticTiles) and [`CentralCounter`](crate::CentralCounter): the
-/// running worker's own LIFO stack). Spawning never allocates per task once the worker's
+/// running worker's own queue, taken newest or oldest first as its [`Order`](crate::Order)
+/// says). Spawning never allocates per task once the worker's
 /// queue has grown to its working size.
 pub trait Spawn<T> {
     /// Queues `task` to run later, on this worker or (for balancers that move work) another.

@@ -20,11 +20,16 @@
 //!   victims in turn from a random one. Batches start as large as the processor says it can take at once
 //!   ([`BatchRunner::max_batch`]) and shrink toward the end of the run: once a batch has been
 //!   timed, a batch is half of the processor's share of the initial tasks still waiting, its
-//!   share being its speed over the speed of all processors (guided self-scheduling), so that
-//!   no processor is left with a long batch when the others run dry.
+//!   share being its speed over its own and the CPU workers' together (guided
+//!   self-scheduling), so that no processor is left with a long batch when the others run
+//!   dry. A CPU worker takes one initial task at a time from a batch processor's pool, never
+//!   half of it: the batch processor is the faster, and what the CPU takes from it the batch
+//!   processor would otherwise take back in small batches.
 //! - The run ends as [`crate::termination`] decides, a batch processor's tasks counted
-//!   finished when their batch returns. A batch processor leaves when every pool is empty; a
-//!   CPU worker when every task has finished (spawned tasks can appear until then).
+//!   finished when their batch returns. A batch processor leaves when every initial task has
+//!   been started (a count taken as each is started, not as it moves between pools, so that
+//!   tasks in a thief's hands between two pools are not missed); a CPU worker when every task
+//!   has finished (spawned tasks can appear until then).
 
 use std::collections::VecDeque;
 use std::num::NonZeroUsize;
@@ -32,13 +37,16 @@ use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::balancer::{Outcome, Spawn, SpawnError, Stop, TaskRunner, run_workers};
+use crate::balancer::{Outcome, SpawnError, Stop, TaskRunner, run_workers};
 use crate::deque::{self, Family, Steal};
-use crate::stealing::{DequeKind, STEAL_HALF_AT_MOST, StealAmount, WorkStealing};
+use crate::order::Order;
+use crate::stealing::{
+    DequeKind, Job, Owner, STEAL_HALF_AT_MOST, Search, StealAmount, WorkStealing,
+};
 use crate::sync::{AtomicU64, Ordering};
 use crate::telemetry::{Telemetry, WorkerTelemetry};
 use crate::termination::Termination;
-use crate::victim::{Prospect, VictimSelector, XorShift};
+use crate::victim::{Prospect, VictimPolicy, VictimSelector, XorShift};
 
 /// A processor that runs whole batches of initial tasks, with everything they spawn, at once:
 /// a GPU, for a renderer. Driven by a host thread of its own.
@@ -83,12 +91,27 @@ impl<E: std::fmt::Display> std::fmt::Display for HybridError<E> {
 impl<E: std::fmt::Debug + std::fmt::Display> std::error::Error for HybridError<E> {}
 
 /// Hybrid work stealing over CPU workers and batch processors (see the module's overview).
-/// The CPU workers' deque, victim selection and steal amount are `cpu`'s; the order is
-/// depth-first and the initial tasks are dealt as [`deal`] says, whatever `cpu` holds.
+/// The CPU workers work depth-first; the initial tasks are dealt as the overview says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HybridStealing {
-    /// How the CPU workers steal.
-    pub cpu: WorkStealing,
+    /// The CPU workers' deque of spawned tasks.
+    pub deque: DequeKind,
+    /// How a CPU worker picks its victims (among all processors).
+    pub victim: VictimPolicy,
+    /// How much a CPU worker takes from a CPU worker's pool or deque.
+    pub amount: StealAmount,
+}
+
+impl Default for HybridStealing {
+    /// As [`WorkStealing`]'s defaults: the non-blocking deque, random victims, steal half.
+    fn default() -> Self {
+        let w = WorkStealing::default();
+        Self {
+            deque: w.deque,
+            victim: w.victim,
+            amount: w.amount,
+        }
+    }
 }
 
 /// What kind of processor a telemetry entry is.
@@ -133,13 +156,13 @@ pub struct HybridOutcome<L, B> {
     pub batch_runners: Vec<B>,
 }
 
-/// The processor that initial task `i` of `n` is dealt to, of `cpus` CPU workers and
-/// `batches` batch processors: interleaved over `cpus · (1 + batches)` slots, each batch
-/// processor taking `cpus` of them, so that each starts with as many initial tasks as all CPU
-/// workers together. A GPU traces tens of times faster than a core; stealing evens out what
-/// this deal gets wrong, so it only has to start each processor with enough to do. Processors
-/// are numbered CPU workers first.
-pub fn deal(i: usize, cpus: usize, batches: usize) -> usize {
+/// The processor that initial task `i` is dealt to, of `cpus` CPU workers and `batches`
+/// batch processors: interleaved over `cpus · (1 + batches)` slots, each batch processor
+/// taking `cpus` of them, so that each starts with as many initial tasks as all CPU workers
+/// together. A GPU traces tens of times faster than a core; stealing evens out what this deal
+/// gets wrong, so it only has to start each processor with enough to do. Processors are
+/// numbered CPU workers first.
+pub(crate) fn deal(i: usize, cpus: usize, batches: usize) -> usize {
     let slots = cpus * (1 + batches);
     let slot = i % slots;
     if slot < cpus {
@@ -220,13 +243,6 @@ impl<T> Pool<T> {
     }
 }
 
-/// A spawned task in a CPU worker's deque, with its depth in the spawn tree (initial tasks
-/// are 0; spawned ones 1 and deeper).
-struct Job<T> {
-    task: T,
-    depth: u32,
-}
-
 /// What thieves see of a processor: its pool, and for a CPU worker its deque of spawned tasks.
 struct Victim<D: Family, T: Send> {
     pool: Pool<T>,
@@ -253,6 +269,10 @@ struct Shared<'a, D: Family, T: Send, R> {
     termination: &'a Termination,
     /// Processors looking for work now (for victim sets' walk lengths).
     thieves: &'a AtomicU64,
+    /// Initial tasks not yet started anywhere: a batch processor leaves at 0.
+    unstarted: &'a AtomicU64,
+    /// CPU workers: the first processors.
+    cpus: usize,
     /// Initial tasks CPU workers have started: their speed, for batch sizes.
     cpu_initial: &'a AtomicU64,
     start: Instant,
@@ -267,11 +287,18 @@ enum Done<L, B, E> {
 impl HybridStealing {
     /// The balancer's name for reports, e.g. `hybrid/abp/random/half`.
     pub fn name(&self) -> String {
-        let cpu = crate::Balancer::name(&WorkStealing {
-            order: crate::Order::DepthFirst,
-            ..self.cpu
-        });
+        let cpu = crate::Balancer::name(&self.cpu());
         cpu.replacen("stealing", "hybrid", 1)
+    }
+
+    /// The CPU workers' side as the `stealing` balancer it works like.
+    pub fn cpu(&self) -> WorkStealing {
+        WorkStealing {
+            deque: self.deque,
+            victim: self.victim,
+            amount: self.amount,
+            ..WorkStealing::default()
+        }
     }
 
     /// Runs `tasks` and all their descendants on `cpus` CPU worker threads and the batch
@@ -297,7 +324,7 @@ impl HybridStealing {
         R: TaskRunner<T>,
         B: BatchRunner<T>,
     {
-        match self.cpu.deque {
+        match self.deque {
             DequeKind::Abp => {
                 self.run_with::<deque::Abp, T, R, B>(cpus, tasks, runner, batch_runners)
             }
@@ -348,12 +375,15 @@ impl HybridStealing {
             .collect();
         let termination = Termination::new(p + g, tasks.len() as u64);
         let thieves = AtomicU64::new(0);
+        let unstarted = AtomicU64::new(tasks.len() as u64);
         let cpu_initial = AtomicU64::new(0);
         let shared = Shared {
             runner,
             victims: &victims,
             termination: &termination,
             thieves: &thieves,
+            unstarted: &unstarted,
+            cpus: p,
             cpu_initial: &cpu_initial,
             start: Instant::now(),
         };
@@ -430,18 +460,11 @@ impl HybridStealing {
         R: TaskRunner<T>,
     {
         let mut local = shared.runner.local(me);
-        let mut state = CpuOwner::<D, T> {
-            me,
-            deque: owner,
-            next: None,
-            overflow: Vec::new(),
-            created: 0,
-            depth: 0,
-            peak: 0,
-            termination: shared.termination,
-        };
+        // The initial tasks wait in the shared pool, not in a backlog of the worker's own.
+        let mut state =
+            Owner::<D, T>::new(me, Order::DepthFirst, owner, Vec::new(), shared.termination);
         let processors = shared.victims.len();
-        let mut selector = VictimSelector::new(self.cpu.victim, me, processors);
+        let mut selector = VictimSelector::new(self.victim, me, processors);
         let mut extra = ProcessorTelemetry {
             kind: ProcessorKind::Cpu,
             batches: 0,
@@ -454,41 +477,42 @@ impl HybridStealing {
         let mut initial = Vec::with_capacity(1);
         let mut loot = Vec::new();
         while !stop.requested() {
-            let job = state
-                .next
-                .take()
-                .or_else(|| state.overflow.pop())
-                .or_else(|| D::pop(&state.deque))
-                .or_else(|| {
-                    shared.victims[me].pool.take_front(1, &mut initial);
-                    initial.pop().map(|task| Job { task, depth: 0 })
-                });
+            let job = state.newest().or_else(|| {
+                shared.victims[me].pool.take_front(1, &mut initial);
+                initial.pop().map(|task| Job { task, depth: 0 })
+            });
             let job = match job {
                 Some(job) => job,
-                None => match self.steal(
-                    &mut state,
-                    shared,
-                    stop,
-                    &mut selector,
-                    &mut loot,
-                    &mut extra,
-                    telemetry,
-                ) {
-                    Some(job) => job,
-                    None => break,
-                },
+                None => {
+                    // The last task ended when the search began.
+                    extra.last_task_end = shared.start.elapsed();
+                    let stolen = self.steal(
+                        &mut state,
+                        shared,
+                        stop,
+                        &mut selector,
+                        &mut loot,
+                        &mut extra,
+                        telemetry,
+                    );
+                    match stolen {
+                        Some(job) => job,
+                        None => break,
+                    }
+                }
             };
             if job.depth == 0 {
                 telemetry.initial_tasks += 1;
-                // Relaxed: a rate for batch sizes, a hint.
+                // Relaxed: counts for batch processors, which decide nothing on them but
+                // their batch sizes and when to leave; a late read only delays either.
                 shared.cpu_initial.fetch_add(1, Ordering::Relaxed);
+                shared.unstarted.fetch_sub(1, Ordering::Relaxed);
             }
             telemetry.tasks += 1;
             state.depth = job.depth + 1;
             shared.runner.run(job.task, &mut local, &mut state);
             finished += 1;
             shared.termination.finished(me, finished);
-            extra.last_task_end = shared.start.elapsed();
         }
         telemetry.spawned = state.created;
         telemetry.peak_queued = Some(state.peak);
@@ -501,7 +525,7 @@ impl HybridStealing {
     #[allow(clippy::too_many_arguments)]
     fn steal<D: Family, T, R>(
         &self,
-        state: &mut CpuOwner<'_, D, T>,
+        state: &mut Owner<'_, D, T>,
         shared: &Shared<'_, D, T, R>,
         stop: &Stop,
         selector: &mut VictimSelector,
@@ -512,67 +536,58 @@ impl HybridStealing {
     where
         T: Send,
     {
-        let started = Instant::now();
-        let processors = shared.victims.len();
-        // Relaxed: a count for the victim sets' walk length, a hint.
-        shared.thieves.fetch_add(1, Ordering::Relaxed);
-        selector.begin();
-        let max = match self.cpu.amount {
+        let max = match self.amount {
             StealAmount::One => 1,
             StealAmount::Half => STEAL_HALF_AT_MOST,
         };
         let mut initial = Vec::new();
-        let mut found = None;
-        let mut failures = 0u32;
-        loop {
-            if processors > 1 {
-                let victim = selector.choose(shared.victims, shared.thieves);
-                let v = &shared.victims[victim];
-                telemetry.steal_attempts += 1;
-                let n = v.pool.steal_back(self.cpu.amount, max, &mut initial);
-                if n > 0 {
+        let search = Search {
+            workers: shared.victims.len(),
+            thieves: shared.thieves,
+            termination: shared.termination,
+            stop,
+        };
+        search.run(selector, telemetry, |selector, telemetry| {
+            let victim = selector.choose(shared.victims, shared.thieves);
+            let v = &shared.victims[victim];
+            telemetry.steal_attempts += 1;
+            // One initial task at a time from a batch processor (see the overview).
+            let amount = if victim < shared.cpus {
+                self.amount
+            } else {
+                StealAmount::One
+            };
+            let n = v.pool.steal_back(amount, max, &mut initial);
+            if n > 0 {
+                telemetry.steal_successes += 1;
+                telemetry.tasks_stolen += n as u64;
+                extra.taken += n as u64;
+                let mut stolen = initial.drain(..);
+                let found = stolen.next().map(|task| Job { task, depth: 0 });
+                shared.victims[state.me].pool.put_front(stolen);
+                return found;
+            }
+            let spawned = v
+                .spawned
+                .as_ref()
+                .map_or(Steal::Empty, |s| D::steal_into(s, loot, max));
+            match spawned {
+                Steal::Success(n) => {
                     telemetry.steal_successes += 1;
                     telemetry.tasks_stolen += n as u64;
-                    extra.taken += n as u64;
-                    let mut stolen = initial.drain(..);
-                    found = stolen.next().map(|task| Job { task, depth: 0 });
-                    shared.victims[state.me].pool.put_front(stolen);
-                    break;
-                }
-                let spawned = v
-                    .spawned
-                    .as_ref()
-                    .map_or(Steal::Empty, |s| D::steal_into(s, loot, max));
-                match spawned {
-                    Steal::Success(n) => {
-                        telemetry.steal_successes += 1;
-                        telemetry.tasks_stolen += n as u64;
-                        let mut stolen = loot.drain(..);
-                        found = stolen.next();
-                        for job in stolen {
-                            state.push(job);
-                        }
-                        break;
+                    let mut stolen = loot.drain(..);
+                    let found = stolen.next();
+                    for job in stolen {
+                        state.push(job);
                     }
-                    Steal::Empty | Steal::Retry => selector.failed(),
+                    found
+                }
+                Steal::Empty | Steal::Retry => {
+                    selector.failed();
+                    None
                 }
             }
-            failures += 1;
-            if (processors == 1 || failures.is_multiple_of(4)) && shared.termination.all_done() {
-                break;
-            }
-            if stop.requested() {
-                break;
-            }
-            if failures.is_multiple_of(4) {
-                thread::yield_now();
-            } else {
-                std::hint::spin_loop();
-            }
-        }
-        shared.thieves.fetch_sub(1, Ordering::Relaxed);
-        telemetry.idle += started.elapsed();
-        found
+        })
     }
 }
 
@@ -607,34 +622,47 @@ where
         let size = sizer.size(remaining, shared.cpu_initial, shared.start.elapsed());
         batch.clear();
         shared.victims[me].pool.take_front(size, &mut batch);
-        if batch.is_empty() {
+        if batch.len() < size {
             let searching = Instant::now();
-            // The other processors' pools, in turn from a random one: half of the first that
-            // has any, at most a batch.
+            // The other processors' pools, in turn from a random one, half of each (for a CPU
+            // worker's, what it has not begun), until the batch is full.
             let others = shared.victims.len();
             let start = rng.below(others);
             for k in 0..others {
                 let v = (start + k) % others;
-                if v == me {
+                if v == me || batch.len() >= size {
                     continue;
                 }
-                let victim = &shared.victims[v];
                 telemetry.steal_attempts += 1;
-                let n = victim.pool.steal_back(StealAmount::Half, size, &mut batch);
+                let want = size - batch.len();
+                let n = shared.victims[v]
+                    .pool
+                    .steal_back(StealAmount::Half, want, &mut batch);
                 if n > 0 {
                     telemetry.steal_successes += 1;
                     telemetry.tasks_stolen += n as u64;
                     extra.taken += n as u64;
-                    break;
                 }
             }
             telemetry.idle += searching.elapsed();
-            if batch.is_empty() {
-                // Initial tasks are never created: with every pool empty, nothing more can
-                // come this processor's way.
+        }
+        if batch.is_empty() {
+            // Relaxed: see the CPU workers' decrement; initial tasks are never created, so
+            // once all have been started nothing more can come this processor's way.
+            if shared.unstarted.load(Ordering::Relaxed) == 0 {
                 break;
             }
+            // Some are in a thief's hands between two pools, or in a pool that filled
+            // behind the search: look again shortly.
+            let waiting = Instant::now();
+            thread::yield_now();
+            telemetry.idle += waiting.elapsed();
+            continue;
         }
+        // Relaxed: as above.
+        shared
+            .unstarted
+            .fetch_sub(batch.len() as u64, Ordering::Relaxed);
         let began = Instant::now();
         if let Err(error) = runner.run_batch(&batch) {
             stop.request();
@@ -694,49 +722,6 @@ impl BatchSizer {
         let share = own / (own + cpu);
         let guided = (remaining as f64 * share / 2.0).ceil() as usize;
         guided.clamp(1, self.max)
-    }
-}
-
-/// A CPU worker's own state while it runs tasks; also the [`Spawn`] handle its tasks get.
-struct CpuOwner<'a, D: Family, T: Send> {
-    me: usize,
-    deque: D::Worker<Job<T>>,
-    /// The newest child of the current task: it runs right after the task.
-    next: Option<Job<T>>,
-    /// Children that found the deque full: run depth-first, before the deque is popped.
-    overflow: Vec<Job<T>>,
-    created: u64,
-    /// Depth of the children of the task running now.
-    depth: u32,
-    peak: u64,
-    termination: &'a Termination,
-}
-
-impl<D: Family, T: Send> CpuOwner<'_, D, T> {
-    fn push(&mut self, job: Job<T>) {
-        let depth = job.depth;
-        if let Err(job) = D::push(&self.deque, job, depth) {
-            self.overflow.push(job);
-        }
-        let queued = D::len(&self.deque) + self.overflow.len();
-        self.peak = self.peak.max(queued as u64);
-    }
-}
-
-impl<D: Family, T: Send> Spawn<T> for CpuOwner<'_, D, T> {
-    #[inline]
-    fn spawn(&mut self, task: T) {
-        // Counted before anyone else can see it (see `termination`).
-        self.created += 1;
-        self.termination.created(self.me, self.created);
-        let job = Job {
-            task,
-            depth: self.depth,
-        };
-        // The newest child runs next; the one it displaces goes to the deque (as `stealing`).
-        if let Some(displaced) = self.next.replace(job) {
-            self.push(displaced);
-        }
     }
 }
 

@@ -1,5 +1,6 @@
 //! `stealing`: one deque per worker, pre-filled with the worker's static share of the
-//! initial tasks; a worker runs one child of each task next and pushes the others; a worker
+//! initial tasks; a worker runs one child of each task next and pushes the others (or,
+//! breadth-first, pushes them all and takes its oldest task from the thieves' end); a worker
 //! that runs dry steals from others.
 
 use std::collections::VecDeque;
@@ -74,8 +75,9 @@ impl Default for WorkStealing {
 
 /// Tasks a deque holds: 2^14. A tile task can spawn one child per pixel at once (a 128-pixel
 /// tile, 16,384), and a worker's static share of initial tasks is pushed at the start; what
-/// does not fit runs at once (spawns) or waits in a private backlog (initial tasks). At 48
-/// bytes a task that is 0.8 MiB per worker.
+/// does not fit waits in a private overflow (spawned tasks: depth-first run before the
+/// deque's, breadth-first after them) or backlog (initial tasks). At 48 bytes a task that is
+/// 0.8 MiB per worker.
 pub(crate) const CAPACITY: usize = 1 << 14;
 
 /// The most tasks one steal-half takes. Each further task costs the thief a fence and a
@@ -89,9 +91,9 @@ pub(crate) const STEAL_HALF_AT_MOST: usize = 64;
 const YIELD_EVERY: u32 = 4;
 
 /// A task in a deque, with its depth in the spawn tree (initial tasks are depth 0).
-struct Job<T> {
-    task: T,
-    depth: u32,
+pub(crate) struct Job<T> {
+    pub(crate) task: T,
+    pub(crate) depth: u32,
 }
 
 impl Balancer for WorkStealing {
@@ -209,19 +211,7 @@ impl WorkStealing {
             })
             .collect();
         backlog.reverse();
-        let mut state = Owner::<D, T> {
-            me,
-            order: self.order,
-            deque: owner,
-            next: None,
-            backlog,
-            overflow: VecDeque::new(),
-            created: 0,
-            depth: 0,
-            peak: 0,
-            termination: shared.termination,
-        };
-        state.refill();
+        let mut state = Owner::<D, T>::new(me, self.order, owner, backlog, shared.termination);
         let mut finished = 0u64;
         let mut selector = VictimSelector::new(self.victim, me, p);
         let mut loot = Vec::new();
@@ -272,44 +262,86 @@ impl WorkStealing {
     where
         T: Send,
     {
-        let started = Instant::now();
-        let p = shared.victims.len();
-        // Relaxed: a count for the victim sets' walk length, a hint.
-        shared.thieves.fetch_add(1, Ordering::Relaxed);
-        selector.begin();
         let max = match self.amount {
             StealAmount::One => 1,
             StealAmount::Half => STEAL_HALF_AT_MOST,
         };
+        let p = shared.victims.len();
+        let search = Search {
+            workers: p,
+            thieves: shared.thieves,
+            termination: shared.termination,
+            stop,
+        };
+        search.run(selector, telemetry, |selector, telemetry| {
+            let victim = selector.choose(shared.victims, shared.thieves);
+            telemetry.steal_attempts += 1;
+            match D::steal_into(&shared.victims[victim].0, loot, max) {
+                Steal::Success(n) => {
+                    telemetry.steal_successes += 1;
+                    telemetry.tasks_stolen += n as u64;
+                    let mut stolen = loot.drain(..);
+                    let found = stolen.next();
+                    // The rest into our own deque, oldest first: we pop the newest, and
+                    // thieves find the oldest at the other end, as before.
+                    for job in stolen {
+                        state.push(job);
+                    }
+                    found
+                }
+                Steal::Empty | Steal::Retry => {
+                    selector.failed();
+                    None
+                }
+            }
+        })
+    }
+}
+
+/// A worker's search for work, as `stealing` and the CPU workers of
+/// [`hybrid`](crate::hybrid) search: attempts on victims until one brings work back, the run is
+/// over, or `stop` is requested, with the time counted as idle.
+pub(crate) struct Search<'a> {
+    /// Workers a victim may be chosen from (this one included).
+    pub(crate) workers: usize,
+    /// Workers searching now, for victim sets' walk lengths.
+    pub(crate) thieves: &'a AtomicU64,
+    pub(crate) termination: &'a Termination,
+    pub(crate) stop: &'a Stop,
+}
+
+impl Search<'_> {
+    /// Calls `attempt` (which chooses a victim with the selector, counts its attempt in the
+    /// telemetry and says `selector.failed()` when it brings nothing) until it returns work,
+    /// which is returned; `None` when the run is over or stopped.
+    pub(crate) fn run<J>(
+        &self,
+        selector: &mut VictimSelector,
+        telemetry: &mut WorkerTelemetry,
+        mut attempt: impl FnMut(&mut VictimSelector, &mut WorkerTelemetry) -> Option<J>,
+    ) -> Option<J> {
+        let started = Instant::now();
+        // Relaxed: a count for the victim sets' walk length, a hint.
+        self.thieves.fetch_add(1, Ordering::Relaxed);
+        selector.begin();
         let mut found = None;
         let mut failures = 0u32;
         loop {
-            if p > 1 {
-                let victim = selector.choose(shared.victims, shared.thieves);
-                telemetry.steal_attempts += 1;
-                match D::steal_into(&shared.victims[victim].0, loot, max) {
-                    Steal::Success(n) => {
-                        telemetry.steal_successes += 1;
-                        telemetry.tasks_stolen += n as u64;
-                        let mut stolen = loot.drain(..);
-                        found = stolen.next();
-                        // The rest into our own deque, oldest first: we pop the newest, and
-                        // thieves find the oldest at the other end, as before.
-                        for job in stolen {
-                            state.push(job);
-                        }
-                        break;
-                    }
-                    Steal::Empty | Steal::Retry => selector.failed(),
+            if self.workers > 1 {
+                found = attempt(selector, telemetry);
+                if found.is_some() {
+                    break;
                 }
             }
             failures += 1;
             // The termination check reads every worker's counters; once per few attempts is
             // often enough (the run's end is noticed a few attempts late at most).
-            if (p == 1 || failures.is_multiple_of(YIELD_EVERY)) && shared.termination.all_done() {
+            if (self.workers == 1 || failures.is_multiple_of(YIELD_EVERY))
+                && self.termination.all_done()
+            {
                 break;
             }
-            if stop.requested() {
+            if self.stop.requested() {
                 break;
             }
             if failures.is_multiple_of(YIELD_EVERY) {
@@ -318,7 +350,7 @@ impl WorkStealing {
                 std::hint::spin_loop();
             }
         }
-        shared.thieves.fetch_sub(1, Ordering::Relaxed);
+        self.thieves.fetch_sub(1, Ordering::Relaxed);
         telemetry.idle += started.elapsed();
         found
     }
@@ -334,9 +366,11 @@ struct Shared<'a, D: Family, T: Send, R> {
     thieves: &'a AtomicU64,
 }
 
-/// A worker's own state while it runs tasks; also the [`Spawn`] handle its tasks get.
-struct Owner<'a, D: Family, T: Send> {
-    me: usize,
+/// A worker's own state while it runs tasks; also the [`Spawn`] handle its tasks get. Also
+/// the CPU workers' of [`hybrid`](crate::hybrid), whose initial tasks wait in a shared pool
+/// instead of the backlog.
+pub(crate) struct Owner<'a, D: Family, T: Send> {
+    pub(crate) me: usize,
     order: Order,
     deque: D::Worker<Job<T>>,
     /// Depth-first: the newest child of the current task, run right after the task.
@@ -349,18 +383,43 @@ struct Owner<'a, D: Family, T: Send> {
     /// which run before any child).
     overflow: VecDeque<Job<T>>,
     /// Tasks this worker has spawned.
-    created: u64,
+    pub(crate) created: u64,
     /// Depth of the children of the task running now.
-    depth: u32,
+    pub(crate) depth: u32,
     /// The most tasks queued at once, in the deque and its overflow.
-    peak: u64,
+    pub(crate) peak: u64,
     termination: &'a Termination,
 }
 
-impl<D: Family, T: Send> Owner<'_, D, T> {
+impl<'a, D: Family, T: Send> Owner<'a, D, T> {
+    /// Worker `me`'s state, its deque holding the first of its `backlog` (kept in reverse
+    /// order: the earliest last).
+    pub(crate) fn new(
+        me: usize,
+        order: Order,
+        deque: D::Worker<Job<T>>,
+        backlog: Vec<Job<T>>,
+        termination: &'a Termination,
+    ) -> Self {
+        let mut owner = Self {
+            me,
+            order,
+            deque,
+            next: None,
+            backlog,
+            overflow: VecDeque::new(),
+            created: 0,
+            depth: 0,
+            peak: 0,
+            termination,
+        };
+        owner.refill();
+        owner
+    }
+
     /// Depth-first: the task to run next, newest first: the current task's last child, the
     /// overflow's newest, the deque's newest, then the backlog's earliest.
-    fn newest(&mut self) -> Option<Job<T>> {
+    pub(crate) fn newest(&mut self) -> Option<Job<T>> {
         self.next
             .take()
             .or_else(|| self.overflow.pop_back())
@@ -391,14 +450,21 @@ impl<D: Family, T: Send> Owner<'_, D, T> {
                     if !self.backlog.is_empty() {
                         self.refill();
                     } else if !self.overflow.is_empty() {
-                        let take = (CAPACITY / 2).min(self.overflow.len());
-                        for job in self.overflow.drain(..take) {
+                        // Up to half the deque's room, oldest first; a push the deque refuses
+                        // (none should, as it has just been emptied) puts the task back.
+                        for _ in 0..CAPACITY / 2 {
+                            let Some(job) = self.overflow.pop_front() else {
+                                break;
+                            };
                             let depth = job.depth;
                             if let Err(job) = D::push(&self.deque, job, depth) {
-                                // Cannot happen in an empty deque; run it next rather than
-                                // lose it.
-                                return Some(job);
+                                self.overflow.push_front(job);
+                                break;
                             }
+                        }
+                        if D::len(&self.deque) == 0 {
+                            // Nothing went in: run the oldest from the overflow itself.
+                            return self.overflow.pop_front();
                         }
                     } else {
                         return None;
@@ -410,7 +476,7 @@ impl<D: Family, T: Send> Owner<'_, D, T> {
 
     /// Queues a task where thieves can find it, or, if the deque is full, where the owner
     /// runs it in its order; records the peak.
-    fn push(&mut self, job: Job<T>) {
+    pub(crate) fn push(&mut self, job: Job<T>) {
         let depth = job.depth;
         let waiting = !self.overflow.is_empty() || !self.backlog.is_empty();
         if self.order == Order::BreadthFirst && waiting {

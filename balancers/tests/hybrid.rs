@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use balancers::{
     BatchRunner, DequeKind, HybridError, HybridStealing, ProcessorKind, Spawn, StealAmount,
-    TaskRunner, VictimPolicy, WorkStealing,
+    TaskRunner, VictimPolicy,
 };
 
 /// A forest of uneven trees: node `n` has 0 to 2 children by a hash of `n`, to depth 8.
@@ -106,12 +106,9 @@ impl BatchRunner<u32> for Device<'_> {
 
 fn hybrid(deque: DequeKind, victim: VictimPolicy, amount: StealAmount) -> HybridStealing {
     HybridStealing {
-        cpu: WorkStealing {
-            deque,
-            victim,
-            amount,
-            ..WorkStealing::default()
-        },
+        deque,
+        victim,
+        amount,
     }
 }
 

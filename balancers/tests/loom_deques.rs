@@ -198,6 +198,38 @@ macro_rules! deque_models {
                     exactly_once(taken, &pushed);
                 });
             }
+
+            /// The breadth-first owner of `stealing`: it takes its own oldest task through a
+            /// stealer of its own deque while a thief does the same, and, finding the deque
+            /// empty, pops it (which returns an `abp` deque's indices to the start) before it
+            /// pushes again.
+            #[test]
+            fn owner_takes_from_the_thieves_end_and_starts_over() {
+                model_bounded(2, || {
+                    let (w, s) = $kind::new::<u32>(2);
+                    let own = s.clone();
+                    w.push(1, 0).unwrap();
+                    w.push(2, 0).unwrap();
+                    let thief = thread::spawn(move || thief_attempts(2, |v| s.steal_into(v, 1)));
+                    let mut taken = Vec::new();
+                    for _ in 0..2 {
+                        if let Steal::Success(_) = own.steal_into(&mut taken, 1) {}
+                    }
+                    // Empty now, as far as the owner can tell, or a thief holds the top.
+                    let mut pushed = vec![1, 2];
+                    if let Some(t) = w.pop() {
+                        taken.push(t);
+                    }
+                    if w.push(3, 0).is_ok() {
+                        pushed.push(3);
+                    }
+                    taken.extend(thief.join().unwrap());
+                    while let Some(t) = w.pop() {
+                        taken.push(t);
+                    }
+                    exactly_once(taken, &pushed);
+                });
+            }
         }
     };
 }
