@@ -30,7 +30,9 @@
 //!   private backlog, spawns beyond all of it in a private overflow), the simulated deque has
 //!   no bound: the two differ only for shares of more than 8,192 tiles a worker, or (in
 //!   depth-first order) more than 16,384 tasks waiting on one worker. Breadth-first, the
-//!   owner takes its tasks from the thieves' end, and every spawned task enters the deque.
+//!   owner takes its tasks from the thieves' end, and every spawned task enters the deque;
+//!   the owner's own take is charged as a pop (the deque's push-and-pop cost), though the
+//!   balancer's is a steal's claim, and it does not wait for a thief holding that end.
 //! - `rayon`: the scope's body runs on one pool thread, so every initial task starts in that
 //!   worker's deque (its owner runs the last first, thieves take the first); a task's children
 //!   all go to its worker's deque as they are spawned (rayon has no slot for the next task),
@@ -51,7 +53,8 @@ use crate::{CentralCounter, RayonScope};
 use super::tree::TaskTree;
 
 /// What scheduling costs, in seconds, beyond the tasks' own times. The tasks' times come from
-/// a run of `static` on one thread, so they already hold what a worker-local stack costs.
+/// a timed run of `static` (`raylb record`), so they already hold what a worker-local queue
+/// costs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Costs {
     /// Pushing a task on a deque and popping it again, beyond the local stack's cost:
@@ -407,10 +410,13 @@ impl<'a> Sim<'a> {
                     searching: false,
                     round: (0, 0),
                     rng: crate::victim::XorShift::new(w as u64),
+                    // A stream of its own per worker, apart from any other generator seeded
+                    // with the same seed (the Wool tree's leaves).
                     timing: crate::victim::XorShift::new(match costs.timing {
                         Timing::Fixed => 0,
                         Timing::Exponential { seed } => {
-                            seed.wrapping_mul(0x0001_0000_0001).wrapping_add(w as u64)
+                            (seed ^ 0x5DEE_CE66_D1CE_4E5B).wrapping_mul(0x0001_0000_0001)
+                                ^ (w as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
                         }
                     }),
                     stolen_until: 0.0,

@@ -5,8 +5,8 @@ use std::num::NonZeroUsize;
 use std::process::ExitCode;
 
 use anyhow::{Result, anyhow, bail};
-use balancers::sim::{Costs, Sampling, SimResult, TaskTree, Timing, simulate, wool};
-use balancers::{Balancer, BalancerKind};
+use balancers::sim::{Costs, Sampling, SimResult, TaskTree, simulate, wool};
+use balancers::{Balancer, BalancerKind, DequeKind};
 use renderer::input::read_regular_file;
 use serde::Serialize;
 
@@ -52,6 +52,7 @@ fn frame(tasks: &std::path::Path, args: &SimArgs) -> Result<ExitCode> {
         None => None,
     };
     let policies = policies(args, &FRAME_DEFAULTS)?;
+    refuse_unused_costs(args, &policies)?;
     let mut tree = read_tree(tasks)?;
     if let Some(other) = &args.model_from {
         let source = read_tree(other)?;
@@ -268,6 +269,70 @@ fn policies(args: &SimArgs, defaults: &Defaults) -> Result<Vec<BalancerKind>> {
     Ok(out)
 }
 
+/// Refuses a cost option that none of `policies` pays.
+fn refuse_unused_costs(args: &SimArgs, policies: &[BalancerKind]) -> Result<()> {
+    let any = |f: &dyn Fn(&BalancerKind) -> bool| policies.iter().any(f);
+    let steals = any(&|p| matches!(p, BalancerKind::Stealing(_) | BalancerKind::Rayon(_)));
+    let deque = |d: DequeKind| {
+        move |p: &BalancerKind| {
+            matches!(p, BalancerKind::Stealing(w) if w.deque == d)
+                || (d == DequeKind::Abp && matches!(p, BalancerKind::Rayon(_)))
+        }
+    };
+    let checks = [
+        (
+            "--counter-cost",
+            args.counter_cost.is_some(),
+            any(&|p| matches!(p, BalancerKind::Counter(_))),
+            "counter",
+        ),
+        (
+            "--abp-cost",
+            args.abp_cost.is_some(),
+            any(&deque(DequeKind::Abp)),
+            "stealing with the abp deque, and rayon",
+        ),
+        (
+            "--locked-cost",
+            args.locked_cost.is_some(),
+            any(&deque(DequeKind::Locked)),
+            "stealing with the locked deque",
+        ),
+        (
+            "--probe-cost",
+            args.probe_cost.is_some(),
+            any(
+                &|p| matches!(p, BalancerKind::Stealing(w) if w.victim == balancers::VictimPolicy::Sample),
+            ),
+            "stealing with --victim sample",
+        ),
+        (
+            "--steal-cost",
+            args.steal_cost.is_some(),
+            steals,
+            "stealing and rayon",
+        ),
+        (
+            "--failed-steal-cost",
+            args.failed_steal_cost.is_some(),
+            steals,
+            "stealing and rayon",
+        ),
+        (
+            "--stolen-task-cost",
+            args.stolen_task_cost.is_some(),
+            steals,
+            "stealing and rayon",
+        ),
+    ];
+    for (flag, given, applies, to) in checks {
+        if given && !applies {
+            bail!("{flag} applies to {to}, which is not among the policies simulated");
+        }
+    }
+    Ok(())
+}
+
 /// `list`, or `default` alone when it is empty.
 fn or<T: Copy>(list: &[T], default: T) -> Vec<T> {
     if list.is_empty() {
@@ -401,7 +466,11 @@ fn wool_tree(args: &SimArgs) -> Result<ExitCode> {
     if args.balancers.iter().any(|&b| b != BalancerName::Stealing) {
         bail!("--wool-tree runs stealing alone: the model's tree starts as one task on one worker");
     }
+    if !args.assign.is_empty() {
+        bail!("--assign does not apply to --wool-tree: its tree starts as one task, on worker 0");
+    }
     let policies = policies(args, &WOOL_DEFAULTS)?;
+    refuse_unused_costs(args, &policies)?;
     let runs = args.runs.map_or(100, NonZeroUsize::get);
     let seed = args.seed.unwrap_or(1);
     let mut table = Table::new(&[
@@ -423,10 +492,7 @@ fn wool_tree(args: &SimArgs) -> Result<ExitCode> {
             for k in 0..runs as u64 {
                 let run_seed = seed.wrapping_add(k);
                 let (tree, seconds) = wool::tree(workers.get(), run_seed);
-                let costs = Costs {
-                    timing: Timing::Exponential { seed: run_seed },
-                    ..costs(args, wool::costs(run_seed))
-                };
+                let costs = costs(args, wool::costs(run_seed));
                 let r = simulate(&tree, &seconds, *policy, workers.get(), &costs);
                 mean.add(&r, runs as f64);
             }
