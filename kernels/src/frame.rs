@@ -465,13 +465,7 @@ impl Gpu {
         let (scene, frame) = (args.scene, args.frame);
         // Exactly the warps that can be resident at once: more would deadlock (a waiting warp
         // never starts, the running ones wait for its tasks).
-        let resident =
-            self.resident_blocks(&self.persistent, PERSISTENT_THREADS)? * WARPS_PER_BLOCK;
-        if resident == 0 {
-            return Err(GpuError::Request(
-                "the persistent kernel does not fit on this device".into(),
-            ));
-        }
+        let resident = self.resident_warps()?;
         let warps = request.max_warps.map_or(resident, |m| m.clamp(1, resident));
         let blocks = warps.div_ceil(WARPS_PER_BLOCK);
         // A warp's deque holds its share of tiles, the halves a large tile splits into, and

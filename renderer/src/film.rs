@@ -100,14 +100,20 @@ impl Film {
         }
     }
 
-    /// Adds `sums` (and `rays`, where both count them), row-major, to this film's: what
-    /// another device accumulated for part of the same frame. Integer addition, so the total
-    /// does not depend on which device traced what.
+    /// Adds `sums` (and `rays`), row-major, to this film's: what another device accumulated
+    /// for part of the same frame. Integer addition, so the total does not depend on which
+    /// device traced what.
     ///
     /// # Panics
-    /// When the lengths are not this film's pixels.
+    /// When the lengths are not this film's pixels, or `rays` is given to a film that does
+    /// not count them or left out for one that does: the work map would be wrong.
     pub fn add_sums(&self, sums: &[[u64; 3]], rays: Option<&[u32]>) {
         assert_eq!(sums.len(), self.sums.len(), "one sum per pixel");
+        assert_eq!(
+            rays.is_some(),
+            self.rays.is_some(),
+            "ray counts from a device exactly when the film keeps them"
+        );
         for (mine, theirs) in self.sums.iter().zip(sums) {
             for (m, &t) in mine.iter().zip(theirs) {
                 // Relaxed, as in `add`.

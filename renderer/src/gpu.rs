@@ -75,14 +75,23 @@ pub fn render_gpu(gpu: &Gpu, scene: &Scene, options: &GpuOptions) -> Result<Fram
     check_gpu_scene(scene)?;
     let nodes = all_node_orders(scene);
     let request = FrameRequest {
-        balancer: options.balancer,
-        tile: options.tile.get(),
-        work_map: options.work_map,
-        seed: 0x2545_f491,
         max_warps: options.max_warps,
+        ..request(options.balancer, options.tile, options.work_map)
     };
     let frame = gpu.render(&scene_data(scene, &nodes), &request)?;
     Ok(frame_of(gpu, scene, options, frame))
+}
+
+/// A frame request of `balancer` over tiles of `tile`, on every warp that can be resident,
+/// its victims chosen from a fixed seed (the image does not depend on it).
+fn request(balancer: GpuBalancer, tile: NonZeroU32, work_map: bool) -> FrameRequest {
+    FrameRequest {
+        balancer,
+        tile: tile.get(),
+        work_map,
+        seed: 0x2545_f491,
+        max_warps: None,
+    }
 }
 
 /// Refuses a scene the GPU kernels cannot render as the CPU does: today, one built with
@@ -188,26 +197,24 @@ pub struct GpuTiles<'g> {
 }
 
 impl<'g> GpuTiles<'g> {
-    /// The GPU ready to trace batches of `scene`'s tiles of edge `tile`.
+    /// The GPU ready to trace batches of `scene`'s tiles of edge `tile`. A scene in another
+    /// structure than the octree is built again as one for the upload, and that copy dropped
+    /// once it is on the device: the CPU's workers keep their structure.
     ///
     /// # Errors
-    /// When the scene is not one the kernels can render ([`check_gpu_scene`]), or the upload
-    /// fails.
+    /// When the scene is not one the kernels can render ([`check_gpu_samples`]), or the
+    /// upload fails.
     pub fn new(
         gpu: &'g Gpu,
         scene: &Scene,
         tile: NonZeroU32,
         work_map: bool,
     ) -> Result<Self, GpuError> {
-        check_gpu_scene(scene)?;
+        check_gpu_samples(scene)?;
+        let octree = scene.with_accel(crate::accel::AccelKind::Octree);
+        let scene = octree.as_ref().unwrap_or(scene);
         let nodes = all_node_orders(scene);
-        let request = FrameRequest {
-            balancer: GpuBalancer::Stealing { half: true },
-            tile: tile.get(),
-            work_map,
-            seed: 0x2545_f491,
-            max_warps: None,
-        };
+        let request = request(GpuBalancer::Stealing { half: true }, tile, work_map);
         let batches = gpu.batches(&scene_data(scene, &nodes), &request)?;
         Ok(Self {
             name: gpu.info().name.clone(),

@@ -149,6 +149,43 @@ impl FrameMemory {
         Self::with_outputs(scene, parts, options.work_map, extras)
     }
 
+    /// The memory of rendering `scene` on the CPU and a GPU together (`--device hybrid`): the
+    /// CPU's frame as `stealing` with `options`' settings, the GPU's sums read back (and, for a
+    /// moment, copied), and, where the scene is not in the octree the GPU traverses, the octree
+    /// built for the upload beside it.
+    pub fn estimate_hybrid(
+        scene: &Scene,
+        options: &crate::hybrid::HybridOptions,
+        extras: FrameExtras,
+    ) -> Self {
+        let cpu = RenderOptions {
+            balancer: BalancerKind::Stealing(options.balancer.cpu()),
+            threads: options.threads,
+            tile: options.tile,
+            work_map: options.work_map,
+        };
+        let octree = if scene.accel.octree().is_some() {
+            0
+        } else {
+            crate::accel::AccelKind::Octree.bytes_per_triangle() * scene.stats.triangles as u64
+        };
+        let mut memory = Self::estimate(
+            scene,
+            &cpu,
+            FrameExtras {
+                another_structure: extras.another_structure.max(octree),
+                ..extras
+            },
+        );
+        let pixels = u64::from(scene.width) * u64::from(scene.height);
+        let per_pixel = 24 + if options.work_map { 4 } else { 0 };
+        memory
+            .parts
+            .push(("the GPU's sums read back", 2 * pixels * per_pixel));
+        memory.parts.sort_by_key(|p| std::cmp::Reverse(p.1));
+        memory
+    }
+
     /// The host's memory of a frame rendered on a GPU: the film, and the sums (and counts)
     /// read back from the device before they fill it.
     pub fn estimate_gpu(scene: &Scene, work_map: bool, extras: FrameExtras) -> Self {

@@ -9,7 +9,6 @@ use std::num::{NonZeroU32, NonZeroUsize};
 
 use balancers::{
     Assignment, BalancerKind, DequeKind, HybridStealing, ProcessorKind, StealAmount, VictimPolicy,
-    WorkStealing,
 };
 use common::{load_scene, raylb, scene_path};
 use renderer::hybrid::{CpuTiles, HybridOptions, render_hybrid};
@@ -44,12 +43,9 @@ fn same_as_cpu(
     .unwrap();
     let options = HybridOptions {
         balancer: HybridStealing {
-            cpu: WorkStealing {
-                deque: DequeKind::Locked,
-                victim: VictimPolicy::Sample,
-                amount: StealAmount::Half,
-                ..WorkStealing::default()
-            },
+            deque: DequeKind::Locked,
+            victim: VictimPolicy::Sample,
+            amount: StealAmount::Half,
         },
         threads: n(cpus),
         tile,
@@ -109,6 +105,57 @@ cases! {
     treasure_calm_one_cpu_one_device => ("treasure-calm", 1, 1, 2, 16, 16),
     treasure_eight_cpus_one_device => ("treasure", 8, 1, 1, 6, 8),
     cpus_alone => ("cornell", 2, 0, 1, 1, 16),
+}
+
+#[test]
+fn validate_hybrid_without_a_gpu_says_so_in_one_line() {
+    if renderer::gpu::Gpu::open().is_ok() {
+        eprintln!("a GPU is present: the refusal cannot be seen here");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = raylb(
+        dir.path(),
+        &[
+            "validate",
+            scene_path("quick").to_str().unwrap(),
+            "--hybrid",
+            "-o",
+            "ref.png",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--hybrid needs an NVIDIA GPU"), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(!dir.path().join("ref.png").exists());
+}
+
+#[test]
+fn hybrid_refuses_what_does_not_apply_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = scene_path("quick");
+    for (args, says) in [
+        (
+            vec!["--balancer", "counter"],
+            "leave --balancer out or say stealing",
+        ),
+        (
+            vec!["--assign", "blocked"],
+            "--assign does not apply to --device hybrid",
+        ),
+        (vec!["--chunk", "4"], "--chunk applies to counter"),
+        (vec!["--order", "breadth-first"], "--order applies to"),
+        (vec!["--spp", "4"], "one camera ray per pixel"),
+    ] {
+        let mut all = vec!["render", quick.to_str().unwrap(), "--device", "hybrid"];
+        all.extend(&args);
+        let out = raylb(dir.path(), &all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    }
 }
 
 #[test]

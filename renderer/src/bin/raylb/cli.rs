@@ -318,9 +318,10 @@ impl SceneArgs {
     /// These settings for a scene rendered on `device` (see [`for_gpu`](Self::for_gpu)).
     pub(crate) fn for_device(&self, device: DeviceName) -> Result<SceneArgs> {
         match device {
-            DeviceName::Cpu => Ok(self.clone()),
-            // The CPU workers of a hybrid frame traverse what the GPU does.
-            DeviceName::Gpu | DeviceName::Hybrid => self.for_gpu(),
+            // A hybrid frame's CPU workers keep the structure asked for; the GPU gets an
+            // octree built for it (`GpuTiles::new`).
+            DeviceName::Cpu | DeviceName::Hybrid => Ok(self.clone()),
+            DeviceName::Gpu => self.for_gpu(),
         }
     }
 
@@ -549,7 +550,7 @@ pub(crate) enum AssignName {
 /// ignored; their defaults are in [`RunArgs::balancer`] and [`RunArgs::gpu_balancer`].
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
-    /// Where to trace: the CPU's threads or an NVIDIA GPU.
+    /// Where to trace: the CPU's threads, an NVIDIA GPU, or both together.
     #[arg(long, value_enum, default_value_t = DeviceName::Cpu)]
     pub(crate) device: DeviceName,
     /// Load balancer [default: static; with --device hybrid, stealing].
@@ -639,7 +640,11 @@ impl RunArgs {
         ) else {
             unreachable!("stealing is a CPU balancer")
         };
-        Ok(HybridStealing { cpu })
+        Ok(HybridStealing {
+            deque: cpu.deque,
+            victim: cpu.victim,
+            amount: cpu.amount,
+        })
     }
 
     /// The GPU balancer asked for; a setting that does not apply on the GPU, or to that
@@ -897,7 +902,7 @@ pub(crate) struct SimArgs {
     #[arg(long, value_enum, value_delimiter = ',')]
     pub(crate) victim: Vec<VictimName>,
     /// Workers `sample` reads at the start of a search [default: √workers; with --wool-tree,
-    /// 2].
+    /// 2, before every attempt, as the Wool paper's model samples].
     #[arg(long, value_name = "N", value_parser = positive::<4096>)]
     pub(crate) samples: Option<NonZeroUsize>,
     /// How much a steal takes [default: half; with --wool-tree, one].
@@ -1014,6 +1019,11 @@ pub(crate) struct ValidateArgs {
     /// half, cuda-managed) at every tile edge and compare with the same reference.
     #[arg(long)]
     pub(crate) gpu: bool,
+    /// Also render with the CPU's threads and the GPU together (`--device hybrid`, the CPU
+    /// side stealing as `stealing` does by default) at every thread count and tile edge, and
+    /// compare with the same reference.
+    #[arg(long)]
+    pub(crate) hybrid: bool,
     /// Print nothing; the exit code says whether all renders were identical.
     #[arg(short, long)]
     pub(crate) quiet: bool,

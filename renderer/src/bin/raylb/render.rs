@@ -1,13 +1,13 @@
 //! `raylb render`.
 
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Result, anyhow, bail};
-use balancers::BalancerKind;
-use renderer::gpu::{Gpu, GpuOptions, GpuTiles, check_gpu_scene, render_gpu};
+use renderer::gpu::{Gpu, GpuOptions, GpuTiles, check_gpu_samples, check_gpu_scene, render_gpu};
 use renderer::hybrid::{HybridOptions, render_hybrid};
 use renderer::live::{FrameJob, LiveFrame};
 use renderer::output::{ExrPrecision, ImageFormat, StagedFiles, io_reason};
@@ -59,9 +59,15 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
             }
             let gpu =
                 Gpu::open().map_err(|e| anyhow!("--device hybrid needs an NVIDIA GPU: {e}"))?;
+            // One core is the GPU's host thread's, unless --threads says otherwise.
+            let cores = args.run.threads().get();
+            let threads = args
+                .run
+                .threads
+                .unwrap_or_else(|| NonZeroUsize::new(cores - 1).unwrap_or(NonZeroUsize::MIN));
             let options = HybridOptions {
                 balancer,
-                threads: args.run.threads(),
+                threads,
                 tile: args.run.tile,
                 work_map: args.workmap.is_some(),
             };
@@ -79,16 +85,8 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
             args.scene.check_memory(&scene, &memory)?;
         }
         Device::Hybrid(_, options) => {
-            check_gpu_scene(&scene).map_err(|e| anyhow!("--device hybrid: {e}"))?;
-            let cpu = RenderOptions {
-                balancer: BalancerKind::Stealing(options.balancer.cpu),
-                threads: options.threads,
-                tile: options.tile,
-                work_map: options.work_map,
-            };
-            args.scene.check_frame(&scene, &cpu, plan.extras())?;
-            // Beside the CPU's frame, the GPU's sums read back.
-            let memory = FrameMemory::estimate_gpu(&scene, options.work_map, plan.extras());
+            check_gpu_samples(&scene).map_err(|e| anyhow!("--device hybrid: {e}"))?;
+            let memory = FrameMemory::estimate_hybrid(&scene, options, plan.extras());
             args.scene.check_memory(&scene, &memory)?;
         }
     }

@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use anyhow::{Result, anyhow, bail};
 use balancers::{Balancer, BalancerKind};
 use renderer::accel::AccelKind;
-use renderer::gpu::{GpuBalancer, GpuOptions, render_gpu};
+use renderer::gpu::{Gpu, GpuBalancer, GpuOptions, GpuTiles, render_gpu};
+use renderer::hybrid::{HybridOptions, render_hybrid};
 use renderer::output::{ExrPrecision, ImageFormat, StagedFiles, io_reason};
 use renderer::render::{Frame, FrameExtras, FrameMemory, RenderOptions, render};
 use renderer::stats::counted;
@@ -25,11 +26,23 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
         image_format("-o", path)?;
     }
     let plan = Plan::new(args)?;
-    if let Some(n) = args.scene.spp.filter(|&n| args.gpu && n > 1) {
-        bail!("--spp {n}: the GPU kernels trace one camera ray per pixel; leave out --gpu");
+    if let Some(n) = args
+        .scene
+        .spp
+        .filter(|&n| (args.gpu || args.hybrid) && n > 1)
+    {
+        bail!(
+            "--spp {n}: the GPU kernels trace one camera ray per pixel; leave out --gpu and --hybrid"
+        );
     }
     // A missing GPU is reported before any work.
-    let gpu = if args.gpu { Some(open_gpu()?) } else { None };
+    let gpu = match (args.gpu, args.hybrid) {
+        (true, _) => Some(open_gpu()?),
+        (false, true) => {
+            Some(Gpu::open().map_err(|e| anyhow!("--hybrid needs an NVIDIA GPU: {e}"))?)
+        }
+        (false, false) => None,
+    };
     // Warnings go to standard error, out of the JSON's way: only --quiet silences them.
     let first = SceneArgs {
         accel: Some(plan.accels[0]),
@@ -58,12 +71,23 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     if gpu.is_some() {
         let samples = scene.samples.count();
         if samples > 1 {
+            let flag = if args.gpu { "--gpu" } else { "--hybrid" };
             bail!(
-                "--gpu: {samples} samples per pixel: the GPU kernels trace one camera ray per pixel"
+                "{flag}: {samples} samples per pixel: the GPU kernels trace one camera ray per pixel"
             );
         }
-        let memory = FrameMemory::estimate_gpu(&scene, false, extras);
-        args.scene.check_memory(&scene, &memory)?;
+        if args.gpu {
+            let memory = FrameMemory::estimate_gpu(&scene, false, extras);
+            args.scene.check_memory(&scene, &memory)?;
+        }
+        if args.hybrid {
+            for &t in &plan.threads {
+                for &tile in &args.tiles {
+                    let memory = FrameMemory::estimate_hybrid(&scene, &hybrid(t, tile), extras);
+                    args.scene.check_memory(&scene, &memory)?;
+                }
+            }
+        }
     }
     let lines = !args.quiet && !args.json;
     if lines {
@@ -105,7 +129,23 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
                 }
             }
         }
-        if let (Some(gpu), AccelName::Octree) = (&gpu, accel) {
+        // The CPU's workers in the first structure, the GPU in its octree.
+        if let (Some(gpu), 0, true) = (&gpu, k, args.hybrid) {
+            for &t in &plan.threads {
+                for &tile in &args.tiles {
+                    let options = hybrid(t, tile);
+                    let device = GpuTiles::new(gpu, &scene, tile, false)
+                        .map_err(|e| anyhow!("--hybrid: {e}"))?;
+                    let frame = render_hybrid(&scene, &options, vec![device])?;
+                    let label = format!(
+                        "{name} and the GPU's octree {} threads={t} tile={tile}",
+                        options.balancer.name()
+                    );
+                    matrix.check(label, &frame)?;
+                }
+            }
+        }
+        if let (Some(gpu), AccelName::Octree, true) = (&gpu, accel, args.gpu) {
             for &balancer in &plan.gpu {
                 for &tile in &args.tiles {
                     let options = GpuOptions {
@@ -160,6 +200,17 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     })
 }
 
+/// A hybrid frame's settings at `threads` CPU workers and tiles of `tile`: the CPU side
+/// stealing as `stealing` does by default.
+fn hybrid(threads: NonZeroUsize, tile: std::num::NonZeroU32) -> HybridOptions {
+    HybridOptions {
+        balancer: balancers::HybridStealing::default(),
+        threads,
+        tile,
+        work_map: false,
+    }
+}
+
 /// The balancers a validation runs, each at every thread count (CPU) and tile edge given.
 struct Plan {
     /// The structures, each rendered with every balancer.
@@ -186,6 +237,7 @@ impl Plan {
         if args.gpu && !accels.contains(&AccelName::Octree) {
             bail!("--gpu: the GPU kernels traverse the octree; add octree to --accels");
         }
+
         let mut seen = Vec::new();
         for &a in &accels {
             if seen.contains(&a) {
@@ -220,7 +272,7 @@ impl Plan {
                 );
             }
         }
-        if cpu.is_empty() && args.threads.is_some() {
+        if cpu.is_empty() && !args.hybrid && args.threads.is_some() {
             bail!("--threads applies to the CPU's balancers, and none of those given runs there");
         }
         let threads = args.threads.clone().unwrap_or_else(|| {
@@ -228,8 +280,9 @@ impl Plan {
                 .map(|t| NonZeroUsize::new(t).expect("not 0"))
                 .to_vec()
         });
+        let hybrid = if args.hybrid { threads.len() } else { 0 };
         let renders = accels.len() * cpu.len() * threads.len() * args.tiles.len()
-            + gpu.len() * args.tiles.len();
+            + (gpu.len() + hybrid) * args.tiles.len();
         if renders < 2 {
             bail!(
                 "nothing to compare: these balancers, thread counts and tile edges make {renders} render{}; validation needs at least two",
