@@ -85,16 +85,7 @@ struct PairedRow {
 pub(crate) fn run(args: &ClusterBenchArgs, quiet: bool) -> Result<ExitCode> {
     crate::cluster::require_mpi("bench cluster")?;
     let files = OutputFiles::check(&args.out, FILES)?;
-    let scene = args
-        .scene_file
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("scenes/treasure.toml"));
-    if !scene.is_file() {
-        bail!(
-            "{}: no such scene file (run from the repository root, or name a scene file)",
-            scene.display()
-        );
-    }
+    let scene = super::scene_file(args.scene_file.as_deref())?;
     files.check_inputs(std::slice::from_ref(&scene))?;
     let setups = setups(args)?;
     let scratch = Scratch::new()?;

@@ -14,10 +14,11 @@ use std::thread;
 use std::time::Instant;
 
 use anyhow::{Result, bail};
-use balancers::deque::{Steal, abp, locked};
+use balancers::deque::Steal;
 use balancers::sim::Costs;
 use serde::Serialize;
 
+use super::deque::{Abp, BenchDeque, Locked};
 use super::report::{OutputFiles, Table, csv_text, rounded};
 use crate::cli::CostsArgs;
 
@@ -43,70 +44,10 @@ struct CostRow {
     default_ns: f64,
 }
 
-/// The deque operations timed, for both kinds.
-trait TimedDeque: Send + Sync + 'static {
-    type Worker: Send;
-    type Stealer: Clone + Send + Sync;
-    fn new(capacity: usize) -> (Self::Worker, Self::Stealer);
-    fn push(w: &Self::Worker, x: u64) -> bool;
-    fn pop(w: &Self::Worker) -> Option<u64>;
-    fn len(w: &Self::Worker) -> usize;
-    fn steal(s: &Self::Stealer, dest: &mut Vec<u64>, max: usize) -> Steal<usize>;
-    fn probe(s: &Self::Stealer) -> (usize, Option<u32>);
-}
-
-struct Abp;
-impl TimedDeque for Abp {
-    type Worker = abp::Worker<u64>;
-    type Stealer = abp::Stealer<u64>;
-    fn new(capacity: usize) -> (Self::Worker, Self::Stealer) {
-        abp::new(capacity)
-    }
-    fn push(w: &Self::Worker, x: u64) -> bool {
-        w.push(x, 0).is_ok()
-    }
-    fn pop(w: &Self::Worker) -> Option<u64> {
-        w.pop()
-    }
-    fn len(w: &Self::Worker) -> usize {
-        w.len()
-    }
-    fn steal(s: &Self::Stealer, dest: &mut Vec<u64>, max: usize) -> Steal<usize> {
-        s.steal_into(dest, max)
-    }
-    fn probe(s: &Self::Stealer) -> (usize, Option<u32>) {
-        (s.len(), s.oldest_tag())
-    }
-}
-
-struct Locked;
-impl TimedDeque for Locked {
-    type Worker = locked::Worker<u64>;
-    type Stealer = locked::Stealer<u64>;
-    fn new(capacity: usize) -> (Self::Worker, Self::Stealer) {
-        locked::new(capacity)
-    }
-    fn push(w: &Self::Worker, x: u64) -> bool {
-        w.push(x, 0).is_ok()
-    }
-    fn pop(w: &Self::Worker) -> Option<u64> {
-        w.pop()
-    }
-    fn len(w: &Self::Worker) -> usize {
-        w.len()
-    }
-    fn steal(s: &Self::Stealer, dest: &mut Vec<u64>, max: usize) -> Steal<usize> {
-        s.steal_into(dest, max)
-    }
-    fn probe(s: &Self::Stealer) -> (usize, Option<u32>) {
-        (s.len(), s.oldest_tag())
-    }
-}
-
 /// Seconds per push-and-pop pair on one thread's own deque, less the same on a plain
 /// worker-local queue (what `static`'s tasks already pay, and so what the recorded task times
 /// hold): the `abp_cost` and `locked_cost` of the simulator.
-fn push_pop<D: TimedDeque>() -> f64 {
+fn push_pop<D: BenchDeque>() -> f64 {
     let (worker, _stealer) = D::new(64);
     let deque = time_pairs(|| {
         D::push(&worker, black_box(7));
@@ -142,7 +83,7 @@ enum Thief {
 /// Runs an owner that keeps its deque busy (popping and pushing, topping it up to `KEPT`)
 /// beside a thief doing `thief`; returns the thief's seconds per operation and tasks per
 /// operation.
-fn against_busy_owner<D: TimedDeque>(thief: Thief) -> (f64, f64) {
+fn against_busy_owner<D: BenchDeque>(thief: Thief) -> (f64, f64) {
     let (worker, stealer) = D::new(2 * KEPT);
     for x in 0..KEPT {
         D::push(&worker, x as u64);
@@ -199,7 +140,7 @@ fn against_busy_owner<D: TimedDeque>(thief: Thief) -> (f64, f64) {
 
 /// Seconds per attempt of a thief that finds nothing, looping as `stealing` does (a spin hint
 /// after each failure, the processor yielded every fourth): the pace of a search in vain.
-fn failed_steal<D: TimedDeque>() -> f64 {
+fn failed_steal<D: BenchDeque>() -> f64 {
     let (_worker, stealer) = D::new(64);
     let mut loot = Vec::new();
     let attempts = STEALS;

@@ -40,54 +40,52 @@ struct DequeRow {
     elements_stolen: u64,
 }
 
-/// The deque operations the benchmark uses, for both kinds.
-trait BenchDeque: Send + Sync + 'static {
+/// The deque operations the benchmarks use (this one and `bench costs`), for both kinds.
+pub(super) trait BenchDeque: Send + Sync + 'static {
     type Worker: Send;
     type Stealer: Clone + Send + Sync;
     const NAME: &'static str;
     fn new(capacity: usize) -> (Self::Worker, Self::Stealer);
     fn push(w: &Self::Worker, x: u64) -> bool;
     fn pop(w: &Self::Worker) -> Option<u64>;
+    fn len(w: &Self::Worker) -> usize;
     fn steal(s: &Self::Stealer, dest: &mut Vec<u64>, max: usize) -> Steal<usize>;
+    /// What a sampling thief reads: the length and the oldest task's tag.
+    fn probe(s: &Self::Stealer) -> (usize, Option<u32>);
 }
 
-struct Abp;
-impl BenchDeque for Abp {
-    type Worker = abp::Worker<u64>;
-    type Stealer = abp::Stealer<u64>;
-    const NAME: &'static str = "abp (non-blocking)";
-    fn new(capacity: usize) -> (Self::Worker, Self::Stealer) {
-        abp::new(capacity)
-    }
-    fn push(w: &Self::Worker, x: u64) -> bool {
-        w.push(x, 0).is_ok()
-    }
-    fn pop(w: &Self::Worker) -> Option<u64> {
-        w.pop()
-    }
-    fn steal(s: &Self::Stealer, dest: &mut Vec<u64>, max: usize) -> Steal<usize> {
-        s.steal_into(dest, max)
-    }
+/// One [`BenchDeque`] implementation per deque module, which share their API.
+macro_rules! bench_deque {
+    ($kind:ident, $module:ident, $name:expr) => {
+        pub(super) struct $kind;
+        impl BenchDeque for $kind {
+            type Worker = $module::Worker<u64>;
+            type Stealer = $module::Stealer<u64>;
+            const NAME: &'static str = $name;
+            fn new(capacity: usize) -> (Self::Worker, Self::Stealer) {
+                $module::new(capacity)
+            }
+            fn push(w: &Self::Worker, x: u64) -> bool {
+                w.push(x, 0).is_ok()
+            }
+            fn pop(w: &Self::Worker) -> Option<u64> {
+                w.pop()
+            }
+            fn len(w: &Self::Worker) -> usize {
+                w.len()
+            }
+            fn steal(s: &Self::Stealer, dest: &mut Vec<u64>, max: usize) -> Steal<usize> {
+                s.steal_into(dest, max)
+            }
+            fn probe(s: &Self::Stealer) -> (usize, Option<u32>) {
+                (s.len(), s.oldest_tag())
+            }
+        }
+    };
 }
 
-struct Locked;
-impl BenchDeque for Locked {
-    type Worker = locked::Worker<u64>;
-    type Stealer = locked::Stealer<u64>;
-    const NAME: &'static str = "locked (blocking)";
-    fn new(capacity: usize) -> (Self::Worker, Self::Stealer) {
-        locked::new(capacity)
-    }
-    fn push(w: &Self::Worker, x: u64) -> bool {
-        w.push(x, 0).is_ok()
-    }
-    fn pop(w: &Self::Worker) -> Option<u64> {
-        w.pop()
-    }
-    fn steal(s: &Self::Stealer, dest: &mut Vec<u64>, max: usize) -> Steal<usize> {
-        s.steal_into(dest, max)
-    }
-}
+bench_deque!(Abp, abp, "abp (non-blocking)");
+bench_deque!(Locked, locked, "locked (blocking)");
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Setup {

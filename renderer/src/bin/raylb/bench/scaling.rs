@@ -2,17 +2,16 @@
 
 use std::collections::BTreeMap;
 use std::num::NonZeroUsize;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use balancers::Balancer;
 use renderer::render::{FrameExtras, RenderOptions, render};
 use renderer::stats::counted;
 use serde::Serialize;
 
 use super::report::{Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, rounded};
-use crate::cli::{ScalingArgs, SceneSource, threads};
+use crate::cli::{ScalingArgs, threads};
 use crate::progress::Progress;
 
 /// What `--out` receives.
@@ -47,25 +46,7 @@ struct BestRow {
 pub(crate) fn run(args: &ScalingArgs, quiet: bool) -> Result<ExitCode> {
     let balancers = args.set.kinds()?;
     let files = OutputFiles::check(&args.out, FILES)?;
-    let file = args
-        .scene_file
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("scenes/treasure.toml"));
-    if !file.exists() {
-        bail!(
-            "{}: no such scene file (run from the repository root, or name a scene file)",
-            file.display()
-        );
-    }
-    args.scene
-        .check_structure_options(&[args.scene.accel_kind()])?;
-    let scene = args.scene.load(
-        &SceneSource {
-            scene: Some(file),
-            mesh: None,
-        },
-        quiet,
-    )?;
+    let scene = super::load_scene(args.scene_file.as_deref(), &args.scene, quiet)?;
     files.check_inputs(&scene.inputs)?;
     let counts: Vec<NonZeroUsize> = if args.threads.is_empty() {
         (1..=threads(None).get())

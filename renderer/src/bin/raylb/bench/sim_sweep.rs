@@ -7,17 +7,16 @@
 //! timed.
 
 use std::num::{NonZeroU32, NonZeroUsize};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use balancers::sim::{Costs, simulate};
 use balancers::{Assignment, Balancer, BalancerKind};
 use renderer::record::{count, record};
 use serde::Serialize;
 
 use super::report::{Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, rounded};
-use crate::cli::{SceneSource, SimSweepArgs, threads};
+use crate::cli::{SimSweepArgs, threads};
 use crate::progress::Progress;
 
 /// What `--out` receives.
@@ -41,25 +40,7 @@ struct Row {
 pub(crate) fn run(args: &SimSweepArgs, quiet: bool) -> Result<ExitCode> {
     let balancers = args.set.kinds()?;
     let files = OutputFiles::check(&args.out, FILES)?;
-    let file = args
-        .scene_file
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("scenes/treasure.toml"));
-    if !file.exists() {
-        bail!(
-            "{}: no such scene file (run from the repository root, or name a scene file)",
-            file.display()
-        );
-    }
-    args.scene
-        .check_structure_options(&[args.scene.accel_kind()])?;
-    let scene = args.scene.load(
-        &SceneSource {
-            scene: Some(file),
-            mesh: None,
-        },
-        quiet,
-    )?;
+    let scene = super::load_scene(args.scene_file.as_deref(), &args.scene, quiet)?;
     files.check_inputs(&scene.inputs)?;
     let counting = threads(args.threads);
     let fixed = BalancerKind::static_tiles(Assignment::Interleaved);
