@@ -2,6 +2,11 @@
 # On a machine with an NVIDIA GPU: the #[ignore]d GPU tests, then every scene rendered with
 # every GPU balancer and byte-compared with the CPU `static` render, then the treasure targets
 # at 2048×2048. Prints one table: scene, balancer, Mrays/s, SIMT efficiency, steals, identical.
+# Then the hybrid frame (--device hybrid): every scene byte-compared with the CPU's, and
+# treasure and treasure-calm at 2048² with the CPU alone, the GPU alone and both, alternating
+# for HYBRID_ROUNDS rounds (default 5): medians, hybrid over the faster device alone paired by
+# round, hybrid's speed over the sum of the two alone, and each device's share and idle time
+# at the end of the frame.
 #
 #   scripts/gpu-check.sh                 # builds with cargo where there is one
 #   RAYLB=path/to/raylb GPU_TESTS=path/to/gpu-test-binary scripts/gpu-check.sh
@@ -56,4 +61,47 @@ for f in "$OUT"/validate-*.txt; do
             printf "%-21s %-25s %5s %10s %7s %10s  %s\n", scene, $1, t[2], $5, $8, $10, identical
         }' "$f"
 done
+echo
+echo "== hybrid: every scene, the CPU's threads and the GPU together, against the CPU's render"
+for scene in scenes/*.toml; do
+    name=$(basename "$scene" .toml)
+    "$RAYLB" validate "$scene" --balancers static --accels octree --threads "$(nproc)" \
+        --tiles 16,64 --hybrid | tee "$OUT/hybrid-validate-$name.txt"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+done
+
+echo "== hybrid speed at 2048² (CPU: stealing on every core; GPU: stealing, steal half)"
+for round in $(seq "${HYBRID_ROUNDS:-5}"); do
+    for scene in treasure treasure-calm; do
+        for device in cpu gpu hybrid; do
+            "$RAYLB" render "scenes/$scene.toml" --width 2048 --height 2048 --device "$device" \
+                --balancer stealing --accel octree -o "$OUT/hybrid-$scene-$device.png" \
+                --stats "$OUT/hybrid-$scene-$device-$round.json" --quiet || status=1
+        done
+        for device in gpu hybrid; do
+            "$RAYLB" compare "$OUT/hybrid-$scene-cpu.png" "$OUT/hybrid-$scene-$device.png" \
+                >/dev/null || { echo "$scene $device round $round: image DIFFERS"; status=1; }
+        done
+    done
+done
+python3 - "$OUT" "${HYBRID_ROUNDS:-5}" <<'PY' || status=1
+import json, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+for scene in ("treasure", "treasure-calm"):
+    runs = {d: [json.load(open(f"{out}/hybrid-{scene}-{d}-{r}.json")) for r in range(1, rounds + 1)]
+            for d in ("cpu", "gpu", "hybrid")}
+    wall = {d: [j["render"]["wall_seconds"] for j in runs[d]] for d in runs}
+    med = {d: statistics.median(wall[d]) for d in wall}
+    faster = min(("cpu", "gpu"), key=lambda d: med[d])
+    paired = sorted(wall[faster][r] / wall["hybrid"][r] for r in range(rounds))
+    rays = runs["hybrid"][0]["render"]["rays"]["total"]
+    speed = {d: rays / med[d] for d in med}
+    print(f"{scene} 2048²: median s cpu {med['cpu']:.3f}, gpu {med['gpu']:.3f} (kernel time), "
+          f"hybrid {med['hybrid']:.3f}; hybrid over {faster} alone {statistics.median(paired):.3f}x "
+          f"(paired, {paired[0]:.3f}-{paired[-1]:.3f}); hybrid speed over cpu + gpu speeds "
+          f"{speed['hybrid'] / (speed['cpu'] + speed['gpu']):.3f}")
+    for share in runs["hybrid"][len(runs["hybrid"]) // 2]["hybrid"]["shares"]:
+        print(f"    {share['processor']}: {share['share'] * 100:.1f}% of rays, {share['tiles']} tiles, "
+              f"idle {share['idle_at_end_seconds']:.4f} s at the end")
+PY
 exit $status
