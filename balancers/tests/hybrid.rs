@@ -4,8 +4,8 @@
 //! run on CPU threads, through the same interface a GPU's does.
 
 use std::num::NonZeroUsize;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use balancers::{
     BatchRunner, DequeKind, HybridError, HybridStealing, ProcessorKind, Spawn, StealAmount,
@@ -18,6 +18,10 @@ struct Forest {
     ran: Vec<AtomicU32>,
     /// How long each task takes on a CPU worker.
     cpu_delay: Duration,
+    /// What a CPU worker waits for before it runs a task (the tests that need one processor
+    /// to be slower than another wait on a condition rather than on the clock, so that a
+    /// loaded machine cannot change the outcome).
+    cpu_gate: Option<Box<dyn Fn() + Sync>>,
 }
 
 impl Forest {
@@ -45,6 +49,7 @@ impl Forest {
                 children,
                 ran,
                 cpu_delay,
+                cpu_gate: None,
             },
             (0..roots).collect(),
         )
@@ -52,6 +57,13 @@ impl Forest {
 
     fn all_ran_once(&self) -> bool {
         self.ran.iter().all(|r| r.load(Ordering::Relaxed) == 1)
+    }
+
+    fn tasks_ran(&self) -> usize {
+        self.ran
+            .iter()
+            .filter(|r| r.load(Ordering::Relaxed) > 0)
+            .count()
     }
 
     /// Runs `node`'s whole subtree here, as a batch processor does.
@@ -69,6 +81,9 @@ impl TaskRunner<u32> for Forest {
         0
     }
     fn run<S: Spawn<u32>>(&self, node: u32, ran: &mut u64, spawn: &mut S) {
+        if let Some(gate) = &self.cpu_gate {
+            gate();
+        }
         self.ran[node as usize].fetch_add(1, Ordering::Relaxed);
         *ran += 1;
         if !self.cpu_delay.is_zero() {
@@ -80,12 +95,24 @@ impl TaskRunner<u32> for Forest {
     }
 }
 
+/// Waits until `done` holds, polling; panics after `limit` (a gate that never opens is a
+/// scheduler that stopped moving work, and the test must fail rather than hang).
+fn wait_until(what: &str, limit: Duration, done: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < limit, "gave up waiting: {what}");
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
 /// A batch processor on a CPU thread: runs each initial task's subtree, taking `delay` a
-/// batch, and records its batches' sizes.
+/// batch (or, with `hold`, not returning from its first batch until every task of the forest
+/// has run), and records its batches' sizes.
 struct Device<'a> {
     forest: &'a Forest,
     max: usize,
     delay: Duration,
+    hold: bool,
     sizes: Vec<usize>,
 }
 
@@ -100,6 +127,14 @@ impl BatchRunner<u32> for Device<'_> {
             self.forest.run_subtree(root);
         }
         std::thread::sleep(self.delay);
+        if self.hold {
+            let total = self.forest.ran.len();
+            wait_until(
+                "the CPU workers ran the rest",
+                Duration::from_secs(60),
+                || self.forest.tasks_ran() == total,
+            );
+        }
         Ok(())
     }
 }
@@ -121,6 +156,7 @@ fn check(h: HybridStealing, cpus: usize, devices: usize, roots: u32) {
             forest: &forest,
             max: 16,
             delay: Duration::ZERO,
+            hold: false,
             sizes: Vec::new(),
         })
         .collect();
@@ -193,12 +229,14 @@ cases! {
 
 #[test]
 fn cpu_workers_take_initial_tasks_from_a_slow_device() {
+    // A device that does not finish its first batch until the CPU workers have run
+    // everything else: they must take all of its share but that batch.
     let (forest, tasks) = Forest::new(400, Duration::ZERO);
-    // At most 4 tiles every 50 ms: the device alone would take over a second for its share.
     let device = Device {
         forest: &forest,
         max: 4,
-        delay: Duration::from_millis(50),
+        delay: Duration::ZERO,
+        hold: true,
         sizes: Vec::new(),
     };
     let h = hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half);
@@ -206,27 +244,47 @@ fn cpu_workers_take_initial_tasks_from_a_slow_device() {
         .run(NonZeroUsize::new(2).unwrap(), &tasks, &forest, vec![device])
         .expect("threads start");
     assert!(forest.all_ran_once());
+    let sizes = &outcome.batch_runners[0].sizes;
+    assert!(sizes.len() <= 1, "one batch at most: {sizes:?}");
     let device = &outcome.processors[2];
     assert_eq!(device.dealt, 200, "half the tiles to the device");
-    assert!(
-        device.given > 100,
-        "CPU workers took most of them: {device:?}"
-    );
-    assert!(
-        outcome.telemetry.workers[2].initial_tasks < 100,
-        "{:?}",
-        outcome.telemetry.workers[2]
-    );
+    assert!(device.given >= 196, "CPU workers took the rest: {device:?}");
+    assert_eq!(device.given + sizes.iter().sum::<usize>() as u64, 200);
+    assert_eq!(device.taken, 0, "{device:?}");
 }
 
 #[test]
 fn a_fast_device_takes_initial_tasks_from_slow_cpu_workers() {
-    let (forest, tasks) = Forest::new(300, Duration::from_micros(200));
-    let device = Device {
+    // CPU workers that cannot finish a task until the device has run 200 initial tasks, more
+    // than its share of 150: it must steal them from the CPU workers' deques.
+    let device_roots = std::sync::Arc::new(AtomicUsize::new(0));
+    let (mut forest, tasks) = Forest::new(300, Duration::ZERO);
+    let seen = device_roots.clone();
+    forest.cpu_gate = Some(Box::new(move || {
+        wait_until("the device took 200 tiles", Duration::from_secs(60), || {
+            seen.load(Ordering::Relaxed) >= 200
+        });
+    }));
+    struct Counting<'a> {
+        forest: &'a Forest,
+        roots: &'a AtomicUsize,
+    }
+    impl BatchRunner<u32> for Counting<'_> {
+        type Error = String;
+        fn max_batch(&self) -> usize {
+            32
+        }
+        fn run_batch(&mut self, batch: &[u32]) -> Result<(), String> {
+            for &root in batch {
+                self.forest.run_subtree(root);
+            }
+            self.roots.fetch_add(batch.len(), Ordering::Relaxed);
+            Ok(())
+        }
+    }
+    let device = Counting {
         forest: &forest,
-        max: 32,
-        delay: Duration::ZERO,
-        sizes: Vec::new(),
+        roots: &device_roots,
     };
     let h = hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half);
     let outcome = h
@@ -234,9 +292,10 @@ fn a_fast_device_takes_initial_tasks_from_slow_cpu_workers() {
         .expect("threads start");
     assert!(forest.all_ran_once());
     let device = &outcome.processors[2];
-    assert!(device.taken > 0, "{device:?}");
+    assert_eq!(device.dealt, 150, "{device:?}");
+    assert!(device.taken >= 50, "{device:?}");
     assert!(
-        outcome.telemetry.workers[2].initial_tasks > 150,
+        outcome.telemetry.workers[2].initial_tasks >= 200,
         "more than its share: {:?}",
         outcome.telemetry.workers[2]
     );
@@ -252,6 +311,7 @@ fn batches_shrink_toward_the_end() {
         forest: &forest,
         max: 200,
         delay: Duration::from_millis(2),
+        hold: false,
         sizes: Vec::new(),
     };
     let h = hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half);
@@ -269,17 +329,19 @@ fn batches_shrink_toward_the_end() {
     assert_eq!(outcome.processors[2].batches, sizes.len() as u64);
 }
 
-/// A device that fails its first batch, or panics in it.
-struct Failing {
+/// A device that fails its first batch (saying so in `failed` first), or panics in it.
+struct Failing<'a> {
     panics: bool,
+    failed: &'a AtomicBool,
 }
 
-impl BatchRunner<u32> for Failing {
+impl BatchRunner<u32> for Failing<'_> {
     type Error = String;
     fn max_batch(&self) -> usize {
         4
     }
     fn run_batch(&mut self, _batch: &[u32]) -> Result<(), String> {
+        self.failed.store(true, Ordering::Relaxed);
         assert!(!self.panics, "the device panicked");
         Err("the device failed".into())
     }
@@ -287,40 +349,65 @@ impl BatchRunner<u32> for Failing {
 
 #[test]
 fn a_failing_batch_stops_the_run_and_says_why() {
-    // CPU tasks slow enough that the device's share is still there when its thread starts,
-    // and that the run would take seconds if it went on.
-    let (forest, tasks) = Forest::new(2000, Duration::from_millis(1));
-    let h = hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half);
-    let started = std::time::Instant::now();
-    let result = h.run(
-        NonZeroUsize::new(2).unwrap(),
-        &tasks,
-        &forest,
-        vec![Failing { panics: false }],
-    );
+    // CPU workers that wait for the device to fail before each task: once it has, each may
+    // finish the task in hand and must then stop, leaving almost all of the frame unrun. The
+    // run is watched from another thread, so that a run that does not stop fails the test
+    // instead of hanging it.
+    static FAILED: AtomicBool = AtomicBool::new(false);
+    let (mut forest, tasks) = Forest::new(2000, Duration::ZERO);
+    forest.cpu_gate = Some(Box::new(|| {
+        wait_until("the device failed", Duration::from_secs(60), || {
+            FAILED.load(Ordering::Relaxed)
+        });
+        std::thread::sleep(Duration::from_millis(1));
+    }));
+    let forest: &'static Forest = Box::leak(Box::new(forest));
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let h = hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half);
+        let result = h.run(
+            NonZeroUsize::new(2).unwrap(),
+            &tasks,
+            forest,
+            vec![Failing {
+                panics: false,
+                failed: &FAILED,
+            }],
+        );
+        let _ = sender.send(result.map(|o| o.telemetry));
+    });
+    let result = receiver
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the run ends after a failed batch");
     match result {
         Err(HybridError::Batch { processor, error }) => {
             assert_eq!(processor, 2);
             assert_eq!(error, "the device failed");
         }
-        other => panic!("{:?}", other.map(|o| o.telemetry)),
+        other => panic!("{other:?}"),
     }
+    let ran = forest.tasks_ran();
     assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "the others stopped"
+        ran < forest.ran.len() / 10,
+        "the others stopped: {ran} of {} tasks ran",
+        forest.ran.len()
     );
 }
 
 #[test]
 fn a_panicking_batch_fails_the_run_instead_of_hanging_it() {
     let (forest, tasks) = Forest::new(100, Duration::from_millis(1));
+    let failed = AtomicBool::new(false);
     let h = hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         h.run(
             NonZeroUsize::new(2).unwrap(),
             &tasks,
             &forest,
-            vec![Failing { panics: true }],
+            vec![Failing {
+                panics: true,
+                failed: &failed,
+            }],
         )
     }));
     assert!(result.is_err(), "the panic must reach the caller");
