@@ -7,9 +7,9 @@
 //! tasks together with everything they spawn, inside itself, as a GPU's persistent kernel
 //! does, and hands back nothing but their results.
 //!
-//! - Every processor owns a *pool* of initial tasks, dealt out before the run (see
-//!   [`deal`]). Its owner takes from the front of the pool; thieves take from the back, one
-//!   task or half of the pool as the CPU side's steal amount says.
+//! - Every processor owns a *pool* of initial tasks, dealt out before the run (see `deal`
+//!   in this module). Its owner takes from the front of the pool; thieves take from the
+//!   back, one task or half of the pool as the CPU side's steal amount says.
 //! - A CPU worker works as in [`WorkStealing`]: it runs a task's newest child next and keeps
 //!   the others in its deque of spawned tasks, where other CPU workers may steal them; with
 //!   neither a child nor a spawned task of its own, it takes the next initial task of its

@@ -57,7 +57,7 @@ mod static_tiles;
 mod stealing;
 mod sync;
 mod telemetry;
-mod termination;
+pub mod termination;
 mod victim;
 
 pub use balancer::{Balancer, Outcome, Spawn, SpawnError, TaskRunner};

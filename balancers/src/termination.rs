@@ -24,14 +24,15 @@ struct Counts {
 
 /// The per-worker counters of a run.
 #[derive(Debug)]
-pub(crate) struct Termination {
+pub struct Termination {
     workers: Box<[CachePadded<Counts>]>,
     /// Tasks that exist before any worker starts.
     initial: u64,
 }
 
 impl Termination {
-    pub(crate) fn new(workers: usize, initial: u64) -> Self {
+    /// Counters for `workers` workers and `initial` tasks that exist before any starts.
+    pub fn new(workers: usize, initial: u64) -> Self {
         Self {
             workers: (0..workers).map(|_| CachePadded::default()).collect(),
             initial,
@@ -41,7 +42,7 @@ impl Termination {
     /// Worker `worker` has created `total` tasks so far. Called before the newest of them can
     /// be seen by another worker (before it is pushed).
     #[inline]
-    pub(crate) fn created(&self, worker: usize, total: u64) {
+    pub fn created(&self, worker: usize, total: u64) {
         // Relaxed: the push that follows publishes it (its Release comes after this store in
         // program order, and a thief's Acquire of the task, its run, and its Release store of
         // `finished` carry it to whoever reads that `finished`).
@@ -50,7 +51,7 @@ impl Termination {
 
     /// Worker `worker` has finished `total` tasks so far, their spawns included.
     #[inline]
-    pub(crate) fn finished(&self, worker: usize, total: u64) {
+    pub fn finished(&self, worker: usize, total: u64) {
         // Release: whoever reads this total also sees the `created` counts of the tasks that
         // finished (see the module documentation).
         self.workers[worker]
@@ -75,7 +76,7 @@ impl Termination {
     }
 
     /// True when every task, initial or created, has finished. Any worker may ask.
-    pub(crate) fn all_done(&self) -> bool {
+    pub fn all_done(&self) -> bool {
         let first = self.collect();
         if first.0 != self.initial + first.1 {
             return false;

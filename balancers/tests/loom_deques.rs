@@ -1,6 +1,8 @@
 //! Both deques under the loom model checker: every interleaving (and every weak-memory
 //! behaviour loom models) of an owner against one or two thieves, on tiny deques so that the
-//! edge cases (last task, reset, full) come up. Every task must come out exactly once.
+//! edge cases (last task, reset, full) come up. Every task must come out exactly once. Then
+//! the termination detection the stealing balancers end on, over a deque: no worker may see
+//! the run over while a task is left, and once the last has finished every worker sees it.
 //!
 //! Run with `RUSTFLAGS="--cfg loom" cargo test -p balancers --test loom_deques --release`
 //! (`.ci/run` does).
@@ -236,3 +238,74 @@ macro_rules! deque_models {
 
 deque_models!(abp_deque, abp);
 deque_models!(locked_deque, locked);
+
+/// The double collect of `balancers::termination` over an `abp` deque, as a stealing run
+/// uses them: worker 0 runs the one initial task, which spawns two (each counted created
+/// before it is pushed), then pops what is left; worker 1 steals. Whenever either asks and
+/// hears the run is over, all three tasks must have run; once both are through, the run
+/// must be over for anyone who asks.
+mod termination {
+    use loom::sync::Arc;
+    use loom::sync::atomic::{AtomicU32, Ordering};
+    use loom::thread;
+
+    use balancers::deque::{Steal, abp};
+    use balancers::termination::Termination;
+
+    /// Runs a task: one more ran (Relaxed: what orders it before a reader is the finishing
+    /// worker's Release store of its count, which the model checks).
+    fn run(ran: &AtomicU32) {
+        ran.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn over_only_when_all_ran(termination: &Termination, ran: &AtomicU32) {
+        if termination.all_done() {
+            assert_eq!(ran.load(Ordering::Relaxed), 3, "the run ended early");
+        }
+    }
+
+    #[test]
+    fn no_worker_sees_the_end_while_a_task_is_left() {
+        super::model_bounded(4, || {
+            let termination = Arc::new(Termination::new(2, 1));
+            let ran = Arc::new(AtomicU32::new(0));
+            let (w, s) = abp::new::<u32>(4);
+            let thief = {
+                let (termination, ran) = (termination.clone(), ran.clone());
+                thread::spawn(move || {
+                    let mut finished = 0;
+                    for _ in 0..2 {
+                        let mut loot = Vec::new();
+                        if let Steal::Success(_) = s.steal_into(&mut loot, 1) {
+                            for _ in loot {
+                                run(&ran);
+                                finished += 1;
+                                termination.finished(1, finished);
+                            }
+                        }
+                        over_only_when_all_ran(&termination, &ran);
+                    }
+                })
+            };
+            // The initial task: its two children are counted before anyone can see them.
+            for (created, child) in [(1, 1), (2, 2)] {
+                termination.created(0, created);
+                w.push(child, 0).unwrap();
+            }
+            run(&ran);
+            let mut finished = 1;
+            termination.finished(0, finished);
+            while w.pop().is_some() {
+                run(&ran);
+                finished += 1;
+                termination.finished(0, finished);
+            }
+            over_only_when_all_ran(&termination, &ran);
+            thief.join().unwrap();
+            assert!(
+                termination.all_done(),
+                "every task finished: the run is over"
+            );
+        });
+    }
+}

@@ -11,7 +11,8 @@
 //!
 //! What each policy does is what its balancer does, with the same code where it can be: the
 //! initial tasks are dealt by [`Assignment::share`](crate::Assignment), victims are chosen by
-//! the balancers' own [`VictimSelector`], seeded the same way per worker.
+//! the balancers' own victim selection (`victim::VictimSelector`), seeded the same way per
+//! worker.
 //! - `static`: a worker runs its share in order, each task's spawned subtree depth-first
 //!   (newest first) before the next initial task; breadth-first, its whole share, then the
 //!   spawned tasks oldest first.
