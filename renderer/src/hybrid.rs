@@ -19,7 +19,7 @@ use crate::film::Film;
 use crate::integrator::{RayCounts, RenderTask, Tile, Whitted, tiles};
 use crate::render::Frame;
 use crate::scene::Scene;
-use crate::watch::Unwatched;
+use crate::watch::{FrameObserver, FrameWatch, Unwatched};
 
 /// A processor that traces whole batches of tiles, with every ray they spawn, into sums of
 /// its own: a GPU, for `--device hybrid`.
@@ -106,12 +106,16 @@ impl std::fmt::Display for HybridRenderError {
 
 impl std::error::Error for HybridRenderError {}
 
-/// A device as the scheduler drives it: tasks in, tiles out.
-struct Batches<D> {
+/// A device as the scheduler drives it: tasks in, tiles out. It remembers the tiles it
+/// traced, for the observer to hear of once its sums are in the film; once the frame is
+/// cancelled it traces no more batches.
+struct Batches<'o, D, O> {
     device: D,
+    observer: &'o O,
+    traced: Vec<Tile>,
 }
 
-impl<D: TileDevice> BatchRunner<RenderTask> for Batches<D> {
+impl<D: TileDevice, O: FrameObserver> BatchRunner<RenderTask> for Batches<'_, D, O> {
     type Error = String;
 
     fn max_batch(&self) -> usize {
@@ -119,6 +123,10 @@ impl<D: TileDevice> BatchRunner<RenderTask> for Batches<D> {
     }
 
     fn run_batch(&mut self, batch: &[RenderTask]) -> Result<(), String> {
+        if self.observer.cancel_requested() {
+            self.observer.note_dropped();
+            return Ok(());
+        }
         let tiles: Vec<Tile> = batch
             .iter()
             .map(|task| match task {
@@ -126,7 +134,9 @@ impl<D: TileDevice> BatchRunner<RenderTask> for Batches<D> {
                 RenderTask::Ray(_) => unreachable!("batches hold initial tasks: tiles"),
             })
             .collect();
-        self.device.trace(&tiles)
+        self.device.trace(&tiles)?;
+        self.traced.extend(tiles);
+        Ok(())
     }
 }
 
@@ -141,16 +151,62 @@ pub fn render_hybrid<D: TileDevice>(
 ) -> Result<Frame, HybridRenderError> {
     let film = Film::try_new(scene.width, scene.height, options.work_map)
         .map_err(HybridRenderError::Memory)?;
+    render_hybrid_observed(scene, options, devices, Arc::new(film), &Unwatched)
+}
+
+/// Renders `scene` on CPU workers and `devices` together into `film`, as
+/// [`render_hybrid`], for someone watching through `watch` (made with
+/// [`FrameWatch::with_devices`] at `options.threads`): the CPU workers stamp their pixels as
+/// they go, and a device's tiles are stamped with its number (`options.threads` on) once its
+/// sums are in the film, at the end. A cancel drops the CPU's tasks and the batches not yet
+/// launched; a batch running on a device is waited for.
+///
+/// # Errors
+/// As [`render_hybrid`].
+///
+/// # Panics
+/// When `film` or `watch` is not of the scene's size.
+pub fn render_hybrid_watched<D: TileDevice>(
+    scene: &Scene,
+    options: &HybridOptions,
+    devices: Vec<D>,
+    film: Arc<Film>,
+    watch: &FrameWatch,
+) -> Result<Frame, HybridRenderError> {
+    assert_eq!(
+        (watch.width(), watch.height()),
+        (scene.width, scene.height),
+        "watch of the scene's size"
+    );
+    render_hybrid_observed(scene, options, devices, film, watch)
+}
+
+fn render_hybrid_observed<D: TileDevice, O: FrameObserver>(
+    scene: &Scene,
+    options: &HybridOptions,
+    devices: Vec<D>,
+    film: Arc<Film>,
+    observer: &O,
+) -> Result<Frame, HybridRenderError> {
+    assert_eq!(
+        (film.width(), film.height()),
+        (scene.width, scene.height),
+        "film of the scene's size"
+    );
     let names: Vec<String> = devices.iter().map(TileDevice::name).collect();
     let tasks: Vec<RenderTask> = tiles(scene.width, scene.height, options.tile)
         .into_iter()
         .map(RenderTask::Tile)
         .collect();
-    let runners: Vec<Batches<D>> = devices
+    let runners: Vec<Batches<D, O>> = devices
         .into_iter()
-        .map(|device| Batches { device })
+        .map(|device| Batches {
+            device,
+            observer,
+            traced: Vec::new(),
+        })
         .collect();
-    let whitted = Whitted::new(scene, &film, &Unwatched);
+    let whitted = Whitted::new(scene, &film, observer);
     let cpus = options.threads.get();
     let outcome = options
         .balancer
@@ -173,9 +229,18 @@ pub fn render_hybrid<D: TileDevice>(
             })?;
         film.add_sums(&device.sums, device.rays_per_pixel.as_deref());
         rays.push(device.rays);
+        for tile in &runner.traced {
+            for y in tile.y0..tile.y1 {
+                for x in tile.x0..tile.x1 {
+                    observer.stamp(y * scene.width + x, cpus + k);
+                }
+            }
+            observer.count_done(u64::from(tile.pixels()));
+        }
     }
+    let cancelled = observer.work_dropped();
     Ok(Frame {
-        film: Arc::new(film),
+        film,
         telemetry: outcome.telemetry,
         rays,
         tiles: tasks.len(),
@@ -184,7 +249,7 @@ pub fn render_hybrid<D: TileDevice>(
             processors: outcome.processors,
             devices: names,
         }),
-        cancelled: false,
+        cancelled,
     })
 }
 
@@ -248,5 +313,52 @@ impl TileDevice for CpuTiles<'_> {
             rays_per_pixel: self.film.ray_counts(),
             rays: self.rays,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A device that counts the tiles it is given.
+    struct Counting(usize);
+
+    impl TileDevice for Counting {
+        fn name(&self) -> String {
+            "counting".into()
+        }
+        fn max_batch(&self) -> usize {
+            4
+        }
+        fn trace(&mut self, tiles: &[Tile]) -> Result<(), String> {
+            self.0 += tiles.len();
+            Ok(())
+        }
+        fn finish(&mut self) -> Result<DeviceSums, String> {
+            Err("not needed here".into())
+        }
+    }
+
+    #[test]
+    fn no_batch_is_launched_once_the_frame_is_cancelled() {
+        let watch = FrameWatch::new(8, 8);
+        let mut batches = Batches {
+            device: Counting(0),
+            observer: &watch,
+            traced: Vec::new(),
+        };
+        let tile = RenderTask::Tile(Tile {
+            x0: 0,
+            y0: 0,
+            x1: 8,
+            y1: 8,
+        });
+        batches.run_batch(&[tile]).unwrap();
+        assert_eq!((batches.device.0, batches.traced.len()), (1, 1));
+        watch.cancel();
+        batches.run_batch(&[tile, tile]).unwrap();
+        assert_eq!(batches.device.0, 1, "no launch after the cancel");
+        assert_eq!(batches.traced.len(), 1, "nothing more to stamp");
+        assert!(watch.work_dropped(), "the frame knows work was dropped");
     }
 }

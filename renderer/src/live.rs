@@ -20,7 +20,8 @@ use std::thread::{self, JoinHandle};
 use anyhow::{Context, Result};
 
 use crate::film::Film;
-use crate::gpu::{Gpu, GpuOptions, render_gpu};
+use crate::gpu::{Gpu, GpuOptions, GpuTiles, render_gpu};
+use crate::hybrid::{HybridOptions, render_hybrid_watched};
 use crate::render::{Frame, RenderOptions, render_watched};
 use crate::scene::Scene;
 use crate::watch::FrameWatch;
@@ -34,6 +35,11 @@ pub enum FrameJob {
     /// On a GPU; the film arrives whole when the kernel ends, and a cancel takes effect only
     /// then (a kernel is not interrupted).
     Gpu(Arc<Gpu>, GpuOptions),
+    /// On CPU worker threads and a GPU together: the CPU's pixels fill in as they finish,
+    /// the GPU's arrive when its last batch is done, stamped as worker `options.threads`
+    /// ([`FrameWatch::is_device`]). A cancel stops the CPU's work within a task and launches
+    /// no further batch.
+    Hybrid(Arc<Gpu>, HybridOptions),
 }
 
 /// A frame rendering on its own thread.
@@ -52,14 +58,18 @@ impl LiveFrame {
     /// # Errors
     /// When the thread cannot be started, or the film's memory cannot be had.
     pub fn start(scene: Arc<Scene>, job: FrameJob) -> Result<Self> {
-        let work_map = match &job {
-            FrameJob::Cpu(o) => o.work_map,
-            FrameJob::Gpu(_, o) => o.work_map,
+        let (work_map, watch) = match &job {
+            FrameJob::Cpu(o) => (o.work_map, FrameWatch::new(scene.width, scene.height)),
+            FrameJob::Gpu(_, o) => (o.work_map, FrameWatch::new(scene.width, scene.height)),
+            FrameJob::Hybrid(_, o) => (
+                o.work_map,
+                FrameWatch::with_devices(scene.width, scene.height, o.threads.get()),
+            ),
         };
         let film =
             Film::try_new(scene.width, scene.height, work_map).map_err(anyhow::Error::msg)?;
         let film = Arc::new(film);
-        let watch = Arc::new(FrameWatch::new(scene.width, scene.height));
+        let watch = Arc::new(watch);
         let thread = thread::Builder::new()
             .name("raylb-frame".into())
             .spawn({
@@ -70,6 +80,12 @@ impl LiveFrame {
                     }
                     FrameJob::Gpu(gpu, options) => {
                         render_gpu(&gpu, &scene, &options).context("rendering on the GPU")
+                    }
+                    FrameJob::Hybrid(gpu, options) => {
+                        let device = GpuTiles::new(&gpu, &scene, options.tile, options.work_map)
+                            .context("preparing the GPU for a hybrid frame")?;
+                        render_hybrid_watched(&scene, &options, vec![device], film, &watch)
+                            .context("rendering on the CPU and the GPU")
                     }
                 }
             })

@@ -186,7 +186,16 @@ impl Preview {
                 (Layer::WorkMap, Some(heat)) => {
                     shade(heat.colour(film.pixel_rays(p).unwrap_or(0)), image)
                 }
-                (Layer::Workers, _) => shade(worker.map_or([160; 3], worker_colour), image),
+                (Layer::Workers, _) => shade(
+                    worker.map_or([160; 3], |w| {
+                        if watch.is_device(w) {
+                            DEVICE_COLOUR
+                        } else {
+                            worker_colour(w)
+                        }
+                    }),
+                    image,
+                ),
                 _ => image,
             });
         }
@@ -258,6 +267,10 @@ fn shade(colour: [u8; 3], image: [u8; 3]) -> [u8; 3] {
     let factor = 90 + luma * 166 / 255; // 90/256 ≈ 35% … 256/256
     colour.map(|c| ((u32::from(c) * factor) >> 8) as u8)
 }
+
+/// The colour of a device's pixels in the workers layer (a hybrid frame's GPU): white, which
+/// no CPU worker's hue is (each of theirs has a channel at a quarter).
+pub const DEVICE_COLOUR: [u8; 3] = [255, 255, 255];
 
 /// A colour for worker `worker`: hues a golden angle apart, so that neighbouring numbers
 /// differ clearly for any count of workers.
@@ -350,5 +363,35 @@ mod tests {
         for w in 0..64u16 {
             assert_ne!(worker_colour(w), worker_colour(w + 1), "worker {w}");
         }
+    }
+
+    #[test]
+    fn a_devices_pixels_are_white_and_no_cpu_worker_is() {
+        let film = Film::new(3, 1, false);
+        // Two CPU threads, then the GPU.
+        let watch = FrameWatch::with_devices(3, 1, 2);
+        for p in 0..3 {
+            film.add(p, Vec3::ONE);
+            watch.stamp(p, p as usize);
+        }
+        let mut preview = Preview::new(3, 1);
+        preview.draw(&film, &watch, Layer::Workers, Pixels::All);
+        let px = preview.pixels();
+        assert_eq!(px[0], pack(worker_colour(0)));
+        assert_eq!(px[1], pack(worker_colour(1)));
+        assert_eq!(px[2], pack(DEVICE_COLOUR));
+        for w in 0..4096u16 {
+            assert_ne!(worker_colour(w), DEVICE_COLOUR, "worker {w}");
+        }
+        assert!(
+            !FrameWatch::new(1, 1).is_device(7),
+            "no devices without them"
+        );
+        let many = FrameWatch::with_devices(1, 1, 100_000);
+        many.stamp(0, 100_000);
+        assert!(
+            many.is_device(many.worker_of(0).unwrap()),
+            "stamps fold alike"
+        );
     }
 }

@@ -57,6 +57,9 @@ pub struct FrameWatch {
     /// Per pixel: 0 before its camera ray is traced, then 1 + the worker that traced it
     /// (workers from 65,534 on share the last stamp).
     stamps: Vec<AtomicU16>,
+    /// Workers from this number on are devices tracing whole batches of tiles (a hybrid
+    /// frame's GPUs), not CPU threads.
+    first_device: Option<u16>,
     pixels_done: AtomicU64,
     cancel_requested: AtomicBool,
     work_dropped: AtomicBool,
@@ -70,10 +73,29 @@ impl FrameWatch {
             width,
             height,
             stamps: (0..pixels).map(|_| AtomicU16::new(0)).collect(),
+            first_device: None,
             pixels_done: AtomicU64::new(0),
             cancel_requested: AtomicBool::new(false),
             work_dropped: AtomicBool::new(false),
         }
+    }
+
+    /// A watch over a `width × height` frame whose workers from `first_device` on are
+    /// devices (a hybrid frame's GPUs, after its CPU threads): see [`is_device`](Self::is_device).
+    pub fn with_devices(width: u32, height: u32, first_device: usize) -> Self {
+        Self {
+            // As `stamp` folds workers from 65,534 on into one.
+            first_device: Some(
+                u16::try_from(first_device).map_or(u16::MAX - 1, |w| w.min(u16::MAX - 1)),
+            ),
+            ..Self::new(width, height)
+        }
+    }
+
+    /// Whether `worker` (as [`worker_of`](Self::worker_of) gives it) is a device rather than
+    /// a CPU thread.
+    pub fn is_device(&self, worker: u16) -> bool {
+        self.first_device.is_some_and(|first| worker >= first)
     }
 
     /// Width of the frame in pixels.

@@ -11,8 +11,12 @@ use balancers::{
     Assignment, BalancerKind, DequeKind, HybridStealing, ProcessorKind, StealAmount, VictimPolicy,
 };
 use common::{load_scene, raylb, scene_path};
-use renderer::hybrid::{CpuTiles, HybridOptions, render_hybrid};
+use std::sync::Arc;
+
+use renderer::film::Film;
+use renderer::hybrid::{CpuTiles, HybridOptions, render_hybrid, render_hybrid_watched};
 use renderer::render::{RenderOptions, render};
+use renderer::watch::FrameWatch;
 
 fn n(k: usize) -> NonZeroUsize {
     NonZeroUsize::new(k).unwrap()
@@ -86,6 +90,71 @@ fn same_as_cpu(
             .iter()
             .all(|p| p.kind == ProcessorKind::Batch)
     );
+}
+
+/// Two CPU workers and a device of one thread, 4 tiles a batch, on `cornell` 80×64 in tiles of
+/// 8 (which divide it).
+fn watched(watch: &FrameWatch) -> renderer::render::Frame {
+    let scene = load_scene("cornell", Some(80), Some(64));
+    let options = HybridOptions {
+        balancer: HybridStealing::default(),
+        threads: n(2),
+        tile: NonZeroU32::new(8).unwrap(),
+        work_map: false,
+    };
+    let film = Arc::new(Film::new(80, 64, false));
+    let device = CpuTiles::new(&scene, n(1), 4, false);
+    render_hybrid_watched(&scene, &options, vec![device], film, watch)
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn a_watched_frame_stamps_the_devices_tiles_as_the_devices() {
+    let watch = FrameWatch::with_devices(80, 64, 2);
+    let frame = watched(&watch);
+    assert!(!frame.cancelled);
+    assert_eq!(watch.pixels_done(), 80 * 64);
+    let workers: Vec<u16> = (0..80 * 64)
+        .map(|p| watch.worker_of(p).expect("every pixel stamped"))
+        .collect();
+    let on_device = workers.iter().filter(|&&w| watch.is_device(w)).count();
+    assert!(
+        workers.iter().all(|&w| w <= 2),
+        "two CPU workers and the device"
+    );
+    assert_eq!(
+        on_device as u64,
+        64 * frame.telemetry.workers[2].initial_tasks,
+        "the device's tiles, and no others"
+    );
+    let scene = load_scene("cornell", Some(80), Some(64));
+    let reference = render(
+        &scene,
+        &RenderOptions {
+            balancer: BalancerKind::static_tiles(Assignment::Interleaved),
+            threads: n(1),
+            tile: NonZeroU32::new(8).unwrap(),
+            work_map: false,
+        },
+    )
+    .unwrap();
+    assert!(
+        frame.film.resolve() == reference.film.resolve(),
+        "bytes differ"
+    );
+}
+
+#[test]
+fn a_frame_cancelled_before_it_starts_traces_nothing() {
+    let watch = FrameWatch::with_devices(80, 64, 2);
+    watch.cancel();
+    let frame = watched(&watch);
+    assert!(frame.cancelled);
+    assert!(
+        (0..80 * 64).all(|p| watch.worker_of(p).is_none()),
+        "nothing traced, on the CPU or the device"
+    );
+    assert_eq!(watch.pixels_done(), 0);
 }
 
 macro_rules! cases {
@@ -184,4 +253,47 @@ fn hybrid_without_a_gpu_says_so_in_one_line() {
     );
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
     assert!(!dir.path().join("q.png").exists());
+}
+
+/// `raylb view --device hybrid` (on a display that need not exist: the GPU and the settings
+/// are checked before a window opens) must fail in one line containing `says`, exit code 2.
+fn view_refuses(args: &[&str], says: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = scene_path("quick");
+    let mut all = vec![
+        "view",
+        quick.to_str().unwrap(),
+        "--device",
+        "hybrid",
+        "--frames",
+        "1",
+        "--screenshot",
+        "s.png",
+    ];
+    all.extend(args);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_raylb"))
+        .args(&all)
+        .current_dir(dir.path())
+        .env("DISPLAY", ":9999")
+        .output()
+        .expect("raylb runs");
+    assert_eq!(out.status.code(), Some(2), "{args:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(says), "{args:?}: {stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(!dir.path().join("s.png").exists());
+}
+
+#[test]
+fn the_viewer_takes_hybrid_and_refuses_it_in_one_line_without_a_gpu() {
+    view_refuses(
+        &["--balancer", "rayon"],
+        "leave --balancer out or say stealing",
+    );
+    view_refuses(&["--chunk", "2"], "--chunk applies to counter");
+    if renderer::gpu::Gpu::open().is_ok() {
+        eprintln!("a GPU is present: the refusal cannot be seen here");
+        return;
+    }
+    view_refuses(&[], "--device hybrid needs an NVIDIA GPU");
 }

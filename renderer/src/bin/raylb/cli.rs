@@ -647,6 +647,14 @@ impl RunArgs {
         })
     }
 
+    /// The CPU worker threads beside the GPU (`--device hybrid`): `--threads`, or one fewer
+    /// than the cores, the last being the GPU's host thread's.
+    pub(crate) fn hybrid_threads(&self) -> NonZeroUsize {
+        self.threads.unwrap_or_else(|| {
+            NonZeroUsize::new(self.threads().get() - 1).unwrap_or(NonZeroUsize::MIN)
+        })
+    }
+
     /// The GPU balancer asked for; a setting that does not apply on the GPU, or to that
     /// balancer, is refused.
     pub(crate) fn gpu_balancer(&self) -> Result<GpuBalancer> {

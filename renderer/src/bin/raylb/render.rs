@@ -1,6 +1,5 @@
 //! `raylb render`.
 
-use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -59,15 +58,9 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
             }
             let gpu =
                 Gpu::open().map_err(|e| anyhow!("--device hybrid needs an NVIDIA GPU: {e}"))?;
-            // One core is the GPU's host thread's, unless --threads says otherwise.
-            let cores = args.run.threads().get();
-            let threads = args
-                .run
-                .threads
-                .unwrap_or_else(|| NonZeroUsize::new(cores - 1).unwrap_or(NonZeroUsize::MIN));
             let options = HybridOptions {
                 balancer,
-                threads,
+                threads: args.run.hybrid_threads(),
                 tile: args.run.tile,
                 work_map: args.workmap.is_some(),
             };

@@ -1,11 +1,12 @@
 //! What the viewer's keys switch between: every balancer, on the CPU and (where one is
-//! present) the GPU, thread counts and tile edges.
+//! present) the GPU and both together, thread counts and tile edges.
 
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::sync::Arc;
 
-use balancers::{Balancer, BalancerKind};
+use balancers::{Balancer, BalancerKind, HybridStealing};
 use renderer::gpu::{Gpu, GpuBalancer, GpuOptions};
+use renderer::hybrid::HybridOptions;
 use renderer::live::FrameJob;
 use renderer::render::RenderOptions;
 use renderer::stats::counted;
@@ -17,6 +18,15 @@ pub(crate) enum Engine {
     Cpu(BalancerKind),
     /// A GPU balancer.
     Gpu(GpuBalancer),
+    /// The CPU's threads and the GPU together.
+    Hybrid(HybridStealing),
+}
+
+impl Engine {
+    /// Whether frames of this engine run on the GPU, which traverses the octree.
+    pub(crate) fn uses_gpu(self) -> bool {
+        matches!(self, Engine::Gpu(_) | Engine::Hybrid(_))
+    }
 }
 
 /// The tile edges the viewer steps through are powers of two in this range (`--tile`'s).
@@ -37,7 +47,8 @@ pub(crate) struct Lineup {
 }
 
 impl Lineup {
-    /// Every CPU balancer variant, then every GPU balancer if `gpu` is given; starting at
+    /// Every CPU balancer variant, then, if `gpu` is given, every GPU balancer and the
+    /// hybrid scheduler with its default CPU settings; starting at
     /// `first` (put at the front when it is a variant outside the list, such as a counter
     /// with another chunk).
     pub(crate) fn new(
@@ -52,6 +63,7 @@ impl Lineup {
             .collect();
         if gpu.is_some() {
             engines.extend(GpuBalancer::EVERY.into_iter().map(Engine::Gpu));
+            engines.push(Engine::Hybrid(HybridStealing::default()));
         }
         let current = engines.iter().position(|e| *e == first).unwrap_or_else(|| {
             engines.insert(0, first);
@@ -120,6 +132,15 @@ impl Lineup {
                     max_warps: None,
                 },
             ),
+            Engine::Hybrid(balancer) => FrameJob::Hybrid(
+                Arc::clone(self.gpu.as_ref().expect("hybrid engines only with a GPU")),
+                HybridOptions {
+                    balancer,
+                    threads: self.threads,
+                    tile: self.tile,
+                    work_map,
+                },
+            ),
         }
     }
 
@@ -133,6 +154,12 @@ impl Lineup {
                 self.tile
             ),
             Engine::Gpu(b) => format!("GPU {}, tile {}", b.name(), self.tile),
+            Engine::Hybrid(b) => format!(
+                "{} ×{} + GPU, tile {}",
+                b.name(),
+                counted(self.threads.get() as u64, "thread"),
+                self.tile
+            ),
         }
     }
 }
@@ -166,6 +193,13 @@ mod tests {
         assert_eq!(l.engine(), Engine::Cpu(every[0]), "wrapped");
         l.step_engine(-1);
         assert_eq!(l.engine(), Engine::Cpu(*every.last().unwrap()));
+    }
+
+    #[test]
+    fn gpu_and_hybrid_frames_run_on_the_gpu() {
+        assert!(!Engine::Cpu(BalancerKind::every_variant()[0]).uses_gpu());
+        assert!(Engine::Gpu(GpuBalancer::EVERY[0]).uses_gpu());
+        assert!(Engine::Hybrid(HybridStealing::default()).uses_gpu());
     }
 
     #[test]

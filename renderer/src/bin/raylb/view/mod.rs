@@ -23,7 +23,7 @@ use renderer::gpu::{Gpu, GpuError, check_gpu_samples};
 use renderer::live::{FrameJob, LiveFrame};
 use renderer::output::{io_reason, write_png};
 use renderer::preview::{Layer, Pixels, Preview};
-use renderer::render::{Frame, FrameExtras};
+use renderer::render::{Frame, FrameExtras, FrameMemory};
 use renderer::scene::{Scene, Viewpoint};
 use renderer::stats::counted;
 use renderer::watch::FrameWatch;
@@ -58,21 +58,27 @@ pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
     let first = match args.run.device {
         DeviceName::Cpu => Engine::Cpu(args.run.balancer()?),
         DeviceName::Gpu => Engine::Gpu(args.run.gpu_balancer()?),
-        DeviceName::Hybrid => bail!(
-            "--device hybrid: the viewer shows frames of the CPU or the GPU; render a hybrid frame with raylb render --device hybrid"
-        ),
+        DeviceName::Hybrid => Engine::Hybrid(args.run.hybrid_balancer()?),
     };
     let scene_args = args.scene.for_device(args.run.device)?;
     scene_args.check_structure_options(&[scene_args.accel_kind()])?;
     ensure_display()?;
     let gpu = match args.run.device {
         DeviceName::Gpu => Some(Arc::new(open_gpu()?)),
-        DeviceName::Cpu | DeviceName::Hybrid => find_gpu(args.quiet),
+        DeviceName::Hybrid => {
+            Some(Arc::new(Gpu::open().map_err(|e| {
+                anyhow!("--device hybrid needs an NVIDIA GPU: {e}")
+            })?))
+        }
+        DeviceName::Cpu => find_gpu(args.quiet),
     };
     let scene = scene_args.load(&args.source, args.quiet)?;
     outputs.check_inputs(&scene.inputs)?;
     let gpu = match (gpu, check_gpu_samples(&scene)) {
         (Some(_), Err(e)) if args.run.device == DeviceName::Gpu => bail!("--device gpu: {e}"),
+        (Some(_), Err(e)) if args.run.device == DeviceName::Hybrid => {
+            bail!("--device hybrid: {e}")
+        }
         (Some(_), Err(e)) => {
             if !args.quiet {
                 errln!("raylb: the GPU's balancers are left out: {e}");
@@ -81,14 +87,23 @@ pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
         }
         (gpu, _) => gpu,
     };
-    let lineup = Lineup::new(first, args.run.threads(), args.run.tile, gpu);
-    if let FrameJob::Cpu(options) = lineup.job(args.layer == LayerName::WorkMap) {
-        let extras = FrameExtras {
-            hdr: false,
-            window: true,
-            ..FrameExtras::default()
-        };
-        args.scene.check_frame(&scene, &options, extras)?;
+    let threads = match first {
+        Engine::Hybrid(_) => args.run.hybrid_threads(),
+        Engine::Cpu(_) | Engine::Gpu(_) => args.run.threads(),
+    };
+    let lineup = Lineup::new(first, threads, args.run.tile, gpu);
+    let extras = FrameExtras {
+        hdr: false,
+        window: true,
+        ..FrameExtras::default()
+    };
+    match lineup.job(args.layer == LayerName::WorkMap) {
+        FrameJob::Cpu(options) => args.scene.check_frame(&scene, &options, extras)?,
+        FrameJob::Hybrid(_, options) => args.scene.check_memory(
+            &scene,
+            &FrameMemory::estimate_hybrid(&scene, &options, extras),
+        )?,
+        FrameJob::Gpu(..) => {}
     }
     let mut viewer = Viewer::new(scene, lineup, args.layer.into(), args.quiet);
     let mut window = Window::new(
@@ -134,7 +149,10 @@ fn find_gpu(quiet: bool) -> Option<Arc<Gpu>> {
     match Gpu::open() {
         Ok(gpu) => {
             if !quiet {
-                errln!("GPU: {}; its balancers are on B", gpu.info().name);
+                errln!(
+                    "GPU: {}; its balancers and the hybrid are on B",
+                    gpu.info().name
+                );
             }
             Some(Arc::new(gpu))
         }
@@ -197,8 +215,9 @@ impl Viewer {
             live.cancel()?;
         }
         // The GPU's balancers traverse the octree: a scene in another structure is rebuilt in
-        // it before one of them renders.
-        if matches!(self.lineup.engine(), Engine::Gpu(_))
+        // it before one of them (or the hybrid scheduler, the GPU being one of its
+        // processors) renders.
+        if self.lineup.engine().uses_gpu()
             && let Some(scene) = self.scene.with_accel(AccelKind::Octree)
         {
             self.scene = Arc::new(scene);
@@ -311,6 +330,9 @@ impl Viewer {
             (Layer::WorkMap, Some((lo, hi))) => title += &format!(" {lo}–{hi} rays/px"),
             (Layer::Workers, _) if matches!(self.lineup.engine(), Engine::Gpu(_)) => {
                 title += " (GPU frames carry no worker stamps)";
+            }
+            (Layer::Workers, _) if matches!(self.lineup.engine(), Engine::Hybrid(_)) => {
+                title += " (white: the GPU's tiles)";
             }
             _ => {}
         }
@@ -470,10 +492,10 @@ impl Viewer {
     /// A: the scene's triangles in the other acceleration structure. The running frame is
     /// cancelled first (it holds the scene); the image stays the same, only its speed changes.
     fn switch_accel(&mut self) -> Result<()> {
-        if matches!(self.lineup.engine(), Engine::Gpu(_)) {
+        if self.lineup.engine().uses_gpu() {
             if !self.quiet {
                 errln!(
-                    "raylb: the GPU's balancers traverse the octree; A switches structure for the CPU's (B to pick one)"
+                    "raylb: the GPU's balancers and the hybrid traverse the octree; A switches structure for the CPU's (B to pick one)"
                 );
             }
             return Ok(());
