@@ -6,7 +6,11 @@
 # treasure and treasure-calm at 2048² with the CPU alone, the GPU alone and both, alternating
 # for HYBRID_ROUNDS rounds (default 5): medians, hybrid over the faster device alone paired by
 # round, hybrid's speed over the sum of the two alone, and each device's share and idle time
-# at the end of the frame.
+# at the end of the frame. Last, on the machine's CPU cores alone: the simulator against real
+# runs at 1, 2, 4, 8 and 16 threads (scripts/sim-validate.sh, SIM_ROUNDS rounds, default 3)
+# and every CPU balancer's scaling on treasure.
+#
+# SECTIONS (default gpu,hybrid,cores) picks the parts to run, for a lease too short for all.
 #
 #   scripts/gpu-check.sh                 # builds with cargo where there is one
 #   RAYLB=path/to/raylb GPU_TESTS=path/to/gpu-test-binary scripts/gpu-check.sh
@@ -20,12 +24,15 @@ OUT=${GPU_CHECK_OUT:-gpu-check-out}
 TILES=${TILES:-8,64,512}
 mkdir -p "$OUT"
 status=0
+SECTIONS=${SECTIONS:-gpu,hybrid,cores}
+section() { [[ ",$SECTIONS," == *",$1,"* ]]; }
 
 if [ -z "${RAYLB:-}" ]; then
     cargo build --release --locked || exit 2
     RAYLB=target/release/raylb
 fi
 
+if section gpu; then
 echo "== the #[ignore]d GPU tests"
 if [ -n "${GPU_TESTS:-}" ]; then
     "$GPU_TESTS" --ignored --test-threads 1 || status=1
@@ -61,6 +68,9 @@ for f in "$OUT"/validate-*.txt; do
             printf "%-21s %-25s %5s %10s %7s %10s  %s\n", scene, $1, t[2], $5, $8, $10, identical
         }' "$f"
 done
+fi
+
+if section hybrid; then
 echo
 echo "== hybrid: every scene, the CPU's threads and the GPU together, against the CPU's render"
 for scene in scenes/*.toml; do
@@ -104,4 +114,19 @@ for scene in ("treasure", "treasure-calm"):
         print(f"    {share['processor']}: {share['share'] * 100:.1f}% of rays, {share['tiles']} tiles, "
               f"idle {share['idle_at_end_seconds']:.4f} s at the end")
 PY
+fi
+
+if section cores; then
+echo
+echo "== the simulator against real runs on $(nproc) cores: cornell and treasure, 1 to 16 threads"
+threads=$(for t in 1 2 4 8 16; do [ "$t" -le "$(nproc)" ] && echo "$t"; done | paste -sd,)
+RAYLB="$RAYLB" scripts/sim-validate.sh --threads "$threads" --rounds "${SIM_ROUNDS:-3}" \
+    --out "$OUT/sim-validate" | tee "$OUT/sim-validate.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+echo "== scaling: treasure, every CPU balancer, $threads threads"
+"$RAYLB" bench scaling scenes/treasure.toml --threads "$threads" \
+    --balancers static,counter,stealing,rayon --repeat 3 --out "$OUT/scaling" \
+    | tee "$OUT/scaling.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
 exit $status
