@@ -40,9 +40,7 @@ use std::time::{Duration, Instant};
 use crate::balancer::{Outcome, SpawnError, Stop, TaskRunner, run_workers};
 use crate::deque::{self, Family, Steal};
 use crate::order::Order;
-use crate::stealing::{
-    DequeKind, Job, Owner, STEAL_HALF_AT_MOST, Search, StealAmount, WorkStealing,
-};
+use crate::stealing::{DequeKind, Job, Owner, Search, StealAmount, WorkStealing};
 use crate::sync::{AtomicU64, Ordering};
 use crate::telemetry::{Telemetry, WorkerTelemetry};
 use crate::termination::Termination;
@@ -536,10 +534,7 @@ impl HybridStealing {
     where
         T: Send,
     {
-        let max = match self.amount {
-            StealAmount::One => 1,
-            StealAmount::Half => STEAL_HALF_AT_MOST,
-        };
+        let max = self.amount.at_most();
         let mut initial = Vec::new();
         let search = Search {
             workers: shared.victims.len(),

@@ -36,6 +36,16 @@ pub enum StealAmount {
     Half,
 }
 
+impl StealAmount {
+    /// The most tasks one steal takes ([`STEAL_HALF_AT_MOST`] for half).
+    pub(crate) fn at_most(self) -> usize {
+        match self {
+            StealAmount::One => 1,
+            StealAmount::Half => STEAL_HALF_AT_MOST,
+        }
+    }
+}
+
 /// Work stealing (Blumofe and Leiserson; Wende, chapter 3): each worker owns a deque,
 /// pre-filled with its static share of the initial tasks (dealt as `assignment` says). A
 /// worker runs one child of each task right after it (the newest) and pushes the others, so
@@ -262,10 +272,7 @@ impl WorkStealing {
     where
         T: Send,
     {
-        let max = match self.amount {
-            StealAmount::One => 1,
-            StealAmount::Half => STEAL_HALF_AT_MOST,
-        };
+        let max = self.amount.at_most();
         let p = shared.victims.len();
         let search = Search {
             workers: p,

@@ -46,7 +46,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use crate::kind::BalancerKind;
 use crate::order::Order;
 use crate::static_tiles::{Assignment, StaticTiles};
-use crate::stealing::{DequeKind, STEAL_HALF_AT_MOST, StealAmount, WorkStealing};
+use crate::stealing::{DequeKind, StealAmount, WorkStealing};
 use crate::sync::{AtomicU64, Ordering};
 use crate::victim::{Prospect, VictimSelector};
 use crate::{CentralCounter, RayonScope};
@@ -812,7 +812,7 @@ impl<'a> Sim<'a> {
         }
         let take = match amount {
             StealAmount::One => 1,
-            StealAmount::Half => available.div_ceil(2).min(STEAL_HALF_AT_MOST),
+            StealAmount::Half => available.div_ceil(2).min(amount.at_most()),
         };
         let mut loot: VecDeque<Queued> = self.workers[victim].queue.drain(..take).collect();
         // The first runs at once; the rest go to the thief's deque.
