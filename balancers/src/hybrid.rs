@@ -562,26 +562,11 @@ impl HybridStealing {
                 shared.victims[state.me].pool.put_front(stolen);
                 return found;
             }
-            let spawned = v
+            let attempt = v
                 .spawned
                 .as_ref()
                 .map_or(Steal::Empty, |s| D::steal_into(s, loot, max));
-            match spawned {
-                Steal::Success(n) => {
-                    telemetry.steal_successes += 1;
-                    telemetry.tasks_stolen += n as u64;
-                    let mut stolen = loot.drain(..);
-                    let found = stolen.next();
-                    for job in stolen {
-                        state.push(job);
-                    }
-                    found
-                }
-                Steal::Empty | Steal::Retry => {
-                    selector.failed();
-                    None
-                }
-            }
+            state.take_loot(attempt, loot, selector, telemetry)
         })
     }
 }

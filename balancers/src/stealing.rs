@@ -283,24 +283,8 @@ impl WorkStealing {
         search.run(selector, telemetry, |selector, telemetry| {
             let victim = selector.choose(shared.victims, shared.thieves);
             telemetry.steal_attempts += 1;
-            match D::steal_into(&shared.victims[victim].0, loot, max) {
-                Steal::Success(n) => {
-                    telemetry.steal_successes += 1;
-                    telemetry.tasks_stolen += n as u64;
-                    let mut stolen = loot.drain(..);
-                    let found = stolen.next();
-                    // The rest into our own deque, oldest first: we pop the newest, and
-                    // thieves find the oldest at the other end, as before.
-                    for job in stolen {
-                        state.push(job);
-                    }
-                    found
-                }
-                Steal::Empty | Steal::Retry => {
-                    selector.failed();
-                    None
-                }
-            }
+            let attempt = D::steal_into(&shared.victims[victim].0, loot, max);
+            state.take_loot(attempt, loot, selector, telemetry)
         })
     }
 }
@@ -477,6 +461,34 @@ impl<'a, D: Family, T: Send> Owner<'a, D, T> {
                         return None;
                     }
                 }
+            }
+        }
+    }
+
+    /// What one steal attempt brought into `loot`: on success, counted, the first task to run
+    /// now and the rest pushed here, oldest first (the newest is popped next, and thieves find
+    /// the oldest at the other end, as on the victim); on failure, `selector` hears of it.
+    pub(crate) fn take_loot(
+        &mut self,
+        attempt: Steal<usize>,
+        loot: &mut Vec<Job<T>>,
+        selector: &mut VictimSelector,
+        telemetry: &mut WorkerTelemetry,
+    ) -> Option<Job<T>> {
+        match attempt {
+            Steal::Success(n) => {
+                telemetry.steal_successes += 1;
+                telemetry.tasks_stolen += n as u64;
+                let mut stolen = loot.drain(..);
+                let found = stolen.next();
+                for job in stolen {
+                    self.push(job);
+                }
+                found
+            }
+            Steal::Empty | Steal::Retry => {
+                selector.failed();
+                None
             }
         }
     }

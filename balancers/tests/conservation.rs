@@ -2,6 +2,8 @@
 //!
 //! One suite, stamped out for each balancer by `balancer_suite!`.
 
+mod common;
+
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -21,28 +23,8 @@ struct Forest {
 
 impl Forest {
     fn new(roots: u32) -> (Self, Vec<u32>) {
-        let mut children: Vec<Vec<u32>> = Vec::new();
-        let mut depth: Vec<u32> = Vec::new();
+        let children = common::uneven_forest(roots, 10);
         let tasks: Vec<u32> = (0..roots).collect();
-        for _ in 0..roots {
-            children.push(Vec::new());
-            depth.push(0);
-        }
-        let mut next = 0;
-        while next < children.len() {
-            let fan_out = if depth[next] >= 10 {
-                0
-            } else {
-                (next as u32).wrapping_mul(2_654_435_761) >> 30
-            };
-            for _ in 0..fan_out.min(2) {
-                let id = children.len() as u32;
-                children.push(Vec::new());
-                depth.push(depth[next] + 1);
-                children[next].push(id);
-            }
-            next += 1;
-        }
         let ran = (0..children.len()).map(|_| AtomicU32::new(0)).collect();
         (Self { children, ran }, tasks)
     }

@@ -3,6 +3,8 @@
 //! batches shrink toward the end; a failing batch fails the run. The batch processors here
 //! run on CPU threads, through the same interface a GPU's does.
 
+mod common;
+
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -26,23 +28,7 @@ struct Forest {
 
 impl Forest {
     fn new(roots: u32, cpu_delay: Duration) -> (Self, Vec<u32>) {
-        let mut children: Vec<Vec<u32>> = (0..roots).map(|_| Vec::new()).collect();
-        let mut depth = vec![0u32; roots as usize];
-        let mut next = 0;
-        while next < children.len() {
-            let fan_out = if depth[next] >= 8 {
-                0
-            } else {
-                ((next as u32).wrapping_mul(2_654_435_761) >> 30).min(2)
-            };
-            for _ in 0..fan_out {
-                let id = children.len() as u32;
-                children.push(Vec::new());
-                depth.push(depth[next] + 1);
-                children[next].push(id);
-            }
-            next += 1;
-        }
+        let children = common::uneven_forest(roots, 8);
         let ran = (0..children.len()).map(|_| AtomicU32::new(0)).collect();
         (
             Self {
