@@ -8,7 +8,7 @@
 # round, hybrid's speed over the sum of the two alone, and each device's share and idle time
 # at the end of the frame. Last, on the machine's CPU cores alone: the simulator against real
 # runs at 1, 2, 4, 8 and 16 threads (scripts/sim-validate.sh, SIM_ROUNDS rounds, default 3)
-# and every CPU balancer's scaling on treasure.
+# and the scaling of static, counter, stealing and rayon on treasure.
 #
 # SECTIONS (default gpu,hybrid,cores) picks the parts to run, for a lease too short for all.
 #
@@ -123,7 +123,7 @@ threads=$(for t in 1 2 4 8 16; do [ "$t" -le "$(nproc)" ] && echo "$t"; done | p
 RAYLB="$RAYLB" scripts/sim-validate.sh --threads "$threads" --rounds "${SIM_ROUNDS:-3}" \
     --out "$OUT/sim-validate" | tee "$OUT/sim-validate.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-echo "== scaling: treasure, every CPU balancer, $threads threads"
+echo "== scaling: treasure, static, counter, stealing and rayon, $threads threads"
 "$RAYLB" bench scaling scenes/treasure.toml --threads "$threads" \
     --balancers static,counter,stealing,rayon --repeat 3 --out "$OUT/scaling" \
     | tee "$OUT/scaling.txt"

@@ -2,7 +2,8 @@
 //! behaviour loom models) of an owner against one or two thieves, on tiny deques so that the
 //! edge cases (last task, reset, full) come up. Every task must come out exactly once. Then
 //! the termination detection the stealing balancers end on, over a deque: no worker may see
-//! the run over while a task is left, and once the last has finished every worker sees it.
+//! the run over while a task is left, and once every task has finished, whoever asks hears
+//! that it is over.
 //!
 //! Run with `RUSTFLAGS="--cfg loom" cargo test -p balancers --test loom_deques --release`
 //! (`.ci/run` does).

@@ -165,7 +165,9 @@ pub fn render_hybrid<D: TileDevice>(
 /// As [`render_hybrid`].
 ///
 /// # Panics
-/// When `film` or `watch` is not of the scene's size.
+/// When `film` or `watch` is not of the scene's size, the film counts rays per pixel where
+/// `options.work_map` says not (or the other way round), or the watch does not take worker
+/// `options.threads` for a device: checked before any work, not when the sums come back.
 pub fn render_hybrid_watched<D: TileDevice>(
     scene: &Scene,
     options: &HybridOptions,
@@ -177,6 +179,16 @@ pub fn render_hybrid_watched<D: TileDevice>(
         (watch.width(), watch.height()),
         (scene.width, scene.height),
         "watch of the scene's size"
+    );
+    assert_eq!(
+        film.pixel_rays(0).is_some(),
+        options.work_map,
+        "a film that counts rays exactly for a work map"
+    );
+    let first_device = u16::try_from(options.threads.get()).unwrap_or(u16::MAX);
+    assert!(
+        watch.is_device(first_device),
+        "a watch made with FrameWatch::with_devices at the CPU's thread count"
     );
     render_hybrid_observed(scene, options, devices, film, watch)
 }

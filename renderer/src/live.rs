@@ -97,7 +97,8 @@ impl LiveFrame {
         })
     }
 
-    /// The film the frame adds to: on a CPU, partly filled while the frame runs.
+    /// The film the frame adds to: on a CPU, partly filled while the frame runs; in a hybrid
+    /// frame, the CPU's pixels while it runs and the GPU's when its last batch is done.
     pub fn film(&self) -> &Film {
         &self.film
     }
@@ -132,7 +133,9 @@ impl LiveFrame {
     /// Cancels the frame and waits for its thread: every worker has been joined when this
     /// returns. A CPU frame comes back with [`Frame::cancelled`] set unless it had already
     /// finished all its work; a GPU frame cannot be interrupted, so this waits for its kernel
-    /// and the frame comes back whole.
+    /// and the frame comes back whole. A hybrid frame stops its CPU workers within a task and
+    /// launches no further batch, but waits for the scene's upload, the batch in flight and
+    /// the GPU's sums to come back.
     ///
     /// # Errors
     /// As [`finish`](Self::finish).

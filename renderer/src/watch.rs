@@ -93,7 +93,8 @@ impl FrameWatch {
     }
 
     /// Whether `worker` (as [`worker_of`](Self::worker_of) gives it) is a device rather than
-    /// a CPU thread.
+    /// a CPU thread. Stamps fold workers from 65,534 on into one, so with that many CPU
+    /// threads or more the last of them read as devices (the command line stops at 4,096).
     pub fn is_device(&self, worker: u16) -> bool {
         self.first_device.is_some_and(|first| worker >= first)
     }

@@ -60,7 +60,16 @@ pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
         DeviceName::Gpu => Engine::Gpu(args.run.gpu_balancer()?),
         DeviceName::Hybrid => Engine::Hybrid(args.run.hybrid_balancer()?),
     };
-    let scene_args = args.scene.for_device(args.run.device)?;
+    let scene_args = match args.run.device {
+        // The viewer renders a hybrid frame on the octree throughout: the GPU traverses
+        // nothing else, and one structure spares a rebuild for the GPU at every frame.
+        DeviceName::Hybrid => args.scene.for_gpu().map_err(|_| {
+            anyhow!(
+                "--accel wide: the viewer runs a hybrid frame on the octree, which the GPU traverses (raylb render --device hybrid keeps the wide BVH on the CPU)"
+            )
+        })?,
+        device => args.scene.for_device(device)?,
+    };
     scene_args.check_structure_options(&[scene_args.accel_kind()])?;
     ensure_display()?;
     let gpu = match args.run.device {
