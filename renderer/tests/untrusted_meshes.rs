@@ -214,3 +214,16 @@ fn obj_reader_survives_mutated_files() {
         let _ = parse_obj(bytes, Path::new("t.obj"), 1000);
     });
 }
+
+#[test]
+fn polylines_are_no_faces_and_their_indices_cannot_reach_past_the_start() {
+    // A polyline of three points whose relative normal index points before the first normal
+    // (found by fuzzing: the OBJ library reads `l` as a face, and resolved the index to a
+    // number that overflowed its bounds check).
+    let obj = b"v 0 0 0\nv 1 0 0\nv 0 1 0\nvn 0 0 1\nl -3//-3 -2//-2 -1//-1\nl 1 2 3\nf 1 2 3\n";
+    let mesh = parse_obj(obj, Path::new("t.obj"), 1000).expect("polylines are left out");
+    assert_eq!(mesh.triangles, 1, "the face alone: {mesh:?}");
+    let commented = b"v 0 0 0\nv 1 0 0\nv 0 1 0\nl 1 2 3 # a polyline\nf 1 2 3 # a face\n";
+    let mesh = parse_obj(commented, Path::new("t.obj"), 1000).unwrap();
+    assert_eq!(mesh.triangles, 1, "{mesh:?}");
+}

@@ -116,10 +116,11 @@ pub(crate) fn parse(
     let mtl_error = std::cell::RefCell::new(None);
     let reads = std::cell::RefCell::new(reads);
     // `tobj` takes a comment after a statement (`f 1 2 3  # lid`) as part of it, where the
-    // check above (and the format) ends the statement at `#`: it reads the text without them.
-    let uncommented = without_comments(source);
+    // check above (and the format) ends the statement at `#`, and it reads polylines as
+    // faces: it reads the text without either.
+    let text = for_tobj(source);
     let (models, materials) = tobj::load_obj_buf(
-        &mut BufReader::new(Cursor::new(uncommented.as_ref())),
+        &mut BufReader::new(Cursor::new(text.as_ref())),
         &options,
         |mtl_name| {
             if mtl == MtlFiles::Skip {
@@ -185,14 +186,22 @@ pub(crate) fn parse(
         .collect())
 }
 
-/// `source` with every line cut at its first `#`; borrowed when there is none.
-fn without_comments(source: &str) -> std::borrow::Cow<'_, str> {
-    if !source.contains('#') {
+/// `source` as `tobj` is to read it: every line cut at its first `#`, and every polyline
+/// (`l`) statement left out (a line of its own stays, empty). `tobj` reads `l` with its face
+/// parser, so `l a b c` would become a triangle, and its indices are not among those
+/// [`validate_obj`] checks: a polyline is no surface to trace. Borrowed when there is nothing
+/// to take out.
+fn for_tobj(source: &str) -> std::borrow::Cow<'_, str> {
+    let polyline = |line: &str| line.split_whitespace().next() == Some("l");
+    if !source.contains('#') && !source.lines().any(polyline) {
         return source.into();
     }
     let mut out = String::with_capacity(source.len());
     for line in source.lines() {
-        out.push_str(line.split('#').next().unwrap_or(""));
+        let line = line.split('#').next().unwrap_or("");
+        if !polyline(line) {
+            out.push_str(line);
+        }
         out.push('\n');
     }
     out.into()
