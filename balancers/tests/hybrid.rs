@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use balancers::{
-    BatchRunner, DequeKind, HybridError, HybridStealing, ProcessorKind, Spawn, StealAmount,
-    TaskRunner, VictimPolicy,
+    BatchRunner, DequeKind, HybridError, HybridOutcome, HybridStealing, ProcessorKind, Spawn,
+    StealAmount, TaskRunner, VictimPolicy,
 };
 
 /// A forest of uneven trees: node `n` has 0 to 2 children by a hash of `n`, to depth 8.
@@ -133,6 +133,17 @@ fn hybrid(deque: DequeKind, victim: VictimPolicy, amount: StealAmount) -> Hybrid
     }
 }
 
+/// Runs `tasks` on two CPU workers (abp deques, random victims, steal half) and `device`.
+fn two_cpus_and<B: BatchRunner<u32, Error = String>>(
+    forest: &Forest,
+    tasks: &[u32],
+    device: B,
+) -> HybridOutcome<u64, B> {
+    hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half)
+        .run(NonZeroUsize::new(2).unwrap(), tasks, forest, vec![device])
+        .expect("threads start")
+}
+
 /// Runs `roots` trees on `cpus` CPU workers and `devices` batch processors; checks that every
 /// task ran once and that the telemetry accounts for them.
 fn check(h: HybridStealing, cpus: usize, devices: usize, roots: u32) {
@@ -225,10 +236,7 @@ fn cpu_workers_take_initial_tasks_from_a_slow_device() {
         hold: true,
         sizes: Vec::new(),
     };
-    let h = hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half);
-    let outcome = h
-        .run(NonZeroUsize::new(2).unwrap(), &tasks, &forest, vec![device])
-        .expect("threads start");
+    let outcome = two_cpus_and(&forest, &tasks, device);
     assert!(forest.all_ran_once());
     let sizes = &outcome.batch_runners[0].sizes;
     assert!(sizes.len() <= 1, "one batch at most: {sizes:?}");
@@ -272,10 +280,7 @@ fn a_fast_device_takes_initial_tasks_from_slow_cpu_workers() {
         forest: &forest,
         roots: &device_roots,
     };
-    let h = hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half);
-    let outcome = h
-        .run(NonZeroUsize::new(2).unwrap(), &tasks, &forest, vec![device])
-        .expect("threads start");
+    let outcome = two_cpus_and(&forest, &tasks, device);
     assert!(forest.all_ran_once());
     let device = &outcome.processors[2];
     assert_eq!(device.dealt, 150, "{device:?}");
@@ -300,10 +305,7 @@ fn batches_shrink_toward_the_end() {
         hold: false,
         sizes: Vec::new(),
     };
-    let h = hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half);
-    let outcome = h
-        .run(NonZeroUsize::new(2).unwrap(), &tasks, &forest, vec![device])
-        .expect("threads start");
+    let outcome = two_cpus_and(&forest, &tasks, device);
     assert!(forest.all_ran_once());
     let sizes = &outcome.batch_runners[0].sizes;
     assert_eq!(sizes[0], 200, "the first batch is the largest: {sizes:?}");

@@ -185,9 +185,8 @@ pub fn render_hybrid_watched<D: TileDevice>(
         options.work_map,
         "a film that counts rays exactly for a work map"
     );
-    let first_device = u16::try_from(options.threads.get()).unwrap_or(u16::MAX);
     assert!(
-        watch.is_device(first_device),
+        watch.is_device(FrameWatch::worker_number(options.threads.get())),
         "a watch made with FrameWatch::with_devices at the CPU's thread count"
     );
     render_hybrid_observed(scene, options, devices, film, watch)

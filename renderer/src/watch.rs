@@ -84,12 +84,15 @@ impl FrameWatch {
     /// devices (a hybrid frame's GPUs, after its CPU threads): see [`is_device`](Self::is_device).
     pub fn with_devices(width: u32, height: u32, first_device: usize) -> Self {
         Self {
-            // As `stamp` folds workers from 65,534 on into one.
-            first_device: Some(
-                u16::try_from(first_device).map_or(u16::MAX - 1, |w| w.min(u16::MAX - 1)),
-            ),
+            first_device: Some(Self::worker_number(first_device)),
             ..Self::new(width, height)
         }
+    }
+
+    /// The number [`worker_of`](Self::worker_of) gives for worker `worker`: its own, with
+    /// workers from 65,534 on folded into one (a pixel's stamp is 16 bits).
+    pub fn worker_number(worker: usize) -> u16 {
+        u16::try_from(worker).map_or(u16::MAX - 1, |w| w.min(u16::MAX - 1))
     }
 
     /// Whether `worker` (as [`worker_of`](Self::worker_of) gives it) is a device rather than
@@ -156,7 +159,8 @@ impl FrameObserver for FrameWatch {
 
     #[inline]
     fn stamp(&self, pixel: u32, worker: usize) {
-        let stamp = u16::try_from(worker + 1).unwrap_or(u16::MAX);
+        // 0 is "not yet traced".
+        let stamp = Self::worker_number(worker) + 1;
         // Release: publishes the film adds made before it to a watcher's Acquire load in
         // `worker_of`.
         self.stamps[pixel as usize].store(stamp, Ordering::Release);
