@@ -5,7 +5,11 @@
 
 fn main() {
     let source = "src/host_math.cpp";
-    let headers = ["../cuda/raylb_math.cuh", "../cuda/raylb_layout.cuh"];
+    let headers = [
+        "../cuda/raylb_math.cuh",
+        "../cuda/raylb_layout.cuh",
+        "../cuda/raylb_checks.cu",
+    ];
     cc::Build::new()
         .cpp(true)
         .file(source)

@@ -19,6 +19,28 @@ pub struct DeviceInfo {
     pub multiprocessors: u32,
     /// The SM clock in kHz, to turn the kernels' cycle counts into time.
     pub clock_khz: u32,
+    /// The most threads a multiprocessor holds at once: the measure of occupancy.
+    pub max_threads_per_multiprocessor: u32,
+}
+
+/// What the compiler gave a kernel, as the driver reports it once loaded, and the occupancy
+/// that gives at the block size raylb launches it with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelResources {
+    /// The kernel's name, e.g. `rl_persistent`.
+    pub kernel: &'static str,
+    /// Registers per thread.
+    pub registers: u32,
+    /// Local memory per thread, in bytes: the stack frame, spilled registers included.
+    pub local_bytes: u32,
+    /// Static shared memory per block, in bytes.
+    pub shared_bytes: u32,
+    /// Threads per block launched.
+    pub threads_per_block: u32,
+    /// Blocks of that size a multiprocessor holds at once (the occupancy query's answer).
+    pub blocks_per_multiprocessor: u32,
+    /// Resident threads over the most a multiprocessor holds.
+    pub occupancy: f64,
 }
 
 /// An opened GPU with raylb's kernels loaded. Opening compiles the kernels (NVRTC, for this
@@ -78,6 +100,10 @@ impl Gpu {
                 CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE,
                 "reading the clock rate",
             )?,
+            max_threads_per_multiprocessor: attribute(
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+                "reading the threads per multiprocessor",
+            )?,
         };
         let (compiled, _from_cache) = source::compile_cached(
             compute_capability.0,
@@ -112,5 +138,32 @@ impl Gpu {
     /// NVRTC's log of the compilation (empty: no warnings are allowed).
     pub fn compile_log(&self) -> &str {
         &self.compile_log
+    }
+
+    /// The resources of `kernel` (named `name`) at `threads` threads a block.
+    pub(crate) fn resources(
+        &self,
+        kernel: &CudaFunction,
+        name: &'static str,
+        threads: u32,
+    ) -> Result<KernelResources, GpuError> {
+        let attribute = |read: fn(&CudaFunction) -> Result<i32, cudarc::driver::DriverError>| {
+            read(kernel)
+                .map(|v| v.max(0) as u32)
+                .map_err(GpuError::driver("reading a kernel's attributes"))
+        };
+        let blocks = kernel
+            .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
+            .map_err(GpuError::driver("querying occupancy"))?;
+        Ok(KernelResources {
+            kernel: name,
+            registers: attribute(CudaFunction::num_regs)?,
+            local_bytes: attribute(CudaFunction::local_size_bytes)?,
+            shared_bytes: attribute(CudaFunction::shared_size_bytes)?,
+            threads_per_block: threads,
+            blocks_per_multiprocessor: blocks,
+            occupancy: f64::from(blocks * threads)
+                / f64::from(self.info.max_threads_per_multiprocessor.max(1)),
+        })
     }
 }

@@ -21,7 +21,7 @@ use layout::{
     Camera, FlatNode, Light, Material, Ptr, PtrMut, RenderSettings, Triangle, TriangleShading,
 };
 
-use crate::{Gpu, GpuError};
+use crate::{Gpu, GpuError, KernelResources};
 
 /// The GPU balancers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -203,6 +203,9 @@ pub struct GpuFrame {
     pub kernel_time: Duration,
     /// Threads per block and blocks launched (for `cuda-managed`, one per tile).
     pub launch: (u32, u32),
+    /// The kernel that traced the frame: its registers, local and shared memory, and the
+    /// occupancy they give (`None` when nothing was launched).
+    pub resources: Option<KernelResources>,
 }
 
 impl GpuFrame {
@@ -216,7 +219,7 @@ impl GpuFrame {
 
 /// A kernel parameter, passed by value: one of the shared parameter structs.
 #[repr(transparent)]
-struct Param<T>(T);
+pub(crate) struct Param<T>(pub(crate) T);
 
 // SAFETY: each is a `#[repr(C)]`, `Pod` struct of the layout crate, whose C declaration in
 // raylb_layout.cuh is generated from the same definition and asserts the same size and
@@ -229,21 +232,23 @@ unsafe impl DeviceRepr for Param<params::Film> {}
 unsafe impl DeviceRepr for Param<params::Work> {}
 // SAFETY: as above.
 unsafe impl DeviceRepr for Param<params::Managed> {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for Param<params::WideBvh> {}
 
 /// An array of `T` in device memory, moved as bytes: the shared types are plain data.
-struct DeviceArray<T> {
-    bytes: CudaSlice<u8>,
+pub(crate) struct DeviceArray<T> {
+    pub(crate) bytes: CudaSlice<u8>,
     _items: PhantomData<T>,
 }
 
 impl<T: Pod> DeviceArray<T> {
     /// Its address, for a field the kernels read.
-    fn ptr(&self, gpu: &Gpu) -> Ptr<T> {
+    pub(crate) fn ptr(&self, gpu: &Gpu) -> Ptr<T> {
         Ptr::new(gpu.address(&self.bytes))
     }
 
     /// Its address, for a field the kernels write.
-    fn ptr_mut(&self, gpu: &Gpu) -> PtrMut<T> {
+    pub(crate) fn ptr_mut(&self, gpu: &Gpu) -> PtrMut<T> {
         PtrMut::new(gpu.address(&self.bytes))
     }
 }
@@ -255,7 +260,11 @@ impl Gpu {
     }
 
     /// `items` copied to the device.
-    fn upload<T: Pod>(&self, items: &[T], what: &'static str) -> Result<DeviceArray<T>, GpuError> {
+    pub(crate) fn upload<T: Pod>(
+        &self,
+        items: &[T],
+        what: &'static str,
+    ) -> Result<DeviceArray<T>, GpuError> {
         let bytes: &[u8] = bytemuck::cast_slice(items);
         // A zero-length allocation is refused; an empty array gets one unread byte.
         let bytes = if bytes.is_empty() { &[0u8][..] } else { bytes };
@@ -269,7 +278,11 @@ impl Gpu {
     }
 
     /// `n` zeroed `T`s on the device (all the shared types are valid as zeros).
-    fn zeros<T: Pod>(&self, n: usize, what: &'static str) -> Result<DeviceArray<T>, GpuError> {
+    pub(crate) fn zeros<T: Pod>(
+        &self,
+        n: usize,
+        what: &'static str,
+    ) -> Result<DeviceArray<T>, GpuError> {
         Ok(DeviceArray {
             bytes: self
                 .stream
@@ -280,7 +293,11 @@ impl Gpu {
     }
 
     /// The array brought back.
-    fn read<T: Pod>(&self, array: &DeviceArray<T>, what: &'static str) -> Result<Vec<T>, GpuError> {
+    pub(crate) fn read<T: Pod>(
+        &self,
+        array: &DeviceArray<T>,
+        what: &'static str,
+    ) -> Result<Vec<T>, GpuError> {
         let bytes = self
             .stream
             .clone_dtoh(&array.bytes)
@@ -353,12 +370,13 @@ impl Gpu {
             workers: Vec::new(),
             kernel_time: Duration::ZERO,
             launch: (0, 0),
+            resources: None,
         })
     }
 
     /// The scene's arrays copied to the device, and the kernels' scene parameter pointing at
     /// them.
-    fn upload_scene(&self, scene: &SceneData) -> Result<UploadedScene, GpuError> {
+    pub(crate) fn upload_scene(&self, scene: &SceneData) -> Result<UploadedScene, GpuError> {
         let nodes = self.upload(scene.nodes, "uploading the BVH nodes")?;
         let triangles = self.upload(scene.triangles, "uploading the triangles")?;
         let ids = self.upload(scene.ids, "uploading the triangle ids")?;
@@ -451,6 +469,11 @@ impl Gpu {
             workers: slots,
             stats,
             launch: (MANAGED_THREADS, frame.tile_count),
+            resources: self.resources(
+                &self.block_per_tile,
+                "rl_block_per_tile",
+                MANAGED_THREADS,
+            )?,
             _scratch: vec![slot_taken.bytes, stacks.bytes],
         })
     }
@@ -540,6 +563,7 @@ impl Gpu {
             workers: warps,
             stats,
             launch: (PERSISTENT_THREADS, blocks),
+            resources: self.resources(&self.persistent, "rl_persistent", PERSISTENT_THREADS)?,
             _scratch: vec![tile_counter.bytes, pending.bytes, heads.bytes, items.bytes],
         })
     }
@@ -583,6 +607,7 @@ pub struct GpuBatches<'g> {
     workers: Vec<WarpStats>,
     kernel_time: Duration,
     launch: (u32, u32),
+    resources: Option<KernelResources>,
 }
 
 impl std::fmt::Debug for GpuBatches<'_> {
@@ -679,6 +704,7 @@ impl GpuBatches<'_> {
         }
         self.kernel_time += Duration::from_secs_f64(f64::from(elapsed_ms.max(0.0)) / 1e3);
         self.launch = launched.launch;
+        self.resources = Some(launched.resources);
         Ok(())
     }
 
@@ -707,6 +733,7 @@ impl GpuBatches<'_> {
             workers: self.workers,
             kernel_time: self.kernel_time,
             launch: self.launch,
+            resources: self.resources,
         })
     }
 }
@@ -764,8 +791,8 @@ fn check_request(scene: &SceneData, request: &FrameRequest) -> Result<FrameShape
 
 /// The scene on the device: its parameter struct, and the arrays it points to, kept alive
 /// as long as it is.
-struct UploadedScene {
-    params: params::Scene,
+pub(crate) struct UploadedScene {
+    pub(crate) params: params::Scene,
     _arrays: Vec<CudaSlice<u8>>,
 }
 
@@ -775,5 +802,6 @@ struct Launched {
     workers: u32,
     stats: DeviceArray<u64>,
     launch: (u32, u32),
+    resources: KernelResources,
     _scratch: Vec<CudaSlice<u8>>,
 }

@@ -16,11 +16,12 @@
 //! sizes) comes from there too; `cuda/raylb_layout.cuh` is generated from the same
 //! definitions, and `tests/layout_header.rs` checks that it is.
 
+pub mod check;
 mod device;
 mod frame;
 pub mod source;
 
-pub use device::{DeviceInfo, Gpu};
+pub use device::{DeviceInfo, Gpu, KernelResources};
 pub use frame::{FrameRequest, GpuBalancer, GpuBatches, GpuFrame, SceneData, WarpStats};
 
 /// Why the GPU cannot render.

@@ -21,6 +21,10 @@ pub const MATH_HEADER: &str = include_str!("../cuda/raylb_math.cuh");
 /// The kernels.
 pub const KERNELS: &str = include_str!("../cuda/raylb_kernels.cu");
 
+/// Kernels that check the device's own arithmetic and traversals against the host's
+/// ([`crate::check`]), compiled after [`KERNELS`] in one translation unit.
+pub const CHECKS: &str = include_str!("../cuda/raylb_checks.cu");
+
 /// The kernels' entry points, all of which must be in the compiled module.
 pub const ENTRY_POINTS: [&str; 3] = ["rl_persistent", "rl_fill_deques", "rl_block_per_tile"];
 

@@ -139,3 +139,28 @@ fn tempfile_dir() -> std::path::PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     dir
 }
+
+#[test]
+fn the_device_checks_compile_with_the_kernels() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    let program = source::program_source() + "\n" + source::CHECKS;
+    for (major, minor) in [(7, 5), (8, 0), (8, 9), (9, 0)] {
+        let compiled = match source::compile_source(&program, major, minor) {
+            Ok(c) => c,
+            Err(GpuError::Compile(log)) => panic!("compute_{major}{minor}: {log}"),
+            Err(e) => panic!("compute_{major}{minor}: {e}"),
+        };
+        for entry in [
+            "rl_check_floats",
+            "rl_check_float_results",
+            "rl_check_traversals",
+        ] {
+            assert!(
+                compiled.ptx.contains(&format!(".entry {entry}(")),
+                "compute_{major}{minor}: no entry point {entry}"
+            );
+        }
+    }
+}

@@ -178,6 +178,7 @@ fn frame_of(gpu: &Gpu, scene: &Scene, options: &GpuOptions, frame: GpuFrame) -> 
             },
             threads_per_block: frame.launch.0,
             blocks: frame.launch.1,
+            kernel: frame.resources.clone(),
         }),
         hybrid: None,
         cancelled: false,

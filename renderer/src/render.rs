@@ -58,6 +58,8 @@ pub struct DeviceFigures {
     pub threads_per_block: u32,
     /// Blocks launched.
     pub blocks: u32,
+    /// The kernel's registers, local and shared memory, and the occupancy they give.
+    pub kernel: Option<kernels::KernelResources>,
 }
 
 impl Frame {

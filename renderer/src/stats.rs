@@ -274,6 +274,39 @@ impl From<&RayCounts> for RaysReport {
     }
 }
 
+/// A GPU kernel's resources, as the driver reports them once it is loaded.
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelReport {
+    /// The kernel's name.
+    pub name: &'static str,
+    /// Registers per thread.
+    pub registers: u32,
+    /// Local memory per thread in bytes: the stack frame, spilled registers included.
+    pub local_bytes: u32,
+    /// Static shared memory per block in bytes.
+    pub shared_bytes: u32,
+    /// Threads per block launched.
+    pub threads_per_block: u32,
+    /// Blocks a multiprocessor holds at once.
+    pub blocks_per_multiprocessor: u32,
+    /// Resident threads over the most a multiprocessor holds.
+    pub occupancy: f64,
+}
+
+impl From<&kernels::KernelResources> for KernelReport {
+    fn from(k: &kernels::KernelResources) -> Self {
+        Self {
+            name: k.kernel,
+            registers: k.registers,
+            local_bytes: k.local_bytes,
+            shared_bytes: k.shared_bytes,
+            threads_per_block: k.threads_per_block,
+            blocks_per_multiprocessor: k.blocks_per_multiprocessor,
+            occupancy: k.occupancy,
+        }
+    }
+}
+
 /// Figures of the run.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunReport {
@@ -286,6 +319,9 @@ pub struct RunReport {
     pub threads: usize,
     /// Mean active lanes per warp step over the warp size (GPU only).
     pub simt_efficiency: Option<f64>,
+    /// The GPU kernel that traced the frame: what the compiler gave it and the occupancy that
+    /// gives (GPU only).
+    pub kernel: Option<KernelReport>,
     /// Tile edge in pixels.
     pub tile: u32,
     /// Tiles (initial tasks).
@@ -393,6 +429,11 @@ impl RenderReport {
                     .map_or_else(|| "cpu".into(), |d| d.name.clone()),
                 threads: t.workers.len(),
                 simt_efficiency: frame.device.as_ref().map(|d| d.simt_efficiency),
+                kernel: frame
+                    .device
+                    .as_ref()
+                    .and_then(|d| d.kernel.as_ref())
+                    .map(KernelReport::from),
                 tile,
                 tiles: frame.tiles,
                 wall_seconds: t.wall.as_secs_f64(),
@@ -624,6 +665,19 @@ impl fmt::Display for RenderReport {
                 f,
                 "simt    {:.1}% of lanes active per warp step",
                 simt * 100.0
+            )?;
+        }
+        if let Some(k) = &r.kernel {
+            writeln!(
+                f,
+                "kernel  {}: {} registers, {} B local and {} B shared memory; {} blocks of {} threads per multiprocessor, {:.0}% occupancy",
+                k.name,
+                k.registers,
+                k.local_bytes,
+                k.shared_bytes,
+                k.blocks_per_multiprocessor,
+                k.threads_per_block,
+                k.occupancy * 100.0
             )?;
         }
         if let Some(c) = &self.cluster {

@@ -22,9 +22,10 @@ use renderer::geometry::{PreparedRay, Ray, Triangle, TriangleExt};
 use renderer::gpu::{all_node_orders, scene_data};
 use renderer::math::{self, Vec3};
 use renderer::render::{RenderOptions, render};
-use renderer::scene::{Camera, CameraExt, Light, LightExt, Material, Scene};
+use renderer::scene::{Camera, CameraExt, Light, LightExt, Material};
 
 mod common;
+use common::meshes::{direction, scene_rays};
 use common::{load_scene, meshes};
 
 const SEED: u64 = 0x5eed_c0da;
@@ -54,21 +55,6 @@ fn coord(rng: &mut StdRng, scale: f32) -> f32 {
 
 fn point(rng: &mut StdRng, scale: f32) -> Vec3 {
     Vec3::new(coord(rng, scale), coord(rng, scale), coord(rng, scale))
-}
-
-/// A direction, not normalised, with many zero (of either sign), axis-parallel and tied
-/// components; now and then all zero.
-fn direction(rng: &mut StdRng) -> Vec3 {
-    let mut c = || match rng.random_range(0..12) {
-        0 | 1 => 0.0,
-        2 => -0.0,
-        3 => 1.0,
-        4 => -1.0,
-        5 => 0.5,
-        6 => -0.5,
-        _ => rng.random_range(-1.0f32..1.0),
-    };
-    Vec3::new(c(), c(), c())
 }
 
 /// The bits of `x`, with -0 read as +0.
@@ -512,69 +498,6 @@ fn cornell_frame_matches_the_cpu_film() {
 /// index in the input. (Leaf orders differ between structures; input indices do not.)
 type Answer = Option<(u32, u32)>;
 
-/// The rays a frame traces and more: the camera ray of every pixel; from each point a camera
-/// ray hits, its reflection, a ray in a random direction and a shadow ray to each light (ending
-/// at the light); and rays between random points of the scene's box grown by half, now and then
-/// along an axis or with a zero component, some over a bounded interval. `random` of the last.
-fn scene_rays(scene: &Scene, rng: &mut StdRng, random: usize) -> Vec<Ray> {
-    let (w, h) = (scene.width, scene.height);
-    let mut rays: Vec<Ray> = (0..h)
-        .flat_map(|y| (0..w).map(move |x| (x, y)))
-        .map(|(x, y)| scene.camera.primary_ray(x, y, w, h))
-        .collect();
-    let offset = scene.settings.ray_offset;
-    for i in 0..rays.len() {
-        let ray = rays[i];
-        let Some(hit) = scene.accel.closest_hit(&ray) else {
-            continue;
-        };
-        let normal = math::normalize(scene.accel.triangles()[hit.index as usize].normal());
-        let normal = if math::dot(ray.dir, normal) < 0.0 {
-            normal
-        } else {
-            -normal
-        };
-        let point = ray.origin + ray.dir * hit.t + normal * offset;
-        rays.push(Ray::new(point, math::reflect(ray.dir, normal)));
-        rays.push(Ray::new(point, direction(rng)));
-        for light in &scene.lights {
-            let to_light = light.position - point;
-            let distance = to_light.length();
-            rays.push(Ray {
-                origin: point,
-                dir: to_light / distance,
-                t_min: 0.0,
-                t_max: distance,
-            });
-        }
-    }
-    let bounds = scene.accel.bounds();
-    let (centre, extent) = (bounds.center(), bounds.extent() * 0.75);
-    let inside = |rng: &mut StdRng| {
-        centre
-            + Vec3::new(
-                rng.random_range(-1.0f32..1.0),
-                rng.random_range(-1.0f32..1.0),
-                rng.random_range(-1.0f32..1.0),
-            ) * extent
-    };
-    for _ in 0..random {
-        let origin = inside(rng);
-        let mut ray = Ray::new(origin, inside(rng) - origin);
-        match rng.random_range(0..6) {
-            0 => ray.dir = [Vec3::X, -Vec3::Y, Vec3::Z][rng.random_range(0..3)],
-            1 => ray.dir[rng.random_range(0..3)] = if rng.random_bool(0.5) { 0.0 } else { -0.0 },
-            2 => {
-                ray.t_min = rng.random_range(0.0..0.5);
-                ray.t_max = rng.random_range(0.5..1.0);
-            }
-            _ => {}
-        }
-        rays.push(ray);
-    }
-    rays
-}
-
 /// Checks the header's traversal of the wide BVH's GPU form against the Rust traversal of the
 /// wide BVH it was built from, at both widths, and the header's octree traversal against the
 /// Rust octree's: the same closest hit (distance bits and input index) and the same occlusion
@@ -708,4 +631,43 @@ traversal_tests! {
     );
     wide_and_octree_traversals_match_on_piles_of_copies:
         mesh_traversals_match("piles", &meshes::piles(&mut StdRng::seed_from_u64(SEED ^ 20)), SEED ^ 21);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The device's float check (`kernels::check`): its functions, built for the host, give the
+// results and terms that the Rust side folds, so that on a GPU only the device's own
+// arithmetic can make the digests differ.
+
+#[test]
+fn the_device_float_check_computes_and_folds_as_the_host_check() {
+    use kernels::check::{self, CHUNK_BITS, RESULTS};
+    let mut rng = StdRng::seed_from_u64(SEED ^ 30);
+    // Zeros and denormals, around one, the infinities and NaNs, their negatives, and a random
+    // chunk.
+    let chunks = [
+        0x000,
+        0x3f8,
+        0x7f8,
+        0x800,
+        0xff8,
+        rng.random_range(0..check::CHUNKS),
+    ];
+    for chunk in chunks {
+        // Every 7th pattern of each chunk: all of them in a few chunks takes seconds.
+        for i in (0..check::CHUNK).step_by(7) {
+            let x = (chunk << CHUNK_BITS) | i;
+            for k in 0..RESULTS {
+                let want = check::result::<common::RustFloats>(x, k);
+                let got = host::check_result(x, k);
+                assert_eq!(
+                    got,
+                    want,
+                    "{} of {:?} ({x:#010x})",
+                    check::describe(x, k),
+                    f32::from_bits(x)
+                );
+                assert_eq!(host::check_term(x, k, got), check::term(x, k, got));
+            }
+        }
+    }
 }

@@ -5,6 +5,7 @@
 // interval (t_min, t_max) of its distances. Compiled by build.rs with -ffp-contract=off
 // -fno-fast-math, as the kernels are with --fmad=false.
 #include "../../cuda/raylb_math.cuh"
+#include "../../cuda/raylb_checks.cu"
 
 static rl_vec3 rlh_vec(const float v[3]) { return rl_v(v[0], v[1], v[2]); }
 
@@ -20,6 +21,10 @@ static rl_prepared rlh_prepare(const float origin[3], const float dir[3], float 
 }
 
 extern "C" {
+
+// Result k of pattern x in the device's float check, and its term in the check's digest.
+rl_u64 rlh_check_result(rl_u32 x, rl_u32 k) { return rl_check_result(x, k); }
+rl_u64 rlh_check_term(rl_u32 x, rl_u32 k, rl_u64 result) { return rl_check_term(x, k, result); }
 
 // The prepared ray's octant.
 int rlh_octant(const float origin[3], const float dir[3]) {

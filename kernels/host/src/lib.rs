@@ -85,6 +85,8 @@ unsafe fn occluded<P>(traverse: Occluded<P>, params: &P, ray: &Ray) -> bool {
 }
 
 unsafe extern "C" {
+    fn rlh_check_result(x: u32, k: u32) -> u64;
+    fn rlh_check_term(x: u32, k: u32, result: u64) -> u64;
     fn rlh_octant(origin: *const f32, dir: *const f32) -> c_int;
     fn rlh_slab_box(
         origin: *const f32,
@@ -149,6 +151,19 @@ unsafe extern "C" {
         counts: *mut Counts,
         children: *mut Task,
     ) -> c_int;
+}
+
+/// `rl_check_result`: result `k` of pattern `x` in the device's float check
+/// (`kernels::check`), computed with the host's C library.
+pub fn check_result(x: u32, k: u32) -> u64 {
+    // SAFETY: a pure function of two integers.
+    unsafe { rlh_check_result(x, k) }
+}
+
+/// `rl_check_term`: the term result `k` of pattern `x` adds to the float check's digest.
+pub fn check_term(x: u32, k: u32, result: u64) -> u64 {
+    // SAFETY: a pure function of three integers.
+    unsafe { rlh_check_term(x, k, result) }
 }
 
 /// The prepared ray's octant (`rl_prepare`): bit `i` set when `dir[i]` has its sign bit set.

@@ -4,8 +4,9 @@
 
 use rand::RngExt;
 use rand::rngs::StdRng;
-use renderer::geometry::{Ray, Triangle};
-use renderer::math::{Vec3, normalize};
+use renderer::geometry::{Ray, Triangle, TriangleExt};
+use renderer::math::{self, Vec3, normalize};
+use renderer::scene::{CameraExt, Scene};
 
 pub(crate) fn tri(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> Triangle {
     Triangle {
@@ -181,4 +182,82 @@ pub(crate) fn rays(rng: &mut StdRng, triangles: &[Triangle], count: usize) -> Ve
         out.push(ray);
     }
     out
+}
+
+/// A direction, not normalised, with many zero (of either sign), axis-parallel and tied
+/// components; now and then all zero.
+pub(crate) fn direction(rng: &mut StdRng) -> Vec3 {
+    let mut c = || match rng.random_range(0..12) {
+        0 | 1 => 0.0,
+        2 => -0.0,
+        3 => 1.0,
+        4 => -1.0,
+        5 => 0.5,
+        6 => -0.5,
+        _ => rng.random_range(-1.0f32..1.0),
+    };
+    Vec3::new(c(), c(), c())
+}
+
+/// The rays a frame traces and more: the camera ray of every pixel; from each point a camera
+/// ray hits, its reflection, a ray in a random direction and a shadow ray to each light (ending
+/// at the light); and rays between random points of the scene's box grown by half, now and then
+/// along an axis or with a zero component, some over a bounded interval. `random` of the last.
+pub(crate) fn scene_rays(scene: &Scene, rng: &mut StdRng, random: usize) -> Vec<Ray> {
+    let (w, h) = (scene.width, scene.height);
+    let mut rays: Vec<Ray> = (0..h)
+        .flat_map(|y| (0..w).map(move |x| (x, y)))
+        .map(|(x, y)| scene.camera.primary_ray(x, y, w, h))
+        .collect();
+    let offset = scene.settings.ray_offset;
+    for i in 0..rays.len() {
+        let ray = rays[i];
+        let Some(hit) = scene.accel.closest_hit(&ray) else {
+            continue;
+        };
+        let normal = math::normalize(scene.accel.triangles()[hit.index as usize].normal());
+        let normal = if math::dot(ray.dir, normal) < 0.0 {
+            normal
+        } else {
+            -normal
+        };
+        let point = ray.origin + ray.dir * hit.t + normal * offset;
+        rays.push(Ray::new(point, math::reflect(ray.dir, normal)));
+        rays.push(Ray::new(point, direction(rng)));
+        for light in &scene.lights {
+            let to_light = light.position - point;
+            let distance = to_light.length();
+            rays.push(Ray {
+                origin: point,
+                dir: to_light / distance,
+                t_min: 0.0,
+                t_max: distance,
+            });
+        }
+    }
+    let bounds = scene.accel.bounds();
+    let (centre, extent) = (bounds.center(), bounds.extent() * 0.75);
+    let inside = |rng: &mut StdRng| {
+        centre
+            + Vec3::new(
+                rng.random_range(-1.0f32..1.0),
+                rng.random_range(-1.0f32..1.0),
+                rng.random_range(-1.0f32..1.0),
+            ) * extent
+    };
+    for _ in 0..random {
+        let origin = inside(rng);
+        let mut ray = Ray::new(origin, inside(rng) - origin);
+        match rng.random_range(0..6) {
+            0 => ray.dir = [Vec3::X, -Vec3::Y, Vec3::Z][rng.random_range(0..3)],
+            1 => ray.dir[rng.random_range(0..3)] = if rng.random_bool(0.5) { 0.0 } else { -0.0 },
+            2 => {
+                ray.t_min = rng.random_range(0.0..0.5);
+                ray.t_max = rng.random_range(0.5..1.0);
+            }
+            _ => {}
+        }
+        rays.push(ray);
+    }
+    rays
 }

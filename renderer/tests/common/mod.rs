@@ -19,9 +19,12 @@ pub(crate) fn raylb(dir: &Path, args: &[&str]) -> Output {
         .expect("raylb runs")
 }
 
-/// The path of shipped scene `name` (`scenes/NAME.toml`).
+/// The path of shipped scene `name` (`scenes/NAME.toml`): from the renderer's folder that
+/// `cargo test` names at run time, or else the one it was built in (a test binary carried to
+/// another machine, as `scripts/gpu-check.sh` runs it, is given the folder there).
 pub(crate) fn scene_path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from)
         .join("../scenes")
         .join(format!("{name}.toml"))
 }
@@ -91,4 +94,30 @@ pub(crate) fn png16(path: &std::path::Path, width: u32, height: u32, samples: &[
     let mut writer = encoder.write_header().expect("PNG header");
     writer.write_image_data(&data).expect("PNG data");
     writer.finish().expect("PNG end");
+}
+
+/// Rust's twins of the functions the device's float check covers (`kernels::check`): what the
+/// CPU renderer computes with.
+#[derive(Debug)]
+pub(crate) struct RustFloats;
+
+impl kernels::check::FloatFunctions for RustFloats {
+    fn round(x: f32) -> f32 {
+        x.round()
+    }
+    fn sqrt(x: f32) -> f32 {
+        x.sqrt()
+    }
+    fn recip(x: f32) -> f32 {
+        1.0 / x
+    }
+    fn to_fixed(x: f32) -> u64 {
+        renderer::film::to_fixed(x)
+    }
+    fn min(a: f32, b: f32) -> f32 {
+        a.min(b)
+    }
+    fn max(a: f32, b: f32) -> f32 {
+        a.max(b)
+    }
 }
