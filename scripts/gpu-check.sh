@@ -10,6 +10,10 @@
 # runs at 1, 2, 4, 8 and 16 threads (scripts/sim-validate.sh, SIM_ROUNDS rounds, default 3)
 # and the scaling of static, counter, stealing and rayon on treasure.
 #
+# The gpu section also reports what the compiler gave each kernel (registers, local and shared
+# memory, the occupancy that gives; with ptxas, spills too) and, where Nsight Compute's ncu is
+# found, profiles one persistent-kernel frame of treasure at 2048² (NCU=0 leaves it out).
+#
 # SECTIONS (default gpu,hybrid,cores) picks the parts to run, for a lease too short for all.
 #
 #   scripts/gpu-check.sh                 # builds with cargo where there is one
@@ -23,6 +27,8 @@ cd "$(dirname "$0")/.."
 OUT=${GPU_CHECK_OUT:-gpu-check-out}
 TILES=${TILES:-8,64,512}
 mkdir -p "$OUT"
+# The compiled kernels are kept here, where ptxas can read them.
+export RAYLB_CACHE_DIR=${RAYLB_CACHE_DIR:-$OUT/kernel-cache}
 status=0
 SECTIONS=${SECTIONS:-gpu,hybrid,cores}
 section() { [[ ",$SECTIONS," == *",$1,"* ]]; }
@@ -35,7 +41,9 @@ fi
 if section gpu; then
 echo "== the #[ignore]d GPU tests"
 if [ -n "${GPU_TESTS:-}" ]; then
-    "$GPU_TESTS" --ignored --test-threads 1 || status=1
+    # A carried test binary finds the scenes through the renderer's folder here.
+    CARGO_MANIFEST_DIR="$PWD/renderer" "$GPU_TESTS" --ignored --test-threads 1 --nocapture \
+        || status=1
 elif command -v cargo >/dev/null; then
     cargo test --release --locked -p renderer --test gpu -- --ignored --test-threads 1 || status=1
 else
@@ -46,17 +54,19 @@ echo "== every scene, every GPU balancer, against the CPU's static render"
 for scene in scenes/*.toml; do
     name=$(basename "$scene" .toml)
     "$RAYLB" validate "$scene" --balancers static --threads "$(nproc)" --tiles "$TILES" --gpu \
+        --accels octree --gpu-balancers static,counter,stealing,cuda-managed \
         | tee "$OUT/validate-$name.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 done
 
 echo "== treasure at 2048×2048"
 "$RAYLB" validate scenes/treasure.toml --width 2048 --height 2048 --balancers static \
-    --threads "$(nproc)" --tiles 4,8,16 --gpu | tee "$OUT/validate-treasure-2048.txt"
+    --threads "$(nproc)" --tiles 4,8,16 --gpu --accels octree \
+    --gpu-balancers static,counter,stealing,cuda-managed | tee "$OUT/validate-treasure-2048.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 
 echo
-echo "scene                 balancer                  tile    Mrays/s    SIMT     steals  identical"
+echo "scene                 structure and balancer    tile    Mrays/s    SIMT     steals  identical"
 for f in "$OUT"/validate-*.txt; do
     name=$(head -1 "$f" | cut -d: -f1)
     size=$(head -1 "$f" | awk '{print $2}' | tr -d ,)
@@ -64,10 +74,37 @@ for f in "$OUT"/validate-*.txt; do
         / simt / {
             identical = ($NF == "identical" || $NF == "reference") ? "yes" : "NO";
             if ($0 ~ /DIFFERS/) identical = "NO";
-            split($2, t, "=");
-            printf "%-21s %-25s %5s %10s %7s %10s  %s\n", scene, $1, t[2], $5, $8, $10, identical
+            # STRUCTURE BALANCER tile=N SECONDS s MRAYS Mrays/s simt PCT steals N RESULT
+            split($3, t, "=");
+            printf "%-21s %-25s %5s %10s %7s %10s  %s\n", scene, $1 " " $2, t[2], $6, $9, $11, identical
         }' "$f"
 done
+
+echo
+echo "== the kernels: what the compiler gave them, and the occupancy it gives"
+for balancer in stealing cuda-managed; do
+    "$RAYLB" render scenes/treasure.toml --width 2048 --height 2048 --device gpu \
+        --balancer "$balancer" --tile 8 -o "$OUT/kernel-$balancer.png" \
+        --stats "$OUT/kernel-$balancer.json" 2>&1 | grep '^kernel' || status=1
+done
+if command -v ptxas >/dev/null; then
+    for ptx in "$RAYLB_CACHE_DIR"/kernels-*.ptx; do
+        ptxas -arch="sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | tr -d .)" \
+            -v "$ptx" -o /dev/null 2>&1 | grep -E 'Compiling entry|registers|spill' \
+            | sed -e 's/^ptxas info *: //'
+    done
+fi
+if [ "${NCU:-1}" != 0 ] && command -v ncu >/dev/null; then
+    echo "== Nsight Compute: one stealing/half frame of treasure 2048², tile 4"
+    timeout 100 ncu --clock-control none -k rl_persistent --launch-count 1 \
+        --section SpeedOfLight --section Occupancy --section LaunchStats \
+        --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
+        "$RAYLB" render scenes/treasure.toml --width 2048 --height 2048 --device gpu \
+        --balancer stealing --tile 4 -o "$OUT/ncu.png" --quiet > "$OUT/ncu.txt" 2>&1
+    echo "ncu exit $? (report in $OUT/ncu.txt)"
+    grep -E 'Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per|Stall|Issued Ipc|No Eligible|Warp Cycles Per Issued|L1/TEX Hit|L2 Hit' \
+        "$OUT/ncu.txt" | head -40
+fi
 fi
 
 if section hybrid; then

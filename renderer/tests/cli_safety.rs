@@ -129,6 +129,14 @@ fn a_validation_with_nothing_to_compare_is_refused() {
         &["--gpu", "none of the balancers given runs on the GPU"],
     );
     refused(
+        &["validate", &quick, "--gpu", "--gpu-balancers", "rayon"],
+        &["--gpu", "none of the balancers given runs on the GPU"],
+    );
+    refused(
+        &["validate", &quick, "--gpu-balancers", "static"],
+        &["--gpu"],
+    );
+    refused(
         &[
             "validate",
             &quick,

@@ -1027,6 +1027,11 @@ pub(crate) struct ValidateArgs {
     /// half, cuda-managed) at every tile edge and compare with the same reference.
     #[arg(long)]
     pub(crate) gpu: bool,
+    /// The GPU balancers to run with --gpu, when they are not those of --balancers: e.g.
+    /// `--balancers static --gpu-balancers static,counter,stealing,cuda-managed` compares
+    /// every GPU balancer with the CPU's `static` alone.
+    #[arg(long, value_enum, value_delimiter = ',', requires = "gpu")]
+    pub(crate) gpu_balancers: Option<Vec<BalancerName>>,
     /// Also render with the CPU's threads and the GPU together (`--device hybrid`, the CPU
     /// side stealing as `stealing` does by default) at every thread count and tile edge, and
     /// compare with the same reference.

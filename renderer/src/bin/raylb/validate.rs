@@ -254,23 +254,29 @@ impl Plan {
             .into_iter()
             .filter(|b| named(b.family()))
             .collect();
+        let named_for_gpu = |family: &str| match &args.gpu_balancers {
+            Some(list) => list.iter().any(|&b| name_of(b) == family),
+            None => named(family),
+        };
         let gpu: Vec<GpuBalancer> = if args.gpu {
             GpuBalancer::EVERY
                 .into_iter()
-                .filter(|b| named(b.family()))
+                .filter(|b| named_for_gpu(b.family()))
                 .collect()
         } else {
             Vec::new()
         };
-        if let Some(list) = &args.balancers {
-            if list.contains(&BalancerName::CudaManaged) && !args.gpu {
-                bail!("--balancers: cuda-managed runs only on the GPU; add --gpu to validate it");
-            }
-            if args.gpu && gpu.is_empty() {
-                bail!(
-                    "--gpu: none of the balancers given runs on the GPU (rayon runs on the CPU alone)"
-                );
-            }
+        if let Some(list) = &args.balancers
+            && list.contains(&BalancerName::CudaManaged)
+            && !args.gpu
+        {
+            bail!("--balancers: cuda-managed runs only on the GPU; add --gpu to validate it");
+        }
+        if args.gpu && gpu.is_empty() && (args.balancers.is_some() || args.gpu_balancers.is_some())
+        {
+            bail!(
+                "--gpu: none of the balancers given runs on the GPU (rayon runs on the CPU alone)"
+            );
         }
         if cpu.is_empty() && !args.hybrid && args.threads.is_some() {
             bail!("--threads applies to the CPU's balancers, and none of those given runs there");
