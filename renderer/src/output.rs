@@ -2,7 +2,7 @@
 //! leaves a half-written file or clobbers an existing one.
 
 use std::fs::{self, File};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Cursor, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use image::codecs::png::PngEncoder;
@@ -13,13 +13,113 @@ pub use crate::image_io::{ExrPrecision, ImageFormat};
 use crate::film::Film;
 use crate::image_io::{encode_exr, encode_pfm};
 
+/// Where an output's bytes go, once the links its path names are followed
+/// ([`resolve_output`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OutputTarget {
+    /// A regular file (or none yet), replaced whole: the path with every symbolic link
+    /// followed, so that a link stays a link and its target gets the new contents.
+    File(PathBuf),
+    /// The process's standard output (`/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`).
+    Stdout,
+    /// The process's standard error (`/dev/stderr`, `/dev/fd/2`, `/proc/self/fd/2`).
+    Stderr,
+}
+
+/// The open descriptor `path` names by its spelling: `/dev/stdout` 1, `/dev/stderr` 2,
+/// `/dev/fd/N`, `/proc/self/fd/N`, `/proc/thread-self/fd/N` and `/proc/PID/fd/N` with this
+/// process's PID N.
+fn descriptor_named(path: &Path) -> Option<u32> {
+    let text = path.to_str()?;
+    match text {
+        "/dev/stdin" => return Some(0),
+        "/dev/stdout" => return Some(1),
+        "/dev/stderr" => return Some(2),
+        _ => {}
+    }
+    let own = format!("/proc/{}/fd/", std::process::id());
+    [
+        "/dev/fd/",
+        "/proc/self/fd/",
+        "/proc/thread-self/fd/",
+        own.as_str(),
+    ]
+    .iter()
+    .find_map(|prefix| text.strip_prefix(prefix))
+    .and_then(|n| n.parse().ok())
+}
+
+/// Where `path` writes: through any symbolic links to the file they end at, or to standard
+/// output or standard error where the path (or a link on the way) names one of those
+/// descriptors, as a shell's redirection would. A link that ends at nothing is refused (as
+/// `cp` refuses to write through a dangling link), and so is another descriptor.
+///
+/// # Errors
+/// Says why, without the path: a dangling link, a loop of links, a descriptor other than 1
+/// and 2, or the system's reason a link cannot be read.
+pub fn resolve_output(path: &Path) -> Result<OutputTarget, String> {
+    // Linux's own bound on the links one lookup follows.
+    const MOST_LINKS: usize = 40;
+    let mut current = path.to_path_buf();
+    for hops in 0..=MOST_LINKS {
+        match descriptor_named(&current) {
+            Some(1) => return Ok(OutputTarget::Stdout),
+            Some(2) => return Ok(OutputTarget::Stderr),
+            Some(n) => {
+                return Err(format!(
+                    "names file descriptor {n}; raylb writes to standard output and standard error (/dev/stdout, /dev/stderr) or to files"
+                ));
+            }
+            None => {}
+        }
+        match fs::symlink_metadata(&current) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let target = fs::read_link(&current).map_err(|e| io_reason(&e))?;
+                current = match current.parent() {
+                    Some(dir) if target.is_relative() => dir.join(target),
+                    _ => target,
+                };
+            }
+            Ok(_) => return Ok(OutputTarget::File(current)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound && hops > 0 => {
+                return Err(format!(
+                    "is a symbolic link to {}, which does not exist; raylb writes through a link only to an existing file",
+                    current.display()
+                ));
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Ok(OutputTarget::File(current));
+            }
+            Err(e) => return Err(io_reason(&e)),
+        }
+    }
+    Err("too many levels of symbolic links".into())
+}
+
+/// What an output is written to while staged: a temporary file, or memory for a standard
+/// stream. Seekable, as OpenEXR's writer needs.
+pub trait StagedWrite: Write + Seek {}
+
+impl<T: Write + Seek> StagedWrite for T {}
+
+/// An output staged and not yet put in place.
+#[derive(Debug)]
+enum Staged {
+    /// Written to `temporary` beside `target`, to be renamed over it.
+    File { temporary: PathBuf, target: PathBuf },
+    /// Held in memory, to be written to a standard stream.
+    Stream { stderr: bool, bytes: Vec<u8> },
+}
+
 /// Output files written to temporary names beside their targets and put in place together by
 /// [`commit`](Self::commit), so that a run that fails part-way leaves every target as it was.
-/// Temporary files not committed are removed when this is dropped.
+/// A path through a symbolic link writes the link's target and leaves the link; one that
+/// names standard output or standard error ([`resolve_output`]) is held until the commit and
+/// written there. Temporary files not committed are removed when this is dropped.
 #[derive(Debug, Default)]
 pub struct StagedFiles {
-    /// `(temporary, target)` pairs written and not yet renamed.
-    pending: Vec<(PathBuf, PathBuf)>,
+    /// Outputs written and not yet put in place.
+    pending: Vec<Staged>,
 }
 
 impl StagedFiles {
@@ -28,13 +128,26 @@ impl StagedFiles {
         Self::default()
     }
 
-    /// Writes the future contents of `path` to a temporary file beside it.
+    /// Writes the future contents of `path` to a temporary file beside the file it names (or
+    /// to memory, for a standard stream).
     pub fn write(
         &mut self,
         path: &Path,
-        write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+        write: impl FnOnce(&mut dyn StagedWrite) -> io::Result<()>,
     ) -> io::Result<()> {
-        let temporary = temporary_name(path);
+        let target = match resolve_output(path).map_err(io::Error::other)? {
+            OutputTarget::File(target) => target,
+            stream => {
+                let mut bytes = Cursor::new(Vec::new());
+                write(&mut bytes)?;
+                self.pending.push(Staged::Stream {
+                    stderr: stream == OutputTarget::Stderr,
+                    bytes: bytes.into_inner(),
+                });
+                return Ok(());
+            }
+        };
+        let temporary = temporary_name(&target);
         let result = File::create(&temporary).and_then(|file| {
             let mut out = BufWriter::new(file);
             write(&mut out)?;
@@ -42,7 +155,7 @@ impl StagedFiles {
         });
         match result {
             Ok(()) => {
-                self.pending.push((temporary, path.to_path_buf()));
+                self.pending.push(Staged::File { temporary, target });
                 Ok(())
             }
             Err(e) => {
@@ -72,7 +185,7 @@ impl StagedFiles {
         precision: ExrPrecision,
     ) -> io::Result<()> {
         self.write(path, |out| {
-            encode_exr(out, width, height, linear_rgb, precision)
+            encode_exr(&mut { out }, width, height, linear_rgb, precision)
         })
     }
 
@@ -85,7 +198,9 @@ impl StagedFiles {
         height: u32,
         linear_rgb: &[f32],
     ) -> io::Result<()> {
-        self.write(path, |out| encode_pfm(out, width, height, linear_rgb))
+        self.write(path, |out| {
+            encode_pfm(&mut { out }, width, height, linear_rgb)
+        })
     }
 
     /// Stages the image in `film` in the format `path`'s extension names: 8-bit sRGB PNG, or
@@ -105,10 +220,38 @@ impl StagedFiles {
         self.write(path, |out| out.write_all(text.as_bytes()))
     }
 
-    /// Renames every staged file over its target.
+    /// Renames every staged file over its target, then writes what goes to a standard
+    /// stream.
     pub fn commit(mut self) -> io::Result<()> {
-        for (temporary, target) in std::mem::take(&mut self.pending) {
-            fs::rename(&temporary, &target)?;
+        let pending = std::mem::take(&mut self.pending);
+        let (files, streams): (Vec<_>, Vec<_>) = pending
+            .into_iter()
+            .partition(|s| matches!(s, Staged::File { .. }));
+        // Files first: a rename cannot be half done, a stream's write can.
+        let mut files = files.into_iter();
+        while let Some(Staged::File { temporary, target }) = files.next() {
+            if let Err(e) = fs::rename(&temporary, &target) {
+                let _ = fs::remove_file(&temporary);
+                for rest in files {
+                    if let Staged::File { temporary, .. } = rest {
+                        let _ = fs::remove_file(temporary);
+                    }
+                }
+                return Err(e);
+            }
+        }
+        for stream in streams {
+            if let Staged::Stream { stderr, bytes } = stream {
+                if stderr {
+                    let mut err = io::stderr().lock();
+                    err.write_all(&bytes)?;
+                    err.flush()?;
+                } else {
+                    let mut out = io::stdout().lock();
+                    out.write_all(&bytes)?;
+                    out.flush()?;
+                }
+            }
         }
         Ok(())
     }
@@ -116,8 +259,10 @@ impl StagedFiles {
 
 impl Drop for StagedFiles {
     fn drop(&mut self) {
-        for (temporary, _) in &self.pending {
-            let _ = fs::remove_file(temporary);
+        for staged in &self.pending {
+            if let Staged::File { temporary, .. } = staged {
+                let _ = fs::remove_file(temporary);
+            }
         }
     }
 }
@@ -132,13 +277,19 @@ fn temporary_name(path: &Path) -> PathBuf {
 }
 
 /// Checks, before any work is done, that `path` can be written the way [`StagedFiles`] will
-/// write it: the target is not a directory, its directory exists, and a file can be created
+/// write it, at the file its links end at ([`resolve_output`]; a standard stream always
+/// can): the target is not a directory, its directory exists, and a file can be created
 /// there. The last is not guessed from permission bits (which say nothing of read-only mounts,
 /// access control lists or a privileged user) but tried: the temporary file a write would use
 /// is created and removed again. The error says what is wrong, without the path: `is a
 /// directory`, `no such directory: DIR`, `not a directory: DIR`, or the system's reason, such
 /// as `permission denied`.
 pub fn check_writable(path: &Path) -> Result<(), String> {
+    let path = match resolve_output(path)? {
+        OutputTarget::File(target) => target,
+        OutputTarget::Stdout | OutputTarget::Stderr => return Ok(()),
+    };
+    let path = path.as_path();
     if path.is_dir() {
         return Err("is a directory".into());
     }

@@ -161,12 +161,12 @@ fn print_summary(
 }
 
 /// A writer that counts the bytes through it.
-struct Counted<'a, W> {
+struct Counted<'a, W: ?Sized> {
     out: &'a mut W,
     bytes: u64,
 }
 
-impl<W: std::io::Write> std::io::Write for Counted<'_, W> {
+impl<W: std::io::Write + ?Sized> std::io::Write for Counted<'_, W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let n = self.out.write(buf)?;
         self.bytes += n as u64;
