@@ -281,19 +281,19 @@ struct rl_settings {
     // What rays that hit nothing see.
     rl_vec3 background;
     // How far secondary and shadow rays start off the surface they leave, along its
-    // normal: four times the BVH's box padding (2^-16 of the scene's largest coordinate).
-    // A hit point is at most one padding off its triangle (the triangle test keeps it
-    // inside the padded box) plus a few units in the last place, so the new ray starts
-    // clear of the surface, and still far below the thickness of the thinnest parts of
-    // the shipped scenes (a coin in `treasure` is about 10 offsets thick).
-    float ray_offset;
+    // normal, relative to the hit triangle's coordinates: `(m + s) · s`, with `m` the
+    // largest magnitude of any coordinate of the triangle's vertices and the hit point,
+    // and `s` this scale (2^-16, about 128 units in the last place). The offset depends
+    // on the hit triangle alone, never on how far the scene's other geometry reaches
+    // (renderer/src/math.rs, `surface_offset`).
+    float offset_scale;
 };
 static_assert(sizeof(rl_settings) == 36 && alignof(rl_settings) == 4, "rl_settings: 36 bytes aligned to 4, as layout::scene::RenderSettings");
 static_assert(RL_OFFSET_OF(rl_settings, max_depth) == 0, "rl_settings.max_depth at byte 0, as layout::scene::RenderSettings");
 static_assert(RL_OFFSET_OF(rl_settings, weight_cutoff) == 4, "rl_settings.weight_cutoff at byte 4, as layout::scene::RenderSettings");
 static_assert(RL_OFFSET_OF(rl_settings, ambient) == 8, "rl_settings.ambient at byte 8, as layout::scene::RenderSettings");
 static_assert(RL_OFFSET_OF(rl_settings, background) == 20, "rl_settings.background at byte 20, as layout::scene::RenderSettings");
-static_assert(RL_OFFSET_OF(rl_settings, ray_offset) == 32, "rl_settings.ray_offset at byte 32, as layout::scene::RenderSettings");
+static_assert(RL_OFFSET_OF(rl_settings, offset_scale) == 32, "rl_settings.offset_scale at byte 32, as layout::scene::RenderSettings");
 
 // One node of the wide BVH's GPU form: eight quantized child boxes, 80 bytes, 16-byte
 // aligned for `float4`-sized loads.

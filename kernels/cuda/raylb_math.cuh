@@ -111,6 +111,23 @@ RL_FN float rl_powi(float x, rl_u32 n) {
 }
 RL_FN float rl_max_component(rl_vec3 v) { return rl_max(rl_max(v.x, v.y), v.z); }
 
+// The hit point on triangle `t` at barycentric weights `b` (math.rs, interpolate).
+RL_FN rl_vec3 rl_interpolate(const rl_triangle& t, const float b[3]) {
+    return rl_add(rl_add(rl_scale(t.v[0], b[0]), rl_scale(t.v[1], b[1])), rl_scale(t.v[2], b[2]));
+}
+
+// How far a ray leaving `point` on triangle `t` starts off the surface (math.rs,
+// surface_offset): scaled to the hit triangle's coordinates, never to the scene's.
+RL_FN float rl_surface_offset(const rl_triangle& t, rl_vec3 point, float s) {
+    float mx = rl_max(rl_max(rl_max(fabsf(t.v[0].x), fabsf(t.v[1].x)), fabsf(t.v[2].x)),
+                      fabsf(point.x));
+    float my = rl_max(rl_max(rl_max(fabsf(t.v[0].y), fabsf(t.v[1].y)), fabsf(t.v[2].y)),
+                      fabsf(point.y));
+    float mz = rl_max(rl_max(rl_max(fabsf(t.v[0].z), fabsf(t.v[1].z)), fabsf(t.v[2].z)),
+                      fabsf(point.z));
+    return (rl_max(rl_max(mx, my), mz) + s) * s;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The prepared ray (geometry/ray.rs).
 
@@ -676,7 +693,7 @@ RL_FN int rl_trace(const rl_scene& s, const rl_task& task, const rl_film& film,
             bary[2] = uvw[2] / det;
         }
     }
-    rl_vec3 point = rl_add(task.origin, rl_scale(task.dir, t));
+    rl_vec3 point = rl_interpolate(tri, bary);
     rl_vec3 geometric =
         rl_normalize(rl_cross(rl_sub(tri.v[1], tri.v[0]), rl_sub(tri.v[2], tri.v[0])));
     bool entering = rl_dot(task.dir, geometric) < 0.0f;
@@ -688,7 +705,7 @@ RL_FN int rl_trace(const rl_scene& s, const rl_task& task, const rl_film& film,
         smooth = rl_neg(smooth);
     }
     rl_vec3 normal = rl_dot(task.dir, smooth) < 0.0f ? smooth : facing;
-    float offset = s.settings.ray_offset;
+    float offset = rl_surface_offset(tri, point, s.settings.offset_scale);
     rl_vec3 outside = rl_add(point, rl_scale(facing, offset));
 
     rl_vec3 color = rl_mul(s.settings.ambient, material.ambient);

@@ -250,13 +250,13 @@ shared_struct! {
         #[offset(20)]
         pub background: Vec3,
         /// How far secondary and shadow rays start off the surface they leave, along its
-        /// normal: four times the BVH's box padding (2^-16 of the scene's largest coordinate).
-        /// A hit point is at most one padding off its triangle (the triangle test keeps it
-        /// inside the padded box) plus a few units in the last place, so the new ray starts
-        /// clear of the surface, and still far below the thickness of the thinnest parts of
-        /// the shipped scenes (a coin in `treasure` is about 10 offsets thick).
+        /// normal, relative to the hit triangle's coordinates: `(m + s) · s`, with `m` the
+        /// largest magnitude of any coordinate of the triangle's vertices and the hit point,
+        /// and `s` this scale (2^-16, about 128 units in the last place). The offset depends
+        /// on the hit triangle alone, never on how far the scene's other geometry reaches
+        /// (renderer/src/math.rs, `surface_offset`).
         #[offset(32)]
-        pub ray_offset: f32,
+        pub offset_scale: f32,
     }
 }
 

@@ -15,7 +15,10 @@ use layout::task::TaskKind;
 use crate::bvh::{NoCounters, TraversalCounters};
 use crate::film::Film;
 use crate::geometry::{Ray, TriangleExt};
-use crate::math::{Vec3, dot, max_component, normalize, powi, reflect, refract, scale};
+use crate::math::{
+    Vec3, dot, interpolate, max_component, normalize, powi, reflect, refract, scale,
+    surface_offset,
+};
 use crate::scene::{CameraExt, LightExt, Scene};
 use crate::watch::FrameObserver;
 
@@ -210,7 +213,7 @@ impl<'a, O: FrameObserver> Whitted<'a, O> {
         let material = &scene.materials[shading.material as usize];
         let bary = hit.bary;
 
-        let point = task.origin + scale(task.dir, hit.t);
+        let point = interpolate(&triangle.v, bary);
         let geometric = normalize(triangle.normal());
         let entering = dot(task.dir, geometric) < 0.0;
         // Both normals turned to face the side the ray came from.
@@ -230,7 +233,7 @@ impl<'a, O: FrameObserver> Whitted<'a, O> {
         } else {
             facing
         };
-        let offset = scene.settings.ray_offset;
+        let offset = surface_offset(&triangle.v, point, scene.settings.offset_scale);
         let outside = point + scale(facing, offset);
 
         let mut color = scene.settings.ambient * material.ambient;

@@ -457,7 +457,7 @@ impl Scene {
             weight_cutoff: config.render.weight_cutoff.0,
             ambient: Vec3::from(config.render.ambient.0),
             background: Vec3::from(config.render.background.0),
-            ray_offset: 0.0,
+            offset_scale: crate::math::SURFACE_OFFSET_SCALE,
         };
         if config.bvh.max_depth.is_some()
             && overrides.bvh_max_depth.is_none()
@@ -580,7 +580,7 @@ impl Scene {
             weight_cutoff: 0.01,
             ambient: Vec3::splat(0.1),
             background: Vec3::ZERO,
-            ray_offset: 0.0,
+            offset_scale: crate::math::SURFACE_OFFSET_SCALE,
         };
         let name = path
             .file_stem()
@@ -940,10 +940,7 @@ impl GeometryBuilder {
             .iter()
             .map(|&i| self.shading[i as usize])
             .collect();
-        let settings = RenderSettings {
-            ray_offset: 4.0 * bvh.padding(),
-            ..p.settings
-        };
+        let settings = p.settings;
         Ok(Scene {
             name: p.name,
             inputs: p.reads.files,

@@ -209,19 +209,21 @@ pub(crate) fn scene_rays(scene: &Scene, rng: &mut StdRng, random: usize) -> Vec<
         .flat_map(|y| (0..w).map(move |x| (x, y)))
         .map(|(x, y)| scene.camera.primary_ray(x, y, w, h))
         .collect();
-    let offset = scene.settings.ray_offset;
     for i in 0..rays.len() {
         let ray = rays[i];
         let Some(hit) = scene.accel.closest_hit(&ray) else {
             continue;
         };
-        let normal = math::normalize(scene.accel.triangles()[hit.index as usize].normal());
+        let triangle = &scene.accel.triangles()[hit.index as usize];
+        let normal = math::normalize(triangle.normal());
         let normal = if math::dot(ray.dir, normal) < 0.0 {
             normal
         } else {
             -normal
         };
-        let point = ray.origin + ray.dir * hit.t + normal * offset;
+        let hit_point = math::interpolate(&triangle.v, hit.bary);
+        let offset = math::surface_offset(&triangle.v, hit_point, scene.settings.offset_scale);
+        let point = hit_point + normal * offset;
         rays.push(Ray::new(point, math::reflect(ray.dir, normal)));
         rays.push(Ray::new(point, direction(rng)));
         for light in &scene.lights {
