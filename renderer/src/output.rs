@@ -4,6 +4,7 @@
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Cursor, Seek, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use image::codecs::png::PngEncoder;
 use image::{ExtendedColorType, ImageEncoder};
@@ -102,6 +103,34 @@ pub trait StagedWrite: Write + Seek {}
 
 impl<T: Write + Seek> StagedWrite for T {}
 
+/// The temporary files of every [`StagedFiles`] in the process, for [`abandon_staged`]: a
+/// commit holds the lock while it renames, so that a signal's handler, which takes it too,
+/// either finds every output as it was or waits for all of them to be in place.
+static TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn temporaries() -> MutexGuard<'static, Vec<PathBuf>> {
+    // A panic while the lock was held leaves a list that is still a list of paths.
+    TEMPORARIES.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn forget_temporary(list: &mut Vec<PathBuf>, path: &Path) {
+    if let Some(i) = list.iter().position(|p| p == path) {
+        list.swap_remove(i);
+    }
+}
+
+/// For a handler of SIGINT or SIGTERM, which then ends the process: removes every staged
+/// temporary file not yet committed, and returns the lock that commits take, to be held until
+/// the process ends. A commit under way finishes first (the lock waits for it), so a signal
+/// never leaves some outputs new and others old, nor a hidden temporary file.
+pub fn abandon_staged() -> MutexGuard<'static, Vec<PathBuf>> {
+    let mut list = temporaries();
+    for path in list.drain(..) {
+        let _ = fs::remove_file(path);
+    }
+    list
+}
+
 /// An output staged and not yet put in place.
 #[derive(Debug)]
 enum Staged {
@@ -148,6 +177,8 @@ impl StagedFiles {
             }
         };
         let temporary = temporary_name(&target);
+        // Listed before it exists, so that a signal from here on removes it.
+        temporaries().push(temporary.clone());
         let result = File::create(&temporary).and_then(|file| {
             let mut out = BufWriter::new(file);
             write(&mut out)?;
@@ -160,6 +191,7 @@ impl StagedFiles {
             }
             Err(e) => {
                 let _ = fs::remove_file(&temporary);
+                forget_temporary(&mut temporaries(), &temporary);
                 Err(e)
             }
         }
@@ -227,19 +259,24 @@ impl StagedFiles {
         let (files, streams): (Vec<_>, Vec<_>) = pending
             .into_iter()
             .partition(|s| matches!(s, Staged::File { .. }));
-        // Files first: a rename cannot be half done, a stream's write can.
+        // Files first: a rename cannot be half done, a stream's write can. The lock is held
+        // over all the renames: a signal's handler waits for the set to be complete.
+        let mut list = temporaries();
         let mut files = files.into_iter();
         while let Some(Staged::File { temporary, target }) = files.next() {
+            forget_temporary(&mut list, &temporary);
             if let Err(e) = fs::rename(&temporary, &target) {
                 let _ = fs::remove_file(&temporary);
                 for rest in files {
                     if let Staged::File { temporary, .. } = rest {
+                        forget_temporary(&mut list, &temporary);
                         let _ = fs::remove_file(temporary);
                     }
                 }
                 return Err(e);
             }
         }
+        drop(list);
         for stream in streams {
             if let Staged::Stream { stderr, bytes } = stream {
                 if stderr {
@@ -259,9 +296,11 @@ impl StagedFiles {
 
 impl Drop for StagedFiles {
     fn drop(&mut self) {
+        let mut list = temporaries();
         for staged in &self.pending {
             if let Staged::File { temporary, .. } = staged {
                 let _ = fs::remove_file(temporary);
+                forget_temporary(&mut list, temporary);
             }
         }
     }
@@ -315,8 +354,10 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
         });
     }
     let probe = temporary_name(path);
-    File::create(&probe).map_err(|e| io_reason(&e))?;
-    fs::remove_file(&probe).map_err(|e| io_reason(&e))
+    temporaries().push(probe.clone());
+    let tried = File::create(&probe).and_then(|_| fs::remove_file(&probe));
+    forget_temporary(&mut temporaries(), &probe);
+    tried.map_err(|e| io_reason(&e))
 }
 
 /// The input that `output` would replace, if any: the same file under another name, through

@@ -4,6 +4,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 mod common;
 use common::scene_path;
@@ -495,6 +496,120 @@ fn special_files_are_refused_without_reading_them() {
         &["render", "huge.toml", "-o", "out.png"],
         "huge.toml: too large: 1073741824 bytes",
     );
+}
+
+/// Runs `raylb args` in `dir`, killed if it has not ended within `limit`: a run that blocks
+/// or reads without end fails the test rather than hanging it (or filling memory).
+fn output_within(dir: &Path, args: &[&str], limit: Duration) -> Output {
+    let mut child = raylb()
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("raylb runs");
+    let deadline = Instant::now() + limit;
+    while child.try_wait().expect("raylb's status").is_none() {
+        if Instant::now() > deadline {
+            child.kill().expect("raylb can be ended");
+            let _ = child.wait();
+            panic!("raylb {args:?} still ran after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("raylb's output")
+}
+
+#[test]
+fn scenes_lists_a_special_or_oversized_file_in_a_row_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::copy(scene_path("quick"), d.join("quick.toml")).unwrap();
+    // Named to sort first: a listing that opened the FIFO would block there.
+    let fifo = Command::new("mkfifo").arg(d.join("fifo.toml")).status();
+    let fifo = fifo.is_ok_and(|s| s.success());
+    let zero = Path::new("/dev/zero").exists();
+    if zero {
+        std::os::unix::fs::symlink("/dev/zero", d.join("zero.toml")).unwrap();
+    }
+    // Sparse: 3 GiB that take no disk.
+    let huge = fs::File::create(d.join("huge.toml")).unwrap();
+    huge.set_len(3 << 30).unwrap();
+    drop(huge);
+
+    let out = output_within(d, &["scenes", "."], Duration::from_secs(10));
+    let listing = String::from_utf8_lossy(&out.stdout);
+    let err = stderr(&out);
+    let row = |name: &str| {
+        listing
+            .lines()
+            .find(|l| l.contains(name))
+            .unwrap_or_else(|| panic!("{name} not listed: {listing}"))
+            .to_string()
+    };
+    assert!(row("quick.toml").contains("a tiny scene"), "{listing}");
+    assert!(
+        row("huge.toml").contains("too large: 3221225472 bytes"),
+        "{listing}"
+    );
+    let mut bad = 1;
+    if fifo {
+        assert!(
+            row("fifo.toml").contains("not a regular file (a FIFO)"),
+            "{listing}"
+        );
+        bad += 1;
+    }
+    if zero {
+        assert!(
+            row("zero.toml").contains("not a regular file (a character device)"),
+            "{listing}"
+        );
+        bad += 1;
+    }
+    assert_eq!(listing.lines().count(), bad + 1, "{listing}");
+    // The listing is whole, and the exit code says that some of it could not be read.
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("{bad} of {} scene files", bad + 1)),
+        "{err}"
+    );
+}
+
+#[test]
+fn obj_and_mtl_statements_left_out_are_warned_of_unless_quiet() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::write(d.join("m.mtl"), "newmtl red\nKd 1 0 0\nmap_Kd red.png\n").unwrap();
+    fs::write(
+        d.join("m.obj"),
+        "mtllib m.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nusemtl rde\nf 1 2 3\n",
+    )
+    .unwrap();
+    let render = |quiet: &[&str]| {
+        let out = raylb()
+            .args(["render", "--mesh", "m.obj", "-o", "out.png"])
+            .args(["--width", "8", "--height", "8"])
+            .args(quiet)
+            .current_dir(d)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        stderr(&out)
+    };
+    let err = render(&[]);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(
+        lines[0].starts_with("raylb: warning: m.mtl:3:1: `map_Kd` is left out"),
+        "{err}"
+    );
+    assert!(
+        lines[1].starts_with("raylb: warning: m.obj:5:1: `usemtl rde`: no material `rde` in m.mtl"),
+        "{err}"
+    );
+    assert_eq!(render(&["--quiet"]), "");
 }
 
 #[test]

@@ -284,6 +284,24 @@ fn sim_refuses_bad_files_and_options_in_one_line() {
 }
 
 #[test]
+fn sim_refuses_a_unit_cost_given_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    record_quick(dir.path());
+    refused_in_one_line(
+        dir.path(),
+        &[
+            "sim",
+            "q.tasks",
+            "--unit-cost",
+            "box tests=1",
+            "--unit-cost",
+            " box tests = 2",
+        ],
+        "--unit-cost  box tests = 2: the cost of \"box tests\" is given twice (--unit-cost box tests=1)",
+    );
+}
+
+#[test]
 fn sim_compares_depth_first_with_breadth_first() {
     let dir = tempfile::tempdir().unwrap();
     record_quick(dir.path());

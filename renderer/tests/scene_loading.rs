@@ -223,6 +223,152 @@ fn material_override_beats_the_mtl_and_paths_are_relative_to_the_scene() {
     );
 }
 
+/// The warnings of loading `obj` as a bare mesh (panicking on an error).
+fn mesh_warnings(obj: &Path) -> Vec<String> {
+    Scene::from_mesh(obj, SceneOverrides::default(), MeshFraming::default())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .warnings
+}
+
+#[test]
+fn a_usemtl_its_libraries_lack_is_warned_of_once_with_its_first_line() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "m.mtl", "newmtl red\nKd 1 0 0\n");
+    let obj = write(
+        dir.path(),
+        "m.obj",
+        "mtllib m.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nusemtl red\nf 1 2 3\n\
+         usemtl blue\nf 1 2 3\nusemtl red\nf 1 3 2\nusemtl blue\nf 2 1 3\n",
+    );
+    let o = obj.display();
+    assert_eq!(
+        mesh_warnings(&obj),
+        [format!(
+            "{o}:7:1: `usemtl blue` here and on 1 more line: no material `blue` in m.mtl; their faces take the default material"
+        )]
+    );
+    // With no `mtllib` at all, or none before the `usemtl`.
+    let bare = write(
+        dir.path(),
+        "bare.obj",
+        "v 0 0 0\nv 1 0 0\nv 0 1 0\nusemtl red\nf 1 2 3\n",
+    );
+    assert_eq!(
+        mesh_warnings(&bare),
+        [format!(
+            "{}:4:1: `usemtl red`: no `mtllib` before it names a material library; its faces take the default material",
+            bare.display()
+        )]
+    );
+    let late = write(
+        dir.path(),
+        "late.obj",
+        "v 0 0 0\nv 1 0 0\nv 0 1 0\nusemtl red\nf 1 2 3\nmtllib m.mtl\nusemtl red\nf 1 3 2\n",
+    );
+    assert_eq!(mesh_warnings(&late).len(), 1, "{:?}", mesh_warnings(&late));
+    // Two objects of one mesh: one warning.
+    let scene = write(
+        dir.path(),
+        "s.toml",
+        &format!("{HEADER}[[objects]]\nmesh = \"m.obj\"\n[[objects]]\nmesh = \"m.obj\"\n"),
+    );
+    let scene = Scene::load(&scene, SceneOverrides::default()).unwrap();
+    assert_eq!(scene.warnings.len(), 1, "{:?}", scene.warnings);
+}
+
+#[test]
+fn an_indented_usemtl_names_the_material_it_shows() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "m.mtl", "newmtl red\nKd 1 0 0\n");
+    let obj = write(
+        dir.path(),
+        "m.obj",
+        "  mtllib m.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\n\tusemtl red  # indented\nf 1 2 3\n",
+    );
+    let scene = Scene::from_mesh(&obj, SceneOverrides::default(), MeshFraming::default()).unwrap();
+    assert!(scene.warnings.is_empty(), "{:?}", scene.warnings);
+    assert_eq!(
+        scene.materials[scene.shading[0].material as usize].diffuse,
+        Vec3::X
+    );
+}
+
+#[test]
+fn mtl_statements_raylb_leaves_out_are_warned_of_once_per_keyword() {
+    let dir = tempfile::tempdir().unwrap();
+    let mtl = write(
+        dir.path(),
+        "m.mtl",
+        "# a material library\nnewmtl red\nKdd 1 0 0\nKd 1 0 0\nmap_Kd red.png\nbump b.png\n\
+         newmtl green\nKd 0 1 0\nmap_Kd green.png\nmap_Kd again.png\n",
+    );
+    let obj = write(
+        dir.path(),
+        "m.obj",
+        "mtllib m.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nusemtl red\nf 1 2 3\n",
+    );
+    let reads = "of an MTL file raylb reads only `newmtl`, `Ka`, `Kd`, `Ks`, `Ns`, `Ni`, `d`, `Tr`, `Tf` and `illum`";
+    let m = mtl.display();
+    assert_eq!(
+        mesh_warnings(&obj),
+        [
+            format!("{m}:3:1: `Kdd` is left out: {reads}"),
+            format!("{m}:5:1: `map_Kd` is left out here and on 2 more lines: {reads}"),
+            format!("{m}:6:1: `bump` is left out: {reads}"),
+        ]
+    );
+    // A scene's own material stands in for the library's: nothing of it is left out.
+    let scene = write(
+        dir.path(),
+        "s.toml",
+        &format!(
+            "{HEADER}[materials.blue]\ndiffuse = [0, 0, 1]\n[[objects]]\nmesh = \"m.obj\"\nmaterial = \"blue\"\n"
+        ),
+    );
+    let scene = Scene::load(&scene, SceneOverrides::default()).unwrap();
+    assert!(scene.warnings.is_empty(), "{:?}", scene.warnings);
+}
+
+#[test]
+fn a_file_full_of_unknown_statements_is_warned_of_in_a_few_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk: String = (0..1000).map(|i| format!("junk{i} 1\n")).collect();
+    write(dir.path(), "m.mtl", &format!("newmtl red\n{junk}"));
+    let obj = write(
+        dir.path(),
+        "m.obj",
+        "mtllib m.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nusemtl red\nf 1 2 3\n",
+    );
+    let warnings = mesh_warnings(&obj);
+    assert_eq!(warnings.len(), 9, "{warnings:?}");
+    assert!(
+        warnings[8]
+            .ends_with(":10:1: 992 more lines, the first here, hold statements raylb leaves out"),
+        "{}",
+        warnings[8]
+    );
+}
+
+#[test]
+fn an_mtllib_naming_the_obj_itself_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, library) in [("m.obj", "m.obj"), ("n.obj", "./n.obj")] {
+        let obj = write(
+            dir.path(),
+            name,
+            &format!("v 0 0 0\nv 1 0 0\nv 0 1 0\nmtllib {library}\nf 1 2 3\n"),
+        );
+        let e =
+            Scene::from_mesh(&obj, SceneOverrides::default(), MeshFraming::default()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}:4:1: `mtllib {library}` names this OBJ file itself; a material library is an MTL file of its own",
+                obj.display()
+            )
+        );
+    }
+}
 #[test]
 fn mesh_camera_frames_the_bounding_box() {
     let dir = tempfile::tempdir().unwrap();

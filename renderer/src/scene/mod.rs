@@ -193,6 +193,14 @@ impl Reads {
             self.warnings.push(message);
         }
     }
+
+    /// Warns, unless the same warning was given before: a mesh file that two objects use is
+    /// read twice, and says the same twice.
+    pub(crate) fn warn(&mut self, message: String) {
+        if !self.warnings.contains(&message) {
+            self.warnings.push(message);
+        }
+    }
 }
 
 impl Scene {

@@ -3,8 +3,11 @@
 //! `tobj` reports malformed input without a line number, so each file is first checked line
 //! by line here: numbers that do not parse, NaN or infinite coordinates, faces with too few
 //! corners or indices out of range, and statements that are not OBJ. A file that passes is
-//! then read by `tobj`.
+//! then read by `tobj`. What `tobj` would drop without a word is warned of: a `usemtl` whose
+//! material no library defines, and MTL statements raylb does not use.
 
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 use std::io::{BufReader, Cursor};
 use std::path::Path;
 
@@ -60,11 +63,22 @@ const OTHER_STATEMENTS: &[&str] = &[
     "usemap",
 ];
 
+/// The MTL statements raylb reads (see [`material::from_mtl`]); any other is left out, with a
+/// warning.
+const MTL_STATEMENTS: &[&str] = &[
+    "newmtl", "Ka", "Kd", "Ks", "Ns", "Ni", "d", "Tr", "Tf", "illum",
+];
+
+/// The most keys (MTL keywords, material names) of one file warned of one by one: enough to
+/// show what is wrong, short of a screenful from a file of junk. The lines past them are
+/// counted in one more warning.
+const MAX_WARNED_KEYS: usize = 8;
+
 /// What becomes of the MTL files an OBJ names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum MtlFiles {
-    /// The OBJ's own materials colour it: they are read from the OBJ file's directory, and
-    /// one that cannot be read is an error.
+    /// The OBJ's own materials colour it: they are read from the OBJ file's directory, one
+    /// that cannot be read is an error, and what of them raylb leaves out is warned of.
     Needed,
     /// The scene gives the object a material of its own: they are read, and one that cannot
     /// be read is worth a warning, no more.
@@ -113,8 +127,10 @@ pub(crate) fn parse(
         ignore_points: true,
         ignore_lines: true,
     };
-    let mtl_error = std::cell::RefCell::new(None);
-    let reads = std::cell::RefCell::new(reads);
+    let mtl_error = RefCell::new(None);
+    let reads = RefCell::new(reads);
+    // How many materials each `mtllib` statement gave, in order: what a `usemtl` can name.
+    let given = RefCell::new(Vec::new());
     // `tobj` takes a comment after a statement (`f 1 2 3  # lid`) as part of it, where the
     // check above (and the format) ends the statement at `#`, and it reads polylines as
     // faces: it reads the text without either.
@@ -127,11 +143,23 @@ pub(crate) fn parse(
                 return Ok(Default::default());
             }
             let mtl_path = dir.join(mtl_name);
-            let loaded = checked_mtl(&mtl_path).and_then(|source| {
-                reads.borrow_mut().file(&mtl_path);
-                tobj::load_mtl_buf(&mut BufReader::new(Cursor::new(&source)))
-                    .map_err(|e| SceneError::file(&mtl_path, format!("not a valid MTL file: {e}")))
-            });
+            let statement = given.borrow().len();
+            let loaded = not_itself(path, source, statement, &mtl_path)
+                .and_then(|()| checked_mtl(&mtl_path))
+                .and_then(|(source, left_out)| {
+                    let mut reads = reads.borrow_mut();
+                    reads.file(&mtl_path);
+                    // Overridden, none of the library is used: nothing is left out.
+                    if mtl == MtlFiles::Needed {
+                        left_out.into_iter().for_each(|w| reads.warn(w));
+                    }
+                    tobj::load_mtl_buf(&mut BufReader::new(Cursor::new(&source))).map_err(|e| {
+                        SceneError::file(&mtl_path, format!("not a valid MTL file: {e}"))
+                    })
+                });
+            given
+                .borrow_mut()
+                .push(loaded.as_ref().map_or(0, |(materials, _)| materials.len()));
             loaded.map_err(|e| {
                 match mtl {
                     MtlFiles::Needed | MtlFiles::Skip => {
@@ -151,6 +179,12 @@ pub(crate) fn parse(
         return Err(e);
     }
     let materials = materials.unwrap_or_default();
+    if mtl == MtlFiles::Needed {
+        let reads = reads.into_inner();
+        for warning in missing_materials(path, source, &given.into_inner(), &materials) {
+            reads.warn(warning);
+        }
+    }
     Ok(models
         .into_iter()
         .map(|model| {
@@ -186,25 +220,200 @@ pub(crate) fn parse(
         .collect())
 }
 
-/// `source` as `tobj` is to read it: every line cut at its first `#`, and every polyline
-/// (`l`) statement left out (a line of its own stays, empty). `tobj` reads `l` with its face
-/// parser, so `l a b c` would become a triangle, and its indices are not among those
-/// [`validate_obj`] checks: a polyline is no surface to trace. Borrowed when there is nothing
-/// to take out.
+/// `source` as `tobj` is to read it: every line cut at its first `#` and bare of leading
+/// blanks, and every polyline (`l`) statement left out (a line of its own stays, empty).
+/// `tobj` reads `l` with its face parser, so `l a b c` would become a triangle, and its
+/// indices are not among those [`validate_obj`] checks: a polyline is no surface to trace.
+/// `tobj` takes a name (of `mtllib`, `usemtl`, `o`) as all that follows the first space of
+/// the line, so an indented `  usemtl red` would name `usemtl red`. Borrowed when there is
+/// nothing to change.
 fn for_tobj(source: &str) -> std::borrow::Cow<'_, str> {
     let polyline = |line: &str| line.split_whitespace().next() == Some("l");
-    if !source.contains('#') && !source.lines().any(polyline) {
+    let as_is = |line: &str| {
+        !line.contains('#') && !line.starts_with(char::is_whitespace) && !polyline(line)
+    };
+    if source.lines().all(as_is) {
         return source.into();
     }
     let mut out = String::with_capacity(source.len());
     for line in source.lines() {
-        let line = line.split('#').next().unwrap_or("");
+        let line = line.split('#').next().unwrap_or("").trim_start();
         if !polyline(line) {
             out.push_str(line);
         }
         out.push('\n');
     }
     out.into()
+}
+
+/// A line's keyword and the rest of its statement, as `tobj` reads them from what
+/// [`for_tobj`] makes of the line: the rest is all that follows the first space, trimmed (a
+/// name may hold spaces).
+fn statement(line: &str) -> (&str, &str) {
+    let text = line.split('#').next().unwrap_or("").trim();
+    let keyword = text.split_whitespace().next().unwrap_or("");
+    let rest = text.split_once(' ').map_or("", |(_, rest)| rest.trim());
+    (keyword, rest)
+}
+
+/// Refuses the `k`-th `mtllib` statement (from 0) of the OBJ file `path`, whose text is
+/// `source`, if it names `path` itself: read as a material library, the OBJ would give no
+/// materials, without a word.
+fn not_itself(path: &Path, source: &str, k: usize, library: &Path) -> Result<(), SceneError> {
+    let same = match (std::fs::canonicalize(path), std::fs::canonicalize(library)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if !same {
+        return Ok(());
+    }
+    let (line, name) = source
+        .lines()
+        .enumerate()
+        .filter_map(|(n, l)| match statement(l) {
+            ("mtllib", name) => Some((n + 1, name)),
+            _ => None,
+        })
+        .nth(k)
+        .unwrap_or((0, ""));
+    Err(SceneError::at_line(
+        path,
+        line,
+        format!(
+            "`mtllib {name}` names this OBJ file itself; a material library is an MTL file of its own"
+        ),
+    ))
+}
+
+/// Warnings for the `usemtl` statements of the OBJ file `path` (text `source`) whose material
+/// none of the libraries named before them defines: `tobj` gives their faces no material, and
+/// they take the default one. `given[k]` is how many of `materials` (every library's, in the
+/// order they were read) the `k`-th `mtllib` statement gave.
+fn missing_materials(
+    path: &Path,
+    source: &str,
+    given: &[usize],
+    materials: &[tobj::Material],
+) -> Vec<String> {
+    // Each name's first material: a `usemtl` finds it once the library that gives it is read.
+    let mut first = HashMap::new();
+    for (i, m) in materials.iter().enumerate() {
+        first.entry(m.name.as_str()).or_insert(i);
+    }
+    // The libraries named so far, in order, for the warnings, and how many statements named
+    // them.
+    let (mut libraries, mut seen, mut named) = (Vec::new(), HashSet::new(), 0);
+    let mut read = 0;
+    let mut left_out = LeftOut::default();
+    for (n, line) in source.lines().enumerate() {
+        match statement(line) {
+            ("mtllib", library) => {
+                read += given.get(named).copied().unwrap_or(0);
+                named += 1;
+                if seen.insert(library) {
+                    libraries.push(library);
+                }
+            }
+            ("usemtl", name) if first.get(name).is_none_or(|&i| i >= read) => {
+                left_out.add(name, n + 1, || {
+                    if named == 0 {
+                        return "no `mtllib` before it names a material library".to_string();
+                    }
+                    let list = match &libraries[..] {
+                        [one] => one.to_string(),
+                        [some @ .., last] if some.len() < 3 => {
+                            format!("{} or {last}", some.join(", "))
+                        }
+                        all => format!("{} or {} more", all[..3].join(", "), all.len() - 3),
+                    };
+                    format!("no material `{name}` in {list}")
+                });
+            }
+            _ => {}
+        }
+    }
+    left_out.warnings(
+        path,
+        |k| {
+            format!(
+                "`usemtl {}`{}: {}; {} faces take the default material",
+                k.key,
+                here_and_more(k.more),
+                k.why,
+                if k.more == 0 { "its" } else { "their" }
+            )
+        },
+        |lines| {
+            format!(
+                "{lines} more `usemtl` lines, the first here, name materials their libraries lack; their faces take the default material"
+            )
+        },
+    )
+}
+
+/// Lines of one file that raylb leaves out, by a key (an MTL statement's keyword, the material
+/// a `usemtl` names), for warnings: each key's first line, what is wrong there, and how many
+/// more lines have it. Past [`MAX_WARNED_KEYS`] keys, lines are only counted.
+#[derive(Debug, Default)]
+struct LeftOut<'a> {
+    keys: Vec<LeftOutKey<'a>>,
+    /// The first line past the keys warned of one by one, and how many such lines there are.
+    rest: Option<(usize, usize)>,
+}
+
+/// One key of [`LeftOut`].
+#[derive(Debug)]
+struct LeftOutKey<'a> {
+    key: &'a str,
+    /// Where it is first met.
+    line: usize,
+    /// How many more lines have it.
+    more: usize,
+    /// What is wrong where it is first met.
+    why: String,
+}
+
+impl<'a> LeftOut<'a> {
+    /// Line `line` has `key`; `why` says what is wrong, if the key is new.
+    fn add(&mut self, key: &'a str, line: usize, why: impl FnOnce() -> String) {
+        if let Some(known) = self.keys.iter_mut().find(|k| k.key == key) {
+            known.more += 1;
+        } else if self.keys.len() < MAX_WARNED_KEYS {
+            self.keys.push(LeftOutKey {
+                key,
+                line,
+                more: 0,
+                why: why(),
+            });
+        } else {
+            self.rest.get_or_insert((line, 0)).1 += 1;
+        }
+    }
+
+    /// One warning per key, `say(key)` at its first line of `path`, then `rest(lines)` at the
+    /// first line past them.
+    fn warnings(
+        self,
+        path: &Path,
+        say: impl Fn(&LeftOutKey<'_>) -> String,
+        rest: impl Fn(usize) -> String,
+    ) -> Vec<String> {
+        let at = |line, message| SceneError::at_line(path, line, message).to_string();
+        let mut warnings: Vec<String> = self.keys.iter().map(|k| at(k.line, say(k))).collect();
+        if let Some((line, lines)) = self.rest {
+            warnings.push(at(line, rest(lines)));
+        }
+        warnings
+    }
+}
+
+/// ` here and on N more lines`, or nothing for none.
+fn here_and_more(more: usize) -> String {
+    match more {
+        0 => String::new(),
+        1 => " here and on 1 more line".into(),
+        n => format!(" here and on {n} more lines"),
+    }
 }
 
 /// Reads a text file of at most `max_bytes` (a regular file, see [`read_regular_file`]).
@@ -323,16 +532,21 @@ fn describe(x: f32) -> &'static str {
 /// Reads an MTL file and checks that its numeric statements hold finite numbers (and that
 /// `illum` is a whole number from 0 to 10). Returns the text with every colour written out as
 /// three numbers: the MTL format allows `Kd r` and `Kd r g` (the missing channels repeat
-/// `r`), which `tobj` cannot read.
-fn checked_mtl(path: &Path) -> Result<String, SceneError> {
+/// `r`), which `tobj` cannot read; and a warning for each statement keyword raylb leaves out
+/// (not among [`MTL_STATEMENTS`]: a texture map, or a typo such as `Kdd`).
+fn checked_mtl(path: &Path) -> Result<(String, Vec<String>), SceneError> {
     let source = read_text(path, MAX_MTL_BYTES)?;
     let mut out = String::with_capacity(source.len());
+    let mut left_out = LeftOut::default();
     for (n, raw) in source.lines().enumerate() {
         let fail = |msg: String| Err(SceneError::at_line(path, n + 1, msg));
         let text = raw.split('#').next().unwrap_or("").trim();
         let mut words = text.split_whitespace();
         let keyword = words.next().unwrap_or("");
         let args: Vec<&str> = words.collect();
+        if !keyword.is_empty() && !MTL_STATEMENTS.contains(&keyword) {
+            left_out.add(keyword, n + 1, String::new);
+        }
         let colour = matches!(keyword, "Ka" | "Kd" | "Ks" | "Ke" | "Tf");
         let arity = match keyword {
             "Ka" | "Kd" | "Ks" | "Ke" | "Tf" => 1..=3,
@@ -372,5 +586,19 @@ fn checked_mtl(path: &Path) -> Result<String, SceneError> {
             out.push('\n');
         }
     }
-    Ok(out)
+    let reads = MTL_STATEMENTS
+        .iter()
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>();
+    let reads = format!(
+        "of an MTL file raylb reads only {} and {}",
+        reads[..reads.len() - 1].join(", "),
+        reads[reads.len() - 1]
+    );
+    let warnings = left_out.warnings(
+        path,
+        |k| format!("`{}` is left out{}: {reads}", k.key, here_and_more(k.more)),
+        |lines| format!("{lines} more lines, the first here, hold statements raylb leaves out"),
+    );
+    Ok((out, warnings))
 }

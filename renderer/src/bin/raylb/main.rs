@@ -28,7 +28,32 @@ use terminal::{Reported, StdoutError, flush_stdout, quiet_rank};
 /// shell reports for a program ended by SIGPIPE (128 + 13), as `yes | head -1` ends `yes`.
 const READER_GONE: u8 = 141;
 
+/// Ends the process on SIGINT, SIGTERM or SIGHUP with the shell's code for it (128 + the
+/// signal), after removing every staged output's temporary file; a commit under way is let
+/// finish first, so the outputs are all old or all new ([`renderer::output::abandon_staged`]).
+/// Where the handling thread cannot start, the signals keep their default action.
+fn end_cleanly_on_signals() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let handler = || {
+        // Registered here, once the thread runs: where it cannot start, the signals keep
+        // their default action.
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+            return;
+        };
+        if let Some(signal) = signals.forever().next() {
+            let _held = renderer::output::abandon_staged();
+            std::process::exit(128 + signal);
+        }
+    };
+    // A small stack of its own: RUST_MIN_STACK, which sizes the workers, does not apply.
+    let _ = std::thread::Builder::new()
+        .name("signals".into())
+        .stack_size(64 * 1024)
+        .spawn(handler);
+}
+
 fn main() -> ExitCode {
+    end_cleanly_on_signals();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return cli::usage_error(e),

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Result, anyhow, bail};
+use renderer::input::{MAX_SCENE_BYTES, read_regular_file};
 use renderer::output::io_reason;
 
 use crate::cli::ScenesArgs;
@@ -22,8 +23,23 @@ pub(crate) fn run(args: &ScenesArgs) -> Result<ExitCode> {
         bail!("{} holds no scene files (*.toml)", dir.display());
     }
     files.sort();
-    for path in files {
-        outln!("{}", line(&path)?);
+    // A file that cannot be read gets a row saying why, and the rest are still listed.
+    let mut unread = 0;
+    for path in &files {
+        match line(path) {
+            Ok(row) => outln!("{row}"),
+            Err(reason) => {
+                unread += 1;
+                outln!("{:<28} {:>9}  {reason}", path.display(), "?");
+            }
+        }
+    }
+    if unread > 0 {
+        bail!(
+            "{unread} of {} scene files in {} cannot be read; each one's row says why",
+            files.len(),
+            dir.display()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -42,10 +58,14 @@ fn default_dir() -> Result<PathBuf> {
 }
 
 /// `path  WIDTH×HEIGHT  what the file's opening comment says of it`, read without building
-/// the scene.
-fn line(path: &Path) -> Result<String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow!("cannot read {}: {}", path.display(), io_reason(&e)))?;
+/// the scene; or why the file cannot be read. It is read as [`Scene::load`] reads it: only a
+/// regular file, and only up to [`MAX_SCENE_BYTES`] (a FIFO would block the listing, and
+/// `/dev/zero` fill memory).
+///
+/// [`Scene::load`]: renderer::scene::Scene::load
+fn line(path: &Path) -> Result<String, String> {
+    let bytes = read_regular_file(path, MAX_SCENE_BYTES)?;
+    let text = String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())?;
     let size = toml::from_str::<toml::Table>(&text)
         .ok()
         .and_then(|t| {

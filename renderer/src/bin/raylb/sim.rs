@@ -347,6 +347,9 @@ fn override_model(tree: &mut TaskTree, args: &SimArgs) -> Result<()> {
     if let Some(ns) = args.task_cost {
         tree.model.per_task = ns * 1e-9;
     }
+    // The option that set each work count's cost: a second one for the same count is refused
+    // rather than left to override the first.
+    let mut set_by: Vec<Option<&str>> = vec![None; tree.features.len()];
     for given in &args.unit_cost {
         let Some((name, ns)) = given.rsplit_once('=') else {
             bail!("--unit-cost {given}: expected NAME=NS, e.g. \"box tests=2.5\"");
@@ -362,6 +365,11 @@ fn override_model(tree: &mut TaskTree, args: &SimArgs) -> Result<()> {
                     .join(", ")
             );
         };
+        if let Some(earlier) = set_by[k].replace(given) {
+            bail!(
+                "--unit-cost {given}: the cost of \"{name}\" is given twice (--unit-cost {earlier})"
+            );
+        }
         let ns: f64 = ns
             .trim()
             .parse()
