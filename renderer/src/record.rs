@@ -19,6 +19,7 @@ use std::cell::Cell;
 use std::fmt;
 use std::marker::PhantomData;
 use std::num::{NonZeroU32, NonZeroUsize};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use balancers::sim::{CostModel, FitError, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
@@ -70,6 +71,9 @@ pub enum RecordError {
     Tree(String),
     /// The times could not be fitted.
     Fit(FitError),
+    /// The frame has more tasks than the recording may hold (the bound given to
+    /// [`record_within`]); the tasks past it were neither run nor kept.
+    TooManyTasks(u64),
 }
 
 impl fmt::Display for RecordError {
@@ -79,6 +83,10 @@ impl fmt::Display for RecordError {
             RecordError::Film(e) => write!(f, "{e}"),
             RecordError::Tree(e) => write!(f, "the recorded tasks: {e}"),
             RecordError::Fit(e) => write!(f, "fitting the cost model: {e}"),
+            RecordError::TooManyTasks(max) => write!(
+                f,
+                "the frame has more than {max} tasks, the most a recording may hold at about {BYTES_PER_TASK} bytes each"
+            ),
         }
     }
 }
@@ -95,8 +103,22 @@ pub fn record(
     threads: NonZeroUsize,
     timing_threads: NonZeroUsize,
 ) -> Result<Recording, RecordError> {
+    record_within(scene, tile, balancer, threads, timing_threads, u64::MAX)
+}
+
+/// [`record`], holding at most `max_tasks` tasks: a frame with more is refused
+/// ([`RecordError::TooManyTasks`]) as soon as the counting run passes the bound, before their
+/// records are kept. A recording peaks at about [`BYTES_PER_TASK`] a task.
+pub fn record_within(
+    scene: &Scene,
+    tile: NonZeroU32,
+    balancer: &BalancerKind,
+    threads: NonZeroUsize,
+    timing_threads: NonZeroUsize,
+    max_tasks: u64,
+) -> Result<Recording, RecordError> {
     let start = Instant::now();
-    let mut tree = count(scene, tile, balancer, threads)?;
+    let mut tree = count_within(scene, tile, balancer, threads, max_tasks)?;
     let counted_time = start.elapsed();
     if timing_threads.get() > 1 {
         tree.description += &format!(", timed on {timing_threads} threads");
@@ -104,7 +126,7 @@ pub fn record(
 
     let start = Instant::now();
     let fixed = BalancerKind::static_tiles(Assignment::Interleaved);
-    let timed = run::<NoCounting>(scene, tile, &fixed, timing_threads)?;
+    let timed = run::<NoCounting>(scene, tile, &fixed, timing_threads, max_tasks)?;
     let timed_time = start.elapsed();
     let (shape, number) = TaskTree::from_recorded_numbered(
         tree.description.clone(),
@@ -144,7 +166,18 @@ pub fn count(
     balancer: &BalancerKind,
     threads: NonZeroUsize,
 ) -> Result<TaskTree, RecordError> {
-    let counted = run::<Counting>(scene, tile, balancer, threads)?;
+    count_within(scene, tile, balancer, threads, u64::MAX)
+}
+
+/// [`count`], holding at most `max_tasks` tasks (see [`record_within`]).
+fn count_within(
+    scene: &Scene,
+    tile: NonZeroU32,
+    balancer: &BalancerKind,
+    threads: NonZeroUsize,
+    max_tasks: u64,
+) -> Result<TaskTree, RecordError> {
+    let counted = run::<Counting>(scene, tile, balancer, threads, max_tasks)?;
     let samples = scene.samples.offsets().len();
     let description = format!(
         "{} {}×{}, {} sample{} per pixel, tiles of {}",
@@ -185,12 +218,14 @@ struct Run {
     seconds: Vec<f64>,
 }
 
-/// Renders the frame once with `balancer`, recording every task.
+/// Renders the frame once with `balancer`, recording every task, or fails once more than
+/// `max_tasks` are.
 fn run<M: Measure>(
     scene: &Scene,
     tile: NonZeroU32,
     balancer: &BalancerKind,
     threads: NonZeroUsize,
+    max_tasks: u64,
 ) -> Result<Run, RecordError> {
     let film = Film::try_new(scene.width, scene.height, false).map_err(RecordError::Film)?;
     let initial: Vec<Tracked> = tiles(scene.width, scene.height, tile)
@@ -207,11 +242,18 @@ fn run<M: Measure>(
     let recorder = Recorder {
         whitted: Whitted::new(scene, &film, &Unwatched),
         width: scene.width,
+        limit: TaskLimit {
+            max: max_tasks,
+            claimed: AtomicU64::new(0),
+        },
         measure: PhantomData::<M>,
     };
     let outcome = balancer
         .run(threads, &initial, &recorder)
         .map_err(RecordError::Spawn)?;
+    if outcome.locals.iter().any(|log| log.over) {
+        return Err(RecordError::TooManyTasks(max_tasks));
+    }
     let mut tasks = Vec::new();
     let mut seconds = Vec::new();
     for log in outcome.locals {
@@ -258,6 +300,7 @@ impl Measure for NoCounting {
 struct Recorder<'a, M> {
     whitted: Whitted<'a, Unwatched>,
     width: u32,
+    limit: TaskLimit,
     measure: PhantomData<M>,
 }
 
@@ -268,6 +311,44 @@ struct Log {
     spawned: u64,
     tasks: Vec<RecordedTask>,
     seconds: Vec<f64>,
+    /// Tasks this worker may still record before it claims more of the [`TaskLimit`].
+    allowance: u64,
+    /// A task was dropped: the run passed its limit.
+    over: bool,
+}
+
+/// What a recording peaks at per task: each worker's records (a [`RecordedTask`] and its
+/// seconds, in vectors that grow by doubling), the records gathered from all workers, and the
+/// trees made from both runs, with the tree's arrays, the matched seconds, work and subtrees
+/// beside the second run's records. Measured with `/usr/bin/time -v` on `raylb record` of
+/// `scenes/treasure.toml` at 512² to 2048² (peak resident size less the scene and the frame,
+/// over the tasks), rounded up.
+pub const BYTES_PER_TASK: u64 = 400;
+
+/// How many tasks a run may record, shared by its workers, who claim it [`TaskLimit::CHUNK`]
+/// tasks at a time so that the shared count is touched once per chunk, not once per task.
+struct TaskLimit {
+    max: u64,
+    claimed: AtomicU64,
+}
+
+impl TaskLimit {
+    /// Tasks claimed at once: many enough that claiming costs nothing beside tracing that
+    /// many rays. A claim is cut to what is left, so the workers never hold more than the
+    /// bound; the last claims can leave up to `threads · CHUNK` of it unused.
+    const CHUNK: u64 = 4096;
+
+    /// Gives `log` more tasks to record, or marks it over the limit when none are left.
+    /// Relaxed: the count orders nothing else, and every claim sees every earlier one.
+    fn claim(&self, log: &mut Log) -> bool {
+        let before = self.claimed.fetch_add(Self::CHUNK, Ordering::Relaxed);
+        if before >= self.max {
+            log.over = true;
+            return false;
+        }
+        log.allowance = Self::CHUNK.min(self.max - before);
+        true
+    }
 }
 
 /// A task's box and triangle tests so far, in cells, so that the spawn handle can read them
@@ -338,10 +419,17 @@ impl<M: Measure> TaskRunner<Tracked> for Recorder<'_, M> {
             spawned: 0,
             tasks: Vec::new(),
             seconds: Vec::new(),
+            allowance: 0,
+            over: false,
         }
     }
 
     fn run<S: Spawn<Tracked>>(&self, tracked: Tracked, log: &mut Log, spawn: &mut S) {
+        // Past the limit, a task is dropped unrun: it spawns nothing, and the run drains.
+        if log.over || (log.allowance == 0 && !self.limit.claim(log)) {
+            return;
+        }
+        log.allowance -= 1;
         let (kind, depth, place) = match &tracked.task {
             RenderTask::Tile(tile) => (0, 0, first_pixel(tile, self.width)),
             RenderTask::Ray(ray) => (

@@ -97,6 +97,10 @@ pub(crate) fn load(
     mtl: MtlFiles,
     reads: &mut Reads,
 ) -> Result<Vec<ObjPart>, SceneError> {
+    // The text is held through the parse: a file larger than the room for it is not read.
+    if let Ok(meta) = std::fs::metadata(path) {
+        check_parse_room(path, meta.len(), 0, max_triangles)?;
+    }
     let bytes = read_regular_file(path, MAX_MESH_BYTES).map_err(|e| SceneError::file(path, e))?;
     reads.file(path);
     parse(&bytes, path, max_triangles, mtl, reads)
@@ -113,13 +117,20 @@ pub(crate) fn parse(
     reads: &mut Reads,
 ) -> Result<Vec<ObjPart>, SceneError> {
     let source = text(path, bytes)?;
-    let triangles = validate_obj(path, source)?;
+    let counts = validate_obj(path, source)?;
+    let triangles = counts.triangles;
     if triangles > max_triangles as u64 {
         return Err(SceneError::file(
             path,
             format!("{triangles} triangles: more than the {max_triangles} the scene has room for"),
         ));
     }
+    check_parse_room(
+        path,
+        bytes.len() as u64,
+        counts.arrays_bytes(),
+        max_triangles,
+    )?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let options = tobj::LoadOptions {
         triangulate: true,
@@ -435,8 +446,8 @@ fn text<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, SceneError> {
 }
 
 /// Checks every line of an OBJ file; the first fault is reported with its line. Returns the
-/// number of triangles its faces make.
-fn validate_obj(path: &Path, source: &str) -> Result<u64, SceneError> {
+/// number of triangles its faces make, and of its vertex statements.
+fn validate_obj(path: &Path, source: &str) -> Result<ObjCounts, SceneError> {
     let (mut positions, mut normals, mut texcoords) = (0i64, 0i64, 0i64);
     let mut triangles = 0u64;
     for (n, raw) in source.lines().enumerate() {
@@ -522,7 +533,12 @@ fn validate_obj(path: &Path, source: &str) -> Result<u64, SceneError> {
     if triangles == 0 {
         return Err(SceneError::file(path, "the OBJ file has no faces"));
     }
-    Ok(triangles)
+    Ok(ObjCounts {
+        triangles,
+        positions: positions as u64,
+        normals: normals as u64,
+        texcoords: texcoords as u64,
+    })
 }
 
 fn describe(x: f32) -> &'static str {
@@ -601,4 +617,63 @@ fn checked_mtl(path: &Path) -> Result<(String, Vec<String>), SceneError> {
         |lines| format!("{lines} more lines, the first here, hold statements raylb leaves out"),
     );
     Ok((out, warnings))
+}
+
+/// What [`validate_obj`] counts in an OBJ file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ObjCounts {
+    /// Triangles its faces make.
+    triangles: u64,
+    /// `v` statements.
+    positions: u64,
+    /// `vn` statements.
+    normals: u64,
+    /// `vt` statements.
+    texcoords: u64,
+}
+
+impl ObjCounts {
+    /// What `tobj` holds of every vertex statement while it reads, referenced or not: three
+    /// `f32` a position or normal and two a texture coordinate, in vectors that grow by
+    /// doubling (twice that at worst).
+    fn arrays_bytes(&self) -> u64 {
+        2 * (12 * self.positions + 12 * self.normals + 8 * self.texcoords)
+    }
+}
+
+/// Bytes of memory at hand per triangle of the budget: the least a triangle takes in any
+/// structure ([`AccelKind::bytes_per_triangle`](crate::accel::AccelKind::bytes_per_triangle)),
+/// so that `max_triangles` of them are at most the memory the budget was made from.
+const BYTES_PER_BUDGET_TRIANGLE: u64 = 240;
+
+/// Refuses an OBJ file whose parse would take more than the memory its triangle budget stands
+/// for: its `text` bytes (and, at worst, the copy [`for_tobj`] makes of them) and the `arrays`
+/// `tobj` fills with its vertices, which a file of many vertices and few faces can make far
+/// larger than its triangles.
+fn check_parse_room(
+    path: &Path,
+    text: u64,
+    arrays: u64,
+    max_triangles: usize,
+) -> Result<(), SceneError> {
+    let room = (max_triangles as u64).saturating_mul(BYTES_PER_BUDGET_TRIANGLE);
+    let needed = text.saturating_mul(2).saturating_add(arrays);
+    if needed <= room {
+        return Ok(());
+    }
+    let size = crate::memory::format_bytes;
+    Err(SceneError::file(
+        path,
+        format!(
+            "reading it takes about {} ({} of text{}), more than the {} of memory the scene has room for",
+            size(needed),
+            size(text),
+            if arrays > 0 {
+                format!(" and {} of vertices", size(arrays))
+            } else {
+                String::new()
+            },
+            size(room)
+        ),
+    ))
 }

@@ -5,9 +5,11 @@ use std::process::ExitCode;
 
 use anyhow::{Result, anyhow, bail};
 use balancers::sim::TaskTree;
+use renderer::memory::{Budget, format_bytes};
 use renderer::output::{StagedFiles, io_reason};
-use renderer::record::{FEATURES, KINDS, record};
-use renderer::render::{FrameExtras, RenderOptions};
+use renderer::record::{BYTES_PER_TASK, FEATURES, KINDS, record_within};
+use renderer::render::{FrameExtras, FrameMemory, RenderOptions};
+use renderer::scene::Scene;
 use renderer::stats::counted;
 
 use crate::cli::{DeviceName, RecordArgs};
@@ -56,13 +58,25 @@ pub(crate) fn run(args: &RecordArgs) -> Result<ExitCode> {
             args.timing_threads
         );
     }
-    let recording = record(
+    let room = task_room(args, &scene, &options);
+    let recording = record_within(
         &scene,
         args.run.tile,
         &options.balancer,
         threads,
         args.timing_threads,
-    )?;
+        room.as_ref().map_or(u64::MAX, |(_, tasks)| *tasks),
+    )
+    .map_err(|e| match (&e, &room) {
+        (renderer::record::RecordError::TooManyTasks(_), Some((left, _))) => anyhow!(
+            "{}×{}: {e}, within the {} left of the memory at hand ({})",
+            scene.width,
+            scene.height,
+            format_bytes(left.bytes),
+            left.source
+        ),
+        _ => anyhow!(e),
+    })?;
     let tree = &recording.tree;
     let mut staged = StagedFiles::new();
     let mut bytes = 0u64;
@@ -175,4 +189,22 @@ impl<W: std::io::Write + ?Sized> std::io::Write for Counted<'_, W> {
     fn flush(&mut self) -> std::io::Result<()> {
         self.out.flush()
     }
+}
+
+/// What the task tree may take, and the most tasks that fit in it at [`BYTES_PER_TASK`] each:
+/// the memory at hand less the built scene and the frame's own memory. `None` where no limit
+/// is known.
+fn task_room(args: &RecordArgs, scene: &Scene, options: &RenderOptions) -> Option<(Budget, u64)> {
+    let left = Budget::of(args.scene.max_memory)?.after(scene.resident_bytes())?;
+    let frame = FrameMemory::estimate(scene, options, FrameExtras::default()).total();
+    let left = Budget {
+        bytes: left.bytes.saturating_sub(frame),
+        source: format!(
+            "{}, less {} for the frame",
+            left.source,
+            format_bytes(frame)
+        ),
+    };
+    let tasks = left.bytes / BYTES_PER_TASK;
+    Some((left, tasks))
 }
