@@ -5,7 +5,7 @@
 //! Without Xvfb the window tests say they were skipped, unless `RAYLB_REQUIRE_XVFB` is set
 //! (as `.ci/run` does, after installing it): then a missing Xvfb fails them.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 
@@ -195,4 +195,46 @@ fn without_a_display_the_viewer_says_so_in_one_line() {
 #[test]
 fn a_display_that_cannot_be_opened_is_one_line_too() {
     cannot_open(Some(":9999"), "cannot open a window on display :9999");
+}
+
+#[test]
+fn a_display_that_goes_away_is_a_one_line_error() {
+    let Some(mut x) = Xvfb::start("a_display_that_goes_away_is_a_one_line_error") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let quick = scene_path("quick");
+    // A window that stays open until the display under it is gone.
+    let mut viewer = Command::new(env!("CARGO_BIN_EXE_raylb"))
+        .args(["view", quick.to_str().unwrap(), "--quiet"])
+        .env("DISPLAY", &x.display)
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("raylb runs");
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let _ = x.child.kill();
+    let _ = x.child.wait();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = viewer.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = viewer.kill();
+            panic!("the viewer did not end when its display went away");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    viewer
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("lost the connection to display"), "{err}");
 }

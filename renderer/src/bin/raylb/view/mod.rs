@@ -7,6 +7,7 @@
 //! of it. Any change of camera, balancer, threads or tile edge cancels the running frame (its
 //! workers all joined) and starts the next at once.
 
+mod display;
 mod fly;
 mod lineup;
 
@@ -115,6 +116,7 @@ pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
         FrameJob::Gpu(..) => {}
     }
     let mut viewer = Viewer::new(scene, lineup, args.layer.into(), args.quiet);
+    display::report_a_lost_display();
     let mut window = Window::new(
         &viewer.title(),
         viewer.scene.width as usize,
