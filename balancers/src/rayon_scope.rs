@@ -17,12 +17,38 @@ use crate::telemetry::{Telemetry, WorkerTelemetry};
 ///
 /// Its telemetry is what rayon lets us see without slowing it down: tasks per worker, and busy
 /// time as the CPU time each pool thread used during the run (which includes rayon's own
-/// spinning while it looks for work; on systems other than Unix it is the whole wall time),
+/// spinning while it looks for work; on systems other than Linux it is the whole wall time),
 /// idle time as the rest. rayon does not report its steals or queue lengths; those are
 /// reported as unknown. Per-task clock reads would have cost rayon about 1% on `treasure`,
 /// a handicap the other balancers do not carry.
+///
+/// Asked for more workers than [`RayonScope::max_workers`], a run starts that many, and its
+/// telemetry has one entry for each thread it started.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RayonScope;
+
+/// The most threads rayon is given where the machine has fewer cores. Every one of rayon's
+/// workers starts idle, and an idle worker tries to steal from every other worker in each of
+/// its 32 rounds of searching (yielding the processor between rounds) before it sleeps
+/// (rayon-core 1.13, `sleep/mod.rs`): starting a pool of `n` threads costs about `32 n²` steal
+/// attempts, whatever the run is given. On 2 cores, a bare pool, built and dropped, took
+/// 0.01–0.02 s at 256 threads, 0.07–0.27 s at 512, 1.0–2.9 s at 1024 and 3.2–5.3 s at 1536;
+/// a 64×64 `quick` frame with `rayon` took 0.2 s at 512 threads, 1.0–1.4 s at 1024 and 7–13 s
+/// at 2048 from start to exit, where `static` took 0.18 s and `stealing` 0.69 s at 4096
+/// (BENCHMARKS.md, "`rayon` at thousands of threads"). 512 keeps rayon within what the other
+/// balancers take at 4096.
+const MOST_WORKERS: usize = 512;
+
+impl RayonScope {
+    /// The most worker threads a run starts: 512, or, on a machine of more cores than that,
+    /// one per core the process may use (a baseline given fewer threads than cores would be
+    /// a handicapped one). Beyond it, rayon's idle workers searching each other's queues take
+    /// longer than any frame (see `MOST_WORKERS` in the source).
+    pub fn max_workers() -> NonZeroUsize {
+        let most = NonZeroUsize::new(MOST_WORKERS).expect("512 is not 0");
+        thread::available_parallelism().map_or(most, |cores| cores.max(most))
+    }
+}
 
 /// What each pool thread keeps: its runner state and telemetry, behind a mutex that only that
 /// thread ever takes (rayon gives no other safe per-thread slot).
@@ -46,6 +72,7 @@ impl Balancer for RayonScope {
         T: Clone + Send + Sync,
         R: TaskRunner<T>,
     {
+        let workers = workers.min(Self::max_workers());
         let (pool, threads) = start_pool(workers)?;
         let slots: Vec<Mutex<Slot<R::Local>>> = (0..workers.get())
             .map(|w| {
@@ -55,7 +82,11 @@ impl Balancer for RayonScope {
                 })
             })
             .collect();
-        let cpu_before = pool.broadcast(|_| thread_cpu_time());
+        // Each pool thread's clock is read from here, not by the thread itself (a
+        // `pool.broadcast`): a broadcast wakes every worker, each of which then searches all
+        // the others' queues before it sleeps again, quadratic in the threads (at 1024 threads
+        // on 2 cores, seconds for each broadcast).
+        let cpu_before: Vec<_> = threads.iter().map(cpu_time).collect();
         let start = Instant::now();
         pool.scope(|scope| {
             for task in tasks {
@@ -65,7 +96,7 @@ impl Balancer for RayonScope {
             }
         });
         let wall = start.elapsed();
-        let cpu_after = pool.broadcast(|_| thread_cpu_time());
+        let cpu_after: Vec<_> = threads.iter().map(cpu_time).collect();
         // rayon does not join its threads when the pool is dropped; joining them here means no
         // thread of this run is left working when it returns, as with the other balancers.
         drop(pool);
@@ -92,6 +123,7 @@ impl Balancer for RayonScope {
 
 /// Builds a pool of `workers` threads, started by us so that we hold their handles: rayon does
 /// not join its threads, and it reports a thread it could not start without saying which.
+/// rayon starts them in the order of their index, so handle `i` is that of pool thread `i`.
 ///
 /// A refused start comes back as the [`SpawnError`] of the other balancers, naming the thread;
 /// rayon has then told the threads already started to exit, and they are joined first.
@@ -195,21 +227,81 @@ where
     }
 }
 
-/// CPU time the calling thread has used, where the system tells.
-#[cfg(unix)]
-fn thread_cpu_time() -> Option<Duration> {
+/// The CPU time pool thread `thread` has used, where the system tells, read from the calling
+/// thread.
+#[cfg(target_os = "linux")]
+fn cpu_time(thread: &JoinHandle<()>) -> Option<Duration> {
+    use std::os::unix::thread::JoinHandleExt;
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: [1] the handle is neither joined nor detached, so the `pthread_t` it gives names
+    // a thread descriptor that is still ours; [2] the thread has not ended, so the clock is its
+    // own: a pool thread runs until the pool is dropped, which `run` does only after its last
+    // read; [3] the function writes one `clockid_t` through the pointer, which points to a
+    // live, writable one, and reads nothing else of ours.
+    let status = unsafe { libc::pthread_getcpuclockid(thread.as_pthread_t(), &mut clock) };
+    if status != 0 {
+        return None;
+    }
     let mut now = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: `clock_gettime` writes one `timespec` through the pointer, which points to a
     // live, writable one; it reads nothing else of ours.
-    let status = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    let status = unsafe { libc::clock_gettime(clock, &mut now) };
     (status == 0).then(|| Duration::new(now.tv_sec as u64, now.tv_nsec as u32))
 }
 
-/// CPU time the calling thread has used, where the system tells.
-#[cfg(not(unix))]
-fn thread_cpu_time() -> Option<Duration> {
+/// The CPU time a thread has used, where the system tells.
+#[cfg(not(target_os = "linux"))]
+fn cpu_time(_thread: &JoinHandle<()>) -> Option<Duration> {
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts the tasks it runs; task `n` spawns `n - 1` twice.
+    struct Countdown;
+
+    impl TaskRunner<u32> for Countdown {
+        type Local = u64;
+        fn local(&self, _worker: usize) -> u64 {
+            0
+        }
+        fn run<S: Spawn<u32>>(&self, n: u32, done: &mut u64, spawn: &mut S) {
+            *done += 1;
+            if n > 0 {
+                spawn.spawn(n - 1);
+                spawn.spawn(n - 1);
+            }
+        }
+    }
+
+    #[test]
+    fn more_workers_than_it_starts_are_bounded() {
+        let most = RayonScope::max_workers();
+        let asked = most.checked_add(1).expect("not usize::MAX");
+        let outcome = RayonScope
+            .run(asked, &[4, 4, 4], &Countdown)
+            .expect("workers start");
+        assert_eq!(outcome.telemetry.workers.len(), most.get());
+        assert_eq!(outcome.locals.len(), most.get());
+        assert_eq!(outcome.locals.iter().sum::<u64>(), 3 * 31);
+        assert_eq!(outcome.telemetry.total_tasks(), 3 * 31);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_threads_cpu_time_is_read_from_outside_it() {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let thread = thread::spawn(move || {
+            // Waits until told: alive, and not running, while its clock is read.
+            let _ = rx.recv();
+        });
+        assert!(cpu_time(&thread).is_some());
+        drop(tx);
+        thread.join().unwrap();
+    }
 }

@@ -32,6 +32,7 @@ fn camera_rays(c: &mut Criterion) {
         let wide = scene(name, 256, 256);
         let octree = wide
             .with_accel(AccelKind::Octree)
+            .expect("the build's threads start")
             .expect("another structure");
         let rays: Vec<_> = (0..wide.height)
             .flat_map(|y| (0..wide.width).map(move |x| (x, y)))

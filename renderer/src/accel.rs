@@ -5,7 +5,8 @@
 //! triangle test with the same padding), so every pixel gets the same bytes from either.
 
 use crate::bvh::{
-    BvhHit, BvhSettings, BvhStats, NoCounters, OctreeBvh, TraversalCounters, WideBvh,
+    BuildThreadError, BvhHit, BvhSettings, BvhStats, NoCounters, OctreeBvh, TraversalCounters,
+    WideBvh, on_own_threads,
 };
 use crate::geometry::{Aabb, Ray, Triangle};
 
@@ -53,12 +54,20 @@ pub enum Accel {
 
 impl Accel {
     /// Builds the structure `kind` over `triangles` (indexed by their position, the
-    /// tie-breaking index of the closest-hit rule).
-    pub fn build(kind: AccelKind, triangles: &[Triangle], settings: BvhSettings) -> Self {
-        match kind {
+    /// tie-breaking index of the closest-hit rule), on threads started for the build and
+    /// joined before it returns, never on rayon's global pool.
+    ///
+    /// # Errors
+    /// When the operating system refuses to start one of the build's threads.
+    pub fn build(
+        kind: AccelKind,
+        triangles: &[Triangle],
+        settings: BvhSettings,
+    ) -> Result<Self, BuildThreadError> {
+        on_own_threads(|| match kind {
             AccelKind::Wide => Accel::Wide(WideBvh::build(triangles, settings)),
             AccelKind::Octree => Accel::Octree(OctreeBvh::build(triangles, settings)),
-        }
+        })
     }
 
     /// Which structure this is.

@@ -212,7 +212,9 @@ impl<'g> GpuTiles<'g> {
         work_map: bool,
     ) -> Result<Self, GpuError> {
         check_gpu_samples(scene)?;
-        let octree = scene.with_accel(crate::accel::AccelKind::Octree);
+        let octree = scene
+            .with_accel(crate::accel::AccelKind::Octree)
+            .map_err(|e| GpuError::Request(e.to_string()))?;
         let scene = octree.as_ref().unwrap_or(scene);
         let nodes = all_node_orders(scene);
         let request = request(GpuBalancer::Stealing { half: true }, tile, work_map);

@@ -50,7 +50,9 @@ const STRUCTURES: [Structure; 5] = [
         };
         Accel::Wide(WideBvh::build_with_width(t, s, Width::Eight))
     }),
-    ("octree", |t, s| Accel::build(AccelKind::Octree, t, s)),
+    ("octree", |t, s| {
+        Accel::build(AccelKind::Octree, t, s).expect("the build's threads start")
+    }),
 ];
 
 fn check(name: &str, triangles: &[Triangle], settings: BvhSettings, count: usize, seed: u64) {

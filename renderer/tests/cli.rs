@@ -847,6 +847,57 @@ fn render_with_stealing_and_rayon_reports_their_telemetry() {
 }
 
 #[test]
+fn rayon_asked_for_more_threads_than_it_starts_says_so_and_reports_those_it_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = scene_path("quick");
+    let most = balancers::RayonScope::max_workers().get();
+    // One more than rayon is given, within what --threads accepts.
+    let asked = (most + 1).min(4096);
+    let asked_text = asked.to_string();
+    let render = |quiet: &[&str]| {
+        let args = [
+            &[
+                "render",
+                quick.to_str().unwrap(),
+                "-o",
+                "q.png",
+                "--stats",
+                "s.json",
+                "--width",
+                "16",
+                "--height",
+                "16",
+                "--threads",
+                asked_text.as_str(),
+                "--balancer",
+                "rayon",
+            ][..],
+            quiet,
+        ]
+        .concat();
+        let out = raylb(dir.path(), &args);
+        ok(&out);
+        let stats: serde_json::Value =
+            serde_json::from_slice(&fs::read(dir.path().join("s.json")).unwrap()).unwrap();
+        let workers = stats["workers"].as_array().unwrap().len();
+        (String::from_utf8_lossy(&out.stderr).into_owned(), workers)
+    };
+    let (stderr, workers) = render(&[]);
+    assert_eq!(workers, asked.min(most), "the workers it started");
+    if asked > most {
+        assert_eq!(stderr.lines().count(), 1, "one warning line: {stderr}");
+        assert!(
+            stderr.starts_with(&format!(
+                "raylb: warning: --balancer rayon starts {most} threads, not {asked}: "
+            )),
+            "{stderr}"
+        );
+    }
+    let (stderr, _) = render(&["--quiet"]);
+    assert_eq!(stderr, "", "--quiet leaves the warning out");
+}
+
+#[test]
 fn hdr_images_are_the_same_bytes_on_every_balancer() {
     let dir = tempfile::tempdir().unwrap();
     let quick = scene_path("quick");

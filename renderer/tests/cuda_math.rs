@@ -432,6 +432,7 @@ fn frame_matches(name: &str) {
     assert_eq!(scene.accel.kind(), AccelKind::Wide);
     let octree_scene = scene
         .with_accel(AccelKind::Octree)
+        .expect("the build's threads start")
         .expect("another structure");
     let nodes = all_node_orders(&octree_scene);
     let host_scene = host::Scene::new(&scene_data(&octree_scene, &nodes));

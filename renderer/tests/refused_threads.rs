@@ -1,7 +1,8 @@
 //! A worker thread the operating system refuses to start, end to end: the real binary under an
 //! address-space limit that lets it start some of its workers and not the rest. It must say so
 //! in one line and exit 2, at once, also with work stealing, whose started workers would
-//! otherwise wait forever for the initial tasks of the workers that never started.
+//! otherwise wait forever for the initial tasks of the workers that never started. So must a
+//! thread of the BVH build that cannot start.
 
 #![cfg(target_os = "linux")]
 
@@ -18,10 +19,14 @@ use common::scene_path;
 const STACK_BYTES: u64 = 1 << 30;
 
 /// The address-space limit in KiB, about 4.8 GiB. Measured on the development machine with one
-/// rayon thread for the BVH build: from about 2.4 GiB on, at least one worker starts (the frame's
-/// thread and the BVH's take one stack each), and below 9.5 GiB at least one of 8 is refused. The
-/// middle of that range leaves two workers' worth of room either way.
+/// thread for the BVH build (joined before the frame starts): from about 1.1 GiB on, at least one
+/// worker starts, and below 8.5 GiB at least one of 8 is refused. The middle of that range leaves
+/// three workers' worth of room either way.
 const LIMIT_KIB: u64 = 5_000_000;
+
+/// An address-space limit in KiB below one thread's stack: no thread can start, and the rest of
+/// the process (a few dozen MiB until the BVH is built) fits.
+const NO_THREAD_KIB: u64 = 1_000_000;
 
 /// How long the failing run may take: it loads a 654-triangle scene and starts a few threads.
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -30,8 +35,8 @@ const DEADLINE: Duration = Duration::from_secs(30);
 fn stealing_fails_in_one_line_when_a_worker_cannot_start() {
     let dir = tempfile::tempdir().unwrap();
     let scene = scene_path("quick");
-    // `ulimit -v` limits the shell and what it execs, not this test. The global rayon pool that
-    // builds the BVH has one thread, so that the layout does not depend on the core count.
+    // `ulimit -v` limits the shell and what it execs, not this test. The pool that builds the
+    // BVH has one thread, so that the layout does not depend on the core count.
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(format!(
@@ -77,5 +82,32 @@ fn stealing_fails_in_one_line_when_a_worker_cannot_start() {
         "worker {refused} of 8 refused: the limit must let at least the first start, or \
          nothing is left to stop ({stderr})"
     );
+    assert!(!dir.path().join("out.png").exists(), "no image written");
+}
+
+#[test]
+fn the_bvh_build_fails_in_one_line_when_its_thread_cannot_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = scene_path("quick");
+    // Even one worker and the octree, whose build is the first thing to start a thread.
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {NO_THREAD_KIB} && RAYON_NUM_THREADS=1 RUST_MIN_STACK={STACK_BYTES} exec \"$0\" \"$@\""
+        ))
+        .arg(env!("CARGO_BIN_EXE_raylb"))
+        .args(["render", scene.to_str().unwrap(), "-o", "out.png"])
+        .args(["--threads", "1", "--accel", "octree"])
+        .current_dir(dir.path())
+        .output()
+        .expect("sh runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "exit code; stderr: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    let expected = format!(
+        "raylb: error: {}: cannot start the BVH build's thread 1 of 1: ",
+        scene.display()
+    );
+    assert!(stderr.starts_with(&expected), "{stderr}");
     assert!(!dir.path().join("out.png").exists(), "no image written");
 }

@@ -21,6 +21,7 @@
 
 mod build;
 mod flat;
+mod threads;
 mod traverse;
 pub mod wide;
 
@@ -29,6 +30,8 @@ use std::time::{Duration, Instant};
 use crate::geometry::{Aabb, Triangle};
 
 pub use layout::{FlatNode, MAX_LEAF_SIZE, MAX_TRIANGLES};
+pub use threads::BuildThreadError;
+pub(crate) use threads::on_own_threads;
 pub use traverse::{BvhHit, NoCounters, TestCounts, TraversalCounters};
 pub use wide::{WideBvh, Width};
 
@@ -129,6 +132,9 @@ impl OctreeBvh {
     /// Builds the hierarchy over `triangles` (indexed by their position, which is the
     /// tie-breaking index of the closest-hit rule). Triangles must have finite coordinates;
     /// `settings.leaf_size` must be in `1..=MAX_LEAF_SIZE` and `max_depth` at least 1.
+    ///
+    /// Runs on the rayon pool it is called from (outside one, rayon's global pool);
+    /// [`Accel::build`](crate::accel::Accel::build) gives it a pool of its own.
     ///
     /// # Panics
     /// On settings out of range, or more than `2^27` triangles; callers validate both first.

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use glam::{EulerRot, Mat4, Quat};
 
 use crate::accel::{Accel, AccelKind};
-use crate::bvh::{BvhSettings, BvhSplit, BvhStats, Width};
+use crate::bvh::{BuildThreadError, BvhSettings, BvhSplit, BvhStats, Width};
 use crate::geometry::{Aabb, Triangle, TriangleExt};
 use crate::input::MAX_SCENE_BYTES;
 use crate::math::{Vec3, dot, normalize};
@@ -213,9 +213,12 @@ impl Scene {
     /// The same scene with its triangles in another acceleration structure (built with the
     /// same settings), or `None` if it is in that structure already. The image does not
     /// change: the closest hit is the same in every structure.
-    pub fn with_accel(&self, kind: AccelKind) -> Option<Self> {
+    ///
+    /// # Errors
+    /// When the operating system refuses to start one of the build's threads.
+    pub fn with_accel(&self, kind: AccelKind) -> Result<Option<Self>, BuildThreadError> {
         if self.accel.kind() == kind {
-            return None;
+            return Ok(None);
         }
         // Back to the input's order, the order of the closest-hit rule's ties.
         let ids = self.accel.original_indices();
@@ -224,13 +227,13 @@ impl Scene {
         for (k, &i) in ids.iter().enumerate() {
             shading[i as usize] = self.shading[k];
         }
-        let accel = Accel::build(kind, &triangles, self.bvh_settings);
+        let accel = Accel::build(kind, &triangles, self.bvh_settings)?;
         let shading = accel
             .original_indices()
             .iter()
             .map(|&i| shading[i as usize])
             .collect();
-        Some(Self {
+        Ok(Some(Self {
             name: self.name.clone(),
             camera: self.camera,
             viewpoint: self.viewpoint,
@@ -249,7 +252,7 @@ impl Scene {
             shading,
             inputs: self.inputs.clone(),
             warnings: Vec::new(),
-        })
+        }))
     }
 
     /// Loads a scene file.
@@ -943,7 +946,10 @@ impl GeometryBuilder {
             max_depth: p.settings.max_depth,
             load_seconds: load_time.as_secs_f64(),
         });
-        let bvh = Accel::build(p.accel, &self.triangles, p.bvh);
+        // A refused thread is no fault of the file, but the error names the file whose loading
+        // it stopped, as a memory budget's does.
+        let bvh = Accel::build(p.accel, &self.triangles, p.bvh)
+            .map_err(|e| SceneError::file(p.path, e.to_string()))?;
         p.observer.bvh_built(&bvh.stats().into());
         let shading = bvh
             .original_indices()

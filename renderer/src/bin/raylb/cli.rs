@@ -465,7 +465,8 @@ pub(crate) enum BalancerName {
     /// A deque per worker, pre-filled with its share of tiles (see --assign); idle workers
     /// steal (see --deque, --victim, --steal).
     Stealing,
-    /// rayon's pool through rayon::scope: every tile and ray a scope.spawn (the baseline).
+    /// rayon's pool through rayon::scope: every tile and ray a scope.spawn (the baseline);
+    /// at most 512 threads, or one per core where there are more.
     Rayon,
     /// GPU only: one block per tile, the hardware's block scheduler as the balancer.
     #[value(name = "cuda-managed")]

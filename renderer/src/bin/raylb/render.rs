@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Result, anyhow, bail};
+use balancers::{BalancerKind, RayonScope};
 use renderer::gpu::{Gpu, GpuOptions, GpuTiles, check_gpu_samples, check_gpu_scene, render_gpu};
 use renderer::hybrid::{HybridOptions, render_hybrid};
 use renderer::live::{FrameJob, LiveFrame};
@@ -18,6 +19,7 @@ use renderer::workmap::work_map;
 use crate::cli::{DeviceName, RenderArgs};
 use crate::outputs::{Outputs, image_format, png_only};
 use crate::progress::Progress;
+use crate::terminal::quiet_rank;
 
 pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
     if let Some(name) = args.cluster {
@@ -97,14 +99,27 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The CPU render's options, from the command line.
+/// The CPU render's options, from the command line. Unless --quiet, says in a warning line
+/// where the balancer starts fewer threads than --threads asks for.
 pub(crate) fn cpu_options(args: &RenderArgs) -> Result<RenderOptions> {
-    Ok(RenderOptions {
+    let options = RenderOptions {
         balancer: args.run.balancer()?,
         threads: args.run.threads(),
         tile: args.run.tile,
         work_map: args.workmap.is_some(),
-    })
+    };
+    let most = RayonScope::max_workers();
+    if let BalancerKind::Rayon(_) = options.balancer
+        && options.threads > most
+        && !args.quiet
+        && !quiet_rank()
+    {
+        errln!(
+            "raylb: warning: --balancer rayon starts {most} threads, not {}: each idle rayon worker searches every other's queue before it sleeps, which with thousands of threads takes seconds to minutes",
+            options.threads
+        );
+    }
+    Ok(options)
 }
 
 /// What `render` writes, checked before any work and written together at the end.

@@ -110,7 +110,7 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     for (k, &accel) in plan.accels.iter().enumerate() {
         if k > 0 {
             scene = scene
-                .with_accel(accel.into())
+                .with_accel(accel.into())?
                 .expect("--accels names each structure once");
         }
         let name = AccelKind::from(accel).name();

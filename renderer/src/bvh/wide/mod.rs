@@ -180,6 +180,9 @@ impl WideBvh {
     /// Builds the hierarchy over `triangles` (indexed by their position, the tie-breaking index
     /// of the closest-hit rule); `settings.leaf_size` bounds a leaf's triangles.
     ///
+    /// Runs on the rayon pool it is called from (outside one, rayon's global pool);
+    /// [`Accel::build`](crate::accel::Accel::build) gives it a pool of its own.
+    ///
     /// # Panics
     /// On no triangles, a leaf size out of `1..=MAX_LEAF_SIZE`, or more than `MAX_TRIANGLES`
     /// triangles; callers validate all three first (a scene has at least one triangle).

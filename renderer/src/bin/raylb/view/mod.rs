@@ -229,7 +229,7 @@ impl Viewer {
         // it before one of them (or the hybrid scheduler, the GPU being one of its
         // processors) renders.
         if self.lineup.engine().uses_gpu()
-            && let Some(scene) = self.scene.with_accel(AccelKind::Octree)
+            && let Some(scene) = self.scene.with_accel(AccelKind::Octree)?
         {
             self.scene = Arc::new(scene);
         }
@@ -518,7 +518,7 @@ impl Viewer {
             AccelKind::Wide => AccelKind::Octree,
             AccelKind::Octree => AccelKind::Wide,
         };
-        if let Some(scene) = self.scene.with_accel(next) {
+        if let Some(scene) = self.scene.with_accel(next)? {
             self.scene = Arc::new(scene);
         }
         Ok(())

@@ -1,0 +1,172 @@
+//! The threads a BVH is built on: a rayon pool that the build starts, and joins, itself.
+//!
+//! The builds ([`OctreeBvh::build`](super::OctreeBvh::build),
+//! [`WideBvh::build`](super::WideBvh::build)) are rayon code: their parallel iterators and
+//! `join`s run on the pool they are called from, and, called from outside any, on rayon's
+//! global pool, which panics when it cannot start its threads. [`Accel::build`] calls them on
+//! a pool of their own instead, and a thread the operating system refuses comes back as a
+//! [`BuildThreadError`], as a refused worker of a frame does.
+//!
+//! Why not build on the calling thread alone when no thread can be started: rayon code needs a
+//! pool, so that would take a second, sequential copy of each build, or a pool that adopts the
+//! calling thread (rayon's `use_current_thread`), which never lets it go. And it would postpone
+//! the failure rather than avoid it: the frame that follows starts a thread of its own and its
+//! workers, under the same limit. Where some threads can start but not one per core,
+//! `RAYON_NUM_THREADS` asks for fewer, and the error says so.
+//!
+//! [`Accel::build`]: crate::accel::Accel::build
+
+use std::fmt;
+use std::io;
+use std::num::NonZeroUsize;
+use std::thread::{self, JoinHandle};
+
+/// The operating system refused to start a thread of a BVH build.
+#[derive(Debug)]
+pub struct BuildThreadError {
+    /// Which thread could not be started (from 0).
+    pub thread: usize,
+    /// How many the build asked for.
+    pub threads: usize,
+    /// The operating system's reason.
+    pub source: io::Error,
+}
+
+impl fmt::Display for BuildThreadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "cannot start the BVH build's thread {} of {}",
+            self.thread + 1,
+            self.threads
+        )?;
+        if self.threads > 1 {
+            write!(f, " (RAYON_NUM_THREADS asks for fewer)")?;
+        }
+        write!(f, ": {}", self.source)
+    }
+}
+
+/// The reason is part of the message (`Display`), so `source` is left empty: error chains
+/// would print it twice.
+impl std::error::Error for BuildThreadError {}
+
+/// How many threads a build starts: `RAYON_NUM_THREADS` where it is a whole number above 0,
+/// as for rayon's own pools, else one per core the process may use.
+fn thread_count() -> usize {
+    std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|n| n.trim().parse::<NonZeroUsize>().ok())
+        .or_else(|| thread::available_parallelism().ok())
+        .map_or(1, NonZeroUsize::get)
+}
+
+/// Runs `build` on a rayon pool of [`thread_count`] threads started for it, every one of them
+/// joined before this returns: no thread of the build is left to hold its stack, or to count
+/// against a limit on threads, while the frame starts its own.
+///
+/// # Errors
+/// When the operating system refuses to start one of the threads; those already started are
+/// joined first, and `build` does not run.
+pub(crate) fn on_own_threads<R: Send>(
+    build: impl FnOnce() -> R + Send,
+) -> Result<R, BuildThreadError> {
+    let count = thread_count();
+    let mut threads: Vec<JoinHandle<()>> = Vec::with_capacity(count);
+    let mut refused = None;
+    let built = rayon::ThreadPoolBuilder::new()
+        .num_threads(count)
+        .spawn_handler(|thread| {
+            let index = thread.index();
+            let mut builder = thread::Builder::new().name(format!("raylb-bvh-{index}"));
+            if let Some(size) = thread.stack_size() {
+                builder = builder.stack_size(size);
+            }
+            match builder.spawn(|| thread.run()) {
+                Ok(handle) => {
+                    threads.push(handle);
+                    Ok(())
+                }
+                Err(source) => {
+                    // rayon keeps only the message; the error itself goes to the caller.
+                    let message = io::Error::new(source.kind(), source.to_string());
+                    refused = Some((index, source));
+                    Err(message)
+                }
+            }
+        })
+        .build();
+    let pool = match built {
+        Ok(pool) => pool,
+        Err(error) => {
+            // rayon has told the threads it started to end.
+            join_all(threads);
+            let (thread, source) = refused.unwrap_or((0, io::Error::other(error)));
+            return Err(BuildThreadError {
+                thread,
+                threads: count,
+                source,
+            });
+        }
+    };
+    let result = pool.install(build);
+    // rayon does not join its threads when the pool is dropped: it tells them to end.
+    drop(pool);
+    join_all(threads);
+    Ok(result)
+}
+
+/// Waits for every thread of a build's pool to end.
+fn join_all(threads: Vec<JoinHandle<()>>) {
+    for thread in threads {
+        thread
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_build_runs_on_the_threads_started_for_it() {
+        let count = thread_count();
+        let (threads, names) = on_own_threads(|| {
+            let names = rayon::broadcast(|_| thread::current().name().map(String::from));
+            (rayon::current_num_threads(), names)
+        })
+        .expect("threads start");
+        assert_eq!(threads, count);
+        assert!(
+            names
+                .iter()
+                .all(|n| n.as_deref().is_some_and(|n| n.starts_with("raylb-bvh-"))),
+            "{names:?}"
+        );
+    }
+
+    #[test]
+    fn a_refused_thread_is_named_in_one_line() {
+        let refused = |thread, threads| {
+            BuildThreadError {
+                thread,
+                threads,
+                source: io::Error::from_raw_os_error(11),
+            }
+            .to_string()
+        };
+        let eleven = io::Error::from_raw_os_error(11).to_string();
+        assert_eq!(
+            refused(2, 8),
+            format!(
+                "cannot start the BVH build's thread 3 of 8 (RAYON_NUM_THREADS asks for fewer): {eleven}"
+            )
+        );
+        // With one thread asked for, there is no fewer to ask for.
+        assert_eq!(
+            refused(0, 1),
+            format!("cannot start the BVH build's thread 1 of 1: {eleven}")
+        );
+    }
+}
