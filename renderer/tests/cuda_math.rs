@@ -16,13 +16,13 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use renderer::accel::AccelKind;
 use renderer::bvh::wide::Width;
-use renderer::bvh::{BvhSettings, FlatNode, OctreeBvh, WideBvh};
+use renderer::bvh::{BvhSettings, OctreeBvh, WideBvh};
 use renderer::film::to_fixed;
 use renderer::geometry::{PreparedRay, Ray, Triangle, TriangleExt};
 use renderer::gpu::{all_node_orders, scene_data};
 use renderer::math::{self, Vec3};
 use renderer::render::{RenderOptions, render};
-use renderer::scene::{Camera, CameraExt, Light, LightExt, Material};
+use renderer::scene::{Camera, CameraExt, Light, LightExt};
 
 mod common;
 use common::meshes::{direction, scene_rays};
@@ -537,23 +537,8 @@ fn traversals_match(name: &str, triangles: &[Triangle], settings: BvhSettings, r
     let answers = answers.expect("two widths");
 
     let octree = OctreeBvh::build(triangles, settings);
-    let nodes: Vec<FlatNode> = (0..8).flat_map(|o| octree.nodes(o).to_vec()).collect();
-    // Shading data the traversal never reads, for a scene of the header's shape.
-    let shading = vec![bytemuck::Zeroable::zeroed(); triangles.len()];
-    let materials = [Material::default()];
-    let host = host::Scene::new(&kernels::SceneData {
-        nodes: &nodes,
-        triangles: octree.triangles(),
-        ids: octree.original_indices(),
-        shading: &shading,
-        materials: &materials,
-        lights: &[],
-        width: 1,
-        height: 1,
-        padding: octree.padding(),
-        camera: bytemuck::Zeroable::zeroed(),
-        settings: bytemuck::Zeroable::zeroed(),
-    });
+    let scene = meshes::TraversalScene::new(&octree);
+    let host = host::Scene::new(&scene.data());
     for (n, ray) in rays.iter().enumerate() {
         let got = host
             .closest_hit(&host_ray(ray))

@@ -18,11 +18,11 @@ use rand::rngs::StdRng;
 use rayon::prelude::*;
 use renderer::accel::AccelKind;
 use renderer::bvh::wide::Width;
-use renderer::bvh::{BvhSettings, FlatNode, OctreeBvh, WideBvh};
+use renderer::bvh::{BvhSettings, OctreeBvh, WideBvh};
 use renderer::geometry::{Ray, Triangle};
 use renderer::gpu::{Gpu, GpuBalancer, GpuError, GpuOptions, render_gpu};
 use renderer::render::{RenderOptions, render};
-use renderer::scene::{Material, Scene, SceneOverrides};
+use renderer::scene::{Scene, SceneOverrides};
 
 mod common;
 use common::meshes::{self, scene_rays};
@@ -202,23 +202,8 @@ fn device_traversals_match(
     rays: &[Ray],
 ) {
     let octree = OctreeBvh::build(triangles, settings);
-    let nodes: Vec<FlatNode> = (0..8).flat_map(|o| octree.nodes(o).to_vec()).collect();
-    // Shading data the traversals never read, for a scene of the kernels' shape.
-    let shading = vec![bytemuck::Zeroable::zeroed(); triangles.len()];
-    let materials = [Material::default()];
-    let scene = kernels::SceneData {
-        nodes: &nodes,
-        triangles: octree.triangles(),
-        ids: octree.original_indices(),
-        shading: &shading,
-        materials: &materials,
-        lights: &[],
-        width: 1,
-        height: 1,
-        padding: octree.padding(),
-        camera: bytemuck::Zeroable::zeroed(),
-        settings: bytemuck::Zeroable::zeroed(),
-    };
+    let traversal_scene = meshes::TraversalScene::new(&octree);
+    let scene = traversal_scene.data();
     let probe: Vec<ProbeRay> = rays
         .iter()
         .map(|r| {

@@ -263,3 +263,39 @@ pub(crate) fn scene_rays(scene: &Scene, rng: &mut StdRng, random: usize) -> Vec<
     }
     rays
 }
+
+/// An octree's arrays as the kernels read a scene, for its traversals alone: its eight node
+/// orders one after the other, with shading data the traversals never read.
+pub(crate) struct TraversalScene<'a> {
+    octree: &'a renderer::bvh::OctreeBvh,
+    nodes: Vec<renderer::bvh::FlatNode>,
+    shading: Vec<renderer::scene::TriangleShading>,
+    materials: [renderer::scene::Material; 1],
+}
+
+impl<'a> TraversalScene<'a> {
+    pub(crate) fn new(octree: &'a renderer::bvh::OctreeBvh) -> Self {
+        Self {
+            octree,
+            nodes: (0..8).flat_map(|o| octree.nodes(o).to_vec()).collect(),
+            shading: vec![bytemuck::Zeroable::zeroed(); octree.triangles().len()],
+            materials: [renderer::scene::Material::default()],
+        }
+    }
+
+    pub(crate) fn data(&self) -> kernels::SceneData<'_> {
+        kernels::SceneData {
+            nodes: &self.nodes,
+            triangles: self.octree.triangles(),
+            ids: self.octree.original_indices(),
+            shading: &self.shading,
+            materials: &self.materials,
+            lights: &[],
+            width: 1,
+            height: 1,
+            padding: self.octree.padding(),
+            camera: bytemuck::Zeroable::zeroed(),
+            settings: bytemuck::Zeroable::zeroed(),
+        }
+    }
+}
