@@ -10,6 +10,7 @@
 use std::fmt;
 
 use crate::image_io::{Channels, Image, Samples};
+use crate::memory::{AllocError, try_with_capacity};
 
 /// What two images' comparison found.
 #[derive(Clone, Debug, PartialEq)]
@@ -186,20 +187,21 @@ fn compare_pixels(a: &Image, b: &Image) -> PixelComparison {
 /// difference in that channel (or in alpha, where that is larger), with full scale as 1, scaled
 /// so that the largest difference is 255 and any difference at least 1, so that one-code
 /// differences show; black where the images agree, white where a value is NaN or infinite in
-/// only one of them. `None` when the sizes differ.
-pub fn difference_image(a: &Image, b: &Image) -> Option<Vec<u8>> {
+/// only one of them. `None` when the sizes differ; an error where the memory for it cannot be
+/// had.
+pub fn difference_image(a: &Image, b: &Image) -> Result<Option<Vec<u8>>, AllocError> {
     if (a.width(), a.height()) != (b.width(), b.height()) {
-        return None;
+        return Ok(None);
     }
     let units = Units::of(a, b);
     let pixels = a.width() as usize * a.height() as usize;
+    let mut out = try_with_capacity(pixels * 3, "the difference image")?;
     let mut largest = 0.0f64;
     each_drawn(a, b, units, |drawn| {
         for d in drawn.into_iter().filter(|d| d.is_finite()) {
             largest = largest.max(d);
         }
     });
-    let mut out = Vec::with_capacity(pixels * 3);
     each_drawn(a, b, units, |drawn| {
         out.extend(drawn.map(|d| {
             if d == 0.0 {
@@ -211,7 +213,7 @@ pub fn difference_image(a: &Image, b: &Image) -> Option<Vec<u8>> {
             }
         }));
     });
-    Some(out)
+    Ok(Some(out))
 }
 
 /// Calls `draw` with each pixel's difference as [`difference_image`] draws it: in each channel

@@ -4,7 +4,13 @@
 //! Commands that decode user files whose size they cannot know in advance (`raylb compare`)
 //! check what decoding would take against this before allocating, so that a small file
 //! declaring an enormous image is refused in one line instead of exhausting the machine.
+//! The largest buffers sized from input (decoded images, a scene's triangles and its
+//! structure's arrays, a benchmark's deques) are allocated fallibly too, through
+//! [`try_zeroed`] and [`try_reserve`]: an estimate can be short of what the allocator finds
+//! (`ulimit -v` counts address space that a vector reserves ahead of its use), and what
+//! would otherwise abort the process is then an [`AllocError`] naming the buffer.
 
+use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -184,6 +190,86 @@ fn status_vm_size(text: &str) -> Option<u64> {
     })
 }
 
+/// A buffer that could not be allocated: its size and what it was for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AllocError {
+    /// Bytes asked for; `None` where their count overflows the address space.
+    pub bytes: Option<u64>,
+    /// What the buffer holds, as a message names it: `the decoded samples`.
+    pub what: &'static str,
+}
+
+impl fmt::Display for AllocError {
+    /// `cannot allocate 4.0 GiB for the decoded samples: out of memory`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.bytes {
+            Some(bytes) => write!(
+                f,
+                "cannot allocate {} for {}: out of memory",
+                format_bytes(bytes),
+                self.what
+            ),
+            None => write!(
+                f,
+                "cannot allocate {}: more bytes than can be addressed",
+                self.what
+            ),
+        }
+    }
+}
+
+impl std::error::Error for AllocError {}
+
+impl AllocError {
+    /// The error of asking for `count` elements of `T` for `what`.
+    fn of<T>(count: usize, what: &'static str) -> Self {
+        Self {
+            bytes: (count as u64).checked_mul(size_of::<T>() as u64),
+            what,
+        }
+    }
+}
+
+/// `len` zeroed elements, or an error where the memory cannot be had. Zeroed pages come
+/// from the allocator as such (`calloc`), so a buffer the caller then fills is not written
+/// twice.
+pub fn try_zeroed<T: bytemuck::Zeroable>(
+    len: usize,
+    what: &'static str,
+) -> Result<Vec<T>, AllocError> {
+    bytemuck::allocation::try_zeroed_vec(len).map_err(|()| AllocError::of::<T>(len, what))
+}
+
+/// Room in `v` for `additional` more elements (amortised, as `push` grows it), or an error
+/// where the memory cannot be had.
+pub fn try_reserve<T>(
+    v: &mut Vec<T>,
+    additional: usize,
+    what: &'static str,
+) -> Result<(), AllocError> {
+    v.try_reserve(additional)
+        .map_err(|_| AllocError::of::<T>(v.len().saturating_add(additional), what))
+}
+
+/// Room in `v` for exactly `additional` more elements, or an error where the memory cannot
+/// be had.
+pub fn try_reserve_exact<T>(
+    v: &mut Vec<T>,
+    additional: usize,
+    what: &'static str,
+) -> Result<(), AllocError> {
+    v.try_reserve_exact(additional)
+        .map_err(|_| AllocError::of::<T>(v.len().saturating_add(additional), what))
+}
+
+/// An empty vector with room for exactly `capacity` elements, or an error where the memory
+/// cannot be had.
+pub fn try_with_capacity<T>(capacity: usize, what: &'static str) -> Result<Vec<T>, AllocError> {
+    let mut v = Vec::new();
+    try_reserve_exact(&mut v, capacity, what)?;
+    Ok(v)
+}
+
 /// Binary units, smallest first, as `format_bytes` writes them and `byte_size` reads them.
 const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
 
@@ -306,6 +392,30 @@ mod tests {
         assert_eq!(format_bytes(2 << 30), "2.0 GiB");
         assert_eq!(format_bytes((1 << 30) - 1), "1.0 GiB");
         assert_eq!(format_bytes(u64::MAX), "16.0 EiB");
+    }
+
+    #[test]
+    fn allocations_beyond_the_address_space_are_errors() {
+        let error = try_zeroed::<u64>(usize::MAX / 4, "a test's samples").unwrap_err();
+        assert_eq!(error.bytes, None);
+        assert_eq!(
+            error.to_string(),
+            "cannot allocate a test's samples: more bytes than can be addressed"
+        );
+        // Addressable in size, but more than any machine has.
+        let error = try_with_capacity::<u8>(isize::MAX as usize, "a test's array").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "cannot allocate 8.0 EiB for a test's array: out of memory"
+        );
+        let mut v = vec![1u32; 3];
+        assert!(try_reserve(&mut v, usize::MAX / 2, "more").is_err());
+        assert_eq!(
+            v,
+            [1, 1, 1],
+            "a failed reservation leaves the vector as it was"
+        );
+        assert_eq!(try_zeroed::<u16>(4, "four").unwrap(), [0; 4]);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 use tempfile::TempDir;
 
 mod common;
-use common::{png_header_only, png16};
+use common::{png_header_only, png_with_idat, png16};
 
 const OLD_OUTPUT: &[u8] = b"an earlier render, which a failed run must not touch";
 
@@ -41,6 +41,19 @@ impl Scratch {
             .current_dir(self.dir.path())
             .output()
             .expect("raylb runs")
+    }
+
+    /// Runs `raylb` in the scratch directory under an address-space limit (`ulimit -v`) of
+    /// `kib` KiB.
+    fn raylb_limited(&self, kib: u64, args: &[&str]) -> Output {
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
+            .arg(env!("CARGO_BIN_EXE_raylb"))
+            .args(args)
+            .current_dir(self.dir.path())
+            .output()
+            .expect("sh runs")
     }
 
     /// Runs a command that must fail as described, and checks the output was left alone.
@@ -835,7 +848,29 @@ fn device_and_balancer_must_agree_and_a_missing_gpu_is_one_line() {
         "{stderr}"
     );
     assert!(!s.path("gpu.png").exists());
-    s.fails(&["validate", "ok.toml", "--gpu"], &["--device gpu: no "]);
+    // Each command names the flag it was given.
+    let args = ["validate", "ok.toml", "--gpu"];
+    let out = s.raylb(&args);
+    s.failed(&out, &args, &["--gpu: no "]);
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("--device"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn record_names_the_device_it_was_given() {
+    let s = Scratch::new();
+    s.write("ok.toml", &scene_with(""));
+    for device in ["gpu", "hybrid"] {
+        s.fails(
+            &["record", "ok.toml", "--device", device, "-o", "out.tasks"],
+            &[&format!(
+                "--device {device}: raylb record counts and times the CPU's tasks"
+            )],
+        );
+    }
+    assert!(!s.path("out.tasks").exists());
 }
 
 #[test]
@@ -921,8 +956,11 @@ fn compare_refuses_a_difference_image_it_cannot_write() {
 #[test]
 fn compare_bounds_its_memory() {
     let s = Scratch::new();
-    fs::write(s.path("huge.png"), png_header_only(23000, 23000)).unwrap();
-    fs::write(s.path("huge2.png"), png_header_only(23000, 23000)).unwrap();
+    // As long as 23000 × 23000 × 8 bytes could compress to: refused by the limit, not as
+    // truncated.
+    let huge = png_with_idat(23000, 23000, &vec![0; 4_100_776]);
+    fs::write(s.path("huge.png"), &huge).unwrap();
+    fs::write(s.path("huge2.png"), &huge).unwrap();
     // 64×64 16-bit RGB: 24 KiB decoded from a file of a few hundred bytes.
     png16(&s.path("a.png"), 64, 64, &[1000; 64 * 64 * 3]);
     png16(&s.path("b.png"), 64, 64, &[2000; 64 * 64 * 3]);
@@ -970,4 +1008,257 @@ fn compare_bounds_its_memory() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(s.path("d.png").exists());
+}
+
+#[test]
+fn compare_refuses_corrupt_headers_as_errors_not_differences() {
+    let s = Scratch::new();
+    png16(&s.path("small.png"), 4, 4, &[1000; 48]);
+    // 57 bytes declaring 100000 × 100000 pixels: at least 77.5 MB however compressed.
+    fs::write(s.path("header.png"), png_header_only(100_000, 100_000)).unwrap();
+    let corrupt = "header.png: not a readable PNG image: its 57 bytes cannot hold the 100000×100000 pixels its header declares (they compress to at least 77519380 bytes); it is truncated or corrupt";
+    s.fails(&["compare", "header.png", "small.png"], &[corrupt]);
+    s.fails(
+        &[
+            "compare",
+            "header.png",
+            "header.png",
+            "--max-memory",
+            "100T",
+        ],
+        &[corrupt],
+    );
+    let pfm = |header: &str| [header.as_bytes(), &[0; 12]].concat();
+    fs::write(s.path("huge.pfm"), pfm("PF\n4000000000 4000000000\n-1.0\n")).unwrap();
+    s.fails(
+        &["compare", "small.png", "huge.pfm"],
+        &[
+            "huge.pfm: it declares 4000000000×4000000000 pixels of 32-bit float RGB: 192000000000000000000 bytes of samples, more than can be addressed",
+        ],
+    );
+    fs::write(s.path("short.pfm"), pfm("PF\n100000 100000\n-1.0\n")).unwrap();
+    s.fails(
+        &["compare", "short.pfm", "small.png"],
+        &["short.pfm: not a readable PFM image: it ends early (truncated)"],
+    );
+    // An OpenEXR data window from x = 1000000 down to x = −1000000: the exr crate would
+    // swap the two and read 2000001 × 4 pixels.
+    exr::prelude::write_rgb_file(s.path("a.exr"), 4, 4, |_, _| (0.5f32, 0.25f32, 1.0f32)).unwrap();
+    let mut exr = fs::read(s.path("a.exr")).unwrap();
+    let key = b"dataWindow\0box2i\0\x10\0\0\0";
+    let at = exr.windows(key.len()).position(|w| w == key).unwrap() + key.len();
+    exr[at..at + 4].copy_from_slice(&1_000_000i32.to_le_bytes());
+    exr[at + 8..at + 12].copy_from_slice(&(-1_000_000i32).to_le_bytes());
+    fs::write(s.path("inverted.exr"), exr).unwrap();
+    s.fails(
+        &["compare", "inverted.exr", "small.png"],
+        &[
+            "inverted.exr: not a readable OpenEXR image: its data window runs from (1000000, 0) to (-1000000, 3), a maximum below its minimum",
+        ],
+    );
+}
+
+#[test]
+fn compare_gives_the_true_size_of_an_image_beyond_the_address_space() {
+    let s = Scratch::new();
+    png16(&s.path("small.png"), 4, 4, &[1000; 48]);
+    let side = i32::MAX as u32;
+    fs::write(s.path("vast.png"), png_header_only(side, side)).unwrap();
+    let args = ["compare", "vast.png", "small.png"];
+    let out = s.raylb(&args);
+    s.failed(
+        &out,
+        &args,
+        &[
+            "vast.png: not a readable PNG image: it declares 2147483647×2147483647 pixels of 16-bit RGBA: 36893488113059364872 bytes of samples, more than can be addressed",
+        ],
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("EiB"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn compare_reports_memory_it_cannot_have_in_one_line() {
+    let s = Scratch::new();
+    // 10000 × 10000 16-bit RGBA: 762.9 MiB of samples, in a file as long as they could
+    // compress to. --max-memory lets it through to the allocation, which an address space
+    // of about 490 MiB refuses.
+    fs::write(
+        s.path("big.png"),
+        png_with_idat(10_000, 10_000, &vec![0; 775_194]),
+    )
+    .unwrap();
+    let args = ["compare", "big.png", "big.png", "--max-memory", "100T"];
+    let out = s.raylb_limited(500_000, &args);
+    s.failed(
+        &out,
+        &args,
+        &["big.png: cannot allocate 762.9 MiB for the decoded samples: out of memory (10000×10000, 16-bit RGBA)"],
+    );
+}
+
+#[test]
+fn compare_reports_a_difference_image_it_cannot_allocate_in_one_line() {
+    let s = Scratch::new();
+    // 20000 × 20000 1-bit grey: 400 MB decoded (a byte a pixel), twice, and a difference
+    // image of 1.2 GB (three bytes a pixel), which an address space of about 1.4 GiB refuses.
+    let side = 20_000u32;
+    let file = std::io::BufWriter::new(fs::File::create(s.path("grey.png")).unwrap());
+    let mut encoder = png::Encoder::new(file, side, side);
+    encoder.set_color(png::ColorType::Grayscale);
+    encoder.set_depth(png::BitDepth::One);
+    let mut writer = encoder.write_header().unwrap();
+    writer.write_image_data(&vec![0; 2500 * 20_000]).unwrap();
+    writer.finish().unwrap();
+    let args = [
+        "compare",
+        "grey.png",
+        "grey.png",
+        "--diff",
+        "d.png",
+        "--max-memory",
+        "100T",
+    ];
+    let out = s.raylb_limited(1_500_000, &args);
+    s.failed(
+        &out,
+        &args,
+        &["--diff d.png: cannot allocate 1.1 GiB for the difference image: out of memory"],
+    );
+    assert!(!s.path("d.png").exists());
+}
+
+#[test]
+fn bench_deque_checks_its_memory_before_making_its_deques() {
+    let s = Scratch::new();
+    // Two threads, each a deque of 60 million 12-byte slots.
+    let bench = [
+        "bench",
+        "deque",
+        "--elements",
+        "30000000",
+        "--threads",
+        "2",
+        "--out",
+        "bench-out",
+    ];
+    let with = |extra: &[&'static str]| [&bench[..], extra].concat();
+    s.fails(
+        &with(&["--max-memory", "1G"]),
+        &[
+            "--elements 30000000 on 2 threads: the deques need about 1.3 GiB (686.6 MiB a thread), more than the 1.0 GiB available (--max-memory)",
+        ],
+    );
+    // Without --max-memory, the address-space limit is found and kept to.
+    let out = s.raylb_limited(1_000_000, &bench);
+    s.failed(
+        &out,
+        &bench,
+        &["the deques need about 1.3 GiB", "(address-space limit)"],
+    );
+    // With a --max-memory beyond it, the allocation itself fails: an error, not an abort.
+    let args = with(&["--max-memory", "100T"]);
+    let out = s.raylb_limited(1_000_000, &args);
+    s.failed(
+        &out,
+        &args,
+        &["--elements 30000000: cannot allocate 2 deques of 60000000 slots: out of memory"],
+    );
+    assert!(!s.path("bench-out").exists());
+}
+
+/// A scene of one heightfield of `x × z` cells (two triangles each).
+fn heightfield(x: u32, z: u32) -> String {
+    format!(
+        "[image]\nwidth = 8\nheight = 8\n\n[camera]\nposition = [0, 5, 5]\nlook_at = [0, 0, 0]\n\n\
+         [[objects]]\nheightfield = {{ size = [10, 10], resolution = [{x}, {z}], height = 1 }}\n"
+    )
+}
+
+#[test]
+fn a_scene_beyond_the_address_space_is_one_line() {
+    let s = Scratch::new();
+    // --max-memory lifts the triangle budget; the address space is what runs out.
+    // 8.4 million triangles: their arrays (76 bytes each) do not fit beside the generated
+    // mesh.
+    s.write("mesh.toml", &heightfield(2048, 2048));
+    let args = [
+        "render",
+        "mesh.toml",
+        "--max-memory",
+        "100T",
+        "-o",
+        "out.png",
+    ];
+    let out = s.raylb_limited(900_000, &args);
+    s.failed(
+        &out,
+        &args,
+        &["mesh.toml:9:1: cannot allocate", ": out of memory"],
+    );
+    // 4.2 million: their arrays fit, the wide BVH's build beside them does not.
+    s.write("bvh.toml", &heightfield(2048, 1024));
+    let args = [
+        "render",
+        "bvh.toml",
+        "--max-memory",
+        "100T",
+        "-o",
+        "out.png",
+        "--quiet",
+    ];
+    let out = s.raylb_limited(900_000, &args);
+    s.failed(
+        &out,
+        &args,
+        &[
+            "bvh.toml: cannot allocate",
+            "for building the wide BVH: out of memory",
+        ],
+    );
+}
+
+#[test]
+fn a_mesh_path_with_control_characters_is_shown_escaped() {
+    let s = Scratch::new();
+    s.write(
+        "nul.toml",
+        &scene_with("\n[[objects]]\nmesh = \"a\\u0000b\\nc.obj\"\n"),
+    );
+    let args = ["render", "nul.toml", "-o", "out.png"];
+    let out = s.raylb(&args);
+    s.failed(
+        &out,
+        &args,
+        &["nul.toml:13:8:", "a\\0b\\nc.obj: cannot read"],
+    );
+    assert!(!out.stderr.contains(&0), "a NUL byte in {out:?}");
+}
+
+#[test]
+fn a_camera_too_far_away_names_its_keys() {
+    let s = Scratch::new();
+    s.write(
+        "far.toml",
+        &scene_with("").replace("position = [0, 0, 5]", "position = [0, 0, 3e38]"),
+    );
+    s.fails(
+        &["render", "far.toml", "-o", "out.png"],
+        &[
+            "far.toml:5:1: the viewing direction, `look_at` − `position` = [0.0, 0.0, -3e38], is too long for single precision",
+        ],
+    );
+    s.write(
+        "up.toml",
+        &scene_with("").replace(
+            "look_at = [0, 0, 0]",
+            "look_at = [0, 0, 0]\nup = [0, 3e19, 0]",
+        ),
+    );
+    s.fails(
+        &["render", "up.toml", "-o", "out.png"],
+        &["up.toml:5:1: `up` = [0.0, 3e19, 0.0] is too long for single precision"],
+    );
 }

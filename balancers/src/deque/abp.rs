@@ -6,7 +6,7 @@ use std::cell::Cell;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 
-use super::{Steal, half};
+use super::{Steal, half, try_boxed};
 use crate::sync::{Arc, AtomicU32, AtomicU64, CachePadded, Ordering, UnsafeCell, fence};
 
 /// The `busy` bit of the `age` word: a thief owns claimed slots it has not finished copying.
@@ -129,10 +129,49 @@ impl<T> std::fmt::Debug for Stealer<T> {
 /// # Panics
 /// If `capacity` is 0 or above 2^31 − 1.
 pub fn new<T>(capacity: usize) -> (Worker<T>, Stealer<T>) {
+    check_capacity(capacity);
+    with_slots(
+        (0..capacity)
+            .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
+            .collect(),
+        (0..capacity).map(|_| AtomicU32::new(0)).collect(),
+    )
+}
+
+/// [`new`], or an error where the memory for `capacity` tasks cannot be had (where `new`
+/// would abort the process).
+///
+/// ```
+/// use balancers::deque::abp;
+///
+/// let (worker, _stealer) = abp::try_new::<u64>(1024).expect("8 KiB of slots");
+/// assert!(worker.push(7, 0).is_ok());
+/// assert!(abp::try_new::<[u64; 1 << 20]>(1 << 30).is_err());
+/// ```
+///
+/// # Panics
+/// If `capacity` is 0 or above 2^31 − 1.
+pub fn try_new<T>(
+    capacity: usize,
+) -> Result<(Worker<T>, Stealer<T>), std::collections::TryReserveError> {
+    check_capacity(capacity);
+    let slots = try_boxed(capacity, || UnsafeCell::new(MaybeUninit::uninit()))?;
+    let tags = try_boxed(capacity, || AtomicU32::new(0))?;
+    Ok(with_slots(slots, tags))
+}
+
+fn check_capacity(capacity: usize) {
     assert!(
         (1..=TAG_MASK as usize).contains(&capacity),
         "deque capacity out of range"
     );
+}
+
+/// An empty deque over `slots` and their `tags` (as many of each).
+fn with_slots<T>(
+    slots: Box<[UnsafeCell<MaybeUninit<T>>]>,
+    tags: Box<[AtomicU32]>,
+) -> (Worker<T>, Stealer<T>) {
     let inner = Arc::new(Inner {
         age: CachePadded(AtomicU64::new(
             Age {
@@ -143,10 +182,8 @@ pub fn new<T>(capacity: usize) -> (Worker<T>, Stealer<T>) {
             .pack(),
         )),
         bot: CachePadded(AtomicU32::new(0)),
-        slots: (0..capacity)
-            .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
-            .collect(),
-        tags: (0..capacity).map(|_| AtomicU32::new(0)).collect(),
+        slots,
+        tags,
     });
     let stealer = Stealer {
         inner: Arc::clone(&inner),

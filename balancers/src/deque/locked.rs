@@ -6,7 +6,7 @@ use std::cell::Cell;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 
-use super::{Steal, half};
+use super::{Steal, half, try_boxed};
 use crate::sync::{Arc, AtomicBool, AtomicU32, CachePadded, Ordering, UnsafeCell, spin_wait};
 
 /// The tasks, guarded by the lock.
@@ -107,15 +107,49 @@ impl<T> std::fmt::Debug for Stealer<T> {
 /// # Panics
 /// If `capacity` is 0 or does not fit in 32 bits.
 pub fn new<T>(capacity: usize) -> (Worker<T>, Stealer<T>) {
+    check_capacity(capacity);
+    with_slots(
+        (0..capacity).map(|_| MaybeUninit::uninit()).collect(),
+        vec![0; capacity].into_boxed_slice(),
+    )
+}
+
+/// [`new`], or an error where the memory for `capacity` tasks cannot be had (where `new`
+/// would abort the process).
+///
+/// ```
+/// use balancers::deque::locked;
+///
+/// let (worker, _stealer) = locked::try_new::<u64>(1024).expect("8 KiB of slots");
+/// assert!(worker.push(7, 0).is_ok());
+/// assert!(locked::try_new::<[u64; 1 << 20]>(1 << 30).is_err());
+/// ```
+///
+/// # Panics
+/// If `capacity` is 0 or does not fit in 32 bits.
+pub fn try_new<T>(
+    capacity: usize,
+) -> Result<(Worker<T>, Stealer<T>), std::collections::TryReserveError> {
+    check_capacity(capacity);
+    let slots = try_boxed(capacity, MaybeUninit::uninit)?;
+    let tags = try_boxed(capacity, || 0)?;
+    Ok(with_slots(slots, tags))
+}
+
+fn check_capacity(capacity: usize) {
     assert!(
         (1..=u32::MAX as usize).contains(&capacity),
         "deque capacity out of range"
     );
+}
+
+/// An empty deque over `slots` and their `tags` (as many of each).
+fn with_slots<T>(slots: Box<[MaybeUninit<T>]>, tags: Box<[u32]>) -> (Worker<T>, Stealer<T>) {
     let inner = Arc::new(Inner {
         lock: CachePadded(AtomicBool::new(false)),
         ring: UnsafeCell::new(Ring {
-            slots: (0..capacity).map(|_| MaybeUninit::uninit()).collect(),
-            tags: vec![0; capacity].into_boxed_slice(),
+            slots,
+            tags,
             head: 0,
             len: 0,
         }),

@@ -51,6 +51,18 @@ impl<T> Steal<T> {
     }
 }
 
+/// `len` elements made by `make`, in a slice allocated fallibly: the `try_new` of each deque
+/// reports memory that runs out instead of aborting.
+pub(crate) fn try_boxed<E>(
+    len: usize,
+    make: impl FnMut() -> E,
+) -> Result<Box<[E]>, std::collections::TryReserveError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)?;
+    v.extend(std::iter::repeat_with(make).take(len));
+    Ok(v.into_boxed_slice())
+}
+
 /// How many tasks a batch steal takes of the `available` it saw: half, rounded up, at most
 /// `max`. Taking half leaves the victim as much as the thief gets, so neither has to come
 /// back soon (tokio's and Cilk's rule).

@@ -2,7 +2,8 @@
 //! optionally A channels, half or float, read as float; written as linear R, G, B in half or
 //! float, byte for byte the same for the same pixels.
 
-use std::io::{self, BufRead, Seek, SeekFrom, Write};
+use std::cell::Cell;
+use std::io::{self, BufRead, Read, Seek, SeekFrom, Write};
 
 use ::exr::error::Error as ExrError;
 use ::exr::meta::MetaData;
@@ -12,10 +13,18 @@ use ::exr::prelude::{
     WritableImage, f16, read,
 };
 
-use super::{Channels, Depth, Image, ImageFormat, ImageInfo, Samples};
+use super::{Channels, Depth, Image, ImageFormat, ImageInfo, Samples, sample_buffer};
 
 /// The OpenEXR magic number.
 pub(super) const MAGIC: &[u8] = &[0x76, 0x2f, 0x31, 0x01];
+
+/// The fewest bytes a chunk takes: its entry in the offset table (8) and, before its data,
+/// a scan-line chunk's first line and data size (4 each; a tile's header is longer).
+const MIN_CHUNK_BYTES: u64 = 16;
+
+/// The longest attribute name or type name read while looking for the data window: 255
+/// bytes with the long-names flag, 31 without.
+const MAX_NAME: usize = 255;
 
 /// How the samples of an OpenEXR file are stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,8 +119,14 @@ pub(super) struct Header<R> {
 }
 
 impl<R: BufRead + Seek> Header<R> {
-    pub(super) fn open(mut reader: R) -> Result<Self, String> {
+    /// Reads the headers of a file of `file_len` bytes, refusing what raylb cannot read, an
+    /// inverted data window, and a file too short for its table of chunk offsets.
+    pub(super) fn open(mut reader: R, file_len: u64) -> Result<Self, String> {
         let start = reader.stream_position().map_err(|e| describe(e.into()))?;
+        check_data_window(&mut reader)?;
+        reader
+            .seek(SeekFrom::Start(start))
+            .map_err(|e| describe(e.into()))?;
         let meta = MetaData::read_from_buffered(&mut reader, false).map_err(describe)?;
         let [header] = meta.headers.as_slice() else {
             return Err(format!(
@@ -171,6 +186,14 @@ impl<R: BufRead + Seek> Header<R> {
             },
             depth: Depth::F32,
         };
+        info.check_fits(u64::MAX)?;
+        let least = (header.chunk_count as u64).saturating_mul(MIN_CHUNK_BYTES);
+        if file_len < least {
+            return Err(format!(
+                "not a readable OpenEXR image: its {file_len} bytes cannot hold the {} chunks of the {width}×{height} pixels its header declares (at least {least} bytes); it is truncated or corrupt",
+                header.chunk_count
+            ));
+        }
         Ok(Header {
             reader,
             start,
@@ -193,13 +216,16 @@ impl<R: BufRead + Seek> Header<R> {
         let (width, height) = (info.width as usize, info.height as usize);
         let channels = info.channels.count();
         let expected = width * height * channels;
+        // Allocated here, where running out can be reported; the decoder takes it once, for
+        // the layer of the header's size.
+        let buffer = Cell::new(sample_buffer::<f32>(&info, expected)?);
         let image = read()
             .no_deep_data()
             .largest_resolution_level()
             .rgba_channels(
                 move |size, _| {
                     if size == Vec2(width, height) {
-                        vec![0f32; expected]
+                        buffer.take()
                     } else {
                         Vec::new()
                     }
@@ -236,6 +262,70 @@ impl<R: BufRead + Seek> Header<R> {
             Samples::F32(samples),
         )
     }
+}
+
+/// Refuses a data window (the `dataWindow` attribute of the first header) whose maximum is
+/// below its minimum, which the `exr` crate would silently swap into a window of another size.
+/// Anything else wrong with the headers is left for the crate's parser to report.
+fn check_data_window(reader: &mut impl Read) -> Result<(), String> {
+    let mut start = [0u8; 8];
+    if reader.read_exact(&mut start).is_err() {
+        return Ok(());
+    }
+    while let Some(name) = c_string(reader) {
+        if name.is_empty() {
+            return Ok(());
+        }
+        let (Some(kind), Some(size)) = (c_string(reader), read_i32(reader)) else {
+            return Ok(());
+        };
+        let Ok(size) = u64::try_from(size) else {
+            return Ok(());
+        };
+        if name == b"dataWindow" && kind == b"box2i" && size == 16 {
+            let mut value = [0i32; 4];
+            for v in &mut value {
+                let Some(x) = read_i32(reader) else {
+                    return Ok(());
+                };
+                *v = x;
+            }
+            let [x_min, y_min, x_max, y_max] = value;
+            if x_max < x_min || y_max < y_min {
+                return Err(format!(
+                    "not a readable OpenEXR image: its data window runs from ({x_min}, {y_min}) to ({x_max}, {y_max}), a maximum below its minimum"
+                ));
+            }
+            return Ok(());
+        }
+        if io::copy(&mut reader.take(size), &mut io::sink()).ok() != Some(size) {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// A null-terminated name of at most [`MAX_NAME`] bytes, without its null; `None` at the end
+/// of the input or past that length.
+fn c_string(reader: &mut impl Read) -> Option<Vec<u8>> {
+    let mut name = Vec::new();
+    let mut byte = [0u8; 1];
+    loop {
+        reader.read_exact(&mut byte).ok()?;
+        if byte[0] == 0 {
+            return Some(name);
+        }
+        if name.len() == MAX_NAME {
+            return None;
+        }
+        name.push(byte[0]);
+    }
+}
+
+fn read_i32(reader: &mut impl Read) -> Option<i32> {
+    let mut bytes = [0u8; 4];
+    reader.read_exact(&mut bytes).ok()?;
+    Some(i32::from_le_bytes(bytes))
 }
 
 fn describe(error: ExrError) -> String {

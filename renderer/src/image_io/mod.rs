@@ -3,17 +3,22 @@
 //!
 //! Reading is bounded: the header is read first, and an image whose decoded samples would take
 //! more than the caller's `max_bytes` is refused before anything is allocated for it, with the
-//! figure in the message. The decoders' working memory comes on top of that: a few rows (PNG) or
-//! one compressed block (EXR), a small fraction of the image. Samples are kept as the file has
-//! them (8-bit, 16-bit or float; palette and 1-, 2- and 4-bit PNGs become 8-bit, never wider), so
-//! that comparing two 16-bit files sees every bit and a 1-bit image costs one byte a pixel.
+//! figure in the message. So is a file too short to hold what its header declares (a PFM not
+//! exactly its samples' size, a PNG shorter than its pixels at deflate's best ratio, an OpenEXR
+//! shorter than its table of chunk offsets), so that a corrupt header is reported as such and
+//! not taken for a large image. The samples' buffer is allocated fallibly: memory that runs
+//! out is an error, not an abort. The decoders' working memory comes on top of that: a few
+//! rows (PNG) or one compressed block (EXR), a small fraction of the image. Samples are kept as
+//! the file has them (8-bit, 16-bit or float; palette and 1-, 2- and 4-bit PNGs become 8-bit,
+//! never wider), so that comparing two 16-bit files sees every bit and a 1-bit image costs one
+//! byte a pixel.
 
 mod exr;
 mod pfm;
 mod png;
 
 use std::fmt;
-use std::io::{BufRead, BufReader, Cursor, Seek};
+use std::io::{BufRead, BufReader, Cursor, Seek, SeekFrom};
 use std::path::Path;
 
 pub use exr::ExrPrecision;
@@ -21,7 +26,7 @@ pub(crate) use exr::encode as encode_exr;
 pub(crate) use pfm::encode as encode_pfm;
 
 use crate::input::open_regular_file;
-use crate::memory::format_bytes;
+use crate::memory::{AllocError, format_bytes, try_zeroed};
 use crate::output::io_reason;
 
 /// The formats raylb writes, chosen by a file's extension.
@@ -186,18 +191,35 @@ pub struct ImageInfo {
 }
 
 impl ImageInfo {
-    /// Bytes the decoded samples take (`u64::MAX` where that overflows).
+    /// Bytes the decoded samples take (`u64::MAX` where that overflows; [`check_fits`]
+    /// refuses any image whose samples this machine cannot address).
+    ///
+    /// [`check_fits`]: Self::check_fits
     pub fn decoded_bytes(&self) -> u64 {
-        u64::from(self.width)
-            .checked_mul(u64::from(self.height))
-            .and_then(|n| n.checked_mul(self.channels.count() as u64))
-            .and_then(|n| n.checked_mul(self.depth.bytes()))
-            .unwrap_or(u64::MAX)
+        u64::try_from(self.exact_bytes()).unwrap_or(u64::MAX)
     }
 
-    /// Refuses an image whose samples would take more than `max_bytes`, saying how much it
-    /// would need, for what, and how much is allowed.
+    /// Bytes the decoded samples take, without overflow: at most 2^32 · 2^32 · 16.
+    fn exact_bytes(&self) -> u128 {
+        u128::from(self.width)
+            * u128::from(self.height)
+            * self.channels.count() as u128
+            * u128::from(self.depth.bytes())
+    }
+
+    /// Refuses an image whose samples this machine cannot address, or that would take more
+    /// than `max_bytes`, saying how much it would need, for what, and how much is allowed.
     pub fn check_fits(&self, max_bytes: u64) -> Result<(), String> {
+        let exact = self.exact_bytes();
+        if exact > isize::MAX as u128 {
+            return Err(format!(
+                "it declares {}×{} pixels of {} {}: {exact} bytes of samples, more than can be addressed",
+                self.width,
+                self.height,
+                self.depth.name(),
+                self.channels.name()
+            ));
+        }
         let needed = self.decoded_bytes();
         if needed > max_bytes {
             return Err(format!(
@@ -298,6 +320,20 @@ pub fn read_info(path: &Path, max_bytes: u64) -> Result<ImageInfo, String> {
     Ok(info)
 }
 
+/// The samples' buffer of an image whose size was checked by [`ImageInfo::check_fits`]:
+/// `len` zeroed samples, or a one-line error naming the image where the memory cannot be had.
+fn sample_buffer<T: bytemuck::Zeroable>(info: &ImageInfo, len: usize) -> Result<Vec<T>, String> {
+    try_zeroed(len, "the decoded samples").map_err(|e: AllocError| format!("{e} ({info})"))
+}
+
+/// Bytes from `reader`'s position to the end of its input; the position is kept.
+fn remaining_len(reader: &mut impl Seek) -> std::io::Result<u64> {
+    let here = reader.stream_position()?;
+    let end = reader.seek(SeekFrom::End(0))?;
+    reader.seek(SeekFrom::Start(here))?;
+    Ok(end.saturating_sub(here))
+}
+
 /// Reads the image file at `path` (PNG, OpenEXR or PFM, told apart by content, whatever the
 /// name) at its native layout, refusing, before decoding, a file that is not a regular file,
 /// one larger than `max_bytes`, and an image whose samples would take more than `max_bytes`.
@@ -349,14 +385,16 @@ impl<R: BufRead + Seek> Opened<R> {
 }
 
 /// Reads the header of whichever format `reader`'s first bytes announce, allocating at most
-/// `max_bytes` for what comes before the pixels.
+/// `max_bytes` for what comes before the pixels, and refuses a file too short to hold what
+/// its header declares.
 fn open<R: BufRead + Seek>(mut reader: R, max_bytes: u64) -> Result<Opened<R>, String> {
+    let file_len = remaining_len(&mut reader).map_err(|e| io_reason(&e))?;
     let start = reader.fill_buf().map_err(|e| io_reason(&e))?;
     let magic: Vec<u8> = start.iter().take(8).copied().collect();
     if magic.starts_with(png::MAGIC) {
-        png::Header::open(reader, max_bytes).map(|h| Opened::Png(Box::new(h)))
+        png::Header::open(reader, max_bytes, file_len).map(|h| Opened::Png(Box::new(h)))
     } else if magic.starts_with(exr::MAGIC) {
-        exr::Header::open(reader).map(Opened::Exr)
+        exr::Header::open(reader, file_len).map(Opened::Exr)
     } else if magic.starts_with(pfm::MAGIC_RGB) || magic.starts_with(pfm::MAGIC_GREY) {
         pfm::Header::open(reader).map(Opened::Pfm)
     } else if magic.is_empty() {

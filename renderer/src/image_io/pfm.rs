@@ -6,9 +6,11 @@
 //! The parser is strict, because it is fed files from anywhere: tokens are bounded in length,
 //! sizes must fit, and the data must be exactly what the header announces, no more, no less.
 
-use std::io::{self, BufRead, Seek, SeekFrom, Write};
+use std::io::{self, BufRead, Seek, Write};
 
-use super::{Channels, Depth, Image, ImageFormat, ImageInfo, Samples};
+use super::{
+    Channels, Depth, Image, ImageFormat, ImageInfo, Samples, remaining_len, sample_buffer,
+};
 use crate::output::io_reason;
 
 /// The first bytes of a colour PFM.
@@ -41,7 +43,8 @@ pub(crate) fn encode(
     Ok(())
 }
 
-/// A PFM whose header has been read; the reader stands at the first sample.
+/// A PFM whose header has been read and found to announce exactly the samples that follow it;
+/// the reader stands at the first sample.
 pub(super) struct Header<R> {
     reader: R,
     info: ImageInfo,
@@ -75,15 +78,19 @@ impl<R: BufRead + Seek> Header<R> {
                     "not a readable PFM image: scale `{scale_token}` is not a nonzero finite number"
                 )
             })?;
+        let info = ImageInfo {
+            format: ImageFormat::Pfm,
+            width,
+            height,
+            channels,
+            depth: Depth::F32,
+        };
+        info.check_fits(u64::MAX)?;
+        let remaining = remaining_len(&mut reader).map_err(|e| io_reason(&e))?;
+        check_length(&info, remaining)?;
         Ok(Header {
             reader,
-            info: ImageInfo {
-                format: ImageFormat::Pfm,
-                width,
-                height,
-                channels,
-                depth: Depth::F32,
-            },
+            info,
             little_endian: scale < 0.0,
             scale: scale.abs(),
         })
@@ -93,34 +100,14 @@ impl<R: BufRead + Seek> Header<R> {
         self.info
     }
 
-    /// Reads the samples, once the rest of the input is known to be exactly their size (so a
-    /// short file is refused before anything is allocated for it).
+    /// Reads the samples (the rest of the input was found to be exactly their size when the
+    /// header was read, so a short file is refused before anything is allocated for it).
     pub(super) fn decode(mut self, max_bytes: u64) -> Result<Image, String> {
         let info = self.info;
         info.check_fits(max_bytes)?;
-        let needed = info.decoded_bytes();
-        let remaining = remaining_len(&mut self.reader).map_err(|e| io_reason(&e))?;
-        if remaining < needed {
-            return Err(format!(
-                "not a readable PFM image: it ends early (truncated): {}×{} {} pixels need {needed} bytes, {remaining} follow the header",
-                info.width,
-                info.height,
-                if info.channels.is_grey() {
-                    "grey"
-                } else {
-                    "RGB"
-                },
-            ));
-        }
-        if remaining > needed {
-            let extra = remaining - needed;
-            return Err(format!(
-                "not a readable PFM image: {extra} byte{} of trailing data after the pixels",
-                if extra == 1 { "" } else { "s" }
-            ));
-        }
-        let count = usize::try_from(needed / 4).map_err(|_| "too large to address")?;
-        let mut samples = vec![0f32; count];
+        // `check_fits` refused what this machine cannot address.
+        let count = (info.decoded_bytes() / 4) as usize;
+        let mut samples: Vec<f32> = sample_buffer(&info, count)?;
         self.reader
             .read_exact(bytemuck::cast_slice_mut(&mut samples))
             .map_err(|e| describe_io(&e))?;
@@ -214,12 +201,30 @@ fn peek(reader: &mut impl BufRead) -> Result<Option<u8>, String> {
     Ok(buffer.first().copied())
 }
 
-/// Bytes from the reader's position to the end of its input.
-fn remaining_len(reader: &mut (impl BufRead + Seek)) -> io::Result<u64> {
-    let here = reader.stream_position()?;
-    let end = reader.seek(SeekFrom::End(0))?;
-    reader.seek(SeekFrom::Start(here))?;
-    Ok(end.saturating_sub(here))
+/// Refuses samples that are not exactly the `remaining` bytes after the header: a truncated
+/// file, or one with data after its pixels.
+fn check_length(info: &ImageInfo, remaining: u64) -> Result<(), String> {
+    let needed = info.decoded_bytes();
+    if remaining < needed {
+        return Err(format!(
+            "not a readable PFM image: it ends early (truncated): {}×{} {} pixels need {needed} bytes, {remaining} follow the header",
+            info.width,
+            info.height,
+            if info.channels.is_grey() {
+                "grey"
+            } else {
+                "RGB"
+            },
+        ));
+    }
+    if remaining > needed {
+        let extra = remaining - needed;
+        return Err(format!(
+            "not a readable PFM image: {extra} byte{} of trailing data after the pixels",
+            if extra == 1 { "" } else { "s" }
+        ));
+    }
+    Ok(())
 }
 
 /// Turns bottom-row-first samples into top-row-first, in place.

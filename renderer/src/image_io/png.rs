@@ -6,12 +6,18 @@ use std::io::{self, BufRead, Seek};
 
 use ::png::{BitDepth, ColorType, Decoder, DecodingError, Limits, Reader, Transformations};
 
-use super::{Channels, Depth, Image, ImageFormat, ImageInfo, Samples};
+use super::{Channels, Depth, Image, ImageFormat, ImageInfo, Samples, sample_buffer};
 use crate::memory::format_bytes;
 use crate::output::io_reason;
 
 /// The PNG signature.
 pub(super) const MAGIC: &[u8] = &[0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
+
+/// The most bytes one byte of a deflate stream can expand to: a length–distance pair copies
+/// at most 258 bytes and takes at least two bits (zlib's FAQ gives the same 1032:1 bound). A
+/// PNG's pixel data is one zlib stream, so a file shorter than its pixels over this cannot
+/// hold them.
+const DEFLATE_MAX_RATIO: u64 = 1032;
 
 /// A PNG whose chunks up to the image data have been read.
 pub(super) struct Header<R: BufRead + Seek> {
@@ -22,8 +28,9 @@ pub(super) struct Header<R: BufRead + Seek> {
 impl<R: BufRead + Seek> Header<R> {
     /// Reads the chunks before the image data, the decoder allocating at most `max_bytes` for
     /// them and its row buffers. Text and ICC profile chunks are skipped unread: nothing here
-    /// uses them, and they could be large.
-    pub(super) fn open(reader: R, max_bytes: u64) -> Result<Self, String> {
+    /// uses them, and they could be large. Refuses pixels this machine cannot address, and a
+    /// file of `file_len` bytes too short to hold its pixels however well compressed.
+    pub(super) fn open(reader: R, max_bytes: u64, file_len: u64) -> Result<Self, String> {
         let limits = Limits {
             bytes: usize::try_from(max_bytes).unwrap_or(usize::MAX),
         };
@@ -31,6 +38,17 @@ impl<R: BufRead + Seek> Header<R> {
         decoder.set_transformations(Transformations::EXPAND);
         decoder.set_ignore_text_chunk(true);
         decoder.set_ignore_iccp_chunk(true);
+        let header = decoder
+            .read_header_info()
+            .map_err(|e| describe(e, max_bytes))?;
+        let declared = declared(header);
+        let bits_per_pixel = header.bits_per_pixel() as u64;
+        // The decoder refuses, as over its limits, an image whose buffer it cannot address:
+        // say that in the image's own figures.
+        declared
+            .check_fits(u64::MAX)
+            .map_err(|e| format!("not a readable PNG image: {e}"))?;
+        check_length(&declared, bits_per_pixel, file_len)?;
         let reader = decoder.read_info().map_err(|e| describe(e, max_bytes))?;
         check_palette(reader.info())?;
         let (color, depth) = reader.output_color_type();
@@ -73,7 +91,7 @@ impl<R: BufRead + Seek> Header<R> {
             .ok_or("the PNG's decoded size does not match its header")?;
         let samples = match info.depth {
             Depth::U16 => {
-                let mut samples = vec![0u16; bytes / 2];
+                let mut samples: Vec<u16> = sample_buffer(&info, bytes / 2)?;
                 self.next_frame(bytemuck::cast_slice_mut(&mut samples), max_bytes)?;
                 for sample in &mut samples {
                     *sample = u16::from_be(*sample);
@@ -81,7 +99,7 @@ impl<R: BufRead + Seek> Header<R> {
                 Samples::U16(samples)
             }
             _ => {
-                let mut samples = vec![0u8; bytes];
+                let mut samples: Vec<u8> = sample_buffer(&info, bytes)?;
                 self.next_frame(&mut samples, max_bytes)?;
                 Samples::U8(samples)
             }
@@ -95,6 +113,46 @@ impl<R: BufRead + Seek> Header<R> {
             .map(drop)
             .map_err(|e| describe(e, max_bytes))
     }
+}
+
+/// What the header says the image is, at least: its size, and the channels and depth of its
+/// samples as stored, with a palette as 8-bit RGB (a `tRNS` chunk, read later, may add
+/// alpha).
+fn declared(header: &::png::Info<'_>) -> ImageInfo {
+    let channels = match header.color_type {
+        ColorType::Grayscale => Channels::Grey,
+        ColorType::GrayscaleAlpha => Channels::GreyAlpha,
+        ColorType::Rgb | ColorType::Indexed => Channels::Rgb,
+        ColorType::Rgba => Channels::Rgba,
+    };
+    ImageInfo {
+        format: ImageFormat::Png,
+        width: header.width,
+        height: header.height,
+        channels,
+        depth: if header.bit_depth == BitDepth::Sixteen {
+            Depth::U16
+        } else {
+            Depth::U8
+        },
+    }
+}
+
+/// Refuses a file of `file_len` bytes that cannot hold the pixels of `declared`, stored at
+/// `bits_per_pixel`, even at deflate's best ratio: a header whose data is missing or cut
+/// short, however large the image it announces.
+fn check_length(declared: &ImageInfo, bits_per_pixel: u64, file_len: u64) -> Result<(), String> {
+    let pixel_bytes =
+        (u128::from(declared.width) * u128::from(declared.height) * u128::from(bits_per_pixel))
+            .div_ceil(8);
+    let least = pixel_bytes.div_ceil(u128::from(DEFLATE_MAX_RATIO));
+    if u128::from(file_len) < least {
+        return Err(format!(
+            "not a readable PNG image: its {file_len} bytes cannot hold the {}×{} pixels its header declares (they compress to at least {} bytes); it is truncated or corrupt",
+            declared.width, declared.height, least
+        ));
+    }
+    Ok(())
 }
 
 /// Refuses a palette image whose palette is not a whole number of RGB entries (the PNG
@@ -118,6 +176,10 @@ fn describe(error: DecodingError, max_bytes: u64) -> String {
             "not a readable PNG image: it ends early (truncated)".into()
         }
         DecodingError::IoError(e) => io_reason(&e),
+        // Without a limit of ours, only the address space can have been exceeded.
+        DecodingError::LimitsExceeded if max_bytes >= isize::MAX as u64 => {
+            "not a readable PNG image: its pixels need more bytes than can be addressed".into()
+        }
         DecodingError::LimitsExceeded => format!(
             "not a readable PNG image: decoding it needs more than the {} allowed",
             format_bytes(max_bytes)

@@ -35,12 +35,17 @@ fn png_file(
 /// A PNG whose header declares `width × height` 16-bit RGBA but holds no pixel data: a few
 /// dozen bytes that would decode to gigabytes.
 fn png_header_only(width: u32, height: u32) -> Vec<u8> {
+    png_with_idat(width, height, &[])
+}
+
+/// A PNG whose header declares `width × height` 16-bit RGBA, with `idat` as its image data.
+fn png_with_idat(width: u32, height: u32, idat: &[u8]) -> Vec<u8> {
     let mut bytes = super::png::MAGIC.to_vec();
     let mut ihdr = Vec::new();
     ihdr.extend(width.to_be_bytes());
     ihdr.extend(height.to_be_bytes());
     ihdr.extend([16, 6, 0, 0, 0]); // 16-bit, RGBA, deflate, adaptive filters, no interlace
-    for (kind, data) in [(&b"IHDR"[..], &ihdr[..]), (b"IDAT", &[]), (b"IEND", &[])] {
+    for (kind, data) in [(&b"IHDR"[..], &ihdr[..]), (b"IDAT", idat), (b"IEND", &[])] {
         bytes.extend((data.len() as u32).to_be_bytes());
         let start = bytes.len();
         bytes.extend(kind);
@@ -172,16 +177,19 @@ fn pfm_header_and_data_checked_strictly() {
             Some("1 byte of trailing data"),
         ),
         (with("PF\n\x001 1\n-1\n", pixels(3)), Some("byte 0x00")),
-        // Sizes whose product overflows 64 bits are refused, not wrapped.
+        // Sizes whose product overflows 64 bits are refused in their own figures, not wrapped
+        // or saturated.
         (
             with("PF\n4294967295 4294967295\n-1\n", vec![]),
-            Some("decoding needs 16.0 EiB"),
+            Some(
+                "it declares 4294967295×4294967295 pixels of 32-bit float RGB: 221360928781435404300 bytes of samples, more than can be addressed",
+            ),
         ),
-        // A header promising 100 GB on a few bytes is refused before anything is allocated,
-        // under any limit.
+        // A header promising 100 GB on a few bytes is refused as truncated before anything is
+        // allocated, under any limit.
         (
             with("PF\n100000 100000\n-1\n", vec![]),
-            Some("decoding needs 111.8 GiB"),
+            Some("truncated): 100000×100000 RGB pixels need 120000000000 bytes, 0 follow"),
         ),
     ] {
         let result = decode_image(&bytes, MIB);
@@ -345,8 +353,14 @@ fn a_palette_of_part_of_an_entry_is_an_error_not_a_panic() {
 
 #[test]
 fn huge_declared_png_is_refused_from_its_header() {
+    // Without its pixels: corrupt, whatever the limit.
     let bytes = png_header_only(23000, 23000);
     assert!(bytes.len() < 100);
+    let corrupt = "not a readable PNG image: its 57 bytes cannot hold the 23000×23000 pixels its header declares (they compress to at least 4100776 bytes); it is truncated or corrupt";
+    assert_eq!(decode_image(&bytes, 1 << 30).unwrap_err(), corrupt);
+    assert_eq!(decode_image(&bytes, u64::MAX).unwrap_err(), corrupt);
+    // 23000 × 23000 × 8 bytes over deflate's 1032:1.
+    let bytes = png_with_idat(23000, 23000, &vec![0; 4_100_776]);
     let error = decode_image(&bytes, 1 << 30).unwrap_err();
     assert_eq!(
         error,
@@ -359,6 +373,60 @@ fn huge_declared_png_is_refused_from_its_header() {
     assert_eq!(info.decoded_bytes(), 23000 * 23000 * 8);
     assert_eq!(read_info(&path, 1 << 30).unwrap_err(), error);
     assert_eq!(read_image(&path, 1 << 30).unwrap_err(), error);
+}
+
+#[test]
+fn a_png_beyond_the_address_space_is_described_in_its_own_figures() {
+    // (2^31 − 1)² pixels of 8 bytes: 2^65 bytes, which no figure in bytes of 64 bits holds.
+    let side = i32::MAX as u32;
+    let error = decode_image(&png_header_only(side, side), u64::MAX).unwrap_err();
+    assert_eq!(
+        error,
+        "not a readable PNG image: it declares 2147483647×2147483647 pixels of 16-bit RGBA: 36893488113059364872 bytes of samples, more than can be addressed"
+    );
+}
+
+/// `bytes` of an OpenEXR file with its data window set to `window` (x min, y min, x max,
+/// y max), as the file stores it.
+fn with_data_window(mut bytes: Vec<u8>, window: [i32; 4]) -> Vec<u8> {
+    let key = b"dataWindow\0box2i\0\x10\0\0\0";
+    let at = bytes
+        .windows(key.len())
+        .position(|w| w == key)
+        .expect("a data window")
+        + key.len();
+    for (k, v) in window.iter().enumerate() {
+        bytes[at + 4 * k..at + 4 * k + 4].copy_from_slice(&v.to_le_bytes());
+    }
+    bytes
+}
+
+#[test]
+fn exr_headers_that_cannot_be_true_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.exr");
+    staged(&path, |f, p| {
+        f.exr(p, 4, 4, &gradient(4, 4), ExrPrecision::Float)
+    });
+    let bytes = fs::read(&path).unwrap();
+    assert!(decode_image(&with_data_window(bytes.clone(), [0, 0, 3, 3]), MIB).is_ok());
+    // The exr crate swaps a maximum below its minimum: this would read as 2000001×4 pixels.
+    let inverted = with_data_window(bytes.clone(), [1_000_000, 0, -1_000_000, 3]);
+    assert_eq!(
+        decode_image(&inverted, u64::MAX).unwrap_err(),
+        "not a readable OpenEXR image: its data window runs from (1000000, 0) to (-1000000, 3), a maximum below its minimum"
+    );
+    // A million lines in 16-line chunks: an offset table of 62500 entries, in a file of a few
+    // hundred bytes.
+    let tall = with_data_window(bytes.clone(), [0, 0, 3, 999_999]);
+    let error = decode_image(&tall, u64::MAX).unwrap_err();
+    assert!(
+        error.starts_with(&format!(
+            "not a readable OpenEXR image: its {} bytes cannot hold the 62500 chunks of the 4×1000000 pixels its header declares (at least 1000000 bytes)",
+            tall.len()
+        )),
+        "{error}"
+    );
 }
 
 #[test]

@@ -3,7 +3,7 @@
 pub use layout::Camera;
 
 use crate::geometry::Ray;
-use crate::math::{Vec3, cross, normalize, scale};
+use crate::math::{Vec3, cross, dot, normalize, scale};
 
 /// What the renderer makes of a [`Camera`] (a type of the shared layout, which the GPU reads
 /// as it is): one from a scene's view, and the ray through a point of a pixel.
@@ -133,10 +133,66 @@ pub struct Viewpoint {
     pub fov: f32,
 }
 
+/// Why a [`Viewpoint`] gives no camera.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ViewError {
+    /// A coordinate of the viewing direction is not finite: `look_at − position` overflowed
+    /// single precision.
+    DirectionOverflows,
+    /// The viewing direction is finite but so long that its length overflows single
+    /// precision, so it cannot be normalised.
+    DirectionTooLong,
+    /// `up` is so long that its length overflows single precision.
+    UpTooLong,
+    /// The viewing direction is zero (or too short to normalise) or parallel to `up`.
+    Degenerate,
+}
+
+impl ViewError {
+    /// The error for a scene file's `[camera]` table, naming its keys: `direction` names what
+    /// the viewing direction was given as (`` `direction` `` or `` `look_at` − `position` ``).
+    pub fn message(self, view: &Viewpoint, direction: &str) -> String {
+        // Debug form: 3e38 rather than its 39 digits.
+        let v = |v: Vec3| format!("{:?}", v.to_array());
+        match self {
+            ViewError::DirectionOverflows => format!(
+                "the viewing direction, {direction} = {}, overflows single precision: `position` {} is too far from what it looks at",
+                v(view.direction),
+                v(view.position)
+            ),
+            ViewError::DirectionTooLong => format!(
+                "the viewing direction, {direction} = {}, is too long for single precision (its length overflows); keep its coordinates below about 1e19",
+                v(view.direction)
+            ),
+            ViewError::UpTooLong => format!(
+                "`up` = {} is too long for single precision (its length overflows); a shorter vector gives the same direction",
+                v(view.up)
+            ),
+            ViewError::Degenerate => "the viewing direction is zero or parallel to `up`".into(),
+        }
+    }
+}
+
 impl Viewpoint {
-    /// The camera seen from here; `None` when `direction` is zero or parallel to `up`.
+    /// The camera seen from here; `None` when `direction` is zero or parallel to `up`, or a
+    /// vector is too long to normalise ([`checked_camera`](Self::checked_camera) says which).
     pub fn camera(&self) -> Option<Camera> {
-        Camera::new(self.position, self.direction, self.up, self.fov)
+        self.checked_camera().ok()
+    }
+
+    /// The camera seen from here, or why there is none.
+    pub fn checked_camera(&self) -> Result<Camera, ViewError> {
+        let length_overflows = |v: Vec3| !dot(v, v).is_finite();
+        if !self.direction.is_finite() {
+            return Err(ViewError::DirectionOverflows);
+        }
+        if length_overflows(self.direction) {
+            return Err(ViewError::DirectionTooLong);
+        }
+        if !self.up.is_finite() || length_overflows(self.up) {
+            return Err(ViewError::UpTooLong);
+        }
+        Camera::new(self.position, self.direction, self.up, self.fov).ok_or(ViewError::Degenerate)
     }
 
     /// The `[camera]` table of a scene file that puts the camera here, to paste into one.
@@ -230,6 +286,43 @@ mod tests {
                 camera.primary_ray(x, y, 100, 64)
             );
         }
+    }
+
+    #[test]
+    fn vectors_too_long_for_single_precision_are_named() {
+        let view = |position: [f32; 3], direction: [f32; 3], up: [f32; 3]| Viewpoint {
+            position: Vec3::from(position),
+            direction: Vec3::from(direction),
+            up: Vec3::from(up),
+            fov: 45.0,
+        };
+        // A camera at z = 3e38 looking at the origin: finite, but its length overflows.
+        let far = view([0.0, 0.0, 3e38], [0.0, 0.0, -3e38], [0.0, 1.0, 0.0]);
+        assert_eq!(far.checked_camera(), Err(ViewError::DirectionTooLong));
+        assert!(
+            far.checked_camera()
+                .unwrap_err()
+                .message(&far, "`look_at` − `position`")
+                .starts_with(
+                    "the viewing direction, `look_at` − `position` = [0.0, 0.0, -3e38], is too long"
+                )
+        );
+        let inf = view(
+            [0.0, 0.0, 3e38],
+            [0.0, 0.0, f32::NEG_INFINITY],
+            [0.0, 1.0, 0.0],
+        );
+        assert_eq!(inf.checked_camera(), Err(ViewError::DirectionOverflows));
+        let up = view([0.0; 3], [0.0, 0.0, -1.0], [0.0, 2e19, 0.0]);
+        assert_eq!(up.checked_camera(), Err(ViewError::UpTooLong));
+        // Long but within range: the same camera as a unit direction gives.
+        let long = view([0.0; 3], [0.0, 0.0, -(2f32.powi(60))], [0.0, 1.0, 0.0]);
+        assert_eq!(
+            long.checked_camera(),
+            Ok(Camera::new(Vec3::ZERO, -Vec3::Z, Vec3::Y, 45.0).unwrap())
+        );
+        let parallel = view([0.0; 3], [0.0, 1.0, 0.0], [0.0, 1.0, 0.0]);
+        assert_eq!(parallel.checked_camera(), Err(ViewError::Degenerate));
     }
 
     #[test]

@@ -102,9 +102,26 @@ fn key_before(line_prefix: &str) -> Option<String> {
     (!key.is_empty()).then(|| key.to_string())
 }
 
+/// `path` as a message shows it: control characters (a NUL, a newline, an escape) written as
+/// Rust escapes them (`\0`, `\n`, `\u{1b}`), so that the message stays one line of text that
+/// a terminal prints as it is.
+fn shown(path: &Path) -> String {
+    path.display()
+        .to_string()
+        .chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 impl fmt::Display for SceneError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let path = self.path.display();
+        let path = shown(&self.path);
         let message = &self.message;
         match self.position {
             Some(Position::Text { line, column }) => write!(f, "{path}:{line}:{column}: {message}"),
@@ -132,6 +149,14 @@ mod tests {
         let src = "sphere = { center = [1, nan, 2] }";
         let e = SceneError::at_span(Path::new("s.toml"), src, 20..31, "must be finite");
         assert_eq!(e.to_string(), "s.toml:1:21: `center`: must be finite");
+    }
+
+    #[test]
+    fn control_characters_of_a_path_are_escaped() {
+        let e = SceneError::at_line(Path::new("meshes/a\0b\n\u{1b}[31m.obj"), 2, "no faces");
+        assert_eq!(e.to_string(), "meshes/a\\0b\\n\\u{1b}[31m.obj:2:1: no faces");
+        let e = SceneError::file(Path::new("gölden.obj"), "cannot read");
+        assert_eq!(e.to_string(), "gölden.obj: cannot read");
     }
 
     #[test]

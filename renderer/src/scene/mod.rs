@@ -25,9 +25,10 @@ use crate::bvh::{BuildThreadError, BvhSettings, BvhSplit, BvhStats, Width};
 use crate::geometry::{Aabb, Triangle, TriangleExt};
 use crate::input::MAX_SCENE_BYTES;
 use crate::math::{Vec3, dot, normalize};
+use crate::memory::{AllocError, try_reserve, try_with_capacity};
 use crate::stats::{BvhReport, SceneReport};
 
-pub use camera::{Camera, CameraExt, PixelSamples, Viewpoint};
+pub use camera::{Camera, CameraExt, PixelSamples, ViewError, Viewpoint};
 pub use error::{Position, SceneError};
 /// Settings of the integrator, from the scene's `[render]` table: a type of the shared layout,
 /// which the GPU reads as it is.
@@ -417,11 +418,13 @@ impl Scene {
             up,
             fov,
         };
-        let camera = viewpoint.camera().ok_or_else(|| {
-            at(
-                config.camera.span(),
-                "the viewing direction is zero or parallel to `up`",
-            )
+        let camera = viewpoint.checked_camera().map_err(|e| {
+            let direction = if c.look_at.is_some() {
+                "`look_at` − `position`"
+            } else {
+                "`direction`"
+            };
+            at(config.camera.span(), &e.message(&viewpoint, direction))
         })?;
 
         let mut lights = Vec::with_capacity(config.lights.len());
@@ -859,6 +862,24 @@ struct ScenePieces<'a> {
     start: Instant,
 }
 
+/// Refuses, in one line, a build of `kind` over `triangles` whose memory cannot be had: the
+/// builds allocate as they go and cannot report running out (an allocation that fails there
+/// aborts the process), so the room they peak at beside the scene's own arrays is reserved
+/// first, fallibly, and given back. This finds what the address space (`ulimit -v`) or the
+/// allocator has at this moment; memory a cgroup limits is only found when it is touched, and
+/// is what [`SceneOverrides::memory`] bounds beforehand.
+fn check_build_room(kind: AccelKind, triangles: usize) -> Result<(), AllocError> {
+    let held = (size_of::<Triangle>() + size_of::<TriangleShading>()) as u64;
+    let per_triangle = kind.bytes_per_triangle().saturating_sub(held);
+    let bytes =
+        usize::try_from(per_triangle.saturating_mul(triangles as u64)).unwrap_or(usize::MAX);
+    let what = match kind {
+        AccelKind::Wide => "building the wide BVH",
+        AccelKind::Octree => "building the octree",
+    };
+    try_with_capacity::<u8>(bytes, what).map(drop)
+}
+
 /// Collects triangles in input order, dropping zero-area ones.
 #[derive(Default)]
 struct GeometryBuilder {
@@ -870,8 +891,12 @@ struct GeometryBuilder {
 impl GeometryBuilder {
     /// Adds the mesh's triangles; zero-area ones (including those too small for their area
     /// to be represented) are dropped and counted. Fails when a triangle is so large that its
-    /// normal overflows.
+    /// normal overflows, or when the memory for the triangles cannot be had.
     fn add(&mut self, mesh: &Mesh, material: u32, smooth: bool) -> Result<(), String> {
+        let faces = mesh.faces.len();
+        try_reserve(&mut self.triangles, faces, "the scene's triangles")
+            .and_then(|()| try_reserve(&mut self.shading, faces, "the triangles' normals"))
+            .map_err(|e| e.to_string())?;
         let smooth = smooth && mesh.normals.len() == mesh.positions.len();
         for face in &mesh.faces {
             let tri = Triangle {
@@ -946,16 +971,21 @@ impl GeometryBuilder {
             max_depth: p.settings.max_depth,
             load_seconds: load_time.as_secs_f64(),
         });
+        check_build_room(p.accel, self.triangles.len())
+            .map_err(|e| SceneError::file(p.path, e.to_string()))?;
         // A refused thread is no fault of the file, but the error names the file whose loading
         // it stopped, as a memory budget's does.
         let bvh = Accel::build(p.accel, &self.triangles, p.bvh)
             .map_err(|e| SceneError::file(p.path, e.to_string()))?;
         p.observer.bvh_built(&bvh.stats().into());
-        let shading = bvh
-            .original_indices()
-            .iter()
-            .map(|&i| self.shading[i as usize])
-            .collect();
+        let mut shading =
+            try_with_capacity(self.shading.len(), "the triangles' normals in leaf order")
+                .map_err(|e| SceneError::file(p.path, e.to_string()))?;
+        shading.extend(
+            bvh.original_indices()
+                .iter()
+                .map(|&i| self.shading[i as usize]),
+        );
         let settings = p.settings;
         Ok(Scene {
             name: p.name,

@@ -52,12 +52,19 @@ pub(crate) fn ok(out: &Output) -> String {
 /// A PNG whose header declares `width × height` 16-bit RGBA but holds no pixel data: a few
 /// dozen bytes that would decode to gigabytes.
 pub(crate) fn png_header_only(width: u32, height: u32) -> Vec<u8> {
+    png_with_idat(width, height, &[])
+}
+
+/// A PNG whose header declares `width × height` 16-bit RGBA, with `idat` as its image data:
+/// with as many bytes as the pixels could compress to (their size over deflate's 1032:1), a
+/// file that passes for the image until it is decoded.
+pub(crate) fn png_with_idat(width: u32, height: u32, idat: &[u8]) -> Vec<u8> {
     let mut bytes = vec![0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
     let mut ihdr = Vec::new();
     ihdr.extend(width.to_be_bytes());
     ihdr.extend(height.to_be_bytes());
     ihdr.extend([16, 6, 0, 0, 0]); // 16-bit, RGBA, deflate, adaptive filters, no interlace
-    for (kind, data) in [(&b"IHDR"[..], &ihdr[..]), (b"IDAT", &[]), (b"IEND", &[])] {
+    for (kind, data) in [(&b"IHDR"[..], &ihdr[..]), (b"IDAT", idat), (b"IEND", &[])] {
         bytes.extend((data.len() as u32).to_be_bytes());
         let start = bytes.len();
         bytes.extend(kind);

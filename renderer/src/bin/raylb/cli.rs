@@ -1228,6 +1228,11 @@ pub(crate) struct DequeArgs {
     /// How much a steal takes.
     #[arg(long, value_enum, default_value_t = StealName::One)]
     pub(crate) steal: StealName,
+    /// The memory the deques may take, checked before they are made: 512M, 4G, 1.5GiB, or
+    /// bytes (default: what the machine has free, from /proc/meminfo, the cgroup limit and
+    /// ulimit -v).
+    #[arg(long, value_name = "SIZE", value_parser = renderer::memory::byte_size)]
+    pub(crate) max_memory: Option<u64>,
     /// Folder for deque.csv.
     #[arg(long, value_name = "DIR", default_value = "bench-out")]
     pub(crate) out: PathBuf,

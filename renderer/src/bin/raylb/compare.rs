@@ -25,7 +25,8 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode> {
         .or_else(|| memory::available().map(|a| a.bytes))
         .unwrap_or(u64::MAX);
     // Headers only: images of different sizes differ, however large, and nothing of theirs
-    // is decoded.
+    // is decoded. A header that cannot be true (a file too short for the pixels it declares,
+    // an inverted OpenEXR data window) is an error here, not a difference.
     let info_a = read_info(&args.a, u64::MAX).map_err(|e| at(&args.a, e))?;
     let info_b = read_info(&args.b, u64::MAX).map_err(|e| at(&args.b, e))?;
     if (info_a.width, info_a.height) != (info_b.width, info_b.height) {
@@ -48,7 +49,9 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode> {
     let b = read_image(&args.b, limit.saturating_sub(a.bytes())).map_err(|e| at(&args.b, e))?;
     let comparison = compare(&a, &b);
     if let Some(diff) = &args.diff {
-        let rgb = difference_image(&a, &b).context("the sizes were checked")?;
+        let rgb = difference_image(&a, &b)
+            .map_err(|e| anyhow::anyhow!("--diff {}: {e}", diff.display()))?
+            .context("the sizes were checked")?;
         let mut staged = StagedFiles::new();
         staged
             .png(diff, a.width(), a.height(), &rgb)

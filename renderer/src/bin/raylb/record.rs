@@ -12,7 +12,7 @@ use renderer::render::{FrameExtras, FrameMemory, RenderOptions};
 use renderer::scene::Scene;
 use renderer::stats::counted;
 
-use crate::cli::{DeviceName, RecordArgs};
+use crate::cli::{DeviceName, RecordArgs, name_of};
 use crate::outputs::Outputs;
 
 pub(crate) fn run(args: &RecordArgs) -> Result<ExitCode> {
@@ -21,7 +21,10 @@ pub(crate) fn run(args: &RecordArgs) -> Result<ExitCode> {
     outputs.check_writable()?;
     outputs.check_inputs(&args.source.paths())?;
     if args.run.device != DeviceName::Cpu {
-        bail!("--device gpu: raylb record counts and times the CPU's tasks; leave --device out");
+        bail!(
+            "--device {}: raylb record counts and times the CPU's tasks; leave --device out",
+            name_of(args.run.device)
+        );
     }
     args.scene
         .check_structure_options(&[args.scene.accel_kind()])?;

@@ -15,7 +15,6 @@ use renderer::stats::counted;
 
 use crate::cli::{AccelName, BalancerName, SceneArgs, ValidateArgs, name_of, threads};
 use crate::outputs::{Outputs, image_format};
-use crate::render::open_gpu;
 
 pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     let mut outputs = Outputs::new();
@@ -37,7 +36,7 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     }
     // A missing GPU is reported before any work.
     let gpu = match (args.gpu, args.hybrid) {
-        (true, _) => Some(open_gpu()?),
+        (true, _) => Some(Gpu::open().map_err(|e| anyhow!("--gpu: {e}"))?),
         (false, true) => {
             Some(Gpu::open().map_err(|e| anyhow!("--hybrid needs an NVIDIA GPU: {e}"))?)
         }

@@ -132,7 +132,9 @@ fn emit_root<const W: usize>(
     let mut out = Emitted {
         nodes: Vec::new(),
         triangles: Vec::with_capacity(n),
-        packs: Vec::with_capacity(n.div_ceil(LANES)),
+        // Exactly: a vector that outgrows its capacity holds the old and the new array at
+        // once, and the packs are the build's largest array.
+        packs: Vec::with_capacity(pack_count(root)),
         ids: Vec::with_capacity(n),
         leaves: 0,
         depth: 0,
@@ -414,6 +416,14 @@ fn collapse(node: &Binary, width: usize) -> Vec<&Binary> {
         out.splice(k..=k, children.iter());
     }
     out
+}
+
+/// The packs the leaves under `node` fill: each leaf starts a pack of its own.
+fn pack_count(node: &Binary) -> usize {
+    match node {
+        Binary::Leaf { range, .. } => range.len().div_ceil(LANES),
+        Binary::Inner { children, .. } => pack_count(&children[0]) + pack_count(&children[1]),
+    }
 }
 
 /// Writes the wide node whose children are `children`, at depth `depth`, and everything below

@@ -12,8 +12,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Result, anyhow, bail};
 use balancers::deque::{Steal, abp, locked};
+use renderer::memory::{Budget, format_bytes};
 use renderer::stats::counted;
 use serde::Serialize;
 
@@ -46,6 +47,9 @@ pub(super) trait BenchDeque: Send + Sync + 'static {
     type Stealer: Clone + Send + Sync;
     const NAME: &'static str;
     fn new(capacity: usize) -> (Self::Worker, Self::Stealer);
+    fn try_new(
+        capacity: usize,
+    ) -> Result<(Self::Worker, Self::Stealer), std::collections::TryReserveError>;
     fn push(w: &Self::Worker, x: u64) -> bool;
     fn pop(w: &Self::Worker) -> Option<u64>;
     fn len(w: &Self::Worker) -> usize;
@@ -64,6 +68,11 @@ macro_rules! bench_deque {
             const NAME: &'static str = $name;
             fn new(capacity: usize) -> (Self::Worker, Self::Stealer) {
                 $module::new(capacity)
+            }
+            fn try_new(
+                capacity: usize,
+            ) -> Result<(Self::Worker, Self::Stealer), std::collections::TryReserveError> {
+                $module::try_new(capacity)
             }
             fn push(w: &Self::Worker, x: u64) -> bool {
                 w.push(x, 0).is_ok()
@@ -118,14 +127,64 @@ struct Totals {
 /// that ends an iteration must not cost a contended add per element.
 const PUBLISH_EVERY: usize = 64;
 
+/// Slots of each thread's deque: its `elements`, and as many pushed during setup iii.
+fn capacity(elements: usize) -> usize {
+    2 * elements
+}
+
+/// The memory a run takes at its peak: every thread's deque of one kind (the two kinds are
+/// measured one after the other), each slot a `u64` and its 32-bit tag; and, with `--steal
+/// half`, each thread's loot of one steal, at most half a deque, in a vector that may have
+/// doubled past it.
+fn memory_needed(threads: usize, elements: usize, steal_max: usize) -> u64 {
+    let slot = (size_of::<u64>() + size_of::<u32>()) as u64;
+    let deque = capacity(elements) as u64 * slot;
+    let loot = if steal_max > 1 {
+        2 * elements as u64 * size_of::<u64>() as u64
+    } else {
+        0
+    };
+    threads as u64 * (deque + loot)
+}
+
+/// Refuses, before any deque is made, a run that needs more memory than `--max-memory` or,
+/// without it, than the machine has free.
+fn check_memory(args: &DequeArgs, threads: usize, steal_max: usize) -> Result<()> {
+    let Some(budget) = Budget::of(args.max_memory) else {
+        return Ok(());
+    };
+    let needed = memory_needed(threads, args.elements.get(), steal_max);
+    if needed > budget.bytes {
+        bail!(
+            "--elements {} on {}: the deques need about {} ({} a thread), more than the {} available ({})",
+            args.elements,
+            counted(threads as u64, "thread"),
+            format_bytes(needed),
+            format_bytes(needed / threads as u64),
+            format_bytes(budget.bytes),
+            budget.source
+        );
+    }
+    Ok(())
+}
+
 fn iterations<D: BenchDeque>(
     setup: Setup,
     n: usize,
     elements: usize,
     iterations: usize,
     steal_max: usize,
-) -> Totals {
-    let deques: Vec<(D::Worker, D::Stealer)> = (0..n).map(|_| D::new(2 * elements)).collect();
+) -> Result<Totals> {
+    let deques = (0..n)
+        .map(|_| D::try_new(capacity(elements)))
+        .collect::<Result<Vec<(D::Worker, D::Stealer)>, _>>()
+        .map_err(|_| {
+            anyhow!(
+                "--elements {elements}: cannot allocate {} deques of {} slots: out of memory",
+                n,
+                capacity(elements)
+            )
+        })?;
     let stealers: Vec<D::Stealer> = deques.iter().map(|(_, s)| s.clone()).collect();
     let per_iteration = if setup == Setup::PushPopSteal {
         2 * elements
@@ -222,10 +281,15 @@ fn iterations<D: BenchDeque>(
             totals.stolen += k;
         }
     });
-    totals
+    Ok(totals)
 }
 
-fn measure<D: BenchDeque>(rows: &mut Vec<DequeRow>, n: usize, args: &DequeArgs, steal_max: usize) {
+fn measure<D: BenchDeque>(
+    rows: &mut Vec<DequeRow>,
+    n: usize,
+    args: &DequeArgs,
+    steal_max: usize,
+) -> Result<()> {
     for setup in [Setup::PopOnly, Setup::PopThenSteal, Setup::PushPopSteal] {
         let totals = iterations::<D>(
             setup,
@@ -233,9 +297,10 @@ fn measure<D: BenchDeque>(rows: &mut Vec<DequeRow>, n: usize, args: &DequeArgs, 
             args.elements.get(),
             args.iterations.get(),
             steal_max,
-        );
+        )?;
         rows.push(row(D::NAME, setup, n, args, &totals));
     }
+    Ok(())
 }
 
 /// The row of one deque kind and setup from its totals over `n` threads.
@@ -289,9 +354,10 @@ pub(crate) fn run(args: &DequeArgs, quiet: bool) -> Result<ExitCode> {
         StealName::One => 1,
         StealName::Half => usize::MAX,
     };
+    check_memory(args, n, steal_max)?;
     let mut rows = Vec::new();
-    measure::<Abp>(&mut rows, n, args, steal_max);
-    measure::<Locked>(&mut rows, n, args, steal_max);
+    measure::<Abp>(&mut rows, n, args, steal_max)?;
+    measure::<Locked>(&mut rows, n, args, steal_max)?;
     // The file first: a reader that closes our output early must not cost the results.
     files.write(&[&csv_text(&rows)?])?;
     say!(
@@ -322,6 +388,7 @@ mod tests {
             elements: std::num::NonZeroUsize::new(1000).unwrap(),
             iterations: std::num::NonZeroUsize::new(2).unwrap(),
             steal: StealName::One,
+            max_memory: None,
             out: "unused".into(),
         };
         let stealing = Totals {
