@@ -67,12 +67,14 @@ impl Budget {
 
 const MEMINFO: &str = "MemAvailable in /proc/meminfo";
 const CGROUP: &str = "cgroup memory.max";
+const CGROUP_V1: &str = "cgroup memory.limit_in_bytes";
 const ADDRESS_SPACE: &str = "address-space limit";
 
 /// The smallest of the limits Linux reports: the memory the kernel thinks can be allocated
 /// without swapping (`MemAvailable`), the room left under the cgroup v2 limit of this process's
 /// group and of each group above it (`memory.max` less `memory.current`, where a limit is set),
-/// and the address space left under `ulimit -v` (the limit less what is mapped, where it is not
+/// the same under a cgroup v1 memory controller (`memory.limit_in_bytes` less
+/// `memory.usage_in_bytes`), and the address space left under `ulimit -v` (the limit less what is mapped, where it is not
 /// unlimited). `None` where none of these can be read (not Linux, or `/proc` not mounted).
 pub fn available() -> Option<Available> {
     let meminfo = fs::read_to_string("/proc/meminfo")
@@ -86,11 +88,18 @@ pub fn available() -> Option<Available> {
         bytes,
         source: CGROUP,
     });
+    let cgroup_v1 = fs::read_to_string("/proc/self/cgroup")
+        .ok()
+        .and_then(|text| cgroup_v1_room(Path::new("/sys/fs/cgroup/memory"), &text))
+        .map(|bytes| Available {
+            bytes,
+            source: CGROUP_V1,
+        });
     let address_space = address_space_room().map(|bytes| Available {
         bytes,
         source: ADDRESS_SPACE,
     });
-    [meminfo, cgroup, address_space]
+    [meminfo, cgroup, cgroup_v1, address_space]
         .into_iter()
         .flatten()
         .min_by_key(|a| a.bytes)
@@ -120,6 +129,46 @@ fn cgroup_room() -> Option<u64> {
             cgroup_limit_room(&max, &current, &stat)
         })
         .min()
+}
+
+/// The least room left under a cgroup v1 memory controller mounted at `root`, in this
+/// process's group (named in `proc_cgroup`, the text of `/proc/self/cgroup`) and those above
+/// it: `memory.limit_in_bytes` less `memory.usage_in_bytes` and less the reclaimable cache
+/// (`total_inactive_file` of `memory.stat`), where a limit is set.
+fn cgroup_v1_room(root: &Path, proc_cgroup: &str) -> Option<u64> {
+    let own = cgroup_v1_memory_path(proc_cgroup)?;
+    cgroup_levels(root, Some(&own))
+        .iter()
+        .filter_map(|dir| {
+            let limit = fs::read_to_string(dir.join("memory.limit_in_bytes")).ok()?;
+            // v1 writes "no limit" as the largest page-aligned count, about 2^63.
+            if limit.trim().parse::<u64>().ok()? >= 1 << 62 {
+                return None;
+            }
+            let usage = fs::read_to_string(dir.join("memory.usage_in_bytes")).ok()?;
+            let stat = fs::read_to_string(dir.join("memory.stat")).unwrap_or_default();
+            // The hierarchy's count where v1 gives one, else the group's own.
+            let inactive = stat
+                .lines()
+                .find(|l| l.starts_with("total_inactive_file "))
+                .or_else(|| stat.lines().find(|l| l.starts_with("inactive_file ")))
+                .map_or(String::new(), |l| l.trim_start_matches("total_").to_owned());
+            cgroup_limit_room(&limit, &usage, &inactive)
+        })
+        .min()
+}
+
+/// The path of this process's group under the cgroup v1 memory controller (the
+/// `N:...memory...:/PATH` line of `/proc/self/cgroup`).
+fn cgroup_v1_memory_path(text: &str) -> Option<String> {
+    text.lines().find_map(|line| {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        controllers
+            .split(',')
+            .any(|c| c == "memory")
+            .then(|| path.trim().to_owned())
+    })
 }
 
 /// The cgroup v2 path of this process (the `0::/PATH` line of `/proc/self/cgroup`).
@@ -445,6 +494,32 @@ mod tests {
             status_vm_size("Name:\traylb\nVmSize:\t  2048 kB\n"),
             Some(2 << 20)
         );
+    }
+
+    #[test]
+    fn a_cgroup_v1_memory_limit_is_read_at_every_level() {
+        let root = tempfile::tempdir().unwrap();
+        let group = root.path().join("docker/abc");
+        fs::create_dir_all(&group).unwrap();
+        let write = |dir: &Path, limit: u64, usage: u64, inactive: u64| {
+            fs::write(dir.join("memory.limit_in_bytes"), format!("{limit}\n")).unwrap();
+            fs::write(dir.join("memory.usage_in_bytes"), format!("{usage}\n")).unwrap();
+            let stat = format!("cache 5\ninactive_file 1\ntotal_inactive_file {inactive}\n");
+            fs::write(dir.join("memory.stat"), stat).unwrap();
+        };
+        let proc = "12:cpu,cpuacct:/docker/abc\n4:memory:/docker/abc\n0::/\n";
+        assert_eq!(cgroup_v1_memory_path(proc).as_deref(), Some("/docker/abc"));
+        // No limit anywhere: the root's "unlimited" figure.
+        write(root.path(), 9_223_372_036_854_771_712, 1 << 30, 0);
+        assert_eq!(cgroup_v1_room(root.path(), proc), None);
+        // The group's limit, less what it uses and cannot give back.
+        write(&group, 512 << 20, 300 << 20, 100 << 20);
+        assert_eq!(cgroup_v1_room(root.path(), proc), Some(312 << 20));
+        // A tighter limit on the level above.
+        write(&root.path().join("docker"), 256 << 20, 200 << 20, 0);
+        assert_eq!(cgroup_v1_room(root.path(), proc), Some(56 << 20));
+        // No memory controller named: nothing to read.
+        assert_eq!(cgroup_v1_room(root.path(), "0::/\n"), None);
     }
 
     #[test]
