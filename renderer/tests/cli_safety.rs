@@ -711,8 +711,13 @@ fn frames_and_scenes_larger_than_the_memory_at_hand_are_refused() {
         "the frame needs about",
     );
     refused_quietly(
+        &["render", &quick, "--max-memory", "150K"],
+        "triangles fit in the 150.0 KiB of memory at hand",
+    );
+    // Below what parsing the scene's text takes, the text is refused before it is parsed.
+    refused_quietly(
         &["render", &quick, "--max-memory", "100K"],
-        "triangles fit in the 100.0 KiB of memory at hand",
+        "of scene text takes about",
     );
     // Under a real limit, without --max-memory: the limit itself is found and kept to.
     let dir = tempfile::tempdir().unwrap();
