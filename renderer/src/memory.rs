@@ -50,6 +50,12 @@ impl Budget {
         }
     }
 
+    /// Whether this budget is the address space left under `ulimit -v`, where what a thread
+    /// reserves counts as much as what it fills ([`thread_address_space`]).
+    pub fn counts_address_space(&self) -> bool {
+        self.source.starts_with(ADDRESS_SPACE)
+    }
+
     /// What is left of this budget once `used` bytes are taken: for `--max-memory`, the
     /// figure less `used`; for the machine's own limits, what they say now (the use so far is
     /// already counted there).
@@ -207,6 +213,24 @@ fn cgroup_limit_room(max: &str, current: &str, stat: &str) -> Option<u64> {
         .and_then(|n| n.trim().parse::<u64>().ok())
         .unwrap_or(0);
     Some(max.saturating_sub(current.saturating_sub(reclaimable)))
+}
+
+/// The address space left under `ulimit -v`, where one is set: see [`thread_address_space`].
+pub fn address_space_left() -> Option<u64> {
+    address_space_room()
+}
+
+/// The address space `threads` new threads take, used or not: each its stack (`RUST_MIN_STACK`,
+/// else Rust's 2 MiB) and the malloc arena glibc reserves for a thread that allocates, 64 MiB
+/// of address space on a 64-bit system. Under `ulimit -v` these fill the limit long before
+/// the memory is used, and a frame that fits its data can still fail to allocate a few bytes.
+pub fn thread_address_space(threads: usize) -> u64 {
+    const ARENA: u64 = 64 << 20;
+    let stack = std::env::var("RUST_MIN_STACK")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(2 << 20);
+    (threads as u64).saturating_mul(ARENA.saturating_add(stack))
 }
 
 /// The address space left under the soft `ulimit -v`: the limit less the process's `VmSize`.

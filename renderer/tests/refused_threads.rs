@@ -45,6 +45,10 @@ fn stealing_fails_in_one_line_when_a_worker_cannot_start() {
         .arg(env!("CARGO_BIN_EXE_raylb"))
         .args(["render", scene.to_str().unwrap(), "-o", "out.png"])
         .args(["--threads", "8", "--balancer", "stealing"])
+        // A budget of the test's own: under `ulimit -v` alone raylb counts the threads'
+        // stacks against the limit and refuses the frame before starting any
+        // (`limits_on_address_space_are_kept_to_threads_included`).
+        .args(["--max-memory", "1T"])
         .current_dir(dir.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -98,6 +102,7 @@ fn the_bvh_build_fails_in_one_line_when_its_thread_cannot_start() {
         .arg(env!("CARGO_BIN_EXE_raylb"))
         .args(["render", scene.to_str().unwrap(), "-o", "out.png"])
         .args(["--threads", "1", "--accel", "octree"])
+        .args(["--max-memory", "1T"])
         .current_dir(dir.path())
         .output()
         .expect("sh runs");
@@ -110,4 +115,36 @@ fn the_bvh_build_fails_in_one_line_when_its_thread_cannot_start() {
     );
     assert!(stderr.starts_with(&expected), "{stderr}");
     assert!(!dir.path().join("out.png").exists(), "no image written");
+}
+
+/// Under `ulimit -v` alone, the threads' stacks and malloc arenas count against the limit:
+/// from a limit too small for anything to one that fits, a run is refused in one line (exit
+/// 2) or renders, and never aborts on an allocation that failed in between.
+#[test]
+fn limits_on_address_space_are_kept_to_threads_included() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = scene_path("cornell");
+    for kib in [20_000, 30_000, 60_000, 100_000, 200_000, 400_000, 800_000] {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
+            .arg(env!("CARGO_BIN_EXE_raylb"))
+            .args([
+                "render",
+                scene.to_str().unwrap(),
+                "-o",
+                "out.png",
+                "--quiet",
+            ])
+            .args(["--width", "256", "--height", "256", "--threads", "2"])
+            .current_dir(dir.path())
+            .output()
+            .expect("sh runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        match out.status.code() {
+            Some(0) => assert!(err.is_empty(), "{kib} KiB: {err}"),
+            Some(2) => assert_eq!(err.lines().count(), 1, "{kib} KiB: {err}"),
+            other => panic!("{kib} KiB: exit {other:?}: {err}"),
+        }
+    }
 }

@@ -53,7 +53,7 @@ impl std::error::Error for BuildThreadError {}
 
 /// How many threads a build starts: `RAYON_NUM_THREADS` where it is a whole number above 0,
 /// as for rayon's own pools, else one per core the process may use.
-fn thread_count() -> usize {
+pub(crate) fn thread_count() -> usize {
     std::env::var("RAYON_NUM_THREADS")
         .ok()
         .and_then(|n| n.trim().parse::<NonZeroUsize>().ok())

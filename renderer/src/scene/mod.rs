@@ -82,6 +82,10 @@ pub struct SceneOverrides {
     /// Bytes the scene may take once built: its triangles are bounded by it, at
     /// [`AccelKind::bytes_per_triangle`] each, as well as by [`MAX_SCENE_TRIANGLES`].
     pub memory: Option<u64>,
+    /// Whether `memory` is the address space left under `ulimit -v`, where the build's
+    /// threads take their stacks and malloc arenas out of it too
+    /// ([`thread_address_space`](crate::memory::thread_address_space)).
+    pub memory_is_address_space: bool,
 }
 
 impl SceneOverrides {
@@ -520,6 +524,7 @@ impl Scene {
             materials,
             bvh,
             accel: overrides.accel.unwrap_or_default(),
+            address_space: overrides.memory_is_address_space,
             objects: config.objects.len(),
             start,
         })
@@ -621,6 +626,7 @@ impl Scene {
                 split: overrides.bvh_split.unwrap_or_default(),
             },
             accel: overrides.accel.unwrap_or_default(),
+            address_space: overrides.memory_is_address_space,
             objects: 1,
             start,
         })
@@ -858,6 +864,8 @@ struct ScenePieces<'a> {
     materials: Vec<Material>,
     bvh: BvhSettings,
     accel: AccelKind,
+    /// [`SceneOverrides::memory_is_address_space`].
+    address_space: bool,
     objects: usize,
     start: Instant,
 }
@@ -868,7 +876,11 @@ struct ScenePieces<'a> {
 /// first, fallibly, and given back. This finds what the address space (`ulimit -v`) or the
 /// allocator has at this moment; memory a cgroup limits is only found when it is touched, and
 /// is what [`SceneOverrides::memory`] bounds beforehand.
-fn check_build_room(kind: AccelKind, triangles: usize) -> Result<(), AllocError> {
+fn check_build_room(
+    kind: AccelKind,
+    triangles: usize,
+    address_space: bool,
+) -> Result<(), AllocError> {
     let held = (size_of::<Triangle>() + size_of::<TriangleShading>()) as u64;
     let per_triangle = kind.bytes_per_triangle().saturating_sub(held);
     let bytes =
@@ -877,6 +889,17 @@ fn check_build_room(kind: AccelKind, triangles: usize) -> Result<(), AllocError>
         AccelKind::Wide => "building the wide BVH",
         AccelKind::Octree => "building the octree",
     };
+    // Under `ulimit -v` the build's threads reserve their stacks and malloc arenas first.
+    let threads = crate::memory::thread_address_space(crate::bvh::build_thread_count());
+    if address_space
+        && let Some(left) = crate::memory::address_space_left()
+        && left < threads.saturating_add(bytes as u64)
+    {
+        return Err(AllocError {
+            bytes: Some(threads.saturating_add(bytes as u64)),
+            what: "the build's threads (their stacks and malloc arenas) and its arrays",
+        });
+    }
     try_with_capacity::<u8>(bytes, what).map(drop)
 }
 
@@ -971,7 +994,7 @@ impl GeometryBuilder {
             max_depth: p.settings.max_depth,
             load_seconds: load_time.as_secs_f64(),
         });
-        check_build_room(p.accel, self.triangles.len())
+        check_build_room(p.accel, self.triangles.len(), p.address_space)
             .map_err(|e| SceneError::file(p.path, e.to_string()))?;
         // A refused thread is no fault of the file, but the error names the file whose loading
         // it stopped, as a memory budget's does.

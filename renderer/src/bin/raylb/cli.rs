@@ -371,7 +371,15 @@ impl SceneArgs {
         options: &RenderOptions,
         extras: FrameExtras,
     ) -> Result<()> {
-        self.check_memory(scene, &FrameMemory::estimate(scene, options, extras))
+        let mut memory = FrameMemory::estimate(scene, options, extras);
+        if Budget::of(self.max_memory).is_some_and(|b| b.counts_address_space()) {
+            memory.parts.push((
+                "the workers' stacks and malloc arenas",
+                renderer::memory::thread_address_space(options.threads.get()),
+            ));
+            memory.parts.sort_by_key(|&(_, bytes)| std::cmp::Reverse(bytes));
+        }
+        self.check_memory(scene, &memory)
     }
 
     /// Refuses a frame of `scene` that would take `memory`, when that is more than is left
@@ -423,6 +431,8 @@ impl SceneArgs {
             samples: self.spp,
             accel: self.accel.map(AccelKind::from),
             memory: Budget::of(self.max_memory).map(|b| b.bytes),
+            memory_is_address_space: Budget::of(self.max_memory)
+                .is_some_and(|b| b.counts_address_space()),
         };
         let scene = match (&source.scene, &source.mesh) {
             (Some(_), None) if self.up.is_some() || self.view.is_some() => {

@@ -34,22 +34,34 @@ const READER_GONE: u8 = 141;
 /// Where the handling thread cannot start, the signals keep their default action.
 fn end_cleanly_on_signals() {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let handler = || {
-        // Registered here, once the thread runs: where it cannot start, the signals keep
-        // their default action.
-        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
-            return;
-        };
+    // Registered here, on the main thread: a thread's first allocation would reserve a malloc
+    // arena of its own (64 MiB of address space, which counts under `ulimit -v`); the thread
+    // below only waits.
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return;
+    };
+    let handle = signals.handle();
+    let handler = move || {
         if let Some(signal) = signals.forever().next() {
             let _held = renderer::output::abandon_staged();
             std::process::exit(128 + signal);
         }
     };
     // A small stack of its own: RUST_MIN_STACK, which sizes the workers, does not apply.
-    let _ = std::thread::Builder::new()
+    let started = std::thread::Builder::new()
         .name("signals".into())
         .stack_size(64 * 1024)
         .spawn(handler);
+    if started.is_err() {
+        // Nobody would read the signals, and the handlers signal-hook installed stay after
+        // it lets go of them: their default action is put back by hand.
+        handle.close();
+        for signal in [SIGINT, SIGTERM, SIGHUP] {
+            // SAFETY: SIG_DFL is a valid disposition for these signals, set before any other
+            // thread than this one runs (the signal thread did not start).
+            unsafe { libc::signal(signal, libc::SIG_DFL) };
+        }
+    }
 }
 
 fn main() -> ExitCode {
