@@ -106,8 +106,8 @@ pub fn interpolate(v: &[Vec3; 3], bary: [f32; 3]) -> Vec3 {
 /// however far, moves no ray, and a scene scaled about its camera scales its offsets with it.
 /// This is Wächter and Binder's self-intersection avoidance ("A Fast and Robust Method for
 /// Avoiding Self-Intersection") with its scale taken from the triangle rather than the point.
-/// A triangle much larger than the detail beside it (a floor of ±50,000 under objects of size
-/// 1) has a large offset: its shadow rays start above small objects standing on it; split
+/// A triangle much larger than the detail beside it (a floor of ±50,000 under objects of unit
+/// size) has a large offset: its shadow rays start above small objects standing on it; split
 /// such a triangle. The `s²` term lets a ray leave a triangle at the origin.
 #[inline(always)]
 pub fn surface_offset(v: &[Vec3; 3], point: Vec3, s: f32) -> f32 {
