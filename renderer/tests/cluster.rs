@@ -395,6 +395,10 @@ fn a_rank_that_cannot_start_its_workers_ends_the_job() {
         "stealing",
         "-o",
         "out.png",
+        // A budget of the test's own: under `ulimit -v` alone a rank counts its workers'
+        // stacks against the limit and refuses the frame before starting any.
+        "--max-memory",
+        "1T",
     ];
     // Rank 1 under an address-space limit that its first worker threads fill (each thread's
     // stack 1 GiB: see refused_threads.rs for the figures), after the scene is loaded and the
