@@ -23,6 +23,7 @@ const OVERRIDES: SceneOverrides = SceneOverrides {
     samples: None,
     accel: None,
     memory: Some(64 << 20),
+    memory_is_address_space: false,
 };
 
 fuzz_target!(|data: &[u8]| {
