@@ -10,6 +10,9 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(tree) = TaskTree::read(data) {
         let mut again = Vec::new();
         tree.write_to(&mut again).expect("writing to memory");
-        assert!(again == data, "a tree that reads writes back as the same bytes");
+        assert!(
+            again == data,
+            "a tree that reads writes back as the same bytes"
+        );
     }
 });

@@ -16,8 +16,7 @@ use crate::bvh::{NoCounters, TraversalCounters};
 use crate::film::Film;
 use crate::geometry::{Ray, TriangleExt};
 use crate::math::{
-    Vec3, dot, interpolate, max_component, normalize, powi, reflect, refract, scale,
-    surface_offset,
+    Vec3, dot, interpolate, max_component, normalize, powi, reflect, refract, scale, surface_offset,
 };
 use crate::scene::{CameraExt, LightExt, Scene};
 use crate::watch::FrameObserver;

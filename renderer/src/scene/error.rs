@@ -154,7 +154,10 @@ mod tests {
     #[test]
     fn control_characters_of_a_path_are_escaped() {
         let e = SceneError::at_line(Path::new("meshes/a\0b\n\u{1b}[31m.obj"), 2, "no faces");
-        assert_eq!(e.to_string(), "meshes/a\\0b\\n\\u{1b}[31m.obj:2:1: no faces");
+        assert_eq!(
+            e.to_string(),
+            "meshes/a\\0b\\n\\u{1b}[31m.obj:2:1: no faces"
+        );
         let e = SceneError::file(Path::new("gölden.obj"), "cannot read");
         assert_eq!(e.to_string(), "gölden.obj: cannot read");
     }

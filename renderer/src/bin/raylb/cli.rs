@@ -377,7 +377,9 @@ impl SceneArgs {
                 "the workers' stacks and malloc arenas",
                 renderer::memory::thread_address_space(options.threads.get()),
             ));
-            memory.parts.sort_by_key(|&(_, bytes)| std::cmp::Reverse(bytes));
+            memory
+                .parts
+                .sort_by_key(|&(_, bytes)| std::cmp::Reverse(bytes));
         }
         self.check_memory(scene, &memory)
     }
