@@ -51,7 +51,7 @@ pub mod hybrid;
 mod kind;
 mod local_queue;
 mod order;
-mod rayon_scope;
+pub mod rayon_scope;
 pub mod sim;
 mod static_tiles;
 mod stealing;

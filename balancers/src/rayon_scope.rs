@@ -73,7 +73,7 @@ impl Balancer for RayonScope {
         R: TaskRunner<T>,
     {
         let workers = workers.min(Self::max_workers());
-        let (pool, threads) = start_pool(workers)?;
+        let (pool, threads) = start_pool(workers, "raylb-rayon")?;
         let slots: Vec<Mutex<Slot<R::Local>>> = (0..workers.get())
             .map(|w| {
                 Mutex::new(Slot {
@@ -121,14 +121,16 @@ impl Balancer for RayonScope {
     }
 }
 
-/// Builds a pool of `workers` threads, started by us so that we hold their handles: rayon does
-/// not join its threads, and it reports a thread it could not start without saying which.
-/// rayon starts them in the order of their index, so handle `i` is that of pool thread `i`.
+/// Builds a rayon pool of `workers` threads named `name-i`, started by us so that we hold their
+/// handles: rayon does not join its threads, and it reports a thread it could not start without
+/// saying which. rayon starts them in the order of their index, so handle `i` is that of pool
+/// thread `i`. Drop the pool, then [`join_all`] the handles, to end it.
 ///
 /// A refused start comes back as the [`SpawnError`] of the other balancers, naming the thread;
 /// rayon has then told the threads already started to exit, and they are joined first.
-fn start_pool(
+pub fn start_pool(
     workers: NonZeroUsize,
+    name: &str,
 ) -> Result<(rayon::ThreadPool, Vec<JoinHandle<()>>), SpawnError> {
     let mut threads = Vec::with_capacity(workers.get());
     let mut refused = None;
@@ -136,7 +138,7 @@ fn start_pool(
         .num_threads(workers.get())
         .spawn_handler(|thread| {
             let index = thread.index();
-            let mut builder = thread::Builder::new().name(format!("raylb-rayon-{index}"));
+            let mut builder = thread::Builder::new().name(format!("{name}-{index}"));
             if let Some(size) = thread.stack_size() {
                 builder = builder.stack_size(size);
             }
@@ -169,7 +171,7 @@ fn start_pool(
 }
 
 /// Waits for every pool thread to end; a pool thread's panic reaches the caller.
-fn join_all(threads: Vec<JoinHandle<()>>) {
+pub fn join_all(threads: Vec<JoinHandle<()>>) {
     for thread in threads {
         thread
             .join()

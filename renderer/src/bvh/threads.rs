@@ -19,7 +19,9 @@
 use std::fmt;
 use std::io;
 use std::num::NonZeroUsize;
-use std::thread::{self, JoinHandle};
+use std::thread;
+
+use balancers::rayon_scope::{join_all, start_pool};
 
 /// The operating system refused to start a thread of a BVH build.
 #[derive(Debug)]
@@ -72,57 +74,17 @@ pub(crate) fn on_own_threads<R: Send>(
     build: impl FnOnce() -> R + Send,
 ) -> Result<R, BuildThreadError> {
     let count = thread_count();
-    let mut threads: Vec<JoinHandle<()>> = Vec::with_capacity(count);
-    let mut refused = None;
-    let built = rayon::ThreadPoolBuilder::new()
-        .num_threads(count)
-        .spawn_handler(|thread| {
-            let index = thread.index();
-            let mut builder = thread::Builder::new().name(format!("raylb-bvh-{index}"));
-            if let Some(size) = thread.stack_size() {
-                builder = builder.stack_size(size);
-            }
-            match builder.spawn(|| thread.run()) {
-                Ok(handle) => {
-                    threads.push(handle);
-                    Ok(())
-                }
-                Err(source) => {
-                    // rayon keeps only the message; the error itself goes to the caller.
-                    let message = io::Error::new(source.kind(), source.to_string());
-                    refused = Some((index, source));
-                    Err(message)
-                }
-            }
-        })
-        .build();
-    let pool = match built {
-        Ok(pool) => pool,
-        Err(error) => {
-            // rayon has told the threads it started to end.
-            join_all(threads);
-            let (thread, source) = refused.unwrap_or((0, io::Error::other(error)));
-            return Err(BuildThreadError {
-                thread,
-                threads: count,
-                source,
-            });
-        }
-    };
+    let workers = NonZeroUsize::new(count).unwrap_or(NonZeroUsize::MIN);
+    let (pool, threads) = start_pool(workers, "raylb-bvh").map_err(|e| BuildThreadError {
+        thread: e.worker,
+        threads: e.workers,
+        source: e.source,
+    })?;
     let result = pool.install(build);
     // rayon does not join its threads when the pool is dropped: it tells them to end.
     drop(pool);
     join_all(threads);
     Ok(result)
-}
-
-/// Waits for every thread of a build's pool to end.
-fn join_all(threads: Vec<JoinHandle<()>>) {
-    for thread in threads {
-        thread
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-    }
 }
 
 #[cfg(test)]

@@ -371,8 +371,11 @@ impl SceneArgs {
         options: &RenderOptions,
         extras: FrameExtras,
     ) -> Result<()> {
+        let Some(left) = self.left_after(scene) else {
+            return Ok(());
+        };
         let mut memory = FrameMemory::estimate(scene, options, extras);
-        if Budget::of(self.max_memory).is_some_and(|b| b.counts_address_space()) {
+        if left.counts_address_space() {
             memory.parts.push((
                 "the workers' stacks and malloc arenas",
                 renderer::memory::thread_address_space(options.threads.get()),
@@ -381,19 +384,22 @@ impl SceneArgs {
                 .parts
                 .sort_by_key(|&(_, bytes)| std::cmp::Reverse(bytes));
         }
-        self.check_memory(scene, &memory)
+        check_within(scene, &memory, &left)
     }
 
     /// Refuses a frame of `scene` that would take `memory`, when that is more than is left
     /// once the scene is built.
     pub(crate) fn check_memory(&self, scene: &Scene, memory: &FrameMemory) -> Result<()> {
-        let Some(left) = Budget::of(self.max_memory).and_then(|b| b.after(scene.resident_bytes()))
-        else {
-            return Ok(());
-        };
-        memory
-            .check(&left)
-            .map_err(|e| anyhow::anyhow!("{}×{}: {e}", scene.width, scene.height))
+        match self.left_after(scene) {
+            Some(left) => check_within(scene, memory, &left),
+            None => Ok(()),
+        }
+    }
+
+    /// What is left of the memory at hand once `scene` is built; `None` where no limit is
+    /// known.
+    fn left_after(&self, scene: &Scene) -> Option<Budget> {
+        Budget::of(self.max_memory).and_then(|b| b.after(scene.resident_bytes()))
     }
 
     /// Loads the scene; its warnings go to standard error unless `quiet`.
@@ -1377,4 +1383,11 @@ fn parse_bvh_width(s: &str) -> std::result::Result<Width, String> {
         "8" => Ok(Width::Eight),
         _ => Err(format!("children per node: 4 or 8, not {s}")),
     }
+}
+
+/// Refuses a frame of `scene` that would take `memory` when `left` cannot hold it.
+fn check_within(scene: &Scene, memory: &FrameMemory, left: &Budget) -> Result<()> {
+    memory
+        .check(left)
+        .map_err(|e| anyhow::anyhow!("{}×{}: {e}", scene.width, scene.height))
 }
