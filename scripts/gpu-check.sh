@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # On a machine with an NVIDIA GPU: the #[ignore]d GPU tests, then every scene rendered with
-# every GPU balancer and byte-compared with the CPU `static` render, then the treasure targets
-# at 2048×2048. Prints one table: scene, balancer, Mrays/s, SIMT efficiency, steals, identical.
+# every GPU balancer through both structures (the octree and the wide BVH), at one and at four
+# samples per pixel, and byte-compared with the CPU `static` render, then the treasure targets
+# at 2048×2048 in both structures. Prints one table: scene, structure and balancer, Mrays/s,
+# SIMT efficiency, steals, identical.
 # Then the hybrid frame (--device hybrid): every scene byte-compared with the CPU's, and
 # treasure and treasure-calm at 2048² with the CPU alone, the GPU alone and both, alternating
 # for HYBRID_ROUNDS rounds (default 5): medians, hybrid over the faster device alone paired by
@@ -50,25 +52,34 @@ else
     echo "skipped: no cargo and no GPU_TESTS binary"
 fi
 
-echo "== every scene, every GPU balancer, against the CPU's static render"
+echo "== every scene, every GPU balancer, both structures, against the CPU's static render"
 for scene in scenes/*.toml; do
     name=$(basename "$scene" .toml)
     "$RAYLB" validate "$scene" --balancers static --threads "$(nproc)" --tiles "$TILES" --gpu \
-        --accels octree --gpu-balancers static,counter,stealing,cuda-managed \
+        --accels octree,wide --gpu-balancers static,counter,stealing,cuda-managed \
         | tee "$OUT/validate-$name.txt"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+done
+
+echo "== every scene at four samples per pixel"
+for scene in scenes/*.toml; do
+    name=$(basename "$scene" .toml)
+    "$RAYLB" validate "$scene" --spp 4 --balancers static --threads "$(nproc)" --tiles 16 \
+        --gpu --accels octree,wide --gpu-balancers static,counter,stealing,cuda-managed \
+        | tee "$OUT/validate-spp4-$name.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 done
 
 echo "== treasure at 2048×2048"
 "$RAYLB" validate scenes/treasure.toml --width 2048 --height 2048 --balancers static \
-    --threads "$(nproc)" --tiles 4,8,16 --gpu --accels octree \
+    --threads "$(nproc)" --tiles 4,8,16 --gpu --accels octree,wide \
     --gpu-balancers static,counter,stealing,cuda-managed | tee "$OUT/validate-treasure-2048.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 
 echo
 echo "scene                 structure and balancer    tile    Mrays/s    SIMT     steals  identical"
 for f in "$OUT"/validate-*.txt; do
-    name=$(head -1 "$f" | cut -d: -f1)
+    name=$(basename "$f" .txt | sed -e 's/^validate-//')
     size=$(head -1 "$f" | awk '{print $2}' | tr -d ,)
     awk -v scene="$name $size" '
         / simt / {
@@ -112,30 +123,33 @@ echo
 echo "== hybrid: every scene, the CPU's threads and the GPU together, against the CPU's render"
 for scene in scenes/*.toml; do
     name=$(basename "$scene" .toml)
-    "$RAYLB" validate "$scene" --balancers static --accels octree --threads "$(nproc)" \
+    "$RAYLB" validate "$scene" --balancers static --accels octree,wide --threads "$(nproc)" \
         --tiles 16,64 --hybrid | tee "$OUT/hybrid-validate-$name.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 done
 
 echo "== hybrid speed at 2048² (CPU: stealing on every core; GPU: stealing, steal half)"
+HYBRID_ACCELS=${HYBRID_ACCELS:-octree wide}
 for round in $(seq "${HYBRID_ROUNDS:-5}"); do
+    for accel in $HYBRID_ACCELS; do
     for scene in treasure treasure-calm; do
         for device in cpu gpu hybrid; do
             "$RAYLB" render "scenes/$scene.toml" --width 2048 --height 2048 --device "$device" \
-                --balancer stealing --accel octree -o "$OUT/hybrid-$scene-$device.png" \
-                --stats "$OUT/hybrid-$scene-$device-$round.json" --quiet || status=1
+                --balancer stealing --accel "$accel" -o "$OUT/hybrid-$scene-$device.png" \
+                --stats "$OUT/hybrid-$accel-$scene-$device-$round.json" --quiet || status=1
         done
         for device in gpu hybrid; do
             "$RAYLB" compare "$OUT/hybrid-$scene-cpu.png" "$OUT/hybrid-$scene-$device.png" \
                 >/dev/null || { echo "$scene $device round $round: image DIFFERS"; status=1; }
         done
     done
+    done
 done
-python3 - "$OUT" "${HYBRID_ROUNDS:-5}" <<'PY' || status=1
+python3 - "$OUT" "${HYBRID_ROUNDS:-5}" $HYBRID_ACCELS <<'PY' || status=1
 import json, statistics, sys
-out, rounds = sys.argv[1], int(sys.argv[2])
-for scene in ("treasure", "treasure-calm"):
-    runs = {d: [json.load(open(f"{out}/hybrid-{scene}-{d}-{r}.json")) for r in range(1, rounds + 1)]
+out, rounds, accels = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+for accel, scene in ((a, s) for a in accels for s in ("treasure", "treasure-calm")):
+    runs = {d: [json.load(open(f"{out}/hybrid-{accel}-{scene}-{d}-{r}.json")) for r in range(1, rounds + 1)]
             for d in ("cpu", "gpu", "hybrid")}
     wall = {d: [j["render"]["wall_seconds"] for j in runs[d]] for d in runs}
     med = {d: statistics.median(wall[d]) for d in wall}
@@ -143,7 +157,7 @@ for scene in ("treasure", "treasure-calm"):
     paired = sorted(wall[faster][r] / wall["hybrid"][r] for r in range(rounds))
     rays = runs["hybrid"][0]["render"]["rays"]["total"]
     speed = {d: rays / med[d] for d in med}
-    print(f"{scene} 2048²: median s cpu {med['cpu']:.3f}, gpu {med['gpu']:.3f} (kernel time), "
+    print(f"{scene} 2048², {accel}: median s cpu {med['cpu']:.3f}, gpu {med['gpu']:.3f} (kernel time), "
           f"hybrid {med['hybrid']:.3f}; hybrid over {faster} alone {statistics.median(paired):.3f}x "
           f"(paired, {paired[0]:.3f}-{paired[-1]:.3f}); hybrid speed over cpu + gpu speeds "
           f"{speed['hybrid'] / (speed['cpu'] + speed['gpu']):.3f}")

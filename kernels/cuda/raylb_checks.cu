@@ -144,9 +144,9 @@ extern "C" __global__ void rl_check_traversals(rl_scene s, rl_wide_bvh b,
                                ray[6], ray[7]);
     rl_u32* o = out + (rl_u64)i * 6;
     float t;
-    o[0] = rl_closest_hit(s, r, &t);
+    o[0] = rl_octree_closest_hit(s, r, &t);
     o[1] = rl_float_bits(t);
-    o[2] = rl_occluded(s, r) ? 1u : 0u;
+    o[2] = rl_octree_occluded(s, r) ? 1u : 0u;
     o[3] = rl_wide_closest_hit(b, r, &t);
     o[4] = rl_float_bits(t);
     o[5] = rl_wide_occluded(b, r) ? 1u : 0u;

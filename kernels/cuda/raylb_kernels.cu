@@ -168,7 +168,7 @@ struct rl_warp_state {
     int buf_count;       // tasks in the shared buffer
     rl_u32 x0, y0, x1;   // the current tile's columns [x0, x1) and first row
     rl_u32 next;         // camera rays of the current tile handed out so far
-    rl_u32 pixels;       // camera rays in the current tile
+    rl_u32 pixels;       // camera rays in the current tile: its pixels times the samples
     rl_u32 bot;          // the owner's copy of its deque's `bot`
     rl_u32 tile_mark;    // `bot` when a tile was last found at the bottom of the deque
     int held;            // stealing: tasks taken from deques since the warp was last idle
@@ -207,8 +207,8 @@ __device__ void rl_push_one(const rl_work& w, rl_u32 warp, rl_warp_state& st, co
 // Makes `t` (a tile task) the warp's current tile; under stealing, a tile above RL_SPLIT_ABOVE
 // pixels first pushes halves of itself to the deque (as the CPU balancers' tiles do), so that
 // thieves can take parts of it.
-__device__ void rl_start_tile(const rl_work& w, rl_u32 warp, rl_u32 lane, rl_warp_state& st,
-                              rl_task t) {
+__device__ void rl_start_tile(const rl_work& w, rl_u32 samples, rl_u32 warp, rl_u32 lane,
+                              rl_warp_state& st, rl_task t) {
     const rl_u32 corner = (1u << RL_TILE_CORNER_BITS) - 1u;
     rl_u32 x0 = t.pixel & corner, y0 = t.pixel >> RL_TILE_CORNER_BITS;
     rl_u32 x1 = t.tile_end & corner, y1 = t.tile_end >> RL_TILE_CORNER_BITS;
@@ -234,11 +234,13 @@ __device__ void rl_start_tile(const rl_work& w, rl_u32 warp, rl_u32 lane, rl_war
     st.y0 = y0;
     st.x1 = x1;
     st.next = 0;
-    st.pixels = (x1 - x0) * (y1 - y0);
+    st.pixels = (x1 - x0) * (y1 - y0) * samples;
 }
 
-extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN_BLOCKS)
-    rl_persistent(rl_scene s, rl_film film, rl_work w) {
+// The persistent kernel's body, for a scene traced through STRUCTURE (entry points below).
+template <int STRUCTURE>
+__device__ __forceinline__ void rl_persistent_body(const rl_scene& s, const rl_film& film,
+                                                   const rl_work& w) {
     // 16-byte aligned: tasks are copied in with 16-byte stores.
     __shared__ __align__(16) rl_task buffers[RL_WARPS_PER_BLOCK][RL_BUFFER];
     const rl_u32 lane = threadIdx.x & (RL_WARP - 1);
@@ -327,8 +329,9 @@ extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN
             int from_tile = min(n_idle - taken, (int)(st.pixels - st.next));
             if (!has && rank - taken < from_tile) {
                 rl_u32 p = st.next + (rl_u32)(rank - taken);
-                rl_u32 width = st.x1 - st.x0;
-                mine = rl_camera_task(s, st.x0 + p % width, st.y0 + p / width);
+                rl_u32 pixel = p / s.samples, width = st.x1 - st.x0;
+                mine = rl_camera_task(s, st.x0 + pixel % width, st.y0 + pixel / width,
+                                      p % s.samples);
                 has = true;
             }
             st.next += from_tile;
@@ -394,7 +397,7 @@ extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN
                         // over the same slot.
                         __syncwarp();
                         tiles += 1;
-                        rl_start_tile(w, warp, lane, st, t);
+                        rl_start_tile(w, s.samples, warp, lane, st, t);
                         peak = max(peak, (rl_u64)st.bot);
                     } else {
                         if ((int)lane < take) {
@@ -417,7 +420,7 @@ extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN
                                    &y1);
                         st.static_next += w.warps;
                         tiles += 1;
-                        rl_start_tile(w, warp, lane, st, rl_tile_task(x0, y0, x1, y1));
+                        rl_start_tile(w, s.samples, warp, lane, st, rl_tile_task(x0, y0, x1, y1));
                         got = 1;
                     }
                     break;
@@ -438,7 +441,7 @@ extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN
                                    &y1);
                         st.counter_next += 1;
                         tiles += 1;
-                        rl_start_tile(w, warp, lane, st, rl_tile_task(x0, y0, x1, y1));
+                        rl_start_tile(w, s.samples, warp, lane, st, rl_tile_task(x0, y0, x1, y1));
                         got = 1;
                     }
                     break;
@@ -545,7 +548,7 @@ extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN
         rl_task kids[2];
         int n_kids = 0;
         if (has) {
-            n_kids = rl_trace(s, mine, film, &counts, kids);
+            n_kids = rl_trace<STRUCTURE>(s, mine, film, &counts, kids);
             has = false;
         }
         // 5. Children to the buffer, what does not fit to the deque.
@@ -648,11 +651,23 @@ extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN
     }
 }
 
+// The persistent kernel for scenes in the octree, and for scenes in the wide BVH.
+extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN_BLOCKS)
+    rl_persistent(rl_scene s, rl_film film, rl_work w) {
+    rl_persistent_body<RL_OCTREE>(s, film, w);
+}
+extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN_BLOCKS)
+    rl_persistent_wide(rl_scene s, rl_film film, rl_work w) {
+    rl_persistent_body<RL_WIDE>(s, film, w);
+}
+
 // ---------------------------------------------------------------------------------------------
 // cuda-managed: one block per tile.
 
-extern "C" __global__ void __launch_bounds__(RL_MANAGED_THREADS, RL_MIN_BLOCKS)
-    rl_block_per_tile(rl_scene s, rl_film film, rl_managed m) {
+// One tile's block, for a scene traced through STRUCTURE (entry points below).
+template <int STRUCTURE>
+__device__ __forceinline__ void rl_block_per_tile_body(const rl_scene& s, const rl_film& film,
+                                                       const rl_managed& m) {
     __shared__ rl_u32 slot;
     __shared__ int stack_count;
     __shared__ rl_u32 next;
@@ -677,7 +692,7 @@ extern "C" __global__ void __launch_bounds__(RL_MANAGED_THREADS, RL_MIN_BLOCKS)
     rl_u32 x0, y0, x1, y1;
     rl_tile_of(s, m.tile_edge, m.tiles_x, m.tiles, blockIdx.x, &x0, &y0, &x1, &y1);
     const rl_u32 width = x1 - x0;
-    const rl_u32 pixels = width * (y1 - y0);
+    const rl_u32 pixels = width * (y1 - y0) * s.samples;  // camera rays: pixels times samples
     rl_counts counts = {0, 0, 0, 0};
     rl_u64 steps = 0, active_lanes = 0, spawned = 0;
     for (;;) {
@@ -696,7 +711,8 @@ extern "C" __global__ void __launch_bounds__(RL_MANAGED_THREADS, RL_MIN_BLOCKS)
             has = true;
         } else if ((int)tid - from_stack < from_tile) {
             rl_u32 p = nx + (tid - (rl_u32)from_stack);
-            mine = rl_camera_task(s, x0 + p % width, y0 + p / width);
+            rl_u32 pixel = p / s.samples;
+            mine = rl_camera_task(s, x0 + pixel % width, y0 + pixel / width, p % s.samples);
             has = true;
         }
         if (tid == 0) {
@@ -711,7 +727,7 @@ extern "C" __global__ void __launch_bounds__(RL_MANAGED_THREADS, RL_MIN_BLOCKS)
         }
         if (has) {
             rl_task kids[2];
-            int n = rl_trace(s, mine, film, &counts, kids);
+            int n = rl_trace<STRUCTURE>(s, mine, film, &counts, kids);
             if (n > 0) {
                 spawned += n;
                 int at = atomicAdd(&stack_count, n);
@@ -750,4 +766,14 @@ extern "C" __global__ void __launch_bounds__(RL_MANAGED_THREADS, RL_MIN_BLOCKS)
         __threadfence();
         atomicExch(m.slot_taken + slot, 0u);
     }
+}
+
+// cuda-managed's kernel for scenes in the octree, and for scenes in the wide BVH.
+extern "C" __global__ void __launch_bounds__(RL_MANAGED_THREADS, RL_MIN_BLOCKS)
+    rl_block_per_tile(rl_scene s, rl_film film, rl_managed m) {
+    rl_block_per_tile_body<RL_OCTREE>(s, film, m);
+}
+extern "C" __global__ void __launch_bounds__(RL_MANAGED_THREADS, RL_MIN_BLOCKS)
+    rl_block_per_tile_wide(rl_scene s, rl_film film, rl_managed m) {
+    rl_block_per_tile_body<RL_WIDE>(s, film, m);
 }

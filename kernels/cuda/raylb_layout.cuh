@@ -397,14 +397,17 @@ static_assert(RL_OFFSET_OF(rl_deque_head, pad) == 12, "rl_deque_head.pad at byte
 // -----------------------------------------------------------------------------------------------
 // The kernels' parameters.
 
-// Everything tracing reads: the first parameter of every kernel. The arrays are in the
-// octree's leaf order.
+// Everything tracing reads: the first parameter of every kernel. The scene is traced
+// through one of two structures: the octree (`nodes`, with `wide_nodes` null) or the
+// wide BVH's GPU form (`wide_nodes`, with `nodes` null); the per-triangle arrays are in
+// that structure's leaf order.
 // (layout::params::Scene.)
 struct rl_scene {
     // The octree's eight pre-order node arrays, one per ray octant (bit `i` set: negative
-    // along axis `i`), each of `node_count` nodes, one after the other.
+    // along axis `i`), each of `node_count` nodes, one after the other; null when the
+    // scene is traced through the wide BVH.
     const rl_node* nodes;
-    // The triangles in leaf order.
+    // The triangles in the structure's leaf order.
     const rl_triangle* triangles;
     // The index in the scene's input of each triangle: the closest hit's tie-breaker.
     const rl_u32* ids;
@@ -414,7 +417,7 @@ struct rl_scene {
     const rl_material* materials;
     // The lights.
     const rl_light* lights;
-    // Nodes in one order.
+    // Nodes in one order of the octree; 0 for the wide BVH.
     rl_u32 node_count;
     // Lights.
     rl_u32 light_count;
@@ -429,10 +432,14 @@ struct rl_scene {
     rl_camera camera;
     // The integrator's settings.
     rl_settings settings;
-    // Zero: rounds the struct to its 8-byte alignment.
-    rl_u32 pad;
+    // Camera rays per pixel, through the points `PixelSamples` places in the pixel
+    // (renderer/src/scene/camera.rs); each ray's contribution is weighted `1 / samples`.
+    rl_u32 samples;
+    // The wide BVH's nodes in its GPU form (the root is node 0); null when the scene is
+    // traced through the octree.
+    const rl_wide_node* wide_nodes;
 };
-static_assert(sizeof(rl_scene) == 160 && alignof(rl_scene) == 8, "rl_scene: 160 bytes aligned to 8, as layout::params::Scene");
+static_assert(sizeof(rl_scene) == 168 && alignof(rl_scene) == 8, "rl_scene: 168 bytes aligned to 8, as layout::params::Scene");
 static_assert(RL_OFFSET_OF(rl_scene, nodes) == 0, "rl_scene.nodes at byte 0, as layout::params::Scene");
 static_assert(RL_OFFSET_OF(rl_scene, triangles) == 8, "rl_scene.triangles at byte 8, as layout::params::Scene");
 static_assert(RL_OFFSET_OF(rl_scene, ids) == 16, "rl_scene.ids at byte 16, as layout::params::Scene");
@@ -446,7 +453,8 @@ static_assert(RL_OFFSET_OF(rl_scene, height) == 60, "rl_scene.height at byte 60,
 static_assert(RL_OFFSET_OF(rl_scene, padding) == 64, "rl_scene.padding at byte 64, as layout::params::Scene");
 static_assert(RL_OFFSET_OF(rl_scene, camera) == 68, "rl_scene.camera at byte 68, as layout::params::Scene");
 static_assert(RL_OFFSET_OF(rl_scene, settings) == 120, "rl_scene.settings at byte 120, as layout::params::Scene");
-static_assert(RL_OFFSET_OF(rl_scene, pad) == 156, "rl_scene.pad at byte 156, as layout::params::Scene");
+static_assert(RL_OFFSET_OF(rl_scene, samples) == 156, "rl_scene.samples at byte 156, as layout::params::Scene");
+static_assert(RL_OFFSET_OF(rl_scene, wide_nodes) == 160, "rl_scene.wide_nodes at byte 160, as layout::params::Scene");
 
 // Where traced rays' results go.
 // (layout::params::Film.)

@@ -328,9 +328,9 @@ RL_FN void rl_load_node(const rl_node* node, float near_[3], float far_[3], rl_u
         }                                                                                          \
     } while (0)
 
-// The closest hit: the smallest t, equal t broken by the smaller original index. Returns the
-// leaf-order triangle index, or 0xffffffff for a miss; *t_out its distance.
-RL_FN rl_u32 rl_closest_hit(const rl_scene& s, const rl_prepared& r, float* t_out) {
+// The octree's closest hit: the smallest t, equal t broken by the smaller original index.
+// Returns the leaf-order triangle index, or 0xffffffff for a miss; *t_out its distance.
+RL_FN rl_u32 rl_octree_closest_hit(const rl_scene& s, const rl_prepared& r, float* t_out) {
     const rl_node* nodes = s.nodes + (rl_u64)r.octant * s.node_count;
     float best_t = r.t_max;
     rl_u32 best = 0xffffffffu;
@@ -360,8 +360,8 @@ RL_FN rl_u32 rl_closest_hit(const rl_scene& s, const rl_prepared& r, float* t_ou
     return best;
 }
 
-// Whether any triangle blocks the ray within (t_min, t_max): the shadow query.
-RL_FN bool rl_occluded(const rl_scene& s, const rl_prepared& r) {
+// Whether any triangle of the octree blocks the ray within (t_min, t_max): the shadow query.
+RL_FN bool rl_octree_occluded(const rl_scene& s, const rl_prepared& r) {
     const rl_node* nodes = s.nodes + (rl_u64)r.octant * s.node_count;
     rl_u32 i = 0;
     while (i < s.node_count) {
@@ -568,15 +568,94 @@ RL_FN bool rl_wide_occluded(const rl_wide_bvh& b, const rl_prepared& r) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The scene's structure: the wide BVH where `wide_nodes` is set, else the octree. Tracing is
+// compiled once for each (the STRUCTURE parameter below), so that a kernel holds one traversal
+// and the registers it needs: each kernel has an entry point per structure, and the host
+// launches the one for the scene's.
+
+#define RL_OCTREE 0
+#define RL_WIDE 1
+
+// The structure `s` is traced through: RL_WIDE or RL_OCTREE.
+RL_FN int rl_scene_structure(const rl_scene& s) { return s.wide_nodes != 0 ? RL_WIDE : RL_OCTREE; }
+
+RL_FN rl_wide_bvh rl_scene_wide(const rl_scene& s) {
+    rl_wide_bvh b;
+    b.nodes = s.wide_nodes;
+    b.triangles = s.triangles;
+    b.ids = s.ids;
+    b.padding = s.padding;
+    b.pad = 0;
+    return b;
+}
+
+// The closest hit in the scene's structure, STRUCTURE (rl_scene_structure(s)): its leaf-order
+// triangle index, or 0xffffffff for a miss; *t_out its distance.
+template <int STRUCTURE>
+RL_FN rl_u32 rl_closest_hit(const rl_scene& s, const rl_prepared& r, float* t_out) {
+    if constexpr (STRUCTURE == RL_WIDE) {
+        return rl_wide_closest_hit(rl_scene_wide(s), r, t_out);
+    } else {
+        return rl_octree_closest_hit(s, r, t_out);
+    }
+}
+
+// Whether any triangle of the scene, in its structure STRUCTURE, blocks the ray within
+// (t_min, t_max).
+template <int STRUCTURE>
+RL_FN bool rl_occluded(const rl_scene& s, const rl_prepared& r) {
+    if constexpr (STRUCTURE == RL_WIDE) {
+        return rl_wide_occluded(rl_scene_wide(s), r);
+    } else {
+        return rl_octree_occluded(s, r);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Camera, lights, film (scene/camera.rs, scene/light.rs, film.rs).
 
-RL_FN rl_vec3 rl_primary_dir(const rl_camera& c, rl_u32 x, rl_u32 y, rl_u32 width,
-                             rl_u32 height) {
+// The unit direction of the camera ray through the point (ox, oy) of pixel (x, y), measured
+// from the pixel's top left corner (scene/camera.rs, `sample_ray`).
+RL_FN rl_vec3 rl_sample_dir(const rl_camera& c, rl_u32 x, rl_u32 y, float ox, float oy,
+                            rl_u32 width, rl_u32 height) {
     float w = (float)width, h = (float)height;
     float aspect = w / h;
-    float sx = (2.0f * ((float)x + 0.5f) / w - 1.0f) * c.tan_half_fov * aspect;
-    float sy = (1.0f - 2.0f * ((float)y + 0.5f) / h) * c.tan_half_fov;
+    float sx = (2.0f * ((float)x + ox) / w - 1.0f) * c.tan_half_fov * aspect;
+    float sy = (1.0f - 2.0f * ((float)y + oy) / h) * c.tan_half_fov;
     return rl_normalize(rl_add(rl_add(c.forward, rl_scale(c.right, sx)), rl_scale(c.up, sy)));
+}
+
+// The camera ray through the centre of pixel (x, y) (`primary_ray`).
+RL_FN rl_vec3 rl_primary_dir(const rl_camera& c, rl_u32 x, rl_u32 y, rl_u32 width,
+                             rl_u32 height) {
+    return rl_sample_dir(c, x, y, 0.5f, 0.5f, width, height);
+}
+
+// The bits of `x` in reverse order.
+RL_FN rl_u32 rl_reverse_bits(rl_u32 x) {
+#if RL_ON_DEVICE
+    return __brev(x);
+#else
+    x = (x >> 1 & 0x55555555u) | (x & 0x55555555u) << 1;
+    x = (x >> 2 & 0x33333333u) | (x & 0x33333333u) << 2;
+    x = (x >> 4 & 0x0f0f0f0fu) | (x & 0x0f0f0f0fu) << 4;
+    x = (x >> 8 & 0x00ff00ffu) | (x & 0x00ff00ffu) << 8;
+    return x >> 16 | x << 16;
+#endif
+}
+
+// Where sample `i` of `n` passes through its pixel, from the pixel's top left corner, as
+// `PixelSamples::new` places it: x at the middle of the i-th of n equal columns, y at the
+// middle of the row given by the radical inverse of i in k bits, 2^k the smallest power of
+// two not below n. Every value is exact in f32 or rounded once, as on the CPU.
+RL_FN void rl_sample_offset(rl_u32 i, rl_u32 n, float* ox, float* oy) {
+    rl_u32 k = 0;
+    while (((rl_u64)1 << k) < (rl_u64)n) {
+        ++k;
+    }
+    rl_u32 reversed = k == 0 ? 0u : rl_reverse_bits(i) >> (32u - k);
+    *ox = ((float)i + 0.5f) / (float)n;
+    *oy = ((float)reversed + 0.5f) / (float)((rl_u64)1 << k);
 }
 
 RL_FN float rl_cone_factor(const rl_light& l, rl_vec3 to_point) {
@@ -633,10 +712,13 @@ RL_FN void rl_film_count(const rl_film& f, rl_u32 pixel, rl_u32 rays) {
     }
 }
 
-RL_FN rl_task rl_camera_task(const rl_scene& s, rl_u32 x, rl_u32 y) {
+// The camera ray task of sample `sample` (of the scene's `samples`) of pixel (x, y).
+RL_FN rl_task rl_camera_task(const rl_scene& s, rl_u32 x, rl_u32 y, rl_u32 sample) {
+    float ox, oy;
+    rl_sample_offset(sample, s.samples, &ox, &oy);
     rl_task t;
     t.origin = s.camera.origin;
-    t.dir = rl_primary_dir(s.camera, x, y, s.width, s.height);
+    t.dir = rl_sample_dir(s.camera, x, y, ox, oy, s.width, s.height);
     t.weight = rl_v(1.0f, 1.0f, 1.0f);
     t.pixel = y * s.width + x;
     t.depth_kind = RL_KIND_CAMERA << RL_KIND_SHIFT;
@@ -661,8 +743,11 @@ RL_FN bool rl_worth(rl_vec3 w, float cutoff) {
     return m > 0.0f && m >= cutoff;
 }
 
-// Traces one ray task: adds its contribution to the film, counts its rays, and writes its
-// children (reflection first, then refraction) to children[0..return value).
+// Traces one ray task: adds its contribution (times the sample weight, 1 / samples) to the
+// film, counts its rays, and writes its children (reflection first, then refraction) to
+// children[0..return value). A task's weight is its path's alone, as on the CPU. STRUCTURE is
+// the scene's structure, rl_scene_structure(s).
+template <int STRUCTURE>
 RL_FN int rl_trace(const rl_scene& s, const rl_task& task, const rl_film& film,
                          rl_counts* counts, rl_task children[2]) {
     rl_u32 kind = rl_task_kind(task);
@@ -673,12 +758,14 @@ RL_FN int rl_trace(const rl_scene& s, const rl_task& task, const rl_film& film,
     } else {
         counts->refraction += 1;
     }
+    const float sample_weight = 1.0f / (float)s.samples;
     rl_prepared r = rl_prepare(task.origin, task.dir, 0.0f, RL_INFINITY);
     float t;
-    rl_u32 k = rl_closest_hit(s, r, &t);
+    rl_u32 k = rl_closest_hit<STRUCTURE>(s, r, &t);
     if (k == 0xffffffffu) {
         rl_film_count(film, task.pixel, 1);
-        rl_film_add(film, task.pixel, rl_mul(task.weight, s.settings.background));
+        rl_film_add(film, task.pixel,
+                    rl_scale(rl_mul(task.weight, s.settings.background), sample_weight));
         return 0;
     }
     const rl_triangle tri = s.triangles[k];
@@ -725,7 +812,7 @@ RL_FN int rl_trace(const rl_scene& s, const rl_task& task, const rl_film& film,
         }
         shadow_rays += 1;
         rl_prepared shadow = rl_prepare(outside, l, 0.0f, distance);
-        if (rl_occluded(s, shadow)) {
+        if (rl_occluded<STRUCTURE>(s, shadow)) {
             continue;
         }
         float highlight = rl_max(rl_dot(rl_reflect(rl_neg(l), normal), rl_neg(task.dir)), 0.0f);
@@ -735,7 +822,7 @@ RL_FN int rl_trace(const rl_scene& s, const rl_task& task, const rl_film& film,
     }
     counts->shadow += shadow_rays;
     rl_film_count(film, task.pixel, 1 + shadow_rays);
-    rl_film_add(film, task.pixel, rl_mul(task.weight, color));
+    rl_film_add(film, task.pixel, rl_scale(rl_mul(task.weight, color), sample_weight));
 
     if (rl_task_depth(task) >= s.settings.max_depth) {
         return 0;

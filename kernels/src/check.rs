@@ -310,7 +310,9 @@ impl<'g> DeviceChecks<'g> {
         wide: &WideArrays,
         rays: &[ProbeRay],
     ) -> Result<Vec<Answers>, GpuError> {
-        if !scene.nodes.len().is_multiple_of(8) || wide.nodes.is_empty() {
+        let octree =
+            matches!(scene.structure, crate::Structure::Octree(n) if n.len().is_multiple_of(8));
+        if !octree || wide.nodes.is_empty() {
             return Err(GpuError::Request(
                 "the octree's eight node orders and a wide root are needed".into(),
             ));

@@ -51,14 +51,38 @@ pub struct Gpu {
     pub(crate) context: Arc<CudaContext>,
     pub(crate) stream: Arc<CudaStream>,
     _module: Arc<CudaModule>,
-    pub(crate) persistent: CudaFunction,
+    /// The kernels that trace scenes in the octree.
+    pub(crate) octree: TracingKernels,
+    /// The kernels that trace scenes in the wide BVH.
+    pub(crate) wide: TracingKernels,
     pub(crate) fill_deques: CudaFunction,
-    pub(crate) block_per_tile: CudaFunction,
     pub(crate) info: DeviceInfo,
     compile_log: String,
 }
 
+/// The kernels that trace rays, compiled for one structure (`rl_persistent_body` and
+/// `rl_block_per_tile_body` in `cuda/raylb_kernels.cu`, one entry point each per structure).
+#[derive(Debug)]
+pub(crate) struct TracingKernels {
+    /// The persistent kernel of `static`, `counter` and `stealing`.
+    pub(crate) persistent: CudaFunction,
+    pub(crate) persistent_name: &'static str,
+    /// `cuda-managed`'s kernel, one block per tile.
+    pub(crate) block_per_tile: CudaFunction,
+    pub(crate) block_per_tile_name: &'static str,
+}
+
 impl Gpu {
+    /// The kernels for a scene whose parameter is `scene`: those of the wide BVH where its
+    /// wide nodes are given, else those of the octree.
+    pub(crate) fn tracing(&self, scene: &layout::params::Scene) -> &TracingKernels {
+        if scene.wide_nodes == layout::Ptr::NULL {
+            &self.octree
+        } else {
+            &self.wide
+        }
+    }
+
     /// Opens device 0 and compiles the kernels for it.
     ///
     /// # Errors
@@ -120,9 +144,19 @@ impl Gpu {
         };
         Ok(Self {
             stream: context.default_stream(),
-            persistent: function("rl_persistent")?,
+            octree: TracingKernels {
+                persistent: function("rl_persistent")?,
+                persistent_name: "rl_persistent",
+                block_per_tile: function("rl_block_per_tile")?,
+                block_per_tile_name: "rl_block_per_tile",
+            },
+            wide: TracingKernels {
+                persistent: function("rl_persistent_wide")?,
+                persistent_name: "rl_persistent_wide",
+                block_per_tile: function("rl_block_per_tile_wide")?,
+                block_per_tile_name: "rl_block_per_tile_wide",
+            },
             fill_deques: function("rl_fill_deques")?,
-            block_per_tile: function("rl_block_per_tile")?,
             _module: module,
             context,
             info,

@@ -17,6 +17,7 @@ use layout::kernel::{
 };
 use layout::params;
 use layout::task::{TILE_CORNER_BITS, Task};
+use layout::wide::WideNode;
 use layout::{
     Camera, FlatNode, Light, Material, Ptr, PtrMut, RenderSettings, Triangle, TriangleShading,
 };
@@ -90,13 +91,32 @@ impl GpuBalancer {
     }
 }
 
-/// The scene as the kernels read it: the renderer's arrays, whose types are the shared
-/// layout, uploaded as they are. The arrays are in the octree's leaf order.
+/// The structure the kernels trace a scene through.
 #[derive(Clone, Copy, Debug)]
-pub struct SceneData<'a> {
+pub enum Structure<'a> {
     /// The octree's eight pre-order node arrays (one per ray octant), one after the other,
     /// each of the same length.
-    pub nodes: &'a [FlatNode],
+    Octree(&'a [FlatNode]),
+    /// The wide BVH's nodes in its GPU form; the root is node 0.
+    Wide(&'a [WideNode]),
+}
+
+impl Structure<'_> {
+    /// The structure's name, as `--accel` spells it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Structure::Octree(_) => "octree",
+            Structure::Wide(_) => "wide",
+        }
+    }
+}
+
+/// The scene as the kernels read it: the renderer's arrays, whose types are the shared
+/// layout, uploaded as they are. The per-triangle arrays are in the structure's leaf order.
+#[derive(Clone, Copy, Debug)]
+pub struct SceneData<'a> {
+    /// The structure traced.
+    pub structure: Structure<'a>,
     /// Triangles in leaf order.
     pub triangles: &'a [Triangle],
     /// The index in the scene's input of each triangle.
@@ -117,6 +137,8 @@ pub struct SceneData<'a> {
     pub camera: Camera,
     /// The integrator's settings.
     pub settings: RenderSettings,
+    /// Camera rays per pixel (at least 1), placed as the CPU's `PixelSamples` places them.
+    pub samples: u32,
 }
 
 /// How to render one frame.
@@ -325,7 +347,12 @@ impl Gpu {
     /// # Errors
     /// When the occupancy query fails, or the kernel does not fit.
     pub fn resident_warps(&self) -> Result<u32, GpuError> {
-        let warps = self.resident_blocks(&self.persistent, PERSISTENT_THREADS)? * WARPS_PER_BLOCK;
+        // The fewer of the two structures' kernels: a hybrid frame sizes its batches before
+        // it knows which it launches.
+        let blocks = self
+            .resident_blocks(&self.octree.persistent, PERSISTENT_THREADS)?
+            .min(self.resident_blocks(&self.wide.persistent, PERSISTENT_THREADS)?);
+        let warps = blocks * WARPS_PER_BLOCK;
         if warps == 0 {
             return Err(GpuError::Request(
                 "the persistent kernel does not fit on this device".into(),
@@ -377,38 +404,53 @@ impl Gpu {
     /// The scene's arrays copied to the device, and the kernels' scene parameter pointing at
     /// them.
     pub(crate) fn upload_scene(&self, scene: &SceneData) -> Result<UploadedScene, GpuError> {
-        let nodes = self.upload(scene.nodes, "uploading the BVH nodes")?;
+        let (nodes, wide_nodes, node_count) = match scene.structure {
+            Structure::Octree(nodes) => (
+                Some(self.upload(nodes, "uploading the octree's nodes")?),
+                None,
+                (nodes.len() / 8) as u32,
+            ),
+            Structure::Wide(nodes) => (
+                None,
+                Some(self.upload(nodes, "uploading the wide BVH's nodes")?),
+                0,
+            ),
+        };
         let triangles = self.upload(scene.triangles, "uploading the triangles")?;
         let ids = self.upload(scene.ids, "uploading the triangle ids")?;
         let shading = self.upload(scene.shading, "uploading the shading data")?;
         let materials = self.upload(scene.materials, "uploading the materials")?;
         let lights = self.upload(scene.lights, "uploading the lights")?;
         let params = params::Scene {
-            nodes: nodes.ptr(self),
+            nodes: nodes.as_ref().map_or(Ptr::NULL, |n| n.ptr(self)),
             triangles: triangles.ptr(self),
             ids: ids.ptr(self),
             shading: shading.ptr(self),
             materials: materials.ptr(self),
             lights: lights.ptr(self),
-            node_count: (scene.nodes.len() / 8) as u32,
+            node_count,
             light_count: scene.lights.len() as u32,
             width: scene.width,
             height: scene.height,
             padding: scene.padding,
             camera: scene.camera,
             settings: scene.settings,
-            pad: 0,
+            samples: scene.samples,
+            wide_nodes: wide_nodes.as_ref().map_or(Ptr::NULL, |n| n.ptr(self)),
         };
+        let structure = nodes.map_or_else(|| wide_nodes.map(|n| n.bytes), |n| Some(n.bytes));
         Ok(UploadedScene {
             params,
-            _arrays: vec![
-                nodes.bytes,
-                triangles.bytes,
-                ids.bytes,
-                shading.bytes,
-                materials.bytes,
-                lights.bytes,
-            ],
+            _arrays: structure
+                .into_iter()
+                .chain([
+                    triangles.bytes,
+                    ids.bytes,
+                    shading.bytes,
+                    materials.bytes,
+                    lights.bytes,
+                ])
+                .collect(),
         })
     }
 
@@ -424,8 +466,9 @@ impl Gpu {
     /// Launches `cuda-managed`: one block per tile.
     fn launch_managed(&self, args: &LaunchArgs) -> Result<Launched, GpuError> {
         let (scene, frame) = (args.scene, args.frame);
+        let kernels = self.tracing(scene);
         let slots = self
-            .resident_blocks(&self.block_per_tile, MANAGED_THREADS)?
+            .resident_blocks(&kernels.block_per_tile, MANAGED_THREADS)?
             .max(1);
         // Depth-first, a block's stack holds at most a block's worth of tasks per generation,
         // plus one.
@@ -456,7 +499,7 @@ impl Gpu {
         args.start
             .record(&self.stream)
             .map_err(GpuError::driver("recording an event"))?;
-        let mut builder = self.stream.launch_builder(&self.block_per_tile);
+        let mut builder = self.stream.launch_builder(&kernels.block_per_tile);
         builder.arg(&params.0).arg(&params.1).arg(&params.2);
         // SAFETY: the arguments are `rl_block_per_tile`'s parameters, in order, in the shared
         // layout; every address in them is a live allocation of the size the kernel indexes:
@@ -470,8 +513,8 @@ impl Gpu {
             stats,
             launch: (MANAGED_THREADS, frame.tile_count),
             resources: self.resources(
-                &self.block_per_tile,
-                "rl_block_per_tile",
+                &kernels.block_per_tile,
+                kernels.block_per_tile_name,
                 MANAGED_THREADS,
             )?,
             _scratch: vec![slot_taken.bytes, stacks.bytes],
@@ -551,7 +594,8 @@ impl Gpu {
             block_dim: (PERSISTENT_THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
-        let mut builder = self.stream.launch_builder(&self.persistent);
+        let kernels = self.tracing(args.scene);
+        let mut builder = self.stream.launch_builder(&kernels.persistent);
         builder.arg(&params.0).arg(&params.1).arg(&params.2);
         // SAFETY: the arguments are `rl_persistent`'s parameters, in order, in the shared
         // layout; every address is a live allocation of the size the kernel indexes: `warps`
@@ -563,7 +607,11 @@ impl Gpu {
             workers: warps,
             stats,
             launch: (PERSISTENT_THREADS, blocks),
-            resources: self.resources(&self.persistent, "rl_persistent", PERSISTENT_THREADS)?,
+            resources: self.resources(
+                &kernels.persistent,
+                kernels.persistent_name,
+                PERSISTENT_THREADS,
+            )?,
             _scratch: vec![tile_counter.bytes, pending.bytes, heads.bytes, items.bytes],
         })
     }
@@ -774,10 +822,31 @@ fn check_request(scene: &SceneData, request: &FrameRequest) -> Result<FrameShape
             "the GPU renders images of 1 to {most} pixels a side, not {width}×{height}"
         )));
     }
-    if !scene.nodes.len().is_multiple_of(8) {
+    match scene.structure {
+        Structure::Octree(nodes) if nodes.is_empty() || !nodes.len().is_multiple_of(8) => {
+            return Err(GpuError::Request(format!(
+                "{} octree nodes are not eight orders of one length",
+                nodes.len()
+            )));
+        }
+        Structure::Wide([]) => {
+            return Err(GpuError::Request("the wide BVH has no root node".into()));
+        }
+        _ => {}
+    }
+    if scene.samples == 0 {
+        return Err(GpuError::Request(
+            "at least one sample per pixel is needed".into(),
+        ));
+    }
+    // A tile's camera rays are counted in 31 bits.
+    let per_tile = u64::from(request.tile.min(width))
+        * u64::from(request.tile.min(height))
+        * u64::from(scene.samples);
+    if per_tile > i32::MAX as u64 {
         return Err(GpuError::Request(format!(
-            "{} BVH nodes are not eight orders of one length",
-            scene.nodes.len()
+            "a tile of {0}×{0} pixels at {1} samples per pixel holds more camera rays than the kernels count (2^31); use a smaller --tile",
+            request.tile, scene.samples
         )));
     }
     let tiles_x = width.div_ceil(request.tile);

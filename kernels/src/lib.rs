@@ -22,7 +22,7 @@ mod frame;
 pub mod source;
 
 pub use device::{DeviceInfo, Gpu, KernelResources};
-pub use frame::{FrameRequest, GpuBalancer, GpuBatches, GpuFrame, SceneData, WarpStats};
+pub use frame::{FrameRequest, GpuBalancer, GpuBatches, GpuFrame, SceneData, Structure, WarpStats};
 
 /// Why the GPU cannot render.
 #[derive(Debug, thiserror::Error)]

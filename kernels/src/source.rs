@@ -26,7 +26,13 @@ pub const KERNELS: &str = include_str!("../cuda/raylb_kernels.cu");
 pub const CHECKS: &str = include_str!("../cuda/raylb_checks.cu");
 
 /// The kernels' entry points, all of which must be in the compiled module.
-pub const ENTRY_POINTS: [&str; 3] = ["rl_persistent", "rl_fill_deques", "rl_block_per_tile"];
+pub const ENTRY_POINTS: [&str; 5] = [
+    "rl_persistent",
+    "rl_persistent_wide",
+    "rl_fill_deques",
+    "rl_block_per_tile",
+    "rl_block_per_tile_wide",
+];
 
 /// The options every compilation uses, before the architecture.
 pub const OPTIONS: [&str; 5] = [

@@ -10,17 +10,20 @@ use crate::wide::WideNode;
 use crate::{Ptr, PtrMut};
 
 shared_struct! {
-    /// Everything tracing reads: the first parameter of every kernel. The arrays are in the
-    /// octree's leaf order.
-    #[c(rl_scene, size = 160)]
+    /// Everything tracing reads: the first parameter of every kernel. The scene is traced
+    /// through one of two structures: the octree (`nodes`, with `wide_nodes` null) or the
+    /// wide BVH's GPU form (`wide_nodes`, with `nodes` null); the per-triangle arrays are in
+    /// that structure's leaf order.
+    #[c(rl_scene, size = 168)]
     #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
     #[repr(C)]
     pub struct Scene {
         /// The octree's eight pre-order node arrays, one per ray octant (bit `i` set: negative
-        /// along axis `i`), each of `node_count` nodes, one after the other.
+        /// along axis `i`), each of `node_count` nodes, one after the other; null when the
+        /// scene is traced through the wide BVH.
         #[offset(0)]
         pub nodes: Ptr<FlatNode>,
-        /// The triangles in leaf order.
+        /// The triangles in the structure's leaf order.
         #[offset(8)]
         pub triangles: Ptr<Triangle>,
         /// The index in the scene's input of each triangle: the closest hit's tie-breaker.
@@ -35,7 +38,7 @@ shared_struct! {
         /// The lights.
         #[offset(40)]
         pub lights: Ptr<Light>,
-        /// Nodes in one order.
+        /// Nodes in one order of the octree; 0 for the wide BVH.
         #[offset(48)]
         pub node_count: u32,
         /// Lights.
@@ -57,9 +60,14 @@ shared_struct! {
         /// The integrator's settings.
         #[offset(120)]
         pub settings: RenderSettings,
-        /// Zero: rounds the struct to its 8-byte alignment.
+        /// Camera rays per pixel, through the points `PixelSamples` places in the pixel
+        /// (renderer/src/scene/camera.rs); each ray's contribution is weighted `1 / samples`.
         #[offset(156)]
-        pub pad: u32,
+        pub samples: u32,
+        /// The wide BVH's nodes in its GPU form (the root is node 0); null when the scene is
+        /// traced through the octree.
+        #[offset(160)]
+        pub wide_nodes: Ptr<WideNode>,
     }
 }
 

@@ -6,15 +6,18 @@ use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use balancers::{Telemetry, WorkerTelemetry};
-use kernels::{FrameRequest, GpuBatches, GpuFrame, SceneData};
+use kernels::{FrameRequest, GpuBatches, GpuFrame, SceneData, Structure};
 pub use kernels::{Gpu, GpuBalancer, GpuError};
 
-use crate::bvh::{FlatNode, OctreeBvh};
+use crate::accel::Accel;
+use crate::bvh::FlatNode;
+use crate::bvh::wide::GpuWideBvh;
 use crate::film::Film;
 use crate::hybrid::{DeviceSums, TileDevice};
 use crate::integrator::{RayCounts, Tile, tiles};
 use crate::render::{DeviceFigures, Frame};
 use crate::scene::Scene;
+use crate::scene::TriangleShading;
 
 /// How to render a frame on the GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,56 +32,114 @@ pub struct GpuOptions {
     pub max_warps: Option<u32>,
 }
 
-/// The octree the kernels traverse.
-///
-/// # Panics
-/// When the scene was built with another structure; [`check_gpu_scene`] refuses those first.
-fn octree(scene: &Scene) -> &OctreeBvh {
-    scene
-        .accel
-        .octree()
-        .expect("GPU scenes are built with the octree (check_gpu_scene)")
+/// A scene's arrays as the kernels take them: the nodes of its structure in their device
+/// form, and, for the wide BVH, the shading data brought into that form's leaf order (the
+/// octree's device form keeps the scene's own order). Built once a frame, or once for a
+/// hybrid frame's upload.
+#[derive(Debug)]
+pub struct DeviceScene {
+    structure: DeviceStructure,
 }
 
-/// The eight node orders of the scene's octree, one after the other, as the kernels index
-/// them.
-pub fn all_node_orders(scene: &Scene) -> Vec<FlatNode> {
-    let bvh = octree(scene);
-    (0..8).flat_map(|o| bvh.nodes(o).iter().copied()).collect()
+#[derive(Debug)]
+enum DeviceStructure {
+    /// The octree's eight node orders, one after the other.
+    Octree(Vec<FlatNode>),
+    /// The wide BVH in its GPU form, and the scene's shading data in that form's leaf order.
+    Wide(GpuWideBvh, Vec<TriangleShading>),
 }
 
-/// The scene as the kernels read it; `nodes` must be [`all_node_orders`] of the same scene.
-/// Its arrays are the scene's own: their types are the shared layout.
-pub fn scene_data<'a>(scene: &'a Scene, nodes: &'a [FlatNode]) -> SceneData<'a> {
-    let bvh = octree(scene);
-    SceneData {
-        nodes,
-        triangles: bvh.triangles(),
-        ids: bvh.original_indices(),
-        shading: &scene.shading,
-        materials: &scene.materials,
-        lights: &scene.lights,
-        width: scene.width,
-        height: scene.height,
-        padding: bvh.padding(),
-        camera: scene.camera,
-        settings: scene.settings,
+impl DeviceScene {
+    /// The device form of `scene`'s structure: the octree's node orders, or the wide BVH's
+    /// GPU form.
+    pub fn new(scene: &Scene) -> Self {
+        let structure = match &scene.accel {
+            Accel::Octree(bvh) => {
+                DeviceStructure::Octree((0..8).flat_map(|o| bvh.nodes(o).iter().copied()).collect())
+            }
+            Accel::Wide(bvh) => {
+                let gpu = bvh.to_gpu();
+                let shading = gpu
+                    .source_indices()
+                    .iter()
+                    .map(|&k| scene.shading[k as usize])
+                    .collect();
+                DeviceStructure::Wide(gpu, shading)
+            }
+        };
+        Self { structure }
+    }
+
+    /// The bytes [`new`](Self::new) allocates for `scene`, at most: the octree's eight node
+    /// orders, or the wide BVH's GPU form (a node for each of the CPU tree's, and every
+    /// triangle with its two indices and its shading data in that form's order).
+    pub fn bytes(scene: &Scene) -> u64 {
+        let nodes = scene.stats.bvh.nodes as u64;
+        let triangles = scene.stats.bvh.triangles as u64;
+        match scene.accel {
+            Accel::Octree(_) => 8 * nodes * size_of::<FlatNode>() as u64,
+            Accel::Wide(_) => {
+                nodes * size_of::<layout::wide::WideNode>() as u64
+                    + triangles
+                        * (size_of::<crate::geometry::Triangle>()
+                            + 2 * size_of::<u32>()
+                            + size_of::<TriangleShading>()) as u64
+            }
+        }
+    }
+
+    /// The scene as the kernels read it: `scene` must be the one this was built from.
+    pub fn data<'a>(&'a self, scene: &'a Scene) -> SceneData<'a> {
+        let (structure, triangles, ids, shading, padding) = match &self.structure {
+            DeviceStructure::Octree(nodes) => {
+                let bvh = scene
+                    .accel
+                    .octree()
+                    .expect("a DeviceScene is read with the scene it was built from");
+                (
+                    Structure::Octree(nodes),
+                    bvh.triangles(),
+                    bvh.original_indices(),
+                    &scene.shading[..],
+                    bvh.padding(),
+                )
+            }
+            DeviceStructure::Wide(bvh, shading) => (
+                Structure::Wide(bvh.nodes()),
+                bvh.triangles(),
+                bvh.original_indices(),
+                &shading[..],
+                bvh.padding(),
+            ),
+        };
+        SceneData {
+            structure,
+            triangles,
+            ids,
+            shading,
+            materials: &scene.materials,
+            lights: &scene.lights,
+            width: scene.width,
+            height: scene.height,
+            padding,
+            camera: scene.camera,
+            settings: scene.settings,
+            samples: scene.samples.count(),
+        }
     }
 }
 
-/// Renders `scene` on `gpu`.
+/// Renders `scene` on `gpu`, through the structure it was built with.
 ///
 /// # Errors
-/// When a CUDA call fails or a task queue on the device overflows, and for a scene of more
-/// than one sample per pixel: the kernels trace the pixel's centre alone.
+/// When a CUDA call fails or a task queue on the device overflows.
 pub fn render_gpu(gpu: &Gpu, scene: &Scene, options: &GpuOptions) -> Result<Frame, GpuError> {
-    check_gpu_scene(scene)?;
-    let nodes = all_node_orders(scene);
+    let device_scene = DeviceScene::new(scene);
     let request = FrameRequest {
         max_warps: options.max_warps,
         ..request(options.balancer, options.tile, options.work_map)
     };
-    let frame = gpu.render(&scene_data(scene, &nodes), &request)?;
+    let frame = gpu.render(&device_scene.data(scene), &request)?;
     Ok(frame_of(gpu, scene, options, frame))
 }
 
@@ -92,36 +153,6 @@ fn request(balancer: GpuBalancer, tile: NonZeroU32, work_map: bool) -> FrameRequ
         seed: 0x2545_f491,
         max_warps: None,
     }
-}
-
-/// Refuses a scene the GPU kernels cannot render as the CPU does: today, one built with
-/// another structure than the octree, or of more than one sample per pixel. Called before any work, so that a user hears of it at once.
-///
-/// # Errors
-/// When the scene is not built with the octree, or has more than one sample per pixel.
-pub fn check_gpu_scene(scene: &Scene) -> Result<(), GpuError> {
-    if scene.accel.octree().is_none() {
-        return Err(GpuError::Request(format!(
-            "the GPU kernels traverse the octree; this scene was built with the {} structure (use --accel octree)",
-            scene.accel.kind().name()
-        )));
-    }
-    check_gpu_samples(scene)
-}
-
-/// Refuses a scene of more than one sample per pixel: the kernels trace the pixel's centre
-/// alone. (Its structure can be changed, [`Scene::with_accel`]; its samples cannot.)
-///
-/// # Errors
-/// When the scene has more than one sample per pixel.
-pub fn check_gpu_samples(scene: &Scene) -> Result<(), GpuError> {
-    let samples = scene.samples.count();
-    if samples > 1 {
-        return Err(GpuError::Request(format!(
-            "{samples} samples per pixel: the GPU kernels trace one camera ray per pixel; render this scene with --device cpu, or with --spp 1"
-        )));
-    }
-    Ok(())
 }
 
 fn frame_of(gpu: &Gpu, scene: &Scene, options: &GpuOptions, frame: GpuFrame) -> Frame {
@@ -198,27 +229,20 @@ pub struct GpuTiles<'g> {
 }
 
 impl<'g> GpuTiles<'g> {
-    /// The GPU ready to trace batches of `scene`'s tiles of edge `tile`. A scene in another
-    /// structure than the octree is built again as one for the upload, and that copy dropped
-    /// once it is on the device: the CPU's workers keep their structure.
+    /// The GPU ready to trace batches of `scene`'s tiles of edge `tile`, through the
+    /// structure the scene was built with.
     ///
     /// # Errors
-    /// When the scene is not one the kernels can render ([`check_gpu_samples`]), or the
-    /// upload fails.
+    /// When the upload fails.
     pub fn new(
         gpu: &'g Gpu,
         scene: &Scene,
         tile: NonZeroU32,
         work_map: bool,
     ) -> Result<Self, GpuError> {
-        check_gpu_samples(scene)?;
-        let octree = scene
-            .with_accel(crate::accel::AccelKind::Octree)
-            .map_err(|e| GpuError::Request(e.to_string()))?;
-        let scene = octree.as_ref().unwrap_or(scene);
-        let nodes = all_node_orders(scene);
+        let device_scene = DeviceScene::new(scene);
         let request = request(GpuBalancer::Stealing { half: true }, tile, work_map);
-        let batches = gpu.batches(&scene_data(scene, &nodes), &request)?;
+        let batches = gpu.batches(&device_scene.data(scene), &request)?;
         Ok(Self {
             name: gpu.info().name.clone(),
             batches: Some(batches),

@@ -153,8 +153,7 @@ impl FrameMemory {
 
     /// The memory of rendering `scene` on the CPU and a GPU together (`--device hybrid`): the
     /// CPU's frame as `stealing` with `options`' settings, the GPU's sums read back (and, for a
-    /// moment, copied), and, where the scene is not in the octree the GPU traverses, the octree
-    /// built for the upload beside it.
+    /// moment, copied), and the scene's structure in the form the GPU reads.
     pub fn estimate_hybrid(
         scene: &Scene,
         options: &crate::hybrid::HybridOptions,
@@ -166,19 +165,11 @@ impl FrameMemory {
             tile: options.tile,
             work_map: options.work_map,
         };
-        let octree = if scene.accel.octree().is_some() {
-            0
-        } else {
-            crate::accel::AccelKind::Octree.bytes_per_triangle() * scene.stats.triangles as u64
-        };
-        let mut memory = Self::estimate(
-            scene,
-            &cpu,
-            FrameExtras {
-                another_structure: extras.another_structure.max(octree),
-                ..extras
-            },
-        );
+        let mut memory = Self::estimate(scene, &cpu, extras);
+        memory.parts.push((
+            "the scene's form for the GPU",
+            crate::gpu::DeviceScene::bytes(scene),
+        ));
         let pixels = u64::from(scene.width) * u64::from(scene.height);
         let per_pixel = 24 + if options.work_map { 4 } else { 0 };
         memory
@@ -188,8 +179,9 @@ impl FrameMemory {
         memory
     }
 
-    /// The host's memory of a frame rendered on a GPU: the film, and the sums (and counts)
-    /// read back from the device before they fill it.
+    /// The host's memory of a frame rendered on a GPU: the film, the sums (and counts) read
+    /// back from the device before they fill it, and the scene's structure in the form the
+    /// GPU reads.
     pub fn estimate_gpu(scene: &Scene, work_map: bool, extras: FrameExtras) -> Self {
         let pixels = u64::from(scene.width) * u64::from(scene.height);
         // Three 64-bit sums a pixel, and a 32-bit ray count with a work map.
@@ -197,6 +189,10 @@ impl FrameMemory {
         let parts = vec![
             ("film", pixels * per_pixel),
             ("sums read back", pixels * per_pixel),
+            (
+                "the scene's form for the GPU",
+                crate::gpu::DeviceScene::bytes(scene),
+            ),
         ];
         Self::with_outputs(scene, parts, work_map, extras)
     }

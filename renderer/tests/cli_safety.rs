@@ -210,15 +210,6 @@ fn settings_a_balancer_does_not_use_are_refused() {
         ],
         &["--up +z and --view -z: one axis cannot be both"],
     );
-    // The GPU traces one sample per pixel: refused before a device or scene is opened.
-    refused(
-        &["render", &quick, "--device", "gpu", "--spp", "4"],
-        &["--spp 4: the GPU kernels trace one camera ray per pixel"],
-    );
-    refused(
-        &["validate", &quick, "--gpu", "--spp", "2"],
-        &["--spp 2: the GPU kernels trace one camera ray per pixel"],
-    );
     refused(
         &[
             "bench",
@@ -787,16 +778,6 @@ fn structures_are_named_where_they_apply() {
     refused(
         &["validate", &quick, "--accels", "wide,wide"],
         &["--accels names wide twice"],
-    );
-    refused(
-        &["validate", &quick, "--gpu", "--accels", "wide"],
-        &["--gpu: the GPU kernels traverse the octree"],
-    );
-    refused(
-        &[
-            "render", &quick, "-o", "q.png", "--device", "gpu", "--accel", "wide",
-        ],
-        &["--accel wide: the GPU kernels traverse the octree"],
     );
     refused(
         &["render", &quick, "-o", "q.png", "--bvh-depth", "4"],

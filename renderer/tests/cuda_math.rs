@@ -19,14 +19,14 @@ use renderer::bvh::wide::Width;
 use renderer::bvh::{BvhSettings, OctreeBvh, WideBvh};
 use renderer::film::to_fixed;
 use renderer::geometry::{PreparedRay, Ray, Triangle, TriangleExt};
-use renderer::gpu::{all_node_orders, scene_data};
+use renderer::gpu::DeviceScene;
 use renderer::math::{self, Vec3};
 use renderer::render::{RenderOptions, render};
-use renderer::scene::{Camera, CameraExt, Light, LightExt};
+use renderer::scene::{Camera, CameraExt, Light, LightExt, Scene, SceneOverrides};
 
 mod common;
 use common::meshes::{direction, scene_rays};
-use common::{load_scene, meshes};
+use common::{load_scene, meshes, scene_path};
 
 const SEED: u64 = 0x5eed_c0da;
 
@@ -415,10 +415,17 @@ fn spot_cones_match() {
     }
 }
 
-/// Renders a shipped scene on the CPU and traces the same frame with the header's `rl_trace`,
-/// one pixel at a time with a stack of child tasks, and requires the same film and work map.
-fn frame_matches(name: &str) {
-    let scene = load_scene(name, Some(64), Some(48));
+/// Renders a shipped scene at `samples` per pixel on the CPU and traces the same frame with
+/// the header's `rl_trace` through `structure`, one pixel at a time with a stack of child
+/// tasks, and requires the same film and work map.
+fn frame_matches(name: &str, structure: AccelKind, samples: u32) {
+    let overrides = SceneOverrides {
+        width: Some(64),
+        height: Some(48),
+        samples: Some(samples),
+        ..Default::default()
+    };
+    let scene = Scene::load(&scene_path(name), overrides).unwrap_or_else(|e| panic!("{e}"));
     let options = RenderOptions {
         balancer: BalancerKind::static_tiles(Assignment::Interleaved),
         threads: NonZeroUsize::MIN,
@@ -427,15 +434,16 @@ fn frame_matches(name: &str) {
     };
     let frame = render(&scene, &options).expect("workers start");
 
-    // The CPU rendered with the wide BVH; the kernels' math traverses the octree of the same
-    // triangles, in its own leaf order.
+    // The CPU rendered with the wide BVH; the kernels' math traverses `structure`'s device
+    // form, built from the same triangles, in its own leaf order.
     assert_eq!(scene.accel.kind(), AccelKind::Wide);
-    let octree_scene = scene
-        .with_accel(AccelKind::Octree)
-        .expect("the build's threads start")
-        .expect("another structure");
-    let nodes = all_node_orders(&octree_scene);
-    let host_scene = host::Scene::new(&scene_data(&octree_scene, &nodes));
+    let rebuilt = scene
+        .with_accel(structure)
+        .expect("the build's threads start");
+    let traced = rebuilt.as_ref().unwrap_or(&scene);
+    assert_eq!(traced.accel.kind(), structure);
+    let device_scene = DeviceScene::new(traced);
+    let host_scene = host::Scene::new(&device_scene.data(traced));
     let pixels = (scene.width * scene.height) as usize;
     let mut sums = vec![0u64; 3 * pixels];
     let mut rays = vec![0u32; pixels];
@@ -443,10 +451,12 @@ fn frame_matches(name: &str) {
     let mut stack = Vec::new();
     for y in 0..scene.height {
         for x in 0..scene.width {
-            stack.push(host_scene.camera_task(x, y));
-            while let Some(task) = stack.pop() {
-                let children = host_scene.trace(&task, &mut sums, Some(&mut rays), &mut counts);
-                stack.extend(children);
+            for sample in 0..samples {
+                stack.push(host_scene.camera_task(x, y, sample));
+                while let Some(task) = stack.pop() {
+                    let children = host_scene.trace(&task, &mut sums, Some(&mut rays), &mut counts);
+                    stack.extend(children);
+                }
             }
         }
     }
@@ -483,12 +493,34 @@ fn frame_matches(name: &str) {
 
 #[test]
 fn quick_frame_matches_the_cpu_film() {
-    frame_matches("quick");
+    frame_matches("quick", AccelKind::Octree, 1);
 }
 
 #[test]
 fn cornell_frame_matches_the_cpu_film() {
-    frame_matches("cornell");
+    frame_matches("cornell", AccelKind::Octree, 1);
+}
+
+#[test]
+fn quick_frame_through_the_wide_bvh_matches_the_cpu_film() {
+    frame_matches("quick", AccelKind::Wide, 1);
+}
+
+#[test]
+fn cornell_frame_through_the_wide_bvh_matches_the_cpu_film() {
+    frame_matches("cornell", AccelKind::Wide, 1);
+}
+
+#[test]
+fn cornell_frame_at_four_samples_matches_the_cpu_film_through_either_structure() {
+    frame_matches("cornell", AccelKind::Octree, 4);
+    frame_matches("cornell", AccelKind::Wide, 4);
+}
+
+#[test]
+fn quick_frame_at_three_samples_matches_the_cpu_film() {
+    // Three samples: not a power of two, so the rows' radical inverse skips a value.
+    frame_matches("quick", AccelKind::Wide, 3);
 }
 
 // ---------------------------------------------------------------------------------------------

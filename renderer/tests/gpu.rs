@@ -28,13 +28,19 @@ mod common;
 use common::meshes::{self, scene_rays};
 use common::{RustFloats, load_scene};
 
-/// Shipped scene `name` at `width × height`, built with the octree, the structure the GPU
-/// kernels traverse (the CPU's default is the wide BVH).
+/// Shipped scene `name` at `width × height`, built with the octree, the GPU's default
+/// structure (the CPU's is the wide BVH).
 fn scene(name: &str, width: u32, height: u32) -> Scene {
+    scene_in(name, width, height, AccelKind::Octree, 1)
+}
+
+/// Shipped scene `name` at `width × height` and `samples` per pixel, built with `accel`.
+fn scene_in(name: &str, width: u32, height: u32, accel: AccelKind, samples: u32) -> Scene {
     let overrides = SceneOverrides {
         width: Some(width),
         height: Some(height),
-        accel: Some(AccelKind::Octree),
+        accel: Some(accel),
+        samples: Some(samples),
         ..Default::default()
     };
     Scene::load(&common::scene_path(name), overrides).unwrap_or_else(|e| panic!("{e}"))
@@ -57,13 +63,22 @@ fn without_a_gpu_opening_says_what_is_missing() {
 #[ignore = "needs an NVIDIA GPU; scripts/gpu-check.sh runs it"]
 fn every_gpu_balancer_writes_the_cpu_bytes() {
     let gpu = Gpu::open().expect("a GPU");
-    for (name, w, h) in [
+    let shapes = [
+        (AccelKind::Octree, 1),
+        (AccelKind::Wide, 1),
+        (AccelKind::Octree, 4),
+        (AccelKind::Wide, 4),
+    ];
+    for ((name, w, h), (accel, samples)) in [
         ("quick", 96, 64),
         ("cornell", 128, 96),
         ("treasure", 160, 160),
         ("treasure-calm", 128, 128),
-    ] {
-        let scene = scene(name, w, h);
+    ]
+    .into_iter()
+    .flat_map(|scene| shapes.map(|shape| (scene, shape)))
+    {
+        let scene = scene_in(name, w, h, accel, samples);
         let cpu = render(
             &scene,
             &RenderOptions {
@@ -88,8 +103,11 @@ fn every_gpu_balancer_writes_the_cpu_bytes() {
                         max_warps,
                     };
                     let frame = render_gpu(&gpu, &scene, &options).unwrap();
-                    let label =
-                        format!("{name} {} tile {tile} warps {max_warps:?}", balancer.name());
+                    let label = format!(
+                        "{name} {} spp {samples} {} tile {tile} warps {max_warps:?}",
+                        accel.name(),
+                        balancer.name()
+                    );
                     assert_eq!(frame.film.sums(), cpu.film.sums(), "{label}: sums");
                     assert_eq!(frame.film.resolve(), want, "{label}: image");
                     assert_eq!(

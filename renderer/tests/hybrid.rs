@@ -229,7 +229,6 @@ fn hybrid_refuses_what_does_not_apply_in_one_line() {
         ),
         (vec!["--chunk", "4"], "--chunk applies to counter"),
         (vec!["--order", "breadth-first"], "--order applies to"),
-        (vec!["--spp", "4"], "one camera ray per pixel"),
     ] {
         let mut all = vec!["render", quick.to_str().unwrap(), "--device", "hybrid"];
         all.extend(&args);
@@ -305,10 +304,6 @@ fn the_viewer_takes_hybrid_and_refuses_it_in_one_line_without_a_gpu() {
         "leave --balancer out or say stealing",
     );
     view_refuses(&["--chunk", "2"], "--chunk applies to counter");
-    view_refuses(
-        &["--accel", "wide"],
-        "the viewer runs a hybrid frame on the octree",
-    );
     if renderer::gpu::Gpu::open().is_ok() {
         eprintln!("a GPU is present: the refusal cannot be seen here");
         return;

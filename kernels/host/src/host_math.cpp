@@ -54,17 +54,22 @@ int rlh_triangle_hit(const rl_triangle* tri, const float origin[3], const float 
     return 1;
 }
 
-// The octree's closest hit: the leaf-order index of the triangle, or 0xffffffff for a miss;
-// *t its distance.
+// The closest hit in the scene's structure (the octree or the wide BVH): the leaf-order index
+// of the triangle, or 0xffffffff for a miss; *t its distance.
 rl_u32 rlh_closest_hit(const rl_scene* scene, const float origin[3], const float dir[3],
                        float t_min, float t_max, float* t) {
-    return rl_closest_hit(*scene, rlh_prepare(origin, dir, t_min, t_max), t);
+    rl_prepared r = rlh_prepare(origin, dir, t_min, t_max);
+    return rl_scene_structure(*scene) == RL_WIDE ? rl_closest_hit<RL_WIDE>(*scene, r, t)
+                                                 : rl_closest_hit<RL_OCTREE>(*scene, r, t);
 }
 
-// Whether a triangle of the octree blocks the ray.
+// Whether a triangle of the scene's structure blocks the ray.
 int rlh_occluded(const rl_scene* scene, const float origin[3], const float dir[3], float t_min,
                  float t_max) {
-    return rl_occluded(*scene, rlh_prepare(origin, dir, t_min, t_max)) ? 1 : 0;
+    rl_prepared r = rlh_prepare(origin, dir, t_min, t_max);
+    bool blocked = rl_scene_structure(*scene) == RL_WIDE ? rl_occluded<RL_WIDE>(*scene, r)
+                                                         : rl_occluded<RL_OCTREE>(*scene, r);
+    return blocked ? 1 : 0;
 }
 
 // The wide BVH's closest hit, in its GPU form: as rlh_closest_hit.
@@ -108,15 +113,17 @@ float rlh_cone_factor(const rl_light* light, const float to_point[3]) {
     return rl_cone_factor(*light, rlh_vec(to_point));
 }
 
-void rlh_camera_task(const rl_scene* scene, rl_u32 x, rl_u32 y, rl_task* out) {
-    *out = rl_camera_task(*scene, x, y);
+void rlh_camera_task(const rl_scene* scene, rl_u32 x, rl_u32 y, rl_u32 sample, rl_task* out) {
+    *out = rl_camera_task(*scene, x, y, sample);
 }
 
 // Traces one task into the film (`film->rays` may be null); writes its children and returns
 // how many.
 int rlh_trace(const rl_scene* scene, const rl_task* task, const rl_film* film,
               rl_counts* counts, rl_task children[2]) {
-    return rl_trace(*scene, *task, *film, counts, children);
+    return rl_scene_structure(*scene) == RL_WIDE
+               ? rl_trace<RL_WIDE>(*scene, *task, *film, counts, children)
+               : rl_trace<RL_OCTREE>(*scene, *task, *film, counts, children);
 }
 
 }  // extern "C"

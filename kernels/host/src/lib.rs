@@ -11,7 +11,7 @@
 use std::ffi::c_int;
 
 use bytemuck::Zeroable;
-use kernels::SceneData;
+use kernels::{SceneData, Structure};
 use layout::kernel::Counts;
 use layout::params;
 use layout::task::Task;
@@ -143,7 +143,7 @@ unsafe extern "C" {
     fn rlh_to_fixed(x: f32) -> u64;
     fn rlh_primary_dir(camera: *const Camera, x: u32, y: u32, w: u32, h: u32, out: *mut f32);
     fn rlh_cone_factor(light: *const Light, to_point: *const f32) -> f32;
-    fn rlh_camera_task(scene: *const params::Scene, x: u32, y: u32, out: *mut Task);
+    fn rlh_camera_task(scene: *const params::Scene, x: u32, y: u32, sample: u32, out: *mut Task);
     fn rlh_trace(
         scene: *const params::Scene,
         task: *const Task,
@@ -289,13 +289,23 @@ impl<'a> Scene<'a> {
     /// per-triangle slices differ in length: all things the C++ code trusts.
     pub fn new(parts: &SceneData<'a>) -> Self {
         let n = parts.triangles.len();
-        assert!(parts.nodes.len().is_multiple_of(8), "eight node arrays");
         assert!(parts.ids.len() == n && parts.shading.len() == n);
-        let node_count = parts.nodes.len() / 8;
-        for node in parts.nodes {
-            assert!(node.leaf_range().end <= n, "leaf out of range");
-            assert!(node.skip() as usize <= node_count, "skip out of range");
-        }
+        assert!(parts.samples > 0, "at least one sample per pixel");
+        let (nodes, wide_nodes, node_count) = match parts.structure {
+            Structure::Octree(nodes) => {
+                assert!(nodes.len().is_multiple_of(8), "eight node arrays");
+                let node_count = nodes.len() / 8;
+                for node in nodes {
+                    assert!(node.leaf_range().end <= n, "leaf out of range");
+                    assert!(node.skip() as usize <= node_count, "skip out of range");
+                }
+                (Ptr::host(nodes), Ptr::NULL, node_count)
+            }
+            Structure::Wide(nodes) => {
+                check_wide(nodes, n);
+                (Ptr::NULL, Ptr::host(nodes), 0)
+            }
+        };
         assert!(
             parts
                 .shading
@@ -307,7 +317,7 @@ impl<'a> Scene<'a> {
         assert!(parts.width.checked_mul(parts.height).is_some());
         Self {
             params: params::Scene {
-                nodes: Ptr::host(parts.nodes),
+                nodes,
                 triangles: Ptr::host(parts.triangles),
                 ids: Ptr::host(parts.ids),
                 shading: Ptr::host(parts.shading),
@@ -320,36 +330,41 @@ impl<'a> Scene<'a> {
                 padding: parts.padding,
                 camera: parts.camera,
                 settings: parts.settings,
-                pad: 0,
+                samples: parts.samples,
+                wide_nodes,
             },
             _borrows: std::marker::PhantomData,
         }
     }
 
-    /// `rl_closest_hit`: the octree's closest hit, `None` for a miss.
+    /// `rl_closest_hit`: the closest hit in the scene's structure, `None` for a miss.
     pub fn closest_hit(&self, ray: &Ray) -> Option<Hit> {
         // SAFETY: the scene's slices are valid for `'a` and checked in `new`.
         unsafe { closest_hit(rlh_closest_hit, &self.params, ray) }
     }
 
-    /// `rl_occluded`: whether a triangle of the octree blocks the ray.
+    /// `rl_occluded`: whether a triangle of the scene blocks the ray.
     pub fn occluded(&self, ray: &Ray) -> bool {
         // SAFETY: as in `closest_hit`.
         unsafe { occluded(rlh_occluded, &self.params, ray) }
     }
 
-    /// `rl_camera_task`: the camera ray task of pixel `(x, y)`.
+    /// `rl_camera_task`: the camera ray task of sample `sample` of pixel `(x, y)`.
     ///
     /// # Panics
-    /// When the pixel is outside the image.
-    pub fn camera_task(&self, x: u32, y: u32) -> Task {
+    /// When the pixel is outside the image or the sample past the scene's samples.
+    pub fn camera_task(&self, x: u32, y: u32, sample: u32) -> Task {
         assert!(
             x < self.params.width && y < self.params.height,
             "pixel outside the image"
         );
+        assert!(
+            sample < self.params.samples,
+            "sample past the pixel's samples"
+        );
         let mut task = Task::zeroed();
         // SAFETY: the scene's pointers are valid for `'a` (checked in `new`); `task` is written.
-        unsafe { rlh_camera_task(&self.params, x, y, &mut task) };
+        unsafe { rlh_camera_task(&self.params, x, y, sample, &mut task) };
         task
     }
 
@@ -411,28 +426,8 @@ impl<'a> WideScene<'a> {
         ids: &'a [u32],
         padding: f32,
     ) -> Self {
-        assert!(!nodes.is_empty(), "a root");
         assert_eq!(ids.len(), triangles.len());
-        // Children come after their parents, so one pass in index order sees every parent
-        // before its children: the depth of each node is known when it is reached.
-        let mut depth = vec![0usize; nodes.len()];
-        for (i, n) in nodes.iter().enumerate() {
-            let leaves: u32 = n.counts.iter().map(|&c| u32::from(c)).sum();
-            assert!(leaves <= 255, "node {i}: {leaves} triangles in its leaves");
-            for slot in 0..WIDE_CHILDREN {
-                if n.is_inner(slot) {
-                    let child = n.child(slot) as usize;
-                    assert!(child > i && child < nodes.len(), "node {i}: child {child}");
-                    depth[child] = depth[child].max(depth[i] + 1);
-                    assert!(depth[child] <= WIDE_STACK, "deeper than the stack");
-                } else {
-                    assert!(
-                        n.leaf(slot).end as usize <= triangles.len(),
-                        "node {i}: leaf out of range"
-                    );
-                }
-            }
-        }
+        check_wide(nodes, triangles.len());
         Self {
             params: params::WideBvh {
                 nodes: Ptr::host(nodes),
@@ -455,5 +450,35 @@ impl<'a> WideScene<'a> {
     pub fn occluded(&self, ray: &Ray) -> bool {
         // SAFETY: as in `closest_hit`.
         unsafe { occluded(rlh_wide_occluded, &self.params, ray) }
+    }
+}
+
+/// Checks what the C++ traversal of the wide BVH trusts: a root, every child after its parent
+/// and before the end, no node's leaves holding more triangles than a byte counts or reaching
+/// past the `triangles` triangles, and no path deeper than the traversal's stack.
+///
+/// # Panics
+/// When any of those fails.
+fn check_wide(nodes: &[WideNode], triangles: usize) {
+    assert!(!nodes.is_empty(), "a root");
+    // Children come after their parents, so one pass in index order sees every parent before
+    // its children: the depth of each node is known when it is reached.
+    let mut depth = vec![0usize; nodes.len()];
+    for (i, n) in nodes.iter().enumerate() {
+        let leaves: u32 = n.counts.iter().map(|&c| u32::from(c)).sum();
+        assert!(leaves <= 255, "node {i}: {leaves} triangles in its leaves");
+        for slot in 0..WIDE_CHILDREN {
+            if n.is_inner(slot) {
+                let child = n.child(slot) as usize;
+                assert!(child > i && child < nodes.len(), "node {i}: child {child}");
+                depth[child] = depth[child].max(depth[i] + 1);
+                assert!(depth[child] <= WIDE_STACK, "deeper than the stack");
+            } else {
+                assert!(
+                    n.leaf(slot).end as usize <= triangles,
+                    "node {i}: leaf out of range"
+                );
+            }
+        }
     }
 }

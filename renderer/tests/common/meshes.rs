@@ -285,7 +285,7 @@ impl<'a> TraversalScene<'a> {
 
     pub(crate) fn data(&self) -> kernels::SceneData<'_> {
         kernels::SceneData {
-            nodes: &self.nodes,
+            structure: kernels::Structure::Octree(&self.nodes),
             triangles: self.octree.triangles(),
             ids: self.octree.original_indices(),
             shading: &self.shading,
@@ -296,6 +296,7 @@ impl<'a> TraversalScene<'a> {
             padding: self.octree.padding(),
             camera: bytemuck::Zeroable::zeroed(),
             settings: bytemuck::Zeroable::zeroed(),
+            samples: 1,
         }
     }
 }

@@ -221,9 +221,12 @@ pub(crate) enum AccelName {
     /// Eight (AVX2) or four (SSE) children per node tested at once, binned SAH,
     /// front-to-back traversal: the fast one.
     Wide,
-    /// The octree-built BVH with skip pointers of Wende's thesis; what the GPU traverses.
+    /// The octree-built BVH with skip pointers of Wende's thesis; the GPU's default.
     Octree,
 }
+
+/// The structure `--device gpu` builds where `--accel` names none.
+pub(crate) const GPU_DEFAULT_ACCEL: AccelName = AccelName::Octree;
 
 impl From<AccelName> for AccelKind {
     fn from(name: AccelName) -> Self {
@@ -237,8 +240,8 @@ impl From<AccelName> for AccelKind {
 /// Settings that shape the scene.
 #[derive(Clone, Debug, Args)]
 pub(crate) struct SceneArgs {
-    /// The acceleration structure [default: wide on the CPU, octree on the GPU, which
-    /// traverses nothing else]; both give the same bytes.
+    /// The acceleration structure [default: wide on the CPU and in a hybrid frame, octree on
+    /// the GPU]; both give the same bytes on every device.
     #[arg(long, value_enum)]
     pub(crate) accel: Option<AccelName>,
     /// With --mesh: the mesh's up direction, `x`, `y`, `z` or `-x`, `-y`, `-z` [default: y]
@@ -315,26 +318,18 @@ impl SceneArgs {
         self.accel.map_or_else(AccelKind::default, AccelKind::from)
     }
 
-    /// These settings for a scene rendered on `device` (see [`for_gpu`](Self::for_gpu)).
-    pub(crate) fn for_device(&self, device: DeviceName) -> Result<SceneArgs> {
+    /// These settings for a scene rendered on `device`: the structure asked for, or where
+    /// none is, the device's own default ([`GPU_DEFAULT_ACCEL`] on the GPU, whose kernels
+    /// traverse either structure; the CPU's default elsewhere, a hybrid frame's GPU tracing
+    /// the structure its CPU workers do).
+    pub(crate) fn for_device(&self, device: DeviceName) -> SceneArgs {
         match device {
-            // A hybrid frame's CPU workers keep the structure asked for; the GPU gets an
-            // octree built for it (`GpuTiles::new`).
-            DeviceName::Cpu | DeviceName::Hybrid => Ok(self.clone()),
-            DeviceName::Gpu => self.for_gpu(),
+            DeviceName::Cpu | DeviceName::Hybrid => self.clone(),
+            DeviceName::Gpu => SceneArgs {
+                accel: Some(self.accel.unwrap_or(GPU_DEFAULT_ACCEL)),
+                ..self.clone()
+            },
         }
-    }
-
-    /// These settings for a scene the GPU renders: the GPU kernels traverse the octree, so it
-    /// is the structure unless `--accel` names another, which is refused.
-    pub(crate) fn for_gpu(&self) -> Result<SceneArgs> {
-        if self.accel == Some(AccelName::Wide) {
-            bail!("--accel wide: the GPU kernels traverse the octree; use --accel octree");
-        }
-        Ok(SceneArgs {
-            accel: Some(AccelName::Octree),
-            ..self.clone()
-        })
     }
 
     /// [`check_frame`](Self::check_frame) for every combination of balancer, thread count and

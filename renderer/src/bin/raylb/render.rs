@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Result, anyhow, bail};
 use balancers::{BalancerKind, RayonScope};
-use renderer::gpu::{Gpu, GpuOptions, GpuTiles, check_gpu_samples, check_gpu_scene, render_gpu};
+use renderer::gpu::{Gpu, GpuOptions, GpuTiles, render_gpu};
 use renderer::hybrid::{HybridOptions, render_hybrid};
 use renderer::live::{FrameJob, LiveFrame};
 use renderer::output::{ExrPrecision, ImageFormat, StagedFiles, io_reason};
@@ -29,7 +29,7 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
         bail!("--cluster-chunk applies to --cluster counter");
     }
     let mut plan = OutputPlan::check(args)?;
-    let scene_args = args.scene.for_device(args.run.device)?;
+    let scene_args = args.scene.for_device(args.run.device);
     scene_args.check_structure_options(&[scene_args.accel_kind()])?;
     // The device and balancer are checked before the scene is loaded: a missing GPU is
     // reported at once.
@@ -37,11 +37,6 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
         DeviceName::Cpu => Device::Cpu(cpu_options(args)?),
         DeviceName::Gpu => {
             let balancer = args.run.gpu_balancer()?;
-            if let Some(n) = args.scene.spp.filter(|&n| n > 1) {
-                bail!(
-                    "--spp {n}: the GPU kernels trace one camera ray per pixel; use --device cpu"
-                );
-            }
             let gpu = open_gpu()?;
             let options = GpuOptions {
                 balancer,
@@ -53,11 +48,6 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
         }
         DeviceName::Hybrid => {
             let balancer = args.run.hybrid_balancer()?;
-            if let Some(n) = args.scene.spp.filter(|&n| n > 1) {
-                bail!(
-                    "--spp {n}: the GPU kernels trace one camera ray per pixel; use --device cpu"
-                );
-            }
             let gpu =
                 Gpu::open().map_err(|e| anyhow!("--device hybrid needs an NVIDIA GPU: {e}"))?;
             let options = HybridOptions {
@@ -75,12 +65,10 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
     match &device {
         Device::Cpu(options) => args.scene.check_frame(&scene, options, plan.extras())?,
         Device::Gpu(_, options) => {
-            check_gpu_scene(&scene).map_err(|e| anyhow!("--device gpu: {e}"))?;
             let memory = FrameMemory::estimate_gpu(&scene, options.work_map, plan.extras());
             args.scene.check_memory(&scene, &memory)?;
         }
         Device::Hybrid(_, options) => {
-            check_gpu_samples(&scene).map_err(|e| anyhow!("--device hybrid: {e}"))?;
             let memory = FrameMemory::estimate_hybrid(&scene, options, plan.extras());
             args.scene.check_memory(&scene, &memory)?;
         }

@@ -25,15 +25,6 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
         image_format("-o", path)?;
     }
     let plan = Plan::new(args)?;
-    if let Some(n) = args
-        .scene
-        .spp
-        .filter(|&n| (args.gpu || args.hybrid) && n > 1)
-    {
-        bail!(
-            "--spp {n}: the GPU kernels trace one camera ray per pixel; leave out --gpu and --hybrid"
-        );
-    }
     // A missing GPU is reported before any work.
     let gpu = match (args.gpu, args.hybrid) {
         (true, _) => Some(Gpu::open().map_err(|e| anyhow!("--gpu: {e}"))?),
@@ -68,13 +59,6 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     args.scene
         .check_frames(&scene, &variants, &plan.threads, &args.tiles, extras)?;
     if gpu.is_some() {
-        let samples = scene.samples.count();
-        if samples > 1 {
-            let flag = if args.gpu { "--gpu" } else { "--hybrid" };
-            bail!(
-                "{flag}: {samples} samples per pixel: the GPU kernels trace one camera ray per pixel"
-            );
-        }
         if args.gpu {
             let memory = FrameMemory::estimate_gpu(&scene, false, extras);
             args.scene.check_memory(&scene, &memory)?;
@@ -128,8 +112,8 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
                 }
             }
         }
-        // The CPU's workers in the first structure, the GPU in its octree.
-        if let (Some(gpu), 0, true) = (&gpu, k, args.hybrid) {
+        // The CPU's workers and the GPU together, both in this structure.
+        if let (Some(gpu), true) = (&gpu, args.hybrid) {
             for &t in &plan.threads {
                 for &tile in &args.tiles {
                     let options = hybrid(t, tile);
@@ -137,14 +121,14 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
                         .map_err(|e| anyhow!("--hybrid: {e}"))?;
                     let frame = render_hybrid(&scene, &options, vec![device])?;
                     let label = format!(
-                        "{name} and the GPU's octree {} threads={t} tile={tile}",
+                        "{name} hybrid {} threads={t} tile={tile}",
                         options.balancer.name()
                     );
                     matrix.check(label, &frame)?;
                 }
             }
         }
-        if let (Some(gpu), AccelName::Octree, true) = (&gpu, accel, args.gpu) {
+        if let (Some(gpu), true) = (&gpu, args.gpu) {
             for &balancer in &plan.gpu {
                 for &tile in &args.tiles {
                     let options = GpuOptions {
@@ -154,7 +138,7 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
                         max_warps: None,
                     };
                     let frame = render_gpu(gpu, &scene, &options)?;
-                    matrix.check(format!("octree {} tile={tile}", balancer.name()), &frame)?;
+                    matrix.check(format!("{name} {} tile={tile}", balancer.name()), &frame)?;
                 }
             }
         }
@@ -233,9 +217,6 @@ impl Plan {
             .unwrap_or_else(|| vec![AccelName::Wide, AccelName::Octree]);
         let kinds: Vec<AccelKind> = accels.iter().map(|&a| a.into()).collect();
         args.scene.check_structure_options(&kinds)?;
-        if args.gpu && !accels.contains(&AccelName::Octree) {
-            bail!("--gpu: the GPU kernels traverse the octree; add octree to --accels");
-        }
 
         let mut seen = Vec::new();
         for &a in &accels {
@@ -287,7 +268,7 @@ impl Plan {
         });
         let hybrid = if args.hybrid { threads.len() } else { 0 };
         let renders = accels.len() * cpu.len() * threads.len() * args.tiles.len()
-            + (gpu.len() + hybrid) * args.tiles.len();
+            + accels.len() * (gpu.len() + hybrid) * args.tiles.len();
         if renders < 2 {
             bail!(
                 "nothing to compare: these balancers, thread counts and tile edges make {renders} render{}; validation needs at least two",

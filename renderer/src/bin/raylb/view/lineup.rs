@@ -22,13 +22,6 @@ pub(crate) enum Engine {
     Hybrid(HybridStealing),
 }
 
-impl Engine {
-    /// Whether frames of this engine run on the GPU, which traverses the octree.
-    pub(crate) fn uses_gpu(self) -> bool {
-        matches!(self, Engine::Gpu(_) | Engine::Hybrid(_))
-    }
-}
-
 /// The tile edges the viewer steps through are powers of two in this range (`--tile`'s).
 const TILE_RANGE: (u32, u32) = (1, 16384);
 /// The most worker threads the viewer steps up to.
@@ -193,13 +186,6 @@ mod tests {
         assert_eq!(l.engine(), Engine::Cpu(every[0]), "wrapped");
         l.step_engine(-1);
         assert_eq!(l.engine(), Engine::Cpu(*every.last().unwrap()));
-    }
-
-    #[test]
-    fn gpu_and_hybrid_frames_run_on_the_gpu() {
-        assert!(!Engine::Cpu(BalancerKind::every_variant()[0]).uses_gpu());
-        assert!(Engine::Gpu(GpuBalancer::EVERY[0]).uses_gpu());
-        assert!(Engine::Hybrid(HybridStealing::default()).uses_gpu());
     }
 
     #[test]

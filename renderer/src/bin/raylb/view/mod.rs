@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow, bail};
 use minifb::{Key, KeyRepeat, MouseButton, MouseMode, Window, WindowOptions};
 use renderer::accel::AccelKind;
-use renderer::gpu::{Gpu, GpuError, check_gpu_samples};
+use renderer::gpu::{Gpu, GpuError};
 use renderer::live::{FrameJob, LiveFrame};
 use renderer::output::{io_reason, write_png};
 use renderer::preview::{Layer, Pixels, Preview};
@@ -61,16 +61,7 @@ pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
         DeviceName::Gpu => Engine::Gpu(args.run.gpu_balancer()?),
         DeviceName::Hybrid => Engine::Hybrid(args.run.hybrid_balancer()?),
     };
-    let scene_args = match args.run.device {
-        // The viewer renders a hybrid frame on the octree throughout: the GPU traverses
-        // nothing else, and one structure spares a rebuild for the GPU at every frame.
-        DeviceName::Hybrid => args.scene.for_gpu().map_err(|_| {
-            anyhow!(
-                "--accel wide: the viewer runs a hybrid frame on the octree, which the GPU traverses (raylb render --device hybrid keeps the wide BVH on the CPU)"
-            )
-        })?,
-        device => args.scene.for_device(device)?,
-    };
+    let scene_args = args.scene.for_device(args.run.device);
     scene_args.check_structure_options(&[scene_args.accel_kind()])?;
     ensure_display()?;
     let gpu = match args.run.device {
@@ -84,19 +75,6 @@ pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
     };
     let scene = scene_args.load(&args.source, args.quiet)?;
     outputs.check_inputs(&scene.inputs)?;
-    let gpu = match (gpu, check_gpu_samples(&scene)) {
-        (Some(_), Err(e)) if args.run.device == DeviceName::Gpu => bail!("--device gpu: {e}"),
-        (Some(_), Err(e)) if args.run.device == DeviceName::Hybrid => {
-            bail!("--device hybrid: {e}")
-        }
-        (Some(_), Err(e)) => {
-            if !args.quiet {
-                errln!("raylb: the GPU's balancers are left out: {e}");
-            }
-            None
-        }
-        (gpu, _) => gpu,
-    };
     let threads = match first {
         Engine::Hybrid(_) => args.run.hybrid_threads(),
         Engine::Cpu(_) | Engine::Gpu(_) => args.run.threads(),
@@ -224,14 +202,6 @@ impl Viewer {
         if let Some(live) = self.live.take() {
             // Its workers are all joined when this returns; its partial film is dropped.
             live.cancel()?;
-        }
-        // The GPU's balancers traverse the octree: a scene in another structure is rebuilt in
-        // it before one of them (or the hybrid scheduler, the GPU being one of its
-        // processors) renders.
-        if self.lineup.engine().uses_gpu()
-            && let Some(scene) = self.scene.with_accel(AccelKind::Octree)?
-        {
-            self.scene = Arc::new(scene);
         }
         if self.fly.viewpoint != self.scene.viewpoint {
             let camera = self
@@ -503,14 +473,6 @@ impl Viewer {
     /// A: the scene's triangles in the other acceleration structure. The running frame is
     /// cancelled first (it holds the scene); the image stays the same, only its speed changes.
     fn switch_accel(&mut self) -> Result<()> {
-        if self.lineup.engine().uses_gpu() {
-            if !self.quiet {
-                errln!(
-                    "raylb: the GPU's balancers and the hybrid traverse the octree; A switches structure for the CPU's (B to pick one)"
-                );
-            }
-            return Ok(());
-        }
         if let Some(live) = self.live.take() {
             live.cancel()?;
         }
