@@ -33,15 +33,32 @@
 #define RL_MIN_BLOCKS 8
 #endif
 
+// What the warp emulator (kernels/emu/raylb_emu.h) needs marked in the source, and NVRTC never
+// sees: shared variables, each block's own there; switch points at volatile accesses; a traced
+// ray, the progress its livelock watch counts.
+#if RL_ON_DEVICE
+#define RL_SHARED(align, type, name, dims) __shared__ __align__(align) type name dims
+#define RL_SWITCH_POINT()
+#define RL_PROGRESS()
+#else
+#define RL_SHARED(align, type, name, dims) RL_EMU_SHARED(align, type, name, dims)
+#define RL_SWITCH_POINT() rl_emu_switch(__LINE__)
+#define RL_PROGRESS() rl_emu_progress()
+#endif
+
 // ---------------------------------------------------------------------------------------------
 // Coherent access to what other SMs write: L1 is not coherent across SMs, so deque heads are
 // read and written through volatile accesses and tasks are read through the L2 (`.cg`) path.
 // (Stores go through to L2 anyway.)
 
 __device__ __forceinline__ rl_u32 rl_load_volatile(const rl_u32* p) {
+    RL_SWITCH_POINT();
     return *(const volatile rl_u32*)p;
 }
-__device__ __forceinline__ void rl_store_volatile(rl_u32* p, rl_u32 v) { *(volatile rl_u32*)p = v; }
+__device__ __forceinline__ void rl_store_volatile(rl_u32* p, rl_u32 v) {
+    RL_SWITCH_POINT();
+    *(volatile rl_u32*)p = v;
+}
 
 // Copies a task that another warp may have written (`src` in global memory) to `dst`
 // (global, shared or local).
@@ -242,7 +259,7 @@ template <int STRUCTURE>
 __device__ __forceinline__ void rl_persistent_body(const rl_scene& s, const rl_film& film,
                                                    const rl_work& w) {
     // 16-byte aligned: tasks are copied in with 16-byte stores.
-    __shared__ __align__(16) rl_task buffers[RL_WARPS_PER_BLOCK][RL_BUFFER];
+    RL_SHARED(16, rl_task, buffers, [RL_WARPS_PER_BLOCK][RL_BUFFER]);
     const rl_u32 lane = threadIdx.x & (RL_WARP - 1);
     const rl_u32 warp = blockIdx.x * RL_WARPS_PER_BLOCK + (threadIdx.x / RL_WARP);
     if (warp >= w.warps) {
@@ -549,6 +566,7 @@ __device__ __forceinline__ void rl_persistent_body(const rl_scene& s, const rl_f
         int n_kids = 0;
         if (has) {
             n_kids = rl_trace<STRUCTURE>(s, mine, film, &counts, kids);
+            RL_PROGRESS();
             has = false;
         }
         // 5. Children to the buffer, what does not fit to the deque.
@@ -668,10 +686,10 @@ extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN
 template <int STRUCTURE>
 __device__ __forceinline__ void rl_block_per_tile_body(const rl_scene& s, const rl_film& film,
                                                        const rl_managed& m) {
-    __shared__ rl_u32 slot;
-    __shared__ int stack_count;
-    __shared__ rl_u32 next;
-    __shared__ int overflow;
+    RL_SHARED(4, rl_u32, slot, );
+    RL_SHARED(4, int, stack_count, );
+    RL_SHARED(4, rl_u32, next, );
+    RL_SHARED(4, int, overflow, );
     long long start = clock64();
     const rl_u32 tid = threadIdx.x;
     const rl_u32 lane = tid & (RL_WARP - 1);
@@ -728,6 +746,7 @@ __device__ __forceinline__ void rl_block_per_tile_body(const rl_scene& s, const 
         if (has) {
             rl_task kids[2];
             int n = rl_trace<STRUCTURE>(s, mine, film, &counts, kids);
+            RL_PROGRESS();
             if (n > 0) {
                 spawned += n;
                 int at = atomicAdd(&stack_count, n);

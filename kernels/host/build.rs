@@ -4,7 +4,7 @@
 //! No contraction into fused multiply-add and no fast math, as the kernels are compiled.
 
 fn main() {
-    let source = "src/host_math.cpp";
+    let sources = ["src/host_math.cpp"];
     let headers = [
         "../cuda/raylb_math.cuh",
         "../cuda/raylb_layout.cuh",
@@ -12,7 +12,7 @@ fn main() {
     ];
     cc::Build::new()
         .cpp(true)
-        .file(source)
+        .files(sources)
         .flag("-ffp-contract=off")
         .flag("-fno-fast-math")
         .flag("-std=c++17")
@@ -24,8 +24,7 @@ fn main() {
                 "the host check of the CUDA math (a test-only crate) needs a C++ compiler; install g++ or clang++ (e.g. `apt install g++`): {e}"
             )
         });
-    println!("cargo::rerun-if-changed={source}");
-    for header in headers {
+    for header in sources.iter().chain(&headers) {
         println!("cargo::rerun-if-changed={header}");
     }
 }

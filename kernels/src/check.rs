@@ -220,6 +220,7 @@ impl<'g> DeviceChecks<'g> {
         let program = source::program_source() + "\n" + source::CHECKS;
         let compiled = source::compile_source(&program, major, minor)?;
         let module = gpu
+            .cuda()?
             .context
             .load_module(Ptx::from_src(compiled.ptx))
             .map_err(GpuError::driver("loading the check kernels"))?;
@@ -256,7 +257,7 @@ impl<'g> DeviceChecks<'g> {
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
-        let mut builder = gpu.stream.launch_builder(&self.floats);
+        let mut builder = gpu.cuda()?.stream.launch_builder(&self.floats);
         builder.arg(&first).arg(&out);
         // SAFETY: `rl_check_floats(rl_u32 first_chunk, rl_u64* digests)`: blockIdx.y runs over
         // `count` chunks, each adding to its own FUNCTIONS words of `digests`, which holds
@@ -289,7 +290,7 @@ impl<'g> DeviceChecks<'g> {
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
-        let mut builder = gpu.stream.launch_builder(&self.float_results);
+        let mut builder = gpu.cuda()?.stream.launch_builder(&self.float_results);
         builder.arg(&first).arg(&count).arg(&out);
         // SAFETY: `rl_check_float_results(rl_u32 first, rl_u32 count, rl_u64* out)`: thread i
         // < count writes RESULTS words from i · RESULTS, inside the `count` × RESULTS words of
@@ -347,7 +348,7 @@ impl<'g> DeviceChecks<'g> {
             block_dim: (128, 1, 1),
             shared_mem_bytes: 0,
         };
-        let mut builder = gpu.stream.launch_builder(&self.traversals);
+        let mut builder = gpu.cuda()?.stream.launch_builder(&self.traversals);
         builder
             .arg(&scene_param)
             .arg(&wide_param)

@@ -1,11 +1,10 @@
 //! The device: a CUDA context, the kernels compiled for it, and the figures the launches need.
 
-use std::sync::Arc;
-
 use cudarc::driver::sys::CUdevice_attribute;
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
+use cudarc::driver::{CudaContext, CudaFunction};
 use cudarc::nvrtc::Ptx;
 
+use crate::engine::{Cuda, Engine, Kernel};
 use crate::{GpuError, source};
 
 /// What the device is.
@@ -46,18 +45,25 @@ pub struct KernelResources {
 /// An opened GPU with raylb's kernels loaded. Opening compiles the kernels (NVRTC, for this
 /// device's architecture), or takes the PTX a previous run left in the cache
 /// ([`source::cache_dir`]); every frame rendered through the same `Gpu` reuses the module.
-#[derive(Debug)]
+/// With the `emulator` feature, `Gpu::emulated` runs the same kernels on the warp emulator.
 pub struct Gpu {
-    pub(crate) context: Arc<CudaContext>,
-    pub(crate) stream: Arc<CudaStream>,
-    _module: Arc<CudaModule>,
+    pub(crate) engine: Engine,
     /// The kernels that trace scenes in the octree.
     pub(crate) octree: TracingKernels,
     /// The kernels that trace scenes in the wide BVH.
     pub(crate) wide: TracingKernels,
-    pub(crate) fill_deques: CudaFunction,
+    pub(crate) fill_deques: Kernel,
     pub(crate) info: DeviceInfo,
-    compile_log: String,
+    pub(crate) compile_log: String,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu")
+            .field("info", &self.info)
+            .field("emulated", &self.is_emulated())
+            .finish_non_exhaustive()
+    }
 }
 
 /// The kernels that trace rays, compiled for one structure (`rl_persistent_body` and
@@ -65,11 +71,9 @@ pub struct Gpu {
 #[derive(Debug)]
 pub(crate) struct TracingKernels {
     /// The persistent kernel of `static`, `counter` and `stealing`.
-    pub(crate) persistent: CudaFunction,
-    pub(crate) persistent_name: &'static str,
+    pub(crate) persistent: Kernel,
     /// `cuda-managed`'s kernel, one block per tile.
-    pub(crate) block_per_tile: CudaFunction,
-    pub(crate) block_per_tile_name: &'static str,
+    pub(crate) block_per_tile: Kernel,
 }
 
 impl Gpu {
@@ -137,28 +141,31 @@ impl Gpu {
         let module = context
             .load_module(Ptx::from_src(compiled.ptx))
             .map_err(GpuError::driver("loading the compiled kernels (PTX newer than the driver? use the driver's own NVRTC)"))?;
-        let function = |name: &str| {
-            module
-                .load_function(name)
-                .map_err(GpuError::driver("finding a kernel in the module"))
+        let kernel = |name: &'static str| {
+            Ok::<_, GpuError>(Kernel {
+                name,
+                function: Some(
+                    module
+                        .load_function(name)
+                        .map_err(GpuError::driver("finding a kernel in the module"))?,
+                ),
+            })
         };
         Ok(Self {
-            stream: context.default_stream(),
             octree: TracingKernels {
-                persistent: function("rl_persistent")?,
-                persistent_name: "rl_persistent",
-                block_per_tile: function("rl_block_per_tile")?,
-                block_per_tile_name: "rl_block_per_tile",
+                persistent: kernel("rl_persistent")?,
+                block_per_tile: kernel("rl_block_per_tile")?,
             },
             wide: TracingKernels {
-                persistent: function("rl_persistent_wide")?,
-                persistent_name: "rl_persistent_wide",
-                block_per_tile: function("rl_block_per_tile_wide")?,
-                block_per_tile_name: "rl_block_per_tile_wide",
+                persistent: kernel("rl_persistent_wide")?,
+                block_per_tile: kernel("rl_block_per_tile_wide")?,
             },
-            fill_deques: function("rl_fill_deques")?,
-            _module: module,
-            context,
+            fill_deques: kernel("rl_fill_deques")?,
+            engine: Engine::Cuda(Cuda {
+                stream: context.default_stream(),
+                context,
+                _module: module,
+            }),
             info,
             compile_log: compiled.log,
         })
@@ -175,7 +182,7 @@ impl Gpu {
     }
 
     /// The resources of `kernel` (named `name`) at `threads` threads a block.
-    pub(crate) fn resources(
+    pub(crate) fn cuda_resources(
         &self,
         kernel: &CudaFunction,
         name: &'static str,

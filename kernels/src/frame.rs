@@ -7,10 +7,7 @@ use std::marker::PhantomData;
 use std::time::Duration;
 
 use bytemuck::Pod;
-use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{
-    CudaEvent, CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg,
-};
+use cudarc::driver::DeviceRepr;
 use layout::kernel::{
     BUFFER, DequeHead, ErrorBit, MANAGED_THREADS, Mode, PERSISTENT_THREADS, STAT_SLOTS, Stat,
     WARPS_PER_BLOCK,
@@ -22,6 +19,7 @@ use layout::{
     Camera, FlatNode, Light, Material, Ptr, PtrMut, RenderSettings, Triangle, TriangleShading,
 };
 
+use crate::engine::{Mark, Memory};
 use crate::{Gpu, GpuError, KernelResources};
 
 /// The GPU balancers.
@@ -257,79 +255,35 @@ unsafe impl DeviceRepr for Param<params::Managed> {}
 // SAFETY: as above.
 unsafe impl DeviceRepr for Param<params::WideBvh> {}
 
-/// An array of `T` in device memory, moved as bytes: the shared types are plain data.
+/// An array of `T` in the kernels' memory, moved as bytes: the shared types are plain data.
 pub(crate) struct DeviceArray<T> {
-    pub(crate) bytes: CudaSlice<u8>,
+    pub(crate) memory: Memory,
+    /// Its length in bytes.
+    pub(crate) len: usize,
     _items: PhantomData<T>,
 }
 
 impl<T: Pod> DeviceArray<T> {
+    pub(crate) fn new(memory: Memory, len: usize) -> Self {
+        Self {
+            memory,
+            len,
+            _items: PhantomData,
+        }
+    }
+
     /// Its address, for a field the kernels read.
     pub(crate) fn ptr(&self, gpu: &Gpu) -> Ptr<T> {
-        Ptr::new(gpu.address(&self.bytes))
+        Ptr::new(gpu.address(&self.memory))
     }
 
     /// Its address, for a field the kernels write.
     pub(crate) fn ptr_mut(&self, gpu: &Gpu) -> PtrMut<T> {
-        PtrMut::new(gpu.address(&self.bytes))
+        PtrMut::new(gpu.address(&self.memory))
     }
 }
 
 impl Gpu {
-    fn address(&self, bytes: &CudaSlice<u8>) -> u64 {
-        let (ptr, _sync) = bytes.device_ptr(&self.stream);
-        ptr
-    }
-
-    /// `items` copied to the device.
-    pub(crate) fn upload<T: Pod>(
-        &self,
-        items: &[T],
-        what: &'static str,
-    ) -> Result<DeviceArray<T>, GpuError> {
-        let bytes: &[u8] = bytemuck::cast_slice(items);
-        // A zero-length allocation is refused; an empty array gets one unread byte.
-        let bytes = if bytes.is_empty() { &[0u8][..] } else { bytes };
-        Ok(DeviceArray {
-            bytes: self
-                .stream
-                .clone_htod(bytes)
-                .map_err(GpuError::driver(what))?,
-            _items: PhantomData,
-        })
-    }
-
-    /// `n` zeroed `T`s on the device (all the shared types are valid as zeros).
-    pub(crate) fn zeros<T: Pod>(
-        &self,
-        n: usize,
-        what: &'static str,
-    ) -> Result<DeviceArray<T>, GpuError> {
-        Ok(DeviceArray {
-            bytes: self
-                .stream
-                .alloc_zeros::<u8>((n * size_of::<T>()).max(1))
-                .map_err(GpuError::driver(what))?,
-            _items: PhantomData,
-        })
-    }
-
-    /// The array brought back.
-    pub(crate) fn read<T: Pod>(
-        &self,
-        array: &DeviceArray<T>,
-        what: &'static str,
-    ) -> Result<Vec<T>, GpuError> {
-        let bytes = self
-            .stream
-            .clone_dtoh(&array.bytes)
-            .map_err(GpuError::driver(what))?;
-        let mut items = vec![T::zeroed(); bytes.len() / size_of::<T>()];
-        let whole = items.len() * size_of::<T>();
-        bytemuck::cast_slice_mut(&mut items).copy_from_slice(&bytes[..whole]);
-        Ok(items)
-    }
-
     /// Renders one frame of `scene` as `request` says: every tile in one launch.
     ///
     /// # Errors
@@ -438,29 +392,20 @@ impl Gpu {
             samples: scene.samples,
             wide_nodes: wide_nodes.as_ref().map_or(Ptr::NULL, |n| n.ptr(self)),
         };
-        let structure = nodes.map_or_else(|| wide_nodes.map(|n| n.bytes), |n| Some(n.bytes));
+        let structure = nodes.map_or_else(|| wide_nodes.map(|n| n.memory), |n| Some(n.memory));
         Ok(UploadedScene {
             params,
             _arrays: structure
                 .into_iter()
                 .chain([
-                    triangles.bytes,
-                    ids.bytes,
-                    shading.bytes,
-                    materials.bytes,
-                    lights.bytes,
+                    triangles.memory,
+                    ids.memory,
+                    shading.memory,
+                    materials.memory,
+                    lights.memory,
                 ])
                 .collect(),
         })
-    }
-
-    /// How many blocks of `threads` threads running `kernel` the device holds at once: the
-    /// occupancy query's blocks per multiprocessor, times the multiprocessors.
-    fn resident_blocks(&self, kernel: &CudaFunction, threads: u32) -> Result<u32, GpuError> {
-        let per_sm = kernel
-            .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
-            .map_err(GpuError::driver("querying occupancy"))?;
-        Ok(per_sm * self.info.multiprocessors)
     }
 
     /// Launches `cuda-managed`: one block per tile.
@@ -490,34 +435,30 @@ impl Gpu {
             error: args.error.ptr_mut(self),
             tiles: args.tiles,
         };
-        let config = LaunchConfig {
-            grid_dim: (frame.tile_count, 1, 1),
-            block_dim: (MANAGED_THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
         let params = (Param(*scene), Param(*args.film), Param(managed));
-        args.start
-            .record(&self.stream)
-            .map_err(GpuError::driver("recording an event"))?;
-        let mut builder = self.stream.launch_builder(&kernels.block_per_tile);
-        builder.arg(&params.0).arg(&params.1).arg(&params.2);
+        let start = self.mark()?;
         // SAFETY: the arguments are `rl_block_per_tile`'s parameters, in order, in the shared
         // layout; every address in them is a live allocation of the size the kernel indexes:
         // film and work map of the image's pixels, `slots` stacks of `capacity` tasks and
         // figures.
-        unsafe { builder.launch(config) }.map_err(GpuError::driver("launching cuda-managed"))?;
+        unsafe {
+            self.launch(
+                &kernels.block_per_tile,
+                frame.tile_count,
+                MANAGED_THREADS,
+                &params,
+                "launching cuda-managed",
+            )?;
+        }
         // The stacks and slots must outlive the kernel: the stream is synchronised before
         // `render` returns, and they are dropped with `Launched`.
         Ok(Launched {
             workers: slots,
             stats,
             launch: (MANAGED_THREADS, frame.tile_count),
-            resources: self.resources(
-                &kernels.block_per_tile,
-                kernels.block_per_tile_name,
-                MANAGED_THREADS,
-            )?,
-            _scratch: vec![slot_taken.bytes, stacks.bytes],
+            resources: self.resources(&kernels.block_per_tile, MANAGED_THREADS)?,
+            start,
+            _scratch: vec![slot_taken.memory, stacks.memory],
         })
     }
 
@@ -572,47 +513,48 @@ impl Gpu {
             tiles: args.tiles,
         };
         let params = (Param(*scene), Param(*args.film), Param(work));
-        args.start
-            .record(&self.stream)
-            .map_err(GpuError::driver("recording an event"))?;
+        let start = self.mark()?;
         if mode == Mode::Stealing {
-            let config = LaunchConfig {
-                grid_dim: (warps.div_ceil(128), 1, 1),
-                block_dim: (128, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            let mut builder = self.stream.launch_builder(&self.fill_deques);
-            builder.arg(&params.0).arg(&params.2);
+            let fill = (Param(*scene), Param(work));
             // SAFETY: the arguments are `rl_fill_deques`'s parameters, in order, in the shared
             // layout; it writes `warps` deque heads and at most `capacity` tasks per deque (it
             // checks).
-            unsafe { builder.launch(config) }
-                .map_err(GpuError::driver("launching the deque fill"))?;
+            unsafe {
+                self.launch(
+                    &self.fill_deques,
+                    warps.div_ceil(128),
+                    128,
+                    &fill,
+                    "launching the deque fill",
+                )?;
+            }
         }
-        let config = LaunchConfig {
-            grid_dim: (blocks, 1, 1),
-            block_dim: (PERSISTENT_THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
         let kernels = self.tracing(args.scene);
-        let mut builder = self.stream.launch_builder(&kernels.persistent);
-        builder.arg(&params.0).arg(&params.1).arg(&params.2);
         // SAFETY: the arguments are `rl_persistent`'s parameters, in order, in the shared
         // layout; every address is a live allocation of the size the kernel indexes: `warps`
         // heads, deques of `capacity` tasks and figures, film and work map of the image's
         // pixels. `blocks` is within the occupancy bound, so every warp is resident.
-        unsafe { builder.launch(config) }
-            .map_err(GpuError::driver("launching the persistent kernel"))?;
+        unsafe {
+            self.launch(
+                &kernels.persistent,
+                blocks,
+                PERSISTENT_THREADS,
+                &params,
+                "launching the persistent kernel",
+            )?;
+        }
         Ok(Launched {
             workers: warps,
             stats,
             launch: (PERSISTENT_THREADS, blocks),
-            resources: self.resources(
-                &kernels.persistent,
-                kernels.persistent_name,
-                PERSISTENT_THREADS,
-            )?,
-            _scratch: vec![tile_counter.bytes, pending.bytes, heads.bytes, items.bytes],
+            resources: self.resources(&kernels.persistent, PERSISTENT_THREADS)?,
+            start,
+            _scratch: vec![
+                tile_counter.memory,
+                pending.memory,
+                heads.memory,
+                items.memory,
+            ],
         })
     }
 
@@ -704,34 +646,19 @@ impl GpuBatches<'_> {
             tile_count: tiles.map_or(self.shape.tile_count, |t| t.len() as u32),
             ..self.shape
         };
-        let start = gpu
-            .context
-            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-            .map_err(GpuError::driver("creating an event"))?;
-        let end = gpu
-            .context
-            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-            .map_err(GpuError::driver("creating an event"))?;
         let args = LaunchArgs {
             scene: &self.scene.params,
             film: &self.film,
             frame: &launch_shape,
             tiles: list.as_ref().map_or(Ptr::NULL, |l| l.ptr(gpu)),
             error: &self.error,
-            start: &start,
         };
         let launched = match self.request.balancer.mode() {
             None => gpu.launch_managed(&args)?,
             Some(mode) => gpu.launch_persistent(&args, &self.request, mode)?,
         };
-        end.record(&gpu.stream)
-            .map_err(GpuError::driver("recording an event"))?;
-        gpu.stream
-            .synchronize()
-            .map_err(GpuError::driver("running the kernel"))?;
-        let elapsed_ms = start
-            .elapsed_ms(&end)
-            .map_err(GpuError::driver("reading the kernel time"))?;
+        let end = gpu.mark()?;
+        let elapsed = gpu.finish_launches(&launched.start, &end)?;
         let error = gpu.read(&self.error, "reading the error word")?[0];
         if error & ErrorBit::DequeFull as u32 != 0 {
             return Err(GpuError::Overflow("a warp's deque"));
@@ -750,9 +677,9 @@ impl GpuBatches<'_> {
                 None => self.workers.push(w),
             }
         }
-        self.kernel_time += Duration::from_secs_f64(f64::from(elapsed_ms.max(0.0)) / 1e3);
+        self.kernel_time += elapsed;
         self.launch = launched.launch;
-        self.resources = Some(launched.resources);
+        self.resources = launched.resources;
         Ok(())
     }
 
@@ -786,9 +713,8 @@ impl GpuBatches<'_> {
     }
 }
 
-/// What both launches take: the kernels' scene and film, the launch's sizes and tiles, the
-/// error word, and the event recorded just before the first kernel, which the kernel time
-/// starts from.
+/// What both launches take: the kernels' scene and film, the launch's sizes and tiles, and the
+/// error word.
 #[derive(Clone, Copy)]
 struct LaunchArgs<'a> {
     scene: &'a params::Scene,
@@ -797,7 +723,6 @@ struct LaunchArgs<'a> {
     /// The launch's tile numbers (`frame.tile_count` of them), or null for every tile.
     tiles: Ptr<u32>,
     error: &'a DeviceArray<u32>,
-    start: &'a CudaEvent,
 }
 
 /// The frame's sizes, checked.
@@ -862,15 +787,16 @@ fn check_request(scene: &SceneData, request: &FrameRequest) -> Result<FrameShape
 /// as long as it is.
 pub(crate) struct UploadedScene {
     pub(crate) params: params::Scene,
-    _arrays: Vec<CudaSlice<u8>>,
+    _arrays: Vec<Memory>,
 }
 
-/// What a launch leaves to read back: its workers' figures, and the scratch memory its
-/// kernels use until the stream is synchronised.
+/// What a launch leaves to read back: its workers' figures, the mark the kernel time starts
+/// from, and the scratch memory its kernels use until the stream is synchronised.
 struct Launched {
     workers: u32,
     stats: DeviceArray<u64>,
     launch: (u32, u32),
-    resources: KernelResources,
-    _scratch: Vec<CudaSlice<u8>>,
+    resources: Option<KernelResources>,
+    start: Mark,
+    _scratch: Vec<Memory>,
 }

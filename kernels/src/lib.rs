@@ -18,6 +18,9 @@
 
 pub mod check;
 mod device;
+#[cfg(feature = "emulator")]
+pub mod emulator;
+mod engine;
 mod frame;
 pub mod source;
 
@@ -55,6 +58,9 @@ pub enum GpuError {
     /// The request cannot run as given.
     #[error("{0}")]
     Request(String),
+    /// The warp emulator stopped a launch: a deadlock, a livelock or a broken collective.
+    #[error("the warp emulator stopped a launch: {0}")]
+    Emulated(String),
 }
 
 impl GpuError {

@@ -1,0 +1,165 @@
+//! The warp emulator: the kernels' own source (`cuda/raylb_kernels.cu`), compiled for the host
+//! with `emu/raylb_emu.h` in place of CUDA, run as one fiber per thread under a seeded
+//! scheduler (`emu/raylb_emu.cpp`). A [`Gpu`] opened with [`Gpu::emulated`] sets frames up,
+//! launches and reads them back with the same code as on a device; only the launches run here.
+//!
+//! What it checks that a plain host build cannot: lanes that diverge and meet again at warp
+//! collectives (a collective whose mask leaves out a waiting lane, or names one that has
+//! returned, ends the launch with an error naming the source line), every block's own shared
+//! memory, atomics and fences as switch points in an order drawn from the seed (a failing
+//! schedule comes back with the same seed), and launches that stop making progress (every
+//! thread waiting, or no ray traced for [`EmulatorOptions::patience`] switches), reported
+//! with where each lane waits instead of hanging.
+//!
+//! Its figures (warp steps, SIMT efficiency, steals) are those of the schedule it ran; its
+//! times mean nothing.
+
+use std::ffi::{CString, c_char, c_int, c_void};
+
+use crate::device::{DeviceInfo, TracingKernels};
+use crate::engine::{Engine, Kernel};
+use crate::{Gpu, GpuError};
+
+/// How the emulator runs a launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EmulatorOptions {
+    /// Blocks resident at once: the persistent kernel's grid (four warps a block), and how many
+    /// of `cuda-managed`'s blocks run side by side.
+    pub blocks: u32,
+    /// The scheduler's seed.
+    pub seed: u64,
+    /// Switches without a traced ray after which a launch is reported as a livelock.
+    pub patience: u64,
+}
+
+impl Default for EmulatorOptions {
+    fn default() -> Self {
+        Self {
+            blocks: 2,
+            seed: 1,
+            patience: 20_000_000,
+        }
+    }
+}
+
+/// The emulator behind a [`Gpu`].
+#[derive(Debug)]
+pub(crate) struct Emulator {
+    options: EmulatorOptions,
+}
+
+/// `rl_emu_launch` in `emu/raylb_emu.h`.
+#[repr(C)]
+struct Launch {
+    blocks: u32,
+    threads: u32,
+    resident: u32,
+    seed: u64,
+    patience: u64,
+}
+
+unsafe extern "C" {
+    fn rlh_emu_launch(
+        name: *const c_char,
+        params: *const *const c_void,
+        launch: *const Launch,
+        error: *mut c_char,
+        error_len: usize,
+    ) -> c_int;
+}
+
+impl Emulator {
+    /// Blocks resident at once.
+    pub(crate) fn blocks(&self) -> u32 {
+        self.options.blocks
+    }
+
+    /// Runs kernel `name` on `blocks` blocks of `threads` threads with the parameters at
+    /// `params`, at most [`EmulatorOptions::blocks`] blocks at once.
+    ///
+    /// # Safety
+    /// `params` point to `name`'s parameters, in order, in the shared layout, and every address
+    /// in them is a live host allocation of the size the kernel indexes.
+    pub(crate) unsafe fn launch(
+        &self,
+        name: &str,
+        blocks: u32,
+        threads: u32,
+        params: &[*const c_void],
+    ) -> Result<(), GpuError> {
+        let launch = Launch {
+            blocks,
+            threads,
+            resident: self.options.blocks,
+            seed: self.options.seed,
+            patience: self.options.patience,
+        };
+        let name = CString::new(name).expect("kernel names have no NUL");
+        let mut error = vec![0 as c_char; 2048];
+        // SAFETY: the caller's contract for `params`; `name` is a C string; `error` has room
+        // for the message the launcher writes, NUL included, within its length.
+        let status = unsafe {
+            rlh_emu_launch(
+                name.as_ptr(),
+                params.as_ptr(),
+                &launch,
+                error.as_mut_ptr(),
+                error.len(),
+            )
+        };
+        if status == 0 {
+            return Ok(());
+        }
+        let bytes: Vec<u8> = error
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        Err(GpuError::Emulated(
+            String::from_utf8_lossy(&bytes).into_owned(),
+        ))
+    }
+}
+
+impl Gpu {
+    /// The warp emulator as a GPU: frames are set up and read back as on a device, and every
+    /// launch runs the kernels' own source on this machine (see [`crate::emulator`]).
+    ///
+    /// # Errors
+    /// When `options` name no block.
+    pub fn emulated(options: EmulatorOptions) -> Result<Self, GpuError> {
+        if options.blocks == 0 {
+            return Err(GpuError::Request(
+                "the emulator needs at least one block".into(),
+            ));
+        }
+        let kernel = |name| Kernel {
+            name,
+            function: None,
+        };
+        Ok(Gpu {
+            engine: Engine::Emulator(Emulator { options }),
+            octree: TracingKernels {
+                persistent: kernel("rl_persistent"),
+                block_per_tile: kernel("rl_block_per_tile"),
+            },
+            wide: TracingKernels {
+                persistent: kernel("rl_persistent_wide"),
+                block_per_tile: kernel("rl_block_per_tile_wide"),
+            },
+            fill_deques: kernel("rl_fill_deques"),
+            info: DeviceInfo {
+                name: format!(
+                    "raylb warp emulator ({} blocks, seed {})",
+                    options.blocks, options.seed
+                ),
+                compute_capability: (0, 0),
+                multiprocessors: 1,
+                // The emulator's clock counts scheduler steps: a step is read as a nanosecond.
+                clock_khz: 1_000_000,
+                max_threads_per_multiprocessor: options.blocks * layout::kernel::PERSISTENT_THREADS,
+            },
+            compile_log: String::new(),
+        })
+    }
+}

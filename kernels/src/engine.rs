@@ -1,0 +1,328 @@
+//! What runs the kernels: a CUDA device through the driver API, or the warp emulator
+//! ([`crate::emulator`], with the `emulator` feature), which runs the kernels' own source on
+//! the host. A frame is set up, launched and read back by the same code for both
+//! (`frame.rs`); only the few operations here tell them apart: memory, launches, occupancy,
+//! the kernel's clock.
+
+use std::ffi::c_void;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytemuck::Pod;
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{
+    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr,
+    LaunchArgs, LaunchConfig, PushKernelArg,
+};
+
+use crate::frame::{DeviceArray, Param};
+use crate::{Gpu, GpuError, KernelResources};
+
+/// Where the kernels run.
+pub(crate) enum Engine {
+    /// A CUDA device.
+    Cuda(Cuda),
+    /// The warp emulator.
+    #[cfg(feature = "emulator")]
+    Emulator(crate::emulator::Emulator),
+}
+
+/// A CUDA device: its context, the stream every launch and copy goes to, and the module of
+/// kernels loaded into it.
+pub(crate) struct Cuda {
+    pub(crate) context: Arc<CudaContext>,
+    pub(crate) stream: Arc<CudaStream>,
+    pub(crate) _module: Arc<CudaModule>,
+}
+
+/// A kernel: its entry point's name, and on a CUDA device the loaded function.
+#[derive(Debug)]
+pub(crate) struct Kernel {
+    pub(crate) name: &'static str,
+    pub(crate) function: Option<CudaFunction>,
+}
+
+/// Memory the kernels read and write: on the device, or, under the emulator, on the host
+/// (16-byte aligned, as the device's allocations are at least).
+pub(crate) enum Memory {
+    Cuda(CudaSlice<u8>),
+    Host(Box<[u128]>),
+}
+
+impl Memory {
+    fn host(bytes: usize) -> Self {
+        Memory::Host(vec![0u128; bytes.div_ceil(16).max(1)].into_boxed_slice())
+    }
+
+    fn host_bytes(words: &[u128]) -> &[u8] {
+        bytemuck::cast_slice(words)
+    }
+}
+
+/// A kernel's parameters, in order: the shared layout's structs (and plain integers), passed by
+/// value.
+pub(crate) trait Params {
+    /// Pushes each onto a CUDA launch.
+    fn push<'a>(&'a self, launch: &mut LaunchArgs<'a>);
+    /// The address of each, in order, for the emulator.
+    fn addresses(&self) -> Vec<*const c_void>;
+}
+
+impl<A, B> Params for (Param<A>, Param<B>)
+where
+    Param<A>: DeviceRepr,
+    Param<B>: DeviceRepr,
+{
+    fn push<'a>(&'a self, launch: &mut LaunchArgs<'a>) {
+        launch.arg(&self.0).arg(&self.1);
+    }
+
+    fn addresses(&self) -> Vec<*const c_void> {
+        vec![
+            (&raw const self.0).cast::<c_void>(),
+            (&raw const self.1).cast::<c_void>(),
+        ]
+    }
+}
+
+impl<A, B, C> Params for (Param<A>, Param<B>, Param<C>)
+where
+    Param<A>: DeviceRepr,
+    Param<B>: DeviceRepr,
+    Param<C>: DeviceRepr,
+{
+    fn push<'a>(&'a self, launch: &mut LaunchArgs<'a>) {
+        launch.arg(&self.0).arg(&self.1).arg(&self.2);
+    }
+
+    fn addresses(&self) -> Vec<*const c_void> {
+        vec![
+            (&raw const self.0).cast::<c_void>(),
+            (&raw const self.1).cast::<c_void>(),
+            (&raw const self.2).cast::<c_void>(),
+        ]
+    }
+}
+
+/// A point in a launch sequence the kernel time is measured from or to: an event recorded on
+/// the device's stream, or, under the emulator, the host's clock (its times mean nothing).
+pub(crate) enum Mark {
+    Cuda(CudaEvent),
+    Host(Instant),
+}
+
+impl Gpu {
+    /// The CUDA device, for what only a device can do (the device checks).
+    ///
+    /// # Errors
+    /// Under the emulator.
+    pub(crate) fn cuda(&self) -> Result<&Cuda, GpuError> {
+        match &self.engine {
+            Engine::Cuda(cuda) => Ok(cuda),
+            #[cfg(feature = "emulator")]
+            Engine::Emulator(_) => Err(GpuError::Request(
+                "this needs a GPU: the warp emulator runs the kernels alone".into(),
+            )),
+        }
+    }
+
+    /// Whether the kernels run on the warp emulator.
+    pub fn is_emulated(&self) -> bool {
+        !matches!(self.engine, Engine::Cuda(_))
+    }
+
+    pub(crate) fn address(&self, memory: &Memory) -> u64 {
+        match (memory, &self.engine) {
+            (Memory::Cuda(bytes), Engine::Cuda(cuda)) => {
+                let (ptr, _sync) = bytes.device_ptr(&cuda.stream);
+                ptr
+            }
+            (Memory::Host(words), _) => words.as_ptr() as u64,
+            #[allow(unreachable_patterns)]
+            _ => unreachable!("memory of another engine"),
+        }
+    }
+
+    /// `items` copied to the kernels' memory.
+    pub(crate) fn upload<T: Pod>(
+        &self,
+        items: &[T],
+        what: &'static str,
+    ) -> Result<DeviceArray<T>, GpuError> {
+        let bytes: &[u8] = bytemuck::cast_slice(items);
+        // A zero-length allocation is refused; an empty array gets one unread byte.
+        let bytes = if bytes.is_empty() { &[0u8][..] } else { bytes };
+        let memory = match &self.engine {
+            Engine::Cuda(cuda) => Memory::Cuda(
+                cuda.stream
+                    .clone_htod(bytes)
+                    .map_err(GpuError::driver(what))?,
+            ),
+            #[cfg(feature = "emulator")]
+            Engine::Emulator(_) => {
+                let mut memory = Memory::host(bytes.len());
+                if let Memory::Host(words) = &mut memory {
+                    bytemuck::cast_slice_mut::<u128, u8>(words)[..bytes.len()]
+                        .copy_from_slice(bytes);
+                }
+                memory
+            }
+        };
+        Ok(DeviceArray::new(memory, bytes.len()))
+    }
+
+    /// `n` zeroed `T`s (all the shared types are valid as zeros).
+    pub(crate) fn zeros<T: Pod>(
+        &self,
+        n: usize,
+        what: &'static str,
+    ) -> Result<DeviceArray<T>, GpuError> {
+        let bytes = (n * size_of::<T>()).max(1);
+        let memory = match &self.engine {
+            Engine::Cuda(cuda) => Memory::Cuda(
+                cuda.stream
+                    .alloc_zeros::<u8>(bytes)
+                    .map_err(GpuError::driver(what))?,
+            ),
+            #[cfg(feature = "emulator")]
+            Engine::Emulator(_) => Memory::host(bytes),
+        };
+        Ok(DeviceArray::new(memory, bytes))
+    }
+
+    /// The array brought back.
+    pub(crate) fn read<T: Pod>(
+        &self,
+        array: &DeviceArray<T>,
+        what: &'static str,
+    ) -> Result<Vec<T>, GpuError> {
+        let copied;
+        let bytes: &[u8] = match (&array.memory, &self.engine) {
+            (Memory::Cuda(slice), Engine::Cuda(cuda)) => {
+                copied = cuda
+                    .stream
+                    .clone_dtoh(slice)
+                    .map_err(GpuError::driver(what))?;
+                &copied
+            }
+            (Memory::Host(words), _) => &Memory::host_bytes(words)[..array.len],
+            #[allow(unreachable_patterns)]
+            _ => unreachable!("memory of another engine"),
+        };
+        let mut items = vec![T::zeroed(); bytes.len() / size_of::<T>()];
+        let whole = items.len() * size_of::<T>();
+        bytemuck::cast_slice_mut(&mut items).copy_from_slice(&bytes[..whole]);
+        Ok(items)
+    }
+
+    /// How many blocks of `threads` threads running `kernel` are resident at once: on a
+    /// device, the occupancy query's blocks per multiprocessor times the multiprocessors;
+    /// under the emulator, the blocks it was opened with.
+    pub(crate) fn resident_blocks(&self, kernel: &Kernel, threads: u32) -> Result<u32, GpuError> {
+        match &self.engine {
+            Engine::Cuda(_) => {
+                let per_sm = cuda_function(kernel)
+                    .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
+                    .map_err(GpuError::driver("querying occupancy"))?;
+                Ok(per_sm * self.info.multiprocessors)
+            }
+            #[cfg(feature = "emulator")]
+            Engine::Emulator(emulator) => Ok(emulator.blocks()),
+        }
+    }
+
+    /// What the compiler gave `kernel` and the occupancy at `threads` a block; `None` under
+    /// the emulator, where there is no compiler's report.
+    pub(crate) fn resources(
+        &self,
+        kernel: &Kernel,
+        threads: u32,
+    ) -> Result<Option<KernelResources>, GpuError> {
+        match &self.engine {
+            Engine::Cuda(_) => self
+                .cuda_resources(cuda_function(kernel), kernel.name, threads)
+                .map(Some),
+            #[cfg(feature = "emulator")]
+            Engine::Emulator(_) => Ok(None),
+        }
+    }
+
+    /// Launches `kernel` on `blocks` blocks of `threads` threads with `params`, after what was
+    /// launched before (a device's stream keeps the order; the emulator runs it at once).
+    ///
+    /// # Safety
+    /// `params` are `kernel`'s parameters, in order, in the shared layout, and every address
+    /// in them is a live allocation of this engine of the size the kernel indexes at that
+    /// launch size.
+    pub(crate) unsafe fn launch<P: Params>(
+        &self,
+        kernel: &Kernel,
+        blocks: u32,
+        threads: u32,
+        params: &P,
+        what: &'static str,
+    ) -> Result<(), GpuError> {
+        match &self.engine {
+            Engine::Cuda(cuda) => {
+                let config = LaunchConfig {
+                    grid_dim: (blocks, 1, 1),
+                    block_dim: (threads, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                let mut builder = cuda.stream.launch_builder(cuda_function(kernel));
+                params.push(&mut builder);
+                // SAFETY: the caller's contract.
+                unsafe { builder.launch(config) }.map_err(GpuError::driver(what))?;
+                Ok(())
+            }
+            #[cfg(feature = "emulator")]
+            Engine::Emulator(emulator) => {
+                // SAFETY: the caller's contract; the memory is the host's.
+                unsafe { emulator.launch(kernel.name, blocks, threads, &params.addresses()) }
+            }
+        }
+    }
+
+    /// A mark after everything launched so far.
+    pub(crate) fn mark(&self) -> Result<Mark, GpuError> {
+        match &self.engine {
+            Engine::Cuda(cuda) => {
+                let event = cuda
+                    .context
+                    .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                    .map_err(GpuError::driver("creating an event"))?;
+                event
+                    .record(&cuda.stream)
+                    .map_err(GpuError::driver("recording an event"))?;
+                Ok(Mark::Cuda(event))
+            }
+            #[cfg(feature = "emulator")]
+            Engine::Emulator(_) => Ok(Mark::Host(Instant::now())),
+        }
+    }
+
+    /// Waits for everything launched, and gives the time from `start` to `end`.
+    pub(crate) fn finish_launches(&self, start: &Mark, end: &Mark) -> Result<Duration, GpuError> {
+        match (&self.engine, start, end) {
+            (Engine::Cuda(cuda), Mark::Cuda(start), Mark::Cuda(end)) => {
+                cuda.stream
+                    .synchronize()
+                    .map_err(GpuError::driver("running the kernel"))?;
+                let ms = start
+                    .elapsed_ms(end)
+                    .map_err(GpuError::driver("reading the kernel time"))?;
+                Ok(Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3))
+            }
+            (_, Mark::Host(start), Mark::Host(end)) => Ok(end.duration_since(*start)),
+            _ => unreachable!("marks of another engine"),
+        }
+    }
+}
+
+/// The loaded function of a kernel on a CUDA device.
+fn cuda_function(kernel: &Kernel) -> &CudaFunction {
+    kernel
+        .function
+        .as_ref()
+        .expect("a CUDA device's kernels are loaded")
+}

@@ -1,0 +1,118 @@
+//! The GPU's kernels on the warp emulator (`kernels::emulator`): every GPU balancer, in both
+//! structures, at one and four samples per pixel, writes the CPU's bytes, over several seeds and
+//! grids; and what the emulator is for, planted in the kernels' launches, is caught.
+
+use std::num::{NonZeroU32, NonZeroUsize};
+
+use balancers::{Assignment, BalancerKind};
+use kernels::emulator::EmulatorOptions;
+use renderer::accel::AccelKind;
+use renderer::gpu::{Gpu, GpuBalancer, GpuOptions, render_gpu};
+use renderer::render::{RenderOptions, render};
+use renderer::scene::{Scene, SceneOverrides};
+
+mod common;
+
+fn scene(name: &str, width: u32, height: u32, accel: AccelKind, samples: u32) -> Scene {
+    let overrides = SceneOverrides {
+        width: Some(width),
+        height: Some(height),
+        accel: Some(accel),
+        samples: Some(samples),
+        ..Default::default()
+    };
+    Scene::load(&common::scene_path(name), overrides).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn cpu_render(scene: &Scene) -> renderer::render::Frame {
+    render(
+        scene,
+        &RenderOptions {
+            balancer: BalancerKind::static_tiles(Assignment::Interleaved),
+            threads: NonZeroUsize::new(2).unwrap(),
+            tile: NonZeroU32::new(16).unwrap(),
+            work_map: true,
+        },
+    )
+    .unwrap()
+}
+
+/// Every GPU balancer on `scene` at `tile`, on the emulator with `options`, against the CPU.
+fn every_balancer_matches(
+    scene: &Scene,
+    tile: u32,
+    options: EmulatorOptions,
+    max_warps: Option<u32>,
+) {
+    let cpu = cpu_render(scene);
+    let gpu = Gpu::emulated(options).unwrap();
+    for balancer in GpuBalancer::EVERY {
+        let frame = render_gpu(
+            &gpu,
+            scene,
+            &GpuOptions {
+                balancer,
+                tile: NonZeroU32::new(tile).unwrap(),
+                work_map: true,
+                max_warps,
+            },
+        )
+        .unwrap_or_else(|e| panic!("{} {}: {e}", scene.name, balancer.name()));
+        let label = format!(
+            "{} {} spp {} {} tile {tile} {options:?} warps {max_warps:?}",
+            scene.name,
+            scene.accel.kind().name(),
+            scene.samples.count(),
+            balancer.name()
+        );
+        assert_eq!(frame.film.sums(), cpu.film.sums(), "{label}: sums");
+        assert_eq!(
+            frame.film.ray_counts(),
+            cpu.film.ray_counts(),
+            "{label}: rays per pixel"
+        );
+        assert_eq!(
+            frame.total_rays(),
+            cpu.total_rays(),
+            "{label}: rays by kind"
+        );
+        let simt = frame.device.as_ref().unwrap().simt_efficiency;
+        assert!(simt > 0.0 && simt <= 1.0, "{label}: simt {simt}");
+    }
+}
+
+#[test]
+fn quick_on_the_emulator_is_the_cpus_bytes() {
+    let s = scene("quick", 48, 32, AccelKind::Octree, 1);
+    every_balancer_matches(&s, 8, EmulatorOptions::default(), None);
+}
+
+#[test]
+fn every_gpu_balancer_in_both_structures_at_one_and_four_samples_is_the_cpus_bytes() {
+    for (name, w, h) in [("quick", 96, 64), ("cornell", 128, 128)] {
+        for accel in [AccelKind::Octree, AccelKind::Wide] {
+            for samples in [1, 4] {
+                let s = scene(name, w, h, accel, samples);
+                every_balancer_matches(&s, 16, EmulatorOptions::default(), None);
+            }
+        }
+    }
+}
+
+#[test]
+fn seeds_and_grids_change_the_schedule_not_the_bytes() {
+    let s = scene("cornell", 64, 64, AccelKind::Wide, 1);
+    for seed in 1..=4 {
+        for blocks in [1, 3] {
+            let options = EmulatorOptions {
+                blocks,
+                seed,
+                ..EmulatorOptions::default()
+            };
+            every_balancer_matches(&s, 8, options, None);
+        }
+    }
+    // One warp; more warps than tiles.
+    every_balancer_matches(&s, 8, EmulatorOptions::default(), Some(1));
+    every_balancer_matches(&s, 64, EmulatorOptions::default(), None);
+}
