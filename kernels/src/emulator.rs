@@ -13,10 +13,16 @@
 //!
 //! Its figures (warp steps, SIMT efficiency, steals) are those of the schedule it ran; its
 //! times mean nothing.
+//!
+//! The emulator is compiled with the `emulator` feature (it needs a C++ compiler); without
+//! it, [`Gpu::emulated`] says so.
 
+#[cfg(feature = "emulator")]
 use std::ffi::{CString, c_char, c_int, c_void};
 
+#[cfg(feature = "emulator")]
 use crate::device::{DeviceInfo, TracingKernels};
+#[cfg(feature = "emulator")]
 use crate::engine::{Engine, Kernel};
 use crate::{Gpu, GpuError};
 
@@ -43,12 +49,14 @@ impl Default for EmulatorOptions {
 }
 
 /// The emulator behind a [`Gpu`].
+#[cfg(feature = "emulator")]
 #[derive(Debug)]
 pub(crate) struct Emulator {
     options: EmulatorOptions,
 }
 
 /// `rl_emu_launch` in `emu/raylb_emu.h`.
+#[cfg(feature = "emulator")]
 #[repr(C)]
 struct Launch {
     blocks: u32,
@@ -58,6 +66,7 @@ struct Launch {
     patience: u64,
 }
 
+#[cfg(feature = "emulator")]
 unsafe extern "C" {
     fn rlh_emu_launch(
         name: *const c_char,
@@ -68,6 +77,7 @@ unsafe extern "C" {
     ) -> c_int;
 }
 
+#[cfg(feature = "emulator")]
 impl Emulator {
     /// Blocks resident at once.
     pub(crate) fn blocks(&self) -> u32 {
@@ -126,13 +136,23 @@ impl Gpu {
     /// launch runs the kernels' own source on this machine (see [`crate::emulator`]).
     ///
     /// # Errors
-    /// When `options` name no block.
+    /// When `options` name no block, or this build has no emulator (the `emulator` feature).
     pub fn emulated(options: EmulatorOptions) -> Result<Self, GpuError> {
         if options.blocks == 0 {
             return Err(GpuError::Request(
                 "the emulator needs at least one block".into(),
             ));
         }
+        #[cfg(not(feature = "emulator"))]
+        return Err(GpuError::Request(
+            "this raylb is built without the warp emulator; build it with `cargo build --release --features gpu-emulator`".into(),
+        ));
+        #[cfg(feature = "emulator")]
+        Self::emulator(options)
+    }
+
+    #[cfg(feature = "emulator")]
+    fn emulator(options: EmulatorOptions) -> Result<Self, GpuError> {
         let kernel = |name| Kernel {
             name,
             function: None,
@@ -150,7 +170,7 @@ impl Gpu {
             fill_deques: kernel("rl_fill_deques"),
             info: DeviceInfo {
                 name: format!(
-                    "raylb warp emulator ({} blocks, seed {})",
+                    "raylb warp emulator ({} blocks, seed {}; its times mean nothing)",
                     options.blocks, options.seed
                 ),
                 compute_capability: (0, 0),

@@ -44,11 +44,13 @@ pub(crate) struct Kernel {
 
 /// Memory the kernels read and write: on the device, or, under the emulator, on the host
 /// (16-byte aligned, as the device's allocations are at least).
+#[cfg_attr(not(feature = "emulator"), allow(dead_code))]
 pub(crate) enum Memory {
     Cuda(CudaSlice<u8>),
     Host(Box<[u128]>),
 }
 
+#[cfg_attr(not(feature = "emulator"), allow(dead_code))]
 impl Memory {
     fn host(bytes: usize) -> Self {
         Memory::Host(vec![0u128; bytes.div_ceil(16).max(1)].into_boxed_slice())
@@ -65,6 +67,7 @@ pub(crate) trait Params {
     /// Pushes each onto a CUDA launch.
     fn push<'a>(&'a self, launch: &mut LaunchArgs<'a>);
     /// The address of each, in order, for the emulator.
+    #[cfg_attr(not(feature = "emulator"), allow(dead_code))]
     fn addresses(&self) -> Vec<*const c_void>;
 }
 
@@ -106,6 +109,7 @@ where
 
 /// A point in a launch sequence the kernel time is measured from or to: an event recorded on
 /// the device's stream, or, under the emulator, the host's clock (its times mean nothing).
+#[cfg_attr(not(feature = "emulator"), allow(dead_code))]
 pub(crate) enum Mark {
     Cuda(CudaEvent),
     Host(Instant),

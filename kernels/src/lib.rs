@@ -18,7 +18,6 @@
 
 pub mod check;
 mod device;
-#[cfg(feature = "emulator")]
 pub mod emulator;
 mod engine;
 mod frame;

@@ -6,6 +6,7 @@ use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use balancers::{Telemetry, WorkerTelemetry};
+pub use kernels::emulator::EmulatorOptions;
 use kernels::{FrameRequest, GpuBatches, GpuFrame, SceneData, Structure};
 pub use kernels::{Gpu, GpuBalancer, GpuError};
 

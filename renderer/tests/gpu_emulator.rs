@@ -116,3 +116,123 @@ fn seeds_and_grids_change_the_schedule_not_the_bytes() {
     every_balancer_matches(&s, 8, EmulatorOptions::default(), Some(1));
     every_balancer_matches(&s, 64, EmulatorOptions::default(), None);
 }
+
+#[test]
+fn the_hybrid_with_an_emulated_gpu_writes_the_cpus_bytes_on_every_scene() {
+    use renderer::gpu::GpuTiles;
+    use renderer::hybrid::{HybridOptions, render_hybrid};
+    for name in ["quick", "cornell", "treasure", "treasure-calm"] {
+        for (accel, samples, seed) in [(AccelKind::Wide, 1, 1), (AccelKind::Octree, 2, 2)] {
+            let s = scene(name, 64, 48, accel, samples);
+            let cpu = cpu_render(&s);
+            let gpu = Gpu::emulated(EmulatorOptions {
+                seed,
+                ..EmulatorOptions::default()
+            })
+            .unwrap();
+            let options = HybridOptions {
+                balancer: balancers::HybridStealing::default(),
+                threads: NonZeroUsize::new(2).unwrap(),
+                tile: NonZeroU32::new(8).unwrap(),
+                work_map: true,
+            };
+            let device = GpuTiles::new(&gpu, &s, options.tile, true).unwrap();
+            let frame = render_hybrid(&s, &options, vec![device]).unwrap();
+            let label = format!("{name} {} spp {samples}", accel.name());
+            assert_eq!(frame.film.sums(), cpu.film.sums(), "{label}: sums");
+            assert_eq!(
+                frame.film.ray_counts(),
+                cpu.film.ray_counts(),
+                "{label}: rays per pixel"
+            );
+            let hybrid = frame.hybrid.as_ref().expect("a hybrid frame");
+            assert!(
+                hybrid.devices.iter().any(|d| d.contains("emulator")),
+                "{label}: {:?}",
+                hybrid.devices
+            );
+        }
+    }
+}
+
+#[test]
+fn batches_of_shuffled_uneven_tile_lists_add_up_to_one_launch() {
+    use kernels::FrameRequest;
+    use renderer::gpu::DeviceScene;
+    let s = scene("cornell", 64, 64, AccelKind::Octree, 1);
+    let gpu = Gpu::emulated(EmulatorOptions::default()).unwrap();
+    let device_scene = DeviceScene::new(&s);
+    let request = FrameRequest {
+        balancer: GpuBalancer::Stealing { half: true },
+        tile: 8,
+        work_map: true,
+        seed: 7,
+        max_warps: None,
+    };
+    let whole = gpu.render(&device_scene.data(&s), &request).unwrap();
+    let mut batches = gpu.batches(&device_scene.data(&s), &request).unwrap();
+    let (_, count) = batches.tiles();
+    // The tiles in a scrambled order, in batches of 1, 2, 3, ... tiles.
+    let order: Vec<u32> = (0..count).map(|t| (t * 37 + 11) % count).collect();
+    let mut sorted = order.clone();
+    sorted.sort_unstable();
+    assert!(sorted.iter().copied().eq(0..count), "a permutation");
+    let mut rest = &order[..];
+    let mut size = 1;
+    while !rest.is_empty() {
+        let (batch, tail) = rest.split_at(size.min(rest.len()));
+        batches.run(batch).unwrap();
+        rest = tail;
+        size += 1;
+    }
+    let batched = batches.finish().unwrap();
+    assert_eq!(batched.sums, whole.sums);
+    assert_eq!(batched.rays, whole.rays);
+    assert!(batches_reject_a_tile_outside_the_image(&gpu, &s));
+}
+
+fn batches_reject_a_tile_outside_the_image(gpu: &Gpu, s: &Scene) -> bool {
+    use kernels::FrameRequest;
+    use renderer::gpu::DeviceScene;
+    let device_scene = DeviceScene::new(s);
+    let request = FrameRequest {
+        balancer: GpuBalancer::Stealing { half: true },
+        tile: 8,
+        work_map: false,
+        seed: 7,
+        max_warps: None,
+    };
+    let mut batches = gpu.batches(&device_scene.data(s), &request).unwrap();
+    let (_, count) = batches.tiles();
+    batches.run(&[count]).is_err()
+}
+
+#[test]
+fn validate_reaches_the_emulator_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = common::scene_path("quick");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_raylb"))
+        .args([
+            "validate",
+            quick.to_str().unwrap(),
+            "--gpu",
+            "--hybrid",
+            "--gpu-emulator",
+            "--emulator-seed",
+            "3",
+            "--balancers",
+            "static",
+            "--gpu-balancers",
+            "static,counter,stealing,cuda-managed",
+            "--threads",
+            "2",
+            "--tiles",
+            "8",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .expect("raylb runs");
+    let stdout = common::ok(&out);
+    assert!(stdout.contains("all 18 renders identical"), "{stdout}");
+    assert!(stdout.contains("cuda-managed"), "{stdout}");
+}

@@ -12,7 +12,7 @@ use balancers::{
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use renderer::accel::AccelKind;
 use renderer::bvh::{BvhSplit, Width};
-use renderer::gpu::GpuBalancer;
+use renderer::gpu::{EmulatorOptions, Gpu, GpuBalancer, GpuError};
 use renderer::memory::Budget;
 use renderer::preview::Layer;
 use renderer::render::{FrameExtras, FrameMemory, RenderOptions};
@@ -181,6 +181,8 @@ pub(crate) struct ViewArgs {
     pub(crate) scene: SceneArgs,
     #[command(flatten)]
     pub(crate) run: RunArgs,
+    #[command(flatten)]
+    pub(crate) gpu_source: GpuSource,
     /// What the window shows at first (W switches).
     #[arg(long, value_enum, default_value_t = LayerName::Image)]
     pub(crate) layer: LayerName,
@@ -234,6 +236,40 @@ impl From<AccelName> for AccelKind {
             AccelName::Wide => AccelKind::Wide,
             AccelName::Octree => AccelKind::Octree,
         }
+    }
+}
+
+/// Where the GPU's kernels run: an NVIDIA GPU, or the warp emulator.
+#[derive(Clone, Debug, Args)]
+pub(crate) struct GpuSource {
+    /// Run the GPU's kernels on the warp emulator, on this machine's CPU, instead of an NVIDIA
+    /// GPU: the same kernels and host code, each thread a fiber switched at every atomic and
+    /// collective in an order drawn from --emulator-seed. Its figures are the emulated
+    /// schedule's; its times mean nothing. Needs a build with `--features gpu-emulator`.
+    #[arg(long)]
+    pub(crate) gpu_emulator: bool,
+    /// With --gpu-emulator: blocks resident at once (four warps each) [default: 2].
+    #[arg(long, value_name = "N", requires = "gpu_emulator", value_parser = positive::<64>)]
+    pub(crate) emulator_blocks: Option<NonZeroUsize>,
+    /// With --gpu-emulator: the scheduler's seed [default: 1].
+    #[arg(long, value_name = "SEED", requires = "gpu_emulator")]
+    pub(crate) emulator_seed: Option<u64>,
+}
+
+impl GpuSource {
+    /// The GPU asked for: the emulator with --gpu-emulator, else device 0.
+    pub(crate) fn open(&self) -> Result<Gpu, GpuError> {
+        if !self.gpu_emulator {
+            return Gpu::open();
+        }
+        let defaults = EmulatorOptions::default();
+        Gpu::emulated(EmulatorOptions {
+            blocks: self
+                .emulator_blocks
+                .map_or(defaults.blocks, |b| b.get() as u32),
+            seed: self.emulator_seed.unwrap_or(defaults.seed),
+            ..defaults
+        })
     }
 }
 
@@ -831,6 +867,8 @@ pub(crate) struct RenderArgs {
     pub(crate) scene: SceneArgs,
     #[command(flatten)]
     pub(crate) run: RunArgs,
+    #[command(flatten)]
+    pub(crate) gpu_source: GpuSource,
     /// Also write every figure of the run as JSON.
     #[arg(long, value_name = "FILE.json")]
     pub(crate) stats: Option<PathBuf>,
@@ -1051,6 +1089,8 @@ pub(crate) struct ValidateArgs {
     /// compare with the same reference.
     #[arg(long)]
     pub(crate) hybrid: bool,
+    #[command(flatten)]
+    pub(crate) gpu_source: GpuSource,
     /// Print nothing; the exit code says whether all renders were identical.
     #[arg(short, long)]
     pub(crate) quiet: bool,

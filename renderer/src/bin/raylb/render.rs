@@ -16,7 +16,7 @@ use renderer::scene::Scene;
 use renderer::stats::{RenderReport, WorkMapReport};
 use renderer::workmap::work_map;
 
-use crate::cli::{DeviceName, RenderArgs};
+use crate::cli::{DeviceName, GpuSource, RenderArgs};
 use crate::outputs::{Outputs, image_format, png_only};
 use crate::progress::Progress;
 use crate::terminal::quiet_rank;
@@ -37,7 +37,7 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
         DeviceName::Cpu => Device::Cpu(cpu_options(args)?),
         DeviceName::Gpu => {
             let balancer = args.run.gpu_balancer()?;
-            let gpu = open_gpu()?;
+            let gpu = open_gpu(&args.gpu_source)?;
             let options = GpuOptions {
                 balancer,
                 tile: args.run.tile,
@@ -48,8 +48,10 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
         }
         DeviceName::Hybrid => {
             let balancer = args.run.hybrid_balancer()?;
-            let gpu =
-                Gpu::open().map_err(|e| anyhow!("--device hybrid needs an NVIDIA GPU: {e}"))?;
+            let gpu = args
+                .gpu_source
+                .open()
+                .map_err(|e| anyhow!("--device hybrid needs an NVIDIA GPU: {e}"))?;
             let options = HybridOptions {
                 balancer,
                 threads: args.run.hybrid_threads(),
@@ -238,9 +240,10 @@ enum Device {
     Hybrid(Box<Gpu>, HybridOptions),
 }
 
-/// Opens the GPU for `--device gpu`, saying which part is missing when it cannot.
-pub(crate) fn open_gpu() -> Result<Gpu> {
-    Gpu::open().map_err(|e| anyhow!("--device gpu: {e}"))
+/// Opens the GPU for `--device gpu` (or the emulator, with --gpu-emulator), saying which part
+/// is missing when it cannot.
+pub(crate) fn open_gpu(source: &GpuSource) -> Result<Gpu> {
+    source.open().map_err(|e| anyhow!("--device gpu: {e}"))
 }
 
 fn write_error(path: &Path, e: &std::io::Error) -> anyhow::Error {

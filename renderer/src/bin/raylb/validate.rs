@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Result, anyhow, bail};
 use balancers::{Balancer, BalancerKind};
 use renderer::accel::AccelKind;
-use renderer::gpu::{Gpu, GpuBalancer, GpuOptions, GpuTiles, render_gpu};
+use renderer::gpu::{GpuBalancer, GpuOptions, GpuTiles, render_gpu};
 use renderer::hybrid::{HybridOptions, render_hybrid};
 use renderer::output::{ExrPrecision, ImageFormat, StagedFiles, io_reason};
 use renderer::render::{Frame, FrameExtras, FrameMemory, RenderOptions, render};
@@ -27,10 +27,12 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     let plan = Plan::new(args)?;
     // A missing GPU is reported before any work.
     let gpu = match (args.gpu, args.hybrid) {
-        (true, _) => Some(Gpu::open().map_err(|e| anyhow!("--gpu: {e}"))?),
-        (false, true) => {
-            Some(Gpu::open().map_err(|e| anyhow!("--hybrid needs an NVIDIA GPU: {e}"))?)
-        }
+        (true, _) => Some(args.gpu_source.open().map_err(|e| anyhow!("--gpu: {e}"))?),
+        (false, true) => Some(
+            args.gpu_source
+                .open()
+                .map_err(|e| anyhow!("--hybrid needs an NVIDIA GPU: {e}"))?,
+        ),
         (false, false) => None,
     };
     // Warnings go to standard error, out of the JSON's way: only --quiet silences them.
@@ -120,10 +122,8 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
                     let device = GpuTiles::new(gpu, &scene, tile, false)
                         .map_err(|e| anyhow!("--hybrid: {e}"))?;
                     let frame = render_hybrid(&scene, &options, vec![device])?;
-                    let label = format!(
-                        "{name} hybrid {} threads={t} tile={tile}",
-                        options.balancer.name()
-                    );
+                    let label =
+                        format!("{name} {} threads={t} tile={tile}", options.balancer.name());
                     matrix.check(label, &frame)?;
                 }
             }

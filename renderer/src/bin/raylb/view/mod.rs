@@ -29,7 +29,7 @@ use renderer::scene::{Scene, Viewpoint};
 use renderer::stats::counted;
 use renderer::watch::FrameWatch;
 
-use crate::cli::{DeviceName, LayerName, ViewArgs};
+use crate::cli::{DeviceName, GpuSource, LayerName, ViewArgs};
 use crate::outputs::{Outputs, png_only};
 use crate::render::open_gpu;
 use crate::terminal::StdoutError;
@@ -65,13 +65,13 @@ pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
     scene_args.check_structure_options(&[scene_args.accel_kind()])?;
     ensure_display()?;
     let gpu = match args.run.device {
-        DeviceName::Gpu => Some(Arc::new(open_gpu()?)),
+        DeviceName::Gpu => Some(Arc::new(open_gpu(&args.gpu_source)?)),
         DeviceName::Hybrid => {
-            Some(Arc::new(Gpu::open().map_err(|e| {
+            Some(Arc::new(args.gpu_source.open().map_err(|e| {
                 anyhow!("--device hybrid needs an NVIDIA GPU: {e}")
             })?))
         }
-        DeviceName::Cpu => find_gpu(args.quiet),
+        DeviceName::Cpu => find_gpu(&args.gpu_source, args.quiet),
     };
     let scene = scene_args.load(&args.source, args.quiet)?;
     outputs.check_inputs(&scene.inputs)?;
@@ -132,10 +132,11 @@ fn display_name() -> String {
     std::env::var("DISPLAY").unwrap_or_default()
 }
 
-/// The GPU, if this machine has one; its balancers then join the lineup. A machine without
-/// a driver or device has none, silently; a GPU that fails to open is reported and left out.
-fn find_gpu(quiet: bool) -> Option<Arc<Gpu>> {
-    match Gpu::open() {
+/// The GPU, if this machine has one (or the emulator, with --gpu-emulator); its balancers
+/// then join the lineup. A machine without a driver or device has none, silently; a GPU that
+/// fails to open is reported and left out.
+fn find_gpu(source: &GpuSource, quiet: bool) -> Option<Arc<Gpu>> {
+    match source.open() {
         Ok(gpu) => {
             if !quiet {
                 errln!(
