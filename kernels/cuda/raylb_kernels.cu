@@ -11,6 +11,10 @@
 //     bottom, thieves take from the top.
 // Where a warp's next tile comes from is the balancer: `static` (interleaved share), `counter`
 // (a global atomic) or `stealing` (its own deque, then other warps' deques, random victims).
+// The kernel is written in stages, one device function each (rl_refill_lanes, rl_find_work
+// with rl_pop_own, rl_next_tile and rl_steal, rl_trace_step, rl_place_children,
+// rl_share_buffer, rl_flush_figures), over one deque type whose locking lives in its own
+// functions (rl_deque_*).
 //
 // `rl_block_per_tile` ("cuda-managed"): one block per tile, the hardware block scheduler as the
 // balancer; the rays a tile spawns stay inside its block, on a stack in global memory.
@@ -194,55 +198,211 @@ struct rl_warp_state {
     rl_u32 counter_end;
 };
 
-// Lane 0 only: makes the `count` tasks already written from `st.bot` on part of the warp's
-// deque `head`. Under stealing they are counted in `pending` first, before any thief can see
-// them, so that `pending` never reads 0 while they exist.
-__device__ __forceinline__ void rl_publish(const rl_work& w, rl_deque_head* head,
-                                           rl_warp_state& st, int count) {
+// ---------------------------------------------------------------------------------------------
+// A warp's deque: tasks in global memory, `items[top, bot)`, under a spin lock in its head. The
+// owner pushes and pops at the bottom, thieves take from the top; only lane 0 calls these, and
+// the warp broadcasts what they return. Every access to a deque's head is here: its locking
+// lives in these functions alone. The owner keeps its own copy of `bot` (`st.bot`).
+
+struct rl_deque {
+    rl_deque_head* head;
+    rl_task* items;
+};
+
+__device__ __forceinline__ rl_deque rl_deque_of(const rl_work& w, rl_u32 warp) {
+    rl_deque d;
+    d.head = w.heads + warp;
+    d.items = w.items + (rl_u64)warp * w.capacity;
+    return d;
+}
+
+// Owner: makes the `count` tasks already written from `st.bot` on part of the deque. Under
+// stealing they are counted in `pending` first, before any thief can see them, so that
+// `pending` never reads 0 while they exist.
+__device__ __forceinline__ void rl_deque_publish(const rl_work& w, const rl_deque& d,
+                                                 rl_warp_state& st, int count) {
     if (w.mode == RL_MODE_STEALING) {
         atomicAdd(w.pending, count);
     }
-    rl_lock(&head->lock);
+    rl_lock(&d.head->lock);
     st.bot += (rl_u32)count;
-    rl_store_volatile(&head->bot, st.bot);
-    rl_unlock(&head->lock);
+    rl_store_volatile(&d.head->bot, st.bot);
+    rl_unlock(&d.head->lock);
 }
 
-// Pushes the task `t` of lane 0 to the warp's own deque (lane 0 only). Used for the second half
-// of a split tile.
-__device__ void rl_push_one(const rl_work& w, rl_u32 warp, rl_warp_state& st, const rl_task& t) {
-    rl_deque_head* head = w.heads + warp;
-    rl_task* items = w.items + (rl_u64)warp * w.capacity;
+// Owner: pushes `t` (the second part of a split tile).
+__device__ __forceinline__ void rl_deque_push(const rl_work& w, const rl_deque& d,
+                                              rl_warp_state& st, const rl_task& t) {
     if (st.bot + 1 > w.capacity) {
         atomicOr(w.error, RL_ERROR_DEQUE_FULL);
         return;
     }
-    items[st.bot] = t;
-    rl_publish(w, head, st, 1);
+    d.items[st.bot] = t;
+    rl_deque_publish(w, d, st, 1);
 }
 
-// Makes `t` (a tile task) the warp's current tile; under stealing, a tile above RL_SPLIT_ABOVE
-// pixels first pushes halves of itself to the deque (as the CPU balancers' tiles do), so that
-// thieves can take parts of it.
-__device__ void rl_start_tile(const rl_work& w, rl_u32 samples, rl_u32 warp, rl_u32 lane,
+// Owner, after taking from the bottom down to `st.bot`: an emptied deque starts at the
+// beginning of its array again. Called under the lock.
+__device__ __forceinline__ void rl_deque_settle(const rl_deque& d, rl_warp_state& st,
+                                                rl_u32 top) {
+    if (st.bot == top) {
+        rl_store_volatile(&d.head->top, 0);
+        st.bot = 0;
+        st.tile_mark = 0xffffffffu;
+    }
+}
+
+// Owner: takes up to `most` ray tasks from the bottom, newest first, stopping at a tile. Returns
+// how many; they are `items[*first, *first + n)`. When fewer than `most` were there before a
+// tile, marks the tile (`st.tile_mark`): no use looking again until something is pushed.
+__device__ __forceinline__ int rl_deque_take_rays(const rl_deque& d, rl_warp_state& st, int most,
+                                                  rl_u32* first) {
+    rl_lock(&d.head->lock);
+    rl_u32 top = rl_load_volatile(&d.head->top);
+    rl_u32 n = st.bot - top;
+    int taken = 0;
+    while (taken < (int)n && taken < most &&
+           rl_queued_kind(&d.items[st.bot - 1 - taken]) != RL_KIND_TILE) {
+        taken += 1;
+    }
+    st.bot -= taken;
+    *first = st.bot;
+    if (st.bot != top && taken < most) {
+        st.tile_mark = st.bot;
+    }
+    rl_deque_settle(d, st, top);
+    rl_store_volatile(&d.head->bot, st.bot);
+    rl_unlock(&d.head->lock);
+    return taken;
+}
+
+// Owner: pops from the bottom a tile (one task, *tile set) or up to a warp's worth of ray tasks
+// (down to the next tile). Returns how many; they are `items[*first, *first + n)`.
+__device__ __forceinline__ int rl_deque_pop(const rl_deque& d, rl_warp_state& st, rl_u32* first,
+                                            int* tile) {
+    rl_lock(&d.head->lock);
+    rl_u32 top = rl_load_volatile(&d.head->top);
+    rl_u32 n = st.bot - top;
+    int taken = 0;
+    *tile = 0;
+    if (n > 0) {
+        if (rl_queued_kind(&d.items[st.bot - 1]) == RL_KIND_TILE) {
+            taken = 1;
+            *tile = 1;
+        } else {
+            while (taken < (int)n && taken < RL_WARP &&
+                   rl_queued_kind(&d.items[st.bot - 1 - taken]) != RL_KIND_TILE) {
+                taken += 1;
+            }
+        }
+    }
+    st.bot -= taken;
+    *first = st.bot;
+    rl_deque_settle(d, st, top);
+    rl_store_volatile(&d.head->bot, st.bot);
+    rl_unlock(&d.head->lock);
+    return taken;
+}
+
+// Owner, before spilling `spill` tasks past the end of the array: moves the live tasks to its
+// start. Sets the error bit when they still do not fit.
+__device__ __forceinline__ void rl_deque_compact(const rl_work& w, const rl_deque& d,
+                                                 rl_warp_state& st, int spill) {
+    rl_lock(&d.head->lock);
+    rl_u32 top = rl_load_volatile(&d.head->top);
+    for (rl_u32 k = top; k < st.bot; ++k) {
+        rl_copy_task(d.items + (k - top), d.items + k);
+    }
+    st.bot -= top;
+    st.tile_mark = 0xffffffffu;
+    rl_store_volatile(&d.head->top, 0);
+    rl_store_volatile(&d.head->bot, st.bot);
+    rl_unlock(&d.head->lock);
+    if (st.bot + (rl_u32)spill > w.capacity) {
+        atomicOr(w.error, RL_ERROR_DEQUE_FULL);
+    }
+}
+
+// Owner, its deque empty: makes `count` tasks just copied to the start of its array the deque.
+__device__ __forceinline__ void rl_deque_refill(const rl_deque& d, rl_warp_state& st, int count) {
+    rl_lock(&d.head->lock);
+    rl_store_volatile(&d.head->top, 0);
+    rl_store_volatile(&d.head->bot, (rl_u32)count);
+    rl_unlock(&d.head->lock);
+    st.bot = (rl_u32)count;
+    st.tile_mark = 0xffffffffu;
+}
+
+// Thief: one attempt on `victim`. A look without the lock first (most deques are empty near the
+// end, and a failed look costs the victim nothing), then one try for its lock. Returns how many
+// tasks to take from `items[*from]` (half of them, at most a warp's worth, or one), with the
+// lock held while *locked; the thief copies them, then calls rl_deque_steal_done.
+__device__ __forceinline__ int rl_deque_steal(const rl_work& w, const rl_deque& victim,
+                                              rl_u32* from, bool* locked) {
+    *locked = false;
+    bool looks_empty =
+        rl_load_volatile(&victim.head->bot) == rl_load_volatile(&victim.head->top);
+    if (looks_empty || !rl_try_lock(&victim.head->lock)) {
+        return 0;
+    }
+    *locked = true;
+    rl_u32 top = rl_load_volatile(&victim.head->top);
+    rl_u32 n = rl_load_volatile(&victim.head->bot) - top;
+    if (n == 0) {
+        return 0;
+    }
+    *from = top;
+    return w.steal_half ? (int)min((n + 1) / 2, (rl_u32)RL_STEAL_MAX) : 1;
+}
+
+// Thief: the `stolen` tasks from `from` are copied: they leave the victim, whose lock is
+// released.
+__device__ __forceinline__ void rl_deque_steal_done(const rl_deque& victim, rl_u32 from,
+                                                    int stolen) {
+    if (stolen > 0) {
+        rl_store_volatile(&victim.head->top, from + (rl_u32)stolen);
+    }
+    rl_unlock(&victim.head->lock);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tiles. A tile task carries its corners; a tile above RL_SPLIT_ABOVE pixels is cut, under
+// stealing, into the CPU's equal pieces of RL_PIECE × RL_PIECE pixels from its corner: the warp
+// halves it along its longer side at a piece boundary and pushes the far half, until what it
+// keeps is one piece, so that thieves can take any part of it. A pushed part is marked (depth 1)
+// to be cut down to pieces whatever its size.
+
+// Pieces of a part `[x0, x1) × [y0, y1)` of a tile across and down.
+__device__ __forceinline__ rl_u32 rl_pieces(rl_u32 lo, rl_u32 hi) {
+    return (hi - lo + RL_PIECE - 1) / RL_PIECE;
+}
+
+// Makes `t` (a tile task) the warp's current tile, after cutting it as above.
+__device__ void rl_start_tile(const rl_work& w, const rl_deque& d, rl_u32 samples, rl_u32 lane,
                               rl_warp_state& st, rl_task t) {
     const rl_u32 corner = (1u << RL_TILE_CORNER_BITS) - 1u;
     rl_u32 x0 = t.pixel & corner, y0 = t.pixel >> RL_TILE_CORNER_BITS;
     rl_u32 x1 = t.tile_end & corner, y1 = t.tile_end >> RL_TILE_CORNER_BITS;
-    if (w.mode == RL_MODE_STEALING) {
-        while ((x1 - x0) * (y1 - y0) > RL_SPLIT_ABOVE) {
-            rl_task second;
-            if (x1 - x0 >= y1 - y0) {
-                rl_u32 mid = x0 + (x1 - x0) / 2;
-                second = rl_tile_task(mid, y0, x1, y1);
+    bool cut = (t.depth_kind & RL_DEPTH_MASK) != 0 || (x1 - x0) * (y1 - y0) > RL_SPLIT_ABOVE;
+    if (w.mode == RL_MODE_STEALING && cut) {
+        for (;;) {
+            rl_u32 across = rl_pieces(x0, x1), down = rl_pieces(y0, y1);
+            if (across * down <= 1) {
+                break;
+            }
+            rl_task far_part;
+            if (across >= down) {
+                rl_u32 mid = x0 + across / 2 * RL_PIECE;
+                far_part = rl_tile_task(mid, y0, x1, y1);
                 x1 = mid;
             } else {
-                rl_u32 mid = y0 + (y1 - y0) / 2;
-                second = rl_tile_task(x0, mid, x1, y1);
+                rl_u32 mid = y0 + down / 2 * RL_PIECE;
+                far_part = rl_tile_task(x0, mid, x1, y1);
                 y1 = mid;
             }
+            far_part.depth_kind |= 1u;
             if (lane == 0) {
-                rl_push_one(w, warp, st, second);
+                rl_deque_push(w, d, st, far_part);
             }
             st.bot = __shfl_sync(RL_FULL_MASK, st.bot, 0);
         }
@@ -254,419 +414,444 @@ __device__ void rl_start_tile(const rl_work& w, rl_u32 samples, rl_u32 warp, rl_
     st.pixels = (x1 - x0) * (y1 - y0) * samples;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The persistent kernel, in stages: each warp loops refilling its idle lanes (rl_refill_lanes),
+// finding new work when the lanes run dry (rl_find_work: its own deque, then a tile, then
+// stealing), tracing one step (rl_trace_step) and placing the rays it spawned
+// (rl_place_children, rl_share_buffer), until no task is left anywhere; then it writes its
+// figures (rl_flush_figures).
+
+// One warp: who it is, its shared buffer and deque, its state and its figures. The state is
+// the same in every lane; the ray counts and `spawned` are each lane's own.
+struct rl_warp {
+    rl_u32 lane, index, below;  // lane, warp number, the mask of the lanes below this one
+    rl_task* buf;               // the shared buffer, RL_BUFFER tasks
+    rl_deque deque;
+    rl_warp_state st;
+    rl_task mine;  // the lane's task, when `has`
+    bool has;
+    rl_u32 rng;
+    rl_counts counts;
+    rl_u64 tiles, steps, active_lanes, spawned;
+    rl_u64 steal_attempts, steal_successes, tasks_stolen, peak;
+    long long busy, idle, mark;
+};
+
+// 1. Idle lanes take ray tasks from the top of the buffer, then from the bottom of the deque
+// (the newest first: depth-first, which bounds the deque), and only then camera rays of the
+// tile.
+__device__ __forceinline__ void rl_refill_lanes(const rl_scene& s, const rl_work& w,
+                                                rl_warp& me) {
+    rl_warp_state& st = me.st;
+    rl_u32 idle_lanes = __ballot_sync(RL_FULL_MASK, !me.has);
+    if (idle_lanes == 0) {
+        return;
+    }
+    int n_idle = __popc(idle_lanes);
+    int rank = __popc(idle_lanes & me.below);
+    int from_buf = min(n_idle, st.buf_count);
+    if (!me.has && rank < from_buf) {
+        me.mine = me.buf[st.buf_count - 1 - rank];
+        me.has = true;
+    }
+    st.buf_count -= from_buf;
+    int from_deque = 0;
+    if (n_idle > from_buf && st.bot > 0 && st.bot != st.tile_mark) {
+        rl_u32 first = 0;
+        if (me.lane == 0) {
+            from_deque = rl_deque_take_rays(me.deque, st, n_idle - from_buf, &first);
+        }
+        st.tile_mark = __shfl_sync(RL_FULL_MASK, st.tile_mark, 0);
+        from_deque = __shfl_sync(RL_FULL_MASK, from_deque, 0);
+        first = __shfl_sync(RL_FULL_MASK, first, 0);
+        st.bot = __shfl_sync(RL_FULL_MASK, st.bot, 0);
+        // [first, first + from_deque) lies below `bot`: no thief reads it, and only this warp
+        // writes there.
+        int k = rank - from_buf;
+        if (!me.has && k < from_deque) {
+            rl_copy_task(&me.mine, me.deque.items + first + (rl_u32)k);
+            me.has = true;
+        }
+        if (w.mode == RL_MODE_STEALING) {
+            st.held += from_deque;
+        }
+    }
+    int taken = from_buf + from_deque;
+    int from_tile = min(n_idle - taken, (int)(st.pixels - st.next));
+    if (!me.has && rank - taken < from_tile) {
+        rl_u32 p = st.next + (rl_u32)(rank - taken);
+        rl_u32 pixel = p / s.samples, width = st.x1 - st.x0;
+        me.mine =
+            rl_camera_task(s, st.x0 + pixel % width, st.y0 + pixel / width, p % s.samples);
+        me.has = true;
+    }
+    st.next += from_tile;
+    __syncwarp();
+}
+
+// 2a. Pops the warp's own deque: a tile becomes the current tile, ray tasks go to the buffer.
+// Whether it found anything.
+__device__ __forceinline__ bool rl_pop_own(const rl_scene& s, const rl_work& w, rl_warp& me) {
+    rl_warp_state& st = me.st;
+    int take = 0, tile = 0;
+    rl_u32 first = 0;
+    if (me.lane == 0 && st.bot > 0) {
+        take = rl_deque_pop(me.deque, st, &first, &tile);
+    }
+    take = __shfl_sync(RL_FULL_MASK, take, 0);
+    tile = __shfl_sync(RL_FULL_MASK, tile, 0);
+    first = __shfl_sync(RL_FULL_MASK, first, 0);
+    st.bot = __shfl_sync(RL_FULL_MASK, st.bot, 0);
+    st.tile_mark = __shfl_sync(RL_FULL_MASK, st.tile_mark, 0);
+    if (take == 0) {
+        return false;
+    }
+    st.tile_mark = 0xffffffffu;
+    // The tasks taken are [first, first + take): no thief reads below `bot`, and only this
+    // warp writes there, so they are copied after the unlock.
+    if (w.mode == RL_MODE_STEALING) {
+        st.held += take;
+    }
+    if (tile) {
+        rl_task t;
+        rl_copy_task(&t, me.deque.items + first);
+        // Every lane has read the tile before lane 0 pushes parts of it over the same slot.
+        __syncwarp();
+        me.tiles += 1;
+        rl_start_tile(w, me.deque, s.samples, me.lane, st, t);
+        me.peak = max(me.peak, (rl_u64)st.bot);
+    } else {
+        if ((int)me.lane < take) {
+            rl_copy_task(me.buf + me.lane, me.deque.items + first + me.lane);
+        }
+        st.buf_count = take;
+        __syncwarp();
+    }
+    return true;
+}
+
+// 2b. static and counter: the warp's next tile, if any is left. Whether it found one.
+__device__ __forceinline__ bool rl_next_tile(const rl_scene& s, const rl_work& w, rl_warp& me) {
+    rl_warp_state& st = me.st;
+    rl_u32 number;
+    if (w.mode == RL_MODE_STATIC) {
+        if (st.static_next >= w.tile_count) {
+            return false;
+        }
+        number = st.static_next;
+        st.static_next += w.warps;
+    } else {
+        if (st.counter_next == st.counter_end) {
+            rl_u32 base = 0;
+            if (me.lane == 0) {
+                base = atomicAdd(w.tile_counter, w.chunk);
+            }
+            base = __shfl_sync(RL_FULL_MASK, base, 0);
+            st.counter_next = min(base, w.tile_count);
+            st.counter_end = min(base + w.chunk, w.tile_count);
+        }
+        if (st.counter_next >= st.counter_end) {
+            return false;
+        }
+        number = st.counter_next;
+        st.counter_next += 1;
+    }
+    rl_u32 x0, y0, x1, y1;
+    rl_tile_of(s, w.tile_edge, w.tiles_x, w.tiles, number, &x0, &y0, &x1, &y1);
+    me.tiles += 1;
+    rl_start_tile(w, me.deque, s.samples, me.lane, st, rl_tile_task(x0, y0, x1, y1));
+    return true;
+}
+
+// 2c. stealing: one attempt on a random victim; what it takes is copied into the warp's own
+// (empty) deque. Whether it took anything.
+__device__ __forceinline__ bool rl_steal(const rl_work& w, rl_warp& me) {
+    rl_warp_state& st = me.st;
+    // What this warp took from deques is finished: release it from `pending` before looking
+    // elsewhere.
+    if (st.held > 0) {
+        if (me.lane == 0) {
+            atomicSub(w.pending, st.held);
+        }
+        st.held = 0;
+    }
+    int stolen = 0;
+    rl_u32 victim = 0, from = 0;
+    bool locked = false;
+    if (me.lane == 0 && w.warps > 1) {
+        me.steal_attempts += 1;
+        victim = rl_xorshift(&me.rng) % (w.warps - 1);
+        victim += victim >= me.index ? 1 : 0;
+        stolen = rl_deque_steal(w, rl_deque_of(w, victim), &from, &locked);
+    }
+    stolen = __shfl_sync(RL_FULL_MASK, stolen, 0);
+    victim = __shfl_sync(RL_FULL_MASK, victim, 0);
+    from = __shfl_sync(RL_FULL_MASK, from, 0);
+    // Orders the lanes' reads of the victim's tasks after lane 0's lock (a shuffle alone
+    // orders no memory).
+    __syncwarp();
+    rl_deque theirs = rl_deque_of(w, victim);
+    if (stolen > 0) {
+        // Copied while the victim's lock is held: the victim may reset and overwrite its array
+        // once it is released.
+        if ((int)me.lane < stolen) {
+            rl_copy_task(me.deque.items + me.lane, theirs.items + from + me.lane);
+        }
+        __threadfence();
+        __syncwarp();
+    }
+    if (me.lane == 0 && locked) {
+        rl_deque_steal_done(theirs, from, stolen);
+    }
+    if (stolen == 0) {
+        return false;
+    }
+    // Moved from one deque to another: `pending` is unchanged.
+    if (me.lane == 0) {
+        rl_deque_refill(me.deque, st, stolen);
+        me.steal_successes += 1;
+        me.tasks_stolen += stolen;
+    }
+    st.bot = (rl_u32)stolen;
+    st.tile_mark = 0xffffffffu;
+    me.peak = max(me.peak, (rl_u64)st.bot);
+    return true;
+}
+
+// Under stealing: whether no task is left anywhere (the warp is then done).
+__device__ __forceinline__ bool rl_all_done(const rl_work& w, const rl_warp& me) {
+    int left = 1;
+    if (me.lane == 0) {
+        left = (int)rl_load_volatile((const rl_u32*)w.pending);
+    }
+    left = __shfl_sync(RL_FULL_MASK, left, 0);
+    return left == 0;
+}
+
+// What rl_find_work found.
+#define RL_FOUND 0    // new work: hand it to the idle lanes first
+#define RL_NOTHING 1  // nothing now, while some lanes still work: trace their step
+#define RL_DONE 2     // nothing left for this warp
+
+// 2. Lanes are idle and nothing is left in the buffer or the tile: the warp's own deque; then,
+// when the whole warp is idle, a new tile (static, counter) or stealing, until work turns up or
+// none is left. Counts the idle time of a wholly idle warp.
+__device__ __forceinline__ int rl_find_work(const rl_scene& s, const rl_work& w, rl_warp& me,
+                                            bool was_idle) {
+    if (was_idle) {
+        long long now = clock64();
+        me.busy += now - me.mark;
+        me.mark = now;
+    }
+    bool got = false;
+    for (;;) {
+        if (rl_pop_own(s, w, me)) {
+            got = true;
+            break;
+        }
+        if (!was_idle) {
+            break;  // some lanes still work: come back after their step
+        }
+        if (w.mode != RL_MODE_STEALING) {
+            got = rl_next_tile(s, w, me);
+            break;
+        }
+        if (rl_steal(w, me)) {
+            continue;  // pop it
+        }
+        if (rl_all_done(w, me)) {
+            break;
+        }
+        if (me.lane == 0) {
+            __nanosleep(64);
+        }
+        __syncwarp();
+    }
+    if (was_idle) {
+        long long now = clock64();
+        me.idle += now - me.mark;
+        me.mark = now;
+        if (!got) {
+            return RL_DONE;
+        }
+    }
+    return got ? RL_FOUND : RL_NOTHING;
+}
+
+// 3. One step: every lane with a task traces it. Returns the lane's children's count.
+template <int STRUCTURE>
+__device__ __forceinline__ int rl_trace_step(const rl_scene& s, const rl_film& film, rl_warp& me,
+                                             rl_task kids[2]) {
+    rl_u32 active = __ballot_sync(RL_FULL_MASK, me.has);
+    me.steps += 1;
+    me.active_lanes += __popc(active);
+    int n_kids = 0;
+    if (me.has) {
+        n_kids = rl_trace<STRUCTURE>(s, me.mine, film, &me.counts, kids);
+        RL_PROGRESS();
+        me.has = false;
+    }
+    return n_kids;
+}
+
+// 4. The step's children to the buffer, what does not fit to the deque. Whether the step
+// spawned children and all of them went to the buffer.
+__device__ __forceinline__ bool rl_place_children(const rl_work& w, rl_warp& me,
+                                                  const rl_task kids[2], int n_kids) {
+    rl_warp_state& st = me.st;
+    int total = 0;
+    int offset = rl_warp_scan(n_kids, me.lane, &total);
+    if (total == 0) {
+        return false;
+    }
+    me.spawned += n_kids;
+    int space = RL_BUFFER - st.buf_count;
+    int to_buf = min(total, space);
+    int spill = total - to_buf;
+    if (spill > 0 && me.lane == 0 && st.bot + (rl_u32)spill > w.capacity) {
+        rl_deque_compact(w, me.deque, st, spill);
+    }
+    st.bot = __shfl_sync(RL_FULL_MASK, st.bot, 0);
+    st.tile_mark = __shfl_sync(RL_FULL_MASK, st.tile_mark, 0);
+    if (spill > 0) {
+        // The lanes below write where lane 0's compaction may just have read: a shuffle orders
+        // no memory, a __syncwarp does.
+        __syncwarp();
+    }
+    bool fits = st.bot + (rl_u32)spill <= w.capacity;
+    for (int j = 0; j < n_kids; ++j) {
+        int slot = offset + j;
+        if (slot < space) {
+            me.buf[st.buf_count + slot] = kids[j];
+        } else if (fits) {
+            me.deque.items[st.bot + (slot - space)] = kids[j];
+        }
+    }
+    st.buf_count += to_buf;
+    if (spill > 0 && fits) {
+        __threadfence();
+        __syncwarp();
+        if (me.lane == 0) {
+            rl_deque_publish(w, me.deque, st, spill);
+        }
+        st.bot = __shfl_sync(RL_FULL_MASK, st.bot, 0);
+        me.peak = max(me.peak, (rl_u64)st.bot);
+    }
+    __syncwarp();
+    return spill == 0;
+}
+
+// 5. Under stealing, the buffer keeps one step's worth of tasks; the older ones go to the
+// deque, where idle warps can take them. (Tasks in the shared buffer are out of other warps'
+// reach: kept there, a tile's whole ray tree would stay on one warp.)
+__device__ __forceinline__ void rl_share_buffer(const rl_work& w, rl_warp& me) {
+    rl_warp_state& st = me.st;
+    if (w.mode != RL_MODE_STEALING || st.buf_count <= RL_WARP ||
+        st.bot + (rl_u32)(st.buf_count - RL_WARP) > w.capacity) {
+        return;
+    }
+    int m = st.buf_count - RL_WARP;
+    if ((int)me.lane < m) {
+        me.deque.items[st.bot + me.lane] = me.buf[me.lane];
+    }
+    rl_task keep = me.buf[m + (int)me.lane];
+    __threadfence();
+    __syncwarp();
+    me.buf[me.lane] = keep;
+    st.buf_count = RL_WARP;
+    if (me.lane == 0) {
+        rl_deque_publish(w, me.deque, st, m);
+    }
+    st.bot = __shfl_sync(RL_FULL_MASK, st.bot, 0);
+    me.peak = max(me.peak, (rl_u64)st.bot);
+    __syncwarp();
+}
+
+// 6. The warp's figures to its slots: ray counts summed over the lanes, the rest kept by every
+// lane alike.
+__device__ __forceinline__ void rl_flush_figures(const rl_work& w, rl_warp& me) {
+    rl_u64 c[4] = {me.counts.camera, me.counts.shadow, me.counts.reflection,
+                   me.counts.refraction};
+    for (int k = 0; k < 4; ++k) {
+        for (int d = 16; d > 0; d >>= 1) {
+            c[k] += __shfl_down_sync(RL_FULL_MASK, c[k], d);
+        }
+    }
+    rl_u64 spawned = me.spawned;
+    for (int d = 16; d > 0; d >>= 1) {
+        spawned += __shfl_down_sync(RL_FULL_MASK, spawned, d);
+    }
+    if (me.lane == 0) {
+        rl_u64* out = w.stats + (rl_u64)me.index * RL_STAT_SLOTS;
+        out[RL_ST_TILES] = me.tiles;
+        out[RL_ST_CAMERA] = c[0];
+        out[RL_ST_SHADOW] = c[1];
+        out[RL_ST_REFLECTION] = c[2];
+        out[RL_ST_REFRACTION] = c[3];
+        out[RL_ST_STEPS] = me.steps;
+        out[RL_ST_ACTIVE_LANES] = me.active_lanes;
+        out[RL_ST_STEAL_ATTEMPTS] = me.steal_attempts;
+        out[RL_ST_STEAL_SUCCESSES] = me.steal_successes;
+        out[RL_ST_TASKS_STOLEN] = me.tasks_stolen;
+        out[RL_ST_BUSY_CYCLES] = (rl_u64)me.busy;
+        out[RL_ST_IDLE_CYCLES] = (rl_u64)me.idle;
+        out[RL_ST_PEAK_QUEUED] = me.peak;
+        out[RL_ST_SPAWNED] = spawned;
+    }
+}
+
 // The persistent kernel's body, for a scene traced through STRUCTURE (entry points below).
 template <int STRUCTURE>
 __device__ __forceinline__ void rl_persistent_body(const rl_scene& s, const rl_film& film,
                                                    const rl_work& w) {
     // 16-byte aligned: tasks are copied in with 16-byte stores.
     RL_SHARED(16, rl_task, buffers, [RL_WARPS_PER_BLOCK][RL_BUFFER]);
-    const rl_u32 lane = threadIdx.x & (RL_WARP - 1);
-    const rl_u32 warp = blockIdx.x * RL_WARPS_PER_BLOCK + (threadIdx.x / RL_WARP);
-    if (warp >= w.warps) {
+    rl_warp me;
+    me.lane = threadIdx.x & (RL_WARP - 1);
+    me.index = blockIdx.x * RL_WARPS_PER_BLOCK + (threadIdx.x / RL_WARP);
+    if (me.index >= w.warps) {
         return;
     }
-    rl_task* buf = buffers[threadIdx.x / RL_WARP];
-    rl_deque_head* head = w.heads + warp;
-    rl_task* items = w.items + (rl_u64)warp * w.capacity;
-    const rl_u32 below = (1u << lane) - 1u;
-
-    rl_warp_state st;
+    me.below = (1u << me.lane) - 1u;
+    me.buf = buffers[threadIdx.x / RL_WARP];
+    me.deque = rl_deque_of(w, me.index);
+    rl_warp_state& st = me.st;
     st.buf_count = 0;
     st.x0 = st.y0 = st.x1 = 0;
     st.next = st.pixels = 0;
-    st.bot = w.mode == RL_MODE_STEALING ? rl_load_volatile(&head->bot) : 0;
+    st.bot = w.mode == RL_MODE_STEALING ? rl_load_volatile(&me.deque.head->bot) : 0;
     st.held = 0;
     st.tile_mark = 0xffffffffu;
-    st.static_next = warp;
+    st.static_next = me.index;
     st.counter_next = st.counter_end = 0;
-
-    rl_counts counts = {0, 0, 0, 0};
-    rl_u64 tiles = 0, steps = 0, active_lanes = 0, spawned = 0;
-    rl_u64 steal_attempts = 0, steal_successes = 0, tasks_stolen = 0, peak = st.bot;
-    rl_u32 rng = (w.seed ^ (warp * 0x9E3779B9u)) | 1u;
-    long long busy = 0, idle = 0;
-    long long mark = clock64();
-    bool has = false;
-    rl_task mine;
+    me.has = false;
+    me.rng = (w.seed ^ (me.index * 0x9E3779B9u)) | 1u;
+    me.counts = rl_counts{0, 0, 0, 0};
+    me.tiles = me.steps = me.active_lanes = me.spawned = 0;
+    me.steal_attempts = me.steal_successes = me.tasks_stolen = 0;
+    me.peak = st.bot;
+    me.busy = me.idle = 0;
+    me.mark = clock64();
 
     for (;;) {
-        // 1. Idle lanes take ray tasks from the top of the buffer, then from the bottom of the
-        // deque (the newest first: depth-first, which bounds the deque), and only then camera
-        // rays of the tile.
-        rl_u32 idle_lanes = __ballot_sync(RL_FULL_MASK, !has);
-        if (idle_lanes != 0) {
-            int n_idle = __popc(idle_lanes);
-            int rank = __popc(idle_lanes & below);
-            int from_buf = min(n_idle, st.buf_count);
-            if (!has && rank < from_buf) {
-                mine = buf[st.buf_count - 1 - rank];
-                has = true;
-            }
-            st.buf_count -= from_buf;
-            int from_deque = 0;
-            if (n_idle > from_buf && st.bot > 0 && st.bot != st.tile_mark) {
-                rl_u32 first = 0;
-                if (lane == 0) {
-                    rl_lock(&head->lock);
-                    rl_u32 top = rl_load_volatile(&head->top);
-                    rl_u32 n = st.bot - top;
-                    while (from_deque < (int)n && from_deque < n_idle - from_buf &&
-                           rl_queued_kind(&items[st.bot - 1 - from_deque]) != RL_KIND_TILE) {
-                        from_deque += 1;
-                    }
-                    st.bot -= from_deque;
-                    first = st.bot;
-                    if (st.bot == top) {
-                        rl_store_volatile(&head->top, 0);
-                        st.bot = 0;
-                        st.tile_mark = 0xffffffffu;
-                    } else if (from_deque < n_idle - from_buf) {
-                        // A tile is next: no use looking again until something is pushed.
-                        st.tile_mark = st.bot;
-                    }
-                    rl_store_volatile(&head->bot, st.bot);
-                    rl_unlock(&head->lock);
-                }
-                st.tile_mark = __shfl_sync(RL_FULL_MASK, st.tile_mark, 0);
-                from_deque = __shfl_sync(RL_FULL_MASK, from_deque, 0);
-                first = __shfl_sync(RL_FULL_MASK, first, 0);
-                st.bot = __shfl_sync(RL_FULL_MASK, st.bot, 0);
-                // [first, first + from_deque) lies below `bot`: no thief reads it, and only
-                // this warp writes there.
-                int k = rank - from_buf;
-                if (!has && k < from_deque) {
-                    rl_copy_task(&mine, items + first + (rl_u32)k);
-                    has = true;
-                }
-                if (w.mode == RL_MODE_STEALING) {
-                    st.held += from_deque;
-                }
-            }
-            int taken = from_buf + from_deque;
-            int from_tile = min(n_idle - taken, (int)(st.pixels - st.next));
-            if (!has && rank - taken < from_tile) {
-                rl_u32 p = st.next + (rl_u32)(rank - taken);
-                rl_u32 pixel = p / s.samples, width = st.x1 - st.x0;
-                mine = rl_camera_task(s, st.x0 + pixel % width, st.y0 + pixel / width,
-                                      p % s.samples);
-                has = true;
-            }
-            st.next += from_tile;
-            __syncwarp();
-        }
-        rl_u32 active = __ballot_sync(RL_FULL_MASK, has);
+        rl_refill_lanes(s, w, me);
+        rl_u32 active = __ballot_sync(RL_FULL_MASK, me.has);
         if (active != RL_FULL_MASK && st.buf_count == 0 && st.next == st.pixels) {
-            // 2. Lanes are idle and nothing is left in the buffer or the tile: the deque.
-            bool was_idle = active == 0;
-            long long now = 0;
-            if (was_idle) {
-                now = clock64();
-                busy += now - mark;
-                mark = now;
+            int found = rl_find_work(s, w, me, active == 0);
+            if (found == RL_DONE) {
+                break;
             }
-            int got = 0;
-            for (;;) {
-                rl_deque_head* h = head;
-                int take = 0, tile = 0;
-                rl_u32 first = 0;
-                if (lane == 0 && st.bot > 0) {
-                    rl_lock(&h->lock);
-                    rl_u32 top = rl_load_volatile(&h->top);
-                    rl_u32 n = st.bot - top;
-                    if (n > 0) {
-                        if (rl_queued_kind(&items[st.bot - 1]) == RL_KIND_TILE) {
-                            take = 1;
-                            tile = 1;
-                        } else {
-                            while (take < (int)n && take < RL_WARP &&
-                                   rl_queued_kind(&items[st.bot - 1 - take]) != RL_KIND_TILE) {
-                                take += 1;
-                            }
-                        }
-                    }
-                    st.bot -= take;
-                    first = st.bot;
-                    if (st.bot == top) {
-                        // Empty: the next push starts at the beginning of the array again.
-                        rl_store_volatile(&h->top, 0);
-                        st.bot = 0;
-                        st.tile_mark = 0xffffffffu;
-                    }
-                    rl_store_volatile(&h->bot, st.bot);
-                    rl_unlock(&h->lock);
-                }
-                take = __shfl_sync(RL_FULL_MASK, take, 0);
-                tile = __shfl_sync(RL_FULL_MASK, tile, 0);
-                first = __shfl_sync(RL_FULL_MASK, first, 0);
-                st.bot = __shfl_sync(RL_FULL_MASK, st.bot, 0);
-                st.tile_mark = __shfl_sync(RL_FULL_MASK, st.tile_mark, 0);
-                if (take > 0) {
-                    st.tile_mark = 0xffffffffu;
-                    // The tasks taken are [first, first + take): no thief reads below `bot`,
-                    // and only this warp writes there, so they are copied after the unlock.
-                    if (w.mode == RL_MODE_STEALING) {
-                        st.held += take;
-                    }
-                    if (tile) {
-                        rl_task t;
-                        rl_copy_task(&t, items + first);
-                        // Every lane has read the tile before lane 0 pushes halves of it
-                        // over the same slot.
-                        __syncwarp();
-                        tiles += 1;
-                        rl_start_tile(w, s.samples, warp, lane, st, t);
-                        peak = max(peak, (rl_u64)st.bot);
-                    } else {
-                        if ((int)lane < take) {
-                            rl_copy_task(buf + lane, items + first + lane);
-                        }
-                        st.buf_count = take;
-                        __syncwarp();
-                    }
-                    got = 1;
-                    break;
-                }
-                if (!was_idle) {
-                    break;  // some lanes still work: come back after their step
-                }
-                // 3. The warp is idle with an empty deque: a new tile, or stealing.
-                if (w.mode == RL_MODE_STATIC) {
-                    if (st.static_next < w.tile_count) {
-                        rl_u32 x0, y0, x1, y1;
-                        rl_tile_of(s, w.tile_edge, w.tiles_x, w.tiles, st.static_next, &x0, &y0, &x1,
-                                   &y1);
-                        st.static_next += w.warps;
-                        tiles += 1;
-                        rl_start_tile(w, s.samples, warp, lane, st, rl_tile_task(x0, y0, x1, y1));
-                        got = 1;
-                    }
-                    break;
-                }
-                if (w.mode == RL_MODE_COUNTER) {
-                    if (st.counter_next == st.counter_end) {
-                        rl_u32 base = 0;
-                        if (lane == 0) {
-                            base = atomicAdd(w.tile_counter, w.chunk);
-                        }
-                        base = __shfl_sync(RL_FULL_MASK, base, 0);
-                        st.counter_next = min(base, w.tile_count);
-                        st.counter_end = min(base + w.chunk, w.tile_count);
-                    }
-                    if (st.counter_next < st.counter_end) {
-                        rl_u32 x0, y0, x1, y1;
-                        rl_tile_of(s, w.tile_edge, w.tiles_x, w.tiles, st.counter_next, &x0, &y0, &x1,
-                                   &y1);
-                        st.counter_next += 1;
-                        tiles += 1;
-                        rl_start_tile(w, s.samples, warp, lane, st, rl_tile_task(x0, y0, x1, y1));
-                        got = 1;
-                    }
-                    break;
-                }
-                // Stealing. What this warp took from deques is finished: release it from
-                // `pending` before looking elsewhere.
-                if (st.held > 0) {
-                    if (lane == 0) {
-                        atomicSub(w.pending, st.held);
-                    }
-                    st.held = 0;
-                }
-                int stolen = 0;
-                rl_u32 victim = 0, from = 0;
-                bool locked = false;
-                if (lane == 0 && w.warps > 1) {
-                    steal_attempts += 1;
-                    victim = rl_xorshift(&rng) % (w.warps - 1);
-                    victim += victim >= warp ? 1 : 0;
-                    rl_deque_head* vh = w.heads + victim;
-                    // A look without the lock first: most deques are empty near the end,
-                    // and a failed look costs the victim nothing.
-                    bool looks_empty =
-                        rl_load_volatile(&vh->bot) == rl_load_volatile(&vh->top);
-                    if (!looks_empty && rl_try_lock(&vh->lock)) {
-                        locked = true;
-                        rl_u32 top = rl_load_volatile(&vh->top);
-                        rl_u32 n = rl_load_volatile(&vh->bot) - top;
-                        if (n > 0) {
-                            stolen = w.steal_half ? (int)min((n + 1) / 2, (rl_u32)RL_STEAL_MAX) : 1;
-                            from = top;
-                        }
-                    }
-                }
-                stolen = __shfl_sync(RL_FULL_MASK, stolen, 0);
-                victim = __shfl_sync(RL_FULL_MASK, victim, 0);
-                from = __shfl_sync(RL_FULL_MASK, from, 0);
-                // Orders the lanes' reads of the victim's tasks after lane 0's lock (a shuffle
-                // alone orders no memory).
-                __syncwarp();
-                if (stolen > 0) {
-                    // Copied into this warp's own (empty) deque while the victim's lock is
-                    // held: the victim may reset and overwrite its array once it is released.
-                    const rl_task* vitems = w.items + (rl_u64)victim * w.capacity;
-                    if ((int)lane < stolen) {
-                        rl_copy_task(items + lane, vitems + from + lane);
-                    }
-                    __threadfence();
-                    __syncwarp();
-                }
-                if (lane == 0 && locked) {
-                    rl_deque_head* vh = w.heads + victim;
-                    if (stolen > 0) {
-                        rl_store_volatile(&vh->top, from + (rl_u32)stolen);
-                    }
-                    rl_unlock(&vh->lock);
-                }
-                if (stolen > 0) {
-                    // Moved from one deque to another: `pending` is unchanged.
-                    if (lane == 0) {
-                        rl_lock(&head->lock);
-                        rl_store_volatile(&head->top, 0);
-                        rl_store_volatile(&head->bot, (rl_u32)stolen);
-                        rl_unlock(&head->lock);
-                        steal_successes += 1;
-                        tasks_stolen += stolen;
-                    }
-                    st.bot = (rl_u32)stolen;
-                    st.tile_mark = 0xffffffffu;
-                    peak = max(peak, (rl_u64)st.bot);
-                    continue;  // pop it
-                }
-                // Nothing stolen: finished once no task is left anywhere.
-                int left = 1;
-                if (lane == 0) {
-                    left = (int)rl_load_volatile((const rl_u32*)w.pending);
-                }
-                left = __shfl_sync(RL_FULL_MASK, left, 0);
-                if (left == 0) {
-                    break;
-                }
-                if (lane == 0) {
-                    __nanosleep(64);
-                }
-                __syncwarp();
-            }
-            if (was_idle) {
-                now = clock64();
-                idle += now - mark;
-                mark = now;
-                if (!got) {
-                    break;  // nothing left for this warp: done
-                }
-            }
-            if (got) {
-                continue;  // hand the new work to the idle lanes first
+            if (found == RL_FOUND) {
+                continue;
             }
         }
-
-        // 4. One step: every lane with a task traces it.
-        active = __ballot_sync(RL_FULL_MASK, has);
-        steps += 1;
-        active_lanes += __popc(active);
         rl_task kids[2];
-        int n_kids = 0;
-        if (has) {
-            n_kids = rl_trace<STRUCTURE>(s, mine, film, &counts, kids);
-            RL_PROGRESS();
-            has = false;
-        }
-        // 5. Children to the buffer, what does not fit to the deque.
-        int total = 0;
-        int offset = rl_warp_scan(n_kids, lane, &total);
-        if (total == 0) {
-            continue;
-        }
-        spawned += n_kids;
-        int space = RL_BUFFER - st.buf_count;
-        int to_buf = min(total, space);
-        int spill = total - to_buf;
-        if (spill > 0 && lane == 0 && st.bot + (rl_u32)spill > w.capacity) {
-            // Compact: move the live tasks to the start of the array.
-            rl_lock(&head->lock);
-            rl_u32 top = rl_load_volatile(&head->top);
-            for (rl_u32 k = top; k < st.bot; ++k) {
-                rl_copy_task(items + (k - top), items + k);
-            }
-            st.bot -= top;
-            st.tile_mark = 0xffffffffu;
-            rl_store_volatile(&head->top, 0);
-            rl_store_volatile(&head->bot, st.bot);
-            rl_unlock(&head->lock);
-            if (st.bot + (rl_u32)spill > w.capacity) {
-                atomicOr(w.error, RL_ERROR_DEQUE_FULL);
-            }
-        }
-        st.bot = __shfl_sync(RL_FULL_MASK, st.bot, 0);
-        st.tile_mark = __shfl_sync(RL_FULL_MASK, st.tile_mark, 0);
-        bool fits = st.bot + (rl_u32)spill <= w.capacity;
-        for (int j = 0; j < n_kids; ++j) {
-            int slot = offset + j;
-            if (slot < space) {
-                buf[st.buf_count + slot] = kids[j];
-            } else if (fits) {
-                items[st.bot + (slot - space)] = kids[j];
-            }
-        }
-        st.buf_count += to_buf;
-        if (spill > 0 && fits) {
-            __threadfence();
-            __syncwarp();
-            if (lane == 0) {
-                rl_publish(w, head, st, spill);
-            }
-            st.bot = __shfl_sync(RL_FULL_MASK, st.bot, 0);
-            peak = max(peak, (rl_u64)st.bot);
-        }
-        __syncwarp();
-        // 6. Under stealing, the buffer keeps one step's worth of tasks; the older ones go to
-        // the deque, where idle warps can take them. (Tasks in the shared buffer are out of
-        // other warps' reach: kept there, a tile's whole ray tree would stay on one warp.)
-        if (w.mode == RL_MODE_STEALING && spill == 0 && st.buf_count > RL_WARP &&
-            st.bot + (rl_u32)(st.buf_count - RL_WARP) <= w.capacity) {
-            int m = st.buf_count - RL_WARP;
-            if ((int)lane < m) {
-                items[st.bot + lane] = buf[lane];
-            }
-            rl_task keep = buf[m + (int)lane];
-            __threadfence();
-            __syncwarp();
-            buf[lane] = keep;
-            st.buf_count = RL_WARP;
-            if (lane == 0) {
-                rl_publish(w, head, st, m);
-            }
-            st.bot = __shfl_sync(RL_FULL_MASK, st.bot, 0);
-            peak = max(peak, (rl_u64)st.bot);
-            __syncwarp();
+        int n_kids = rl_trace_step<STRUCTURE>(s, film, me, kids);
+        if (rl_place_children(w, me, kids, n_kids)) {
+            rl_share_buffer(w, me);
         }
     }
-
-    // Flush the figures: ray counts summed over the lanes, the rest kept by every lane alike.
-    rl_u64 c[4] = {counts.camera, counts.shadow, counts.reflection, counts.refraction};
-    for (int k = 0; k < 4; ++k) {
-        for (int d = 16; d > 0; d >>= 1) {
-            c[k] += __shfl_down_sync(RL_FULL_MASK, c[k], d);
-        }
-    }
-    for (int d = 16; d > 0; d >>= 1) {
-        spawned += __shfl_down_sync(RL_FULL_MASK, spawned, d);
-    }
-    if (lane == 0) {
-        rl_u64* out = w.stats + (rl_u64)warp * RL_STAT_SLOTS;
-        out[RL_ST_TILES] = tiles;
-        out[RL_ST_CAMERA] = c[0];
-        out[RL_ST_SHADOW] = c[1];
-        out[RL_ST_REFLECTION] = c[2];
-        out[RL_ST_REFRACTION] = c[3];
-        out[RL_ST_STEPS] = steps;
-        out[RL_ST_ACTIVE_LANES] = active_lanes;
-        out[RL_ST_STEAL_ATTEMPTS] = steal_attempts;
-        out[RL_ST_STEAL_SUCCESSES] = steal_successes;
-        out[RL_ST_TASKS_STOLEN] = tasks_stolen;
-        out[RL_ST_BUSY_CYCLES] = (rl_u64)busy;
-        out[RL_ST_IDLE_CYCLES] = (rl_u64)idle;
-        out[RL_ST_PEAK_QUEUED] = peak;
-        out[RL_ST_SPAWNED] = spawned;
-    }
+    rl_flush_figures(w, me);
 }
 
 // The persistent kernel for scenes in the octree, and for scenes in the wide BVH.

@@ -159,7 +159,7 @@ pub struct FrameRequest {
 /// ran in one resident slot.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WarpStats {
-    /// Tiles started (initial and split halves).
+    /// Tiles started (initial ones and the parts large ones are cut into).
     pub tiles: u64,
     /// Camera rays traced.
     pub camera: u64,
@@ -475,7 +475,8 @@ impl Gpu {
         let resident = self.resident_warps()?;
         let warps = request.max_warps.map_or(resident, |m| m.clamp(1, resident));
         let blocks = warps.div_ceil(WARPS_PER_BLOCK);
-        // A warp's deque holds its share of tiles, the halves a large tile splits into, and
+        // A warp's deque holds its share of tiles, the parts a large tile is halved into on
+        // its way to pieces (at most one per halving of each side), and
         // what overflows the buffer: depth-first, at most a buffer's worth per generation of
         // rays.
         let share = frame.tile_count.div_ceil(warps);
