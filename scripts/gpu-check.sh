@@ -17,6 +17,8 @@
 # found, profiles one persistent-kernel frame of treasure at 2048² (NCU=0 leaves it out).
 #
 # SECTIONS (default gpu,hybrid,cores) picks the parts to run, for a lease too short for all.
+# Every command that runs on the GPU is cut off after STEP_TIMEOUT seconds (default 300), so
+# that one livelocked kernel costs that step, counted as a failure, and not the whole session.
 #
 #   scripts/gpu-check.sh                 # builds with cargo where there is one
 #   RAYLB=path/to/raylb GPU_TESTS=path/to/gpu-test-binary scripts/gpu-check.sh
@@ -34,6 +36,17 @@ export RAYLB_CACHE_DIR=${RAYLB_CACHE_DIR:-$OUT/kernel-cache}
 status=0
 SECTIONS=${SECTIONS:-gpu,hybrid,cores}
 section() { [[ ",$SECTIONS," == *",$1,"* ]]; }
+STEP_TIMEOUT=${STEP_TIMEOUT:-300}
+# Runs a command that uses the GPU under STEP_TIMEOUT (then SIGKILL 10 s after the SIGTERM), and
+# says on stderr when it was cut off; its exit status is the command's, or 124/137 if cut off.
+gpu_step() {
+    timeout --kill-after=10 "$STEP_TIMEOUT" "$@"
+    local rc=$?
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+        echo "TIMED OUT after $STEP_TIMEOUT s: $*" >&2
+    fi
+    return "$rc"
+}
 
 if [ -z "${RAYLB:-}" ]; then
     cargo build --release --locked || exit 2
@@ -44,10 +57,13 @@ if section gpu; then
 echo "== the #[ignore]d GPU tests"
 if [ -n "${GPU_TESTS:-}" ]; then
     # A carried test binary finds the scenes through the renderer's folder here.
-    CARGO_MANIFEST_DIR="$PWD/renderer" "$GPU_TESTS" --ignored --test-threads 1 --nocapture \
-        || status=1
+    CARGO_MANIFEST_DIR="$PWD/renderer" gpu_step "$GPU_TESTS" --ignored --test-threads 1 \
+        --nocapture || status=1
 elif command -v cargo >/dev/null; then
-    cargo test --release --locked -p renderer --test gpu -- --ignored --test-threads 1 || status=1
+    # Built first, outside the time limit, which is for the tests alone.
+    cargo test --release --locked -p renderer --test gpu --no-run || status=1
+    gpu_step cargo test --release --locked -p renderer --test gpu -- --ignored --test-threads 1 \
+        || status=1
 else
     echo "skipped: no cargo and no GPU_TESTS binary"
 fi
@@ -55,23 +71,23 @@ fi
 echo "== every scene, every GPU balancer, both structures, against the CPU's static render"
 for scene in scenes/*.toml; do
     name=$(basename "$scene" .toml)
-    "$RAYLB" validate "$scene" --balancers static --threads "$(nproc)" --tiles "$TILES" --gpu \
-        --accels octree,wide --gpu-balancers static,counter,stealing,cuda-managed \
-        | tee "$OUT/validate-$name.txt"
+    gpu_step "$RAYLB" validate "$scene" --balancers static --threads "$(nproc)" \
+        --tiles "$TILES" --gpu --accels octree,wide \
+        --gpu-balancers static,counter,stealing,cuda-managed | tee "$OUT/validate-$name.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 done
 
 echo "== every scene at four samples per pixel"
 for scene in scenes/*.toml; do
     name=$(basename "$scene" .toml)
-    "$RAYLB" validate "$scene" --spp 4 --balancers static --threads "$(nproc)" --tiles 16 \
-        --gpu --accels octree,wide --gpu-balancers static,counter,stealing,cuda-managed \
-        | tee "$OUT/validate-spp4-$name.txt"
+    gpu_step "$RAYLB" validate "$scene" --spp 4 --balancers static --threads "$(nproc)" \
+        --tiles 16 --gpu --accels octree,wide \
+        --gpu-balancers static,counter,stealing,cuda-managed | tee "$OUT/validate-spp4-$name.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 done
 
 echo "== treasure at 2048×2048"
-"$RAYLB" validate scenes/treasure.toml --width 2048 --height 2048 --balancers static \
+gpu_step "$RAYLB" validate scenes/treasure.toml --width 2048 --height 2048 --balancers static \
     --threads "$(nproc)" --tiles 4,8,16 --gpu --accels octree,wide \
     --gpu-balancers static,counter,stealing,cuda-managed | tee "$OUT/validate-treasure-2048.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
@@ -94,15 +110,15 @@ done
 echo
 echo "== the kernels: what the compiler gave them, and the occupancy it gives"
 for balancer in stealing cuda-managed; do
-    "$RAYLB" render scenes/treasure.toml --width 2048 --height 2048 --device gpu \
+    gpu_step "$RAYLB" render scenes/treasure.toml --width 2048 --height 2048 --device gpu \
         --balancer "$balancer" --tile 8 -o "$OUT/kernel-$balancer.png" \
         --stats "$OUT/kernel-$balancer.json" 2>&1 | grep '^kernel' || status=1
 done
 if command -v ptxas >/dev/null; then
     for ptx in "$RAYLB_CACHE_DIR"/kernels-*.ptx; do
-        ptxas -arch="sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | tr -d .)" \
-            -v "$ptx" -o /dev/null 2>&1 | grep -E 'Compiling entry|registers|spill' \
-            | sed -e 's/^ptxas info *: //'
+        cap=$(gpu_step nvidia-smi --query-gpu=compute_cap --format=csv,noheader | tr -d .)
+        ptxas -arch="sm_$cap" -v "$ptx" -o /dev/null 2>&1 \
+            | grep -E 'Compiling entry|registers|spill' | sed -e 's/^ptxas info *: //'
     done
 fi
 if [ "${NCU:-1}" != 0 ] && command -v ncu >/dev/null; then
@@ -123,8 +139,8 @@ echo
 echo "== hybrid: every scene, the CPU's threads and the GPU together, against the CPU's render"
 for scene in scenes/*.toml; do
     name=$(basename "$scene" .toml)
-    "$RAYLB" validate "$scene" --balancers static --accels octree,wide --threads "$(nproc)" \
-        --tiles 16,64 --hybrid | tee "$OUT/hybrid-validate-$name.txt"
+    gpu_step "$RAYLB" validate "$scene" --balancers static --accels octree,wide \
+        --threads "$(nproc)" --tiles 16,64 --hybrid | tee "$OUT/hybrid-validate-$name.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 done
 
@@ -134,8 +150,9 @@ for round in $(seq "${HYBRID_ROUNDS:-5}"); do
     for accel in $HYBRID_ACCELS; do
     for scene in treasure treasure-calm; do
         for device in cpu gpu hybrid; do
-            "$RAYLB" render "scenes/$scene.toml" --width 2048 --height 2048 --device "$device" \
-                --balancer stealing --accel "$accel" -o "$OUT/hybrid-$scene-$device.png" \
+            gpu_step "$RAYLB" render "scenes/$scene.toml" --width 2048 --height 2048 \
+                --device "$device" --balancer stealing --accel "$accel" \
+                -o "$OUT/hybrid-$scene-$device.png" \
                 --stats "$OUT/hybrid-$accel-$scene-$device-$round.json" --quiet || status=1
         done
         for device in gpu hybrid; do
