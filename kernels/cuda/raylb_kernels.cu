@@ -192,6 +192,7 @@ struct rl_warp_state {
     rl_u32 pixels;       // camera rays in the current tile: its pixels times the samples
     rl_u32 bot;          // the owner's copy of its deque's `bot`
     rl_u32 tile_mark;    // `bot` when a tile was last found at the bottom of the deque
+    rl_u32 empty_at;     // `bot` when the owner last found its deque empty
     int held;            // stealing: tasks taken from deques since the warp was last idle
     rl_u32 static_next;  // static: the next tile of this warp's share
     rl_u32 counter_next; // counter: the next tile of the last chunk grabbed
@@ -199,21 +200,73 @@ struct rl_warp_state {
 };
 
 // ---------------------------------------------------------------------------------------------
-// A warp's deque: tasks in global memory, `items[top, bot)`, under a spin lock in its head. The
-// owner pushes and pops at the bottom, thieves take from the top; only lane 0 calls these, and
-// the warp broadcasts what they return. Every access to a deque's head is here: its locking
-// lives in these functions alone. The owner keeps its own copy of `bot` (`st.bot`).
+// A warp's deque: tasks in global memory, `items[top, bot)`. The owner pushes and pops at the
+// bottom, thieves take from the top; only lane 0 calls these functions, and the warp
+// broadcasts what they return. Every access to a deque's head is here. Two kinds
+// (`rl_work.deque`), the same operations:
+//   - RL_DEQUE_LOCKED: a spin lock in the head guards `top` and `bot`; the owner takes it for
+//     every operation, a thief tries it once; an emptied deque starts at index 0 again, and a
+//     full one is compacted under the lock.
+//   - RL_DEQUE_NON_BLOCKING: `top` and `bot` only grow and task i lies at `items[i % capacity]`
+//     (Chase and Lev's indices, on ABP's protocol): a thief claims the oldest task with a
+//     compare-and-swap on `top`, one task a claim; the owner writes `bot` first and claims by
+//     compare-and-swap only the one task a thief may be taking at the same time.
+// The owner keeps its own copies of `bot` (`st.bot`) and of `bot` when it last found the deque
+// empty (`st.empty_at`): thieves only take, so the deque stays empty until the owner pushes.
 
 struct rl_deque {
     rl_deque_head* head;
     rl_task* items;
+    rl_u32 capacity;
+    bool non_blocking;
 };
 
 __device__ __forceinline__ rl_deque rl_deque_of(const rl_work& w, rl_u32 warp) {
     rl_deque d;
     d.head = w.heads + warp;
     d.items = w.items + (rl_u64)warp * w.capacity;
+    d.capacity = w.capacity;
+    d.non_blocking = w.deque == RL_DEQUE_NON_BLOCKING;
     return d;
+}
+
+// Where task `i` of the deque lies.
+__device__ __forceinline__ rl_task* rl_deque_slot(const rl_deque& d, rl_u32 i) {
+    return d.items + (d.non_blocking ? i % d.capacity : i);
+}
+
+// Owner: whether the deque may hold tasks (it does not when the owner has found it empty and
+// pushed nothing since).
+__device__ __forceinline__ bool rl_deque_may_hold(const rl_warp_state& st) {
+    return st.bot != st.empty_at;
+}
+
+// Owner: tasks the deque holds at most (for the figures).
+__device__ __forceinline__ rl_u32 rl_deque_length_bound(const rl_warp_state& st) {
+    return st.bot - st.empty_at;
+}
+
+// Owner: how many more tasks fit from `st.bot` on. The locked deque compacts first when
+// `wanted` do not fit (moving its live tasks to the start of its array).
+__device__ __forceinline__ rl_u32 rl_deque_room(const rl_deque& d, rl_warp_state& st,
+                                                rl_u32 wanted) {
+    if (d.non_blocking) {
+        rl_u32 live = st.bot - rl_load_volatile(&d.head->top);
+        return d.capacity - live;
+    }
+    if (st.bot + wanted > d.capacity) {
+        rl_lock(&d.head->lock);
+        rl_u32 top = rl_load_volatile(&d.head->top);
+        for (rl_u32 k = top; k < st.bot; ++k) {
+            rl_copy_task(d.items + (k - top), d.items + k);
+        }
+        st.bot -= top;
+        st.tile_mark = 0xffffffffu;
+        rl_store_volatile(&d.head->top, 0);
+        rl_store_volatile(&d.head->bot, st.bot);
+        rl_unlock(&d.head->lock);
+    }
+    return d.capacity - st.bot;
 }
 
 // Owner: makes the `count` tasks already written from `st.bot` on part of the deque. Under
@@ -224,119 +277,163 @@ __device__ __forceinline__ void rl_deque_publish(const rl_work& w, const rl_dequ
     if (w.mode == RL_MODE_STEALING) {
         atomicAdd(w.pending, count);
     }
+    if (d.non_blocking) {
+        // The tasks are written before `bot` says they are there.
+        __threadfence();
+        st.bot += (rl_u32)count;
+        rl_store_volatile(&d.head->bot, st.bot);
+        return;
+    }
     rl_lock(&d.head->lock);
     st.bot += (rl_u32)count;
     rl_store_volatile(&d.head->bot, st.bot);
     rl_unlock(&d.head->lock);
 }
 
-// Owner: pushes `t` (the second part of a split tile).
+// Owner: pushes `t` (a part of a cut tile).
 __device__ __forceinline__ void rl_deque_push(const rl_work& w, const rl_deque& d,
                                               rl_warp_state& st, const rl_task& t) {
-    if (st.bot + 1 > w.capacity) {
+    if (rl_deque_room(d, st, 1) < 1) {
         atomicOr(w.error, RL_ERROR_DEQUE_FULL);
         return;
     }
-    d.items[st.bot] = t;
+    *rl_deque_slot(d, st.bot) = t;
     rl_deque_publish(w, d, st, 1);
 }
 
-// Owner, after taking from the bottom down to `st.bot`: an emptied deque starts at the
+// Owner, non-blocking: claims the `k` newest tasks (`k` at most what it saw above `top`):
+// `bot` is lowered first, then `top` read again; a thief that read `bot` before can only be
+// taking the task at that `top`, which the owner claims by compare-and-swap when it is among
+// its `k`. Returns the lowest index claimed; the claimed tasks are [that, old bot).
+__device__ __forceinline__ rl_u32 rl_deque_claim(const rl_deque& d, rl_warp_state& st, rl_u32 k) {
+    rl_u32 old_bot = st.bot;
+    rl_u32 b = old_bot - k;
+    rl_store_volatile(&d.head->bot, b);
+    __threadfence();
+    rl_u32 t = rl_load_volatile(&d.head->top);
+    if (t < b) {
+        st.bot = b;
+        return b;
+    }
+    // The deque is empty after this claim, whoever wins the task at `t`.
+    rl_u32 lowest = t + 1;
+    if (t < old_bot && atomicCAS(&d.head->top, t, t + 1) == t) {
+        lowest = t;
+    }
+    rl_u32 end = min(t + 1, old_bot);
+    rl_store_volatile(&d.head->bot, end);
+    st.bot = end;
+    st.empty_at = end;
+    st.tile_mark = 0xffffffffu;
+    return min(lowest, old_bot);
+}
+
+// Owner, locked, after taking from the bottom down to `st.bot`: an emptied deque starts at the
 // beginning of its array again. Called under the lock.
 __device__ __forceinline__ void rl_deque_settle(const rl_deque& d, rl_warp_state& st,
                                                 rl_u32 top) {
     if (st.bot == top) {
         rl_store_volatile(&d.head->top, 0);
         st.bot = 0;
+        st.empty_at = 0;
         st.tile_mark = 0xffffffffu;
     }
 }
 
-// Owner: takes up to `most` ray tasks from the bottom, newest first, stopping at a tile. Returns
-// how many; they are `items[*first, *first + n)`. When fewer than `most` were there before a
+// Owner: the bottom `count` tasks that are of one sort: ray tasks (down to the first tile, at
+// most `most`), or one tile when `tile_first` and the bottom task is a tile (*tile set).
+// Reads tasks at and above `top`, which a thief may be taking: they are only read.
+__device__ __forceinline__ int rl_deque_scan(const rl_deque& d, const rl_warp_state& st,
+                                             rl_u32 top, int most, bool tile_first,
+                                             int* tile) {
+    rl_u32 n = st.bot - top;
+    *tile = 0;
+    if (n == 0) {
+        return 0;
+    }
+    if (tile_first && rl_queued_kind(rl_deque_slot(d, st.bot - 1)) == RL_KIND_TILE) {
+        *tile = 1;
+        return 1;
+    }
+    int count = 0;
+    while (count < (int)n && count < most &&
+           rl_queued_kind(rl_deque_slot(d, st.bot - 1 - count)) != RL_KIND_TILE) {
+        count += 1;
+    }
+    return count;
+}
+
+// Owner: takes from the bottom ray tasks (down to the first tile, at most `most`), or, with
+// `tile_first`, a tile when one is at the bottom (*tile set). Returns how many; they are
+// tasks [*first, *first + n). With `tile_first` false and fewer than `most` rays before a
 // tile, marks the tile (`st.tile_mark`): no use looking again until something is pushed.
-__device__ __forceinline__ int rl_deque_take_rays(const rl_deque& d, rl_warp_state& st, int most,
-                                                  rl_u32* first) {
+__device__ __forceinline__ int rl_deque_take(const rl_deque& d, rl_warp_state& st, int most,
+                                             bool tile_first, rl_u32* first, int* tile) {
+    if (d.non_blocking) {
+        rl_u32 top = rl_load_volatile(&d.head->top);
+        int count = rl_deque_scan(d, st, top, most, tile_first, tile);
+        if (count == 0) {
+            if (st.bot == top) {
+                st.empty_at = st.bot;
+            } else if (!tile_first) {
+                st.tile_mark = st.bot;
+            }
+            *first = st.bot;
+            return 0;
+        }
+        rl_u32 old_bot = st.bot;
+        *first = rl_deque_claim(d, st, (rl_u32)count);
+        if (!tile_first && count < most && st.bot != st.empty_at) {
+            st.tile_mark = st.bot;
+        }
+        if (*first == old_bot) {
+            *tile = 0;  // a thief took the one task
+        }
+        return (int)(old_bot - *first);
+    }
     rl_lock(&d.head->lock);
     rl_u32 top = rl_load_volatile(&d.head->top);
-    rl_u32 n = st.bot - top;
-    int taken = 0;
-    while (taken < (int)n && taken < most &&
-           rl_queued_kind(&d.items[st.bot - 1 - taken]) != RL_KIND_TILE) {
-        taken += 1;
-    }
-    st.bot -= taken;
+    int count = rl_deque_scan(d, st, top, most, tile_first, tile);
+    st.bot -= count;
     *first = st.bot;
-    if (st.bot != top && taken < most) {
+    if (!tile_first && st.bot != top && count < most) {
         st.tile_mark = st.bot;
     }
     rl_deque_settle(d, st, top);
     rl_store_volatile(&d.head->bot, st.bot);
     rl_unlock(&d.head->lock);
-    return taken;
+    return count;
 }
 
-// Owner: pops from the bottom a tile (one task, *tile set) or up to a warp's worth of ray tasks
-// (down to the next tile). Returns how many; they are `items[*first, *first + n)`.
-__device__ __forceinline__ int rl_deque_pop(const rl_deque& d, rl_warp_state& st, rl_u32* first,
-                                            int* tile) {
-    rl_lock(&d.head->lock);
-    rl_u32 top = rl_load_volatile(&d.head->top);
-    rl_u32 n = st.bot - top;
-    int taken = 0;
-    *tile = 0;
-    if (n > 0) {
-        if (rl_queued_kind(&d.items[st.bot - 1]) == RL_KIND_TILE) {
-            taken = 1;
-            *tile = 1;
-        } else {
-            while (taken < (int)n && taken < RL_WARP &&
-                   rl_queued_kind(&d.items[st.bot - 1 - taken]) != RL_KIND_TILE) {
-                taken += 1;
-            }
-        }
-    }
-    st.bot -= taken;
-    *first = st.bot;
-    rl_deque_settle(d, st, top);
-    rl_store_volatile(&d.head->bot, st.bot);
-    rl_unlock(&d.head->lock);
-    return taken;
+// Owner, its deque empty: where tasks copied in for rl_deque_refill go first.
+__device__ __forceinline__ rl_u32 rl_deque_refill_base(const rl_deque& d,
+                                                       const rl_warp_state& st) {
+    return d.non_blocking ? st.bot : 0;
 }
 
-// Owner, before spilling `spill` tasks past the end of the array: moves the live tasks to its
-// start. Sets the error bit when they still do not fit.
-__device__ __forceinline__ void rl_deque_compact(const rl_work& w, const rl_deque& d,
-                                                 rl_warp_state& st, int spill) {
-    rl_lock(&d.head->lock);
-    rl_u32 top = rl_load_volatile(&d.head->top);
-    for (rl_u32 k = top; k < st.bot; ++k) {
-        rl_copy_task(d.items + (k - top), d.items + k);
-    }
-    st.bot -= top;
-    st.tile_mark = 0xffffffffu;
-    rl_store_volatile(&d.head->top, 0);
-    rl_store_volatile(&d.head->bot, st.bot);
-    rl_unlock(&d.head->lock);
-    if (st.bot + (rl_u32)spill > w.capacity) {
-        atomicOr(w.error, RL_ERROR_DEQUE_FULL);
-    }
-}
-
-// Owner, its deque empty: makes `count` tasks just copied to the start of its array the deque.
+// Owner, its deque empty: makes the `count` tasks copied from rl_deque_refill_base on the
+// deque. (They were in another deque: `pending` already counts them.)
 __device__ __forceinline__ void rl_deque_refill(const rl_deque& d, rl_warp_state& st, int count) {
-    rl_lock(&d.head->lock);
-    rl_store_volatile(&d.head->top, 0);
-    rl_store_volatile(&d.head->bot, (rl_u32)count);
-    rl_unlock(&d.head->lock);
-    st.bot = (rl_u32)count;
+    if (d.non_blocking) {
+        __threadfence();
+        st.bot += (rl_u32)count;
+        rl_store_volatile(&d.head->bot, st.bot);
+    } else {
+        rl_lock(&d.head->lock);
+        rl_store_volatile(&d.head->top, 0);
+        rl_store_volatile(&d.head->bot, (rl_u32)count);
+        rl_unlock(&d.head->lock);
+        st.bot = (rl_u32)count;
+        st.empty_at = 0;
+    }
     st.tile_mark = 0xffffffffu;
 }
 
-// Thief: one attempt on `victim`. A look without the lock first (most deques are empty near the
-// end, and a failed look costs the victim nothing), then one try for its lock. Returns how many
-// tasks to take from `items[*from]` (half of them, at most a warp's worth, or one), with the
-// lock held while *locked; the thief copies them, then calls rl_deque_steal_done.
+// Thief, locked deque: one attempt on `victim`. A look without the lock first (most deques are
+// empty near the end, and a failed look costs the victim nothing), then one try for its lock.
+// Returns how many tasks to take from `items[*from]` (half of them, at most a warp's worth, or
+// one), with the lock held while *locked; the warp copies them, then calls
+// rl_deque_steal_done.
 __device__ __forceinline__ int rl_deque_steal(const rl_work& w, const rl_deque& victim,
                                               rl_u32* from, bool* locked) {
     *locked = false;
@@ -355,14 +452,46 @@ __device__ __forceinline__ int rl_deque_steal(const rl_work& w, const rl_deque& 
     return w.steal_half ? (int)min((n + 1) / 2, (rl_u32)RL_STEAL_MAX) : 1;
 }
 
-// Thief: the `stolen` tasks from `from` are copied: they leave the victim, whose lock is
-// released.
+// Thief, locked deque: the `stolen` tasks from `from` are copied: they leave the victim, whose
+// lock is released.
 __device__ __forceinline__ void rl_deque_steal_done(const rl_deque& victim, rl_u32 from,
                                                     int stolen) {
     if (stolen > 0) {
         rl_store_volatile(&victim.head->top, from + (rl_u32)stolen);
     }
     rl_unlock(&victim.head->lock);
+}
+
+// Thief, non-blocking deque: claims tasks from the top of `victim` one compare-and-swap at a
+// time (half of those it first sees, at most a warp's worth, or one), each copied to `to`
+// before its claim and kept only when the claim succeeds; stops at the first failed claim.
+// Returns how many it took.
+__device__ __forceinline__ int rl_deque_steal_claims(const rl_work& w, const rl_deque& victim,
+                                                     const rl_deque& to, rl_u32 to_base) {
+    int wanted = 0, taken = 0;
+    for (;;) {
+        rl_u32 t = rl_load_volatile(&victim.head->top);
+        __threadfence();
+        rl_u32 b = rl_load_volatile(&victim.head->bot);
+        // Tasks are read only after `bot` says they are there.
+        __threadfence();
+        if ((int)(b - t) <= 0) {
+            break;
+        }
+        if (wanted == 0) {
+            rl_u32 n = b - t;
+            wanted = w.steal_half ? (int)min((n + 1) / 2, (rl_u32)RL_STEAL_MAX) : 1;
+        }
+        rl_copy_task(rl_deque_slot(to, to_base + (rl_u32)taken), rl_deque_slot(victim, t));
+        if (atomicCAS(&victim.head->top, t, t + 1) != t) {
+            break;
+        }
+        taken += 1;
+        if (taken == wanted) {
+            break;
+        }
+    }
+    return taken;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -456,20 +585,22 @@ __device__ __forceinline__ void rl_refill_lanes(const rl_scene& s, const rl_work
     }
     st.buf_count -= from_buf;
     int from_deque = 0;
-    if (n_idle > from_buf && st.bot > 0 && st.bot != st.tile_mark) {
+    if (n_idle > from_buf && rl_deque_may_hold(st) && st.bot != st.tile_mark) {
         rl_u32 first = 0;
         if (me.lane == 0) {
-            from_deque = rl_deque_take_rays(me.deque, st, n_idle - from_buf, &first);
+            int tile;
+            from_deque = rl_deque_take(me.deque, st, n_idle - from_buf, false, &first, &tile);
         }
         st.tile_mark = __shfl_sync(RL_FULL_MASK, st.tile_mark, 0);
         from_deque = __shfl_sync(RL_FULL_MASK, from_deque, 0);
         first = __shfl_sync(RL_FULL_MASK, first, 0);
         st.bot = __shfl_sync(RL_FULL_MASK, st.bot, 0);
+        st.empty_at = __shfl_sync(RL_FULL_MASK, st.empty_at, 0);
         // [first, first + from_deque) lies below `bot`: no thief reads it, and only this warp
         // writes there.
         int k = rank - from_buf;
         if (!me.has && k < from_deque) {
-            rl_copy_task(&me.mine, me.deque.items + first + (rl_u32)k);
+            rl_copy_task(&me.mine, rl_deque_slot(me.deque, first + (rl_u32)k));
             me.has = true;
         }
         if (w.mode == RL_MODE_STEALING) {
@@ -495,14 +626,15 @@ __device__ __forceinline__ bool rl_pop_own(const rl_scene& s, const rl_work& w, 
     rl_warp_state& st = me.st;
     int take = 0, tile = 0;
     rl_u32 first = 0;
-    if (me.lane == 0 && st.bot > 0) {
-        take = rl_deque_pop(me.deque, st, &first, &tile);
+    if (me.lane == 0 && rl_deque_may_hold(st)) {
+        take = rl_deque_take(me.deque, st, RL_WARP, true, &first, &tile);
     }
     take = __shfl_sync(RL_FULL_MASK, take, 0);
     tile = __shfl_sync(RL_FULL_MASK, tile, 0);
     first = __shfl_sync(RL_FULL_MASK, first, 0);
     st.bot = __shfl_sync(RL_FULL_MASK, st.bot, 0);
     st.tile_mark = __shfl_sync(RL_FULL_MASK, st.tile_mark, 0);
+    st.empty_at = __shfl_sync(RL_FULL_MASK, st.empty_at, 0);
     if (take == 0) {
         return false;
     }
@@ -514,15 +646,15 @@ __device__ __forceinline__ bool rl_pop_own(const rl_scene& s, const rl_work& w, 
     }
     if (tile) {
         rl_task t;
-        rl_copy_task(&t, me.deque.items + first);
+        rl_copy_task(&t, rl_deque_slot(me.deque, first));
         // Every lane has read the tile before lane 0 pushes parts of it over the same slot.
         __syncwarp();
         me.tiles += 1;
         rl_start_tile(w, me.deque, s.samples, me.lane, st, t);
-        me.peak = max(me.peak, (rl_u64)st.bot);
+        me.peak = max(me.peak, (rl_u64)rl_deque_length_bound(st));
     } else {
         if ((int)me.lane < take) {
-            rl_copy_task(me.buf + me.lane, me.deque.items + first + me.lane);
+            rl_copy_task(me.buf + me.lane, rl_deque_slot(me.deque, first + me.lane));
         }
         st.buf_count = take;
         __syncwarp();
@@ -582,7 +714,12 @@ __device__ __forceinline__ bool rl_steal(const rl_work& w, rl_warp& me) {
         me.steal_attempts += 1;
         victim = rl_xorshift(&me.rng) % (w.warps - 1);
         victim += victim >= me.index ? 1 : 0;
-        stolen = rl_deque_steal(w, rl_deque_of(w, victim), &from, &locked);
+        if (me.deque.non_blocking) {
+            stolen = rl_deque_steal_claims(w, rl_deque_of(w, victim), me.deque,
+                                           rl_deque_refill_base(me.deque, st));
+        } else {
+            stolen = rl_deque_steal(w, rl_deque_of(w, victim), &from, &locked);
+        }
     }
     stolen = __shfl_sync(RL_FULL_MASK, stolen, 0);
     victim = __shfl_sync(RL_FULL_MASK, victim, 0);
@@ -591,7 +728,7 @@ __device__ __forceinline__ bool rl_steal(const rl_work& w, rl_warp& me) {
     // orders no memory).
     __syncwarp();
     rl_deque theirs = rl_deque_of(w, victim);
-    if (stolen > 0) {
+    if (stolen > 0 && !me.deque.non_blocking) {
         // Copied while the victim's lock is held: the victim may reset and overwrite its array
         // once it is released.
         if ((int)me.lane < stolen) {
@@ -612,9 +749,10 @@ __device__ __forceinline__ bool rl_steal(const rl_work& w, rl_warp& me) {
         me.steal_successes += 1;
         me.tasks_stolen += stolen;
     }
-    st.bot = (rl_u32)stolen;
+    st.bot = __shfl_sync(RL_FULL_MASK, st.bot, 0);
+    st.empty_at = __shfl_sync(RL_FULL_MASK, st.empty_at, 0);
     st.tile_mark = 0xffffffffu;
-    me.peak = max(me.peak, (rl_u64)st.bot);
+    me.peak = max(me.peak, (rl_u64)rl_deque_length_bound(st));
     return true;
 }
 
@@ -708,23 +846,29 @@ __device__ __forceinline__ bool rl_place_children(const rl_work& w, rl_warp& me,
     int space = RL_BUFFER - st.buf_count;
     int to_buf = min(total, space);
     int spill = total - to_buf;
-    if (spill > 0 && me.lane == 0 && st.bot + (rl_u32)spill > w.capacity) {
-        rl_deque_compact(w, me.deque, st, spill);
-    }
-    st.bot = __shfl_sync(RL_FULL_MASK, st.bot, 0);
-    st.tile_mark = __shfl_sync(RL_FULL_MASK, st.tile_mark, 0);
+    bool fits = true;
     if (spill > 0) {
+        rl_u32 room = 0;
+        if (me.lane == 0) {
+            room = rl_deque_room(me.deque, st, (rl_u32)spill);
+            if (room < (rl_u32)spill) {
+                atomicOr(w.error, RL_ERROR_DEQUE_FULL);
+            }
+        }
+        room = __shfl_sync(RL_FULL_MASK, room, 0);
+        st.bot = __shfl_sync(RL_FULL_MASK, st.bot, 0);
+        st.tile_mark = __shfl_sync(RL_FULL_MASK, st.tile_mark, 0);
         // The lanes below write where lane 0's compaction may just have read: a shuffle orders
         // no memory, a __syncwarp does.
         __syncwarp();
+        fits = (rl_u32)spill <= room;
     }
-    bool fits = st.bot + (rl_u32)spill <= w.capacity;
     for (int j = 0; j < n_kids; ++j) {
         int slot = offset + j;
         if (slot < space) {
             me.buf[st.buf_count + slot] = kids[j];
         } else if (fits) {
-            me.deque.items[st.bot + (slot - space)] = kids[j];
+            *rl_deque_slot(me.deque, st.bot + (rl_u32)(slot - space)) = kids[j];
         }
     }
     st.buf_count += to_buf;
@@ -735,7 +879,7 @@ __device__ __forceinline__ bool rl_place_children(const rl_work& w, rl_warp& me,
             rl_deque_publish(w, me.deque, st, spill);
         }
         st.bot = __shfl_sync(RL_FULL_MASK, st.bot, 0);
-        me.peak = max(me.peak, (rl_u64)st.bot);
+        me.peak = max(me.peak, (rl_u64)rl_deque_length_bound(st));
     }
     __syncwarp();
     return spill == 0;
@@ -746,13 +890,25 @@ __device__ __forceinline__ bool rl_place_children(const rl_work& w, rl_warp& me,
 // reach: kept there, a tile's whole ray tree would stay on one warp.)
 __device__ __forceinline__ void rl_share_buffer(const rl_work& w, rl_warp& me) {
     rl_warp_state& st = me.st;
-    if (w.mode != RL_MODE_STEALING || st.buf_count <= RL_WARP ||
-        st.bot + (rl_u32)(st.buf_count - RL_WARP) > w.capacity) {
+    if (w.mode != RL_MODE_STEALING || st.buf_count <= RL_WARP) {
         return;
     }
     int m = st.buf_count - RL_WARP;
+    bool fits;
+    if (me.deque.non_blocking) {
+        rl_u32 room = 0;
+        if (me.lane == 0) {
+            room = rl_deque_room(me.deque, st, (rl_u32)m);
+        }
+        fits = (rl_u32)m <= __shfl_sync(RL_FULL_MASK, room, 0);
+    } else {
+        fits = st.bot + (rl_u32)m <= w.capacity;
+    }
+    if (!fits) {
+        return;
+    }
     if ((int)me.lane < m) {
-        me.deque.items[st.bot + me.lane] = me.buf[me.lane];
+        *rl_deque_slot(me.deque, st.bot + me.lane) = me.buf[me.lane];
     }
     rl_task keep = me.buf[m + (int)me.lane];
     __threadfence();
@@ -763,7 +919,7 @@ __device__ __forceinline__ void rl_share_buffer(const rl_work& w, rl_warp& me) {
         rl_deque_publish(w, me.deque, st, m);
     }
     st.bot = __shfl_sync(RL_FULL_MASK, st.bot, 0);
-    me.peak = max(me.peak, (rl_u64)st.bot);
+    me.peak = max(me.peak, (rl_u64)rl_deque_length_bound(st));
     __syncwarp();
 }
 
@@ -822,6 +978,7 @@ __device__ __forceinline__ void rl_persistent_body(const rl_scene& s, const rl_f
     st.bot = w.mode == RL_MODE_STEALING ? rl_load_volatile(&me.deque.head->bot) : 0;
     st.held = 0;
     st.tile_mark = 0xffffffffu;
+    st.empty_at = 0;
     st.static_next = me.index;
     st.counter_next = st.counter_end = 0;
     me.has = false;

@@ -141,6 +141,16 @@ static_assert(RL_OFFSET_OF(rl_vec3, x) == 0 && RL_OFFSET_OF(rl_vec3, y) == 4 && 
 // The warp's own deque, then other warps' deques.
 #define RL_MODE_STEALING 2u
 
+// The warps' deques under `stealing`.
+// (layout::kernel::WarpDeque.)
+// A spin lock in the head: the owner takes it for every operation on its deque, a
+// thief tries it once.
+#define RL_DEQUE_LOCKED 0u
+// Non-blocking, as Arora, Blumofe and Plaxton's and Chase and Lev's: `top` and `bot`
+// only grow, task `i` lies at `items[i % capacity]`; a thief claims the oldest task
+// with a compare-and-swap on `top`, the owner only when it takes the last one.
+#define RL_DEQUE_NON_BLOCKING 1u
+
 // The bits of the error word the kernels set and the host reads back.
 // (layout::kernel::ErrorBit.)
 // A warp's deque overflowed.
@@ -373,13 +383,14 @@ static_assert(RL_OFFSET_OF(rl_counts, shadow) == 8, "rl_counts.shadow at byte 8,
 static_assert(RL_OFFSET_OF(rl_counts, reflection) == 16, "rl_counts.reflection at byte 16, as layout::kernel::Counts");
 static_assert(RL_OFFSET_OF(rl_counts, refraction) == 24, "rl_counts.refraction at byte 24, as layout::kernel::Counts");
 
-// The head of one warp's deque. `lock` guards `top` and `bot`: every access to them
-// happens between taking and releasing the lock. The owner alone pushes and pops at `bot`
-// and alone resets the deque to empty; thieves only advance `top`. The host allocates the
-// heads zeroed.
+// The head of one warp's deque. In the locked deque ([`WarpDeque::Locked`]) `lock` guards
+// `top` and `bot`: every access to them happens between taking and releasing the lock.
+// The owner alone pushes and pops at `bot` and alone resets the deque to empty; thieves
+// only advance `top`. In the non-blocking deque `lock` is unused and `top` and `bot` only
+// grow. The host allocates the heads zeroed.
 // (layout::kernel::DequeHead.)
 struct rl_deque_head {
-    // 0 free, 1 held.
+    // 0 free, 1 held (the locked deque).
     rl_u32 lock;
     // The oldest task's index.
     rl_u32 top;
@@ -489,8 +500,8 @@ struct rl_work {
     rl_u32 steal_half;
     // Seed of the victim choice.
     rl_u32 seed;
-    // Zero: aligns the addresses that follow.
-    rl_u32 pad;
+    // Stealing: the warps' deque, a [`WarpDeque`](crate::kernel::WarpDeque) code.
+    rl_u32 deque;
     // Counter: the next tile.
     rl_u32* tile_counter;
     // Stealing: tasks in deques plus tasks held by warps.
@@ -517,7 +528,7 @@ static_assert(RL_OFFSET_OF(rl_work, chunk) == 20, "rl_work.chunk at byte 20, as 
 static_assert(RL_OFFSET_OF(rl_work, capacity) == 24, "rl_work.capacity at byte 24, as layout::params::Work");
 static_assert(RL_OFFSET_OF(rl_work, steal_half) == 28, "rl_work.steal_half at byte 28, as layout::params::Work");
 static_assert(RL_OFFSET_OF(rl_work, seed) == 32, "rl_work.seed at byte 32, as layout::params::Work");
-static_assert(RL_OFFSET_OF(rl_work, pad) == 36, "rl_work.pad at byte 36, as layout::params::Work");
+static_assert(RL_OFFSET_OF(rl_work, deque) == 36, "rl_work.deque at byte 36, as layout::params::Work");
 static_assert(RL_OFFSET_OF(rl_work, tile_counter) == 40, "rl_work.tile_counter at byte 40, as layout::params::Work");
 static_assert(RL_OFFSET_OF(rl_work, pending) == 48, "rl_work.pending at byte 48, as layout::params::Work");
 static_assert(RL_OFFSET_OF(rl_work, heads) == 56, "rl_work.heads at byte 56, as layout::params::Work");

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use bytemuck::Pod;
 use cudarc::driver::DeviceRepr;
+pub use layout::kernel::WarpDeque;
 use layout::kernel::{
     BUFFER, DequeHead, ErrorBit, MANAGED_THREADS, Mode, PERSISTENT_THREADS, STAT_SLOTS, Stat,
     WARPS_PER_BLOCK,
@@ -38,6 +39,8 @@ pub enum GpuBalancer {
     Stealing {
         /// Steal up to half rather than one.
         half: bool,
+        /// The deque: locked, or non-blocking.
+        deque: WarpDeque,
     },
     /// One block per tile; the hardware's block scheduler balances.
     CudaManaged,
@@ -45,14 +48,34 @@ pub enum GpuBalancer {
 
 impl GpuBalancer {
     /// Every GPU balancer and setting the byte-compare checks: static, counter (chunk 1),
-    /// stealing with steal half and steal one, cuda-managed.
-    pub const EVERY: [GpuBalancer; 5] = [
+    /// stealing with each deque, steal half and steal one, cuda-managed.
+    pub const EVERY: [GpuBalancer; 7] = [
         GpuBalancer::Static,
         GpuBalancer::Counter { chunk: 1 },
-        GpuBalancer::Stealing { half: true },
-        GpuBalancer::Stealing { half: false },
+        GpuBalancer::Stealing {
+            half: true,
+            deque: WarpDeque::Locked,
+        },
+        GpuBalancer::Stealing {
+            half: false,
+            deque: WarpDeque::Locked,
+        },
+        GpuBalancer::Stealing {
+            half: true,
+            deque: WarpDeque::NonBlocking,
+        },
+        GpuBalancer::Stealing {
+            half: false,
+            deque: WarpDeque::NonBlocking,
+        },
         GpuBalancer::CudaManaged,
     ];
+
+    /// `stealing` as it runs unless told otherwise: the locked deque, steal half.
+    pub const STEALING: GpuBalancer = GpuBalancer::Stealing {
+        half: true,
+        deque: WarpDeque::Locked,
+    };
 
     /// The balancer's name on the command line: `static`, `counter`, `stealing` or
     /// `cuda-managed`.
@@ -65,14 +88,20 @@ impl GpuBalancer {
         }
     }
 
-    /// The name in reports, e.g. `gpu-stealing/half`.
+    /// The name in reports, e.g. `gpu-stealing/half` (the locked deque) or
+    /// `gpu-stealing/abp/one` (the non-blocking one).
     pub fn name(&self) -> String {
         match self {
             GpuBalancer::Static => "gpu-static".into(),
             GpuBalancer::Counter { chunk } => format!("gpu-counter/chunk={chunk}"),
-            GpuBalancer::Stealing { half } => {
-                format!("gpu-stealing/{}", if *half { "half" } else { "one" })
-            }
+            GpuBalancer::Stealing { half, deque } => format!(
+                "gpu-stealing/{}{}",
+                match deque {
+                    WarpDeque::Locked => "",
+                    WarpDeque::NonBlocking => "abp/",
+                },
+                if *half { "half" } else { "one" }
+            ),
             GpuBalancer::CudaManaged => "cuda-managed".into(),
         }
     }
@@ -489,10 +518,10 @@ impl Gpu {
         let items =
             self.zeros::<Task>(warps as usize * capacity as usize, "allocating the deques")?;
         let stats = self.zeros::<u64>(warps as usize * STAT_SLOTS, "allocating the figures")?;
-        let (chunk, half) = match request.balancer {
-            GpuBalancer::Counter { chunk } => (chunk.max(1), false),
-            GpuBalancer::Stealing { half } => (1, half),
-            _ => (1, false),
+        let (chunk, half, deque) = match request.balancer {
+            GpuBalancer::Counter { chunk } => (chunk.max(1), false, WarpDeque::Locked),
+            GpuBalancer::Stealing { half, deque } => (1, half, deque),
+            _ => (1, false, WarpDeque::Locked),
         };
         let work = params::Work {
             mode: mode as u32,
@@ -504,7 +533,7 @@ impl Gpu {
             capacity,
             steal_half: u32::from(half),
             seed: request.seed | 1,
-            pad: 0,
+            deque: deque as u32,
             tile_counter: tile_counter.ptr_mut(self),
             pending: pending.ptr_mut(self),
             heads: heads.ptr_mut(self),

@@ -24,7 +24,9 @@ mod frame;
 pub mod source;
 
 pub use device::{DeviceInfo, Gpu, KernelResources};
-pub use frame::{FrameRequest, GpuBalancer, GpuBatches, GpuFrame, SceneData, Structure, WarpStats};
+pub use frame::{
+    FrameRequest, GpuBalancer, GpuBatches, GpuFrame, SceneData, Structure, WarpDeque, WarpStats,
+};
 
 /// Why the GPU cannot render.
 #[derive(Debug, thiserror::Error)]

@@ -8,7 +8,7 @@
 use std::fmt::Write;
 
 use crate::c::{CEnum, CStruct, Constant};
-use crate::kernel::{Counts, DequeHead, ErrorBit, KERNEL_CONSTANTS, Mode, Stat};
+use crate::kernel::{Counts, DequeHead, ErrorBit, KERNEL_CONSTANTS, Mode, Stat, WarpDeque};
 use crate::params::{Film, Managed, Scene, WideBvh, Work};
 use crate::scene::{
     Camera, FlatNode, Light, Material, RenderSettings, SCENE_CONSTANTS, Triangle, TriangleShading,
@@ -36,6 +36,7 @@ pub fn generate() -> String {
     h.enumeration::<TaskKind>();
     h.enumeration::<Stat>();
     h.enumeration::<Mode>();
+    h.enumeration::<WarpDeque>();
     h.enumeration::<ErrorBit>();
     h.section("The scene");
     h.structure::<FlatNode>();

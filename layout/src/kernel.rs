@@ -79,6 +79,21 @@ shared_enum! {
 }
 
 shared_enum! {
+    /// The warps' deques under `stealing`.
+    #[c(RL_DEQUE, Unsigned)]
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum WarpDeque {
+        /// A spin lock in the head: the owner takes it for every operation on its deque, a
+        /// thief tries it once.
+        Locked = 0,
+        /// Non-blocking, as Arora, Blumofe and Plaxton's and Chase and Lev's: `top` and `bot`
+        /// only grow, task `i` lies at `items[i % capacity]`; a thief claims the oldest task
+        /// with a compare-and-swap on `top`, the owner only when it takes the last one.
+        NonBlocking = 1,
+    }
+}
+
+shared_enum! {
     /// The bits of the error word the kernels set and the host reads back.
     #[c(RL_ERROR, Unsigned)]
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -91,15 +106,16 @@ shared_enum! {
 }
 
 shared_struct! {
-    /// The head of one warp's deque. `lock` guards `top` and `bot`: every access to them
-    /// happens between taking and releasing the lock. The owner alone pushes and pops at `bot`
-    /// and alone resets the deque to empty; thieves only advance `top`. The host allocates the
-    /// heads zeroed.
+    /// The head of one warp's deque. In the locked deque ([`WarpDeque::Locked`]) `lock` guards
+    /// `top` and `bot`: every access to them happens between taking and releasing the lock.
+    /// The owner alone pushes and pops at `bot` and alone resets the deque to empty; thieves
+    /// only advance `top`. In the non-blocking deque `lock` is unused and `top` and `bot` only
+    /// grow. The host allocates the heads zeroed.
     #[c(rl_deque_head, size = 16)]
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
     #[repr(C)]
     pub struct DequeHead {
-        /// 0 free, 1 held.
+        /// 0 free, 1 held (the locked deque).
         #[offset(0)]
         pub lock: u32,
         /// The oldest task's index.

@@ -119,9 +119,9 @@ shared_struct! {
         /// Seed of the victim choice.
         #[offset(32)]
         pub seed: u32,
-        /// Zero: aligns the addresses that follow.
+        /// Stealing: the warps' deque, a [`WarpDeque`](crate::kernel::WarpDeque) code.
         #[offset(36)]
-        pub pad: u32,
+        pub deque: u32,
         /// Counter: the next tile.
         #[offset(40)]
         pub tile_counter: PtrMut<u32>,

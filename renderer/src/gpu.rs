@@ -8,7 +8,7 @@ use std::sync::Arc;
 use balancers::{Telemetry, WorkerTelemetry};
 pub use kernels::emulator::EmulatorOptions;
 use kernels::{FrameRequest, GpuBatches, GpuFrame, SceneData, Structure};
-pub use kernels::{Gpu, GpuBalancer, GpuError};
+pub use kernels::{Gpu, GpuBalancer, GpuError, WarpDeque};
 
 use crate::accel::Accel;
 use crate::bvh::FlatNode;
@@ -242,7 +242,7 @@ impl<'g> GpuTiles<'g> {
         work_map: bool,
     ) -> Result<Self, GpuError> {
         let device_scene = DeviceScene::new(scene);
-        let request = request(GpuBalancer::Stealing { half: true }, tile, work_map);
+        let request = request(GpuBalancer::STEALING, tile, work_map);
         let batches = gpu.batches(&device_scene.data(scene), &request)?;
         Ok(Self {
             name: gpu.info().name.clone(),

@@ -134,7 +134,7 @@ fn stealing_warps_steal_and_account_for_every_tile() {
     let gpu = Gpu::open().expect("a GPU");
     let scene = scene("treasure", 256, 256);
     let options = GpuOptions {
-        balancer: GpuBalancer::Stealing { half: true },
+        balancer: GpuBalancer::STEALING,
         tile: NonZeroU32::new(8).unwrap(),
         work_map: false,
         max_warps: None,

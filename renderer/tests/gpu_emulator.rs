@@ -163,7 +163,7 @@ fn batches_of_shuffled_uneven_tile_lists_add_up_to_one_launch() {
     let gpu = Gpu::emulated(EmulatorOptions::default()).unwrap();
     let device_scene = DeviceScene::new(&s);
     let request = FrameRequest {
-        balancer: GpuBalancer::Stealing { half: true },
+        balancer: GpuBalancer::STEALING,
         tile: 8,
         work_map: true,
         seed: 7,
@@ -196,7 +196,7 @@ fn batches_reject_a_tile_outside_the_image(gpu: &Gpu, s: &Scene) -> bool {
     use renderer::gpu::DeviceScene;
     let device_scene = DeviceScene::new(s);
     let request = FrameRequest {
-        balancer: GpuBalancer::Stealing { half: true },
+        balancer: GpuBalancer::STEALING,
         tile: 8,
         work_map: false,
         seed: 7,
@@ -233,6 +233,50 @@ fn validate_reaches_the_emulator_from_the_command_line() {
         .output()
         .expect("raylb runs");
     let stdout = common::ok(&out);
-    assert!(stdout.contains("all 18 renders identical"), "{stdout}");
-    assert!(stdout.contains("cuda-managed"), "{stdout}");
+    // Per structure: three CPU renders, the hybrid, and seven GPU balancers.
+    assert!(stdout.contains("all 22 renders identical"), "{stdout}");
+    for balancer in ["gpu-stealing/abp/half", "gpu-stealing/one", "cuda-managed"] {
+        assert!(stdout.contains(balancer), "{balancer}: {stdout}");
+    }
+}
+
+#[test]
+fn both_warp_deques_survive_many_schedules_of_a_stealing_heavy_frame() {
+    use kernels::WarpDeque;
+    let s = scene("treasure", 48, 48, AccelKind::Octree, 1);
+    let cpu = cpu_render(&s);
+    for seed in 1..=6 {
+        let gpu = Gpu::emulated(EmulatorOptions {
+            blocks: 3,
+            seed,
+            ..EmulatorOptions::default()
+        })
+        .unwrap();
+        for deque in [WarpDeque::Locked, WarpDeque::NonBlocking] {
+            for half in [true, false] {
+                let balancer = GpuBalancer::Stealing { half, deque };
+                let frame = render_gpu(
+                    &gpu,
+                    &s,
+                    &GpuOptions {
+                        balancer,
+                        tile: NonZeroU32::new(4).unwrap(),
+                        work_map: false,
+                        max_warps: None,
+                    },
+                )
+                .unwrap_or_else(|e| panic!("{} seed {seed}: {e}", balancer.name()));
+                let label = format!("{} seed {seed}", balancer.name());
+                assert_eq!(frame.film.sums(), cpu.film.sums(), "{label}");
+                assert_eq!(frame.total_rays(), cpu.total_rays(), "{label}");
+                let steals: u64 = frame
+                    .telemetry
+                    .workers
+                    .iter()
+                    .map(|w| w.steal_successes)
+                    .sum();
+                assert!(steals > 0, "{label}: no steal succeeded");
+            }
+        }
+    }
 }

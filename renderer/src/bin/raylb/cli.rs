@@ -12,7 +12,7 @@ use balancers::{
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use renderer::accel::AccelKind;
 use renderer::bvh::{BvhSplit, Width};
-use renderer::gpu::{EmulatorOptions, Gpu, GpuBalancer, GpuError};
+use renderer::gpu::{EmulatorOptions, Gpu, GpuBalancer, GpuError, WarpDeque};
 use renderer::memory::Budget;
 use renderer::preview::Layer;
 use renderer::render::{FrameExtras, FrameMemory, RenderOptions};
@@ -609,7 +609,7 @@ pub(crate) struct RunArgs {
     /// How `static` and `stealing` deal tiles out on the CPU [default: interleaved].
     #[arg(long, value_enum)]
     pub(crate) assign: Option<AssignName>,
-    /// The deque of `stealing` on the CPU [default: abp].
+    /// The deque of `stealing` [default: abp on the CPU, locked on the GPU].
     #[arg(long, value_enum)]
     pub(crate) deque: Option<DequeName>,
     /// Victim selection of `stealing` on the CPU [default: random].
@@ -713,9 +713,9 @@ impl RunArgs {
                 "--threads applies to --device cpu; on the GPU as many warps run as can be resident"
             );
         }
-        if self.deque.is_some() || self.victim.is_some() || self.assign.is_some() {
+        if self.victim.is_some() || self.assign.is_some() {
             bail!(
-                "--deque, --victim and --assign apply to --device cpu; GPU warps use locked deques in global memory, random victims and interleaved shares"
+                "--victim and --assign apply to --device cpu; GPU warps steal from random victims and take interleaved shares"
             );
         }
         if self.order.is_some() {
@@ -725,7 +725,7 @@ impl RunArgs {
         }
         let uses: &[&str] = match self.chosen() {
             BalancerName::Counter => &["--chunk"],
-            BalancerName::Stealing => &["--steal"],
+            BalancerName::Stealing => &["--steal", "--deque"],
             BalancerName::Static | BalancerName::CudaManaged => &[],
             BalancerName::Rayon => bail!("--balancer rayon runs only with --device cpu"),
         };
@@ -733,6 +733,10 @@ impl RunArgs {
             uses,
             &format!("--balancer {} on the GPU", name_of(self.chosen())),
         )?;
+        let deque = match self.deque {
+            None | Some(DequeName::Locked) => WarpDeque::Locked,
+            Some(DequeName::Abp) => WarpDeque::NonBlocking,
+        };
         let chunk = u32::try_from(self.chunk.unwrap_or(NonZeroUsize::MIN).get())
             .expect("at most 1,000,000");
         Ok(match self.chosen() {
@@ -740,6 +744,7 @@ impl RunArgs {
             BalancerName::Counter => GpuBalancer::Counter { chunk },
             BalancerName::Stealing => GpuBalancer::Stealing {
                 half: self.steal.unwrap_or(StealName::Half) == StealName::Half,
+                deque,
             },
             BalancerName::CudaManaged => GpuBalancer::CudaManaged,
             BalancerName::Rayon => unreachable!("refused above"),
