@@ -506,8 +506,11 @@ fn rust_layout<T>() -> (usize, usize) {
     (size_of::<T>(), align_of::<T>())
 }
 
+/// A struct passed by value: its name and its (size, alignment) in bytes.
+type Struct = (&'static str, (usize, usize));
+
 /// Each entry point's parameter structs as the host passes them (`frame.rs`), in order.
-fn host_parameters() -> [(&'static str, Vec<(&'static str, (usize, usize))>); 5] {
+fn host_parameters() -> [(&'static str, Vec<Struct>); 5] {
     let scene = ("Scene", rust_layout::<Scene>());
     let film = ("Film", rust_layout::<Film>());
     let work = ("Work", rust_layout::<Work>());
@@ -522,7 +525,7 @@ fn host_parameters() -> [(&'static str, Vec<(&'static str, (usize, usize))>); 5]
 }
 
 /// Fails where an entry point's parameters in `ptx` differ in number, size or alignment from
-/// the structs the host passes it.
+/// the structs the host passes it, or where an entry point is missing from [`host_parameters`].
 fn assert_parameters_match_layout(ptx: &str, what: &str) {
     let expected = host_parameters();
     let mut named: Vec<&str> = expected.iter().map(|(entry, _)| *entry).collect();
