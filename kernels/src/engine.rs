@@ -4,7 +4,7 @@
 //! (`frame.rs`); only the few operations here tell them apart: memory, launches, occupancy,
 //! the kernel's clock.
 
-use std::ffi::c_void;
+use std::ffi::{OsStr, c_void};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -305,13 +305,22 @@ impl Gpu {
         }
     }
 
-    /// Waits for everything launched, and gives the time from `start` to `end`.
+    /// Waits for everything launched up to `end`, and gives the time from `start` to `end`.
+    ///
+    /// On a device the wait has a deadline, so that a livelocked kernel ends in an error
+    /// instead of a process that never returns: `RAYLB_GPU_TIMEOUT` seconds (fractions
+    /// allowed), 600 when unset or empty. Any value other than a positive number is an error
+    /// rather than the default, so that a mistyped limit is not quietly replaced. Past the
+    /// deadline the answer is [`GpuError::Timeout`] while the kernel is still running: nothing
+    /// else this process queues on the device will run. The end is looked at between short
+    /// sleeps rather than waited on, so that the waiting thread leaves its core to the CPU's
+    /// workers.
     pub(crate) fn finish_launches(&self, start: &Mark, end: &Mark) -> Result<Duration, GpuError> {
         match (&self.engine, start, end) {
-            (Engine::Cuda(cuda), Mark::Cuda(start), Mark::Cuda(end)) => {
-                cuda.stream
-                    .synchronize()
-                    .map_err(GpuError::driver("running the kernel"))?;
+            (Engine::Cuda(_), Mark::Cuda(start), Mark::Cuda(end)) => {
+                let deadline =
+                    launch_deadline(std::env::var_os(LAUNCH_DEADLINE_VARIABLE).as_deref())?;
+                wait_for(end, deadline)?;
                 let ms = start
                     .elapsed_ms(end)
                     .map_err(GpuError::driver("reading the kernel time"))?;
@@ -323,10 +332,127 @@ impl Gpu {
     }
 }
 
+/// The environment variable that sets the deadline of a frame's launches, in seconds.
+const LAUNCH_DEADLINE_VARIABLE: &str = "RAYLB_GPU_TIMEOUT";
+
+/// The deadline when [`LAUNCH_DEADLINE_VARIABLE`] is not set: ten minutes, thousands of times
+/// the frames measured (milliseconds to a fraction of a second, `BENCHMARKS.md`), so that it
+/// ends only a kernel that will not finish.
+const DEFAULT_LAUNCH_DEADLINE: Duration = Duration::from_secs(600);
+
+/// The first and the longest sleep between two looks at the end of the launches. The wait
+/// ends at most the longest late, small against a GPU frame of a few milliseconds (the kernel
+/// time comes from the events, not from this wait); a look is one driver call, so looking
+/// every 200 µs keeps the waiting thread nearly idle.
+const FIRST_PAUSE: Duration = Duration::from_micros(20);
+const LONGEST_PAUSE: Duration = Duration::from_micros(200);
+
+/// The deadline that `value`, [`LAUNCH_DEADLINE_VARIABLE`]'s value, sets: unset or empty, the
+/// default; else a positive number of seconds.
+///
+/// # Errors
+/// [`GpuError::Request`], naming the variable, for anything else (a word, zero, a negative,
+/// infinite or non-Unicode value, or one too large for a [`Duration`]).
+fn launch_deadline(value: Option<&OsStr>) -> Result<Duration, GpuError> {
+    let Some(value) = value else {
+        return Ok(DEFAULT_LAUNCH_DEADLINE);
+    };
+    let text = value.to_string_lossy();
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(DEFAULT_LAUNCH_DEADLINE);
+    }
+    value
+        .to_str()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|seconds| *seconds > 0.0)
+        .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
+        .ok_or_else(|| {
+            GpuError::Request(format!(
+                "{LAUNCH_DEADLINE_VARIABLE} must be a positive number of seconds, not {text:?}"
+            ))
+        })
+}
+
+/// Waits until the device has reached `end`, looking with sleeps that grow from
+/// [`FIRST_PAUSE`] to [`LONGEST_PAUSE`].
+///
+/// # Errors
+/// [`GpuError::Timeout`] once `deadline` has passed; [`GpuError::Driver`] when a launch
+/// failed.
+fn wait_for(end: &CudaEvent, deadline: Duration) -> Result<(), GpuError> {
+    let started = Instant::now();
+    let mut pause = FIRST_PAUSE;
+    while !end
+        .try_is_complete()
+        .map_err(GpuError::driver("running the kernel"))?
+    {
+        if started.elapsed() >= deadline {
+            return Err(GpuError::Timeout {
+                seconds: deadline.as_secs_f64(),
+            });
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(LONGEST_PAUSE);
+    }
+    Ok(())
+}
+
 /// The loaded function of a kernel on a CUDA device.
 fn cuda_function(kernel: &Kernel) -> &CudaFunction {
     kernel
         .function
         .as_ref()
         .expect("a CUDA device's kernels are loaded")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsStr;
+    use std::time::Duration;
+
+    use super::{DEFAULT_LAUNCH_DEADLINE, launch_deadline};
+    use crate::GpuError;
+
+    fn deadline(value: &str) -> Result<Duration, GpuError> {
+        launch_deadline(Some(OsStr::new(value)))
+    }
+
+    #[test]
+    fn the_launch_deadline_defaults_when_unset_or_empty() {
+        assert_eq!(launch_deadline(None).unwrap(), DEFAULT_LAUNCH_DEADLINE);
+        assert_eq!(deadline("").unwrap(), DEFAULT_LAUNCH_DEADLINE);
+        assert_eq!(deadline("  ").unwrap(), DEFAULT_LAUNCH_DEADLINE);
+    }
+
+    #[test]
+    fn the_launch_deadline_is_read_in_seconds() {
+        assert_eq!(deadline("30").unwrap(), Duration::from_secs(30));
+        assert_eq!(deadline(" 2.5 ").unwrap(), Duration::from_millis(2500));
+        assert_eq!(deadline("1e3").unwrap(), Duration::from_secs(1000));
+    }
+
+    #[test]
+    fn a_launch_deadline_that_is_not_a_positive_number_is_refused() {
+        for bad in ["ten", "0", "-5", "nan", "inf", "1e400", "30s"] {
+            match deadline(bad) {
+                Err(GpuError::Request(message)) => {
+                    assert!(message.contains("RAYLB_GPU_TIMEOUT"), "{bad}: {message}");
+                    assert!(message.contains(bad), "{bad}: {message}");
+                }
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_launch_deadline_that_is_not_unicode_is_refused() {
+        use std::os::unix::ffi::OsStrExt;
+        let value = OsStr::from_bytes(b"3\xff");
+        assert!(matches!(
+            launch_deadline(Some(value)),
+            Err(GpuError::Request(_))
+        ));
+    }
 }

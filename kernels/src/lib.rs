@@ -59,6 +59,15 @@ pub enum GpuError {
     /// The request cannot run as given.
     #[error("{0}")]
     Request(String),
+    /// A frame's launches ran past their deadline (`RAYLB_GPU_TIMEOUT` seconds, 600 by
+    /// default); the kernel is still running, and nothing else queued on the device will run.
+    #[error(
+        "the GPU's launches ran past their deadline of {seconds} s (RAYLB_GPU_TIMEOUT); a kernel may be livelocked"
+    )]
+    Timeout {
+        /// The deadline, in seconds.
+        seconds: f64,
+    },
     /// The warp emulator stopped a launch: a deadlock, a livelock or a broken collective.
     #[error("the warp emulator stopped a launch: {0}")]
     Emulated(String),
