@@ -1,6 +1,6 @@
 //! The device: a CUDA context, the kernels compiled for it, and the figures the launches need.
 
-use cudarc::driver::sys::CUdevice_attribute;
+use cudarc::driver::sys::{self, CUdevice_attribute};
 use cudarc::driver::{CudaContext, CudaFunction};
 use cudarc::nvrtc::Ptx;
 
@@ -105,6 +105,24 @@ impl Gpu {
         if !source::nvrtc_available() {
             return Err(GpuError::NoNvrtc);
         }
+        // The driver's default scheduling (`SCHED_AUTO`, with one context and more cores than
+        // contexts) spins a core while the host waits for the device, in every synchronous
+        // copy and event wait; a hybrid frame's CPU workers use every core, and a spinning
+        // waiter takes one from them. Blocking synchronisation makes the waiting thread sleep
+        // in the driver instead. It is set on device 0's primary context before the context
+        // is retained, which the driver accepts (since CUDA 11) whether or not it is active.
+        let device =
+            cudarc::driver::result::device::get(0).map_err(GpuError::driver("finding device 0"))?;
+        // SAFETY: `device` is a handle the driver has just returned, and the call only sets the
+        // scheduling flags of its primary context.
+        unsafe {
+            sys::cuDevicePrimaryCtxSetFlags_v2(
+                device,
+                sys::CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC as u32,
+            )
+        }
+        .result()
+        .map_err(GpuError::driver("asking for blocking synchronisation"))?;
         let context = CudaContext::new(0).map_err(GpuError::driver("opening device 0"))?;
         let compute_capability = context
             .compute_capability()
