@@ -1,6 +1,7 @@
 //! The workspace's promise to a newcomer: `cargo run` and `cargo build` need nothing but a
-//! Rust toolchain. The one crate that compiles C++ (the host build of the CUDA math, a test
-//! dependency) must stay out of what a plain build compiles.
+//! Rust toolchain. What compiles C++ (the host build of the CUDA math, a test dependency; the
+//! kernels' warp emulator, a feature off by default) must stay out of what a plain build
+//! compiles.
 
 use std::path::{Path, PathBuf};
 
@@ -47,14 +48,64 @@ fn needs_a_c_compiler(dir: &Path, seen: &mut Vec<PathBuf>) -> bool {
     }
     seen.push(dir.clone());
     let table = manifest(&dir);
+    // A C compiler is needed for a `cc` build dependency, unless it is optional and no default
+    // feature turns it on (the kernels' warp emulator is such a feature).
     let builds_c = table
         .get("build-dependencies")
         .and_then(|d| d.as_table())
-        .is_some_and(|d| d.contains_key("cc"));
+        .and_then(|d| d.get("cc"))
+        .is_some_and(|cc| {
+            cc.get("optional").and_then(|o| o.as_bool()) != Some(true)
+                || default_features_enable(&table, "cc")
+        });
     builds_c
         || build_path_deps(&dir, &table)
             .iter()
             .any(|d| needs_a_c_compiler(d, seen))
+}
+
+/// Whether the crate's default features, followed through the features they turn on, turn on
+/// its optional dependency `dep`.
+fn default_features_enable(table: &toml::Table, dep: &str) -> bool {
+    let Some(features) = table.get("features").and_then(|f| f.as_table()) else {
+        return false;
+    };
+    let mut pending = vec!["default".to_string()];
+    let mut seen = Vec::new();
+    while let Some(feature) = pending.pop() {
+        if seen.contains(&feature) {
+            continue;
+        }
+        seen.push(feature.clone());
+        if feature == dep || feature == format!("dep:{dep}") {
+            return true;
+        }
+        if let Some(list) = features.get(&feature).and_then(|l| l.as_array()) {
+            pending.extend(list.iter().filter_map(|v| v.as_str()).map(str::to_string));
+        }
+    }
+    false
+}
+
+#[test]
+fn an_optional_c_compiler_counts_only_when_a_default_feature_wants_it() {
+    let table: toml::Table = toml::from_str(
+        r#"
+        [features]
+        default = ["fast"]
+        fast = ["dep:cc"]
+        "#,
+    )
+    .unwrap();
+    assert!(default_features_enable(&table, "cc"));
+    let off: toml::Table = toml::from_str(
+        r#"
+        [features]
+        emulator = ["dep:cc"]
+        "#,
+    )
+    .unwrap();
+    assert!(!default_features_enable(&off, "cc"));
 }
 
 #[test]
