@@ -1,8 +1,17 @@
 // The CUDA kernels' own source (`kernels/cuda/raylb_kernels.cu`), compiled for the host through
 // the warp emulator (raylb_emu.h), and one entry point that launches a kernel by name, as the
 // driver API does on a GPU (kernels/src/emulator.rs calls it).
+//
+// kernels/build.rs also compiles copies of the kernels with one bug planted in each: such a copy
+// puts its kernels in a namespace of its own, defines RL_EMU_PLANTED as that namespace and
+// RL_EMU_LAUNCH as the name of its launcher, and then includes this file.
 #include "raylb_emu.h"
+#ifdef RL_EMU_PLANTED
+using namespace RL_EMU_PLANTED;
+#else
 #include "../cuda/raylb_kernels.cu"
+#define RL_EMU_LAUNCH rlh_emu_launch
+#endif
 
 #include <stdio.h>
 #include <string.h>
@@ -58,11 +67,11 @@ void fill_deques(void* args) {
 
 extern "C" {
 
-// Launches kernel `name` (an entry point of raylb_kernels.cu) with `params` (pointers to its
-// parameters, in order) on the emulator, as `launch` says. 0, or 1 with a one-line message in
-// `error`; 2 for a name that is no kernel.
-int rlh_emu_launch(const char* name, const void* const* params, const rl_emu_launch* launch,
-                   char* error, size_t error_len) {
+// Launches kernel `name` (an entry point of raylb_kernels.cu, or of a planted copy for its
+// launcher) with `params` (pointers to its parameters, in order) on the emulator, as `launch`
+// says. 0, or 1 with a one-line message in `error`; 2 for a name that is no kernel.
+int RL_EMU_LAUNCH(const char* name, const void* const* params, const rl_emu_launch* launch,
+                  char* error, size_t error_len) {
     static const struct {
         const char* name;
         void (*body)(void*);

@@ -36,6 +36,9 @@ pub struct EmulatorOptions {
     pub seed: u64,
     /// Switches without a traced ray after which a launch is reported as a livelock.
     pub patience: u64,
+    /// A copy of the kernels with a known bug, run in place of the kernels; `None` (the
+    /// default) runs the kernels as they are.
+    pub planted: Option<PlantedBug>,
 }
 
 impl Default for EmulatorOptions {
@@ -44,8 +47,33 @@ impl Default for EmulatorOptions {
             blocks: 2,
             seed: 1,
             patience: 20_000_000,
+            planted: None,
         }
     }
+}
+
+/// Copies of the kernels with one known bug planted in each: how the emulator's tests show that
+/// it catches each kind of bug it is for, and that a copy with nothing planted does not fail.
+///
+/// Each is `cuda/raylb_kernels.cu` with one piece of text replaced when the emulator is built
+/// (`build.rs`, which fails when that text is not in the kernels exactly once, so that no copy
+/// silently loses its bug), in as many lines, so that the lines the emulator reports are the
+/// kernels' own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlantedBug {
+    /// Nothing planted: the kernels, built as the planted copies are.
+    Nothing,
+    /// Lane 31 calls the `__shfl_sync` that hands every lane what lane 0 popped from the warp's
+    /// deque with a mask that leaves it out.
+    ShuffleMaskMissesALane,
+    /// An idle warp pops ray tasks from its own deque into its buffer and keeps all but the
+    /// last: that task is counted as taken and never traced.
+    PoppedTaskDropped,
+    /// A thief releases the tasks it steals from the count of tasks left (`pending`) as it takes
+    /// them, before they are traced, and again once they are: the count runs below zero.
+    StolenTasksReleasedEarly,
+    /// Unlocking a deque leaves its lock taken.
+    LockNeverReleased,
 }
 
 /// The emulator behind a [`Gpu`].
@@ -66,6 +94,16 @@ struct Launch {
     patience: u64,
 }
 
+/// `rlh_emu_launch` in `emu/raylb_emu_kernels.cpp`, and each planted copy's launcher.
+#[cfg(feature = "emulator")]
+type Launcher = unsafe extern "C" fn(
+    name: *const c_char,
+    params: *const *const c_void,
+    launch: *const Launch,
+    error: *mut c_char,
+    error_len: usize,
+) -> c_int;
+
 #[cfg(feature = "emulator")]
 unsafe extern "C" {
     fn rlh_emu_launch(
@@ -75,6 +113,57 @@ unsafe extern "C" {
         error: *mut c_char,
         error_len: usize,
     ) -> c_int;
+    fn rlh_emu_launch_planted_nothing(
+        name: *const c_char,
+        params: *const *const c_void,
+        launch: *const Launch,
+        error: *mut c_char,
+        error_len: usize,
+    ) -> c_int;
+    fn rlh_emu_launch_planted_shuffle_mask_misses_a_lane(
+        name: *const c_char,
+        params: *const *const c_void,
+        launch: *const Launch,
+        error: *mut c_char,
+        error_len: usize,
+    ) -> c_int;
+    fn rlh_emu_launch_planted_popped_task_dropped(
+        name: *const c_char,
+        params: *const *const c_void,
+        launch: *const Launch,
+        error: *mut c_char,
+        error_len: usize,
+    ) -> c_int;
+    fn rlh_emu_launch_planted_stolen_tasks_released_early(
+        name: *const c_char,
+        params: *const *const c_void,
+        launch: *const Launch,
+        error: *mut c_char,
+        error_len: usize,
+    ) -> c_int;
+    fn rlh_emu_launch_planted_lock_never_released(
+        name: *const c_char,
+        params: *const *const c_void,
+        launch: *const Launch,
+        error: *mut c_char,
+        error_len: usize,
+    ) -> c_int;
+}
+
+#[cfg(feature = "emulator")]
+impl PlantedBug {
+    /// The launcher of this copy's kernels (named after `build.rs`'s name for it).
+    fn launcher(self) -> Launcher {
+        match self {
+            PlantedBug::Nothing => rlh_emu_launch_planted_nothing,
+            PlantedBug::ShuffleMaskMissesALane => rlh_emu_launch_planted_shuffle_mask_misses_a_lane,
+            PlantedBug::PoppedTaskDropped => rlh_emu_launch_planted_popped_task_dropped,
+            PlantedBug::StolenTasksReleasedEarly => {
+                rlh_emu_launch_planted_stolen_tasks_released_early
+            }
+            PlantedBug::LockNeverReleased => rlh_emu_launch_planted_lock_never_released,
+        }
+    }
 }
 
 #[cfg(feature = "emulator")]
@@ -85,7 +174,8 @@ impl Emulator {
     }
 
     /// Runs kernel `name` on `blocks` blocks of `threads` threads with the parameters at
-    /// `params`, at most [`EmulatorOptions::blocks`] blocks at once.
+    /// `params`, at most [`EmulatorOptions::blocks`] blocks at once: the kernels' own, or
+    /// those of the copy [`EmulatorOptions::planted`] names.
     ///
     /// # Safety
     /// `params` point to `name`'s parameters, in order, in the shared layout, and every address
@@ -106,10 +196,15 @@ impl Emulator {
         };
         let name = CString::new(name).expect("kernel names have no NUL");
         let mut error = vec![0 as c_char; 2048];
-        // SAFETY: the caller's contract for `params`; `name` is a C string; `error` has room
-        // for the message the launcher writes, NUL included, within its length.
+        let launcher: Launcher = self
+            .options
+            .planted
+            .map_or(rlh_emu_launch, PlantedBug::launcher);
+        // SAFETY: the caller's contract for `params` (a planted copy's kernels take the same
+        // parameters as the kernels'); `name` is a C string; `error` has room for the message
+        // the launcher writes, NUL included, within its length.
         let status = unsafe {
-            rlh_emu_launch(
+            launcher(
                 name.as_ptr(),
                 params.as_ptr(),
                 &launch,
