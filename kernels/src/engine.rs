@@ -224,7 +224,12 @@ impl Gpu {
     /// under the emulator, the blocks it was opened with.
     pub(crate) fn resident_blocks(&self, kernel: &Kernel, threads: u32) -> Result<u32, GpuError> {
         match &self.engine {
-            Engine::Cuda(_) => {
+            Engine::Cuda(cuda) => {
+                // Driver calls on a function act on the thread's current context, which the
+                // calling thread (a hybrid frame's GPU worker) may not have bound yet.
+                cuda.context
+                    .bind_to_thread()
+                    .map_err(GpuError::driver("binding the context to this thread"))?;
                 let per_sm = cuda_function(kernel)
                     .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
                     .map_err(GpuError::driver("querying occupancy"))?;
@@ -243,9 +248,13 @@ impl Gpu {
         threads: u32,
     ) -> Result<Option<KernelResources>, GpuError> {
         match &self.engine {
-            Engine::Cuda(_) => self
-                .cuda_resources(cuda_function(kernel), kernel.name, threads)
-                .map(Some),
+            Engine::Cuda(cuda) => {
+                cuda.context
+                    .bind_to_thread()
+                    .map_err(GpuError::driver("binding the context to this thread"))?;
+                self.cuda_resources(cuda_function(kernel), kernel.name, threads)
+                    .map(Some)
+            }
             #[cfg(feature = "emulator")]
             Engine::Emulator(_) => Ok(None),
         }
