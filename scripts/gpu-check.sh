@@ -6,7 +6,7 @@
 # SIMT efficiency, steals, identical.
 # Then the hybrid frame (--device hybrid): every scene byte-compared with the CPU's, and
 # treasure and treasure-calm at 2048² with the CPU alone, the GPU alone and both, alternating
-# for HYBRID_ROUNDS rounds (default 5): medians, hybrid over the faster device alone paired by
+# for HYBRID_ROUNDS rounds (default 3): medians, hybrid over the faster device alone paired by
 # round, hybrid's speed over the sum of the two alone, and each device's share and idle time
 # at the end of the frame. Last, on the machine's CPU cores alone: the simulator against real
 # runs at 1, 2, 4, 8 and 16 threads (scripts/sim-validate.sh, SIM_ROUNDS rounds, default 3)
@@ -29,7 +29,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${GPU_CHECK_OUT:-gpu-check-out}
-TILES=${TILES:-8,64,512}
+TILES=${TILES:-8,64}
 mkdir -p "$OUT"
 # The compiled kernels are kept here, where ptxas can read them.
 export RAYLB_CACHE_DIR=${RAYLB_CACHE_DIR:-$OUT/kernel-cache}
@@ -146,7 +146,7 @@ done
 
 echo "== hybrid speed at 2048² (CPU: stealing on every core; GPU: stealing, steal half)"
 HYBRID_ACCELS=${HYBRID_ACCELS:-octree wide}
-for round in $(seq "${HYBRID_ROUNDS:-5}"); do
+for round in $(seq "${HYBRID_ROUNDS:-3}"); do
     for accel in $HYBRID_ACCELS; do
     for scene in treasure treasure-calm; do
         for device in cpu gpu hybrid; do
@@ -162,7 +162,7 @@ for round in $(seq "${HYBRID_ROUNDS:-5}"); do
     done
     done
 done
-python3 - "$OUT" "${HYBRID_ROUNDS:-5}" $HYBRID_ACCELS <<'PY' || status=1
+python3 - "$OUT" "${HYBRID_ROUNDS:-3}" $HYBRID_ACCELS <<'PY' || status=1
 import json, statistics, sys
 out, rounds, accels = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 for accel, scene in ((a, s) for a in accels for s in ("treasure", "treasure-calm")):

@@ -93,7 +93,15 @@ fn every_gpu_balancer_in_both_structures_at_one_and_four_samples_is_the_cpus_byt
         for accel in [AccelKind::Octree, AccelKind::Wide] {
             for samples in [1, 4] {
                 let s = scene(name, w, h, accel, samples);
-                every_balancer_matches(&s, 16, EmulatorOptions::default(), None);
+                // Two schedules of each, on grids of two and three blocks.
+                for (seed, blocks) in [(11, 2), (12, 3)] {
+                    let options = EmulatorOptions {
+                        seed,
+                        blocks,
+                        ..EmulatorOptions::default()
+                    };
+                    every_balancer_matches(&s, 16, options, None);
+                }
             }
         }
     }
@@ -157,54 +165,9 @@ fn the_hybrid_with_an_emulated_gpu_writes_the_cpus_bytes_on_every_scene() {
 
 #[test]
 fn batches_of_shuffled_uneven_tile_lists_add_up_to_one_launch() {
-    use kernels::FrameRequest;
-    use renderer::gpu::DeviceScene;
     let s = scene("cornell", 64, 64, AccelKind::Octree, 1);
     let gpu = Gpu::emulated(EmulatorOptions::default()).unwrap();
-    let device_scene = DeviceScene::new(&s);
-    let request = FrameRequest {
-        balancer: GpuBalancer::STEALING,
-        tile: 8,
-        work_map: true,
-        seed: 7,
-        max_warps: None,
-    };
-    let whole = gpu.render(&device_scene.data(&s), &request).unwrap();
-    let mut batches = gpu.batches(&device_scene.data(&s), &request).unwrap();
-    let (_, count) = batches.tiles();
-    // The tiles in a scrambled order, in batches of 1, 2, 3, ... tiles.
-    let order: Vec<u32> = (0..count).map(|t| (t * 37 + 11) % count).collect();
-    let mut sorted = order.clone();
-    sorted.sort_unstable();
-    assert!(sorted.iter().copied().eq(0..count), "a permutation");
-    let mut rest = &order[..];
-    let mut size = 1;
-    while !rest.is_empty() {
-        let (batch, tail) = rest.split_at(size.min(rest.len()));
-        batches.run(batch).unwrap();
-        rest = tail;
-        size += 1;
-    }
-    let batched = batches.finish().unwrap();
-    assert_eq!(batched.sums, whole.sums);
-    assert_eq!(batched.rays, whole.rays);
-    assert!(batches_reject_a_tile_outside_the_image(&gpu, &s));
-}
-
-fn batches_reject_a_tile_outside_the_image(gpu: &Gpu, s: &Scene) -> bool {
-    use kernels::FrameRequest;
-    use renderer::gpu::DeviceScene;
-    let device_scene = DeviceScene::new(s);
-    let request = FrameRequest {
-        balancer: GpuBalancer::STEALING,
-        tile: 8,
-        work_map: false,
-        seed: 7,
-        max_warps: None,
-    };
-    let mut batches = gpu.batches(&device_scene.data(s), &request).unwrap();
-    let (_, count) = batches.tiles();
-    batches.run(&[count]).is_err()
+    common::batches::batches_add_up_to_one_launch(&gpu, &s);
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! Each test binary uses its own part of this.
 #![allow(dead_code)]
 
+pub(crate) mod batches;
 pub(crate) mod meshes;
 
 use std::path::{Path, PathBuf};
