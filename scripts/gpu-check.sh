@@ -13,7 +13,7 @@
 # and the scaling of static, counter, stealing and rayon on treasure.
 #
 # The gpu section also reports what the compiler gave each kernel (registers, local and shared
-# memory, the occupancy that gives; with ptxas, spills too) and, where Nsight Compute's ncu is
+# memory, the occupancy that gives; with cuobjdump or ptxas, spills too) and, where Nsight Compute's ncu is
 # found, profiles one persistent-kernel frame of treasure at 2048² (NCU=0 leaves it out).
 #
 # SECTIONS (default gpu,hybrid,cores) picks the parts to run, for a lease too short for all.
@@ -31,7 +31,7 @@ cd "$(dirname "$0")/.."
 OUT=${GPU_CHECK_OUT:-gpu-check-out}
 TILES=${TILES:-8,64}
 mkdir -p "$OUT"
-# The compiled kernels are kept here, where ptxas can read them.
+# The compiled kernels are kept here, where cuobjdump and ptxas can read them.
 export RAYLB_CACHE_DIR=${RAYLB_CACHE_DIR:-$OUT/kernel-cache}
 status=0
 SECTIONS=${SECTIONS:-gpu,hybrid,cores}
@@ -114,8 +114,17 @@ for balancer in stealing cuda-managed; do
         --balancer "$balancer" --tile 8 -o "$OUT/kernel-$balancer.png" \
         --stats "$OUT/kernel-$balancer.json" 2>&1 | grep '^kernel' || status=1
 done
+# raylb loads the kernels' machine code (a CUBIN) where NVRTC can build it for the device, and
+# their PTX otherwise; the cache holds whichever it used.
+if command -v cuobjdump >/dev/null; then
+    for cubin in "$RAYLB_CACHE_DIR"/kernels-*.cubin; do
+        [ -e "$cubin" ] && cuobjdump --dump-resource-usage "$cubin" 2>&1 \
+            | grep -E 'Function|REG|STACK|SHARED|LOCAL'
+    done
+fi
 if command -v ptxas >/dev/null; then
     for ptx in "$RAYLB_CACHE_DIR"/kernels-*.ptx; do
+        [ -e "$ptx" ] || continue
         cap=$(gpu_step nvidia-smi --query-gpu=compute_cap --format=csv,noheader | tr -d .)
         ptxas -arch="sm_$cap" -v "$ptx" -o /dev/null 2>&1 \
             | grep -E 'Compiling entry|registers|spill' | sed -e 's/^ptxas info *: //'

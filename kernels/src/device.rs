@@ -151,14 +151,30 @@ impl Gpu {
                 "reading the threads per multiprocessor",
             )?,
         };
-        let (compiled, _from_cache) = source::compile_cached(
-            compute_capability.0,
-            compute_capability.1,
-            source::cache_dir().as_deref(),
-        )?;
-        let module = context
-            .load_module(Ptx::from_src(compiled.ptx))
-            .map_err(GpuError::driver("loading the compiled kernels (PTX newer than the driver? use the driver's own NVRTC)"))?;
+        let (major, minor) = compute_capability;
+        let cache = source::cache_dir();
+        // Machine code for this device first: a driver older than the NVRTC loads it, where
+        // it would refuse that NVRTC's PTX. PTX, which the driver compiles itself, where no
+        // CUBIN can be had or loaded.
+        let cubin = source::compile_cubin_cached(major, minor, cache.as_deref()).and_then(
+            |(code, log, _from_cache)| {
+                context
+                    .load_module(Ptx::from_binary(code))
+                    .map(|module| (module, log))
+                    .map_err(GpuError::driver("loading the kernels' machine code"))
+            },
+        );
+        let (module, compile_log) = match cubin {
+            Ok(loaded) => loaded,
+            Err(_) => {
+                let (compiled, _from_cache) =
+                    source::compile_cached(major, minor, cache.as_deref())?;
+                let module = context
+                    .load_module(Ptx::from_src(compiled.ptx))
+                    .map_err(GpuError::driver("loading the compiled kernels (PTX newer than the driver? use the driver's own NVRTC)"))?;
+                (module, compiled.log)
+            }
+        };
         let kernel = |name: &'static str| {
             Ok::<_, GpuError>(Kernel {
                 name,
@@ -185,7 +201,7 @@ impl Gpu {
                 _module: module,
             }),
             info,
-            compile_log: compiled.log,
+            compile_log,
         })
     }
 

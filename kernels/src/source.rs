@@ -98,6 +98,25 @@ pub fn compile_source(source: &str, major: i32, minor: i32) -> Result<CompiledKe
 /// [`GpuError::NoNvrtc`] when NVRTC cannot be loaded; [`GpuError::Compile`] with NVRTC's log
 /// on an error.
 fn compile_reporting(source: &str, major: i32, minor: i32) -> Result<CompiledKernels, GpuError> {
+    let (ptx, log) = run_nvrtc(source, &format!("compute_{major}{minor}"), Output::Ptx)?;
+    let ptx = String::from_utf8_lossy(&ptx).into_owned();
+    Ok(CompiledKernels { ptx, log })
+}
+
+/// What NVRTC is asked for: PTX for a virtual architecture, or a CUBIN for a real one.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Output {
+    Ptx,
+    Cubin,
+}
+
+/// Compiles `source` for `arch` (`compute_90`, `sm_90`) with the kernels' options, and returns
+/// what `output` asks for with NVRTC's log (warnings kept, not fatal).
+///
+/// # Errors
+/// [`GpuError::NoNvrtc`] when NVRTC cannot be loaded; [`GpuError::Compile`] with NVRTC's log
+/// on an error.
+fn run_nvrtc(source: &str, arch: &str, output: Output) -> Result<(Vec<u8>, String), GpuError> {
     if !nvrtc_available() {
         return Err(GpuError::NoNvrtc);
     }
@@ -115,24 +134,112 @@ fn compile_reporting(source: &str, major: i32, minor: i32) -> Result<CompiledKer
     {
         options.push(format!("-DRL_MIN_BLOCKS={n}"));
     }
-    options.push(format!("--gpu-architecture=compute_{major}{minor}"));
+    options.push(format!("--gpu-architecture={arch}"));
     // SAFETY: `program` was just created and is destroyed once below, after its last use.
     let compiled = unsafe { nvrtc::compile_program(program, &options) };
     // SAFETY: as above; the log exists whether or not compilation succeeded.
     let log = unsafe { nvrtc::get_program_log(program) }
         .map(|chars| c_chars_to_string(&chars))
         .unwrap_or_default();
-    let ptx = match compiled {
+    let code = match (compiled, output) {
+        (Err(e), _) => Err(format!("{e:?}")),
         // SAFETY: as above; the program compiled, so it has PTX.
-        Ok(()) => unsafe { nvrtc::get_ptx(program) }.map(|chars| c_chars_to_string(&chars)),
-        Err(e) => Err(e),
+        (Ok(()), Output::Ptx) => unsafe { nvrtc::get_ptx(program) }
+            .map(|chars| {
+                chars
+                    .iter()
+                    .take_while(|&&c| c != 0)
+                    .map(|&c| c as u8)
+                    .collect()
+            })
+            .map_err(|e| format!("{e:?}")),
+        // SAFETY: as above; compiled for a real architecture, the program has a CUBIN.
+        (Ok(()), Output::Cubin) => unsafe { cubin(program) },
     };
     // SAFETY: `program` is not used after this.
     let _ = unsafe { nvrtc::destroy_program(program) };
     let log = log.trim().to_string();
-    match ptx {
-        Ok(ptx) => Ok(CompiledKernels { ptx, log }),
-        Err(e) => Err(GpuError::Compile(format!("{e:?}:\n{log}"))),
+    code.map(|code| (code, log.clone()))
+        .map_err(|e| GpuError::Compile(format!("{e}:\n{log}")))
+}
+
+/// The CUBIN of a program compiled for a real architecture.
+///
+/// # Safety
+/// `program` is a live NVRTC program, compiled successfully for an `sm_XY` architecture.
+unsafe fn cubin(program: cudarc::nvrtc::sys::nvrtcProgram) -> Result<Vec<u8>, String> {
+    use cudarc::nvrtc::sys::{nvrtcGetCUBIN, nvrtcGetCUBINSize, nvrtcResult};
+    let mut size = 0usize;
+    // SAFETY: the caller's contract; NVRTC writes one integer we own.
+    let status = unsafe { nvrtcGetCUBINSize(program, &mut size) };
+    if status != nvrtcResult::NVRTC_SUCCESS {
+        return Err(format!("reading the CUBIN's size: {status:?}"));
+    }
+    let mut code = vec![0u8; size];
+    // SAFETY: `code` holds the `size` bytes NVRTC writes.
+    let status = unsafe { nvrtcGetCUBIN(program, code.as_mut_ptr().cast()) };
+    if status != nvrtcResult::NVRTC_SUCCESS || code.is_empty() {
+        return Err(format!("reading the CUBIN: {status:?}"));
+    }
+    Ok(code)
+}
+
+/// The kernels as machine code for the device `sm_{major}{minor}`, kept in `dir` between runs
+/// as [`compile_cached`] keeps their PTX, with NVRTC's log (warnings reported, not fatal) and
+/// whether it came from the cache. A driver older than the NVRTC loads this where it would
+/// refuse that NVRTC's PTX.
+///
+/// # Errors
+/// [`GpuError::NoNvrtc`] when NVRTC cannot be loaded; [`GpuError::Compile`] on an error, or
+/// for an architecture this NVRTC cannot build machine code for.
+pub fn compile_cubin_cached(
+    major: i32,
+    minor: i32,
+    dir: Option<&std::path::Path>,
+) -> Result<(Vec<u8>, String, bool), GpuError> {
+    let source = program_source();
+    let path = dir.map(|d| cache_path(d, &source, &format!("sm_{major}{minor}"), "cubin"));
+    if let Some(code) = path.as_ref().and_then(|p| std::fs::read(p).ok()) {
+        return Ok((code, String::new(), true));
+    }
+    let (code, log) = run_nvrtc(&source, &format!("sm_{major}{minor}"), Output::Cubin)?;
+    if let Some(path) = path {
+        store(&path, &code);
+    }
+    Ok((code, log, false))
+}
+
+/// Where the kernels compiled from `source` for `arch` are kept in `dir`: a hash of the
+/// source, the options, the architecture and NVRTC's version, so any change compiles afresh.
+fn cache_path(
+    dir: &std::path::Path,
+    source: &str,
+    arch: &str,
+    extension: &str,
+) -> std::path::PathBuf {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    source.hash(&mut hasher);
+    OPTIONS.hash(&mut hasher);
+    std::env::var("RAYLB_MIN_BLOCKS").ok().hash(&mut hasher);
+    (arch, nvrtc_version()).hash(&mut hasher);
+    dir.join(format!(
+        "kernels-{:016x}-{arch}.{extension}",
+        hasher.finish()
+    ))
+}
+
+/// Writes `bytes` to `path` under a temporary name and renames it, so that a reader never
+/// sees half a file; a cache that cannot be written is passed over (it only saves time).
+fn store(path: &std::path::Path, bytes: &[u8]) {
+    let temporary = path.with_extension(format!("{}.tmp", std::process::id()));
+    let stored = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(&temporary, bytes))
+        .and_then(|()| std::fs::rename(&temporary, path));
+    if stored.is_err() {
+        let _ = std::fs::remove_file(&temporary);
     }
 }
 
@@ -174,20 +281,11 @@ pub fn compile_cached(
     minor: i32,
     dir: Option<&std::path::Path>,
 ) -> Result<(CompiledKernels, bool), GpuError> {
-    use std::hash::{Hash, Hasher};
-    let Some(dir) = dir else {
-        return compile_reporting(&program_source(), major, minor).map(|c| (c, false));
-    };
     let source = program_source();
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    source.hash(&mut hasher);
-    OPTIONS.hash(&mut hasher);
-    std::env::var("RAYLB_MIN_BLOCKS").ok().hash(&mut hasher);
-    (major, minor, nvrtc_version()).hash(&mut hasher);
-    let path = dir.join(format!(
-        "kernels-{:016x}-compute_{major}{minor}.ptx",
-        hasher.finish()
-    ));
+    let Some(dir) = dir else {
+        return compile_reporting(&source, major, minor).map(|c| (c, false));
+    };
+    let path = cache_path(dir, &source, &format!("compute_{major}{minor}"), "ptx");
     if let Ok(ptx) = std::fs::read_to_string(&path) {
         return Ok((
             CompiledKernels {
@@ -198,14 +296,7 @@ pub fn compile_cached(
         ));
     }
     let compiled = compile_reporting(&source, major, minor)?;
-    // Written under a temporary name and renamed, so that a reader never sees half a file.
-    let temporary = path.with_extension(format!("ptx.{}.tmp", std::process::id()));
-    let stored = std::fs::create_dir_all(dir)
-        .and_then(|()| std::fs::write(&temporary, &compiled.ptx))
-        .and_then(|()| std::fs::rename(&temporary, &path));
-    if stored.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
+    store(&path, compiled.ptx.as_bytes());
     Ok((compiled, false))
 }
 

@@ -137,6 +137,35 @@ fn compiled_kernels_are_cached_between_runs() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+#[test]
+fn the_kernels_compile_to_machine_code_for_each_architecture_and_are_cached() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("raylb-cubin-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for (major, minor) in [(7, 5), (8, 0), (8, 6), (9, 0)] {
+        let (code, log, hit) = source::compile_cubin_cached(major, minor, Some(&dir)).unwrap();
+        assert!(!hit, "sm_{major}{minor}: an empty cache cannot hit");
+        assert!(log.is_empty(), "sm_{major}{minor}: {log}");
+        assert_eq!(
+            &code[..4],
+            b"\x7fELF",
+            "sm_{major}{minor}: a CUBIN is an ELF file"
+        );
+        let (again, _, hit) = source::compile_cubin_cached(major, minor, Some(&dir)).unwrap();
+        assert!(hit, "sm_{major}{minor}: the second comes from the cache");
+        assert_eq!(code, again);
+    }
+    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert_eq!(
+        files.len(),
+        4,
+        "one CUBIN an architecture, no temporaries left"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 fn tempfile_dir() -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("raylb-kernel-cache-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
