@@ -104,51 +104,31 @@ type Launcher = unsafe extern "C" fn(
     error_len: usize,
 ) -> c_int;
 
+/// Declares the launchers, all of the [`Launcher`] type.
 #[cfg(feature = "emulator")]
-unsafe extern "C" {
-    fn rlh_emu_launch(
-        name: *const c_char,
-        params: *const *const c_void,
-        launch: *const Launch,
-        error: *mut c_char,
-        error_len: usize,
-    ) -> c_int;
-    fn rlh_emu_launch_planted_nothing(
-        name: *const c_char,
-        params: *const *const c_void,
-        launch: *const Launch,
-        error: *mut c_char,
-        error_len: usize,
-    ) -> c_int;
-    fn rlh_emu_launch_planted_shuffle_mask_misses_a_lane(
-        name: *const c_char,
-        params: *const *const c_void,
-        launch: *const Launch,
-        error: *mut c_char,
-        error_len: usize,
-    ) -> c_int;
-    fn rlh_emu_launch_planted_popped_task_dropped(
-        name: *const c_char,
-        params: *const *const c_void,
-        launch: *const Launch,
-        error: *mut c_char,
-        error_len: usize,
-    ) -> c_int;
-    fn rlh_emu_launch_planted_stolen_tasks_released_early(
-        name: *const c_char,
-        params: *const *const c_void,
-        launch: *const Launch,
-        error: *mut c_char,
-        error_len: usize,
-    ) -> c_int;
-    fn rlh_emu_launch_planted_lock_never_released(
-        name: *const c_char,
-        params: *const *const c_void,
-        launch: *const Launch,
-        error: *mut c_char,
-        error_len: usize,
-    ) -> c_int;
+macro_rules! launchers {
+    ($($name:ident),* $(,)?) => {
+        unsafe extern "C" {
+            $(fn $name(
+                name: *const c_char,
+                params: *const *const c_void,
+                launch: *const Launch,
+                error: *mut c_char,
+                error_len: usize,
+            ) -> c_int;)*
+        }
+    };
 }
+
+#[cfg(feature = "emulator")]
+launchers!(
+    rlh_emu_launch,
+    rlh_emu_launch_planted_nothing,
+    rlh_emu_launch_planted_shuffle_mask_misses_a_lane,
+    rlh_emu_launch_planted_popped_task_dropped,
+    rlh_emu_launch_planted_stolen_tasks_released_early,
+    rlh_emu_launch_planted_lock_never_released,
+);
 
 #[cfg(feature = "emulator")]
 impl PlantedBug {

@@ -6,9 +6,8 @@
 //! panic.
 
 use std::fmt::Write as _;
-use std::num::{NonZeroU32, NonZeroUsize};
+use std::num::NonZeroU32;
 
-use balancers::{Assignment, BalancerKind};
 use kernels::check::{
     self, CHUNK, CHUNK_BITS, CHUNKS, DeviceChecks, Digests, FUNCTIONS, ProbeRay, RESULTS,
     WideArrays,
@@ -21,8 +20,7 @@ use renderer::bvh::wide::Width;
 use renderer::bvh::{BvhSettings, OctreeBvh, WideBvh};
 use renderer::geometry::{Ray, Triangle};
 use renderer::gpu::{Gpu, GpuBalancer, GpuError, GpuOptions, render_gpu};
-use renderer::render::{RenderOptions, render};
-use renderer::scene::{Scene, SceneOverrides};
+use renderer::scene::Scene;
 
 mod common;
 use common::meshes::{self, scene_rays};
@@ -31,19 +29,7 @@ use common::{RustFloats, load_scene};
 /// Shipped scene `name` at `width × height`, built with the octree, the GPU's default
 /// structure (the CPU's is the wide BVH).
 fn scene(name: &str, width: u32, height: u32) -> Scene {
-    scene_in(name, width, height, AccelKind::Octree, 1)
-}
-
-/// Shipped scene `name` at `width × height` and `samples` per pixel, built with `accel`.
-fn scene_in(name: &str, width: u32, height: u32, accel: AccelKind, samples: u32) -> Scene {
-    let overrides = SceneOverrides {
-        width: Some(width),
-        height: Some(height),
-        accel: Some(accel),
-        samples: Some(samples),
-        ..Default::default()
-    };
-    Scene::load(&common::scene_path(name), overrides).unwrap_or_else(|e| panic!("{e}"))
+    common::load_scene_as(name, width, height, AccelKind::Octree, 1)
 }
 
 #[test]
@@ -78,19 +64,9 @@ fn every_gpu_balancer_writes_the_cpu_bytes() {
     .into_iter()
     .flat_map(|scene| shapes.map(|shape| (scene, shape)))
     {
-        let scene = scene_in(name, w, h, accel, samples);
-        let cpu = render(
-            &scene,
-            &RenderOptions {
-                balancer: BalancerKind::static_tiles(Assignment::Interleaved),
-                threads: NonZeroUsize::new(2).unwrap(),
-                tile: NonZeroU32::new(16).unwrap(),
-                work_map: true,
-            },
-        )
-        .unwrap();
+        let scene = common::load_scene_as(name, w, h, accel, samples);
+        let cpu = common::cpu_reference(&scene);
         let want = cpu.film.resolve();
-        let want_rays = cpu.film.ray_counts();
         for balancer in GpuBalancer::EVERY {
             // Every edge kind at one sample (one pixel, a power of two, an odd edge, a tile cut
             // into pieces); two at four samples, where the camera rays alone differ.
@@ -115,20 +91,8 @@ fn every_gpu_balancer_writes_the_cpu_bytes() {
                         accel.name(),
                         balancer.name()
                     );
-                    assert_eq!(frame.film.sums(), cpu.film.sums(), "{label}: sums");
+                    common::assert_cpus_bytes(&label, &frame, &cpu);
                     assert_eq!(frame.film.resolve(), want, "{label}: image");
-                    assert_eq!(
-                        frame.film.ray_counts(),
-                        want_rays,
-                        "{label}: rays per pixel"
-                    );
-                    assert_eq!(
-                        frame.total_rays(),
-                        cpu.total_rays(),
-                        "{label}: rays by kind"
-                    );
-                    let simt = frame.device.as_ref().unwrap().simt_efficiency;
-                    assert!(simt > 0.0 && simt <= 1.0, "{label}: simt {simt}");
                 }
             }
         }

@@ -4,38 +4,14 @@
 
 use std::num::{NonZeroU32, NonZeroUsize};
 
-use balancers::{Assignment, BalancerKind};
 use kernels::emulator::EmulatorOptions;
 use renderer::accel::AccelKind;
 use renderer::gpu::{Gpu, GpuBalancer, GpuOptions, render_gpu};
-use renderer::render::{RenderOptions, render};
-use renderer::scene::{Scene, SceneOverrides};
+use renderer::scene::Scene;
 
 mod common;
 
-fn scene(name: &str, width: u32, height: u32, accel: AccelKind, samples: u32) -> Scene {
-    let overrides = SceneOverrides {
-        width: Some(width),
-        height: Some(height),
-        accel: Some(accel),
-        samples: Some(samples),
-        ..Default::default()
-    };
-    Scene::load(&common::scene_path(name), overrides).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn cpu_render(scene: &Scene) -> renderer::render::Frame {
-    render(
-        scene,
-        &RenderOptions {
-            balancer: BalancerKind::static_tiles(Assignment::Interleaved),
-            threads: NonZeroUsize::new(2).unwrap(),
-            tile: NonZeroU32::new(16).unwrap(),
-            work_map: true,
-        },
-    )
-    .unwrap()
-}
+use common::{assert_cpus_bytes, cpu_reference, load_scene_as};
 
 /// Every GPU balancer on `scene` at `tile`, on the emulator with `options`, against the CPU.
 fn every_balancer_matches(
@@ -44,7 +20,7 @@ fn every_balancer_matches(
     options: EmulatorOptions,
     max_warps: Option<u32>,
 ) {
-    let cpu = cpu_render(scene);
+    let cpu = cpu_reference(scene);
     let gpu = Gpu::emulated(options).unwrap();
     for balancer in GpuBalancer::EVERY {
         let frame = render_gpu(
@@ -65,25 +41,13 @@ fn every_balancer_matches(
             scene.samples.count(),
             balancer.name()
         );
-        assert_eq!(frame.film.sums(), cpu.film.sums(), "{label}: sums");
-        assert_eq!(
-            frame.film.ray_counts(),
-            cpu.film.ray_counts(),
-            "{label}: rays per pixel"
-        );
-        assert_eq!(
-            frame.total_rays(),
-            cpu.total_rays(),
-            "{label}: rays by kind"
-        );
-        let simt = frame.device.as_ref().unwrap().simt_efficiency;
-        assert!(simt > 0.0 && simt <= 1.0, "{label}: simt {simt}");
+        assert_cpus_bytes(&label, &frame, &cpu);
     }
 }
 
 #[test]
 fn quick_on_the_emulator_is_the_cpus_bytes() {
-    let s = scene("quick", 48, 32, AccelKind::Octree, 1);
+    let s = load_scene_as("quick", 48, 32, AccelKind::Octree, 1);
     every_balancer_matches(&s, 8, EmulatorOptions::default(), None);
 }
 
@@ -93,7 +57,7 @@ fn every_gpu_balancer_in_both_structures_at_one_and_four_samples_is_the_cpus_byt
     for (name, w, h) in [("quick", 96, 64), ("cornell", 128, 128)] {
         for accel in [AccelKind::Octree, AccelKind::Wide] {
             for samples in [1, 4] {
-                let s = scene(name, w, h, accel, samples);
+                let s = load_scene_as(name, w, h, accel, samples);
                 // A schedule of its own for each, on grids of two and three blocks in turn
                 // (the seeds test below runs one scene over many).
                 seed += 1;
@@ -110,7 +74,7 @@ fn every_gpu_balancer_in_both_structures_at_one_and_four_samples_is_the_cpus_byt
 
 #[test]
 fn seeds_and_grids_change_the_schedule_not_the_bytes() {
-    let s = scene("cornell", 64, 64, AccelKind::Wide, 1);
+    let s = load_scene_as("cornell", 64, 64, AccelKind::Wide, 1);
     for seed in 1..=4 {
         for blocks in [1, 3] {
             let options = EmulatorOptions {
@@ -132,8 +96,8 @@ fn the_hybrid_with_an_emulated_gpu_writes_the_cpus_bytes_on_every_scene() {
     use renderer::hybrid::{HybridOptions, render_hybrid};
     for name in ["quick", "cornell", "treasure", "treasure-calm"] {
         for (accel, samples, seed) in [(AccelKind::Wide, 1, 1), (AccelKind::Octree, 2, 2)] {
-            let s = scene(name, 64, 48, accel, samples);
-            let cpu = cpu_render(&s);
+            let s = load_scene_as(name, 64, 48, accel, samples);
+            let cpu = cpu_reference(&s);
             let gpu = Gpu::emulated(EmulatorOptions {
                 seed,
                 ..EmulatorOptions::default()
@@ -166,7 +130,7 @@ fn the_hybrid_with_an_emulated_gpu_writes_the_cpus_bytes_on_every_scene() {
 
 #[test]
 fn batches_of_shuffled_uneven_tile_lists_add_up_to_one_launch() {
-    let s = scene("cornell", 64, 64, AccelKind::Octree, 1);
+    let s = load_scene_as("cornell", 64, 64, AccelKind::Octree, 1);
     let gpu = Gpu::emulated(EmulatorOptions::default()).unwrap();
     common::batches::batches_add_up_to_one_launch(&gpu, &s);
 }
@@ -207,8 +171,8 @@ fn validate_reaches_the_emulator_from_the_command_line() {
 #[test]
 fn both_warp_deques_survive_many_schedules_of_a_stealing_heavy_frame() {
     use kernels::WarpDeque;
-    let s = scene("treasure", 48, 48, AccelKind::Octree, 1);
-    let cpu = cpu_render(&s);
+    let s = load_scene_as("treasure", 48, 48, AccelKind::Octree, 1);
+    let cpu = cpu_reference(&s);
     for seed in 1..=6 {
         let gpu = Gpu::emulated(EmulatorOptions {
             blocks: 3,

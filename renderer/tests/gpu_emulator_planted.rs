@@ -9,15 +9,14 @@
 //! Every frame is cornell at 64 × 64 under `stealing` on the locked deque, on the emulator's
 //! default grid and seed.
 
-use std::num::{NonZeroU32, NonZeroUsize};
+use std::num::NonZeroU32;
 use std::time::{Duration, Instant};
 
-use balancers::{Assignment, BalancerKind};
 use kernels::emulator::{EmulatorOptions, PlantedBug};
 use renderer::accel::AccelKind;
 use renderer::gpu::{Gpu, GpuBalancer, GpuError, GpuOptions, WarpDeque, render_gpu};
-use renderer::render::{Frame, RenderOptions, render};
-use renderer::scene::{Scene, SceneOverrides};
+use renderer::render::Frame;
+use renderer::scene::Scene;
 
 mod common;
 
@@ -38,28 +37,9 @@ const BALANCER: GpuBalancer = GpuBalancer::Stealing {
     deque: WarpDeque::Locked,
 };
 
+/// The scene every planted bug is run on.
 fn scene() -> Scene {
-    let overrides = SceneOverrides {
-        width: Some(64),
-        height: Some(64),
-        accel: Some(AccelKind::Octree),
-        samples: Some(1),
-        ..Default::default()
-    };
-    Scene::load(&common::scene_path("cornell"), overrides).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn cpu_frame(scene: &Scene) -> Frame {
-    render(
-        scene,
-        &RenderOptions {
-            balancer: BalancerKind::static_tiles(Assignment::Interleaved),
-            threads: NonZeroUsize::new(2).unwrap(),
-            tile: NonZeroU32::new(16).unwrap(),
-            work_map: true,
-        },
-    )
-    .unwrap()
+    common::load_scene_as("cornell", 64, 64, AccelKind::Octree, 1)
 }
 
 /// `scene` on the emulator, through the kernels or the copy `planted` names.
@@ -127,7 +107,7 @@ fn livelock(message: &str) -> bool {
 #[test]
 fn nothing_planted_writes_the_cpus_bytes() {
     let scene = scene();
-    let cpu = cpu_frame(&scene);
+    let cpu = common::cpu_reference(&scene);
     for planted in [None, Some(PlantedBug::Nothing)] {
         let frame = emulated(&scene, planted).unwrap_or_else(|e| panic!("{planted:?}: {e}"));
         assert_eq!(frame.film.sums(), cpu.film.sums(), "{planted:?}: sums");
@@ -159,7 +139,7 @@ fn a_lane_left_out_of_a_shuffles_mask_is_named_with_the_shuffles_line() {
 #[test]
 fn a_task_dropped_from_a_deque_leaves_the_image_short_of_rays() {
     let scene = scene();
-    let cpu = cpu_frame(&scene);
+    let cpu = common::cpu_reference(&scene);
     // The dropped task was counted as taken: the frame ends, without it and its children.
     let frame = emulated(&scene, Some(PlantedBug::PoppedTaskDropped)).unwrap();
     let (rays, cpu_rays) = (frame.total_rays(), cpu.total_rays());

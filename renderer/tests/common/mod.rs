@@ -40,6 +40,58 @@ pub(crate) fn load_scene(name: &str, width: Option<u32>, height: Option<u32>) ->
     Scene::load(&scene_path(name), overrides).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// Shipped scene `name` at `width × height` and `samples` per pixel, built with `accel`.
+pub(crate) fn load_scene_as(
+    name: &str,
+    width: u32,
+    height: u32,
+    accel: renderer::accel::AccelKind,
+    samples: u32,
+) -> Scene {
+    let overrides = SceneOverrides {
+        width: Some(width),
+        height: Some(height),
+        accel: Some(accel),
+        samples: Some(samples),
+        ..Default::default()
+    };
+    Scene::load(&scene_path(name), overrides).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The CPU's frame of `scene` that GPU frames are compared with: `static` on two threads,
+/// 16-pixel tiles, with rays counted per pixel.
+pub(crate) fn cpu_reference(scene: &Scene) -> renderer::render::Frame {
+    use std::num::{NonZeroU32, NonZeroUsize};
+    renderer::render::render(
+        scene,
+        &renderer::render::RenderOptions {
+            balancer: balancers::BalancerKind::static_tiles(balancers::Assignment::Interleaved),
+            threads: NonZeroUsize::new(2).unwrap(),
+            tile: NonZeroU32::new(16).unwrap(),
+            work_map: true,
+        },
+    )
+    .unwrap()
+}
+
+/// Requires a GPU frame (on a device or the emulator) to hold the CPU frame's fixed-point sums,
+/// rays per pixel and rays by kind, and a SIMT efficiency in (0, 1].
+pub(crate) fn assert_cpus_bytes(
+    label: &str,
+    gpu: &renderer::render::Frame,
+    cpu: &renderer::render::Frame,
+) {
+    assert_eq!(gpu.film.sums(), cpu.film.sums(), "{label}: sums");
+    assert_eq!(
+        gpu.film.ray_counts(),
+        cpu.film.ray_counts(),
+        "{label}: rays per pixel"
+    );
+    assert_eq!(gpu.total_rays(), cpu.total_rays(), "{label}: rays by kind");
+    let simt = gpu.device.as_ref().expect("a GPU frame").simt_efficiency;
+    assert!(simt > 0.0 && simt <= 1.0, "{label}: simt {simt}");
+}
+
 /// The stdout of a run that must have succeeded (its stderr in the failure message if not).
 pub(crate) fn ok(out: &Output) -> String {
     assert!(
