@@ -40,6 +40,31 @@ pub struct KernelResources {
     pub blocks_per_multiprocessor: u32,
     /// Resident threads over the most a multiprocessor holds.
     pub occupancy: f64,
+    /// What the driver loaded the kernel from.
+    pub code: KernelCode,
+}
+
+/// What the kernels were loaded from: their machine code for the device, built by NVRTC, or
+/// their PTX, which the driver compiles itself (where no CUBIN could be built or loaded); or,
+/// on the warp emulator, their host build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelCode {
+    /// A CUBIN for the device's architecture, `sm_XY`.
+    Cubin,
+    /// PTX for its compute capability, compiled by the driver.
+    Ptx,
+    /// No driver: the kernels' source compiled for the host, run by the warp emulator.
+    Emulated,
+}
+
+impl std::fmt::Display for KernelCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Cubin => "CUBIN",
+            Self::Ptx => "PTX",
+            Self::Emulated => "emulated",
+        })
+    }
 }
 
 /// An opened GPU with raylb's kernels loaded. Opening compiles the kernels (NVRTC, for this
@@ -55,6 +80,8 @@ pub struct Gpu {
     pub(crate) fill_deques: Kernel,
     pub(crate) info: DeviceInfo,
     pub(crate) compile_log: String,
+    /// What the kernels were loaded from.
+    pub(crate) code: KernelCode,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -164,15 +191,15 @@ impl Gpu {
                     .map_err(GpuError::driver("loading the kernels' machine code"))
             },
         );
-        let (module, compile_log) = match cubin {
-            Ok(loaded) => loaded,
+        let (module, compile_log, code) = match cubin {
+            Ok((module, log)) => (module, log, KernelCode::Cubin),
             Err(_) => {
                 let (compiled, _from_cache) =
                     source::compile_cached(major, minor, cache.as_deref())?;
                 let module = context
                     .load_module(Ptx::from_src(compiled.ptx))
                     .map_err(GpuError::driver("loading the compiled kernels (PTX newer than the driver? use the driver's own NVRTC)"))?;
-                (module, compiled.log)
+                (module, compiled.log, KernelCode::Ptx)
             }
         };
         let kernel = |name: &'static str| {
@@ -202,6 +229,7 @@ impl Gpu {
             }),
             info,
             compile_log,
+            code,
         })
     }
 
@@ -239,6 +267,7 @@ impl Gpu {
             blocks_per_multiprocessor: blocks,
             occupancy: f64::from(blocks * threads)
                 / f64::from(self.info.max_threads_per_multiprocessor.max(1)),
+            code: self.code,
         })
     }
 }

@@ -21,7 +21,7 @@
 use std::ffi::{CString, c_char, c_int, c_void};
 
 #[cfg(feature = "emulator")]
-use crate::device::{DeviceInfo, TracingKernels};
+use crate::device::{DeviceInfo, KernelCode, TracingKernels};
 #[cfg(feature = "emulator")]
 use crate::engine::{Engine, Kernel};
 use crate::{Gpu, GpuError};
@@ -255,6 +255,7 @@ impl Gpu {
                 max_threads_per_multiprocessor: options.blocks * layout::kernel::PERSISTENT_THREADS,
             },
             compile_log: String::new(),
+            code: KernelCode::Emulated,
         })
     }
 }

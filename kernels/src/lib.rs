@@ -23,7 +23,7 @@ mod engine;
 mod frame;
 pub mod source;
 
-pub use device::{DeviceInfo, Gpu, KernelResources};
+pub use device::{DeviceInfo, Gpu, KernelCode, KernelResources};
 pub use frame::{
     FrameRequest, GpuBalancer, GpuBatches, GpuFrame, SceneData, Structure, WarpDeque, WarpStats,
 };

@@ -291,6 +291,9 @@ pub struct KernelReport {
     pub blocks_per_multiprocessor: u32,
     /// Resident threads over the most a multiprocessor holds.
     pub occupancy: f64,
+    /// What it was loaded from: `CUBIN` (machine code), `PTX` (compiled by the driver) or
+    /// `emulated` (the warp emulator).
+    pub code: String,
 }
 
 impl From<&kernels::KernelResources> for KernelReport {
@@ -303,6 +306,7 @@ impl From<&kernels::KernelResources> for KernelReport {
             threads_per_block: k.threads_per_block,
             blocks_per_multiprocessor: k.blocks_per_multiprocessor,
             occupancy: k.occupancy,
+            code: k.code.to_string(),
         }
     }
 }
@@ -670,8 +674,9 @@ impl fmt::Display for RenderReport {
         if let Some(k) = &r.kernel {
             writeln!(
                 f,
-                "kernel  {}: {} registers, {} B local and {} B shared memory; {} blocks of {} threads per multiprocessor, {:.0}% occupancy",
+                "kernel  {} ({}): {} registers, {} B local and {} B shared memory; {} blocks of {} threads per multiprocessor, {:.0}% occupancy",
                 k.name,
+                k.code,
                 k.registers,
                 k.local_bytes,
                 k.shared_bytes,
