@@ -8,7 +8,7 @@
 # treasure and treasure-calm at 2048² with the CPU alone, the GPU alone and both, alternating
 # for HYBRID_ROUNDS rounds (default 3): medians, hybrid over the faster device alone paired by
 # round, hybrid's speed over the sum of the two alone, and each device's share and idle time
-# at the end of the frame. Last, on the machine's CPU cores alone: the simulator against real
+# at the end of the frame. Last (SECTIONS=cores), on the machine's CPU cores alone: the simulator against real
 # runs at 1, 2, 4, 8 and 16 threads (scripts/sim-validate.sh, SIM_ROUNDS rounds, default 3)
 # and the scaling of static, counter, stealing and rayon on treasure.
 #
@@ -16,7 +16,8 @@
 # memory, the occupancy that gives; with cuobjdump or ptxas, spills too) and, where Nsight Compute's ncu is
 # found, profiles one persistent-kernel frame of treasure at 2048² (NCU=0 leaves it out).
 #
-# SECTIONS (default gpu,hybrid,cores) picks the parts to run, for a lease too short for all.
+# SECTIONS (default gpu,hybrid: about seven minutes on an H100 or H200, NCU=0) picks the parts;
+# SECTIONS=cores runs the CPU's part, SECTIONS=gpu,hybrid,cores all three.
 # Every command that runs on the GPU is cut off after STEP_TIMEOUT seconds (default 300), so
 # that one livelocked kernel costs that step, counted as a failure, and not the whole session.
 #
@@ -34,7 +35,7 @@ mkdir -p "$OUT"
 # The compiled kernels are kept here, where cuobjdump and ptxas can read them.
 export RAYLB_CACHE_DIR=${RAYLB_CACHE_DIR:-$OUT/kernel-cache}
 status=0
-SECTIONS=${SECTIONS:-gpu,hybrid,cores}
+SECTIONS=${SECTIONS:-gpu,hybrid}
 section() { [[ ",$SECTIONS," == *",$1,"* ]]; }
 STEP_TIMEOUT=${STEP_TIMEOUT:-300}
 # Runs a command that uses the GPU under STEP_TIMEOUT (then SIGKILL 10 s after the SIGTERM), and

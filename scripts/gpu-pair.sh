@@ -7,8 +7,8 @@
 # configuration's, paired by round: median (lowest–highest).
 #
 #   scripts/gpu-pair.sh LABEL=BINARY[@VAR=VALUE…] LABEL=BINARY[@VAR=VALUE…] …
-#   scripts/gpu-pair.sh before=.device/raylb-before after=.device/raylb \
-#       moveon4=".device/raylb@RAYLB_KERNEL_DEFINES=RL_MOVE_ON=4"
+#   scripts/gpu-pair.sh before=old/raylb after=target/release/raylb \
+#       blocks6=target/release/raylb@RAYLB_MIN_BLOCKS=6
 #
 # The environment after `@` (words separated by `@`) is set for that configuration alone.
 # SCENE (default scenes/treasure.toml), SIZE (2048: width and height), TILES (4,8), ACCELS

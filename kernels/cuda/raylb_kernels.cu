@@ -36,19 +36,6 @@
 #ifndef RL_MIN_BLOCKS
 #define RL_MIN_BLOCKS 8
 #endif
-// How the persistent kernel's lanes trace side by side (rl_trace_step): lanes whose query has
-// ended move on once 1/RL_MOVE_ON of those traversing have, counted every RL_VOTE_NODES nodes;
-// a step ends for a refill once RL_REFILL_AT lanes are idle. The host can override them for
-// measurements (RAYLB_KERNEL_DEFINES).
-#ifndef RL_MOVE_ON
-#define RL_MOVE_ON 8
-#endif
-#ifndef RL_VOTE_NODES
-#define RL_VOTE_NODES 8
-#endif
-#ifndef RL_REFILL_AT
-#define RL_REFILL_AT 8
-#endif
 
 // What the warp emulator (kernels/emu/raylb_emu.h) needs marked in the source, and NVRTC never
 // sees: shared variables, each block's own there; switch points at volatile accesses; a traced
@@ -572,7 +559,6 @@ struct rl_warp {
     rl_warp_state st;
     rl_task mine;  // the lane's task, when `has`
     bool has;
-    bool tracing;  // whether `mine` is begun: its job holds a query in flight (rl_trace_step)
     rl_u32 rng;
     rl_counts counts;
     rl_u64 tiles, steps, active_lanes, spawned;
@@ -830,61 +816,18 @@ __device__ __forceinline__ int rl_find_work(const rl_scene& s, const rl_work& w,
     return got ? RL_FOUND : RL_NOTHING;
 }
 
-// Whether the warp has tasks at hand for idle lanes without looking beyond its own deque:
-// in its buffer, in its tile's camera rays, or ray tasks at the bottom of its deque (the
-// test rl_refill_lanes makes).
-__device__ __forceinline__ bool rl_work_at_hand(const rl_warp_state& st) {
-    return st.buf_count > 0 || st.next < st.pixels ||
-           (rl_deque_may_hold(st) && st.bot != st.tile_mark);
-}
-
-// 3. One step: the lanes' jobs side by side (rl_job in raylb_math.cuh). A lane with a new task
-// begins it; then the warp steps every lane's query a node at a time, and once 1/RL_MOVE_ON of
-// the lanes that were traversing have finished theirs (counted every RL_VOTE_NODES nodes),
-// those lanes move on: to their task's next query, or to its end, which leaves the lane idle
-// with the task's children. So a lane whose ray ends early starts its next one instead of
-// waiting for the warp's longest. The step ends when no lane has a query left, or when
-// RL_REFILL_AT lanes are idle and tasks are at hand to refill them; a lane's query in flight
-// then waits in `job` for the next step. Returns the lane's children's count.
+// 3. One step: every lane with a task traces it. Returns the lane's children's count.
 template <int STRUCTURE>
 __device__ __forceinline__ int rl_trace_step(const rl_scene& s, const rl_film& film, rl_warp& me,
-                                             rl_job<STRUCTURE>& job, bool& pending,
                                              rl_task kids[2]) {
     rl_u32 active = __ballot_sync(RL_FULL_MASK, me.has);
     me.steps += 1;
     me.active_lanes += __popc(active);
-    if (me.has && !me.tracing) {
-        pending = rl_job_begin<STRUCTURE>(s, me.mine, &me.counts, &job);
-        me.tracing = true;
-    }
     int n_kids = 0;
-    for (;;) {
-        const int began = __popc(__ballot_sync(RL_FULL_MASK, pending));
-        if (began > 0) {
-            const int move_on = max(1, began / RL_MOVE_ON);
-            for (;;) {
-                for (int j = 0; pending && j < RL_VOTE_NODES; ++j) {
-                    pending = rl_query_step<STRUCTURE>(s, job.ray, &job.query);
-                }
-                if (began - __popc(__ballot_sync(RL_FULL_MASK, pending)) >= move_on) {
-                    break;
-                }
-            }
-        }
-        if (me.tracing && !pending) {
-            int n = rl_job_next<STRUCTURE>(s, me.mine, film, &me.counts, &job, kids, &pending);
-            if (n >= 0) {
-                n_kids = n;
-                me.tracing = false;
-                me.has = false;
-                RL_PROGRESS();
-            }
-        }
-        const rl_u32 tracing = __ballot_sync(RL_FULL_MASK, me.tracing);
-        if (tracing == 0 ||
-            (__popc(~tracing) >= RL_REFILL_AT && rl_work_at_hand(me.st))) {
-            break;
-        }
+    if (me.has) {
+        n_kids = rl_trace<STRUCTURE>(s, me.mine, film, &me.counts, kids);
+        RL_PROGRESS();
+        me.has = false;
     }
     return n_kids;
 }
@@ -1020,8 +963,6 @@ __device__ __forceinline__ void rl_persistent_body(const rl_scene& s, const rl_f
     // 16-byte aligned: tasks are copied in with 16-byte stores.
     RL_SHARED(16, rl_task, buffers, [RL_WARPS_PER_BLOCK][RL_BUFFER]);
     rl_warp me;
-    rl_job<STRUCTURE> job;  // the lane's task's tracing, while `me.tracing`
-    bool pending = false;   // whether its query has nodes left to visit
     me.lane = threadIdx.x & (RL_WARP - 1);
     me.index = blockIdx.x * RL_WARPS_PER_BLOCK + (threadIdx.x / RL_WARP);
     if (me.index >= w.warps) {
@@ -1041,7 +982,6 @@ __device__ __forceinline__ void rl_persistent_body(const rl_scene& s, const rl_f
     st.static_next = me.index;
     st.counter_next = st.counter_end = 0;
     me.has = false;
-    me.tracing = false;
     me.rng = (w.seed ^ (me.index * 0x9E3779B9u)) | 1u;
     me.counts = rl_counts{0, 0, 0, 0};
     me.tiles = me.steps = me.active_lanes = me.spawned = 0;
@@ -1063,7 +1003,7 @@ __device__ __forceinline__ void rl_persistent_body(const rl_scene& s, const rl_f
             }
         }
         rl_task kids[2];
-        int n_kids = rl_trace_step<STRUCTURE>(s, film, me, job, pending, kids);
+        int n_kids = rl_trace_step<STRUCTURE>(s, film, me, kids);
         if (rl_place_children(w, me, kids, n_kids)) {
             rl_share_buffer(w, me);
         }

@@ -285,7 +285,7 @@ RL_FN bool rl_triangle_intersect(const rl_triangle& tri, const rl_prepared& r, f
 }
 
 // ---------------------------------------------------------------------------------------------
-// The octree's nodes (bvh/traverse.rs).
+// Stackless traversal (bvh/traverse.rs).
 
 RL_FN void rl_load_node(const rl_node* node, float near_[3], float far_[3], rl_u32* skip,
                         rl_u32* leaf) {
@@ -310,22 +310,15 @@ RL_FN void rl_load_node(const rl_node* node, float near_[3], float far_[3], rl_u
 #endif
 }
 
-// ---------------------------------------------------------------------------------------------
-// Traversal as a query that can stop after any node and go on later: the closest hit, or
-// (`any`) whether anything blocks the ray. Each structure has its query state and three
-// functions, begin / step / result; rl_*_closest_hit and rl_*_occluded run the steps back to
-// back, and the persistent kernel interleaves the queries of a warp's lanes (rl_job below).
-
-#define RL_MISS 0xffffffffu
-
 // Keeps the hit of triangle `k` (original index `original`) at `t` if it is closer than the
-// closest so far (`best_t`, the ray's t_max before any; `best`, RL_MISS before any; and
+// closest so far (`best_t`, the ray's t_max before any; `best`, 0xffffffff before any; and
 // `best_original`), or as close with a smaller original index: every structure finds the same
 // hit (bvh/traverse.rs, `Closest::offer`). A statement on the traversal's own variables rather
-// than a function on their addresses, so that they stay in registers.
+// than a function on their addresses: the octree's traversal, which every kernel runs,
+// compiles to the same code as when it was written out in place.
 #define RL_CLOSEST_OFFER(t, k, original, best_t, best, best_original)                              \
     do {                                                                                           \
-        bool closer = (best) == RL_MISS                                                            \
+        bool closer = (best) == 0xffffffffu                                                        \
                           ? (t) < (best_t)                                                         \
                           : ((t) < (best_t) || ((t) == (best_t) && (original) < (best_original))); \
         if (closer) {                                                                              \
@@ -335,83 +328,65 @@ RL_FN void rl_load_node(const rl_node* node, float near_[3], float far_[3], rl_u
         }                                                                                          \
     } while (0)
 
-// Stackless traversal of the octree (bvh/traverse.rs): the nodes of the ray's octant in depth
-// first order, a missed box or a leaf skipping to `skip`. All of its state is the next node and
-// the best hit so far.
-struct rl_octree_query {
-    rl_u32 node;   // the next node; `node_count` when the query is done
-    float best_t;  // the closest hit's t so far, the ray's t_max before any
-    rl_u32 best;   // its leaf-order triangle, RL_MISS before any (or the blocker, for `any`)
-    rl_u32 best_original;
-    bool any;
-};
-
-// Starts the query; whether it has a node to visit.
-RL_FN bool rl_octree_begin(const rl_scene& s, const rl_prepared& r, bool any,
-                           rl_octree_query* q) {
-    q->node = 0;
-    q->best_t = r.t_max;
-    q->best = RL_MISS;
-    q->best_original = 0;
-    q->any = any;
-    return s.node_count != 0;
-}
-
-// Visits one node; whether the query goes on. The slab test takes the closest hit so far as
-// its far end (an occlusion query has none: it stops at its first hit).
-RL_FN bool rl_octree_step(const rl_scene& s, const rl_prepared& r, rl_octree_query* q) {
+// The octree's closest hit: the smallest t, equal t broken by the smaller original index.
+// Returns the leaf-order triangle index, or 0xffffffff for a miss; *t_out its distance.
+RL_FN rl_u32 rl_octree_closest_hit(const rl_scene& s, const rl_prepared& r, float* t_out) {
     const rl_node* nodes = s.nodes + (rl_u64)r.octant * s.node_count;
-    float near_[3], far_[3];
-    rl_u32 skip, leaf;
-    rl_load_node(nodes + q->node, near_, far_, &skip, &leaf);
-    float enter, leave;
-    rl_slab(r, near_, far_, r.t_min, q->best_t, &enter, &leave);
-    const bool hit = enter <= leave;
-    if (hit && leaf != 0) {
-        const rl_u32 first = leaf >> RL_LEAF_COUNT_BITS;
-        const rl_u32 end = first + (leaf & RL_MAX_LEAF_SIZE);
-        for (rl_u32 k = first; k < end; ++k) {
-            float t;
-            if (rl_triangle_intersect(s.triangles[k], r, s.padding, &t)) {
-                if (q->any) {
-                    q->best = k;
-                    q->node = s.node_count;
-                    return false;
+    float best_t = r.t_max;
+    rl_u32 best = 0xffffffffu;
+    rl_u32 best_original = 0;
+    rl_u32 i = 0;
+    while (i < s.node_count) {
+        float near_[3], far_[3];
+        rl_u32 skip, leaf;
+        rl_load_node(nodes + i, near_, far_, &skip, &leaf);
+        float enter, leave;
+        rl_slab(r, near_, far_, r.t_min, best_t, &enter, &leave);
+        bool hit = enter <= leave;
+        if (hit && leaf != 0) {
+            rl_u32 first = leaf >> RL_LEAF_COUNT_BITS;
+            rl_u32 end = first + (leaf & RL_MAX_LEAF_SIZE);
+            for (rl_u32 k = first; k < end; ++k) {
+                float t;
+                if (rl_triangle_intersect(s.triangles[k], r, s.padding, &t)) {
+                    rl_u32 original = s.ids[k];
+                    RL_CLOSEST_OFFER(t, k, original, best_t, best, best_original);
                 }
-                const rl_u32 original = s.ids[k];
-                RL_CLOSEST_OFFER(t, k, original, q->best_t, q->best, q->best_original);
             }
         }
+        i = (hit && leaf == 0) ? i + 1 : skip;
     }
-    q->node = (hit && leaf == 0) ? q->node + 1 : skip;
-    return q->node < s.node_count;
-}
-
-// The query's answer: the leaf-order triangle (RL_MISS for none), and *t_out its distance.
-RL_FN rl_u32 rl_octree_result(const rl_octree_query& q, float* t_out) {
-    *t_out = q.best_t;
-    return q.best;
-}
-
-// The octree's closest hit: the smallest t, equal t broken by the smaller original index.
-// Returns the leaf-order triangle index, or RL_MISS; *t_out its distance.
-RL_FN rl_u32 rl_octree_closest_hit(const rl_scene& s, const rl_prepared& r, float* t_out) {
-    rl_octree_query q;
-    if (rl_octree_begin(s, r, false, &q)) {
-        while (rl_octree_step(s, r, &q)) {
-        }
-    }
-    return rl_octree_result(q, t_out);
+    *t_out = best_t;
+    return best;
 }
 
 // Whether any triangle of the octree blocks the ray within (t_min, t_max): the shadow query.
 RL_FN bool rl_octree_occluded(const rl_scene& s, const rl_prepared& r) {
-    rl_octree_query q;
-    if (rl_octree_begin(s, r, true, &q)) {
-        while (rl_octree_step(s, r, &q)) {
+    const rl_node* nodes = s.nodes + (rl_u64)r.octant * s.node_count;
+    rl_u32 i = 0;
+    while (i < s.node_count) {
+        float near_[3], far_[3];
+        rl_u32 skip, leaf;
+        rl_load_node(nodes + i, near_, far_, &skip, &leaf);
+        float enter, leave;
+        rl_slab(r, near_, far_, r.t_min, r.t_max, &enter, &leave);
+        if (enter <= leave) {
+            if (leaf == 0) {
+                i += 1;
+                continue;
+            }
+            rl_u32 first = leaf >> RL_LEAF_COUNT_BITS;
+            rl_u32 end = first + (leaf & RL_MAX_LEAF_SIZE);
+            for (rl_u32 k = first; k < end; ++k) {
+                float t;
+                if (rl_triangle_intersect(s.triangles[k], r, s.padding, &t)) {
+                    return true;
+                }
+            }
         }
+        i = skip;
     }
-    return q.best != RL_MISS;
+    return false;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -522,103 +497,74 @@ RL_FN rl_u32 rl_wide_leaf(const rl_wide_node& n, rl_u32 slot, rl_u32* first) {
 // A stack entry: a node, and the hit bits of its children still to visit.
 RL_FN rl_u64 rl_wide_entry(rl_u32 node, rl_u32 hits) { return (rl_u64)node << 8 | hits; }
 
-// The wide BVH's traversal as a query (as the octree's above). With `any` false, the closest
-// hit: the smallest t, equal t broken by the smaller original index; with `any` true, the first
-// triangle found to block the ray (the shadow query).
+// The wide BVH's traversal. With `any` false, the closest hit: the smallest t, equal t broken
+// by the smaller original index; with `any` true, the first triangle found to block the ray
+// (the shadow query). Returns the triangle's index in the tree's leaf order, or 0xffffffff
+// for a miss; *t_out its distance.
 //
 // Children are visited near first. A node whose children are not all visited yet waits on a
 // stack of RL_WIDE_STACK entries, one per inner node on the path from the root (the builder
 // checks that the tree is no deeper). A node's children are tested against the closest hit
 // found when it is reached, so what lies behind that hit is skipped.
-struct rl_wide_query {
+RL_FN rl_u32 rl_wide_traverse(const rl_wide_bvh& b, const rl_prepared& r, bool any,
+                              float* t_out) {
+    float best_t = r.t_max;
+    rl_u32 best = 0xffffffffu;
+    rl_u32 best_original = 0;
     rl_u64 stack[RL_WIDE_STACK];
-    int depth;
-    rl_u32 node;  // the node whose children are being visited, a copy of it in `n`
-    rl_u32 hits;  // its children still to visit
+    int depth = 0;
+    rl_u32 node = 0;
     rl_wide_node n;
-    float best_t;
-    rl_u32 best;
-    rl_u32 best_original;
-    bool any;
-};
-
-// Starts the query at the root; whether it has anything to visit.
-RL_FN bool rl_wide_begin(const rl_wide_bvh& b, const rl_prepared& r, bool any,
-                         rl_wide_query* q) {
-    q->best_t = r.t_max;
-    q->best = RL_MISS;
-    q->best_original = 0;
-    q->any = any;
-    q->depth = 0;
-    q->node = 0;
-    rl_wide_load(b.nodes, q->node, &q->n);
-    q->hits = rl_wide_hits(q->n, r, q->best_t);
-    return true;
-}
-
-// Visits one child, an inner node or a leaf; whether the query goes on.
-RL_FN bool rl_wide_step(const rl_wide_bvh& b, const rl_prepared& r, rl_wide_query* q) {
-    if (q->hits == 0) {
-        if (q->depth == 0) {
-            return false;
-        }
-        const rl_u64 entry = q->stack[--q->depth];
-        q->node = (rl_u32)(entry >> 8);
-        q->hits = (rl_u32)entry & 0xffu;
-        rl_wide_load(b.nodes, q->node, &q->n);
-    }
-    const rl_u32 slot = rl_lowest_bit(q->hits) ^ (rl_u32)r.octant;
-    q->hits &= q->hits - 1u;
-    if (((q->n.inner_mask >> slot) & 1u) != 0) {
-        if (q->hits != 0) {
-            q->stack[q->depth++] = rl_wide_entry(q->node, q->hits);
-        }
-        q->node = rl_wide_child(q->n, slot);
-        rl_wide_load(b.nodes, q->node, &q->n);
-        q->hits = rl_wide_hits(q->n, r, q->best_t);
-        return true;
-    }
-    rl_u32 first;
-    const rl_u32 count = rl_wide_leaf(q->n, slot, &first);
-    for (rl_u32 k = first; k < first + count; ++k) {
-        float t;
-        if (rl_triangle_intersect(b.triangles[k], r, b.padding, &t)) {
-            if (q->any) {
-                q->best = k;
-                return false;
+    rl_wide_load(b.nodes, node, &n);
+    rl_u32 hits = rl_wide_hits(n, r, best_t);
+    for (;;) {
+        if (hits == 0) {
+            if (depth == 0) {
+                break;
             }
-            rl_u32 original = b.ids[k];
-            RL_CLOSEST_OFFER(t, k, original, q->best_t, q->best, q->best_original);
+            const rl_u64 entry = stack[--depth];
+            node = (rl_u32)(entry >> 8);
+            hits = (rl_u32)entry & 0xffu;
+            rl_wide_load(b.nodes, node, &n);
+        }
+        const rl_u32 slot = rl_lowest_bit(hits) ^ (rl_u32)r.octant;
+        hits &= hits - 1u;
+        if (((n.inner_mask >> slot) & 1u) != 0) {
+            if (hits != 0) {
+                stack[depth++] = rl_wide_entry(node, hits);
+            }
+            node = rl_wide_child(n, slot);
+            rl_wide_load(b.nodes, node, &n);
+            hits = rl_wide_hits(n, r, best_t);
+            continue;
+        }
+        rl_u32 first;
+        const rl_u32 count = rl_wide_leaf(n, slot, &first);
+        for (rl_u32 k = first; k < first + count; ++k) {
+            float t;
+            if (rl_triangle_intersect(b.triangles[k], r, b.padding, &t)) {
+                if (any) {
+                    *t_out = t;
+                    return k;
+                }
+                rl_u32 original = b.ids[k];
+                RL_CLOSEST_OFFER(t, k, original, best_t, best, best_original);
+            }
         }
     }
-    return true;
+    *t_out = best_t;
+    return best;
 }
 
-// The query's answer: the leaf-order triangle (RL_MISS for none), and *t_out the closest
-// hit's distance.
-RL_FN rl_u32 rl_wide_result(const rl_wide_query& q, float* t_out) {
-    *t_out = q.best_t;
-    return q.best;
-}
-
-// The closest hit in the wide BVH, as rl_octree_closest_hit in the octree.
+// The closest hit in the wide BVH, as rl_closest_hit in the octree.
 RL_FN rl_u32 rl_wide_closest_hit(const rl_wide_bvh& b, const rl_prepared& r, float* t_out) {
-    rl_wide_query q;
-    if (rl_wide_begin(b, r, false, &q)) {
-        while (rl_wide_step(b, r, &q)) {
-        }
-    }
-    return rl_wide_result(q, t_out);
+    return rl_wide_traverse(b, r, false, t_out);
 }
 
 // Whether any triangle of the wide BVH blocks the ray within (t_min, t_max).
 RL_FN bool rl_wide_occluded(const rl_wide_bvh& b, const rl_prepared& r) {
-    rl_wide_query q;
-    if (rl_wide_begin(b, r, true, &q)) {
-        while (rl_wide_step(b, r, &q)) {
-        }
-    }
-    return q.best != RL_MISS;
+    float t;
+    return rl_wide_traverse(b, r, true, &t) != 0xffffffffu;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -643,70 +589,26 @@ RL_FN rl_wide_bvh rl_scene_wide(const rl_scene& s) {
     return b;
 }
 
-// A query in the scene's structure, STRUCTURE (rl_scene_structure(s)): its state, and
-// begin / step / result as for each structure above.
-template <int STRUCTURE>
-struct rl_query_select {
-    typedef rl_octree_query type;
-};
-template <>
-struct rl_query_select<RL_WIDE> {
-    typedef rl_wide_query type;
-};
-template <int STRUCTURE>
-using rl_query = typename rl_query_select<STRUCTURE>::type;
-
-template <int STRUCTURE>
-RL_FN bool rl_query_begin(const rl_scene& s, const rl_prepared& r, bool any,
-                          rl_query<STRUCTURE>* q) {
-    if constexpr (STRUCTURE == RL_WIDE) {
-        return rl_wide_begin(rl_scene_wide(s), r, any, q);
-    } else {
-        return rl_octree_begin(s, r, any, q);
-    }
-}
-
-template <int STRUCTURE>
-RL_FN bool rl_query_step(const rl_scene& s, const rl_prepared& r, rl_query<STRUCTURE>* q) {
-    if constexpr (STRUCTURE == RL_WIDE) {
-        return rl_wide_step(rl_scene_wide(s), r, q);
-    } else {
-        return rl_octree_step(s, r, q);
-    }
-}
-
-template <int STRUCTURE>
-RL_FN rl_u32 rl_query_result(const rl_query<STRUCTURE>& q, float* t_out) {
-    if constexpr (STRUCTURE == RL_WIDE) {
-        return rl_wide_result(q, t_out);
-    } else {
-        return rl_octree_result(q, t_out);
-    }
-}
-
-// The closest hit in the scene's structure: its leaf-order triangle index, or RL_MISS; *t_out
-// its distance.
+// The closest hit in the scene's structure, STRUCTURE (rl_scene_structure(s)): its leaf-order
+// triangle index, or 0xffffffff for a miss; *t_out its distance.
 template <int STRUCTURE>
 RL_FN rl_u32 rl_closest_hit(const rl_scene& s, const rl_prepared& r, float* t_out) {
-    rl_query<STRUCTURE> q;
-    if (rl_query_begin<STRUCTURE>(s, r, false, &q)) {
-        while (rl_query_step<STRUCTURE>(s, r, &q)) {
-        }
+    if constexpr (STRUCTURE == RL_WIDE) {
+        return rl_wide_closest_hit(rl_scene_wide(s), r, t_out);
+    } else {
+        return rl_octree_closest_hit(s, r, t_out);
     }
-    return rl_query_result<STRUCTURE>(q, t_out);
 }
 
 // Whether any triangle of the scene, in its structure STRUCTURE, blocks the ray within
 // (t_min, t_max).
 template <int STRUCTURE>
 RL_FN bool rl_occluded(const rl_scene& s, const rl_prepared& r) {
-    rl_query<STRUCTURE> q;
-    if (rl_query_begin<STRUCTURE>(s, r, true, &q)) {
-        while (rl_query_step<STRUCTURE>(s, r, &q)) {
-        }
+    if constexpr (STRUCTURE == RL_WIDE) {
+        return rl_wide_occluded(rl_scene_wide(s), r);
+    } else {
+        return rl_octree_occluded(s, r);
     }
-    float t;
-    return rl_query_result<STRUCTURE>(q, &t) != RL_MISS;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -841,29 +743,34 @@ RL_FN bool rl_worth(rl_vec3 w, float cutoff) {
     return m > 0.0f && m >= cutoff;
 }
 
-// A ray task is traced query by query, as a job: its closest hit; then a shadow ray towards
-// each light the hit faces; then its contribution to the film and its children. Between two
-// queries the job keeps the surface it hit and the colour gathered so far. rl_trace runs a
-// job's queries back to back; the persistent kernel steps the jobs of a warp's lanes side by
-// side and lets a lane whose query ends move on while the others traverse (rl_trace_step).
-// Either way a task's arithmetic is the same, in the same order, as the CPU's.
-
-// The surface a camera, reflection or refraction ray hit, as its shading needs it.
-struct rl_surface {
-    rl_vec3 point;    // the hit, from the barycentrics
-    rl_vec3 facing;   // the geometric normal, on the ray's side
-    rl_vec3 normal;   // the shading normal
-    rl_vec3 outside;  // the hit moved off the surface to the ray's side
-    float offset;     // by how much
-    bool entering;    // whether the ray enters the surface's object
-    rl_u32 material;
-};
-
-// The surface triangle `k` shows to `task`'s ray (prepared as `r`).
-RL_FN rl_surface rl_surface_at(const rl_scene& s, const rl_task& task, rl_u32 k,
-                               const rl_prepared& r) {
+// Traces one ray task: adds its contribution (times the sample weight, 1 / samples) to the
+// film, counts its rays, and writes its children (reflection first, then refraction) to
+// children[0..return value). A task's weight is its path's alone, as on the CPU. STRUCTURE is
+// the scene's structure, rl_scene_structure(s).
+template <int STRUCTURE>
+RL_FN int rl_trace(const rl_scene& s, const rl_task& task, const rl_film& film,
+                         rl_counts* counts, rl_task children[2]) {
+    rl_u32 kind = rl_task_kind(task);
+    if (kind == RL_KIND_CAMERA) {
+        counts->camera += 1;
+    } else if (kind == RL_KIND_REFLECTION) {
+        counts->reflection += 1;
+    } else {
+        counts->refraction += 1;
+    }
+    const float sample_weight = 1.0f / (float)s.samples;
+    rl_prepared r = rl_prepare(task.origin, task.dir, 0.0f, RL_INFINITY);
+    float t;
+    rl_u32 k = rl_closest_hit<STRUCTURE>(s, r, &t);
+    if (k == 0xffffffffu) {
+        rl_film_count(film, task.pixel, 1);
+        rl_film_add(film, task.pixel,
+                    rl_scale(rl_mul(task.weight, s.settings.background), sample_weight));
+        return 0;
+    }
     const rl_triangle tri = s.triangles[k];
     const rl_shading shading = s.shading[k];
+    const rl_material& material = s.materials[shading.material];
     float bary[3] = {1.0f / 3.0f, 1.0f / 3.0f, 1.0f / 3.0f};
     {
         float th, uvw[3], det;
@@ -873,135 +780,49 @@ RL_FN rl_surface rl_surface_at(const rl_scene& s, const rl_task& task, rl_u32 k,
             bary[2] = uvw[2] / det;
         }
     }
-    rl_surface f;
-    f.material = shading.material;
-    f.point = rl_interpolate(tri, bary);
+    rl_vec3 point = rl_interpolate(tri, bary);
     rl_vec3 geometric =
         rl_normalize(rl_cross(rl_sub(tri.v[1], tri.v[0]), rl_sub(tri.v[2], tri.v[0])));
-    f.entering = rl_dot(task.dir, geometric) < 0.0f;
-    f.facing = f.entering ? geometric : rl_neg(geometric);
+    bool entering = rl_dot(task.dir, geometric) < 0.0f;
+    rl_vec3 facing = entering ? geometric : rl_neg(geometric);
     rl_vec3 smooth = rl_normalize(rl_add(rl_add(rl_scale(shading.normals[0], bary[0]),
                                                 rl_scale(shading.normals[1], bary[1])),
                                          rl_scale(shading.normals[2], bary[2])));
-    if (rl_dot(smooth, f.facing) < 0.0f) {
+    if (rl_dot(smooth, facing) < 0.0f) {
         smooth = rl_neg(smooth);
     }
-    f.normal = rl_dot(task.dir, smooth) < 0.0f ? smooth : f.facing;
-    f.offset = rl_surface_offset(tri, f.point, s.settings.offset_scale);
-    f.outside = rl_add(f.point, rl_scale(f.facing, f.offset));
-    return f;
-}
+    rl_vec3 normal = rl_dot(task.dir, smooth) < 0.0f ? smooth : facing;
+    float offset = rl_surface_offset(tri, point, s.settings.offset_scale);
+    rl_vec3 outside = rl_add(point, rl_scale(facing, offset));
 
-// Whether `light` may light surface `f`: it lies in front of the surface and its cone reaches
-// it. If so, the unit direction towards it (*l), its distance, the cosine with the normal and
-// the cone's factor.
-RL_FN bool rl_light_faces(const rl_light& light, const rl_surface& f, rl_vec3* l,
-                          float* distance, float* cos_n, float* cone) {
-    rl_vec3 to_light = rl_sub(light.position, f.outside);
-    *distance = sqrtf(rl_dot(to_light, to_light));
-    *l = rl_v(to_light.x / *distance, to_light.y / *distance, to_light.z / *distance);
-    *cos_n = rl_dot(f.normal, *l);
-    if (*cos_n <= 0.0f || rl_dot(f.facing, *l) <= 0.0f) {
-        return false;
-    }
-    *cone = rl_cone_factor(light, rl_neg(*l));
-    return *cone != 0.0f;
-}
-
-#define RL_JOB_CLOSEST 0  // the job's closest-hit query is in flight
-#define RL_JOB_SHADOW 1   // the shadow ray towards light `light` is
-
-// One ray task's tracing, between its queries.
-template <int STRUCTURE>
-struct rl_job {
-    rl_prepared ray;  // the ray of the query in flight
-    rl_query<STRUCTURE> query;
-    rl_u32 stage;  // RL_JOB_CLOSEST or RL_JOB_SHADOW
-    rl_u32 light;
-    rl_u32 shadow_rays;
-    rl_vec3 color;
-    rl_surface surface;
-};
-
-// Starts tracing `task`: counts its ray and begins its closest-hit query. Whether the query
-// has anything to visit (rl_query_step until it has not, then rl_job_next).
-template <int STRUCTURE>
-RL_FN bool rl_job_begin(const rl_scene& s, const rl_task& task, rl_counts* counts,
-                        rl_job<STRUCTURE>* job) {
-    rl_u32 kind = rl_task_kind(task);
-    if (kind == RL_KIND_CAMERA) {
-        counts->camera += 1;
-    } else if (kind == RL_KIND_REFLECTION) {
-        counts->reflection += 1;
-    } else {
-        counts->refraction += 1;
-    }
-    job->stage = RL_JOB_CLOSEST;
-    job->ray = rl_prepare(task.origin, task.dir, 0.0f, RL_INFINITY);
-    return rl_query_begin<STRUCTURE>(s, job->ray, false, &job->query);
-}
-
-// What a job does when its query has ended: the shading that query's answer allows, then the
-// next query (returns -1, and in *pending whether that query has anything to visit) or the
-// end of the task. At the end, the task's contribution (times the sample weight,
-// 1 / samples) goes to the film, its rays are counted, and its children (reflection first,
-// then refraction) are written to children[0..return value). A task's weight is its path's
-// alone, as on the CPU.
-template <int STRUCTURE>
-RL_FN int rl_job_next(const rl_scene& s, const rl_task& task, const rl_film& film,
-                      rl_counts* counts, rl_job<STRUCTURE>* job, rl_task children[2],
-                      bool* pending) {
-    const float sample_weight = 1.0f / (float)s.samples;
-    float t;
-    const rl_u32 found = rl_query_result<STRUCTURE>(job->query, &t);
-    rl_u32 li;
-    if (job->stage == RL_JOB_CLOSEST) {
-        if (found == RL_MISS) {
-            rl_film_count(film, task.pixel, 1);
-            rl_film_add(film, task.pixel,
-                        rl_scale(rl_mul(task.weight, s.settings.background), sample_weight));
-            return 0;
-        }
-        job->surface = rl_surface_at(s, task, found, job->ray);
-        job->color = rl_mul(s.settings.ambient, s.materials[job->surface.material].ambient);
-        job->shadow_rays = 0;
-        li = 0;
-    } else {
-        if (found == RL_MISS) {
-            // Nothing blocks the light: its diffuse and specular terms.
-            const rl_light& light = s.lights[job->light];
-            const rl_material& material = s.materials[job->surface.material];
-            rl_vec3 l;
-            float distance, cos_n, cone;
-            rl_light_faces(light, job->surface, &l, &distance, &cos_n, &cone);
-            float highlight =
-                rl_max(rl_dot(rl_reflect(rl_neg(l), job->surface.normal), rl_neg(task.dir)), 0.0f);
-            float p = rl_powi(highlight, material.shininess);
-            rl_vec3 lit =
-                rl_add(rl_scale(material.diffuse, cos_n), rl_scale(material.specular, p));
-            job->color = rl_add(job->color, rl_scale(rl_mul(light.color, lit), cone));
-        }
-        li = job->light + 1;
-    }
-    for (; li < s.light_count; ++li) {
-        rl_vec3 l;
-        float distance, cos_n, cone;
-        if (!rl_light_faces(s.lights[li], job->surface, &l, &distance, &cos_n, &cone)) {
+    rl_vec3 color = rl_mul(s.settings.ambient, material.ambient);
+    rl_u32 shadow_rays = 0;
+    for (rl_u32 li = 0; li < s.light_count; ++li) {
+        const rl_light& light = s.lights[li];
+        rl_vec3 to_light = rl_sub(light.position, outside);
+        float distance = sqrtf(rl_dot(to_light, to_light));
+        rl_vec3 l = rl_v(to_light.x / distance, to_light.y / distance, to_light.z / distance);
+        float cos_n = rl_dot(normal, l);
+        if (cos_n <= 0.0f || rl_dot(facing, l) <= 0.0f) {
             continue;
         }
-        job->shadow_rays += 1;
-        job->stage = RL_JOB_SHADOW;
-        job->light = li;
-        job->ray = rl_prepare(job->surface.outside, l, 0.0f, distance);
-        *pending = rl_query_begin<STRUCTURE>(s, job->ray, true, &job->query);
-        return -1;
+        float cone = rl_cone_factor(light, rl_neg(l));
+        if (cone == 0.0f) {
+            continue;
+        }
+        shadow_rays += 1;
+        rl_prepared shadow = rl_prepare(outside, l, 0.0f, distance);
+        if (rl_occluded<STRUCTURE>(s, shadow)) {
+            continue;
+        }
+        float highlight = rl_max(rl_dot(rl_reflect(rl_neg(l), normal), rl_neg(task.dir)), 0.0f);
+        float p = rl_powi(highlight, material.shininess);
+        rl_vec3 lit = rl_add(rl_scale(material.diffuse, cos_n), rl_scale(material.specular, p));
+        color = rl_add(color, rl_scale(rl_mul(light.color, lit), cone));
     }
-
-    const rl_surface& f = job->surface;
-    const rl_material& material = s.materials[f.material];
-    counts->shadow += job->shadow_rays;
-    rl_film_count(film, task.pixel, 1 + job->shadow_rays);
-    rl_film_add(film, task.pixel, rl_scale(rl_mul(task.weight, job->color), sample_weight));
+    counts->shadow += shadow_rays;
+    rl_film_count(film, task.pixel, 1 + shadow_rays);
+    rl_film_add(film, task.pixel, rl_scale(rl_mul(task.weight, color), sample_weight));
 
     if (rl_task_depth(task) >= s.settings.max_depth) {
         return 0;
@@ -1010,42 +831,23 @@ RL_FN int rl_job_next(const rl_scene& s, const rl_task& task, const rl_film& fil
     float cutoff = s.settings.weight_cutoff;
     rl_vec3 reflected = rl_mul(task.weight, material.reflectivity);
     if (rl_worth(reflected, cutoff)) {
-        children[n++] = rl_child(task, f.outside, rl_reflect(task.dir, f.normal), reflected,
+        children[n++] = rl_child(task, outside, rl_reflect(task.dir, normal), reflected,
                                  RL_KIND_REFLECTION);
     }
     rl_vec3 refracted = rl_mul(task.weight, material.refractivity);
     if (rl_worth(refracted, cutoff)) {
-        float eta = f.entering ? 1.0f / material.ior : material.ior;
+        float eta = entering ? 1.0f / material.ior : material.ior;
         rl_vec3 dir;
-        if (rl_refract(task.dir, f.normal, eta, &dir)) {
-            rl_vec3 inside = rl_sub(f.point, rl_scale(f.facing, f.offset));
+        if (rl_refract(task.dir, normal, eta, &dir)) {
+            rl_vec3 inside = rl_sub(point, rl_scale(facing, offset));
             children[n++] = rl_child(task, inside, dir, refracted, RL_KIND_REFRACTION);
         } else {
             // Total internal reflection: the refracted share is reflected instead.
-            children[n++] = rl_child(task, f.outside, rl_reflect(task.dir, f.normal), refracted,
+            children[n++] = rl_child(task, outside, rl_reflect(task.dir, normal), refracted,
                                      RL_KIND_REFLECTION);
         }
     }
     return n;
-}
-
-// Traces one ray task, its queries back to back: adds its contribution to the film, counts
-// its rays, and writes its children to children[0..return value) (rl_job_next). STRUCTURE is
-// the scene's structure, rl_scene_structure(s).
-template <int STRUCTURE>
-RL_FN int rl_trace(const rl_scene& s, const rl_task& task, const rl_film& film,
-                   rl_counts* counts, rl_task children[2]) {
-    rl_job<STRUCTURE> job;
-    bool pending = rl_job_begin<STRUCTURE>(s, task, counts, &job);
-    for (;;) {
-        while (pending) {
-            pending = rl_query_step<STRUCTURE>(s, job.ray, &job.query);
-        }
-        int n = rl_job_next<STRUCTURE>(s, task, film, counts, &job, children, &pending);
-        if (n >= 0) {
-            return n;
-        }
-    }
 }
 
 #endif  // RAYLB_MATH_CUH

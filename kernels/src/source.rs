@@ -126,7 +126,14 @@ fn run_nvrtc(source: &str, arch: &str, output: Output) -> Result<(Vec<u8>, Strin
     let program = nvrtc::create_program(&source, Some(name))
         .map_err(|e| GpuError::Compile(format!("NVRTC could not create the program: {e:?}")))?;
     let mut options: Vec<String> = OPTIONS.iter().map(|o| o.to_string()).collect();
-    options.extend(tuning_defines()?);
+    // A tuning knob for measurements: asking for more resident blocks per SM caps the
+    // registers per thread, trading spills for warps.
+    if let Some(n) = std::env::var("RAYLB_MIN_BLOCKS")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+    {
+        options.push(format!("-DRL_MIN_BLOCKS={n}"));
+    }
     options.push(format!("--gpu-architecture={arch}"));
     // SAFETY: `program` was just created and is destroyed once below, after its last use.
     let compiled = unsafe { nvrtc::compile_program(program, &options) };
@@ -154,54 +161,6 @@ fn run_nvrtc(source: &str, arch: &str, output: Output) -> Result<(Vec<u8>, Strin
     let log = log.trim().to_string();
     code.map(|code| (code, log.clone()))
         .map_err(|e| GpuError::Compile(format!("{e}:\n{log}")))
-}
-
-/// Tuning knobs for measurements, as NVRTC defines: `RAYLB_MIN_BLOCKS=N` (more resident blocks
-/// per SM cap the registers per thread, trading spills for warps) and `RAYLB_KERNEL_DEFINES`,
-/// space-separated `RL_NAME=N` overriding the kernels' `#ifndef` constants (how the persistent
-/// kernel's lanes move on and refill: `RL_MOVE_ON`, `RL_VOTE_NODES`, `RL_REFILL_AT`).
-///
-/// # Errors
-/// [`GpuError::Compile`] naming the variable and the word that is not `RL_NAME=N`.
-fn tuning_defines() -> Result<Vec<String>, GpuError> {
-    let mut defines = Vec::new();
-    if let Some(n) = std::env::var("RAYLB_MIN_BLOCKS")
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok())
-    {
-        defines.push(format!("-DRL_MIN_BLOCKS={n}"));
-    }
-    defines.extend(kernel_defines(
-        &std::env::var("RAYLB_KERNEL_DEFINES").unwrap_or_default(),
-    )?);
-    Ok(defines)
-}
-
-/// `-DRL_NAME=N` for each space-separated `RL_NAME=N` of `words` (N a positive integer).
-///
-/// # Errors
-/// [`GpuError::Compile`] naming `RAYLB_KERNEL_DEFINES` and the first word that is not one.
-fn kernel_defines(words: &str) -> Result<Vec<String>, GpuError> {
-    words
-        .split_whitespace()
-        .map(|word| {
-            let valid = word.split_once('=').is_some_and(|(name, value)| {
-                name.len() > 3
-                    && name.starts_with("RL_")
-                    && name
-                        .bytes()
-                        .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
-                    && value.parse::<u32>().is_ok_and(|v| v > 0)
-            });
-            if valid {
-                Ok(format!("-D{word}"))
-            } else {
-                Err(GpuError::Compile(format!(
-                    "RAYLB_KERNEL_DEFINES: `{word}` is not RL_NAME=N with N a positive integer"
-                )))
-            }
-        })
-        .collect()
 }
 
 /// The CUBIN of a program compiled for a real architecture.
@@ -263,7 +222,6 @@ fn cache_path(
     source.hash(&mut hasher);
     OPTIONS.hash(&mut hasher);
     std::env::var("RAYLB_MIN_BLOCKS").ok().hash(&mut hasher);
-    std::env::var("RAYLB_KERNEL_DEFINES").ok().hash(&mut hasher);
     (arch, nvrtc_version()).hash(&mut hasher);
     dir.join(format!(
         "kernels-{:016x}-{arch}.{extension}",
@@ -370,31 +328,6 @@ mod tests {
         let reported = compile_reporting(warns, 9, 0).expect("a warning is not an error");
         assert!(reported.log.contains("warning"), "{}", reported.log);
         assert!(reported.ptx.contains("unused_variable"));
-    }
-
-    #[test]
-    fn kernel_defines_take_named_positive_constants_and_refuse_anything_else() {
-        assert_eq!(
-            kernel_defines(" RL_MOVE_ON=4  RL_VOTE_NODES=16 ").unwrap(),
-            ["-DRL_MOVE_ON=4", "-DRL_VOTE_NODES=16"]
-        );
-        assert!(kernel_defines("").unwrap().is_empty());
-        for bad in [
-            "RL_MOVE_ON",
-            "RL_MOVE_ON=0",
-            "RL_MOVE_ON=-1",
-            "MOVE_ON=4",
-            "RL_=4",
-            "RL_move_on=4",
-            "RL_X=4;rm",
-            "RL_X=1e3",
-        ] {
-            let error = kernel_defines(&format!("RL_REFILL_AT=8 {bad}")).unwrap_err();
-            assert!(
-                error.to_string().contains(&format!("`{bad}`")),
-                "{bad}: {error}"
-            );
-        }
     }
 
     #[test]
