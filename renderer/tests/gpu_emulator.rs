@@ -136,39 +136,6 @@ fn batches_of_shuffled_uneven_tile_lists_add_up_to_one_launch() {
 }
 
 #[test]
-fn validate_reaches_the_emulator_from_the_command_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let quick = common::scene_path("quick");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_raylb"))
-        .args([
-            "validate",
-            quick.to_str().unwrap(),
-            "--gpu",
-            "--hybrid",
-            "--gpu-emulator",
-            "--emulator-seed",
-            "3",
-            "--balancers",
-            "static",
-            "--gpu-balancers",
-            "static,counter,stealing,cuda-managed",
-            "--threads",
-            "2",
-            "--tiles",
-            "8",
-        ])
-        .current_dir(dir.path())
-        .output()
-        .expect("raylb runs");
-    let stdout = common::ok(&out);
-    // Per structure: three CPU renders, the hybrid, and seven GPU balancers.
-    assert!(stdout.contains("all 22 renders identical"), "{stdout}");
-    for balancer in ["gpu-stealing/abp/half", "gpu-stealing/one", "cuda-managed"] {
-        assert!(stdout.contains(balancer), "{balancer}: {stdout}");
-    }
-}
-
-#[test]
 fn both_warp_deques_survive_many_schedules_of_a_stealing_heavy_frame() {
     use kernels::WarpDeque;
     let s = load_scene_as("treasure", 48, 48, AccelKind::Octree, 1);

@@ -127,3 +127,35 @@ fn a_plain_build_needs_only_rust() {
         );
     }
 }
+
+/// The external crates a crate needs to build, with those of the workspace crates it needs.
+fn build_deps_through_path_deps(dir: &Path, seen: &mut Vec<PathBuf>) -> Vec<String> {
+    let dir = dir.canonicalize().expect("member exists");
+    if seen.contains(&dir) {
+        return Vec::new();
+    }
+    seen.push(dir.clone());
+    let table = manifest(&dir);
+    let mut names: Vec<String> = ["dependencies", "build-dependencies"]
+        .iter()
+        .filter_map(|section| table.get(*section).and_then(|d| d.as_table()))
+        .flat_map(|deps| deps.keys().cloned())
+        .collect();
+    for path in build_path_deps(&dir, &table) {
+        names.extend(build_deps_through_path_deps(&path, seen));
+    }
+    names
+}
+
+#[test]
+fn the_library_builds_without_what_only_the_command_line_needs() {
+    // The tracer and the crates under it: what the fuzz targets and a user's own program link.
+    let deps = build_deps_through_path_deps(&root().join("renderer"), &mut Vec::new());
+    assert!(deps.iter().any(|d| d == "balancers"), "{deps:?}");
+    for command_line_only in ["clap", "csv", "indicatif", "minifb", "plotters", "x11-dl"] {
+        assert!(
+            !deps.iter().any(|d| d == command_line_only),
+            "the tracer's build needs {command_line_only}: it belongs to the `raylb` binary's crate (cli/)"
+        );
+    }
+}
