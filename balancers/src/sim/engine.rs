@@ -9,49 +9,23 @@
 //! arriving as the owner finishes a task takes from the deque before the owner's next pop),
 //! then workers' steps, each kind in the order it was scheduled.
 //!
-//! What each policy does is what its balancer does, with the same code where it can be: the
-//! initial tasks are dealt by [`Assignment::share`](crate::Assignment), victims are chosen by
-//! the balancers' own victim selection (`victim::VictimSelector`), seeded the same way per
-//! worker.
-//! - `static`: a worker runs its share in order, each task's spawned subtree depth-first
-//!   (newest first) before the next initial task; breadth-first, its whole share, then the
-//!   spawned tasks oldest first.
-//! - `counter`: a worker takes the next `chunk` initial tasks from one counter, which serves
-//!   one worker at a time; spawned tasks stay with their worker, depth-first (breadth-first:
-//!   after the counter is spent, oldest first).
-//! - `stealing`: a worker's share waits in its deque; each task's newest child runs next, the
-//!   older ones wait in the deque where thieves take the oldest (one, or half of them up to
-//!   64); a worker whose deque is empty steals from victims chosen as the balancer chooses
-//!   them until it finds work or every task has finished. A deque serves one thief at a time:
-//!   an attempt that meets another thief's steal in progress fails, as a lost
-//!   compare-and-swap (`abp`) or a lock tried once (`locked`) does. A thief that finds no
-//!   deque holding any work waits until a task enters one, its attempts meanwhile counted as
-//!   failed ones at one per failed-steal time (so that a long tail costs no events). Unlike
-//!   the balancer, whose deque holds 16,384 tasks (a share beyond half of that waits in a
-//!   private backlog, spawns beyond all of it in a private overflow), the simulated deque has
-//!   no bound: the two differ only for shares of more than 8,192 tiles a worker, or (in
-//!   depth-first order) more than 16,384 tasks waiting on one worker. Breadth-first, the
-//!   owner takes its tasks from the thieves' end, and every spawned task enters the deque;
-//!   the owner's own take is charged as a pop (the deque's push-and-pop cost), though the
-//!   balancer's is a steal's claim, and it does not wait for a thief holding that end.
-//! - `rayon`: the scope's body runs on one pool thread, so every initial task starts in that
-//!   worker's deque (its owner runs the last first, thieves take the first); a task's children
-//!   all go to its worker's deque as they are spawned (rayon has no slot for the next task),
-//!   and a thief takes one task from victims tried in turn from a random start, as rayon's
-//!   workers do; deque costs are `abp`'s (rayon's deque is also lock-free).
+//! What each policy does, and why, is told by its implementation in [`policy`]: where a
+//! worker's share of the initial tasks waits, where its next task comes from, where the tasks
+//! it spawns go, what its deque costs and how it steals. This module runs any of them.
 
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::{BinaryHeap, VecDeque};
 
 use crate::kind::BalancerKind;
-use crate::order::Order;
-use crate::static_tiles::{Assignment, StaticTiles};
-use crate::stealing::{DequeKind, StealAmount, WorkStealing};
+use crate::stealing::StealAmount;
 use crate::sync::{AtomicU64, Ordering};
-use crate::victim::{Prospect, VictimSelector};
-use crate::{CentralCounter, RayonScope};
+use crate::victim::Prospect;
 
 use super::tree::TaskTree;
+
+mod policy;
+
+use policy::{Children, Choice, Counter, Next, Policy, Rayon, Static, Stealing};
 
 /// What scheduling costs, in seconds, beyond the tasks' own times. The tasks' times come from
 /// a timed run of `static` (`raylb record`), so they already hold what a worker-local queue
@@ -139,23 +113,6 @@ pub(crate) fn exponential(rng: &mut crate::victim::XorShift) -> f64 {
 /// The least time a failed steal may take: thieves that find nothing try again this much
 /// later at least.
 pub const MIN_FAILED_STEAL: f64 = 1e-12;
-
-/// `rayon`'s next victim for worker `me` of `p`: the others in turn from a random start, a
-/// new start each round.
-fn rayon_victim(worker: &mut Worker, me: usize, p: usize) -> usize {
-    let (start, tried) = &mut worker.round;
-    if *tried == 0 || *tried >= p - 1 {
-        *start = worker.rng.below(p);
-        *tried = 0;
-    }
-    let mut v = (*start + *tried) % p;
-    *tried += 1;
-    if v == me {
-        v = (v + 1) % p;
-        *start += 1;
-    }
-    v
-}
 
 /// `now + dt`, or the next representable time when `dt` is too small to move `now`: every
 /// event scheduled from `now` is strictly later, so that time always goes on.
@@ -256,8 +213,27 @@ pub fn simulate(
         costs.failed_steal >= MIN_FAILED_STEAL,
         "a failed steal takes at least a picosecond, or thieves would try again in no time"
     );
-    let mut sim = Sim::new(tree, seconds, policy, workers, costs);
-    sim.run();
+    match policy {
+        BalancerKind::Static(b) => run(tree, seconds, workers, costs, Static::new(b)),
+        BalancerKind::Counter(b) => run(tree, seconds, workers, costs, Counter::new(b)),
+        BalancerKind::Stealing(b) => {
+            let stealing = Stealing::new(b, workers, costs.sampling);
+            run(tree, seconds, workers, costs, stealing)
+        }
+        BalancerKind::Rayon(b) => run(tree, seconds, workers, costs, Rayon::new(b, workers)),
+    }
+}
+
+/// [`simulate`] under one policy.
+fn run<P: Policy>(
+    tree: &TaskTree,
+    seconds: &[f64],
+    workers: usize,
+    costs: &Costs,
+    mut policy: P,
+) -> SimResult {
+    let mut sim = Sim::new(tree, seconds, workers, costs, &policy);
+    sim.run(&mut policy);
     sim.result()
 }
 
@@ -269,24 +245,26 @@ struct Queued {
     depth: u32,
 }
 
+impl Queued {
+    /// Initial task `task`, at depth 0.
+    fn initial(task: u32) -> Self {
+        Self { task, depth: 0 }
+    }
+}
+
 /// One simulated worker.
 struct Worker {
     /// `static`: its share, next first; `counter`: the chunk it holds.
     initial: VecDeque<u32>,
-    /// `static` and `counter`: spawned tasks, newest last. `stealing`: the deque, owner's end
-    /// last, thieves' end first.
+    /// `static` and `counter`: spawned tasks, newest last. `stealing` and `rayon`: the deque,
+    /// owner's end last, thieves' end first.
     queue: VecDeque<Queued>,
-    /// `stealing`: the newest child of the running task, run next.
+    /// `stealing`, depth-first: the newest child of the running task, run next.
     next: Option<Queued>,
     /// The running task, if any.
     running: Option<Queued>,
-    selector: Option<VictimSelector>,
     /// Whether it is looking for work to steal.
     searching: bool,
-    /// `rayon`: where its round of victims started, how many it has tried, and the
-    /// generator of its starts.
-    round: (usize, usize),
-    rng: crate::victim::XorShift,
     /// Draws the worker's scheduling costs under [`Timing::Exponential`].
     timing: crate::victim::XorShift,
     /// Until when a thief is taking tasks from this worker's deque: another thief's attempt
@@ -294,6 +272,30 @@ struct Worker {
     /// `locked`) does.
     stolen_until: f64,
     result: WorkerResult,
+}
+
+impl Worker {
+    /// Worker `w`, holding nothing yet, its costs timed as `timing` says.
+    fn new(w: usize, timing: Timing) -> Self {
+        Self {
+            initial: VecDeque::new(),
+            queue: VecDeque::new(),
+            next: None,
+            running: None,
+            searching: false,
+            // A stream of its own per worker, apart from any other generator seeded with the
+            // same seed (the Wool tree's leaves).
+            timing: crate::victim::XorShift::new(match timing {
+                Timing::Fixed => 0,
+                Timing::Exponential { seed } => {
+                    (seed ^ 0x5DEE_CE66_D1CE_4E5B).wrapping_mul(0x0001_0000_0001)
+                        ^ (w as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                }
+            }),
+            stolen_until: 0.0,
+            result: WorkerResult::default(),
+        }
+    }
 }
 
 impl Prospect for Worker {
@@ -360,16 +362,12 @@ impl Ord for Scheduled {
 struct Sim<'a> {
     tree: &'a TaskTree,
     seconds: &'a [f64],
-    policy: BalancerKind,
     costs: &'a Costs,
     workers: Vec<Worker>,
     events: BinaryHeap<Scheduled>,
     seq: u64,
     /// Depth of each task in the spawn tree.
     depth: Vec<u32>,
-    /// `counter`: the next initial task to hand out, and when the counter is free again.
-    next_initial: usize,
-    counter_free: f64,
     finished: usize,
     makespan: f64,
     /// Tasks spawned and not yet started, now and at most.
@@ -377,104 +375,47 @@ struct Sim<'a> {
     peak_outstanding: u64,
     /// Workers searching for work now (for `set`'s walk length).
     thieves: AtomicU64,
-    /// `stealing`: tasks in all deques, where thieves can find them.
+    /// Tasks in all deques, where thieves can find them.
     stealable: usize,
-    /// `stealing`: thieves that found no deque holding work, and when each began to wait;
-    /// they are woken by the next push to any deque.
+    /// Thieves that found no deque holding work, and when each began to wait; they are woken
+    /// by the next push to any deque.
     sleepers: Vec<(u32, f64)>,
 }
 
+/// Each task's depth in the spawn tree, initial tasks 0.
+fn depths(tree: &TaskTree) -> Vec<u32> {
+    let mut depth = vec![0u32; tree.len()];
+    for i in tree.initial()..tree.len() {
+        depth[i] = depth[tree.parent(i).expect("a spawned task")] + 1;
+    }
+    depth
+}
+
 impl<'a> Sim<'a> {
+    /// The run's start: every worker holding what `policy` deals it, each about to take its
+    /// first task at time 0.
     fn new(
         tree: &'a TaskTree,
         seconds: &'a [f64],
-        policy: BalancerKind,
         workers: usize,
         costs: &'a Costs,
+        policy: &impl Policy,
     ) -> Self {
-        let n = tree.initial();
-        let mut depth = vec![0u32; tree.len()];
-        for i in n..tree.len() {
-            depth[i] = depth[tree.parent(i).expect("a spawned task")] + 1;
-        }
-        let share = |w: usize, assignment: Assignment| -> VecDeque<u32> {
-            assignment.share(w, workers, n).map(|i| i as u32).collect()
-        };
-        let workers: Vec<Worker> = (0..workers)
+        let workers = (0..workers)
             .map(|w| {
-                let mut worker = Worker {
-                    initial: VecDeque::new(),
-                    queue: VecDeque::new(),
-                    next: None,
-                    running: None,
-                    selector: None,
-                    searching: false,
-                    round: (0, 0),
-                    rng: crate::victim::XorShift::new(w as u64),
-                    // A stream of its own per worker, apart from any other generator seeded
-                    // with the same seed (the Wool tree's leaves).
-                    timing: crate::victim::XorShift::new(match costs.timing {
-                        Timing::Fixed => 0,
-                        Timing::Exponential { seed } => {
-                            (seed ^ 0x5DEE_CE66_D1CE_4E5B).wrapping_mul(0x0001_0000_0001)
-                                ^ (w as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-                        }
-                    }),
-                    stolen_until: 0.0,
-                    result: WorkerResult::default(),
-                };
-                match policy {
-                    BalancerKind::Static(StaticTiles { assignment, .. }) => {
-                        worker.initial = share(w, assignment);
-                    }
-                    BalancerKind::Counter(_) => {}
-                    BalancerKind::Stealing(WorkStealing {
-                        victim,
-                        assignment,
-                        order,
-                        ..
-                    }) => {
-                        // Depth-first, thieves take the oldest end, the share's last tasks,
-                        // and the owner pops its first task first; breadth-first, the owner
-                        // takes from the same end as thieves, so the share's first tasks
-                        // are there.
-                        let mut share = share(w, assignment);
-                        if order == Order::DepthFirst {
-                            share.make_contiguous().reverse();
-                        }
-                        worker.queue = share
-                            .into_iter()
-                            .map(|task| Queued { task, depth: 0 })
-                            .collect();
-                        let mut selector = VictimSelector::new(victim, w, workers);
-                        let sampling = costs.sampling;
-                        if sampling != Sampling::default() {
-                            let size = sampling.size.unwrap_or_else(|| selector.sample_size());
-                            selector.set_sampling(size, sampling.every_attempt);
-                        }
-                        worker.selector = Some(selector);
-                    }
-                    BalancerKind::Rayon(RayonScope) if w == 0 => {
-                        for task in 0..n as u32 {
-                            worker.queue.push_back(Queued { task, depth: 0 });
-                        }
-                    }
-                    BalancerKind::Rayon(RayonScope) => {}
-                }
+                let mut worker = Worker::new(w, costs.timing);
+                policy.deal(w, workers, tree.initial(), &mut worker);
                 worker
             })
             .collect();
         let mut sim = Self {
             tree,
             seconds,
-            policy,
             costs,
             workers,
             events: BinaryHeap::new(),
             seq: 0,
-            depth,
-            next_initial: 0,
-            counter_free: 0.0,
+            depth: depths(tree),
             finished: 0,
             makespan: 0.0,
             outstanding: 0,
@@ -499,13 +440,14 @@ impl<'a> Sim<'a> {
         });
     }
 
-    fn run(&mut self) {
+    /// Takes every event in turn, asking `policy` at each decision, until none is left.
+    fn run(&mut self, policy: &mut impl Policy) {
         while let Some(Scheduled { at, event, .. }) = self.events.pop() {
             match event {
-                Event::Spawn { worker, task } => self.spawn(at, worker as usize, task),
-                Event::Step { worker } => self.step(at, worker as usize),
+                Event::Spawn { worker, task } => self.spawn(policy, at, worker as usize, task),
+                Event::Step { worker } => self.step(policy, at, worker as usize),
                 Event::Steal { thief, victim } => {
-                    self.steal(at, thief as usize, victim as usize);
+                    self.steal(policy, at, thief as usize, victim as usize);
                 }
             }
         }
@@ -538,111 +480,42 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// The deque's push-and-pop cost beyond a local stack's, for `stealing`.
-    fn deque_cost(&self) -> f64 {
-        match self.policy {
-            BalancerKind::Stealing(WorkStealing {
-                deque: DequeKind::Abp,
-                ..
-            }) => self.costs.abp_push_pop,
-            BalancerKind::Stealing(WorkStealing {
-                deque: DequeKind::Locked,
-                ..
-            }) => self.costs.locked_push_pop,
-            BalancerKind::Rayon(RayonScope) => self.costs.abp_push_pop,
-            _ => 0.0,
-        }
-    }
-
-    /// `worker` is free at `now`: it finishes the task it ran, then takes the next.
-    fn step(&mut self, now: f64, w: usize) {
-        let breadth_first = self.policy.order() == Some(Order::BreadthFirst);
+    /// `worker` is free at `now`: it finishes the task it ran, then takes the next from where
+    /// `policy` says.
+    fn step(&mut self, policy: &mut impl Policy, now: f64, w: usize) {
         if let Some(done) = self.workers[w].running.take() {
-            self.finished += 1;
-            self.makespan = self.makespan.max(now);
-            if let BalancerKind::Static(_) | BalancerKind::Counter(_) = self.policy {
-                // Spawned tasks wait on the worker's queue in the order of spawning: the
-                // newest is taken first (depth-first) or the oldest (breadth-first).
-                for child in self.tree.children(done.task as usize) {
-                    let queued = Queued {
-                        task: child as u32,
-                        depth: done.depth + 1,
-                    };
-                    self.workers[w].queue.push_back(queued);
-                    self.outstanding += 1;
-                }
-                self.note_queue(w);
-            }
+            self.finish(policy, now, w, done);
         }
-        match self.policy {
-            BalancerKind::Static(_) => {
-                let worker = &mut self.workers[w];
-                let next = if breadth_first {
-                    let initial = worker.initial.pop_front();
-                    initial
-                        .map(|task| Queued { task, depth: 0 })
-                        .or_else(|| worker.queue.pop_front())
-                } else {
-                    let spawned = worker.queue.pop_back();
-                    spawned.or_else(|| {
-                        let task = worker.initial.pop_front()?;
-                        Some(Queued { task, depth: 0 })
-                    })
-                };
-                // When its share and its queue are done, it stops: nothing more is
-                // scheduled for it.
-                if let Some(q) = next {
-                    self.start(now, w, q);
-                }
-            }
-            BalancerKind::Counter(CentralCounter { chunk, .. }) => {
-                if !breadth_first && let Some(q) = self.workers[w].queue.pop_back() {
-                    return self.start(now, w, q);
-                }
-                if let Some(task) = self.workers[w].initial.pop_front() {
-                    return self.start(now, w, Queued { task, depth: 0 });
-                }
-                if self.next_initial >= self.tree.initial() {
-                    // The counter is spent: breadth-first, the spawned tasks run now, oldest
-                    // first; then it stops.
-                    if let Some(q) = self.workers[w].queue.pop_front() {
-                        self.start(now, w, q);
-                    }
-                    return;
-                }
-                // The counter serves one worker at a time.
-                let served = now.max(self.counter_free) + self.draw(w, self.costs.counter);
-                self.counter_free = served;
-                let end = (self.next_initial + chunk.get()).min(self.tree.initial());
-                self.workers[w].initial = (self.next_initial as u32..end as u32).collect();
-                self.next_initial = end;
-                self.schedule(served, Event::Step { worker: w as u32 });
-            }
-            BalancerKind::Stealing(_) | BalancerKind::Rayon(_) => {
-                let worker = &mut self.workers[w];
-                if let Some(q) = worker.next.take() {
-                    return self.start(now, w, q);
-                }
-                let own = if breadth_first {
-                    worker.queue.pop_front()
-                } else {
-                    worker.queue.pop_back()
-                };
-                if let Some(q) = own {
-                    self.stealable -= 1;
-                    return self.start(now, w, q);
-                }
-                if self.finished == self.tree.len() {
-                    self.stop_searching(w);
-                    return;
-                }
-                self.attempt(now, w);
-            }
+        match policy.next_task(self, now, w) {
+            Next::Run(q) => self.start(policy, now, w, q),
+            Next::At(at) => self.schedule(at, Event::Step { worker: w as u32 }),
+            Next::Steal if self.finished == self.tree.len() => self.stop_searching(w),
+            Next::Steal => self.attempt(policy, now, w),
+            Next::Done => {}
         }
     }
 
-    /// Starts `q` on worker `w` at `now`.
-    fn start(&mut self, now: f64, w: usize, q: Queued) {
+    /// `done` has finished on `w` at `now`: children that `policy` keeps with their worker
+    /// wait on its queue from now, in the order of spawning.
+    fn finish(&mut self, policy: &impl Policy, now: f64, w: usize, done: Queued) {
+        self.finished += 1;
+        self.makespan = self.makespan.max(now);
+        if policy.children() == Children::Kept {
+            for child in self.tree.children(done.task as usize) {
+                let queued = Queued {
+                    task: child as u32,
+                    depth: done.depth + 1,
+                };
+                self.workers[w].queue.push_back(queued);
+                self.outstanding += 1;
+            }
+            self.note_queue(w);
+        }
+    }
+
+    /// Starts `q` on worker `w` at `now`: unless `policy` keeps them, its children are
+    /// spawned as it runs, and it pays for those that pass through the deque.
+    fn start(&mut self, policy: &impl Policy, now: f64, w: usize, q: Queued) {
         let i = q.task as usize;
         if i >= self.tree.initial() {
             self.outstanding -= 1;
@@ -650,17 +523,11 @@ impl<'a> Sim<'a> {
         let cost = self.seconds[i];
         let children = self.tree.children(i);
         let mut busy = cost;
-        if let BalancerKind::Stealing(_) | BalancerKind::Rayon(_) = self.policy {
-            // `stealing`: each child spawned goes to `next`, displacing the one before into
-            // the deque; `rayon`, and `stealing` breadth-first: each goes to the deque.
-            let through_deque = match self.policy.order() {
-                Some(Order::DepthFirst) => children.len().saturating_sub(1),
-                _ => children.len(),
-            };
-            let deque_cost = self.deque_cost();
-            for _ in 0..through_deque {
-                busy += self.draw(w, deque_cost);
-            }
+        let push_pop = policy.push_pop(self.costs);
+        for _ in 0..policy.children().through_deque(children.len()) {
+            busy += self.draw(w, push_pop);
+        }
+        if policy.children() != Children::Kept {
             for child in children {
                 let at = now + cost * self.tree.spawned_at(child);
                 self.schedule(
@@ -679,18 +546,19 @@ impl<'a> Sim<'a> {
         self.schedule(now + busy, Event::Step { worker: w as u32 });
     }
 
-    /// A running task on `w` spawns `task`: it becomes the task run next, and the one it
-    /// displaces waits in the deque.
-    fn spawn(&mut self, now: f64, w: usize, task: u32) {
+    /// A running task on `w` spawns `task`: it goes where `policy` says, the task run next
+    /// or the deque, and whatever enters the deque wakes the sleeping thieves.
+    fn spawn(&mut self, policy: &impl Policy, now: f64, w: usize, task: u32) {
         let depth = self.depth[task as usize];
         self.outstanding += 1;
         let worker = &mut self.workers[w];
-        let queued = if self.policy.order() == Some(Order::DepthFirst) {
-            worker.next.replace(Queued { task, depth })
-        } else {
-            Some(Queued { task, depth })
+        let queued = Queued { task, depth };
+        let into_deque = match policy.children() {
+            Children::NewestNext => worker.next.replace(queued),
+            Children::Deque => Some(queued),
+            Children::Kept => unreachable!("kept children wait for their parent's end"),
         };
-        if let Some(queued) = queued {
+        if let Some(queued) = into_deque {
             worker.queue.push_back(queued);
             self.stealable += 1;
             self.wake_sleepers(now);
@@ -730,25 +598,14 @@ impl<'a> Sim<'a> {
 
     /// Worker `w`, with nothing to run at `now`, tries a victim: chosen now (after reading
     /// the workers `sample` reads), reached one step later.
-    fn attempt(&mut self, now: f64, w: usize) {
-        let p = self.workers.len();
+    fn attempt(&mut self, policy: &mut impl Policy, now: f64, w: usize) {
         let worker = &mut self.workers[w];
         if !worker.searching {
             worker.searching = true;
-            if let Some(selector) = worker.selector.as_mut() {
-                selector.begin();
-            }
+            policy.begin_search(w);
             self.thieves.fetch_add(1, Ordering::Relaxed);
         }
-        let (victim, probes) = match self.workers[w].selector.take() {
-            Some(mut selector) => {
-                let victim = selector.choose(&self.workers, &self.thieves);
-                let probes = selector.last_probes();
-                self.workers[w].selector = Some(selector);
-                (victim, probes)
-            }
-            None => (rayon_victim(&mut self.workers[w], w, p), 0),
-        };
+        let Choice { victim, probes } = policy.choose_victim(self, w);
         self.workers[w].result.steal_attempts += 1;
         let mut arrive = now;
         for _ in 0..probes {
@@ -764,69 +621,63 @@ impl<'a> Sim<'a> {
     }
 
     /// `thief`'s attempt reaches `victim`'s deque at `now`.
-    fn steal(&mut self, now: f64, thief: usize, victim: usize) {
-        let amount = match self.policy {
-            BalancerKind::Stealing(WorkStealing { amount, .. }) => amount,
-            // rayon's deque gives one task a steal.
-            BalancerKind::Rayon(_) => StealAmount::One,
-            _ => unreachable!("only stealing and rayon steal"),
-        };
+    fn steal(&mut self, policy: &mut impl Policy, now: f64, thief: usize, victim: usize) {
         let available = self.workers[victim].queue.len();
         if available > 0 && now < self.workers[victim].stolen_until {
             // Another thief holds the victim's top: this attempt fails, and the search goes
             // on.
-            if let Some(selector) = self.workers[thief].selector.as_mut() {
-                selector.failed();
-            }
-            let retry = self.draw(thief, self.costs.failed_steal);
-            self.schedule(
-                after(now, retry),
-                Event::Step {
-                    worker: thief as u32,
-                },
-            );
-            return;
+            policy.failed_attempt(thief);
+            return self.retry(now, thief);
         }
         if available == 0 {
             if self.finished == self.tree.len() {
                 self.stop_searching(thief);
                 return;
             }
-            if let Some(selector) = self.workers[thief].selector.as_mut() {
-                selector.failed();
-            }
+            policy.failed_attempt(thief);
             if self.stealable == 0 {
                 // No deque holds work: every attempt fails until some task is pushed.
                 self.sleepers.push((thief as u32, now));
                 return;
             }
             // The search goes on at the thief's next step.
-            let retry = self.draw(thief, self.costs.failed_steal);
-            self.schedule(
-                after(now, retry),
-                Event::Step {
-                    worker: thief as u32,
-                },
-            );
-            return;
+            return self.retry(now, thief);
         }
-        let take = match amount {
+        let amount = policy.steal_amount();
+        let count = match amount {
             StealAmount::One => 1,
             StealAmount::Half => available.div_ceil(2).min(amount.at_most()),
         };
-        let mut loot: VecDeque<Queued> = self.workers[victim].queue.drain(..take).collect();
-        // The first runs at once; the rest go to the thief's deque.
+        self.take(now, thief, victim, count);
+    }
+
+    /// `thief`'s attempt at `now` failed: it steps again a failed steal's time later.
+    fn retry(&mut self, now: f64, thief: usize) {
+        let retry = self.draw(thief, self.costs.failed_steal);
+        self.schedule(
+            after(now, retry),
+            Event::Step {
+                worker: thief as u32,
+            },
+        );
+    }
+
+    /// `thief` takes the `count` oldest tasks of `victim`'s deque at `now`: the first runs
+    /// once they have travelled, the rest go to the thief's deque.
+    fn take(&mut self, now: f64, thief: usize, victim: usize, count: usize) {
+        let mut loot: VecDeque<Queued> = self.workers[victim].queue.drain(..count).collect();
+        // All but the first enter the thief's deque: one task fewer for thieves to find.
         self.stealable -= 1;
         self.stop_searching(thief);
         let worker = &mut self.workers[thief];
         worker.result.steal_successes += 1;
-        worker.result.tasks_stolen += take as u64;
+        worker.result.tasks_stolen += count as u64;
         // The oldest runs first; the rest wait in the thief's deque, oldest first, as the
         // balancer pushes them.
         worker.next = loot.pop_front();
         worker.queue.extend(loot);
         self.note_queue(thief);
-        let copy = self.draw(thief, (take - 1) as f64 * self.costs.per_stolen_task);
+        let copy = self.draw(thief, (count - 1) as f64 * self.costs.per_stolen_task);
         let start = now + self.draw(thief, self.costs.steal) + copy;
         // The victim's top is held while the tasks are taken, not while they travel.
         self.workers[victim].stolen_until = now + copy + self.costs.per_stolen_task;
@@ -853,6 +704,10 @@ mod tests {
     use super::super::model::CostModel;
     use super::super::tree::{MAX_FEATURES, NO_PARENT, RecordedTask};
     use super::*;
+    use crate::RayonScope;
+    use crate::order::Order;
+    use crate::static_tiles::Assignment;
+    use crate::stealing::{DequeKind, WorkStealing};
     use crate::victim::VictimPolicy;
 
     /// A tree from `(parent, spawned at, seconds)` per task, in canonical order (initial
