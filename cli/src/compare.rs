@@ -9,9 +9,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use renderer::compare::{Comparison, compare, difference_image};
+use renderer::file_errors::io_reason;
 use renderer::image_io::{ImageInfo, read_image, read_info};
 use renderer::memory::{self, format_bytes};
-use renderer::output::{StagedFiles, io_reason};
+use renderer::output::StagedFiles;
 
 use crate::cli::CompareArgs;
 use crate::outputs::{Outputs, png_only};

@@ -5,8 +5,9 @@ use std::process::ExitCode;
 
 use anyhow::{Result, anyhow, bail};
 use balancers::sim::TaskTree;
+use renderer::file_errors::io_reason;
 use renderer::memory::{Budget, format_bytes};
-use renderer::output::{StagedFiles, io_reason};
+use renderer::output::StagedFiles;
 use renderer::record::{BYTES_PER_TASK, FEATURES, KINDS, record_within};
 use renderer::render::{FrameExtras, FrameMemory, RenderOptions};
 use renderer::scene::Scene;

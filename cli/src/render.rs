@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use anyhow::{Result, anyhow, bail};
 use balancers::{BalancerKind, RayonScope};
+use renderer::file_errors::io_reason;
 use renderer::gpu::{Gpu, GpuOptions, GpuTiles, render_gpu};
 use renderer::hybrid::{HybridOptions, render_hybrid};
 use renderer::live::{FrameJob, LiveFrame};
-use renderer::output::{ExrPrecision, ImageFormat, StagedFiles, io_reason};
+use renderer::output::{ExrPrecision, ImageFormat, StagedFiles};
 use renderer::render::{Frame, FrameExtras, FrameMemory, RenderOptions, render};
 use renderer::scene::Scene;
 use renderer::stats::{RenderReport, WorkMapReport};

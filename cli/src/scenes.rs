@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Result, anyhow, bail};
+use renderer::file_errors::io_reason;
 use renderer::input::{MAX_SCENE_BYTES, read_regular_file};
-use renderer::output::io_reason;
 
 use crate::cli::ScenesArgs;
 

@@ -52,7 +52,7 @@ impl fmt::Display for StdoutError {
         write!(
             f,
             "cannot write to standard output: {}",
-            renderer::output::io_reason(&self.0)
+            renderer::file_errors::io_reason(&self.0)
         )
     }
 }

@@ -7,9 +7,10 @@ use std::process::ExitCode;
 use anyhow::{Result, anyhow, bail};
 use balancers::{Balancer, BalancerKind};
 use renderer::accel::AccelKind;
+use renderer::file_errors::io_reason;
 use renderer::gpu::{GpuBalancer, GpuOptions, GpuTiles, render_gpu};
 use renderer::hybrid::{HybridOptions, render_hybrid};
-use renderer::output::{ExrPrecision, ImageFormat, StagedFiles, io_reason};
+use renderer::output::{ExrPrecision, ImageFormat, StagedFiles};
 use renderer::render::{Frame, FrameExtras, FrameMemory, RenderOptions, render};
 use renderer::stats::counted;
 

@@ -10,7 +10,7 @@ use std::fs::{self, File, Metadata};
 use std::io::{self, Read};
 use std::path::Path;
 
-use crate::output::io_reason;
+use crate::file_errors::{file_kind, io_reason};
 
 /// The largest scene file read: far above any hand-written scene (the shipped ones are under
 /// 8 KiB), far below what would trouble memory.
@@ -60,7 +60,7 @@ pub fn read_regular_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, String>
 /// Refuses anything but a regular file of at most `max_bytes`.
 fn check(metadata: &Metadata, max_bytes: u64) -> Result<(), String> {
     if !metadata.is_file() {
-        return Err(format!("not a regular file ({})", kind(metadata)));
+        return Err(format!("not a regular file ({})", file_kind(metadata)));
     }
     if metadata.len() > max_bytes {
         return Err(too_large(metadata.len(), max_bytes));
@@ -70,31 +70,6 @@ fn check(metadata: &Metadata, max_bytes: u64) -> Result<(), String> {
 
 fn too_large(bytes: u64, max_bytes: u64) -> String {
     format!("too large: {bytes} bytes, where files of this kind may have at most {max_bytes}")
-}
-
-/// What kind of file `metadata` describes, for errors: `a directory`, `a FIFO`, …
-pub(crate) fn kind(metadata: &Metadata) -> &'static str {
-    let t = metadata.file_type();
-    if t.is_dir() {
-        return "a directory";
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if t.is_fifo() {
-            return "a FIFO";
-        }
-        if t.is_char_device() {
-            return "a character device";
-        }
-        if t.is_block_device() {
-            return "a block device";
-        }
-        if t.is_socket() {
-            return "a socket";
-        }
-    }
-    "not a file"
 }
 
 #[cfg(test)]

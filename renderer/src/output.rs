@@ -11,6 +11,7 @@ use image::{ExtendedColorType, ImageEncoder};
 
 pub use crate::image_io::{ExrPrecision, ImageFormat};
 
+use crate::file_errors::io_reason;
 use crate::film::Film;
 use crate::image_io::{encode_exr, encode_pfm};
 
@@ -339,7 +340,7 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
     {
         return Err(format!(
             "{} is there, not a regular file; raylb writes a whole new file in an output's place and replaces only regular files",
-            crate::input::kind(&metadata)
+            crate::file_errors::file_kind(&metadata)
         ));
     }
     let dir = match path.parent() {
@@ -382,17 +383,4 @@ pub fn write_png(path: &Path, width: u32, height: u32, rgb: &[u8]) -> io::Result
     let mut staged = StagedFiles::new();
     staged.png(path, width, height, rgb)?;
     staged.commit()
-}
-
-/// The operating system's reason for `e`, without the "(os error N)" suffix, in lower case
-/// (it follows a colon in our messages).
-pub fn io_reason(e: &io::Error) -> String {
-    let text = e.to_string();
-    let text = text
-        .find(" (os error")
-        .map_or(text.as_str(), |i| &text[..i]);
-    let mut chars = text.chars();
-    chars.next().map_or(String::new(), |first| {
-        first.to_lowercase().chain(chars).collect()
-    })
 }

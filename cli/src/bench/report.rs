@@ -7,7 +7,8 @@ use anyhow::{Result, anyhow, bail};
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
-use renderer::output::{StagedFiles, check_writable, io_reason};
+use renderer::file_errors::io_reason;
+use renderer::output::{StagedFiles, check_writable};
 use serde::Serialize;
 
 use crate::outputs::Outputs;

@@ -2,8 +2,8 @@
 
 use glam::Vec4;
 
-use crate::bvh::FlatNode;
 use crate::math::Vec3;
+use layout::FlatNode;
 
 /// A ray `origin + t · dir` for `t` in the open interval `(t_min, t_max)`.
 ///

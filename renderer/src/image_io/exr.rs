@@ -333,7 +333,7 @@ fn describe(error: ExrError) -> String {
         ExrError::Io(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
             "not a readable OpenEXR image: it ends early (truncated)".into()
         }
-        ExrError::Io(e) => crate::output::io_reason(&e),
+        ExrError::Io(e) => crate::file_errors::io_reason(&e),
         ExrError::NotSupported(what) => {
             format!("an OpenEXR feature raylb cannot read: {what}")
         }

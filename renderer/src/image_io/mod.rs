@@ -25,9 +25,9 @@ pub use exr::ExrPrecision;
 pub(crate) use exr::encode as encode_exr;
 pub(crate) use pfm::encode as encode_pfm;
 
+use crate::file_errors::io_reason;
 use crate::input::open_regular_file;
 use crate::memory::{AllocError, format_bytes, try_zeroed};
-use crate::output::io_reason;
 
 /// The formats raylb writes, chosen by a file's extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use std::io::{self, BufRead, Seek, Write};
 use super::{
     Channels, Depth, Image, ImageFormat, ImageInfo, Samples, remaining_len, sample_buffer,
 };
-use crate::output::io_reason;
+use crate::file_errors::io_reason;
 
 /// The first bytes of a colour PFM.
 pub(super) const MAGIC_RGB: &[u8] = b"PF";

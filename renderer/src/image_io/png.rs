@@ -7,8 +7,8 @@ use std::io::{self, BufRead, Seek};
 use ::png::{BitDepth, ColorType, Decoder, DecodingError, Limits, Reader, Transformations};
 
 use super::{Channels, Depth, Image, ImageFormat, ImageInfo, Samples, sample_buffer};
+use crate::file_errors::io_reason;
 use crate::memory::format_bytes;
-use crate::output::io_reason;
 
 /// The PNG signature.
 pub(super) const MAGIC: &[u8] = &[0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
