@@ -1,6 +1,7 @@
 //! Scenes: the TOML format, built-in, OBJ and PLY geometry, materials, lights and the camera,
 //! assembled into the flat layout that rendering (on any device) reads.
 
+mod builder;
 mod camera;
 mod config;
 mod error;
@@ -13,12 +14,8 @@ mod ply;
 mod shapes;
 mod values;
 
-use std::collections::HashMap;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-use glam::{EulerRot, Mat4, Quat};
 
 use crate::accel::{Accel, AccelKind};
 use crate::bvh::{BuildThreadError, BvhSettings, BvhSplit, BvhStats, Width};
@@ -40,10 +37,9 @@ pub use light::{Light, LightExt};
 pub use material::Material;
 pub use mesh_file::{MeshSummary, parse_obj, parse_ply};
 
-use config::{ObjectConfig, ScatterShape, SceneConfig};
+use builder::{SceneBuilder, SceneText, Sections};
 use mesh::Mesh;
 use obj::MtlFiles;
-use toml::Spanned;
 
 /// Figures about a loaded scene.
 #[derive(Clone, Debug, PartialEq)]
@@ -294,6 +290,8 @@ impl Scene {
         )
     }
 
+    /// Builds the scene `source` (the text of the scene file `path`) describes, section by
+    /// section; mesh files are read or refused as `mesh_files` says.
     fn from_source(
         path: &Path,
         source: &str,
@@ -302,232 +300,21 @@ impl Scene {
         mesh_files: MeshFiles,
         start: Instant,
     ) -> Result<Self, SceneError> {
-        let mut reads = Reads::default();
-        if mesh_files == MeshFiles::Read {
-            reads.file(path);
-        }
-        check_parse_room(path, source.len(), &overrides)?;
-        let config: SceneConfig = toml::from_str(source).map_err(|e| {
-            let span = e.span().unwrap_or(0..0);
-            SceneError::at_span(path, source, span, e.message())
-        })?;
-        let at =
-            |span: Range<usize>, message: &str| SceneError::at_span(path, source, span, message);
-        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-
-        // Materials: index 0 is the default, then the named ones in name order.
-        let mut materials = vec![Material::default()];
-        let mut by_name = HashMap::new();
-        for (name, m) in &config.materials {
-            let material = material::from_config(m.get_ref());
-            let returned = material::returned(&material);
-            if returned > 1.0 {
-                return Err(at(
-                    m.span(),
-                    &format!(
-                        "[materials.{name}]: the largest channels of `reflectivity` and `refractivity` add up to {returned}; a surface returns at most the light it receives (at most 1)"
-                    ),
-                ));
-            }
-            by_name.insert(name.as_str(), materials.len() as u32);
-            materials.push(material);
-        }
-
-        check_generated_triangles(&config.objects, &overrides, &at)?;
-        let mut geometry = GeometryBuilder::default();
-        for object in &config.objects {
-            let span = object.span();
-            let o = object.get_ref();
-            let mtl = if o.material.is_some() {
-                MtlFiles::Overridden
-            } else {
-                MtlFiles::Needed
-            };
-            let material = match &o.material {
-                Some(name) => Some(*by_name.get(name.get_ref().as_str()).ok_or_else(|| {
-                    at(
-                        name.span(),
-                        &format!("no material named `{}` in [materials]", name.get_ref()),
-                    )
-                })?),
-                None => None,
-            };
-            let transform = transform(o);
-            let smooth = o.smooth.unwrap_or(true);
-            let budget = overrides.triangle_budget() - geometry.triangles.len();
-            if let Some(n) = generated_triangles(o).filter(|&n| n > budget as u64) {
-                return Err(at(
-                    span.clone(),
-                    &format!(
-                        "this object would add {n} triangles to the {} already in the scene; {}",
-                        geometry.triangles.len(),
-                        overrides.budget_reason()
-                    ),
-                ));
-            }
-            if let (Some(mesh), MeshFiles::Refuse) = (&o.mesh, mesh_files) {
-                return Err(at(
-                    mesh.span(),
-                    "mesh files are not read when a scene is built from text alone",
-                ));
-            }
-            let meshes = object_meshes(o, &dir, budget, mtl, &mut reads).map_err(|e| match e {
-                ShapeError::Config(message) => at(span.clone(), &message),
-                // A fault of the mesh file as a whole (missing, not a regular file, no
-                // faces) is also placed at the scene's line that names the file; a fault at
-                // a line of the mesh keeps that line.
-                ShapeError::File(e) if e.position.is_none() => {
-                    let key = o.mesh.as_ref().map_or(span.clone(), Spanned::span);
-                    at(key, &e.to_string())
-                }
-                ShapeError::File(e) => e,
-            })?;
-            for (mesh, own_material) in meshes {
-                let material = material.unwrap_or_else(|| match own_material {
-                    Some(m) => {
-                        materials.push(m);
-                        materials.len() as u32 - 1
-                    }
-                    None => 0,
-                });
-                let mesh = mesh.transformed(&transform).ok_or_else(|| {
-                    at(
-                        span.clone(),
-                        "coordinates leave the finite numbers after the transform",
-                    )
-                })?;
-                geometry
-                    .add(&mesh, material, smooth)
-                    .map_err(|e| at(span.clone(), &e))?;
-            }
-        }
-
-        let c = config.camera.get_ref();
-        let position = Vec3::from(c.position.0);
-        let direction = match (c.look_at, c.direction) {
-            (Some(target), None) => Vec3::from(target.0) - position,
-            (None, Some(d)) => Vec3::from(d.0),
-            _ => {
-                return Err(at(
-                    config.camera.span(),
-                    "give exactly one of `look_at` and `direction`",
-                ));
-            }
-        };
-        let up = c.up.map_or(Vec3::Y, |u| Vec3::from(u.0));
-        let fov = c.fov.map_or(45.0, |f| f.0);
-        let viewpoint = Viewpoint {
-            position,
-            direction,
-            up,
-            fov,
-        };
-        let camera = viewpoint.checked_camera().map_err(|e| {
-            let direction = if c.look_at.is_some() {
-                "`look_at` − `position`"
-            } else {
-                "`direction`"
-            };
-            at(config.camera.span(), &e.message(&viewpoint, direction))
-        })?;
-
-        let mut lights = Vec::with_capacity(config.lights.len());
-        for light in &config.lights {
-            let l = light.get_ref();
-            let position = Vec3::from(l.position.0);
-            let color =
-                Vec3::from(l.color.map_or([1.0; 3], |c| c.0)) * l.intensity.map_or(1.0, |i| i.0);
-            let Some(spot) = &l.spot else {
-                lights.push(Light::point(position, color));
-                continue;
-            };
-            let aim = match (spot.look_at, spot.direction) {
-                (Some(target), None) => Vec3::from(target.0) - position,
-                (None, Some(d)) => Vec3::from(d.0),
-                _ => {
-                    return Err(at(
-                        light.span(),
-                        "a spot needs exactly one of `look_at` and `direction`",
-                    ));
-                }
-            };
-            let Some(aim) = camera::unit(aim) else {
-                return Err(at(
-                    light.span(),
-                    "the spot points nowhere: its direction is zero or too short to normalise",
-                ));
-            };
-            let outer = spot.angle.get_ref().0;
-            let inner = spot.inner_angle.as_ref().map_or(outer, |a| a.get_ref().0);
-            if inner > outer {
-                let span = spot.inner_angle.as_ref().map_or(light.span(), |a| a.span());
-                return Err(at(span, "must not exceed the spot's `angle`"));
-            }
-            lights.push(Light {
-                position,
-                color,
-                direction: aim,
-                cos_outer: libm::cosf(outer.to_radians()),
-                cos_inner: libm::cosf(inner.to_radians()),
-            });
-        }
-
-        let settings = RenderSettings {
-            max_depth: config.render.max_depth.0,
-            weight_cutoff: config.render.weight_cutoff.0,
-            ambient: Vec3::from(config.render.ambient.0),
-            background: Vec3::from(config.render.background.0),
-            offset_scale: crate::math::SURFACE_OFFSET_SCALE,
-        };
-        if config.bvh.max_depth.is_some()
-            && overrides.bvh_max_depth.is_none()
-            && overrides.accel_kind() != AccelKind::Octree
-        {
-            reads.warn_once(
-                path,
-                format!(
-                    "{}: [bvh] max_depth shapes the octree alone (--accel octree); the wide BVH splits by the surface area heuristic",
-                    path.display()
-                ),
-            );
-        }
-        let bvh = BvhSettings {
-            leaf_size: overrides
-                .leaf_size
-                .or(config.bvh.leaf_size.map(|v| v.0))
-                .unwrap_or(4),
-            max_depth: overrides
-                .bvh_max_depth
-                .or(config.bvh.max_depth.map(|v| v.0))
-                .unwrap_or(24),
-            width: overrides.bvh_width,
-            split: overrides.bvh_split.unwrap_or_default(),
-        };
-        let name = path
-            .file_stem()
-            .map_or("scene".into(), |s| s.to_string_lossy().into_owned());
-        geometry.finish(ScenePieces {
-            path,
-            observer,
-            name,
-            reads,
+        let mut builder = SceneBuilder::new(SceneText { path, source }, overrides, mesh_files);
+        let config = builder.parse()?;
+        builder.materials(&config.materials)?;
+        builder.objects(&config.objects)?;
+        let (camera, viewpoint) = builder.camera(&config.camera)?;
+        let lights = builder.lights(&config.lights)?;
+        let sections = Sections {
             camera,
             viewpoint,
-            width: overrides.width.unwrap_or(config.image.width.0),
-            samples: overrides
-                .samples
-                .or(config.image.samples.map(|s| s.0))
-                .unwrap_or(1),
-            height: overrides.height.unwrap_or(config.image.height.0),
-            settings,
             lights,
-            materials,
-            bvh,
-            accel: overrides.accel.unwrap_or_default(),
-            address_space: overrides.memory_is_address_space,
-            objects: config.objects.len(),
-            start,
-        })
+            image: builder.image(&config.image),
+            settings: builder.render_settings(&config.render),
+            bvh: builder.bvh_settings(&config.bvh),
+        };
+        builder.finish(sections, observer, start)
     }
 
     /// A bare mesh (OBJ or PLY) with an automatic camera, framed as `framing` says (by
@@ -728,126 +515,6 @@ enum MeshFiles {
     Refuse,
 }
 
-/// How many triangles a generated shape will have, before generating it (`None` for meshes
-/// read from files, which are counted as they are checked).
-fn generated_triangles(o: &ObjectConfig) -> Option<u64> {
-    let segments_around = |s: u32| 4 * u64::from(s);
-    if o.quad.is_some() {
-        Some(2)
-    } else if o.cuboid.is_some() {
-        Some(12)
-    } else if let Some(s) = &o.sphere {
-        Some(20 * 4u64.pow(s.subdivisions.map_or(3, |d| d.0)))
-    } else if let Some(l) = &o.lathe {
-        let l = l.get_ref();
-        Some(2 * (l.profile.len().saturating_sub(1) as u64) * u64::from(l.segments.0))
-    } else if let Some(h) = &o.heightfield {
-        Some(2 * u64::from(h.resolution.0[0].0) * u64::from(h.resolution.0[1].0))
-    } else {
-        o.scatter
-            .as_ref()
-            .map(|s| u64::from(s.count.0) * segments_around(s.segments.map_or(16, |n| n.0)))
-    }
-}
-
-/// Scale, then rotate (degrees about x, then y, then z), then translate.
-fn transform(o: &ObjectConfig) -> Mat4 {
-    let scale = Vec3::from(o.scale.map_or([1.0; 3], |s| s.0));
-    let [rx, ry, rz] = o.rotate.map_or([0.0; 3], |r| r.0).map(f32::to_radians);
-    let rotation = Quat::from_euler(EulerRot::ZYX, rz, ry, rx);
-    let translation = Vec3::from(o.translate.map_or([0.0; 3], |t| t.0));
-    Mat4::from_scale_rotation_translation(scale, rotation, translation)
-}
-
-enum ShapeError {
-    /// Wrong in the object's own table.
-    Config(String),
-    /// Wrong in a file the object names.
-    File(SceneError),
-}
-
-/// The meshes of one object, each with the material its file gives it (OBJ parts only).
-fn object_meshes(
-    o: &ObjectConfig,
-    dir: &Path,
-    budget: usize,
-    mtl: MtlFiles,
-    reads: &mut Reads,
-) -> Result<Vec<(Mesh, Option<Material>)>, ShapeError> {
-    let given = [
-        o.mesh.is_some(),
-        o.quad.is_some(),
-        o.cuboid.is_some(),
-        o.sphere.is_some(),
-        o.lathe.is_some(),
-        o.heightfield.is_some(),
-        o.scatter.is_some(),
-    ];
-    if given.iter().filter(|&&g| g).count() != 1 {
-        return Err(ShapeError::Config(
-            "an object needs exactly one of `mesh`, `quad`, `box`, `sphere`, `lathe`, `heightfield`, `scatter`".into(),
-        ));
-    }
-    let v = |v: values::Vector| Vec3::from(v.0);
-    let mesh = if let Some(path) = &o.mesh {
-        let file: PathBuf = dir.join(path.get_ref());
-        return Ok(mesh_file::load(&file, budget, mtl, reads)
-            .map_err(ShapeError::File)?
-            .into_iter()
-            .map(|part| (part.mesh, part.material))
-            .collect());
-    } else if let Some(q) = &o.quad {
-        shapes::quad(q.corners.0.map(v))
-    } else if let Some(b) = &o.cuboid {
-        let (min, max) = (v(b.min), v(b.max));
-        if min.cmpgt(max).any() {
-            return Err(ShapeError::Config(
-                "`box`: `min` must not exceed `max` on any axis".into(),
-            ));
-        }
-        shapes::cuboid(min, max)
-    } else if let Some(s) = &o.sphere {
-        shapes::icosphere(v(s.center), s.radius.0, s.subdivisions.map_or(3, |d| d.0))
-    } else if let Some(l) = &o.lathe {
-        let l = l.get_ref();
-        if l.profile.len() < 2 {
-            return Err(ShapeError::Config(
-                "`lathe`: the profile needs at least 2 points".into(),
-            ));
-        }
-        let profile: Vec<[f32; 2]> = l.profile.iter().map(|p| p.0.map(|c| c.0)).collect();
-        shapes::lathe(&profile, l.segments.0)
-    } else if let Some(h) = &o.heightfield {
-        let size = h.size.0.map(|s| s.0);
-        let feature = h.feature_size.map_or(size[0].min(size[1]) / 10.0, |f| f.0);
-        shapes::heightfield(
-            size,
-            [h.resolution.0[0].0, h.resolution.0[1].0],
-            h.height.0,
-            feature,
-            h.seed,
-        )
-    } else if let Some(s) = &o.scatter {
-        let piece = match s.shape {
-            ScatterShape::Coin => shapes::Piece::Coin,
-            ScatterShape::Gem => shapes::Piece::Gem,
-        };
-        shapes::scatter(&shapes::Heap {
-            piece,
-            count: s.count.0,
-            center: v(s.center),
-            radius: s.radius.0,
-            height: s.height.0,
-            size: s.size.0,
-            segments: s.segments.map_or(16, |n| n.0),
-            seed: s.seed,
-        })
-    } else {
-        unreachable!("exactly one shape was checked above")
-    };
-    Ok(vec![(mesh, None)])
-}
-
 /// Everything of a scene but its geometry, handed to [`GeometryBuilder::finish`].
 struct ScenePieces<'a> {
     path: &'a Path,
@@ -1034,61 +701,4 @@ impl GeometryBuilder {
             shading,
         })
     }
-}
-
-/// Memory that parsing a scene's TOML peaks at, per byte of its text: `toml` keeps every table
-/// and value with its span, and the configuration is built beside them. Measured with
-/// `/usr/bin/time -v` (peak resident size over the file's size) on scenes of many small objects,
-/// the worst case for it: 210,000 boxes (8.8 MB) peaked at 836 MiB and 370,000 (15.5 MB) at
-/// 1.43 GiB, 99 bytes a byte; rounded up.
-const TOML_PEAK_PER_BYTE: u64 = 100;
-
-/// Refuses a scene text of `len` bytes whose parse would take more than the memory at hand
-/// (`overrides.memory`), before it is parsed.
-fn check_parse_room(path: &Path, len: usize, overrides: &SceneOverrides) -> Result<(), SceneError> {
-    let Some(memory) = overrides.memory else {
-        return Ok(());
-    };
-    let needed = (len as u64).saturating_mul(TOML_PEAK_PER_BYTE);
-    if needed <= memory {
-        return Ok(());
-    }
-    let size = crate::memory::format_bytes;
-    Err(SceneError::file(
-        path,
-        format!(
-            "{} of scene text takes about {} to parse ({TOML_PEAK_PER_BYTE} bytes a byte), more than the {} of memory at hand",
-            size(len as u64),
-            size(needed),
-            size(memory)
-        ),
-    ))
-}
-
-/// Refuses, at the object that passes the budget, a scene whose built-in shapes together make
-/// more triangles than `overrides` allow: counted for the whole scene before any object is
-/// generated. Mesh files' triangles are counted as each file is read.
-fn check_generated_triangles(
-    objects: &[Spanned<ObjectConfig>],
-    overrides: &SceneOverrides,
-    at: &dyn Fn(Range<usize>, &str) -> SceneError,
-) -> Result<(), SceneError> {
-    let budget = overrides.triangle_budget() as u64;
-    let mut before = 0u64;
-    for object in objects {
-        let Some(n) = generated_triangles(object.get_ref()) else {
-            continue;
-        };
-        if before.saturating_add(n) > budget {
-            return Err(at(
-                object.span(),
-                &format!(
-                    "this object would add {n} triangles to the {before} the shapes before it make; {}",
-                    overrides.budget_reason()
-                ),
-            ));
-        }
-        before += n;
-    }
-    Ok(())
 }
