@@ -9,7 +9,7 @@
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::io::{BufReader, Cursor};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::math::Vec3;
 
@@ -117,6 +117,19 @@ pub(crate) fn parse(
     reads: &mut Reads,
 ) -> Result<Vec<ObjPart>, SceneError> {
     let source = text(path, bytes)?;
+    check_size(path, source, max_triangles)?;
+    let libraries = Libraries::new(path, source, mtl, reads);
+    let (models, materials) = read_with_tobj(path, source, &libraries)?;
+    let materials = libraries.finish(materials)?;
+    Ok(models
+        .into_iter()
+        .map(|model| part(model.mesh, &materials))
+        .collect())
+}
+
+/// Checks every line of the OBJ file `path` (text `source`), then that its triangles fit in
+/// `max_triangles` and that reading it fits in the memory that budget stands for.
+fn check_size(path: &Path, source: &str, max_triangles: usize) -> Result<(), SceneError> {
     let counts = validate_obj(path, source)?;
     let triangles = counts.triangles;
     if triangles > max_triangles as u64 {
@@ -127,108 +140,156 @@ pub(crate) fn parse(
     }
     check_parse_room(
         path,
-        bytes.len() as u64,
+        source.len() as u64,
         counts.arrays_bytes(),
         max_triangles,
-    )?;
-    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    )
+}
+
+/// The OBJ file `path` (text `source`, already checked) as `tobj` reads it, with the MTL
+/// files it names read through `libraries`: its parts, and every library's materials (none
+/// where a library failed).
+fn read_with_tobj(
+    path: &Path,
+    source: &str,
+    libraries: &Libraries<'_, '_>,
+) -> Result<(Vec<tobj::Model>, Vec<tobj::Material>), SceneError> {
     let options = tobj::LoadOptions {
         triangulate: true,
         single_index: true,
         ignore_points: true,
         ignore_lines: true,
     };
-    let mtl_error = RefCell::new(None);
-    let reads = RefCell::new(reads);
-    // How many materials each `mtllib` statement gave, in order: what a `usemtl` can name.
-    let given = RefCell::new(Vec::new());
     // `tobj` takes a comment after a statement (`f 1 2 3  # lid`) as part of it, where the
-    // check above (and the format) ends the statement at `#`, and it reads polylines as
-    // faces: it reads the text without either.
+    // check (and the format) ends the statement at `#`, and it reads polylines as faces: it
+    // reads the text without either.
     let text = for_tobj(source);
-    let (models, materials) = tobj::load_obj_buf(
+    tobj::load_obj_buf(
         &mut BufReader::new(Cursor::new(text.as_ref())),
         &options,
-        |mtl_name| {
-            if mtl == MtlFiles::Skip {
-                return Ok(Default::default());
-            }
-            let mtl_path = dir.join(mtl_name);
-            let statement = given.borrow().len();
-            let loaded = not_itself(path, source, statement, &mtl_path)
-                .and_then(|()| checked_mtl(&mtl_path))
-                .and_then(|(source, left_out)| {
-                    let mut reads = reads.borrow_mut();
-                    reads.file(&mtl_path);
-                    // Overridden, none of the library is used: nothing is left out.
-                    if mtl == MtlFiles::Needed {
-                        left_out.into_iter().for_each(|w| reads.warn(w));
-                    }
-                    tobj::load_mtl_buf(&mut BufReader::new(Cursor::new(&source))).map_err(|e| {
-                        SceneError::file(&mtl_path, format!("not a valid MTL file: {e}"))
-                    })
-                });
-            given
-                .borrow_mut()
-                .push(loaded.as_ref().map_or(0, |(materials, _)| materials.len()));
-            loaded.map_err(|e| {
-                match mtl {
-                    MtlFiles::Needed | MtlFiles::Skip => {
-                        mtl_error.borrow_mut().get_or_insert(e);
-                    }
-                    MtlFiles::Overridden => reads.borrow_mut().warn_once(
-                        &mtl_path,
-                        format!("{e}; the object's own `material` stands in"),
-                    ),
-                }
-                tobj::LoadError::OpenFileFailed
-            })
-        },
+        |mtl_name| libraries.load(mtl_name),
     )
-    .map_err(|e| SceneError::file(path, format!("not a valid OBJ file: {e}")))?;
-    if let Some(e) = mtl_error.into_inner() {
-        return Err(e);
-    }
-    let materials = materials.unwrap_or_default();
-    if mtl == MtlFiles::Needed {
-        let reads = reads.into_inner();
-        for warning in missing_materials(path, source, &given.into_inner(), &materials) {
-            reads.warn(warning);
+    .map(|(models, materials)| (models, materials.unwrap_or_default()))
+    .map_err(|e| SceneError::file(path, format!("not a valid OBJ file: {e}")))
+}
+
+/// The MTL files of one OBJ file as `tobj` asks for them, one `mtllib` statement at a time
+/// (through a shared reference, which is all `tobj` lends its loader): what each gave, the
+/// first that failed where that is an error, and the files read and warnings.
+struct Libraries<'a, 'r> {
+    /// The OBJ file and its text.
+    path: &'a Path,
+    source: &'a str,
+    /// Its directory, where the libraries are looked for.
+    dir: PathBuf,
+    mtl: MtlFiles,
+    reads: RefCell<&'r mut Reads>,
+    /// How many materials each `mtllib` statement gave, in order: what a `usemtl` can name.
+    given: RefCell<Vec<usize>>,
+    /// The first library that could not be read, where that is an error.
+    error: RefCell<Option<SceneError>>,
+}
+
+impl<'a, 'r> Libraries<'a, 'r> {
+    fn new(path: &'a Path, source: &'a str, mtl: MtlFiles, reads: &'r mut Reads) -> Self {
+        Self {
+            path,
+            source,
+            dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            mtl,
+            reads: RefCell::new(reads),
+            given: RefCell::new(Vec::new()),
+            error: RefCell::new(None),
         }
     }
-    Ok(models
-        .into_iter()
-        .map(|model| {
-            let m = model.mesh;
-            let v3 = |s: &[f32]| {
-                s.chunks_exact(3)
-                    .map(|c| Vec3::new(c[0], c[1], c[2]))
-                    .collect::<Vec<_>>()
-            };
-            let positions = v3(&m.positions);
-            let mut normals = v3(&m.normals);
-            if normals.len() != positions.len() || normals.iter().any(|n| !n.is_finite()) {
-                normals.clear();
+
+    /// The materials of the library `mtl_name` (the next `mtllib` statement's), or none, as
+    /// `mtl` says: a library that cannot be read is kept as the error, or warned of where the
+    /// object's own material stands in.
+    fn load(&self, mtl_name: &Path) -> tobj::MTLLoadResult {
+        if self.mtl == MtlFiles::Skip {
+            return Ok(Default::default());
+        }
+        let mtl_path = self.dir.join(mtl_name);
+        let statement = self.given.borrow().len();
+        let loaded = not_itself(self.path, self.source, statement, &mtl_path)
+            .and_then(|()| checked_mtl(&mtl_path))
+            .and_then(|(source, left_out)| {
+                let mut reads = self.reads.borrow_mut();
+                reads.file(&mtl_path);
+                // Overridden, none of the library is used: nothing is left out.
+                if self.mtl == MtlFiles::Needed {
+                    left_out.into_iter().for_each(|w| reads.warn(w));
+                }
+                tobj::load_mtl_buf(&mut BufReader::new(Cursor::new(&source)))
+                    .map_err(|e| SceneError::file(&mtl_path, format!("not a valid MTL file: {e}")))
+            });
+        self.given
+            .borrow_mut()
+            .push(loaded.as_ref().map_or(0, |(materials, _)| materials.len()));
+        loaded.map_err(|e| {
+            match self.mtl {
+                MtlFiles::Needed | MtlFiles::Skip => {
+                    self.error.borrow_mut().get_or_insert(e);
+                }
+                MtlFiles::Overridden => self.reads.borrow_mut().warn_once(
+                    &mtl_path,
+                    format!("{e}; the object's own `material` stands in"),
+                ),
             }
-            normals.iter_mut().for_each(|n| *n = n.normalize_or_zero());
-            let faces = m
-                .indices
-                .chunks_exact(3)
-                .map(|f| [f[0], f[1], f[2]])
-                .collect();
-            ObjPart {
-                mesh: Mesh {
-                    positions,
-                    normals,
-                    faces,
-                },
-                material: m
-                    .material_id
-                    .and_then(|i| materials.get(i))
-                    .map(material::from_mtl),
-            }
+            tobj::LoadError::OpenFileFailed
         })
-        .collect())
+    }
+
+    /// Once `tobj` is done: the first library that failed, if that is an error; else every
+    /// library's `materials`, with warnings for the `usemtl` statements that name none of
+    /// them where the OBJ's own materials colour it.
+    fn finish(self, materials: Vec<tobj::Material>) -> Result<Vec<tobj::Material>, SceneError> {
+        if let Some(e) = self.error.into_inner() {
+            return Err(e);
+        }
+        if self.mtl == MtlFiles::Needed {
+            let reads = self.reads.into_inner();
+            let given = self.given.into_inner();
+            for warning in missing_materials(self.path, self.source, &given, &materials) {
+                reads.warn(warning);
+            }
+        }
+        Ok(materials)
+    }
+}
+
+/// One part of the OBJ file as `tobj` read it, in raylb's mesh, with the material its MTL
+/// gives it (an index into `materials`). Normals are kept only where every position has a
+/// finite one, and are normalised (zero where they cannot be).
+fn part(m: tobj::Mesh, materials: &[tobj::Material]) -> ObjPart {
+    let v3 = |s: &[f32]| {
+        s.chunks_exact(3)
+            .map(|c| Vec3::new(c[0], c[1], c[2]))
+            .collect::<Vec<_>>()
+    };
+    let positions = v3(&m.positions);
+    let mut normals = v3(&m.normals);
+    if normals.len() != positions.len() || normals.iter().any(|n| !n.is_finite()) {
+        normals.clear();
+    }
+    normals.iter_mut().for_each(|n| *n = n.normalize_or_zero());
+    let faces = m
+        .indices
+        .chunks_exact(3)
+        .map(|f| [f[0], f[1], f[2]])
+        .collect();
+    ObjPart {
+        mesh: Mesh {
+            positions,
+            normals,
+            faces,
+        },
+        material: m
+            .material_id
+            .and_then(|i| materials.get(i))
+            .map(material::from_mtl),
+    }
 }
 
 /// `source` as `tobj` is to read it: every line cut at its first `#` and bare of leading
