@@ -60,108 +60,163 @@ pub(super) struct Header {
 
 /// Reads the header at the start of `bytes`; every fault is reported at its line and column.
 pub(super) fn read(bytes: &[u8], path: &Path) -> Result<Header, SceneError> {
-    let mut encoding = None;
-    let mut elements: Vec<Element> = Vec::new();
-    let mut offset = 0;
-    let mut number = 0;
+    let mut lines = HeaderLines {
+        bytes,
+        path,
+        offset: 0,
+        number: 0,
+    };
+    lines.magic()?;
+    let mut declared = Declared::default();
     loop {
-        if offset >= bytes.len() {
-            return Err(SceneError::file(
-                path,
-                "the header ends without an `end_header` line: the file is truncated or not PLY",
-            ));
-        }
-        let rest = &bytes[offset..];
-        let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
-        let raw = &rest[..end];
-        number += 1;
-        offset += (end + 1).min(rest.len());
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        let Ok(text) = std::str::from_utf8(raw) else {
-            return Err(SceneError::at_line(path, number, "the header is not text"));
-        };
-        let line = Line::split(path, number, text);
-        if number == 1 {
-            if line.words.len() != 1 || line.words[0].1 != "ply" {
-                return Err(SceneError::at_line(
-                    path,
-                    1,
-                    "not a PLY file: the first line must be `ply`",
-                ));
-            }
-            continue;
-        }
+        let line = lines.next()?;
         let Some(&(_, keyword)) = line.words.first() else {
             continue;
         };
         match keyword {
             "comment" | "obj_info" => {}
-            "format" => {
-                if encoding.is_some() {
-                    return Err(line.fault(0, "a second `format` line"));
-                }
-                encoding = Some(format(&line)?);
-            }
-            "element" => {
-                let element = element(&line)?;
-                if elements.iter().any(|e| e.def.name == element.def.name) {
-                    return Err(
-                        line.fault(1, format!("a second element named `{}`", element.def.name))
-                    );
-                }
-                elements.push(element);
-            }
-            "property" => {
-                let Some(element) = elements.last_mut() else {
-                    return Err(line.fault(0, "`property` before any `element`"));
-                };
-                let property = property(&line)?;
-                if element.def.properties.contains_key(&property.name) {
-                    return Err(line.fault(
-                        line.words.len() - 1,
-                        format!(
-                            "element `{}` already has a property `{}`",
-                            element.def.name, property.name
-                        ),
-                    ));
-                }
-                element
-                    .def
-                    .properties
-                    .insert(property.name.clone(), property);
-                element.property_lines.push(number);
-            }
-            "end_header" => {
-                line.no_more_words(1, "`end_header`")?;
-                let Some(encoding) = encoding else {
-                    return Err(SceneError::at_line(
-                        path,
-                        number,
-                        "the header has no `format` line",
-                    ));
-                };
-                if let Some(e) = elements
-                    .iter()
-                    .find(|e| e.def.count > 0 && e.def.properties.is_empty())
-                {
-                    return Err(SceneError::at_line(
-                        path,
-                        e.line,
-                        format!(
-                            "element `{}` has {} entries but no properties",
-                            e.def.name, e.def.count
-                        ),
-                    ));
-                }
-                return Ok(Header {
-                    encoding,
-                    elements,
-                    lines: number,
-                    body_start: offset,
-                });
-            }
+            "format" => declared.format(&line)?,
+            "element" => declared.element(&line)?,
+            "property" => declared.property(&line)?,
+            "end_header" => return declared.end(&line, lines.offset),
             other => return Err(line.fault(0, format!("unknown header keyword `{other}`"))),
         }
+    }
+}
+
+/// The header's lines, one at a time, each with its number.
+struct HeaderLines<'a> {
+    bytes: &'a [u8],
+    path: &'a Path,
+    /// Where the next line starts.
+    offset: usize,
+    /// The 1-based number of the line last read.
+    number: usize,
+}
+
+impl<'a> HeaderLines<'a> {
+    /// The next line, split into words; a fault where the bytes end before `end_header` or
+    /// the line is not text.
+    fn next(&mut self) -> Result<Line<'a>, SceneError> {
+        let (bytes, path) = (self.bytes, self.path);
+        if self.offset >= bytes.len() {
+            return Err(SceneError::file(
+                path,
+                "the header ends without an `end_header` line: the file is truncated or not PLY",
+            ));
+        }
+        let rest = &bytes[self.offset..];
+        let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+        let raw = &rest[..end];
+        self.number += 1;
+        self.offset += (end + 1).min(rest.len());
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let Ok(text) = std::str::from_utf8(raw) else {
+            return Err(SceneError::at_line(
+                path,
+                self.number,
+                "the header is not text",
+            ));
+        };
+        Ok(Line::split(path, self.number, text))
+    }
+
+    /// The first line, which must be `ply` alone.
+    fn magic(&mut self) -> Result<(), SceneError> {
+        let line = self.next()?;
+        if line.words.len() != 1 || line.words[0].1 != "ply" {
+            return Err(SceneError::at_line(
+                self.path,
+                1,
+                "not a PLY file: the first line must be `ply`",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What the header has declared so far.
+#[derive(Default)]
+struct Declared {
+    encoding: Option<Encoding>,
+    elements: Vec<Element>,
+}
+
+impl Declared {
+    /// `format …`, once.
+    fn format(&mut self, line: &Line<'_>) -> Result<(), SceneError> {
+        if self.encoding.is_some() {
+            return Err(line.fault(0, "a second `format` line"));
+        }
+        self.encoding = Some(format(line)?);
+        Ok(())
+    }
+
+    /// `element …`, of a name not declared before.
+    fn element(&mut self, line: &Line<'_>) -> Result<(), SceneError> {
+        let element = element(line)?;
+        if self.elements.iter().any(|e| e.def.name == element.def.name) {
+            return Err(line.fault(1, format!("a second element named `{}`", element.def.name)));
+        }
+        self.elements.push(element);
+        Ok(())
+    }
+
+    /// `property …`, of the last element declared, of a name it does not have yet.
+    fn property(&mut self, line: &Line<'_>) -> Result<(), SceneError> {
+        let Some(element) = self.elements.last_mut() else {
+            return Err(line.fault(0, "`property` before any `element`"));
+        };
+        let property = property(line)?;
+        if element.def.properties.contains_key(&property.name) {
+            return Err(line.fault(
+                line.words.len() - 1,
+                format!(
+                    "element `{}` already has a property `{}`",
+                    element.def.name, property.name
+                ),
+            ));
+        }
+        element
+            .def
+            .properties
+            .insert(property.name.clone(), property);
+        element.property_lines.push(line.number);
+        Ok(())
+    }
+
+    /// `end_header`, the last line, at which the body starts at `body_start`: the header,
+    /// once it is known to have a `format` line and no element with entries but no
+    /// properties.
+    fn end(self, line: &Line<'_>, body_start: usize) -> Result<Header, SceneError> {
+        line.no_more_words(1, "`end_header`")?;
+        let Some(encoding) = self.encoding else {
+            return Err(SceneError::at_line(
+                line.path,
+                line.number,
+                "the header has no `format` line",
+            ));
+        };
+        if let Some(e) = self
+            .elements
+            .iter()
+            .find(|e| e.def.count > 0 && e.def.properties.is_empty())
+        {
+            return Err(SceneError::at_line(
+                line.path,
+                e.line,
+                format!(
+                    "element `{}` has {} entries but no properties",
+                    e.def.name, e.def.count
+                ),
+            ));
+        }
+        Ok(Header {
+            encoding,
+            elements: self.elements,
+            lines: line.number,
+            body_start,
+        })
     }
 }
 
