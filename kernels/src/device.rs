@@ -1,7 +1,9 @@
 //! The device: a CUDA context, the kernels compiled for it, and the figures the launches need.
 
+use std::sync::Arc;
+
 use cudarc::driver::sys::{self, CUdevice_attribute};
-use cudarc::driver::{CudaContext, CudaFunction};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use cudarc::nvrtc::Ptx;
 
 use crate::engine::{Cuda, Engine, Kernel};
@@ -120,98 +122,11 @@ impl Gpu {
     /// Says which is missing: the driver, a device, or NVRTC; or why compiling or loading the
     /// kernels failed.
     pub fn open() -> Result<Self, GpuError> {
-        // SAFETY: only tries to open the driver library (dlopen) under its known names.
-        if !unsafe { cudarc::driver::sys::is_culib_present() } {
-            return Err(GpuError::NoDriver);
-        }
-        match CudaContext::device_count() {
-            Ok(n) if n > 0 => {}
-            // cuInit fails with "no device" on machines with a driver but no GPU.
-            _ => return Err(GpuError::NoDevice),
-        }
-        if !source::nvrtc_available() {
-            return Err(GpuError::NoNvrtc);
-        }
-        // The driver's default scheduling (`SCHED_AUTO`, with one context and more cores than
-        // contexts) spins a core while the host waits for the device, in every synchronous
-        // copy and event wait; a hybrid frame's CPU workers use every core, and a spinning
-        // waiter takes one from them. Blocking synchronisation makes the waiting thread sleep
-        // in the driver instead. It is set on device 0's primary context before the context
-        // is retained, which the driver accepts (since CUDA 11) whether or not it is active.
-        let device =
-            cudarc::driver::result::device::get(0).map_err(GpuError::driver("finding device 0"))?;
-        // SAFETY: `device` is a handle the driver has just returned, and the call only sets the
-        // scheduling flags of its primary context.
-        unsafe {
-            sys::cuDevicePrimaryCtxSetFlags_v2(
-                device,
-                sys::CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC as u32,
-            )
-        }
-        .result()
-        .map_err(GpuError::driver("asking for blocking synchronisation"))?;
-        let context = CudaContext::new(0).map_err(GpuError::driver("opening device 0"))?;
-        let compute_capability = context
-            .compute_capability()
-            .map_err(GpuError::driver("reading the compute capability"))?;
-        let attribute = |a: CUdevice_attribute, what: &'static str| {
-            context
-                .attribute(a)
-                .map(|v| v as u32)
-                .map_err(GpuError::driver(what))
-        };
-        let info = DeviceInfo {
-            name: context
-                .name()
-                .map_err(GpuError::driver("reading the name"))?,
-            compute_capability,
-            multiprocessors: attribute(
-                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-                "reading the multiprocessor count",
-            )?,
-            clock_khz: attribute(
-                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE,
-                "reading the clock rate",
-            )?,
-            max_threads_per_multiprocessor: attribute(
-                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
-                "reading the threads per multiprocessor",
-            )?,
-        };
-        let (major, minor) = compute_capability;
-        let cache = source::cache_dir();
-        // Machine code for this device first: a driver older than the NVRTC loads it, where
-        // it would refuse that NVRTC's PTX. PTX, which the driver compiles itself, where no
-        // CUBIN can be had or loaded.
-        let cubin = source::compile_cubin_cached(major, minor, cache.as_deref()).and_then(
-            |(code, log, _from_cache)| {
-                context
-                    .load_module(Ptx::from_binary(code))
-                    .map(|module| (module, log))
-                    .map_err(GpuError::driver("loading the kernels' machine code"))
-            },
-        );
-        let (module, compile_log, code) = match cubin {
-            Ok((module, log)) => (module, log, KernelCode::Cubin),
-            Err(_) => {
-                let (compiled, _from_cache) =
-                    source::compile_cached(major, minor, cache.as_deref())?;
-                let module = context
-                    .load_module(Ptx::from_src(compiled.ptx))
-                    .map_err(GpuError::driver("loading the compiled kernels (PTX newer than the driver? use the driver's own NVRTC)"))?;
-                (module, compiled.log, KernelCode::Ptx)
-            }
-        };
-        let kernel = |name: &'static str| {
-            Ok::<_, GpuError>(Kernel {
-                name,
-                function: Some(
-                    module
-                        .load_function(name)
-                        .map_err(GpuError::driver("finding a kernel in the module"))?,
-                ),
-            })
-        };
+        check_present()?;
+        let context = open_context()?;
+        let info = device_info(&context)?;
+        let (module, compile_log, code) = load_module(&context, info.compute_capability)?;
+        let kernel = |name| find_kernel(&module, name);
         Ok(Self {
             octree: TracingKernels {
                 persistent: kernel("rl_persistent")?,
@@ -270,4 +185,120 @@ impl Gpu {
             code: self.code,
         })
     }
+}
+
+/// Refuses, saying which is missing, a machine without the CUDA driver, a device, or NVRTC.
+fn check_present() -> Result<(), GpuError> {
+    // SAFETY: only tries to open the driver library (dlopen) under its known names.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err(GpuError::NoDriver);
+    }
+    match CudaContext::device_count() {
+        Ok(n) if n > 0 => {}
+        // cuInit fails with "no device" on machines with a driver but no GPU.
+        _ => return Err(GpuError::NoDevice),
+    }
+    if !source::nvrtc_available() {
+        return Err(GpuError::NoNvrtc);
+    }
+    Ok(())
+}
+
+/// Device 0's primary context, which waits for the device by sleeping.
+///
+/// The driver's default scheduling (`SCHED_AUTO`, with one context and more cores than
+/// contexts) spins a core while the host waits for the device, in every synchronous copy and
+/// event wait; a hybrid frame's CPU workers use every core, and a spinning waiter takes one
+/// from them. Blocking synchronisation makes the waiting thread sleep in the driver instead.
+/// It is set on device 0's primary context before the context is retained, which the driver
+/// accepts (since CUDA 11) whether or not it is active.
+fn open_context() -> Result<Arc<CudaContext>, GpuError> {
+    let device =
+        cudarc::driver::result::device::get(0).map_err(GpuError::driver("finding device 0"))?;
+    // SAFETY: `device` is a handle the driver has just returned, and the call only sets the
+    // scheduling flags of its primary context.
+    unsafe {
+        sys::cuDevicePrimaryCtxSetFlags_v2(
+            device,
+            sys::CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC as u32,
+        )
+    }
+    .result()
+    .map_err(GpuError::driver("asking for blocking synchronisation"))?;
+    CudaContext::new(0).map_err(GpuError::driver("opening device 0"))
+}
+
+/// What the device of `context` is: its name, compute capability and the attributes the
+/// launches and reports need.
+fn device_info(context: &CudaContext) -> Result<DeviceInfo, GpuError> {
+    let compute_capability = context
+        .compute_capability()
+        .map_err(GpuError::driver("reading the compute capability"))?;
+    let attribute = |a: CUdevice_attribute, what: &'static str| {
+        context
+            .attribute(a)
+            .map(|v| v as u32)
+            .map_err(GpuError::driver(what))
+    };
+    Ok(DeviceInfo {
+        name: context
+            .name()
+            .map_err(GpuError::driver("reading the name"))?,
+        compute_capability,
+        multiprocessors: attribute(
+            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            "reading the multiprocessor count",
+        )?,
+        clock_khz: attribute(
+            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE,
+            "reading the clock rate",
+        )?,
+        max_threads_per_multiprocessor: attribute(
+            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+            "reading the threads per multiprocessor",
+        )?,
+    })
+}
+
+/// The kernels' module loaded into `context` for a device of `compute_capability`, with
+/// NVRTC's log and what it was loaded from.
+///
+/// Machine code for this device first: a driver older than the NVRTC loads it, where it would
+/// refuse that NVRTC's PTX. PTX, which the driver compiles itself, where no CUBIN can be had or
+/// loaded. Either is compiled once and then taken from the cache ([`source::cache_dir`]).
+fn load_module(
+    context: &Arc<CudaContext>,
+    (major, minor): (i32, i32),
+) -> Result<(Arc<CudaModule>, String, KernelCode), GpuError> {
+    let cache = source::cache_dir();
+    let cubin = source::compile_cubin_cached(major, minor, cache.as_deref()).and_then(
+        |(code, log, _from_cache)| {
+            context
+                .load_module(Ptx::from_binary(code))
+                .map(|module| (module, log))
+                .map_err(GpuError::driver("loading the kernels' machine code"))
+        },
+    );
+    match cubin {
+        Ok((module, log)) => Ok((module, log, KernelCode::Cubin)),
+        Err(_) => {
+            let (compiled, _from_cache) = source::compile_cached(major, minor, cache.as_deref())?;
+            let module = context
+                .load_module(Ptx::from_src(compiled.ptx))
+                .map_err(GpuError::driver("loading the compiled kernels (PTX newer than the driver? use the driver's own NVRTC)"))?;
+            Ok((module, compiled.log, KernelCode::Ptx))
+        }
+    }
+}
+
+/// The kernel `name` of `module`.
+fn find_kernel(module: &Arc<CudaModule>, name: &'static str) -> Result<Kernel, GpuError> {
+    Ok(Kernel {
+        name,
+        function: Some(
+            module
+                .load_function(name)
+                .map_err(GpuError::driver("finding a kernel in the module"))?,
+        ),
+    })
 }
