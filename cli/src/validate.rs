@@ -5,16 +5,16 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Result, anyhow, bail};
-use balancers::{Balancer, BalancerKind};
+use balancers::BalancerKind;
 use renderer::accel::AccelKind;
 use renderer::file_errors::io_reason;
-use renderer::gpu::{GpuBalancer, GpuOptions, GpuTiles, render_gpu};
-use renderer::hybrid::{HybridOptions, render_hybrid};
+use renderer::gpu::GpuBalancer;
 use renderer::output::{ExrPrecision, ImageFormat, StagedFiles};
-use renderer::render::{Frame, FrameExtras, FrameMemory, RenderOptions, render};
+use renderer::render::{Frame, FrameExtras, FrameMemory};
 use renderer::stats::counted;
+use renderer::validate::{Run, SameSums, Verdict};
 
-use crate::cli::{AccelName, BalancerName, SceneArgs, ValidateArgs, name_of, threads};
+use crate::cli::{AccelName, BalancerName, SceneArgs, ValidateArgs, name_of};
 use crate::outputs::{Outputs, image_format};
 
 pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
@@ -43,7 +43,6 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     };
     let mut scene = first.load(&args.source, args.quiet)?;
     outputs.check_inputs(&scene.inputs)?;
-    let variants = plan.cpu;
     let extras = FrameExtras {
         hdr: args
             .output
@@ -59,19 +58,22 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
             .unwrap_or(0),
         reduced: false,
     };
-    args.scene
-        .check_frames(&scene, &variants, &plan.threads, &args.tiles, extras)?;
+    args.scene.check_frames(
+        &scene,
+        &plan.matrix.cpu,
+        &plan.matrix.threads,
+        &args.tiles,
+        extras,
+    )?;
     if gpu.is_some() {
         if args.gpu {
             let memory = FrameMemory::estimate_gpu(&scene, false, extras);
             args.scene.check_memory(&scene, &memory)?;
         }
-        if args.hybrid {
-            for &t in &plan.threads {
-                for &tile in &args.tiles {
-                    let memory = FrameMemory::estimate_hybrid(&scene, &hybrid(t, tile), extras);
-                    args.scene.check_memory(&scene, &memory)?;
-                }
+        for run in plan.matrix.runs() {
+            if let Run::Hybrid(options) = run {
+                let memory = FrameMemory::estimate_hybrid(&scene, &options, extras);
+                args.scene.check_memory(&scene, &memory)?;
             }
         }
     }
@@ -87,12 +89,12 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     }
     let mut matrix = Matrix {
         output: args.output.as_deref(),
-        reference: None,
+        sums: SameSums::default(),
         staged: None,
         runs: Vec::new(),
-        differing: 0,
         lines,
     };
+    let runs = plan.matrix.runs();
     for (k, &accel) in plan.accels.iter().enumerate() {
         if k > 0 {
             scene = scene
@@ -100,56 +102,15 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
                 .expect("--accels names each structure once");
         }
         let name = AccelKind::from(accel).name();
-        for b in &variants {
-            for &t in &plan.threads {
-                for &tile in &args.tiles {
-                    let options = RenderOptions {
-                        balancer: *b,
-                        threads: threads(Some(t)),
-                        tile,
-                        work_map: false,
-                    };
-                    let frame = render(&scene, &options)?;
-                    let label = format!("{name} {} threads={t} tile={tile}", b.name());
-                    matrix.check(label, &frame)?;
-                }
-            }
-        }
-        // The CPU's workers and the GPU together, both in this structure.
-        if let (Some(gpu), true) = (&gpu, args.hybrid) {
-            for &t in &plan.threads {
-                for &tile in &args.tiles {
-                    let options = hybrid(t, tile);
-                    let device = GpuTiles::new(gpu, &scene, tile, false)
-                        .map_err(|e| anyhow!("--hybrid: {e}"))?;
-                    let frame = render_hybrid(&scene, &options, vec![device])?;
-                    let label =
-                        format!("{name} {} threads={t} tile={tile}", options.balancer.name());
-                    matrix.check(label, &frame)?;
-                }
-            }
-        }
-        if let (Some(gpu), true) = (&gpu, args.gpu) {
-            for &balancer in &plan.gpu {
-                for &tile in &args.tiles {
-                    let options = GpuOptions {
-                        balancer,
-                        tile,
-                        work_map: false,
-                        max_warps: None,
-                    };
-                    let frame = render_gpu(gpu, &scene, &options)?;
-                    matrix.check(format!("{name} {} tile={tile}", balancer.name()), &frame)?;
-                }
-            }
+        for run in &runs {
+            let frame = run.render(&scene, gpu.as_ref())?;
+            matrix.check(format!("{name} {}", run.label()), &frame)?;
         }
     }
     let Matrix {
-        runs,
-        differing,
-        staged,
-        ..
+        runs, sums, staged, ..
     } = matrix;
+    let differing = sums.differing();
     // The reference image goes in place only once every render has run.
     if let (Some(path), Some(staged)) = (&args.output, staged) {
         staged
@@ -184,25 +145,12 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     })
 }
 
-/// A hybrid frame's settings at `threads` CPU workers and tiles of `tile`: the CPU side
-/// stealing as `stealing` does by default.
-fn hybrid(threads: NonZeroUsize, tile: std::num::NonZeroU32) -> HybridOptions {
-    HybridOptions {
-        balancer: balancers::HybridStealing::default(),
-        threads,
-        tile,
-        work_map: false,
-    }
-}
-
-/// The balancers a validation runs, each at every thread count (CPU) and tile edge given.
+/// What the command line asks to validate: the structures, each rendered with every run of
+/// the library's matrix.
 struct Plan {
     /// The structures, each rendered with every balancer.
     accels: Vec<AccelName>,
-    cpu: Vec<BalancerKind>,
-    /// The thread counts of the CPU balancers.
-    threads: Vec<NonZeroUsize>,
-    gpu: Vec<GpuBalancer>,
+    matrix: renderer::validate::Plan,
 }
 
 impl Plan {
@@ -267,34 +215,26 @@ impl Plan {
                 .map(|t| NonZeroUsize::new(t).expect("not 0"))
                 .to_vec()
         });
-        let hybrid = if args.hybrid { threads.len() } else { 0 };
-        let renders = accels.len() * cpu.len() * threads.len() * args.tiles.len()
-            + accels.len() * (gpu.len() + hybrid) * args.tiles.len();
-        if renders < 2 {
-            bail!(
-                "nothing to compare: these balancers, thread counts and tile edges make {renders} render{}; validation needs at least two",
-                if renders == 1 { "" } else { "s" }
-            );
-        }
-        Ok(Self {
-            accels,
+        let matrix = renderer::validate::Plan {
             cpu,
             threads,
+            tiles: args.tiles.clone(),
+            hybrid: args.hybrid,
             gpu,
-        })
+        };
+        matrix.check_compares(accels.len())?;
+        Ok(Self { accels, matrix })
     }
 }
 
-/// The renders so far, against the first.
+/// The renders so far, each against the first, as the command line reports them.
 struct Matrix<'a> {
     output: Option<&'a Path>,
-    /// The first render's label and fixed-point sums.
-    reference: Option<(String, Vec<[u64; 3]>)>,
+    sums: SameSums,
     /// The first render's image, written to `output` and put in place at the end.
     staged: Option<StagedFiles>,
     /// One JSON object per render so far.
     runs: Vec<serde_json::Value>,
-    differing: usize,
     /// Print a line per render.
     lines: bool,
 }
@@ -302,43 +242,25 @@ struct Matrix<'a> {
 impl Matrix<'_> {
     /// Compares `frame` with the reference (or makes it the reference) and prints one line:
     /// label, time, speed, and on a GPU the SIMT efficiency and steals, then the verdict.
-    ///
-    /// The fixed-point sums themselves are compared: every image format (the PNG's 8-bit
-    /// codes, the EXR's and PFM's floats) is resolved from them, so equal sums are equal files
-    /// in all of them.
     fn check(&mut self, label: String, frame: &Frame) -> Result<()> {
-        let mut differing_pixels = 0;
-        let verdict = match &self.reference {
-            None => {
-                if let Some(path) = self.output {
-                    let mut staged = StagedFiles::new();
-                    staged
-                        .frame(path, &frame.film, ExrPrecision::Float)
-                        .map_err(|e| {
-                            anyhow!("cannot write {}: {}", path.display(), io_reason(&e))
-                        })?;
-                    self.staged = Some(staged);
-                }
-                self.reference = Some((label.clone(), frame.film.sums()));
-                "reference".to_string()
-            }
-            Some((first, want)) => {
-                // Pixel by pixel against the film itself: no second copy of the sums.
-                differing_pixels = want
-                    .iter()
-                    .enumerate()
-                    .filter(|&(i, w)| frame.film.pixel_sums(i) != *w)
-                    .count();
-                if differing_pixels == 0 {
-                    "identical".to_string()
-                } else {
-                    self.differing += 1;
-                    format!(
-                        "DIFFERS from {first} in {}",
-                        counted(differing_pixels as u64, "pixel")
-                    )
-                }
-            }
+        let verdict = self.sums.check(&label, &frame.film);
+        if let (Verdict::Reference, Some(path)) = (&verdict, self.output) {
+            let mut staged = StagedFiles::new();
+            staged
+                .frame(path, &frame.film, ExrPrecision::Float)
+                .map_err(|e| anyhow!("cannot write {}: {}", path.display(), io_reason(&e)))?;
+            self.staged = Some(staged);
+        }
+        let (verdict, differing_pixels) = match verdict {
+            Verdict::Reference => ("reference".to_string(), 0),
+            Verdict::Identical => ("identical".to_string(), 0),
+            Verdict::Differs { first, pixels } => (
+                format!(
+                    "DIFFERS from {first} in {}",
+                    counted(pixels as u64, "pixel")
+                ),
+                pixels,
+            ),
         };
         let device = frame.device.as_ref().map_or_else(String::new, |d| {
             format!(

@@ -24,5 +24,6 @@ pub mod record;
 pub mod render;
 pub mod scene;
 pub mod stats;
+pub mod validate;
 pub mod watch;
 pub mod workmap;

@@ -9,6 +9,7 @@ use renderer::accel::AccelKind;
 use renderer::bvh::Width;
 use renderer::render::{RenderOptions, render};
 use renderer::scene::{Scene, SceneOverrides};
+use renderer::validate::{Plan, SameSums, Verdict};
 
 fn scenes() -> Vec<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenes");
@@ -61,55 +62,52 @@ fn same_bytes_everywhere(name: &str, samples: u32) -> Vec<u8> {
         wide_other.accel.stats().children as usize,
         other_width.children()
     );
-    let mut reference: Option<(Vec<[u64; 3]>, Vec<u8>, String)> = None;
+    let mut sums = SameSums::default();
+    let mut reference: Option<(Vec<u8>, String)> = None;
     let mut secondary = 0;
     // Every balancer variant in both structures (DESIGN §3), with 32 threads too in the
-    // default one, and at both widths of the wide one.
-    let runs = BalancerKind::every_variant()
-        .into_iter()
-        .flat_map(|b| [1, 2, 3, 8, 32].map(|t| (&wide, b, t)))
-        .chain(
-            BalancerKind::every_variant()
-                .into_iter()
-                .flat_map(|b| [1, 2, 3, 8].map(|t| (&octree, b, t))),
-        )
-        .chain(
-            BalancerKind::every_variant()
-                .into_iter()
-                .flat_map(|b| [1, 3].map(|t| (&wide_other, b, t))),
-        );
-    for (scene, balancer, threads) in runs {
-        for tile in [8, 32, 64, 128, 512].map(|t| NonZeroU32::new(t).unwrap()) {
-            let options = RenderOptions {
-                balancer,
-                threads: NonZeroUsize::new(threads).unwrap(),
-                tile,
-                work_map: false,
-            };
-            let frame = render(scene, &options).expect("workers start");
+    // default one, and at both widths of the wide one: the library's matrix, as `raylb
+    // validate` renders it.
+    let plan = |threads: &[usize]| Plan {
+        cpu: BalancerKind::every_variant(),
+        threads: threads
+            .iter()
+            .map(|&t| NonZeroUsize::new(t).unwrap())
+            .collect(),
+        tiles: [8, 32, 64, 128, 512]
+            .map(|t| NonZeroU32::new(t).unwrap())
+            .to_vec(),
+        ..Plan::default()
+    };
+    let structures = [
+        (&wide, plan(&[1, 2, 3, 8, 32])),
+        (&octree, plan(&[1, 2, 3, 8])),
+        (&wide_other, plan(&[1, 3])),
+    ];
+    for (scene, plan) in structures {
+        for run in plan.runs() {
+            let frame = run.render(scene, None).expect("workers start");
             let rays = frame.total_rays();
             assert_eq!(rays.camera, 72 * 56 * u64::from(samples));
             secondary = rays.reflection + rays.refraction;
-            let sums = frame.film.sums();
             let bytes = frame.film.resolve();
-            let label = format!(
-                "{name} {} {balancer:?} threads={threads} tile={tile}",
-                scene.accel.kind().name()
+            let label = format!("{name} {} {}", scene.accel.kind().name(), run.label());
+            let verdict = sums.check(&label, &frame.film);
+            assert!(
+                matches!(verdict, Verdict::Reference | Verdict::Identical),
+                "{label}: fixed-point sums differ: {verdict:?}"
             );
             match &reference {
-                None => reference = Some((sums, bytes, label)),
-                Some((want_sums, want_bytes, first)) => {
-                    assert!(
-                        *want_sums == sums,
-                        "{label}: fixed-point sums differ from {first}"
-                    );
+                None => reference = Some((bytes, label)),
+                Some((want_bytes, first)) => {
                     assert!(*want_bytes == bytes, "{label}: bytes differ from {first}");
                 }
             }
         }
     }
+    assert_eq!(sums.differing(), 0);
     // A scene whose pixels are all alike would prove nothing.
-    let (_, bytes, _) = reference.expect("at least one render");
+    let (bytes, _) = reference.expect("at least one render");
     let distinct: std::collections::HashSet<&[u8]> = bytes.chunks(3).collect();
     assert!(
         distinct.len() > 20,

@@ -1,0 +1,246 @@
+//! The determinism contract as a matrix: one scene rendered by every balancer, thread count,
+//! tile edge and device a validation names, each frame's fixed-point sums compared with the
+//! first frame's. `raylb validate` prints the matrix; the tests assert it.
+//!
+//! The sums are what is compared: every image format (the PNG's 8-bit codes, the EXR's and
+//! PFM's floats) is resolved from them, so equal sums are equal files in all of them.
+//!
+//! ```
+//! # use std::num::{NonZeroU32, NonZeroUsize};
+//! # use renderer::scene::Scene;
+//! # use renderer::validate::{Plan, SameSums, Verdict};
+//! # fn demo(scene: &Scene) -> anyhow::Result<()> {
+//! let plan = Plan {
+//!     cpu: balancers::BalancerKind::every_variant(),
+//!     threads: vec![NonZeroUsize::MIN, NonZeroUsize::new(8).unwrap()],
+//!     tiles: vec![NonZeroU32::new(16).unwrap()],
+//!     hybrid: false,
+//!     gpu: Vec::new(),
+//! };
+//! let mut sums = SameSums::default();
+//! for run in plan.runs() {
+//!     let frame = run.render(scene, None)?;
+//!     if let Verdict::Differs { first, pixels } = sums.check(&run.label(), &frame.film) {
+//!         eprintln!("{} differs from {first} in {pixels} pixels", run.label());
+//!     }
+//! }
+//! assert_eq!(sums.differing(), 0);
+//! # Ok(())
+//! # }
+//! ```
+
+use std::num::{NonZeroU32, NonZeroUsize};
+
+use anyhow::{Result, anyhow, bail};
+use balancers::{Balancer, BalancerKind, HybridStealing};
+
+use crate::film::Film;
+use crate::gpu::{Gpu, GpuBalancer, GpuOptions, GpuTiles, render_gpu};
+use crate::hybrid::{HybridOptions, render_hybrid};
+use crate::render::{Frame, RenderOptions, render};
+use crate::scene::Scene;
+
+/// What a validation renders in each structure: every CPU balancer at every thread count and
+/// tile edge, the hybrid (CPU workers and the GPU) at each, and every GPU balancer at each
+/// tile edge.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    /// The CPU's balancers.
+    pub cpu: Vec<BalancerKind>,
+    /// The thread counts of the CPU's balancers and of the hybrid's CPU side.
+    pub threads: Vec<NonZeroUsize>,
+    /// The tile edges, in pixels.
+    pub tiles: Vec<NonZeroU32>,
+    /// Whether the hybrid runs too (it needs a GPU).
+    pub hybrid: bool,
+    /// The GPU's balancers (they need a GPU).
+    pub gpu: Vec<GpuBalancer>,
+}
+
+impl Plan {
+    /// The runs of one structure, in the order they are rendered and printed: the CPU's
+    /// balancers, then the hybrid, then the GPU's.
+    pub fn runs(&self) -> Vec<Run> {
+        let mut runs = Vec::with_capacity(self.renders_per_structure());
+        for &balancer in &self.cpu {
+            for &threads in &self.threads {
+                for &tile in &self.tiles {
+                    runs.push(Run::Cpu(RenderOptions {
+                        balancer,
+                        threads,
+                        tile,
+                        work_map: false,
+                    }));
+                }
+            }
+        }
+        if self.hybrid {
+            for &threads in &self.threads {
+                for &tile in &self.tiles {
+                    runs.push(Run::Hybrid(HybridOptions {
+                        balancer: HybridStealing::default(),
+                        threads,
+                        tile,
+                        work_map: false,
+                    }));
+                }
+            }
+        }
+        for &balancer in &self.gpu {
+            for &tile in &self.tiles {
+                runs.push(Run::Gpu(GpuOptions {
+                    balancer,
+                    tile,
+                    work_map: false,
+                    max_warps: None,
+                }));
+            }
+        }
+        runs
+    }
+
+    /// How many frames one structure renders.
+    pub fn renders_per_structure(&self) -> usize {
+        let hybrid = if self.hybrid { self.threads.len() } else { 0 };
+        (self.cpu.len() * self.threads.len() + hybrid + self.gpu.len()) * self.tiles.len()
+    }
+
+    /// Whether a run needs a GPU.
+    pub fn needs_gpu(&self) -> bool {
+        self.hybrid || !self.gpu.is_empty()
+    }
+
+    /// Refuses a plan that compares nothing: in `structures` structures, fewer than two
+    /// frames.
+    ///
+    /// # Errors
+    /// Saying how many renders the plan makes.
+    pub fn check_compares(&self, structures: usize) -> Result<()> {
+        let renders = structures * self.renders_per_structure();
+        if renders < 2 {
+            bail!(
+                "nothing to compare: these balancers, thread counts and tile edges make {renders} render{}; validation needs at least two",
+                if renders == 1 { "" } else { "s" }
+            );
+        }
+        Ok(())
+    }
+}
+
+/// One frame of the matrix: a device and its settings.
+#[derive(Clone, Copy, Debug)]
+pub enum Run {
+    /// The CPU's workers under one balancer.
+    Cpu(RenderOptions),
+    /// The CPU's workers and the GPU, one scheduler over both.
+    Hybrid(HybridOptions),
+    /// The GPU under one of its balancers.
+    Gpu(GpuOptions),
+}
+
+impl Run {
+    /// The run's name within its structure, e.g. `stealing/abp/random/half threads=8 tile=32`
+    /// or `gpu-stealing/half tile=8`.
+    pub fn label(&self) -> String {
+        match self {
+            Self::Cpu(o) => format!(
+                "{} threads={} tile={}",
+                o.balancer.name(),
+                o.threads,
+                o.tile
+            ),
+            Self::Hybrid(o) => format!(
+                "{} threads={} tile={}",
+                o.balancer.name(),
+                o.threads,
+                o.tile
+            ),
+            Self::Gpu(o) => format!("{} tile={}", o.balancer.name(), o.tile),
+        }
+    }
+
+    /// Renders `scene` so; `gpu` is the device of the hybrid and GPU runs.
+    ///
+    /// # Errors
+    /// When the frame cannot be rendered (its memory, its workers, the device), or a hybrid
+    /// or GPU run is given no GPU.
+    pub fn render(&self, scene: &Scene, gpu: Option<&Gpu>) -> Result<Frame> {
+        let device = || gpu.ok_or_else(|| anyhow!("{} needs a GPU", self.label()));
+        Ok(match self {
+            Self::Cpu(options) => render(scene, options)?,
+            Self::Hybrid(options) => {
+                let tiles = GpuTiles::new(device()?, scene, options.tile, options.work_map)
+                    .map_err(|e| anyhow!("--hybrid: {e}"))?;
+                render_hybrid(scene, options, vec![tiles])?
+            }
+            Self::Gpu(options) => render_gpu(device()?, scene, options)?,
+        })
+    }
+}
+
+/// How a frame compares with the first frame of the matrix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// It is the first: the others are compared with it.
+    Reference,
+    /// Its sums equal the first frame's, pixel for pixel.
+    Identical,
+    /// `pixels` of its pixels differ from those of `first`, the first frame's label.
+    Differs {
+        /// The label of the first frame.
+        first: String,
+        /// How many pixels differ.
+        pixels: usize,
+    },
+}
+
+/// The frames checked so far, each against the first.
+#[derive(Debug, Default)]
+pub struct SameSums {
+    /// The first frame's label and fixed-point sums.
+    reference: Option<(String, Vec<[u64; 3]>)>,
+    checked: usize,
+    differing: usize,
+}
+
+impl SameSums {
+    /// Compares `film` (of the frame `label`) with the first film checked, or keeps it as the
+    /// first.
+    pub fn check(&mut self, label: &str, film: &Film) -> Verdict {
+        self.checked += 1;
+        let Some((first, want)) = &self.reference else {
+            self.reference = Some((label.to_string(), film.sums()));
+            return Verdict::Reference;
+        };
+        // Pixel by pixel against the film itself: no second copy of the sums.
+        let pixels = want
+            .iter()
+            .enumerate()
+            .filter(|&(i, w)| film.pixel_sums(i) != *w)
+            .count();
+        if pixels == 0 {
+            Verdict::Identical
+        } else {
+            self.differing += 1;
+            Verdict::Differs {
+                first: first.clone(),
+                pixels,
+            }
+        }
+    }
+
+    /// How many frames were checked, the first included.
+    pub fn checked(&self) -> usize {
+        self.checked
+    }
+
+    /// How many frames differ from the first.
+    pub fn differing(&self) -> usize {
+        self.differing
+    }
+
+    /// The first frame's label, once one was checked.
+    pub fn reference(&self) -> Option<&str> {
+        self.reference.as_ref().map(|(label, _)| label.as_str())
+    }
+}
