@@ -8,9 +8,10 @@ use anyhow::{Result, anyhow, bail};
 use balancers::BalancerKind;
 use renderer::accel::AccelKind;
 use renderer::file_errors::io_reason;
-use renderer::gpu::GpuBalancer;
+use renderer::gpu::{Gpu, GpuBalancer};
 use renderer::output::{ExrPrecision, ImageFormat, StagedFiles};
 use renderer::render::{Frame, FrameExtras, FrameMemory};
+use renderer::scene::Scene;
 use renderer::stats::counted;
 use renderer::validate::{Run, SameSums, Verdict};
 
@@ -18,24 +19,9 @@ use crate::cli::{AccelName, BalancerName, SceneArgs, ValidateArgs, name_of};
 use crate::outputs::{Outputs, image_format};
 
 pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
-    let mut outputs = Outputs::new();
-    outputs.add("-o", args.output.as_deref());
-    outputs.check_writable()?;
-    outputs.check_inputs(&args.source.paths())?;
-    if let Some(path) = &args.output {
-        image_format("-o", path)?;
-    }
+    let outputs = check_outputs(args)?;
     let plan = Plan::new(args)?;
-    // A missing GPU is reported before any work.
-    let gpu = match (args.gpu, args.hybrid) {
-        (true, _) => Some(args.gpu_source.open().map_err(|e| anyhow!("--gpu: {e}"))?),
-        (false, true) => Some(
-            args.gpu_source
-                .open()
-                .map_err(|e| anyhow!("--hybrid needs an NVIDIA GPU: {e}"))?,
-        ),
-        (false, false) => None,
-    };
+    let gpu = open_gpu(args)?;
     // Warnings go to standard error, out of the JSON's way: only --quiet silences them.
     let first = SceneArgs {
         accel: Some(plan.accels[0]),
@@ -43,40 +29,7 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     };
     let mut scene = first.load(&args.source, args.quiet)?;
     outputs.check_inputs(&scene.inputs)?;
-    let extras = FrameExtras {
-        hdr: args
-            .output
-            .as_deref()
-            .is_some_and(|p| ImageFormat::of(p) != Ok(ImageFormat::Png)),
-        window: false,
-        reference: true,
-        // Each further structure is built while the one before it is still there.
-        another_structure: plan.accels[1..]
-            .iter()
-            .map(|&a| AccelKind::from(a).bytes_per_triangle() * scene.stats.triangles as u64)
-            .max()
-            .unwrap_or(0),
-        reduced: false,
-    };
-    args.scene.check_frames(
-        &scene,
-        &plan.matrix.cpu,
-        &plan.matrix.threads,
-        &args.tiles,
-        extras,
-    )?;
-    if gpu.is_some() {
-        if args.gpu {
-            let memory = FrameMemory::estimate_gpu(&scene, false, extras);
-            args.scene.check_memory(&scene, &memory)?;
-        }
-        for run in plan.matrix.runs() {
-            if let Run::Hybrid(options) = run {
-                let memory = FrameMemory::estimate_hybrid(&scene, &options, extras);
-                args.scene.check_memory(&scene, &memory)?;
-            }
-        }
-    }
+    check_memory(args, &plan, &scene, gpu.is_some())?;
     let lines = !args.quiet && !args.json;
     if lines {
         outln!(
@@ -107,42 +60,72 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
             matrix.check(format!("{name} {}", run.label()), &frame)?;
         }
     }
-    let Matrix {
-        runs, sums, staged, ..
-    } = matrix;
-    let differing = sums.differing();
-    // The reference image goes in place only once every render has run.
-    if let (Some(path), Some(staged)) = (&args.output, staged) {
-        staged
-            .commit()
-            .map_err(|e| anyhow!("cannot write {}: {}", path.display(), io_reason(&e)))?;
+    matrix.finish(args, &scene)
+}
+
+/// Checks `-o` before any work: writable, not an input, a format raylb writes.
+fn check_outputs(args: &ValidateArgs) -> Result<Outputs> {
+    let mut outputs = Outputs::new();
+    outputs.add("-o", args.output.as_deref());
+    outputs.check_writable()?;
+    outputs.check_inputs(&args.source.paths())?;
+    if let Some(path) = &args.output {
+        image_format("-o", path)?;
     }
-    if args.json {
-        let report = serde_json::json!({
-            "scene": scene.name,
-            "width": scene.width,
-            "height": scene.height,
-            "renders": runs.len(),
-            "differing": differing,
-            "identical": differing == 0,
-            "runs": runs,
-        });
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&report).expect("plain values serialise")
-        );
-    } else if lines {
-        if differing == 0 {
-            outln!("all {} renders identical", runs.len());
-        } else {
-            outln!("{differing} of {} renders differ", runs.len());
+    Ok(outputs)
+}
+
+/// The GPU of `--gpu` or `--hybrid`, opened before any work so that a missing one is said
+/// first.
+fn open_gpu(args: &ValidateArgs) -> Result<Option<Gpu>> {
+    Ok(match (args.gpu, args.hybrid) {
+        (true, _) => Some(args.gpu_source.open().map_err(|e| anyhow!("--gpu: {e}"))?),
+        (false, true) => Some(
+            args.gpu_source
+                .open()
+                .map_err(|e| anyhow!("--hybrid needs an NVIDIA GPU: {e}"))?,
+        ),
+        (false, false) => None,
+    })
+}
+
+/// Refuses a matrix whose frames would not fit in memory, before the first.
+fn check_memory(args: &ValidateArgs, plan: &Plan, scene: &Scene, gpu: bool) -> Result<()> {
+    let extras = FrameExtras {
+        hdr: args
+            .output
+            .as_deref()
+            .is_some_and(|p| ImageFormat::of(p) != Ok(ImageFormat::Png)),
+        window: false,
+        reference: true,
+        // Each further structure is built while the one before it is still there.
+        another_structure: plan.accels[1..]
+            .iter()
+            .map(|&a| AccelKind::from(a).bytes_per_triangle() * scene.stats.triangles as u64)
+            .max()
+            .unwrap_or(0),
+        reduced: false,
+    };
+    args.scene.check_frames(
+        scene,
+        &plan.matrix.cpu,
+        &plan.matrix.threads,
+        &args.tiles,
+        extras,
+    )?;
+    if gpu {
+        if args.gpu {
+            let memory = FrameMemory::estimate_gpu(scene, false, extras);
+            args.scene.check_memory(scene, &memory)?;
+        }
+        for run in plan.matrix.runs() {
+            if let Run::Hybrid(options) = run {
+                let memory = FrameMemory::estimate_hybrid(scene, &options, extras);
+                args.scene.check_memory(scene, &memory)?;
+            }
         }
     }
-    Ok(if differing == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(())
 }
 
 /// What the command line asks to validate: the structures, each rendered with every run of
@@ -286,5 +269,43 @@ impl Matrix<'_> {
             "verdict": verdict,
         }));
         Ok(())
+    }
+
+    /// Puts the reference image in place (only once every render has run) and reports the
+    /// matrix: a summary line, or the JSON of every render; exit code 1 if any differs.
+    fn finish(self, args: &ValidateArgs, scene: &Scene) -> Result<ExitCode> {
+        let differing = self.sums.differing();
+        let runs = self.runs;
+        if let (Some(path), Some(staged)) = (&args.output, self.staged) {
+            staged
+                .commit()
+                .map_err(|e| anyhow!("cannot write {}: {}", path.display(), io_reason(&e)))?;
+        }
+        if args.json {
+            let report = serde_json::json!({
+                "scene": scene.name,
+                "width": scene.width,
+                "height": scene.height,
+                "renders": runs.len(),
+                "differing": differing,
+                "identical": differing == 0,
+                "runs": runs,
+            });
+            outln!(
+                "{}",
+                serde_json::to_string_pretty(&report).expect("plain values serialise")
+            );
+        } else if self.lines {
+            if differing == 0 {
+                outln!("all {} renders identical", runs.len());
+            } else {
+                outln!("{differing} of {} renders differ", runs.len());
+            }
+        }
+        Ok(if differing == 0 {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        })
     }
 }
