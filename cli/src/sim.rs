@@ -39,57 +39,15 @@ fn frame(tasks: &std::path::Path, args: &SimArgs) -> Result<ExitCode> {
             "--runs and --seed apply to --wool-tree, whose tree is random; a recorded frame is replayed as it is"
         );
     }
-    let files = match &args.out {
-        Some(dir) => {
-            let files = OutputFiles::check(dir, FILES)?;
-            let inputs: Vec<_> = std::iter::once(tasks)
-                .chain(args.model_from.as_deref())
-                .map(std::path::Path::to_path_buf)
-                .collect();
-            files.check_inputs(&inputs)?;
-            Some(files)
-        }
-        None => None,
-    };
+    let files = frame_outputs(tasks, args)?;
     let policies = policies(args, &FRAME_DEFAULTS)?;
     refuse_unused_costs(args, &policies)?;
-    let mut tree = read_tree(tasks)?;
-    if let Some(other) = &args.model_from {
-        let source = read_tree(other)?;
-        if source.features != tree.features {
-            bail!(
-                "--model-from {}: its work counts ({}) are not this file's ({})",
-                other.display(),
-                source.features.join(", "),
-                tree.features.join(", ")
-            );
-        }
-        tree.model = source.model;
-    }
-    override_model(&mut tree, args)?;
+    let tree = frame_tree(tasks, args)?;
     let seconds = tree.costs(&tree.model);
     let costs = costs(args, Costs::default());
     let quiet = args.quiet;
     if !quiet {
-        let work: f64 = seconds.iter().sum();
-        outln!(
-            "tasks   {}: {} tasks ({} initial), {:.1} ms of work on one worker",
-            tree.description,
-            tree.len(),
-            tree.initial(),
-            work * 1e3
-        );
-        let units: Vec<String> = tree
-            .features
-            .iter()
-            .zip(&tree.model.per_unit)
-            .map(|(name, c)| format!("{name} {:.2}", c * 1e9))
-            .collect();
-        outln!(
-            "model   ns per task {:.1}; per unit of {}",
-            tree.model.per_task * 1e9,
-            units.join(", ")
-        );
+        print_tree(&tree, &seconds)?;
     }
     let mut table = Table::new(&[
         "balancer",
@@ -141,6 +99,64 @@ fn frame(tasks: &std::path::Path, args: &SimArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The files of `--out`, checked before any work: writable, and none of them an input.
+fn frame_outputs(tasks: &std::path::Path, args: &SimArgs) -> Result<Option<OutputFiles>> {
+    let Some(dir) = &args.out else {
+        return Ok(None);
+    };
+    let files = OutputFiles::check(dir, FILES)?;
+    let inputs: Vec<_> = std::iter::once(tasks)
+        .chain(args.model_from.as_deref())
+        .map(std::path::Path::to_path_buf)
+        .collect();
+    files.check_inputs(&inputs)?;
+    Ok(Some(files))
+}
+
+/// The recorded frame's task tree, with its cost model taken from `--model-from` and the
+/// command line's overrides.
+fn frame_tree(tasks: &std::path::Path, args: &SimArgs) -> Result<TaskTree> {
+    let mut tree = read_tree(tasks)?;
+    if let Some(other) = &args.model_from {
+        let source = read_tree(other)?;
+        if source.features != tree.features {
+            bail!(
+                "--model-from {}: its work counts ({}) are not this file's ({})",
+                other.display(),
+                source.features.join(", "),
+                tree.features.join(", ")
+            );
+        }
+        tree.model = source.model;
+    }
+    override_model(&mut tree, args)?;
+    Ok(tree)
+}
+
+/// The tree's size and work, and its cost model.
+fn print_tree(tree: &TaskTree, seconds: &[f64]) -> Result<()> {
+    let work: f64 = seconds.iter().sum();
+    outln!(
+        "tasks   {}: {} tasks ({} initial), {:.1} ms of work on one worker",
+        tree.description,
+        tree.len(),
+        tree.initial(),
+        work * 1e3
+    );
+    let units: Vec<String> = tree
+        .features
+        .iter()
+        .zip(&tree.model.per_unit)
+        .map(|(name, c)| format!("{name} {:.2}", c * 1e9))
+        .collect();
+    outln!(
+        "model   ns per task {:.1}; per unit of {}",
+        tree.model.per_task * 1e9,
+        units.join(", ")
+    );
+    Ok(())
 }
 
 /// The task tree in `path`.
@@ -496,14 +512,7 @@ fn wool_tree(args: &SimArgs) -> Result<ExitCode> {
     for policy in &policies {
         let (mut time_points, mut attempt_points) = (Vec::new(), Vec::new());
         for &workers in &args.workers {
-            let mut mean = WoolPoint::default();
-            for k in 0..runs as u64 {
-                let run_seed = seed.wrapping_add(k);
-                let (tree, seconds) = wool::tree(workers.get(), run_seed);
-                let costs = costs(args, wool::costs(run_seed));
-                let r = simulate(&tree, &seconds, *policy, workers.get(), &costs);
-                mean.add(&r, runs as f64);
-            }
+            let mean = wool_mean(args, policy, workers.get(), runs, seed);
             let leaves = 1u64 << wool::depth(workers.get());
             table.row(vec![
                 policy.name(),
@@ -545,30 +554,60 @@ fn wool_tree(args: &SimArgs) -> Result<ExitCode> {
         out!("{}", table.render());
     }
     if let Some(files) = files {
-        let axes = |y| Axes {
-            x: "workers",
-            y,
-            log_x: true,
-            y_from_zero: true,
-        };
-        let panel = |series| Panel {
-            title: "Wool's tree model".into(),
-            series,
-        };
-        files.write(&[
-            &csv_text(&rows)?,
-            &line_chart("Time against workers", &axes("leaf times"), &[panel(times)])?,
-            &line_chart(
-                "Steal attempts against workers",
-                &axes("steal attempts"),
-                &[panel(attempts)],
-            )?,
-        ])?;
+        write_wool_files(&files, &rows, times, attempts)?;
         if !args.quiet {
             outln!("{}", files.summary());
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The mean of `runs` simulations of Wool's tree on `workers` workers under `policy`, the
+/// k-th run's tree and costs drawn from seed `seed + k`.
+fn wool_mean(
+    args: &SimArgs,
+    policy: &BalancerKind,
+    workers: usize,
+    runs: usize,
+    seed: u64,
+) -> WoolPoint {
+    let mut mean = WoolPoint::default();
+    for k in 0..runs as u64 {
+        let run_seed = seed.wrapping_add(k);
+        let (tree, seconds) = wool::tree(workers, run_seed);
+        let costs = costs(args, wool::costs(run_seed));
+        let r = simulate(&tree, &seconds, *policy, workers, &costs);
+        mean.add(&r, runs as f64);
+    }
+    mean
+}
+
+/// The Wool model's table and its two charts, time and steal attempts against workers.
+fn write_wool_files(
+    files: &OutputFiles,
+    rows: &[WoolRow],
+    times: Vec<Series>,
+    attempts: Vec<Series>,
+) -> Result<()> {
+    let axes = |y| Axes {
+        x: "workers",
+        y,
+        log_x: true,
+        y_from_zero: true,
+    };
+    let panel = |series| Panel {
+        title: "Wool's tree model".into(),
+        series,
+    };
+    files.write(&[
+        &csv_text(rows)?,
+        &line_chart("Time against workers", &axes("leaf times"), &[panel(times)])?,
+        &line_chart(
+            "Steal attempts against workers",
+            &axes("steal attempts"),
+            &[panel(attempts)],
+        )?,
+    ])
 }
 
 /// Means over a point's runs.
