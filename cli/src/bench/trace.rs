@@ -151,28 +151,7 @@ pub(crate) fn run(args: &TraceArgs, quiet: bool) -> Result<ExitCode> {
     let scene = args.scene.load(&args.source, quiet)?;
     let workers = threads(Some(args.threads));
     let balancer = BalancerKind::static_tiles(Assignment::Interleaved);
-    let recorded = match args.rays {
-        RaySet::Camera => Vec::new(),
-        RaySet::Secondary => {
-            // The recording renders the frame once, as `render` would.
-            let options = RenderOptions {
-                balancer,
-                threads: NonZeroUsize::MIN,
-                tile: TILE,
-                work_map: false,
-            };
-            args.scene
-                .check_frame(&scene, &options, FrameExtras::default())?;
-            let rays = secondary_rays(&scene)?;
-            if rays.is_empty() {
-                bail!(
-                    "--rays secondary: a frame of {} spawns no reflection or refraction rays",
-                    scene.name
-                );
-            }
-            rays
-        }
-    };
+    let recorded = recorded_rays(args, &scene, balancer)?;
     let tasks: Vec<Batch> = match args.rays {
         RaySet::Camera => tiles(scene.width, scene.height, TILE)
             .into_iter()
@@ -189,12 +168,12 @@ pub(crate) fn run(args: &TraceArgs, quiet: bool) -> Result<ExitCode> {
         &tasks,
         &TraceRays::<TestCounts>::new(&scene, &recorded),
     )?;
-    let (mut rays, mut hits, mut boxes, mut triangles) = (0, 0, 0, 0);
+    let mut counts = TraceCounts::<TestCounts>::default();
     for c in &first_pass.locals {
-        rays += c.rays;
-        hits += c.hits;
-        boxes += c.tests.boxes;
-        triangles += c.tests.triangles;
+        counts.rays += c.rays;
+        counts.hits += c.hits;
+        counts.tests.boxes += c.tests.boxes;
+        counts.tests.triangles += c.tests.triangles;
     }
     let mut best = Duration::MAX;
     let mut progress = Progress::new(u64::from(args.repeat), "passes", quiet);
@@ -212,9 +191,47 @@ pub(crate) fn run(args: &TraceArgs, quiet: bool) -> Result<ExitCode> {
             started.elapsed().as_secs_f64()
         ));
         let again: u64 = run.locals.iter().map(|c| c.hits).sum();
-        assert_eq!(again, hits, "timed passes find the same hits");
+        assert_eq!(again, counts.hits, "timed passes find the same hits");
     }
     progress.finish();
+    report(args, &scene, workers, &counts, best, quiet)
+}
+
+/// With `--rays secondary`, the reflection and refraction rays of one frame of `scene`,
+/// recorded as `render` would trace them; with `--rays camera`, none (they are made per tile).
+fn recorded_rays(args: &TraceArgs, scene: &Scene, balancer: BalancerKind) -> Result<Vec<Ray>> {
+    if let RaySet::Camera = args.rays {
+        return Ok(Vec::new());
+    }
+    // The recording renders the frame once, as `render` would.
+    let options = RenderOptions {
+        balancer,
+        threads: NonZeroUsize::MIN,
+        tile: TILE,
+        work_map: false,
+    };
+    args.scene
+        .check_frame(scene, &options, FrameExtras::default())?;
+    let rays = secondary_rays(scene)?;
+    if rays.is_empty() {
+        bail!(
+            "--rays secondary: a frame of {} spawns no reflection or refraction rays",
+            scene.name
+        );
+    }
+    Ok(rays)
+}
+
+/// What was traced, the hits and tests per ray of the counted pass, and the best time.
+fn report(
+    args: &TraceArgs,
+    scene: &Scene,
+    workers: NonZeroUsize,
+    counts: &TraceCounts<TestCounts>,
+    best: Duration,
+    quiet: bool,
+) -> Result<ExitCode> {
+    let (rays, hits) = (counts.rays, counts.hits);
     let what = match args.rays {
         RaySet::Camera => format!(
             "{}×{}{} camera rays",
@@ -244,8 +261,8 @@ pub(crate) fn run(args: &TraceArgs, quiet: bool) -> Result<ExitCode> {
     say!(
         quiet,
         "tests   {:.1} box and {:.1} triangle tests per ray",
-        boxes as f64 / rays as f64,
-        triangles as f64 / rays as f64
+        counts.tests.boxes as f64 / rays as f64,
+        counts.tests.triangles as f64 / rays as f64
     );
     say!(
         quiet,
