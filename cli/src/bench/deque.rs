@@ -191,97 +191,136 @@ fn iterations<D: BenchDeque>(
     } else {
         elements
     };
-    let remaining = AtomicUsize::new(0);
-    let start_line = Barrier::new(n + 1);
-    let finish_line = Barrier::new(n + 1);
+    let race = Race {
+        setup,
+        elements,
+        iterations,
+        steal_max,
+        stealers: &stealers,
+        remaining: AtomicUsize::new(0),
+        start_line: Barrier::new(n + 1),
+        finish_line: Barrier::new(n + 1),
+    };
     let mut totals = Totals::default();
     thread::scope(|scope| {
-        let mut handles = Vec::new();
-        for (me, (worker, _)) in deques.into_iter().enumerate() {
-            let (stealers, remaining, start_line, finish_line) =
-                (&stealers, &remaining, &start_line, &finish_line);
-            handles.push(scope.spawn(move || {
-                let mut rng = 0x2545_F491_4F6C_DD1Du64 ^ (me as u64 + 1);
-                let mut next_random = move || {
-                    // Each thread its own linear congruential generator, as in the thesis.
-                    rng = rng
-                        .wrapping_mul(6_364_136_223_846_793_005)
-                        .wrapping_add(1_442_695_040_888_963_407);
-                    rng >> 33
-                };
-                let (mut acquired, mut attempts, mut successes, mut stolen) =
-                    (0u64, 0u64, 0u64, 0u64);
-                let mut loot = Vec::new();
-                for _ in 0..iterations {
-                    for x in 0..elements {
-                        let _ = D::push(&worker, x as u64);
-                    }
-                    start_line.wait();
-                    let mut unpublished = 0usize;
-                    let mut to_push = if setup == Setup::PushPopSteal {
-                        elements
-                    } else {
-                        0
-                    };
-                    loop {
-                        if to_push > 0 && next_random() % 2 == 0 {
-                            if D::push(&worker, to_push as u64) {
-                                to_push -= 1;
-                            }
-                            continue;
-                        }
-                        if D::pop(&worker).is_some() {
-                            acquired += 1;
-                            unpublished += 1;
-                            if unpublished == PUBLISH_EVERY {
-                                remaining.fetch_sub(unpublished, Ordering::Relaxed);
-                                unpublished = 0;
-                            }
-                            continue;
-                        }
-                        if to_push > 0 {
-                            continue;
-                        }
-                        remaining.fetch_sub(std::mem::take(&mut unpublished), Ordering::Relaxed);
-                        if setup == Setup::PopOnly
-                            || remaining.load(Ordering::Relaxed) == 0
-                            || n == 1
-                        {
-                            break;
-                        }
-                        let victim = (next_random() % (n as u64 - 1)) as usize;
-                        let victim = if victim >= me { victim + 1 } else { victim };
-                        attempts += 1;
-                        if let Steal::Success(k) = D::steal(&stealers[victim], &mut loot, steal_max)
-                        {
-                            successes += 1;
-                            stolen += k as u64;
-                            acquired += k as u64;
-                            unpublished += k;
-                            loot.clear();
-                        }
-                    }
-                    finish_line.wait();
-                }
-                (acquired, attempts, successes, stolen)
-            }));
-        }
+        let race = &race;
+        let handles: Vec<_> = deques
+            .into_iter()
+            .enumerate()
+            .map(|(me, (worker, _))| scope.spawn(move || race.run::<D>(me, &worker)))
+            .collect();
         for _ in 0..iterations {
-            remaining.store(n * per_iteration, Ordering::Relaxed);
-            start_line.wait();
+            race.remaining.store(n * per_iteration, Ordering::Relaxed);
+            race.start_line.wait();
             let started = Instant::now();
-            finish_line.wait();
+            race.finish_line.wait();
             totals.time += started.elapsed();
         }
         for h in handles {
-            let (a, t, s, k) = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-            totals.acquired += a;
-            totals.attempts += t;
-            totals.successes += s;
-            totals.stolen += k;
+            let tally = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            totals.acquired += tally.acquired;
+            totals.attempts += tally.attempts;
+            totals.successes += tally.successes;
+            totals.stolen += tally.stolen;
         }
     });
     Ok(totals)
+}
+
+/// What the threads of one measurement share: the setup, every deque's stealer, the count of
+/// elements not yet taken, and the two barriers that start and end each iteration (the main
+/// thread times between them).
+struct Race<'a, S> {
+    setup: Setup,
+    elements: usize,
+    iterations: usize,
+    steal_max: usize,
+    stealers: &'a [S],
+    remaining: AtomicUsize,
+    start_line: Barrier,
+    finish_line: Barrier,
+}
+
+/// One thread's counts over every iteration.
+#[derive(Default)]
+struct Tally {
+    acquired: u64,
+    attempts: u64,
+    successes: u64,
+    stolen: u64,
+}
+
+impl<S> Race<'_, S> {
+    /// Thread `me`'s part, owning `worker`: each iteration it fills its deque, waits at the
+    /// start line, then pops (pushing too, under push-pop-steal) and steals from random
+    /// victims until no element is left anywhere.
+    fn run<D: BenchDeque<Stealer = S>>(&self, me: usize, worker: &D::Worker) -> Tally {
+        let n = self.stealers.len();
+        let mut rng = 0x2545_F491_4F6C_DD1Du64 ^ (me as u64 + 1);
+        let mut next_random = move || {
+            // Each thread its own linear congruential generator, as in the thesis.
+            rng = rng
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            rng >> 33
+        };
+        let mut tally = Tally::default();
+        let mut loot = Vec::new();
+        for _ in 0..self.iterations {
+            for x in 0..self.elements {
+                let _ = D::push(worker, x as u64);
+            }
+            self.start_line.wait();
+            let mut unpublished = 0usize;
+            let mut to_push = if self.setup == Setup::PushPopSteal {
+                self.elements
+            } else {
+                0
+            };
+            loop {
+                if to_push > 0 && next_random() % 2 == 0 {
+                    if D::push(worker, to_push as u64) {
+                        to_push -= 1;
+                    }
+                    continue;
+                }
+                if D::pop(worker).is_some() {
+                    tally.acquired += 1;
+                    unpublished += 1;
+                    if unpublished == PUBLISH_EVERY {
+                        self.remaining.fetch_sub(unpublished, Ordering::Relaxed);
+                        unpublished = 0;
+                    }
+                    continue;
+                }
+                if to_push > 0 {
+                    continue;
+                }
+                self.remaining
+                    .fetch_sub(std::mem::take(&mut unpublished), Ordering::Relaxed);
+                if self.setup == Setup::PopOnly
+                    || self.remaining.load(Ordering::Relaxed) == 0
+                    || n == 1
+                {
+                    break;
+                }
+                let victim = (next_random() % (n as u64 - 1)) as usize;
+                let victim = if victim >= me { victim + 1 } else { victim };
+                tally.attempts += 1;
+                if let Steal::Success(k) =
+                    D::steal(&self.stealers[victim], &mut loot, self.steal_max)
+                {
+                    tally.successes += 1;
+                    tally.stolen += k as u64;
+                    tally.acquired += k as u64;
+                    unpublished += k;
+                    loot.clear();
+                }
+            }
+            self.finish_line.wait();
+        }
+        tally
+    }
 }
 
 fn measure<D: BenchDeque>(
