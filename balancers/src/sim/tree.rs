@@ -41,6 +41,7 @@
 //! number written in more bytes than it needs or with anything after the end mark, naming
 //! which: a tree has exactly one file.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, Write};
 use std::ops::Range;
@@ -133,109 +134,12 @@ impl TaskTree {
         model: CostModel,
         tasks: &[RecordedTask],
     ) -> Result<(Self, Vec<u32>), String> {
+        check_recorded_sizes(&kinds, &features, &model, tasks)?;
+        let position = positions(tasks, &kinds)?;
+        let family = Family::of(tasks, &position)?;
+        let numbering = Numbering::breadth_first(&family)?;
         let f = features.len();
-        if f == 0 || f > MAX_FEATURES {
-            return Err(format!("{f} features; a tree has 1 to {MAX_FEATURES}"));
-        }
-        if model.per_unit.len() != f {
-            return Err(format!(
-                "a cost model of {} features for {f} features",
-                model.per_unit.len()
-            ));
-        }
-        if kinds.len() > 256 {
-            return Err(format!("{} kinds; a tree has at most 256", kinds.len()));
-        }
-        if let Some(t) = tasks.iter().find(|t| t.work[f..].iter().any(|&w| w != 0)) {
-            return Err(format!(
-                "task id {} has work counted beyond the {f} features",
-                t.id
-            ));
-        }
-        if tasks.len() >= u32::MAX as usize {
-            return Err(format!(
-                "{} tasks; a tree holds fewer than 2^32",
-                tasks.len()
-            ));
-        }
-        let mut position = std::collections::HashMap::with_capacity(tasks.len());
-        for (k, task) in tasks.iter().enumerate() {
-            if position.insert(task.id, k).is_some() {
-                return Err(format!("task id {} recorded twice", task.id));
-            }
-            if usize::from(task.kind) >= kinds.len() {
-                return Err(format!(
-                    "task id {} has kind {}, and there are {} kinds",
-                    task.id,
-                    task.kind,
-                    kinds.len()
-                ));
-            }
-        }
-        // Children of each recorded task (by position in `tasks`), as (spawn index, position),
-        // in a flat list grouped by parent: counted, then placed.
-        let n = tasks.len();
-        let mut initial: Vec<(u32, usize)> = Vec::new();
-        let mut parent_of = vec![usize::MAX; n];
-        let mut count = vec![0u32; n + 1];
-        for (k, task) in tasks.iter().enumerate() {
-            if task.parent == NO_PARENT {
-                initial.push((task.index, k));
-            } else {
-                let &p = position.get(&task.parent).ok_or_else(|| {
-                    format!(
-                        "task id {} names parent {}, which was never recorded",
-                        task.id, task.parent
-                    )
-                })?;
-                parent_of[k] = p;
-                count[p] += 1;
-            }
-        }
-        let mut start = vec![0usize; n + 1];
-        for p in 0..n {
-            start[p + 1] = start[p] + count[p] as usize;
-        }
-        let mut slots = vec![(0u32, 0usize); start[n]];
-        let mut fill = start.clone();
-        for (k, &p) in parent_of.iter().enumerate() {
-            if p != usize::MAX {
-                slots[fill[p]] = (tasks[k].index, k);
-                fill[p] += 1;
-            }
-        }
-        initial.sort_unstable();
-        check_positions(
-            initial.iter().map(|&(i, _)| i),
-            "initial task",
-            "initial tasks",
-        )?;
-        for p in 0..n {
-            let children = &mut slots[start[p]..start[p + 1]];
-            children.sort_unstable();
-            check_positions(children.iter().map(|&(i, _)| i), "child", "children")
-                .map_err(|e| format!("{e} of task id {}", tasks[p].id))?;
-        }
-        // Breadth-first from the initial tasks: the canonical order.
-        let mut order: Vec<usize> = initial.iter().map(|&(_, k)| k).collect();
-        let mut number = vec![u32::MAX; n];
-        let mut first_child = Vec::with_capacity(n + 1);
-        let mut next = 0;
-        while next < order.len() {
-            let k = order[next];
-            number[k] = next as u32;
-            first_child.push(order.len() as u32);
-            order.extend(slots[start[k]..start[k + 1]].iter().map(|&(_, c)| c));
-            next += 1;
-        }
-        first_child.push(order.len() as u32);
-        if order.len() != n {
-            return Err(format!(
-                "{} of the {n} tasks are not descendants of an initial task",
-                n - order.len()
-            ));
-        }
-        let initial = initial.len();
+        let (n, initial) = (tasks.len(), family.initial.len());
         let mut tree = Self {
             description,
             kinds,
@@ -248,22 +152,22 @@ impl TaskTree {
             place: Vec::with_capacity(n),
             work: Vec::with_capacity(n * f),
             spawned_at: Vec::with_capacity(n - initial),
-            first_child,
+            first_child: numbering.first_child,
         };
-        for (i, &k) in order.iter().enumerate() {
+        for (i, &k) in numbering.order.iter().enumerate() {
             let task = &tasks[k];
             tree.kind.push(task.kind);
             tree.depth.push(task.depth);
             tree.place.push(task.place);
             tree.work.extend_from_slice(&task.work[..f]);
             if i >= initial {
-                let parent = &tasks[parent_of[k]];
-                tree.parent.push(number[parent_of[k]]);
+                let parent = family.parent_of[k];
+                tree.parent.push(numbering.number[parent]);
                 tree.spawned_at
-                    .push(fraction(task.progress_at_spawn, parent.progress));
+                    .push(fraction(task.progress_at_spawn, tasks[parent].progress));
             }
         }
-        Ok((tree, number))
+        Ok((tree, numbering.number))
     }
 
     /// For each task, the initial task whose subtree it is in.
@@ -396,187 +300,412 @@ impl TaskTree {
     /// Reads a tree written by [`write_to`](Self::write_to).
     pub fn read(bytes: &[u8]) -> Result<Self, ReadError> {
         let mut r = Reader { bytes, at: 0 };
-        if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
-            return Err(ReadError::NotTaskFile);
-        }
-        r.at = MAGIC.len();
-        let version = u32::from_le_bytes(r.array().map_err(|_| ReadError::Truncated {
-            part: "header".into(),
-        })?);
-        if version != VERSION {
-            return Err(ReadError::Version(version));
-        }
-        let header = |e: Malformed| e.into_error("the header");
-        let description = r.string().map_err(header)?;
-        let kinds = r.strings().map_err(header)?;
-        if kinds.len() > 256 {
-            return Err(ReadError::Corrupt(format!(
-                "{} kinds; a tree has at most 256",
-                kinds.len()
-            )));
-        }
-        let features = r.strings().map_err(header)?;
+        read_signature(&mut r)?;
+        let (description, kinds, features) = read_names(&mut r)?;
         let f = features.len();
-        if f == 0 || f > MAX_FEATURES {
-            return Err(ReadError::Corrupt(format!(
-                "{f} features; a tree has 1 to {MAX_FEATURES}"
-            )));
-        }
-        let coefficients = r.int().map_err(header)?;
-        if coefficients != f as u64 + 1 {
-            return Err(ReadError::Corrupt(format!(
-                "{coefficients} cost coefficients for {f} features"
-            )));
-        }
-        let per_task = r.float().map_err(header)?;
-        let per_unit = (0..f)
-            .map(|_| r.float())
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(header)?;
-        let fit = match r.int().map_err(header)? {
-            0 => None,
-            1 => Some(Fit {
-                rows: r.int().map_err(header)?,
-                r_squared: r.float().map_err(header)?,
-                subtree_median_error: r.float().map_err(header)?,
-                subtree_p90_error: r.float().map_err(header)?,
-            }),
-            other => {
-                return Err(ReadError::Corrupt(format!(
-                    "fit marker {other}, neither 0 nor 1"
-                )));
-            }
-        };
-        let model = CostModel {
-            per_task,
-            per_unit,
-            fit,
-        };
-        model.check().map_err(ReadError::Corrupt)?;
-        // One file per tree: no coefficient written as −0, no fit figure that is not a
-        // number.
-        let coefficients = std::iter::once(&model.per_task).chain(&model.per_unit);
-        if coefficients.into_iter().any(|c| c.is_sign_negative()) {
-            return Err(ReadError::Corrupt("a cost coefficient of −0".into()));
-        }
-        if let Some(fit) = &model.fit
-            && [
-                fit.r_squared,
-                fit.subtree_median_error,
-                fit.subtree_p90_error,
-            ]
-            .iter()
-            .any(|x| !x.is_finite())
-        {
-            return Err(ReadError::Corrupt("a fit figure that is not finite".into()));
-        }
-        let initial = r.int().map_err(header)?;
-        let n = r.int().map_err(header)?;
-        if n < initial || n >= u64::from(u32::MAX) {
-            return Err(ReadError::Corrupt(format!(
-                "{n} tasks, {initial} of them initial"
-            )));
-        }
-        // An initial task takes at least 3 + f bytes, a spawned one 6 + f, and the end mark
-        // 12: a count beyond what the rest of the file can hold is refused before anything is
-        // allocated for it.
-        let least = initial * (3 + f as u64) + (n - initial) * (6 + f as u64) + 12;
-        if least > (bytes.len() - r.at) as u64 {
-            return Err(ReadError::Truncated {
-                part: format!("its {n} tasks"),
-            });
-        }
-        let (n, initial) = (n as usize, initial as usize);
-        let mut kind = Vec::with_capacity(n);
-        let mut depth = Vec::with_capacity(n);
-        let mut place = Vec::with_capacity(n);
-        let mut work = Vec::with_capacity(n * f);
-        let mut parent = Vec::with_capacity(n - initial);
-        let mut spawned_at = Vec::with_capacity(n - initial);
-        let mut previous_parent = 0u64;
-        for i in 0..n {
-            let at = |e: Malformed| e.into_error(&format!("task {} of {n}", i + 1));
-            if i >= initial {
-                let p = previous_parent
-                    .checked_add(r.int().map_err(at)?)
-                    .filter(|&p| p < i as u64)
-                    .ok_or_else(|| {
-                        ReadError::Corrupt(format!(
-                            "task {} of {n} names a parent that does not come before it",
-                            i + 1
-                        ))
-                    })?;
-                parent.push(p as u32);
-                previous_parent = p;
-            }
-            let k = r.int().map_err(at)?;
-            if k >= kinds.len() as u64 {
-                return Err(ReadError::Corrupt(format!(
-                    "task {} of {n} has kind {k}, and there are {} kinds",
-                    i + 1,
-                    kinds.len()
-                )));
-            }
-            kind.push(small::<u8>(k, i, n, "kind")?);
-            depth.push(small(r.int().map_err(at)?, i, n, "depth")?);
-            place.push(small(r.int().map_err(at)?, i, n, "place")?);
-            for _ in 0..f {
-                work.push(small(r.int().map_err(at)?, i, n, "work count")?);
-            }
-            if i >= initial {
-                let at_spawn = u16::from_le_bytes(r.array().map_err(at)?);
-                // A task's children are spawned as its work goes on, never earlier than an
-                // elder sibling.
-                let elder = i > initial && parent[i - initial - 1] == parent[i - initial];
-                if elder && at_spawn < spawned_at[i - initial - 1] {
-                    return Err(ReadError::Corrupt(format!(
-                        "task {} of {n} is spawned before its elder sibling",
-                        i + 1
-                    )));
-                }
-                spawned_at.push(at_spawn);
-            }
-        }
-        let end: [u8; 4] = r
-            .array()
-            .map_err(|e: Malformed| e.into_error("the end mark"))?;
-        let count = u64::from_le_bytes(
-            r.array()
-                .map_err(|e: Malformed| e.into_error("the end mark"))?,
-        );
-        if &end != END || count != n as u64 {
-            return Err(ReadError::Corrupt(format!(
-                "no end mark for {n} tasks after the last task"
-            )));
-        }
-        if r.at != bytes.len() {
-            return Err(ReadError::Corrupt(format!(
-                "{} bytes after the end mark",
-                bytes.len() - r.at
-            )));
-        }
-        // Children are consecutive and parents never decrease: the first child of each task
-        // follows from counting.
-        let mut first_child = vec![0u32; n + 1];
-        for &p in &parent {
-            first_child[p as usize + 1] += 1;
-        }
-        first_child[0] = initial as u32;
-        for i in 0..n {
-            first_child[i + 1] += first_child[i];
-        }
-        Ok(Self {
+        let model = read_model(&mut r, f)?;
+        let (n, initial) = read_task_counts(&mut r, f)?;
+        let mut tree = Self {
             description,
             kinds,
             features,
             model,
             initial,
-            parent,
-            kind,
-            depth,
-            place,
-            work,
-            spawned_at,
+            parent: Vec::with_capacity(n - initial),
+            kind: Vec::with_capacity(n),
+            depth: Vec::with_capacity(n),
+            place: Vec::with_capacity(n),
+            work: Vec::with_capacity(n * f),
+            spawned_at: Vec::with_capacity(n - initial),
+            first_child: Vec::new(),
+        };
+        for i in 0..n {
+            tree.read_task(&mut r, i, n)?;
+        }
+        read_end(&mut r, n)?;
+        tree.first_child = first_children(&tree.parent, initial, n);
+        Ok(tree)
+    }
+
+    /// Reads task `i` of `n` (every task before it read) from `r`, after the header.
+    fn read_task(&mut self, r: &mut Reader<'_>, i: usize, n: usize) -> Result<(), ReadError> {
+        let at = |e: Malformed| e.into_error(&format!("task {} of {n}", i + 1));
+        let spawned = i.checked_sub(self.initial);
+        if spawned.is_some() {
+            let previous_parent = self.parent.last().map_or(0, |&p| u64::from(p));
+            let p = previous_parent
+                .checked_add(r.int().map_err(at)?)
+                .filter(|&p| p < i as u64)
+                .ok_or_else(|| {
+                    ReadError::Corrupt(format!(
+                        "task {} of {n} names a parent that does not come before it",
+                        i + 1
+                    ))
+                })?;
+            self.parent.push(p as u32);
+        }
+        let k = r.int().map_err(at)?;
+        if k >= self.kinds.len() as u64 {
+            return Err(ReadError::Corrupt(format!(
+                "task {} of {n} has kind {k}, and there are {} kinds",
+                i + 1,
+                self.kinds.len()
+            )));
+        }
+        self.kind.push(small::<u8>(k, i, n, "kind")?);
+        self.depth.push(small(r.int().map_err(at)?, i, n, "depth")?);
+        self.place.push(small(r.int().map_err(at)?, i, n, "place")?);
+        for _ in 0..self.features.len() {
+            self.work
+                .push(small(r.int().map_err(at)?, i, n, "work count")?);
+        }
+        if let Some(s) = spawned {
+            let at_spawn = u16::from_le_bytes(r.array().map_err(at)?);
+            // A task's children are spawned as its work goes on, never earlier than an elder
+            // sibling.
+            let elder = s > 0 && self.parent[s - 1] == self.parent[s];
+            if elder && at_spawn < self.spawned_at[s - 1] {
+                return Err(ReadError::Corrupt(format!(
+                    "task {} of {n} is spawned before its elder sibling",
+                    i + 1
+                )));
+            }
+            self.spawned_at.push(at_spawn);
+        }
+        Ok(())
+    }
+}
+
+/// The file's signature and version.
+fn read_signature(r: &mut Reader<'_>) -> Result<(), ReadError> {
+    if r.bytes.len() < MAGIC.len() || &r.bytes[..MAGIC.len()] != MAGIC {
+        return Err(ReadError::NotTaskFile);
+    }
+    r.at = MAGIC.len();
+    let version = u32::from_le_bytes(r.array().map_err(|_| ReadError::Truncated {
+        part: "header".into(),
+    })?);
+    if version != VERSION {
+        return Err(ReadError::Version(version));
+    }
+    Ok(())
+}
+
+/// What a field of the header that could not be read is reported as.
+fn header(e: Malformed) -> ReadError {
+    e.into_error("the header")
+}
+
+/// The header's description, kinds and features.
+fn read_names(r: &mut Reader<'_>) -> Result<(String, Vec<String>, Vec<String>), ReadError> {
+    let description = r.string().map_err(header)?;
+    let kinds = r.strings().map_err(header)?;
+    if kinds.len() > 256 {
+        return Err(ReadError::Corrupt(format!(
+            "{} kinds; a tree has at most 256",
+            kinds.len()
+        )));
+    }
+    let features = r.strings().map_err(header)?;
+    let f = features.len();
+    if f == 0 || f > MAX_FEATURES {
+        return Err(ReadError::Corrupt(format!(
+            "{f} features; a tree has 1 to {MAX_FEATURES}"
+        )));
+    }
+    Ok((description, kinds, features))
+}
+
+/// The header's cost model of `f` features, and its fit.
+fn read_model(r: &mut Reader<'_>, f: usize) -> Result<CostModel, ReadError> {
+    let coefficients = r.int().map_err(header)?;
+    if coefficients != f as u64 + 1 {
+        return Err(ReadError::Corrupt(format!(
+            "{coefficients} cost coefficients for {f} features"
+        )));
+    }
+    let per_task = r.float().map_err(header)?;
+    let per_unit = (0..f)
+        .map(|_| r.float())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(header)?;
+    let fit = read_fit(r)?;
+    let model = CostModel {
+        per_task,
+        per_unit,
+        fit,
+    };
+    model.check().map_err(ReadError::Corrupt)?;
+    check_one_file(&model)?;
+    Ok(model)
+}
+
+/// The fit after the model's coefficients: a marker, then, if 1, its figures.
+fn read_fit(r: &mut Reader<'_>) -> Result<Option<Fit>, ReadError> {
+    match r.int().map_err(header)? {
+        0 => Ok(None),
+        1 => Ok(Some(Fit {
+            rows: r.int().map_err(header)?,
+            r_squared: r.float().map_err(header)?,
+            subtree_median_error: r.float().map_err(header)?,
+            subtree_p90_error: r.float().map_err(header)?,
+        })),
+        other => Err(ReadError::Corrupt(format!(
+            "fit marker {other}, neither 0 nor 1"
+        ))),
+    }
+}
+
+/// One file per tree: no coefficient written as −0, no fit figure that is not a number.
+fn check_one_file(model: &CostModel) -> Result<(), ReadError> {
+    let coefficients = std::iter::once(&model.per_task).chain(&model.per_unit);
+    if coefficients.into_iter().any(|c| c.is_sign_negative()) {
+        return Err(ReadError::Corrupt("a cost coefficient of −0".into()));
+    }
+    if let Some(fit) = &model.fit
+        && [
+            fit.r_squared,
+            fit.subtree_median_error,
+            fit.subtree_p90_error,
+        ]
+        .iter()
+        .any(|x| !x.is_finite())
+    {
+        return Err(ReadError::Corrupt("a fit figure that is not finite".into()));
+    }
+    Ok(())
+}
+
+/// The counts of initial tasks and of all tasks, of `f` features each, as `(tasks,
+/// initial)`: refused if the rest of the file could not hold that many.
+fn read_task_counts(r: &mut Reader<'_>, f: usize) -> Result<(usize, usize), ReadError> {
+    let initial = r.int().map_err(header)?;
+    let n = r.int().map_err(header)?;
+    if n < initial || n >= u64::from(u32::MAX) {
+        return Err(ReadError::Corrupt(format!(
+            "{n} tasks, {initial} of them initial"
+        )));
+    }
+    // An initial task takes at least 3 + f bytes, a spawned one 6 + f, and the end mark
+    // 12: a count beyond what the rest of the file can hold is refused before anything is
+    // allocated for it.
+    let least = initial * (3 + f as u64) + (n - initial) * (6 + f as u64) + 12;
+    if least > (r.bytes.len() - r.at) as u64 {
+        return Err(ReadError::Truncated {
+            part: format!("its {n} tasks"),
+        });
+    }
+    Ok((n as usize, initial as usize))
+}
+
+/// The end mark after the last of `n` tasks, and nothing after it.
+fn read_end(r: &mut Reader<'_>, n: usize) -> Result<(), ReadError> {
+    let end: [u8; 4] = r
+        .array()
+        .map_err(|e: Malformed| e.into_error("the end mark"))?;
+    let count = u64::from_le_bytes(
+        r.array()
+            .map_err(|e: Malformed| e.into_error("the end mark"))?,
+    );
+    if &end != END || count != n as u64 {
+        return Err(ReadError::Corrupt(format!(
+            "no end mark for {n} tasks after the last task"
+        )));
+    }
+    if r.at != r.bytes.len() {
+        return Err(ReadError::Corrupt(format!(
+            "{} bytes after the end mark",
+            r.bytes.len() - r.at
+        )));
+    }
+    Ok(())
+}
+
+/// Per task and one past the end, the number of its first child, of `n` tasks whose first
+/// `initial` are initial and the rest have the parents `parent`: children are consecutive and
+/// parents never decrease, so it follows from counting.
+fn first_children(parent: &[u32], initial: usize, n: usize) -> Vec<u32> {
+    let mut first_child = vec![0u32; n + 1];
+    for &p in parent {
+        first_child[p as usize + 1] += 1;
+    }
+    first_child[0] = initial as u32;
+    for i in 0..n {
+        first_child[i + 1] += first_child[i];
+    }
+    first_child
+}
+
+/// Checks what a recorder's tasks can be, whatever their tree: 1 to [`MAX_FEATURES`]
+/// features, a cost model for as many, at most 256 kinds, no work counted beyond the
+/// features, fewer than 2^32 tasks.
+fn check_recorded_sizes(
+    kinds: &[String],
+    features: &[String],
+    model: &CostModel,
+    tasks: &[RecordedTask],
+) -> Result<(), String> {
+    let f = features.len();
+    if f == 0 || f > MAX_FEATURES {
+        return Err(format!("{f} features; a tree has 1 to {MAX_FEATURES}"));
+    }
+    if model.per_unit.len() != f {
+        return Err(format!(
+            "a cost model of {} features for {f} features",
+            model.per_unit.len()
+        ));
+    }
+    if kinds.len() > 256 {
+        return Err(format!("{} kinds; a tree has at most 256", kinds.len()));
+    }
+    if let Some(t) = tasks.iter().find(|t| t.work[f..].iter().any(|&w| w != 0)) {
+        return Err(format!(
+            "task id {} has work counted beyond the {f} features",
+            t.id
+        ));
+    }
+    if tasks.len() >= u32::MAX as usize {
+        return Err(format!(
+            "{} tasks; a tree holds fewer than 2^32",
+            tasks.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Each recorded task's position in `tasks`, by its id; `Err` for an id recorded twice or a
+/// kind without a name.
+fn positions(tasks: &[RecordedTask], kinds: &[String]) -> Result<HashMap<u64, usize>, String> {
+    let mut position = HashMap::with_capacity(tasks.len());
+    for (k, task) in tasks.iter().enumerate() {
+        if position.insert(task.id, k).is_some() {
+            return Err(format!("task id {} recorded twice", task.id));
+        }
+        if usize::from(task.kind) >= kinds.len() {
+            return Err(format!(
+                "task id {} has kind {}, and there are {} kinds",
+                task.id,
+                task.kind,
+                kinds.len()
+            ));
+        }
+    }
+    Ok(position)
+}
+
+/// Recorded tasks as parents and children, each task named by its position in the recorder's
+/// list.
+struct Family {
+    /// The initial tasks as (position among the initial tasks, task), in that order.
+    initial: Vec<(u32, usize)>,
+    /// Each task's parent; `usize::MAX` for an initial task.
+    parent_of: Vec<usize>,
+    /// Every task's children as (spawn index, task) in a flat list grouped by parent, each
+    /// parent's in spawn order: the children of `p` are `grouped[start[p]..start[p + 1]]`.
+    grouped: Vec<(u32, usize)>,
+    start: Vec<usize>,
+}
+
+impl Family {
+    /// The family of `tasks` (whose positions by id are `position`): each parent's children
+    /// counted, then placed, then sorted and checked to be numbered `0, 1, 2, …`, as the
+    /// initial tasks are.
+    fn of(tasks: &[RecordedTask], position: &HashMap<u64, usize>) -> Result<Self, String> {
+        let n = tasks.len();
+        let mut initial: Vec<(u32, usize)> = Vec::new();
+        let mut parent_of = vec![usize::MAX; n];
+        let mut count = vec![0u32; n + 1];
+        for (k, task) in tasks.iter().enumerate() {
+            if task.parent == NO_PARENT {
+                initial.push((task.index, k));
+            } else {
+                let &p = position.get(&task.parent).ok_or_else(|| {
+                    format!(
+                        "task id {} names parent {}, which was never recorded",
+                        task.id, task.parent
+                    )
+                })?;
+                parent_of[k] = p;
+                count[p] += 1;
+            }
+        }
+        let mut start = vec![0usize; n + 1];
+        for p in 0..n {
+            start[p + 1] = start[p] + count[p] as usize;
+        }
+        let mut grouped = vec![(0u32, 0usize); start[n]];
+        let mut fill = start.clone();
+        for (k, &p) in parent_of.iter().enumerate() {
+            if p != usize::MAX {
+                grouped[fill[p]] = (tasks[k].index, k);
+                fill[p] += 1;
+            }
+        }
+        initial.sort_unstable();
+        check_positions(
+            initial.iter().map(|&(i, _)| i),
+            "initial task",
+            "initial tasks",
+        )?;
+        for p in 0..n {
+            let children = &mut grouped[start[p]..start[p + 1]];
+            children.sort_unstable();
+            check_positions(children.iter().map(|&(i, _)| i), "child", "children")
+                .map_err(|e| format!("{e} of task id {}", tasks[p].id))?;
+        }
+        Ok(Self {
+            initial,
+            parent_of,
+            grouped,
+            start,
+        })
+    }
+
+    /// The children of task `k`, in spawn order.
+    fn children(&self, k: usize) -> impl Iterator<Item = usize> {
+        self.grouped[self.start[k]..self.start[k + 1]]
+            .iter()
+            .map(|&(_, c)| c)
+    }
+}
+
+/// The canonical numbering of a family's tasks.
+struct Numbering {
+    /// The tasks, by position in the recorder's list, in canonical order.
+    order: Vec<usize>,
+    /// Each task's canonical number, by position in the recorder's list.
+    number: Vec<u32>,
+    /// Per task in canonical order and one past the end: the number of its first child (the
+    /// tree's `first_child`).
+    first_child: Vec<u32>,
+}
+
+impl Numbering {
+    /// Breadth-first from the initial tasks: the canonical order. `Err` when a task is not a
+    /// descendant of an initial task (a cycle of parents).
+    fn breadth_first(family: &Family) -> Result<Self, String> {
+        let n = family.parent_of.len();
+        let mut order: Vec<usize> = family.initial.iter().map(|&(_, k)| k).collect();
+        let mut number = vec![u32::MAX; n];
+        let mut first_child = Vec::with_capacity(n + 1);
+        let mut next = 0;
+        while next < order.len() {
+            let k = order[next];
+            number[k] = next as u32;
+            first_child.push(order.len() as u32);
+            order.extend(family.children(k));
+            next += 1;
+        }
+        first_child.push(order.len() as u32);
+        if order.len() != n {
+            return Err(format!(
+                "{} of the {n} tasks are not descendants of an initial task",
+                n - order.len()
+            ));
+        }
+        Ok(Self {
+            order,
+            number,
             first_child,
         })
     }
