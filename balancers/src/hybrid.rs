@@ -139,6 +139,20 @@ pub struct ProcessorTelemetry {
     pub last_task_end: Duration,
 }
 
+impl ProcessorTelemetry {
+    /// A processor of `kind` before the run: nothing done, dealt, given or taken.
+    fn new(kind: ProcessorKind) -> Self {
+        Self {
+            kind,
+            batches: 0,
+            dealt: 0,
+            given: 0,
+            taken: 0,
+            last_task_end: Duration::ZERO,
+        }
+    }
+}
+
 /// A hybrid run's results: the usual telemetry (CPU workers first, then batch processors,
 /// whose `tasks` and `initial_tasks` count the initial tasks of their batches), each
 /// processor's extras in the same order, the CPU workers' states and the batch runners.
@@ -168,6 +182,85 @@ pub(crate) fn deal(i: usize, cpus: usize, batches: usize) -> usize {
     } else {
         cpus + (slot - cpus) / cpus
     }
+}
+
+/// `tasks` dealt to the pools of `cpus` CPU workers and `batches` batch processors, as
+/// [`deal`] says, each pool in the order of `tasks`.
+fn deal_pools<T: Clone>(tasks: &[T], cpus: usize, batches: usize) -> Vec<VecDeque<T>> {
+    let mut pools: Vec<VecDeque<T>> = (0..cpus + batches).map(|_| VecDeque::new()).collect();
+    for (i, task) in tasks.iter().enumerate() {
+        pools[deal(i, cpus, batches)].push_back(task.clone());
+    }
+    pools
+}
+
+/// What thieves see of each processor: its pool, and for each CPU worker (the first
+/// processors, one for each of `stealers`) the thieves' end of its deque of spawned tasks.
+fn victims<D: Family, T: Send>(
+    pools: Vec<VecDeque<T>>,
+    stealers: Vec<D::Stealer<Job<T>>>,
+) -> Vec<Victim<D, T>> {
+    let mut stealers = stealers.into_iter();
+    pools
+        .into_iter()
+        .map(|pool| Victim {
+            pool: Pool::new(pool),
+            spawned: stealers.next(),
+        })
+        .collect()
+}
+
+/// What `slot` holds, taken by the one thread it is for (`what` says which).
+fn take_once<X>(slot: &Mutex<Option<X>>, what: &str) -> X {
+    slot.lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .take()
+        .expect(what)
+}
+
+/// The run's results from what each processor's thread handed back (CPU workers first), the
+/// tasks `dealt` to each and what `victims` gave away; the first batch that failed, if any.
+fn gather<D: Family, T: Send, L, B, E>(
+    outcome: Outcome<Done<L, B, E>>,
+    dealt: &[u64],
+    victims: &[Victim<D, T>],
+) -> Result<HybridOutcome<L, B>, HybridError<E>> {
+    let Outcome { telemetry, locals } = outcome;
+    let mut cpu_locals = Vec::new();
+    let mut runners = Vec::new();
+    let mut processors = Vec::with_capacity(locals.len());
+    let mut failed = None;
+    for (k, done) in locals.into_iter().enumerate() {
+        let mut extra = match done {
+            Done::Cpu(local, extra) => {
+                cpu_locals.push(local);
+                extra
+            }
+            Done::Batch(runner, extra, error) => {
+                runners.push(runner);
+                if let Some(error) = error {
+                    failed.get_or_insert(HybridError::Batch {
+                        processor: k,
+                        error,
+                    });
+                }
+                extra
+            }
+        };
+        extra.dealt = dealt[k];
+        // Relaxed: the threads that added to it have been joined.
+        extra.given = victims[k].pool.given.load(Ordering::Relaxed);
+        processors.push(extra);
+    }
+    if let Some(failed) = failed {
+        return Err(failed);
+    }
+    Ok(HybridOutcome {
+        telemetry,
+        processors,
+        locals: cpu_locals,
+        batch_runners: runners,
+    })
 }
 
 /// A processor's pool of initial tasks: its own front, thieves' back. Initial tasks are few
@@ -263,17 +356,46 @@ impl<D: Family, T: Send> Prospect for Victim<D, T> {
 /// What all processors of a run share.
 struct Shared<'a, D: Family, T: Send, R> {
     runner: &'a R,
-    victims: &'a [Victim<D, T>],
-    termination: &'a Termination,
+    /// Every processor's pool, and each CPU worker's deque of spawned tasks.
+    victims: Vec<Victim<D, T>>,
+    termination: Termination,
     /// Processors looking for work now (for victim sets' walk lengths).
-    thieves: &'a AtomicU64,
+    thieves: AtomicU64,
     /// Initial tasks not yet started anywhere: a batch processor leaves at 0.
-    unstarted: &'a AtomicU64,
+    unstarted: AtomicU64,
     /// CPU workers: the first processors.
     cpus: usize,
     /// Initial tasks CPU workers have started: their speed, for batch sizes.
-    cpu_initial: &'a AtomicU64,
+    cpu_initial: AtomicU64,
     start: Instant,
+}
+
+impl<'a, D: Family, T: Send, R> Shared<'a, D, T, R> {
+    /// The start of a run of `tasks` initial tasks on `victims`, the first `cpus` of them CPU
+    /// workers: nothing started, nobody searching.
+    fn new(runner: &'a R, victims: Vec<Victim<D, T>>, cpus: usize, tasks: usize) -> Self {
+        Self {
+            runner,
+            termination: Termination::new(victims.len(), tasks as u64),
+            victims,
+            thieves: AtomicU64::new(0),
+            unstarted: AtomicU64::new(tasks as u64),
+            cpus,
+            cpu_initial: AtomicU64::new(0),
+            start: Instant::now(),
+        }
+    }
+}
+
+/// A CPU worker's own state while it runs: what it owns and what its searches use.
+struct CpuWorker<'a, D: Family, T: Send> {
+    /// Its deque of spawned tasks and the task it runs next.
+    state: Owner<'a, D, T>,
+    selector: VictimSelector,
+    /// Spawned tasks taken by one steal.
+    loot: Vec<Job<T>>,
+    /// Its hybrid figures.
+    extra: ProcessorTelemetry,
 }
 
 /// What a processor's thread hands back.
@@ -332,6 +454,8 @@ impl HybridStealing {
         }
     }
 
+    /// [`run`](Self::run) with CPU workers' deques of the family `D`: the tasks dealt, every
+    /// processor's thread run, and what they hand back gathered.
     fn run_with<D: Family, T, R, B>(
         &self,
         cpus: NonZeroUsize,
@@ -346,102 +470,39 @@ impl HybridStealing {
     {
         let p = cpus.get();
         let g = batch_runners.len();
-        let mut pools: Vec<VecDeque<T>> = (0..p + g).map(|_| VecDeque::new()).collect();
-        for (i, task) in tasks.iter().enumerate() {
-            pools[deal(i, p, g)].push_back(task.clone());
-        }
+        let pools = deal_pools(tasks, p, g);
         let dealt: Vec<u64> = pools.iter().map(|q| q.len() as u64).collect();
-        let mut owners = Vec::with_capacity(p);
-        let victims: Vec<Victim<D, T>> = pools
-            .into_iter()
-            .enumerate()
-            .map(|(k, pool)| {
-                let spawned = (k < p).then(|| {
-                    let (owner, stealer) = D::new::<Job<T>>(crate::stealing::CAPACITY);
-                    owners.push(Mutex::new(Some(owner)));
-                    stealer
-                });
-                Victim {
-                    pool: Pool::new(pool),
-                    spawned,
-                }
+        // Each CPU worker's deque: the owner's end for its thread to take, the thieves' end
+        // in what all processors see.
+        let (owners, stealers): (Vec<_>, Vec<_>) = (0..p)
+            .map(|_| {
+                let (owner, stealer) = D::new::<Job<T>>(crate::stealing::CAPACITY);
+                (Mutex::new(Some(owner)), stealer)
             })
-            .collect();
+            .unzip();
+        let victims = victims::<D, T>(pools, stealers);
+        let shared = Shared::new(runner, victims, p, tasks.len());
         let batch_runners: Vec<Mutex<Option<B>>> = batch_runners
             .into_iter()
             .map(|b| Mutex::new(Some(b)))
             .collect();
-        let termination = Termination::new(p + g, tasks.len() as u64);
-        let thieves = AtomicU64::new(0);
-        let unstarted = AtomicU64::new(tasks.len() as u64);
-        let cpu_initial = AtomicU64::new(0);
-        let shared = Shared {
-            runner,
-            victims: &victims,
-            termination: &termination,
-            thieves: &thieves,
-            unstarted: &unstarted,
-            cpus: p,
-            cpu_initial: &cpu_initial,
-            start: Instant::now(),
-        };
         let processors = NonZeroUsize::new(p + g).expect("at least one CPU worker");
         let outcome = run_workers(self.name(), processors, |me, telemetry, stop| {
             if me < p {
-                let owner = owners[me]
-                    .lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    .take()
-                    .expect("each CPU worker takes its own deque once");
+                let owner = take_once(&owners[me], "each CPU worker takes its own deque once");
                 let (local, extra) = self.cpu_worker(me, owner, &shared, stop, telemetry);
                 Done::Cpu(local, extra)
             } else {
-                let mut batch = batch_runners[me - p]
-                    .lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    .take()
-                    .expect("each batch processor takes its runner once");
+                let mut batch = take_once(
+                    &batch_runners[me - p],
+                    "each batch processor takes its runner once",
+                );
                 let (extra, error) = batch_processor(me, &mut batch, &shared, stop, telemetry);
                 Done::Batch(batch, extra, error)
             }
         })
         .map_err(HybridError::Spawn)?;
-        let Outcome { telemetry, locals } = outcome;
-        let mut cpu_locals = Vec::with_capacity(p);
-        let mut runners = Vec::with_capacity(g);
-        let mut processors = Vec::with_capacity(p + g);
-        let mut failed = None;
-        for (k, done) in locals.into_iter().enumerate() {
-            let mut extra = match done {
-                Done::Cpu(local, extra) => {
-                    cpu_locals.push(local);
-                    extra
-                }
-                Done::Batch(runner, extra, error) => {
-                    runners.push(runner);
-                    if let Some(error) = error {
-                        failed.get_or_insert(HybridError::Batch {
-                            processor: k,
-                            error,
-                        });
-                    }
-                    extra
-                }
-            };
-            extra.dealt = dealt[k];
-            // Relaxed: the threads that added to it have been joined.
-            extra.given = victims[k].pool.given.load(Ordering::Relaxed);
-            processors.push(extra);
-        }
-        if let Some(failed) = failed {
-            return Err(failed);
-        }
-        Ok(HybridOutcome {
-            telemetry,
-            processors,
-            locals: cpu_locals,
-            batch_runners: runners,
-        })
+        gather(outcome, &dealt, &shared.victims)
     }
 
     /// One CPU worker's whole run.
@@ -458,24 +519,23 @@ impl HybridStealing {
         R: TaskRunner<T>,
     {
         let mut local = shared.runner.local(me);
-        // The initial tasks wait in the shared pool, not in a backlog of the worker's own.
-        let mut state =
-            Owner::<D, T>::new(me, Order::DepthFirst, owner, Vec::new(), shared.termination);
-        let processors = shared.victims.len();
-        let mut selector = VictimSelector::new(self.victim, me, processors);
-        let mut extra = ProcessorTelemetry {
-            kind: ProcessorKind::Cpu,
-            batches: 0,
-            dealt: 0,
-            given: 0,
-            taken: 0,
-            last_task_end: Duration::ZERO,
+        let mut worker = CpuWorker {
+            // The initial tasks wait in the shared pool, not in a backlog of the worker's own.
+            state: Owner::new(
+                me,
+                Order::DepthFirst,
+                owner,
+                Vec::new(),
+                &shared.termination,
+            ),
+            selector: VictimSelector::new(self.victim, me, shared.victims.len()),
+            loot: Vec::new(),
+            extra: ProcessorTelemetry::new(ProcessorKind::Cpu),
         };
         let mut finished = 0u64;
         let mut initial = Vec::with_capacity(1);
-        let mut loot = Vec::new();
         while !stop.requested() {
-            let job = state.newest().or_else(|| {
+            let job = worker.state.newest().or_else(|| {
                 shared.victims[me].pool.take_front(1, &mut initial);
                 initial.pop().map(|task| Job { task, depth: 0 })
             });
@@ -483,17 +543,8 @@ impl HybridStealing {
                 Some(job) => job,
                 None => {
                     // The last task ended when the search began.
-                    extra.last_task_end = shared.start.elapsed();
-                    let stolen = self.steal(
-                        &mut state,
-                        shared,
-                        stop,
-                        &mut selector,
-                        &mut loot,
-                        &mut extra,
-                        telemetry,
-                    );
-                    match stolen {
+                    worker.extra.last_task_end = shared.start.elapsed();
+                    match self.steal(&mut worker, shared, stop, telemetry) {
                         Some(job) => job,
                         None => break,
                     }
@@ -507,43 +558,45 @@ impl HybridStealing {
                 shared.unstarted.fetch_sub(1, Ordering::Relaxed);
             }
             telemetry.tasks += 1;
-            state.depth = job.depth + 1;
-            shared.runner.run(job.task, &mut local, &mut state);
+            worker.state.depth = job.depth + 1;
+            shared.runner.run(job.task, &mut local, &mut worker.state);
             finished += 1;
             shared.termination.finished(me, finished);
         }
-        telemetry.spawned = state.created;
-        telemetry.peak_queued = Some(state.peak);
-        (local, extra)
+        telemetry.spawned = worker.state.created;
+        telemetry.peak_queued = Some(worker.state.peak);
+        (local, worker.extra)
     }
 
     /// A CPU worker looks for work: initial tasks from any processor's pool, or spawned tasks
     /// from a CPU worker's deque; returns the task to run next, or `None` when the run is over
     /// or `stop` is requested.
-    #[allow(clippy::too_many_arguments)]
     fn steal<D: Family, T, R>(
         &self,
-        state: &mut Owner<'_, D, T>,
+        worker: &mut CpuWorker<'_, D, T>,
         shared: &Shared<'_, D, T, R>,
         stop: &Stop,
-        selector: &mut VictimSelector,
-        loot: &mut Vec<Job<T>>,
-        extra: &mut ProcessorTelemetry,
         telemetry: &mut WorkerTelemetry,
     ) -> Option<Job<T>>
     where
         T: Send,
     {
+        let CpuWorker {
+            state,
+            selector,
+            loot,
+            extra,
+        } = worker;
         let max = self.amount.at_most();
         let mut initial = Vec::new();
         let search = Search {
             workers: shared.victims.len(),
-            thieves: shared.thieves,
-            termination: shared.termination,
+            thieves: &shared.thieves,
+            termination: &shared.termination,
             stop,
         };
         search.run(selector, telemetry, |selector, telemetry| {
-            let victim = selector.choose(shared.victims, shared.thieves);
+            let victim = selector.choose(&shared.victims, &shared.thieves);
             let v = &shared.victims[victim];
             telemetry.steal_attempts += 1;
             // One initial task at a time from a batch processor (see the overview).
@@ -585,21 +638,14 @@ where
     T: Clone + Send + Sync,
     B: BatchRunner<T>,
 {
-    let mut extra = ProcessorTelemetry {
-        kind: ProcessorKind::Batch,
-        batches: 0,
-        dealt: 0,
-        given: 0,
-        taken: 0,
-        last_task_end: Duration::ZERO,
-    };
+    let mut extra = ProcessorTelemetry::new(ProcessorKind::Batch);
     let mut rng = XorShift::new(me as u64);
     let mut batch = Vec::new();
     let mut finished = 0u64;
     let mut sizer = BatchSizer::new(runner.max_batch());
     while !stop.requested() {
         let remaining: usize = shared.victims.iter().map(|v| v.pool.len()).sum();
-        let size = sizer.size(remaining, shared.cpu_initial, shared.start.elapsed());
+        let size = sizer.size(remaining, &shared.cpu_initial, shared.start.elapsed());
         batch.clear();
         shared.victims[me].pool.take_front(size, &mut batch);
         if batch.len() < size {
