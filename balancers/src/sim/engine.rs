@@ -9,9 +9,9 @@
 //! arriving as the owner finishes a task takes from the deque before the owner's next pop),
 //! then workers' steps, each kind in the order it was scheduled.
 //!
-//! What each policy does, and why, is told by its implementation in [`policy`]: where a
-//! worker's share of the initial tasks waits, where its next task comes from, where the tasks
-//! it spawns go, what its deque costs and how it steals. This module runs any of them.
+//! What each policy does, and why, is told by its implementation in `engine/policy.rs`: where
+//! a worker's share of the initial tasks waits, where its next task comes from, where the
+//! tasks it spawns go, what its deque costs and how it steals. This module runs any of them.
 
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::{BinaryHeap, VecDeque};
