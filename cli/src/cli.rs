@@ -107,7 +107,7 @@ Examples:
     #[command(
         after_help = "Deterministic: the same file and options give the same figures \
 on any machine. Task times come from the file's cost model (--task-cost and --unit-cost \
-override it); scheduling costs are the options below.
+override it); scheduling costs are the options from --steal-cost to --locked-cost.
 
 With --wool-tree, no file: the balanced binary tree of the Wool paper's simulation (depth \
 log2(workers) + 2, leaves of 1 µs on average, exponentially distributed), stolen from one \
@@ -133,6 +133,40 @@ Examples:
   raylb bench trace --mesh bunny.obj --threads 1 --repeat 10
   raylb bench cluster scenes/treasure.toml --workers 2 --ranks 2 --modes stealing --repeat 10")]
     Bench(BenchArgs),
+    /// Print the completion script of a shell: subcommands, flags and their values complete
+    /// at the Tab key.
+    #[command(after_help = "Examples (each shell's own folder for completions):
+  raylb completions bash > ~/.local/share/bash-completion/completions/raylb
+  raylb completions zsh > ~/.zfunc/_raylb        (with fpath+=~/.zfunc before compinit)
+  raylb completions fish > ~/.config/fish/completions/raylb.fish
+  raylb completions elvish >> ~/.config/elvish/rc.elv
+  raylb completions powershell >> $PROFILE")]
+    Completions(CompletionsArgs),
+    /// Print raylb's manual page (roff) or a subcommand's, or write them all to a folder.
+    #[command(after_help = "Examples:
+  raylb man | man -l -
+  raylb man bench sweep | man -l -
+  raylb man --out ~/.local/share/man/man1      (then: man raylb, man raylb-render)")]
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CompletionsArgs {
+    /// The shell the script is for.
+    #[arg(value_enum)]
+    pub(crate) shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ManArgs {
+    /// The subcommand whose page to print, e.g. `render` or `bench sweep` [default: raylb's
+    /// own page, which lists the others].
+    #[arg(value_name = "COMMAND", conflicts_with = "out")]
+    pub(crate) command: Vec<String>,
+    /// Write every page instead, one file each (raylb.1, raylb-render.1, raylb-bench-sweep.1,
+    /// …), into this folder (made if missing).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: Option<PathBuf>,
 }
 
 const VIEW_HELP: &str = "\
@@ -208,7 +242,7 @@ pub(crate) struct ScenesArgs {
 #[derive(Debug, Args)]
 #[group(required = true, multiple = false)]
 pub(crate) struct SceneSource {
-    /// A scene file (TOML; see the README for the format).
+    /// A scene file (TOML; docs/scenes.md describes the format).
     pub(crate) scene: Option<PathBuf>,
     /// A bare mesh (OBJ or PLY, told by the extension) instead of a scene: an automatic camera
     /// that frames it (looking along −z with +y up, or as --view and --up say), one light

@@ -8,6 +8,7 @@ mod bench;
 mod cli;
 mod cluster;
 mod compare;
+mod manual;
 mod outputs;
 mod progress;
 mod record;
@@ -79,6 +80,8 @@ fn main() -> ExitCode {
         Command::Record(args) => record::run(&args),
         Command::Sim(args) => sim::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Completions(args) => manual::completions(&args),
+        Command::Man(args) => manual::man(&args),
     };
     let result = result.and_then(|code| {
         flush_stdout()?;
