@@ -12,6 +12,8 @@ mod manual;
 mod outputs;
 mod progress;
 mod record;
+#[cfg(test)]
+mod reference;
 mod render;
 mod scenes;
 mod sim;
