@@ -20,7 +20,7 @@ use cudarc::nvrtc::Ptx;
 use layout::wide::WideNode;
 use layout::{Ptr, Triangle, params};
 
-use crate::frame::Param;
+use crate::engine::Param;
 use crate::{Gpu, GpuError, SceneData, source};
 
 /// Bits of a pattern's position in its chunk.
@@ -34,7 +34,7 @@ pub const FUNCTIONS: [&str; 6] = ["roundf", "sqrtf", "1/x", "fixed point", "fmin
 /// The partners each pattern meets in `fminf` and `fmaxf` ([`partner`]).
 pub const PARTNERS: u32 = 8;
 /// Results a pattern has: round, square root, reciprocal and fixed point, then min and max
-/// against each partner in both orders ([`FloatFunctions::result`]).
+/// against each partner in both orders ([`result`]).
 pub const RESULTS: u32 = 4 + 4 * PARTNERS;
 
 /// One digest per function of [`FUNCTIONS`].
@@ -220,6 +220,7 @@ impl<'g> DeviceChecks<'g> {
         let program = source::program_source() + "\n" + source::CHECKS;
         let compiled = source::compile_source(&program, major, minor)?;
         let module = gpu
+            .engine
             .cuda()?
             .context
             .load_module(Ptx::from_src(compiled.ptx))
@@ -248,22 +249,23 @@ impl<'g> DeviceChecks<'g> {
             )));
         }
         let gpu = self.gpu;
-        let digests =
-            gpu.zeros::<u64>(count as usize * FUNCTIONS.len(), "allocating the digests")?;
-        let out = digests.ptr_mut(gpu).address();
+        let digests = gpu
+            .engine
+            .zeros::<u64>(count as usize * FUNCTIONS.len(), "allocating the digests")?;
+        let out = digests.ptr_mut(&gpu.engine).address();
         let config = LaunchConfig {
             // 16 blocks of 256 threads a chunk: 256 patterns a thread.
             grid_dim: (16, count, 1),
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
-        let mut builder = gpu.cuda()?.stream.launch_builder(&self.floats);
+        let mut builder = gpu.engine.cuda()?.stream.launch_builder(&self.floats);
         builder.arg(&first).arg(&out);
         // SAFETY: `rl_check_floats(rl_u32 first_chunk, rl_u64* digests)`: blockIdx.y runs over
         // `count` chunks, each adding to its own FUNCTIONS words of `digests`, which holds
         // `count` × FUNCTIONS zeroed words.
         unsafe { builder.launch(config) }.map_err(GpuError::driver("launching the float check"))?;
-        let flat = gpu.read(&digests, "reading the digests")?;
+        let flat = gpu.engine.read(&digests, "reading the digests")?;
         Ok(flat
             .chunks_exact(FUNCTIONS.len())
             .take(count as usize)
@@ -280,24 +282,28 @@ impl<'g> DeviceChecks<'g> {
             return Err(GpuError::Request(format!("patterns {first}+{count}")));
         }
         let gpu = self.gpu;
-        let results = gpu.zeros::<u64>(
+        let results = gpu.engine.zeros::<u64>(
             count as usize * RESULTS as usize,
             "allocating the float results",
         )?;
-        let out = results.ptr_mut(gpu).address();
+        let out = results.ptr_mut(&gpu.engine).address();
         let config = LaunchConfig {
             grid_dim: (count.div_ceil(256), 1, 1),
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
-        let mut builder = gpu.cuda()?.stream.launch_builder(&self.float_results);
+        let mut builder = gpu
+            .engine
+            .cuda()?
+            .stream
+            .launch_builder(&self.float_results);
         builder.arg(&first).arg(&count).arg(&out);
         // SAFETY: `rl_check_float_results(rl_u32 first, rl_u32 count, rl_u64* out)`: thread i
         // < count writes RESULTS words from i · RESULTS, inside the `count` × RESULTS words of
         // `results`.
         unsafe { builder.launch(config) }
             .map_err(GpuError::driver("launching the float results"))?;
-        gpu.read(&results, "reading the float results")
+        gpu.engine.read(&results, "reading the float results")
     }
 
     /// The device's answers for `rays` in the octree of `scene` and in the wide BVH `wide`
@@ -327,28 +333,33 @@ impl<'g> DeviceChecks<'g> {
             .map_err(|_| GpuError::Request(format!("{} rays", rays.len())))?;
         let gpu = self.gpu;
         let uploaded = gpu.upload_scene(scene)?;
-        let nodes = gpu.upload(wide.nodes, "uploading the wide nodes")?;
-        let triangles = gpu.upload(wide.triangles, "uploading the wide triangles")?;
-        let ids = gpu.upload(wide.ids, "uploading the wide ids")?;
+        let nodes = gpu.engine.upload(wide.nodes, "uploading the wide nodes")?;
+        let triangles = gpu
+            .engine
+            .upload(wide.triangles, "uploading the wide triangles")?;
+        let ids = gpu.engine.upload(wide.ids, "uploading the wide ids")?;
         let flat: Vec<f32> = rays.iter().flatten().copied().collect();
-        let probe = gpu.upload(&flat, "uploading the rays")?;
-        let out = gpu.zeros::<u32>(rays.len() * 6, "allocating the answers")?;
+        let probe = gpu.engine.upload(&flat, "uploading the rays")?;
+        let out = gpu
+            .engine
+            .zeros::<u32>(rays.len() * 6, "allocating the answers")?;
         let bvh = params::WideBvh {
-            nodes: nodes.ptr(gpu),
-            triangles: triangles.ptr(gpu),
-            ids: ids.ptr(gpu),
+            nodes: nodes.ptr(&gpu.engine),
+            triangles: triangles.ptr(&gpu.engine),
+            ids: ids.ptr(&gpu.engine),
             padding: wide.padding,
             pad: 0,
         };
         let (scene_param, wide_param) = (Param(uploaded.params), Param(bvh));
-        let rays_address: Ptr<f32> = probe.ptr(gpu);
-        let (rays_address, out_address) = (rays_address.address(), out.ptr_mut(gpu).address());
+        let rays_address: Ptr<f32> = probe.ptr(&gpu.engine);
+        let (rays_address, out_address) =
+            (rays_address.address(), out.ptr_mut(&gpu.engine).address());
         let config = LaunchConfig {
             grid_dim: (n.div_ceil(128).max(1), 1, 1),
             block_dim: (128, 1, 1),
             shared_mem_bytes: 0,
         };
-        let mut builder = gpu.cuda()?.stream.launch_builder(&self.traversals);
+        let mut builder = gpu.engine.cuda()?.stream.launch_builder(&self.traversals);
         builder
             .arg(&scene_param)
             .arg(&wide_param)
@@ -362,7 +373,7 @@ impl<'g> DeviceChecks<'g> {
         // words of `out` a ray.
         unsafe { builder.launch(config) }
             .map_err(GpuError::driver("launching the traversal check"))?;
-        let words = gpu.read(&out, "reading the answers")?;
+        let words = gpu.engine.read(&out, "reading the answers")?;
         Ok(words
             .chunks_exact(6)
             .take(rays.len())

@@ -3,10 +3,10 @@
 use std::sync::Arc;
 
 use cudarc::driver::sys::{self, CUdevice_attribute};
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
+use cudarc::driver::{CudaContext, CudaModule};
 use cudarc::nvrtc::Ptx;
 
-use crate::engine::{Cuda, Engine, Kernel};
+use crate::engine::{Cuda, Engine, Kernel, KernelCode};
 use crate::{GpuError, source};
 
 /// What the device is.
@@ -24,51 +24,6 @@ pub struct DeviceInfo {
     pub max_threads_per_multiprocessor: u32,
 }
 
-/// What the compiler gave a kernel, as the driver reports it once loaded, and the occupancy
-/// that gives at the block size raylb launches it with.
-#[derive(Clone, Debug, PartialEq)]
-pub struct KernelResources {
-    /// The kernel's name, e.g. `rl_persistent`.
-    pub kernel: &'static str,
-    /// Registers per thread.
-    pub registers: u32,
-    /// Local memory per thread, in bytes: the stack frame, spilled registers included.
-    pub local_bytes: u32,
-    /// Static shared memory per block, in bytes.
-    pub shared_bytes: u32,
-    /// Threads per block launched.
-    pub threads_per_block: u32,
-    /// Blocks of that size a multiprocessor holds at once (the occupancy query's answer).
-    pub blocks_per_multiprocessor: u32,
-    /// Resident threads over the most a multiprocessor holds.
-    pub occupancy: f64,
-    /// What the driver loaded the kernel from.
-    pub code: KernelCode,
-}
-
-/// What the kernels were loaded from: their machine code for the device, built by NVRTC, or
-/// their PTX, which the driver compiles itself (where no CUBIN could be built or loaded); or,
-/// on the warp emulator, their host build.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KernelCode {
-    /// A CUBIN for the device's architecture, `sm_XY`.
-    Cubin,
-    /// PTX for its compute capability, compiled by the driver.
-    Ptx,
-    /// No driver: the kernels' source compiled for the host, run by the warp emulator.
-    Emulated,
-}
-
-impl std::fmt::Display for KernelCode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::Cubin => "CUBIN",
-            Self::Ptx => "PTX",
-            Self::Emulated => "emulated",
-        })
-    }
-}
-
 /// An opened GPU with raylb's kernels loaded. Opening compiles the kernels (NVRTC, for this
 /// device's architecture), or takes the PTX a previous run left in the cache
 /// ([`source::cache_dir`]); every frame rendered through the same `Gpu` reuses the module.
@@ -82,8 +37,6 @@ pub struct Gpu {
     pub(crate) fill_deques: Kernel,
     pub(crate) info: DeviceInfo,
     pub(crate) compile_log: String,
-    /// What the kernels were loaded from.
-    pub(crate) code: KernelCode,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -141,11 +94,18 @@ impl Gpu {
                 stream: context.default_stream(),
                 context,
                 _module: module,
+                multiprocessors: info.multiprocessors,
+                max_threads_per_multiprocessor: info.max_threads_per_multiprocessor,
+                code,
             }),
             info,
             compile_log,
-            code,
         })
+    }
+
+    /// Whether the kernels run on the warp emulator.
+    pub fn is_emulated(&self) -> bool {
+        self.engine.is_emulated()
     }
 
     /// What the device is.
@@ -156,34 +116,6 @@ impl Gpu {
     /// NVRTC's log of the compilation (empty: no warnings are allowed).
     pub fn compile_log(&self) -> &str {
         &self.compile_log
-    }
-
-    /// The resources of `kernel` (named `name`) at `threads` threads a block.
-    pub(crate) fn cuda_resources(
-        &self,
-        kernel: &CudaFunction,
-        name: &'static str,
-        threads: u32,
-    ) -> Result<KernelResources, GpuError> {
-        let attribute = |read: fn(&CudaFunction) -> Result<i32, cudarc::driver::DriverError>| {
-            read(kernel)
-                .map(|v| v.max(0) as u32)
-                .map_err(GpuError::driver("reading a kernel's attributes"))
-        };
-        let blocks = kernel
-            .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
-            .map_err(GpuError::driver("querying occupancy"))?;
-        Ok(KernelResources {
-            kernel: name,
-            registers: attribute(CudaFunction::num_regs)?,
-            local_bytes: attribute(CudaFunction::local_size_bytes)?,
-            shared_bytes: attribute(CudaFunction::shared_size_bytes)?,
-            threads_per_block: threads,
-            blocks_per_multiprocessor: blocks,
-            occupancy: f64::from(blocks * threads)
-                / f64::from(self.info.max_threads_per_multiprocessor.max(1)),
-            code: self.code,
-        })
     }
 }
 
@@ -301,4 +233,57 @@ fn find_kernel(module: &Arc<CudaModule>, name: &'static str) -> Result<Kernel, G
                 .map_err(GpuError::driver("finding a kernel in the module"))?,
         ),
     })
+}
+
+impl Gpu {
+    /// The warp emulator as a GPU: frames are set up and read back as on a device, and every
+    /// launch runs the kernels' own source on this machine (see [`crate::emulator`]).
+    ///
+    /// # Errors
+    /// When `options` name no block, or this build has no emulator (the `emulator` feature).
+    pub fn emulated(options: crate::emulator::EmulatorOptions) -> Result<Self, GpuError> {
+        if options.blocks == 0 {
+            return Err(GpuError::Request(
+                "the emulator needs at least one block".into(),
+            ));
+        }
+        #[cfg(not(feature = "emulator"))]
+        return Err(GpuError::Request(
+            "this raylb is built without the warp emulator; build it with `cargo build --release --features gpu-emulator`".into(),
+        ));
+        #[cfg(feature = "emulator")]
+        Self::on_emulator(options)
+    }
+
+    #[cfg(feature = "emulator")]
+    fn on_emulator(options: crate::emulator::EmulatorOptions) -> Result<Self, GpuError> {
+        let kernel = |name| Kernel {
+            name,
+            function: None,
+        };
+        Ok(Gpu {
+            engine: Engine::Emulator(crate::emulator::Emulator { options }),
+            octree: TracingKernels {
+                persistent: kernel("rl_persistent"),
+                block_per_tile: kernel("rl_block_per_tile"),
+            },
+            wide: TracingKernels {
+                persistent: kernel("rl_persistent_wide"),
+                block_per_tile: kernel("rl_block_per_tile_wide"),
+            },
+            fill_deques: kernel("rl_fill_deques"),
+            info: DeviceInfo {
+                name: format!(
+                    "raylb warp emulator ({} blocks, seed {}; its times mean nothing)",
+                    options.blocks, options.seed
+                ),
+                compute_capability: (0, 0),
+                multiprocessors: 1,
+                // The emulator's clock counts scheduler steps: a step is read as a nanosecond.
+                clock_khz: 1_000_000,
+                max_threads_per_multiprocessor: options.blocks * layout::kernel::PERSISTENT_THREADS,
+            },
+            compile_log: String::new(),
+        })
+    }
 }

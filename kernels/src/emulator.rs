@@ -1,6 +1,6 @@
 //! The warp emulator: the kernels' own source (`cuda/raylb_kernels.cu`), compiled for the host
 //! with `emu/raylb_emu.h` in place of CUDA, run as one fiber per thread under a seeded
-//! scheduler (`emu/raylb_emu.cpp`). A [`Gpu`] opened with [`Gpu::emulated`] sets frames up,
+//! scheduler (`emu/raylb_emu.cpp`). A [`Gpu`](crate::Gpu) opened with [`Gpu::emulated`](crate::Gpu::emulated) sets frames up,
 //! launches and reads them back with the same code as on a device; only the launches run here.
 //!
 //! What it checks that a plain host build cannot: lanes that diverge and meet again at warp
@@ -15,16 +15,13 @@
 //! times mean nothing.
 //!
 //! The emulator is compiled with the `emulator` feature (it needs a C++ compiler); without
-//! it, [`Gpu::emulated`] says so.
+//! it, [`Gpu::emulated`](crate::Gpu::emulated) says so.
 
 #[cfg(feature = "emulator")]
 use std::ffi::{CString, c_char, c_int, c_void};
 
 #[cfg(feature = "emulator")]
-use crate::device::{DeviceInfo, KernelCode, TracingKernels};
-#[cfg(feature = "emulator")]
-use crate::engine::{Engine, Kernel};
-use crate::{Gpu, GpuError};
+use crate::GpuError;
 
 /// How the emulator runs a launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,11 +73,11 @@ pub enum PlantedBug {
     LockNeverReleased,
 }
 
-/// The emulator behind a [`Gpu`].
+/// The emulator behind a [`Gpu`](crate::Gpu).
 #[cfg(feature = "emulator")]
 #[derive(Debug)]
 pub(crate) struct Emulator {
-    options: EmulatorOptions,
+    pub(crate) options: EmulatorOptions,
 }
 
 /// `rl_emu_launch` in `emu/raylb_emu.h`.
@@ -203,59 +200,5 @@ impl Emulator {
         Err(GpuError::Emulated(
             String::from_utf8_lossy(&bytes).into_owned(),
         ))
-    }
-}
-
-impl Gpu {
-    /// The warp emulator as a GPU: frames are set up and read back as on a device, and every
-    /// launch runs the kernels' own source on this machine (see [`crate::emulator`]).
-    ///
-    /// # Errors
-    /// When `options` name no block, or this build has no emulator (the `emulator` feature).
-    pub fn emulated(options: EmulatorOptions) -> Result<Self, GpuError> {
-        if options.blocks == 0 {
-            return Err(GpuError::Request(
-                "the emulator needs at least one block".into(),
-            ));
-        }
-        #[cfg(not(feature = "emulator"))]
-        return Err(GpuError::Request(
-            "this raylb is built without the warp emulator; build it with `cargo build --release --features gpu-emulator`".into(),
-        ));
-        #[cfg(feature = "emulator")]
-        Self::emulator(options)
-    }
-
-    #[cfg(feature = "emulator")]
-    fn emulator(options: EmulatorOptions) -> Result<Self, GpuError> {
-        let kernel = |name| Kernel {
-            name,
-            function: None,
-        };
-        Ok(Gpu {
-            engine: Engine::Emulator(Emulator { options }),
-            octree: TracingKernels {
-                persistent: kernel("rl_persistent"),
-                block_per_tile: kernel("rl_block_per_tile"),
-            },
-            wide: TracingKernels {
-                persistent: kernel("rl_persistent_wide"),
-                block_per_tile: kernel("rl_block_per_tile_wide"),
-            },
-            fill_deques: kernel("rl_fill_deques"),
-            info: DeviceInfo {
-                name: format!(
-                    "raylb warp emulator ({} blocks, seed {}; its times mean nothing)",
-                    options.blocks, options.seed
-                ),
-                compute_capability: (0, 0),
-                multiprocessors: 1,
-                // The emulator's clock counts scheduler steps: a step is read as a nanosecond.
-                clock_khz: 1_000_000,
-                max_threads_per_multiprocessor: options.blocks * layout::kernel::PERSISTENT_THREADS,
-            },
-            compile_log: String::new(),
-            code: KernelCode::Emulated,
-        })
     }
 }

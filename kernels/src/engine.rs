@@ -8,15 +8,59 @@ use std::ffi::{OsStr, c_void};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use std::marker::PhantomData;
+
 use bytemuck::Pod;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr,
     LaunchArgs, LaunchConfig, PushKernelArg,
 };
+use layout::params;
+use layout::{Ptr, PtrMut};
 
-use crate::frame::{DeviceArray, Param};
-use crate::{Gpu, GpuError, KernelResources};
+use crate::GpuError;
+
+/// What the compiler gave a kernel, as the driver reports it once loaded, and the occupancy
+/// that gives at the block size raylb launches it with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelResources {
+    /// The kernel's name, e.g. `rl_persistent`.
+    pub kernel: &'static str,
+    /// Registers per thread.
+    pub registers: u32,
+    /// Local memory per thread, in bytes: the stack frame, spilled registers included.
+    pub local_bytes: u32,
+    /// Static shared memory per block, in bytes.
+    pub shared_bytes: u32,
+    /// Threads per block launched.
+    pub threads_per_block: u32,
+    /// Blocks of that size a multiprocessor holds at once (the occupancy query's answer).
+    pub blocks_per_multiprocessor: u32,
+    /// Resident threads over the most a multiprocessor holds.
+    pub occupancy: f64,
+    /// What the driver loaded the kernel from.
+    pub code: KernelCode,
+}
+
+/// What the kernels were loaded from: their machine code for the device, built by NVRTC, or
+/// their PTX, which the driver compiles itself (where no CUBIN could be built or loaded).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelCode {
+    /// A CUBIN for the device's architecture, `sm_XY`.
+    Cubin,
+    /// PTX for its compute capability, compiled by the driver.
+    Ptx,
+}
+
+impl std::fmt::Display for KernelCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Cubin => "CUBIN",
+            Self::Ptx => "PTX",
+        })
+    }
+}
 
 /// Where the kernels run.
 pub(crate) enum Engine {
@@ -33,6 +77,42 @@ pub(crate) struct Cuda {
     pub(crate) context: Arc<CudaContext>,
     pub(crate) stream: Arc<CudaStream>,
     pub(crate) _module: Arc<CudaModule>,
+    /// Streaming multiprocessors, and the most threads one holds: for resident blocks and
+    /// occupancy.
+    pub(crate) multiprocessors: u32,
+    pub(crate) max_threads_per_multiprocessor: u32,
+    /// What the module was loaded from.
+    pub(crate) code: KernelCode,
+}
+
+impl Cuda {
+    /// The resources of `kernel` (named `name`) at `threads` threads a block.
+    fn resources(
+        &self,
+        kernel: &CudaFunction,
+        name: &'static str,
+        threads: u32,
+    ) -> Result<KernelResources, GpuError> {
+        let attribute = |read: fn(&CudaFunction) -> Result<i32, cudarc::driver::DriverError>| {
+            read(kernel)
+                .map(|v| v.max(0) as u32)
+                .map_err(GpuError::driver("reading a kernel's attributes"))
+        };
+        let blocks = kernel
+            .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
+            .map_err(GpuError::driver("querying occupancy"))?;
+        Ok(KernelResources {
+            kernel: name,
+            registers: attribute(CudaFunction::num_regs)?,
+            local_bytes: attribute(CudaFunction::local_size_bytes)?,
+            shared_bytes: attribute(CudaFunction::shared_size_bytes)?,
+            threads_per_block: threads,
+            blocks_per_multiprocessor: blocks,
+            occupancy: f64::from(blocks * threads)
+                / f64::from(self.max_threads_per_multiprocessor.max(1)),
+            code: self.code,
+        })
+    }
 }
 
 /// A kernel: its entry point's name, and on a CUDA device the loaded function.
@@ -115,13 +195,13 @@ pub(crate) enum Mark {
     Host(Instant),
 }
 
-impl Gpu {
+impl Engine {
     /// The CUDA device, for what only a device can do (the device checks).
     ///
     /// # Errors
     /// Under the emulator.
     pub(crate) fn cuda(&self) -> Result<&Cuda, GpuError> {
-        match &self.engine {
+        match self {
             Engine::Cuda(cuda) => Ok(cuda),
             #[cfg(feature = "emulator")]
             Engine::Emulator(_) => Err(GpuError::Request(
@@ -131,12 +211,12 @@ impl Gpu {
     }
 
     /// Whether the kernels run on the warp emulator.
-    pub fn is_emulated(&self) -> bool {
-        !matches!(self.engine, Engine::Cuda(_))
+    pub(crate) fn is_emulated(&self) -> bool {
+        !matches!(self, Engine::Cuda(_))
     }
 
     pub(crate) fn address(&self, memory: &Memory) -> u64 {
-        match (memory, &self.engine) {
+        match (memory, self) {
             (Memory::Cuda(bytes), Engine::Cuda(cuda)) => {
                 let (ptr, _sync) = bytes.device_ptr(&cuda.stream);
                 ptr
@@ -156,7 +236,7 @@ impl Gpu {
         let bytes: &[u8] = bytemuck::cast_slice(items);
         // A zero-length allocation is refused; an empty array gets one unread byte.
         let bytes = if bytes.is_empty() { &[0u8][..] } else { bytes };
-        let memory = match &self.engine {
+        let memory = match self {
             Engine::Cuda(cuda) => Memory::Cuda(
                 cuda.stream
                     .clone_htod(bytes)
@@ -182,7 +262,7 @@ impl Gpu {
         what: &'static str,
     ) -> Result<DeviceArray<T>, GpuError> {
         let bytes = (n * size_of::<T>()).max(1);
-        let memory = match &self.engine {
+        let memory = match self {
             Engine::Cuda(cuda) => Memory::Cuda(
                 cuda.stream
                     .alloc_zeros::<u8>(bytes)
@@ -201,7 +281,7 @@ impl Gpu {
         what: &'static str,
     ) -> Result<Vec<T>, GpuError> {
         let copied;
-        let bytes: &[u8] = match (&array.memory, &self.engine) {
+        let bytes: &[u8] = match (&array.memory, self) {
             (Memory::Cuda(slice), Engine::Cuda(cuda)) => {
                 copied = cuda
                     .stream
@@ -223,7 +303,7 @@ impl Gpu {
     /// device, the occupancy query's blocks per multiprocessor times the multiprocessors;
     /// under the emulator, the blocks it was opened with.
     pub(crate) fn resident_blocks(&self, kernel: &Kernel, threads: u32) -> Result<u32, GpuError> {
-        match &self.engine {
+        match self {
             Engine::Cuda(cuda) => {
                 // Driver calls on a function act on the thread's current context, which the
                 // calling thread (a hybrid frame's GPU worker) may not have bound yet.
@@ -233,7 +313,7 @@ impl Gpu {
                 let per_sm = cuda_function(kernel)
                     .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
                     .map_err(GpuError::driver("querying occupancy"))?;
-                Ok(per_sm * self.info.multiprocessors)
+                Ok(per_sm * cuda.multiprocessors)
             }
             #[cfg(feature = "emulator")]
             Engine::Emulator(emulator) => Ok(emulator.blocks()),
@@ -247,12 +327,12 @@ impl Gpu {
         kernel: &Kernel,
         threads: u32,
     ) -> Result<Option<KernelResources>, GpuError> {
-        match &self.engine {
+        match self {
             Engine::Cuda(cuda) => {
                 cuda.context
                     .bind_to_thread()
                     .map_err(GpuError::driver("binding the context to this thread"))?;
-                self.cuda_resources(cuda_function(kernel), kernel.name, threads)
+                cuda.resources(cuda_function(kernel), kernel.name, threads)
                     .map(Some)
             }
             #[cfg(feature = "emulator")]
@@ -275,7 +355,7 @@ impl Gpu {
         params: &P,
         what: &'static str,
     ) -> Result<(), GpuError> {
-        match &self.engine {
+        match self {
             Engine::Cuda(cuda) => {
                 let config = LaunchConfig {
                     grid_dim: (blocks, 1, 1),
@@ -298,7 +378,7 @@ impl Gpu {
 
     /// A mark after everything launched so far.
     pub(crate) fn mark(&self) -> Result<Mark, GpuError> {
-        match &self.engine {
+        match self {
             Engine::Cuda(cuda) => {
                 let event = cuda
                     .context
@@ -325,7 +405,7 @@ impl Gpu {
     /// sleeps rather than waited on, so that the waiting thread leaves its core to the CPU's
     /// workers.
     pub(crate) fn finish_launches(&self, start: &Mark, end: &Mark) -> Result<Duration, GpuError> {
-        match (&self.engine, start, end) {
+        match (self, start, end) {
             (Engine::Cuda(_), Mark::Cuda(start), Mark::Cuda(end)) => {
                 let deadline =
                     launch_deadline(std::env::var_os(LAUNCH_DEADLINE_VARIABLE).as_deref())?;
@@ -355,6 +435,52 @@ const DEFAULT_LAUNCH_DEADLINE: Duration = Duration::from_secs(600);
 /// every 200 µs keeps the waiting thread nearly idle.
 const FIRST_PAUSE: Duration = Duration::from_micros(20);
 const LONGEST_PAUSE: Duration = Duration::from_micros(200);
+
+/// A kernel parameter, passed by value: one of the shared parameter structs.
+#[repr(transparent)]
+pub(crate) struct Param<T>(pub(crate) T);
+
+// SAFETY: each is a `#[repr(C)]`, `Pod` struct of the layout crate, whose C declaration in
+// raylb_layout.cuh is generated from the same definition and asserts the same size and
+// offsets: its bytes are what the kernel's parameter of that type reads. Addresses are
+// 64-bit integers, as device pointers are.
+unsafe impl DeviceRepr for Param<params::Scene> {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for Param<params::Film> {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for Param<params::Work> {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for Param<params::Managed> {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for Param<params::WideBvh> {}
+
+/// An array of `T` in the kernels' memory, moved as bytes: the shared types are plain data.
+pub(crate) struct DeviceArray<T> {
+    pub(crate) memory: Memory,
+    /// Its length in bytes.
+    pub(crate) len: usize,
+    _items: PhantomData<T>,
+}
+
+impl<T: Pod> DeviceArray<T> {
+    pub(crate) fn new(memory: Memory, len: usize) -> Self {
+        Self {
+            memory,
+            len,
+            _items: PhantomData,
+        }
+    }
+
+    /// Its address on `engine`, for a field the kernels read.
+    pub(crate) fn ptr(&self, engine: &Engine) -> Ptr<T> {
+        Ptr::new(engine.address(&self.memory))
+    }
+
+    /// Its address on `engine`, for a field the kernels write.
+    pub(crate) fn ptr_mut(&self, engine: &Engine) -> PtrMut<T> {
+        PtrMut::new(engine.address(&self.memory))
+    }
+}
 
 /// The deadline that `value`, [`LAUNCH_DEADLINE_VARIABLE`]'s value, sets: unset or empty, the
 /// default; else a positive number of seconds.

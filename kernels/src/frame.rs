@@ -3,11 +3,8 @@
 //! Every struct, code and constant the kernels share with the host comes from the `layout`
 //! crate, whose definitions the kernels' header `raylb_layout.cuh` is generated from.
 
-use std::marker::PhantomData;
 use std::time::Duration;
 
-use bytemuck::Pod;
-use cudarc::driver::DeviceRepr;
 pub use layout::kernel::WarpDeque;
 use layout::kernel::{
     BUFFER, DequeHead, ErrorBit, MANAGED_THREADS, Mode, PERSISTENT_THREADS, STAT_SLOTS, Stat,
@@ -20,8 +17,8 @@ use layout::{
     Camera, FlatNode, Light, Material, Ptr, PtrMut, RenderSettings, Triangle, TriangleShading,
 };
 
-use crate::engine::{Mark, Memory};
-use crate::{Gpu, GpuError, KernelResources};
+use crate::engine::{DeviceArray, KernelResources, Mark, Memory, Param};
+use crate::{Gpu, GpuError};
 
 /// The GPU balancers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -266,52 +263,6 @@ impl GpuFrame {
     }
 }
 
-/// A kernel parameter, passed by value: one of the shared parameter structs.
-#[repr(transparent)]
-pub(crate) struct Param<T>(pub(crate) T);
-
-// SAFETY: each is a `#[repr(C)]`, `Pod` struct of the layout crate, whose C declaration in
-// raylb_layout.cuh is generated from the same definition and asserts the same size and
-// offsets: its bytes are what the kernel's parameter of that type reads. Addresses are
-// 64-bit integers, as device pointers are.
-unsafe impl DeviceRepr for Param<params::Scene> {}
-// SAFETY: as above.
-unsafe impl DeviceRepr for Param<params::Film> {}
-// SAFETY: as above.
-unsafe impl DeviceRepr for Param<params::Work> {}
-// SAFETY: as above.
-unsafe impl DeviceRepr for Param<params::Managed> {}
-// SAFETY: as above.
-unsafe impl DeviceRepr for Param<params::WideBvh> {}
-
-/// An array of `T` in the kernels' memory, moved as bytes: the shared types are plain data.
-pub(crate) struct DeviceArray<T> {
-    pub(crate) memory: Memory,
-    /// Its length in bytes.
-    pub(crate) len: usize,
-    _items: PhantomData<T>,
-}
-
-impl<T: Pod> DeviceArray<T> {
-    pub(crate) fn new(memory: Memory, len: usize) -> Self {
-        Self {
-            memory,
-            len,
-            _items: PhantomData,
-        }
-    }
-
-    /// Its address, for a field the kernels read.
-    pub(crate) fn ptr(&self, gpu: &Gpu) -> Ptr<T> {
-        Ptr::new(gpu.address(&self.memory))
-    }
-
-    /// Its address, for a field the kernels write.
-    pub(crate) fn ptr_mut(&self, gpu: &Gpu) -> PtrMut<T> {
-        PtrMut::new(gpu.address(&self.memory))
-    }
-}
-
 impl Gpu {
     /// Renders one frame of `scene` as `request` says: every tile in one launch.
     ///
@@ -333,8 +284,12 @@ impl Gpu {
         // The fewer of the two structures' kernels: a hybrid frame sizes its batches before
         // it knows which it launches.
         let blocks = self
+            .engine
             .resident_blocks(&self.octree.persistent, PERSISTENT_THREADS)?
-            .min(self.resident_blocks(&self.wide.persistent, PERSISTENT_THREADS)?);
+            .min(
+                self.engine
+                    .resident_blocks(&self.wide.persistent, PERSISTENT_THREADS)?,
+            );
         let warps = blocks * WARPS_PER_BLOCK;
         if warps == 0 {
             return Err(GpuError::Request(
@@ -357,16 +312,23 @@ impl Gpu {
     ) -> Result<GpuBatches<'_>, GpuError> {
         let shape = check_request(scene, request)?;
         let uploaded = self.upload_scene(scene)?;
-        let sums = self.zeros::<u64>(shape.pixels * 3, "allocating the film")?;
+        let sums = self
+            .engine
+            .zeros::<u64>(shape.pixels * 3, "allocating the film")?;
         let rays = if request.work_map {
-            Some(self.zeros::<u32>(shape.pixels, "allocating the work map")?)
+            Some(
+                self.engine
+                    .zeros::<u32>(shape.pixels, "allocating the work map")?,
+            )
         } else {
             None
         };
-        let error = self.zeros::<u32>(1, "allocating the error word")?;
+        let error = self.engine.zeros::<u32>(1, "allocating the error word")?;
         let film = params::Film {
-            sums: sums.ptr_mut(self),
-            rays: rays.as_ref().map_or(PtrMut::NULL, |r| r.ptr_mut(self)),
+            sums: sums.ptr_mut(&self.engine),
+            rays: rays
+                .as_ref()
+                .map_or(PtrMut::NULL, |r| r.ptr_mut(&self.engine)),
         };
         Ok(GpuBatches {
             gpu: self,
@@ -389,28 +351,39 @@ impl Gpu {
     pub(crate) fn upload_scene(&self, scene: &SceneData) -> Result<UploadedScene, GpuError> {
         let (nodes, wide_nodes, node_count) = match scene.structure {
             Structure::Octree(nodes) => (
-                Some(self.upload(nodes, "uploading the octree's nodes")?),
+                Some(self.engine.upload(nodes, "uploading the octree's nodes")?),
                 None,
                 (nodes.len() / 8) as u32,
             ),
             Structure::Wide(nodes) => (
                 None,
-                Some(self.upload(nodes, "uploading the wide BVH's nodes")?),
+                Some(
+                    self.engine
+                        .upload(nodes, "uploading the wide BVH's nodes")?,
+                ),
                 0,
             ),
         };
-        let triangles = self.upload(scene.triangles, "uploading the triangles")?;
-        let ids = self.upload(scene.ids, "uploading the triangle ids")?;
-        let shading = self.upload(scene.shading, "uploading the shading data")?;
-        let materials = self.upload(scene.materials, "uploading the materials")?;
-        let lights = self.upload(scene.lights, "uploading the lights")?;
+        let triangles = self
+            .engine
+            .upload(scene.triangles, "uploading the triangles")?;
+        let ids = self
+            .engine
+            .upload(scene.ids, "uploading the triangle ids")?;
+        let shading = self
+            .engine
+            .upload(scene.shading, "uploading the shading data")?;
+        let materials = self
+            .engine
+            .upload(scene.materials, "uploading the materials")?;
+        let lights = self.engine.upload(scene.lights, "uploading the lights")?;
         let params = params::Scene {
-            nodes: nodes.as_ref().map_or(Ptr::NULL, |n| n.ptr(self)),
-            triangles: triangles.ptr(self),
-            ids: ids.ptr(self),
-            shading: shading.ptr(self),
-            materials: materials.ptr(self),
-            lights: lights.ptr(self),
+            nodes: nodes.as_ref().map_or(Ptr::NULL, |n| n.ptr(&self.engine)),
+            triangles: triangles.ptr(&self.engine),
+            ids: ids.ptr(&self.engine),
+            shading: shading.ptr(&self.engine),
+            materials: materials.ptr(&self.engine),
+            lights: lights.ptr(&self.engine),
             node_count,
             light_count: scene.lights.len() as u32,
             width: scene.width,
@@ -419,7 +392,9 @@ impl Gpu {
             camera: scene.camera,
             settings: scene.settings,
             samples: scene.samples,
-            wide_nodes: wide_nodes.as_ref().map_or(Ptr::NULL, |n| n.ptr(self)),
+            wide_nodes: wide_nodes
+                .as_ref()
+                .map_or(Ptr::NULL, |n| n.ptr(&self.engine)),
         };
         let structure = nodes.map_or_else(|| wide_nodes.map(|n| n.memory), |n| Some(n.memory));
         Ok(UploadedScene {
@@ -442,36 +417,41 @@ impl Gpu {
         let (scene, frame) = (args.scene, args.frame);
         let kernels = self.tracing(scene);
         let slots = self
+            .engine
             .resident_blocks(&kernels.block_per_tile, MANAGED_THREADS)?
             .max(1);
         // Depth-first, a block's stack holds at most a block's worth of tasks per generation,
         // plus one.
         let capacity = MANAGED_THREADS * (scene.settings.max_depth + 2);
-        let slot_taken = self.zeros::<u32>(slots as usize, "allocating the slots")?;
-        let stacks = self.zeros::<Task>(
+        let slot_taken = self
+            .engine
+            .zeros::<u32>(slots as usize, "allocating the slots")?;
+        let stacks = self.engine.zeros::<Task>(
             slots as usize * capacity as usize,
             "allocating the task stacks",
         )?;
-        let stats = self.zeros::<u64>(slots as usize * STAT_SLOTS, "allocating the figures")?;
+        let stats = self
+            .engine
+            .zeros::<u64>(slots as usize * STAT_SLOTS, "allocating the figures")?;
         let managed = params::Managed {
             tile_edge: frame.tile,
             tiles_x: frame.tiles_x,
             slots,
             capacity,
-            slot_taken: slot_taken.ptr_mut(self),
-            stacks: stacks.ptr_mut(self),
-            stats: stats.ptr_mut(self),
-            error: args.error.ptr_mut(self),
+            slot_taken: slot_taken.ptr_mut(&self.engine),
+            stacks: stacks.ptr_mut(&self.engine),
+            stats: stats.ptr_mut(&self.engine),
+            error: args.error.ptr_mut(&self.engine),
             tiles: args.tiles,
         };
         let params = (Param(*scene), Param(*args.film), Param(managed));
-        let start = self.mark()?;
+        let start = self.engine.mark()?;
         // SAFETY: the arguments are `rl_block_per_tile`'s parameters, in order, in the shared
         // layout; every address in them is a live allocation of the size the kernel indexes:
         // film and work map of the image's pixels, `slots` stacks of `capacity` tasks and
         // figures.
         unsafe {
-            self.launch(
+            self.engine.launch(
                 &kernels.block_per_tile,
                 frame.tile_count,
                 MANAGED_THREADS,
@@ -485,7 +465,9 @@ impl Gpu {
             workers: slots,
             stats,
             launch: (MANAGED_THREADS, frame.tile_count),
-            resources: self.resources(&kernels.block_per_tile, MANAGED_THREADS)?,
+            resources: self
+                .engine
+                .resources(&kernels.block_per_tile, MANAGED_THREADS)?,
             start,
             _scratch: vec![slot_taken.memory, stacks.memory],
         })
@@ -512,12 +494,17 @@ impl Gpu {
         let pixels_per_tile = u64::from(frame.tile) * u64::from(frame.tile);
         let halvings = 2 * (64 - (pixels_per_tile / 1024).max(1).leading_zeros());
         let capacity = share + halvings + BUFFER * (scene.settings.max_depth + 2) + BUFFER;
-        let tile_counter = self.zeros::<u32>(1, "allocating the tile counter")?;
-        let pending = self.zeros::<i32>(1, "allocating the task count")?;
-        let heads = self.zeros::<DequeHead>(warps as usize, "allocating the deques")?;
-        let items =
-            self.zeros::<Task>(warps as usize * capacity as usize, "allocating the deques")?;
-        let stats = self.zeros::<u64>(warps as usize * STAT_SLOTS, "allocating the figures")?;
+        let tile_counter = self.engine.zeros::<u32>(1, "allocating the tile counter")?;
+        let pending = self.engine.zeros::<i32>(1, "allocating the task count")?;
+        let heads = self
+            .engine
+            .zeros::<DequeHead>(warps as usize, "allocating the deques")?;
+        let items = self
+            .engine
+            .zeros::<Task>(warps as usize * capacity as usize, "allocating the deques")?;
+        let stats = self
+            .engine
+            .zeros::<u64>(warps as usize * STAT_SLOTS, "allocating the figures")?;
         let (chunk, half, deque) = match request.balancer {
             GpuBalancer::Counter { chunk } => (chunk.max(1), false, WarpDeque::Locked),
             GpuBalancer::Stealing { half, deque } => (1, half, deque),
@@ -534,23 +521,23 @@ impl Gpu {
             steal_half: u32::from(half),
             seed: request.seed | 1,
             deque: deque as u32,
-            tile_counter: tile_counter.ptr_mut(self),
-            pending: pending.ptr_mut(self),
-            heads: heads.ptr_mut(self),
-            items: items.ptr_mut(self),
-            stats: stats.ptr_mut(self),
-            error: args.error.ptr_mut(self),
+            tile_counter: tile_counter.ptr_mut(&self.engine),
+            pending: pending.ptr_mut(&self.engine),
+            heads: heads.ptr_mut(&self.engine),
+            items: items.ptr_mut(&self.engine),
+            stats: stats.ptr_mut(&self.engine),
+            error: args.error.ptr_mut(&self.engine),
             tiles: args.tiles,
         };
         let params = (Param(*scene), Param(*args.film), Param(work));
-        let start = self.mark()?;
+        let start = self.engine.mark()?;
         if mode == Mode::Stealing {
             let fill = (Param(*scene), Param(work));
             // SAFETY: the arguments are `rl_fill_deques`'s parameters, in order, in the shared
             // layout; it writes `warps` deque heads and at most `capacity` tasks per deque (it
             // checks).
             unsafe {
-                self.launch(
+                self.engine.launch(
                     &self.fill_deques,
                     warps.div_ceil(128),
                     128,
@@ -565,7 +552,7 @@ impl Gpu {
         // heads, deques of `capacity` tasks and figures, film and work map of the image's
         // pixels. `blocks` is within the occupancy bound, so every warp is resident.
         unsafe {
-            self.launch(
+            self.engine.launch(
                 &kernels.persistent,
                 blocks,
                 PERSISTENT_THREADS,
@@ -577,7 +564,9 @@ impl Gpu {
             workers: warps,
             stats,
             launch: (PERSISTENT_THREADS, blocks),
-            resources: self.resources(&kernels.persistent, PERSISTENT_THREADS)?,
+            resources: self
+                .engine
+                .resources(&kernels.persistent, PERSISTENT_THREADS)?,
             start,
             _scratch: vec![
                 tile_counter.memory,
@@ -669,7 +658,7 @@ impl GpuBatches<'_> {
     fn launch(&mut self, tiles: Option<&[u32]>) -> Result<(), GpuError> {
         let gpu = self.gpu;
         let list = match tiles {
-            Some(t) => Some(gpu.upload(t, "uploading the batch's tiles")?),
+            Some(t) => Some(gpu.engine.upload(t, "uploading the batch's tiles")?),
             None => None,
         };
         let launch_shape = FrameShape {
@@ -680,23 +669,23 @@ impl GpuBatches<'_> {
             scene: &self.scene.params,
             film: &self.film,
             frame: &launch_shape,
-            tiles: list.as_ref().map_or(Ptr::NULL, |l| l.ptr(gpu)),
+            tiles: list.as_ref().map_or(Ptr::NULL, |l| l.ptr(&gpu.engine)),
             error: &self.error,
         };
         let launched = match self.request.balancer.mode() {
             None => gpu.launch_managed(&args)?,
             Some(mode) => gpu.launch_persistent(&args, &self.request, mode)?,
         };
-        let end = gpu.mark()?;
-        let elapsed = gpu.finish_launches(&launched.start, &end)?;
-        let error = gpu.read(&self.error, "reading the error word")?[0];
+        let end = gpu.engine.mark()?;
+        let elapsed = gpu.engine.finish_launches(&launched.start, &end)?;
+        let error = gpu.engine.read(&self.error, "reading the error word")?[0];
         if error & ErrorBit::DequeFull as u32 != 0 {
             return Err(GpuError::Overflow("a warp's deque"));
         }
         if error & ErrorBit::StackFull as u32 != 0 {
             return Err(GpuError::Overflow("a block's task stack"));
         }
-        let stats = gpu.read(&launched.stats, "reading the figures")?;
+        let stats = gpu.engine.read(&launched.stats, "reading the figures")?;
         let figures = stats
             .chunks_exact(STAT_SLOTS)
             .take(launched.workers as usize)
@@ -720,9 +709,9 @@ impl GpuBatches<'_> {
     pub fn finish(self) -> Result<GpuFrame, GpuError> {
         let gpu = self.gpu;
         let pixels = self.shape.pixels;
-        let flat_sums = gpu.read(&self.sums, "reading the film")?;
+        let flat_sums = gpu.engine.read(&self.sums, "reading the film")?;
         let rays = match &self.rays {
-            Some(r) => Some(gpu.read(r, "reading the work map")?),
+            Some(r) => Some(gpu.engine.read(r, "reading the work map")?),
             None => None,
         };
         Ok(GpuFrame {

@@ -23,7 +23,8 @@ mod engine;
 mod frame;
 pub mod source;
 
-pub use device::{DeviceInfo, Gpu, KernelCode, KernelResources};
+pub use device::{DeviceInfo, Gpu};
+pub use engine::{KernelCode, KernelResources};
 pub use frame::{
     FrameRequest, GpuBalancer, GpuBatches, GpuFrame, SceneData, Structure, WarpDeque, WarpStats,
 };
