@@ -8,6 +8,8 @@ mod bench;
 mod cli;
 mod cluster;
 mod compare;
+#[cfg(test)]
+mod docs_parse;
 mod manual;
 mod outputs;
 mod progress;
