@@ -64,8 +64,9 @@ mod with_mpi {
     use balancers::Telemetry;
     use balancers::cluster::ClusterMode;
     use renderer::cluster::{Cluster, RankFigures, Refused, Whole, fingerprint};
+    use renderer::frame::Frame;
     use renderer::integrator::RayCounts;
-    use renderer::render::{Frame, FrameExtras, RenderOptions};
+    use renderer::render::{FrameExtras, RenderOptions};
     use renderer::scene::Scene;
     use renderer::stats::{ClusterReport, RankReport, RaysReport, RenderReport};
 

@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use renderer::scene::LoadObserver;
-use renderer::stats::{BvhReport, SceneReport, counted};
+use renderer::scene::{BvhReport, SceneReport};
+use renderer::stats::counted;
 
 use crate::terminal::{StdoutError, write_stdout};
 

@@ -5,7 +5,7 @@
 use std::num::NonZeroU32;
 use std::sync::Arc;
 
-use balancers::{Telemetry, WorkerTelemetry};
+use balancers::{BalancerKind, Telemetry, WorkerTelemetry};
 pub use kernels::emulator::EmulatorOptions;
 use kernels::{FrameRequest, GpuBatches, GpuFrame, SceneData, Structure};
 pub use kernels::{Gpu, GpuBalancer, GpuError, WarpDeque};
@@ -14,9 +14,10 @@ use crate::accel::Accel;
 use crate::bvh::FlatNode;
 use crate::bvh::wide::GpuWideBvh;
 use crate::film::Film;
-use crate::hybrid::{DeviceSums, TileDevice};
+use crate::frame::{DeviceFigures, Frame};
+use crate::hybrid::{DeviceSums, HybridOptions, TileDevice};
 use crate::integrator::{RayCounts, Tile, tiles};
-use crate::render::{DeviceFigures, Frame};
+use crate::render::{FrameExtras, FrameMemory, RenderOptions};
 use crate::scene::Scene;
 use crate::scene::TriangleShading;
 
@@ -297,5 +298,45 @@ impl TileDevice for GpuTiles<'_> {
             rays_per_pixel: frame.rays,
             rays,
         })
+    }
+}
+
+impl FrameMemory {
+    /// The memory of rendering `scene` on the CPU and a GPU together (`--device hybrid`): the
+    /// CPU's frame as `stealing` with `options`' settings, the GPU's sums read back (and, for a
+    /// moment, copied), and the scene's structure in the form the GPU reads.
+    pub fn estimate_hybrid(scene: &Scene, options: &HybridOptions, extras: FrameExtras) -> Self {
+        let cpu = RenderOptions {
+            balancer: BalancerKind::Stealing(options.balancer.cpu()),
+            threads: options.threads,
+            tile: options.tile,
+            work_map: options.work_map,
+        };
+        let mut memory = Self::estimate(scene, &cpu, extras);
+        memory
+            .parts
+            .push(("the scene's form for the GPU", DeviceScene::bytes(scene)));
+        let pixels = u64::from(scene.width) * u64::from(scene.height);
+        let per_pixel = 24 + if options.work_map { 4 } else { 0 };
+        memory
+            .parts
+            .push(("the GPU's sums read back", 2 * pixels * per_pixel));
+        memory.parts.sort_by_key(|p| std::cmp::Reverse(p.1));
+        memory
+    }
+
+    /// The host's memory of a frame rendered on a GPU: the film, the sums (and counts) read
+    /// back from the device before they fill it, and the scene's structure in the form the
+    /// GPU reads.
+    pub fn estimate_gpu(scene: &Scene, work_map: bool, extras: FrameExtras) -> Self {
+        let pixels = u64::from(scene.width) * u64::from(scene.height);
+        // Three 64-bit sums a pixel, and a 32-bit ray count with a work map.
+        let per_pixel = 24 + if work_map { 4 } else { 0 };
+        let parts = vec![
+            ("film", pixels * per_pixel),
+            ("sums read back", pixels * per_pixel),
+            ("the scene's form for the GPU", DeviceScene::bytes(scene)),
+        ];
+        Self::with_outputs(scene, parts, work_map, extras)
     }
 }

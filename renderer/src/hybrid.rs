@@ -10,14 +10,11 @@
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::sync::Arc;
 
-use balancers::{
-    Assignment, Balancer, BalancerKind, BatchRunner, HybridError, HybridStealing,
-    ProcessorTelemetry,
-};
+use balancers::{Assignment, Balancer, BalancerKind, BatchRunner, HybridError, HybridStealing};
 
 use crate::film::Film;
+use crate::frame::{Frame, HybridFigures};
 use crate::integrator::{RayCounts, RenderTask, Tile, Whitted, tiles};
-use crate::render::Frame;
 use crate::scene::Scene;
 use crate::watch::{FrameObserver, FrameWatch, Unwatched};
 
@@ -66,16 +63,6 @@ pub struct HybridOptions {
     pub tile: NonZeroU32,
     /// Count rays per pixel for a work map.
     pub work_map: bool,
-}
-
-/// What a hybrid frame adds to a [`Frame`]: each processor's hybrid figures (CPU workers
-/// first, in the order of the telemetry) and the devices' names.
-#[derive(Clone, Debug, PartialEq)]
-pub struct HybridFigures {
-    /// Per processor, as the telemetry's workers.
-    pub processors: Vec<ProcessorTelemetry>,
-    /// The devices' names, in order.
-    pub devices: Vec<String>,
 }
 
 /// Why a hybrid frame could not be rendered.

@@ -9,6 +9,7 @@ pub mod cluster;
 pub mod compare;
 pub mod file_errors;
 pub mod film;
+pub mod frame;
 pub mod geometry;
 pub mod gpu;
 pub mod hybrid;

@@ -20,9 +20,10 @@ use std::thread::{self, JoinHandle};
 use anyhow::{Context, Result};
 
 use crate::film::Film;
+use crate::frame::Frame;
 use crate::gpu::{Gpu, GpuOptions, GpuTiles, render_gpu};
 use crate::hybrid::{HybridOptions, render_hybrid_watched};
-use crate::render::{Frame, RenderOptions, render_watched};
+use crate::render::{RenderOptions, render_watched};
 use crate::scene::Scene;
 use crate::watch::FrameWatch;
 

@@ -2,12 +2,12 @@
 
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::sync::Arc;
-use std::time::Duration;
 
-use balancers::{Balancer, BalancerKind, Order, SpawnError, Telemetry};
+use balancers::{Balancer, BalancerKind, Order, SpawnError};
 
 use crate::film::Film;
-use crate::integrator::{RayCounts, RenderTask, SPLIT_ABOVE, Tile, Whitted, tiles};
+use crate::frame::Frame;
+use crate::integrator::{RenderTask, SPLIT_ABOVE, Tile, Whitted, tiles};
 use crate::memory::{Budget, format_bytes};
 use crate::scene::Scene;
 use crate::watch::{FrameObserver, FrameWatch, Unwatched};
@@ -23,64 +23,6 @@ pub struct RenderOptions {
     pub tile: NonZeroU32,
     /// Count rays per pixel for a work map.
     pub work_map: bool,
-}
-
-/// A rendered frame and how it went.
-#[derive(Debug)]
-pub struct Frame {
-    /// The accumulated image (shared with whoever watched it render).
-    pub film: Arc<Film>,
-    /// The balancer's per-worker account.
-    pub telemetry: Telemetry,
-    /// Rays traced by each worker, by kind.
-    pub rays: Vec<RayCounts>,
-    /// Initial tasks handed to the balancer.
-    pub tiles: usize,
-    /// What the GPU adds, for frames rendered on one.
-    pub device: Option<DeviceFigures>,
-    /// What CPU workers and devices together add, for frames rendered by `hybrid`.
-    pub hybrid: Option<crate::hybrid::HybridFigures>,
-    /// Whether the frame was cancelled before all its work was done: the film is then
-    /// incomplete.
-    pub cancelled: bool,
-}
-
-/// Figures of a frame rendered on a GPU.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DeviceFigures {
-    /// The device's name.
-    pub name: String,
-    /// Mean active lanes per warp step over the warp size.
-    pub simt_efficiency: f64,
-    /// What the workers of the telemetry are: persistent warps or resident block slots.
-    pub workers_are: &'static str,
-    /// Threads per block launched.
-    pub threads_per_block: u32,
-    /// Blocks launched.
-    pub blocks: u32,
-    /// The kernel's registers, local and shared memory, and the occupancy they give.
-    pub kernel: Option<kernels::KernelResources>,
-}
-
-impl Frame {
-    /// Rays of all workers together.
-    pub fn total_rays(&self) -> RayCounts {
-        let mut all = RayCounts::default();
-        for r in &self.rays {
-            all.merge(r);
-        }
-        all
-    }
-
-    /// Wall-clock time of the balancer's run.
-    pub fn wall(&self) -> Duration {
-        self.telemetry.wall
-    }
-
-    /// Millions of rays (of every kind) per second of wall-clock time.
-    pub fn mrays_per_second(&self) -> f64 {
-        self.total_rays().total() as f64 / self.wall().as_secs_f64().max(1e-9) / 1e6
-    }
 }
 
 /// What a frame will take in memory besides its scene, part by part: estimated before any of
@@ -151,54 +93,8 @@ impl FrameMemory {
         Self::with_outputs(scene, parts, options.work_map, extras)
     }
 
-    /// The memory of rendering `scene` on the CPU and a GPU together (`--device hybrid`): the
-    /// CPU's frame as `stealing` with `options`' settings, the GPU's sums read back (and, for a
-    /// moment, copied), and the scene's structure in the form the GPU reads.
-    pub fn estimate_hybrid(
-        scene: &Scene,
-        options: &crate::hybrid::HybridOptions,
-        extras: FrameExtras,
-    ) -> Self {
-        let cpu = RenderOptions {
-            balancer: BalancerKind::Stealing(options.balancer.cpu()),
-            threads: options.threads,
-            tile: options.tile,
-            work_map: options.work_map,
-        };
-        let mut memory = Self::estimate(scene, &cpu, extras);
-        memory.parts.push((
-            "the scene's form for the GPU",
-            crate::gpu::DeviceScene::bytes(scene),
-        ));
-        let pixels = u64::from(scene.width) * u64::from(scene.height);
-        let per_pixel = 24 + if options.work_map { 4 } else { 0 };
-        memory
-            .parts
-            .push(("the GPU's sums read back", 2 * pixels * per_pixel));
-        memory.parts.sort_by_key(|p| std::cmp::Reverse(p.1));
-        memory
-    }
-
-    /// The host's memory of a frame rendered on a GPU: the film, the sums (and counts) read
-    /// back from the device before they fill it, and the scene's structure in the form the
-    /// GPU reads.
-    pub fn estimate_gpu(scene: &Scene, work_map: bool, extras: FrameExtras) -> Self {
-        let pixels = u64::from(scene.width) * u64::from(scene.height);
-        // Three 64-bit sums a pixel, and a 32-bit ray count with a work map.
-        let per_pixel = 24 + if work_map { 4 } else { 0 };
-        let parts = vec![
-            ("film", pixels * per_pixel),
-            ("sums read back", pixels * per_pixel),
-            (
-                "the scene's form for the GPU",
-                crate::gpu::DeviceScene::bytes(scene),
-            ),
-        ];
-        Self::with_outputs(scene, parts, work_map, extras)
-    }
-
     /// `parts` and what writing and showing the frame adds to them, largest first.
-    fn with_outputs(
+    pub(crate) fn with_outputs(
         scene: &Scene,
         mut parts: Vec<(&'static str, u64)>,
         work_map: bool,

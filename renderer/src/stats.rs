@@ -6,10 +6,11 @@ use std::fmt::{self, Write as _};
 use serde::Serialize;
 
 use crate::bvh::BvhStats;
+use crate::frame::Frame;
 use crate::integrator::RayCounts;
 use crate::memory::format_bytes;
-use crate::render::Frame;
 use crate::scene::Scene;
+use crate::scene::{BvhReport, SceneReport};
 
 /// Everything a render measured.
 #[derive(Clone, Debug, Serialize)]
@@ -81,7 +82,7 @@ pub struct ShareReport {
 
 impl HybridReport {
     /// The report of a hybrid frame.
-    pub fn new(frame: &Frame, hybrid: &crate::hybrid::HybridFigures) -> Self {
+    pub fn new(frame: &Frame, hybrid: &crate::frame::HybridFigures) -> Self {
         let wall = frame.telemetry.wall.as_secs_f64();
         let cpus = hybrid.processors.len() - hybrid.devices.len();
         let kind = |k: usize| {
@@ -195,56 +196,6 @@ impl ClusterReport {
             ranks,
         }
     }
-}
-
-/// Figures of the scene.
-#[derive(Clone, Debug, Serialize)]
-pub struct SceneReport {
-    /// Scene name (file stem).
-    pub name: String,
-    /// Image width.
-    pub width: u32,
-    /// Image height.
-    pub height: u32,
-    /// Camera rays per pixel.
-    pub samples: u32,
-    /// Triangles rendered.
-    pub triangles: usize,
-    /// Zero-area triangles dropped on loading.
-    pub dropped_triangles: usize,
-    /// Objects in the scene file.
-    pub objects: usize,
-    /// Lights.
-    pub lights: usize,
-    /// Materials (including the default).
-    pub materials: usize,
-    /// Deepest generation of secondary rays.
-    pub max_depth: u32,
-    /// Seconds to read and generate the geometry.
-    pub load_seconds: f64,
-}
-
-/// Figures of the acceleration structure.
-#[derive(Clone, Debug, Serialize)]
-pub struct BvhReport {
-    /// Which structure: `wide` or `octree`.
-    pub structure: &'static str,
-    /// The most children a node has.
-    pub children: u32,
-    /// The vector instructions that test a node's boxes: `avx2` or `sse`.
-    pub simd: &'static str,
-    /// Nodes (per flattened order, in the octree).
-    pub nodes: usize,
-    /// Leaves.
-    pub leaves: usize,
-    /// Depth of the deepest leaf.
-    pub depth: u32,
-    /// Most triangles in a leaf.
-    pub max_leaf_triangles: u32,
-    /// Bytes of the node and triangle arrays (all eight orders, in the octree).
-    pub bytes: usize,
-    /// Seconds to build and flatten.
-    pub build_seconds: f64,
 }
 
 /// Rays traced, by kind.

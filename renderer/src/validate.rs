@@ -35,9 +35,10 @@ use anyhow::{Result, anyhow, bail};
 use balancers::{Balancer, BalancerKind, HybridStealing};
 
 use crate::film::Film;
+use crate::frame::Frame;
 use crate::gpu::{Gpu, GpuBalancer, GpuOptions, GpuTiles, render_gpu};
 use crate::hybrid::{HybridOptions, render_hybrid};
-use crate::render::{Frame, RenderOptions, render};
+use crate::render::{RenderOptions, render};
 use crate::scene::Scene;
 
 /// What a validation renders in each structure: every CPU balancer at every thread count and

@@ -114,7 +114,7 @@ impl FrameWatch {
 
     /// Asks the frame to stop: tasks that start from now on are dropped. Callable from any
     /// thread, any number of times; the frame's render call still returns normally, with
-    /// [`Frame::cancelled`](crate::render::Frame::cancelled) set.
+    /// [`Frame::cancelled`](crate::frame::Frame::cancelled) set.
     pub fn cancel(&self) {
         // Relaxed: the flag carries no data with it. Workers see it a little sooner or later;
         // either way they stop after a bounded amount of work, and the render call's join

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use kernels::emulator::{EmulatorOptions, PlantedBug};
 use renderer::accel::AccelKind;
+use renderer::frame::Frame;
 use renderer::gpu::{Gpu, GpuBalancer, GpuError, GpuOptions, WarpDeque, render_gpu};
-use renderer::render::Frame;
 use renderer::scene::Scene;
 
 mod common;

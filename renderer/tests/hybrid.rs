@@ -94,7 +94,7 @@ fn same_as_cpu(
 
 /// Two CPU workers and a device of one thread, 4 tiles a batch, on `cornell` 80×64 in tiles of
 /// 8 (which divide it).
-fn watched(watch: &FrameWatch) -> renderer::render::Frame {
+fn watched(watch: &FrameWatch) -> renderer::frame::Frame {
     let scene = load_scene("cornell", Some(80), Some(64));
     let options = HybridOptions {
         balancer: HybridStealing::default(),

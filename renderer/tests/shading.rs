@@ -5,7 +5,8 @@ use std::num::{NonZeroU32, NonZeroUsize};
 
 use balancers::BalancerKind;
 use renderer::film::to_fixed;
-use renderer::render::{Frame, RenderOptions, render};
+use renderer::frame::Frame;
+use renderer::render::{RenderOptions, render};
 use renderer::scene::{Scene, SceneOverrides};
 
 fn frame(text: &str) -> (Scene, Frame) {

@@ -11,6 +11,7 @@ mod mesh;
 mod mesh_file;
 mod obj;
 mod ply;
+mod report;
 mod shapes;
 mod values;
 
@@ -23,7 +24,6 @@ use crate::geometry::{Aabb, Triangle, TriangleExt};
 use crate::input::MAX_SCENE_BYTES;
 use crate::math::{Vec3, dot, normalize};
 use crate::memory::{AllocError, try_reserve, try_with_capacity};
-use crate::stats::{BvhReport, SceneReport};
 
 pub use camera::{Camera, CameraExt, PixelSamples, ViewError, Viewpoint};
 pub use error::{Position, SceneError};
@@ -36,6 +36,7 @@ pub use layout::TriangleShading;
 pub use light::{Light, LightExt};
 pub use material::Material;
 pub use mesh_file::{MeshSummary, parse_obj, parse_ply};
+pub use report::{BvhReport, SceneReport};
 
 use builder::{SceneBuilder, SceneText, Sections};
 use mesh::Mesh;

@@ -41,7 +41,7 @@ pub(crate) fn load_scene_as(
 
 /// The CPU's frame of `scene` that GPU frames are compared with: `static` on two threads,
 /// 16-pixel tiles, with rays counted per pixel.
-pub(crate) fn cpu_reference(scene: &Scene) -> renderer::render::Frame {
+pub(crate) fn cpu_reference(scene: &Scene) -> renderer::frame::Frame {
     use std::num::{NonZeroU32, NonZeroUsize};
     renderer::render::render(
         scene,
@@ -59,8 +59,8 @@ pub(crate) fn cpu_reference(scene: &Scene) -> renderer::render::Frame {
 /// rays per pixel and rays by kind, and a SIMT efficiency in (0, 1].
 pub(crate) fn assert_cpus_bytes(
     label: &str,
-    gpu: &renderer::render::Frame,
-    cpu: &renderer::render::Frame,
+    gpu: &renderer::frame::Frame,
+    cpu: &renderer::frame::Frame,
 ) {
     assert_eq!(gpu.film.sums(), cpu.film.sums(), "{label}: sums");
     assert_eq!(
