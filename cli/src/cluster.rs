@@ -16,7 +16,7 @@ pub(crate) fn require_mpi(what: &str) -> Result<()> {
         return Ok(());
     }
     bail!(
-        "{what}: this raylb was built without MPI support; build it with `cargo build --release --features mpi` where Open MPI is installed (Debian: openmpi-bin, libopenmpi-dev, libclang-dev; see the README)"
+        "{what}: this raylb was built without MPI support; build it with `cargo build --release --features mpi` where Open MPI is installed (Debian: openmpi-bin, libopenmpi-dev, libclang-dev; see docs/cluster.md)"
     )
 }
 

@@ -76,7 +76,10 @@ fn main() -> ExitCode {
         Err(e) => return cli::usage_error(e),
     };
     let result = match cli.command {
-        Command::Render(args) => render::run(&args),
+        Command::Render(args) => match args.cluster {
+            Some(mode) => cluster::run(&args, mode),
+            None => render::run(&args),
+        },
         Command::Compare(args) => compare::run(&args),
         Command::Validate(args) => validate::run(&args),
         Command::View(args) => view::run(&args),

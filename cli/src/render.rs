@@ -23,10 +23,8 @@ use crate::outputs::{Outputs, image_format, png_only};
 use crate::progress::Progress;
 use crate::terminal::quiet_rank;
 
+/// `raylb render` on one machine (`--cluster` goes to `cluster::run`).
 pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
-    if let Some(name) = args.cluster {
-        return crate::cluster::run(args, name);
-    }
     if args.cluster_chunk.is_some() {
         bail!("--cluster-chunk applies to --cluster counter");
     }

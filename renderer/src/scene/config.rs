@@ -1,6 +1,6 @@
 //! The scene file format (TOML), as parsed. Every table rejects unknown keys.
 //!
-//! The README documents the format for users; the types here are its single definition.
+//! docs/scenes.md documents the format for users; the types here are its single definition.
 
 use std::collections::BTreeMap;
 

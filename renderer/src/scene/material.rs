@@ -29,7 +29,7 @@ pub(crate) fn from_config(c: &MaterialConfig) -> Material {
     }
 }
 
-/// A material of an MTL file, mapped as the README's table says:
+/// A material of an MTL file, mapped as the table in docs/scenes.md says:
 ///
 /// | MTL | raylb |
 /// | --- | --- |
