@@ -112,6 +112,32 @@ pub struct TaskTree {
 }
 
 impl TaskTree {
+    /// A tree of `n` tasks, `initial` of them initial, with its arrays empty and room for
+    /// them all; `first_child` is left for the caller's numbering.
+    fn with_room(
+        description: String,
+        kinds: Vec<String>,
+        features: Vec<String>,
+        model: CostModel,
+        (n, initial): (usize, usize),
+    ) -> Self {
+        let f = features.len();
+        Self {
+            description,
+            kinds,
+            features,
+            model,
+            initial,
+            parent: Vec::with_capacity(n - initial),
+            kind: Vec::with_capacity(n),
+            depth: Vec::with_capacity(n),
+            place: Vec::with_capacity(n),
+            work: Vec::with_capacity(n * f),
+            spawned_at: Vec::with_capacity(n - initial),
+            first_child: Vec::new(),
+        }
+    }
+
     /// The tree of the tasks a recorder saw, numbered canonically; `Err` says what does not
     /// make a tree (an id twice, a parent never seen, positions that skip or repeat, a kind
     /// without a name, work counted beyond the features, more than 256 kinds).
@@ -140,20 +166,8 @@ impl TaskTree {
         let numbering = Numbering::breadth_first(&family)?;
         let f = features.len();
         let (n, initial) = (tasks.len(), family.initial.len());
-        let mut tree = Self {
-            description,
-            kinds,
-            features,
-            model,
-            initial,
-            parent: Vec::with_capacity(n - initial),
-            kind: Vec::with_capacity(n),
-            depth: Vec::with_capacity(n),
-            place: Vec::with_capacity(n),
-            work: Vec::with_capacity(n * f),
-            spawned_at: Vec::with_capacity(n - initial),
-            first_child: numbering.first_child,
-        };
+        let mut tree = Self::with_room(description, kinds, features, model, (n, initial));
+        tree.first_child = numbering.first_child;
         for (i, &k) in numbering.order.iter().enumerate() {
             let task = &tasks[k];
             tree.kind.push(task.kind);
@@ -305,20 +319,7 @@ impl TaskTree {
         let f = features.len();
         let model = read_model(&mut r, f)?;
         let (n, initial) = read_task_counts(&mut r, f)?;
-        let mut tree = Self {
-            description,
-            kinds,
-            features,
-            model,
-            initial,
-            parent: Vec::with_capacity(n - initial),
-            kind: Vec::with_capacity(n),
-            depth: Vec::with_capacity(n),
-            place: Vec::with_capacity(n),
-            work: Vec::with_capacity(n * f),
-            spawned_at: Vec::with_capacity(n - initial),
-            first_child: Vec::new(),
-        };
+        let mut tree = Self::with_room(description, kinds, features, model, (n, initial));
         for i in 0..n {
             tree.read_task(&mut r, i, n)?;
         }
