@@ -486,14 +486,7 @@ impl Gpu {
         let resident = self.resident_warps()?;
         let warps = request.max_warps.map_or(resident, |m| m.clamp(1, resident));
         let blocks = warps.div_ceil(WARPS_PER_BLOCK);
-        // A warp's deque holds its share of tiles, the parts a large tile is halved into on
-        // its way to pieces (at most one per halving of each side), and
-        // what overflows the buffer: depth-first, at most a buffer's worth per generation of
-        // rays.
-        let share = frame.tile_count.div_ceil(warps);
-        let pixels_per_tile = u64::from(frame.tile) * u64::from(frame.tile);
-        let halvings = 2 * (64 - (pixels_per_tile / 1024).max(1).leading_zeros());
-        let capacity = share + halvings + BUFFER * (scene.settings.max_depth + 2) + BUFFER;
+        let capacity = deque_capacity(frame, scene, warps);
         let tile_counter = self.engine.zeros::<u32>(1, "allocating the tile counter")?;
         let pending = self.engine.zeros::<i32>(1, "allocating the task count")?;
         let heads = self
@@ -818,4 +811,14 @@ struct Launched {
     resources: Option<KernelResources>,
     start: Mark,
     _scratch: Vec<Memory>,
+}
+
+/// The tasks a warp's deque must hold: its share of `warps`' tiles, the parts a large tile is
+/// halved into on its way to pieces (at most one per halving of each side), and what
+/// overflows the buffer: depth-first, at most a buffer's worth per generation of rays.
+fn deque_capacity(frame: &FrameShape, scene: &params::Scene, warps: u32) -> u32 {
+    let share = frame.tile_count.div_ceil(warps);
+    let pixels_per_tile = u64::from(frame.tile) * u64::from(frame.tile);
+    let halvings = 2 * (64 - (pixels_per_tile / 1024).max(1).leading_zeros());
+    share + halvings + BUFFER * (scene.settings.max_depth + 2) + BUFFER
 }
