@@ -350,6 +350,9 @@ const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
 /// unit (`512K`, `4G`, `1.5GiB`, `64 MiB`; `K`, `M`, `G`, `T`, `P` or `E`, with or without `iB`,
 /// any case). Decimal units (`MB`) are refused rather than guessed at; zero, negative and
 /// non-numbers, and sizes beyond 2⁶⁴ − 1 bytes are refused too.
+///
+/// Our own rather than a crate's (`bytesize`, `parse-size`): they take decimal units as
+/// powers of ten, where raylb refuses them, and their errors do not say which units it takes.
 pub fn byte_size(text: &str) -> Result<u64, String> {
     let text = text.trim();
     let split = text

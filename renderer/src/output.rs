@@ -135,8 +135,11 @@ pub fn abandon_staged() -> MutexGuard<'static, Vec<PathBuf>> {
 /// An output staged and not yet put in place.
 #[derive(Debug)]
 enum Staged {
-    /// Written to `temporary` beside `target`, to be renamed over it.
-    File { temporary: PathBuf, target: PathBuf },
+    /// Written to `temporary` beside `target`, to be renamed over it (removed when dropped).
+    File {
+        temporary: tempfile::TempPath,
+        target: PathBuf,
+    },
     /// Held in memory, to be written to a standard stream.
     Stream { stderr: bool, bytes: Vec<u8> },
 }
@@ -177,22 +180,20 @@ impl StagedFiles {
                 return Ok(());
             }
         };
-        let temporary = temporary_name(&target);
-        // Listed before it exists, so that a signal from here on removes it.
-        temporaries().push(temporary.clone());
-        let result = File::create(&temporary).and_then(|file| {
+        let (file, temporary) = create_temporary(&target)?;
+        let result = (|| {
             let mut out = BufWriter::new(file);
             write(&mut out)?;
             out.into_inner().map_err(|e| e.into_error())?.sync_all()
-        });
+        })();
         match result {
             Ok(()) => {
                 self.pending.push(Staged::File { temporary, target });
                 Ok(())
             }
             Err(e) => {
-                let _ = fs::remove_file(&temporary);
                 forget_temporary(&mut temporaries(), &temporary);
+                // Dropping `temporary` removes the file.
                 Err(e)
             }
         }
@@ -266,15 +267,14 @@ impl StagedFiles {
         let mut files = files.into_iter();
         while let Some(Staged::File { temporary, target }) = files.next() {
             forget_temporary(&mut list, &temporary);
-            if let Err(e) = fs::rename(&temporary, &target) {
-                let _ = fs::remove_file(&temporary);
+            // On failure the temporary file comes back with the error, and is removed with it.
+            if let Err(e) = temporary.persist(&target) {
                 for rest in files {
                     if let Staged::File { temporary, .. } = rest {
                         forget_temporary(&mut list, &temporary);
-                        let _ = fs::remove_file(temporary);
                     }
                 }
-                return Err(e);
+                return Err(e.error);
             }
         }
         drop(list);
@@ -300,20 +300,34 @@ impl Drop for StagedFiles {
         let mut list = temporaries();
         for staged in &self.pending {
             if let Staged::File { temporary, .. } = staged {
-                let _ = fs::remove_file(temporary);
                 forget_temporary(&mut list, temporary);
             }
         }
+        // The pending temporary files are removed as `pending` drops.
     }
 }
 
-/// `dir/.name.tmp-PID`: hidden, in the same directory (so the rename is atomic), and
-/// distinct between processes.
-fn temporary_name(path: &Path) -> PathBuf {
-    let name = path
+/// Creates the temporary file `target`'s contents are written to: `.NAME.XXXXXX.tmp` in the
+/// same directory (hidden, and on the same file system, so that the rename is atomic), under
+/// a name no one can guess and only if no file has it (`tempfile` opens it with `O_EXCL`), so
+/// a link planted in a shared directory is never written through. It is created and listed
+/// under the lock [`abandon_staged`] takes, so that a signal from here on removes it.
+fn create_temporary(target: &Path) -> io::Result<(File, tempfile::TempPath)> {
+    let name = target
         .file_name()
         .map_or("output".into(), |n| n.to_string_lossy().into_owned());
-    path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut list = temporaries();
+    let (file, temporary) = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)?
+        .into_parts();
+    list.push(temporary.to_path_buf());
+    Ok((file, temporary))
 }
 
 /// Checks, before any work is done, that `path` can be written the way [`StagedFiles`] will
@@ -354,11 +368,9 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
             format!("no such directory: {}", dir.display())
         });
     }
-    let probe = temporary_name(path);
-    temporaries().push(probe.clone());
-    let tried = File::create(&probe).and_then(|_| fs::remove_file(&probe));
+    let (_, probe) = create_temporary(path).map_err(|e| io_reason(&e))?;
     forget_temporary(&mut temporaries(), &probe);
-    tried.map_err(|e| io_reason(&e))
+    probe.close().map_err(|e| io_reason(&e))
 }
 
 /// The input that `output` would replace, if any: the same file under another name, through

@@ -811,6 +811,10 @@ impl Reader<'_> {
         Ok(slice.try_into().expect("N bytes"))
     }
 
+    /// An unsigned LEB128 integer, in its shortest form only. Our own rather than a crate's
+    /// (`leb128`, `integer-encoding`): those accept a number padded with empty bytes, which
+    /// would give one tree many files, and report a short read without the offset this
+    /// reader's errors name.
     fn int(&mut self) -> Result<u64, Malformed> {
         let mut value = 0u64;
         for shift in (0..64).step_by(7) {

@@ -15,6 +15,8 @@ use crate::outputs::Outputs;
 
 /// A table for the terminal: a header row and data rows of equal width, printed aligned. (The
 /// CSV files hold the same figures as numbers, one row per observation: see [`csv_text`].)
+/// Our own rather than `comfy-table` or `tabled`: left-aligned names and right-aligned
+/// numbers are all it does, in thirty lines.
 #[derive(Debug, Default)]
 pub(crate) struct Table {
     pub(crate) header: Vec<String>,
