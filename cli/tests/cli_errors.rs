@@ -553,7 +553,7 @@ fn unwritable_outputs_fail_before_any_work_and_touch_nothing() {
         &["validate", "ok.toml", "-o", "folder"],
         &["cannot write folder", "is a directory"],
     );
-    // A name the system takes, but whose temporary twin (`.NAME.tmp-PID`) is too long for it:
+    // A name the system takes, but whose temporary twin (`.NAME.XXXXXX.tmp`) is too long for it:
     // only trying to create a file finds that out.
     let long = format!("{}.png", "x".repeat(246));
     s.fails(
