@@ -192,8 +192,8 @@ impl StagedFiles {
                 Ok(())
             }
             Err(e) => {
-                forget_temporary(&mut temporaries(), &temporary);
-                // Dropping `temporary` removes the file.
+                // The write's error is the one to report.
+                let _ = remove_temporary(&mut temporaries(), temporary);
                 Err(e)
             }
         }
@@ -298,12 +298,11 @@ impl StagedFiles {
 impl Drop for StagedFiles {
     fn drop(&mut self) {
         let mut list = temporaries();
-        for staged in &self.pending {
+        for staged in std::mem::take(&mut self.pending) {
             if let Staged::File { temporary, .. } = staged {
-                forget_temporary(&mut list, temporary);
+                let _ = remove_temporary(&mut list, temporary);
             }
         }
-        // The pending temporary files are removed as `pending` drops.
     }
 }
 
@@ -320,14 +319,26 @@ fn create_temporary(target: &Path) -> io::Result<(File, tempfile::TempPath)> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    // What `File::create` gives an output (0666 less the umask), not `tempfile`'s private
+    // 0600: the file put in place is an ordinary output, readable as any other.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
     let mut list = temporaries();
-    let (file, temporary) = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(dir)?
-        .into_parts();
+    let (file, temporary) = builder.tempfile_in(dir)?.into_parts();
     list.push(temporary.to_path_buf());
     Ok((file, temporary))
+}
+
+/// Removes a temporary file, then takes it off `list` (the lock [`abandon_staged`] takes):
+/// in that order, so that a signal in between finds it listed rather than left behind.
+fn remove_temporary(list: &mut Vec<PathBuf>, temporary: tempfile::TempPath) -> io::Result<()> {
+    let path = temporary.to_path_buf();
+    let removed = temporary.close();
+    forget_temporary(list, &path);
+    removed
 }
 
 /// Checks, before any work is done, that `path` can be written the way [`StagedFiles`] will
@@ -369,8 +380,7 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
         });
     }
     let (_, probe) = create_temporary(path).map_err(|e| io_reason(&e))?;
-    forget_temporary(&mut temporaries(), &probe);
-    probe.close().map_err(|e| io_reason(&e))
+    remove_temporary(&mut temporaries(), probe).map_err(|e| io_reason(&e))
 }
 
 /// The input that `output` would replace, if any: the same file under another name, through
@@ -395,4 +405,55 @@ pub fn write_png(path: &Path, width: u32, height: u32, rgb: &[u8]) -> io::Result
     let mut staged = StagedFiles::new();
     staged.png(path, width, height, rgb)?;
     staged.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_staged_output_is_left_in_place_with_an_outputs_permissions_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("plain.txt");
+        File::create(&plain).unwrap();
+        let staged = dir.path().join("staged.txt");
+        let mut files = StagedFiles::new();
+        files.text(&staged, "new").unwrap();
+        assert!(!staged.exists(), "nothing is in place before the commit");
+        files.commit().unwrap();
+        assert_eq!(fs::read_to_string(&staged).unwrap(), "new");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(
+                mode(&staged),
+                mode(&plain),
+                "as File::create makes an output"
+            );
+        }
+        let mut names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["plain.txt", "staged.txt"],
+            "no temporary file is left"
+        );
+        assert!(temporaries().iter().all(|p| !p.starts_with(dir.path())));
+    }
+
+    #[test]
+    fn a_dropped_stage_removes_its_temporary_files_and_forgets_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut files = StagedFiles::new();
+        files.text(&dir.path().join("a.txt"), "a").unwrap();
+        files.text(&dir.path().join("b.txt"), "b").unwrap();
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2, "two staged");
+        drop(files);
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+        assert!(temporaries().iter().all(|p| !p.starts_with(dir.path())));
+    }
 }
