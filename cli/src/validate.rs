@@ -57,7 +57,10 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
         }
         let name = AccelKind::from(accel).name();
         for run in &runs {
-            let frame = run.render(&scene, gpu.as_ref())?;
+            let frame = run.render(&scene, gpu.as_ref()).map_err(|e| match run {
+                Run::Hybrid(_) => anyhow!("--hybrid: {e}"),
+                _ => e,
+            })?;
             matrix.check(format!("{name} {}", run.label()), &frame)?;
         }
     }

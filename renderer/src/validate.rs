@@ -106,11 +106,6 @@ impl Plan {
         (self.cpu.len() * self.threads.len() + hybrid + self.gpu.len()) * self.tiles.len()
     }
 
-    /// Whether a run needs a GPU.
-    pub fn needs_gpu(&self) -> bool {
-        self.hybrid || !self.gpu.is_empty()
-    }
-
     /// Refuses a plan that compares nothing: in `structures` structures, fewer than two
     /// frames.
     ///
@@ -170,8 +165,7 @@ impl Run {
         Ok(match self {
             Self::Cpu(options) => render(scene, options)?,
             Self::Hybrid(options) => {
-                let tiles = GpuTiles::new(device()?, scene, options.tile, options.work_map)
-                    .map_err(|e| anyhow!("--hybrid: {e}"))?;
+                let tiles = GpuTiles::new(device()?, scene, options.tile, options.work_map)?;
                 render_hybrid(scene, options, vec![tiles])?
             }
             Self::Gpu(options) => render_gpu(device()?, scene, options)?,
@@ -200,7 +194,6 @@ pub enum Verdict {
 pub struct SameSums {
     /// The first frame's label and fixed-point sums.
     reference: Option<(String, Vec<[u64; 3]>)>,
-    checked: usize,
     differing: usize,
 }
 
@@ -208,7 +201,6 @@ impl SameSums {
     /// Compares `film` (of the frame `label`) with the first film checked, or keeps it as the
     /// first.
     pub fn check(&mut self, label: &str, film: &Film) -> Verdict {
-        self.checked += 1;
         let Some((first, want)) = &self.reference else {
             self.reference = Some((label.to_string(), film.sums()));
             return Verdict::Reference;
@@ -230,18 +222,8 @@ impl SameSums {
         }
     }
 
-    /// How many frames were checked, the first included.
-    pub fn checked(&self) -> usize {
-        self.checked
-    }
-
     /// How many frames differ from the first.
     pub fn differing(&self) -> usize {
         self.differing
-    }
-
-    /// The first frame's label, once one was checked.
-    pub fn reference(&self) -> Option<&str> {
-        self.reference.as_ref().map(|(label, _)| label.as_str())
     }
 }
