@@ -5,7 +5,7 @@
 mod common;
 
 use std::num::NonZeroUsize;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use balancers::{
     Assignment, Balancer, BalancerKind, DequeKind, Order, RayonScope, Spawn, StealAmount,
@@ -269,6 +269,18 @@ balancer_suite! {
 struct Hostage {
     /// Set by the first leaf that runs anywhere but on the hostage's worker.
     freed: AtomicU32,
+    /// The worker running the initial task, once it runs: worker 0, whose share it is, or a
+    /// thief that took it before worker 0 got to it.
+    hostage_worker: AtomicUsize,
+}
+
+impl Hostage {
+    fn new() -> Self {
+        Self {
+            freed: AtomicU32::new(0),
+            hostage_worker: AtomicUsize::new(usize::MAX),
+        }
+    }
 }
 
 const LEAVES_HELD: u32 = 10_000;
@@ -281,11 +293,13 @@ impl TaskRunner<u32> for Hostage {
     fn run<S: Spawn<u32>>(&self, task: u32, local: &mut (usize, u64), spawn: &mut S) {
         local.1 += 1;
         if task > 0 {
-            if local.0 != HOSTAGE_WORKER {
+            // Acquire: pairs with the hostage's Release store, which comes before its spawns.
+            if local.0 != self.hostage_worker.load(Ordering::Acquire) {
                 self.freed.store(1, Ordering::Release);
             }
             return;
         }
+        self.hostage_worker.store(local.0, Ordering::Release);
         for leaf in 1..=LEAVES_HELD {
             spawn.spawn(leaf);
         }
@@ -300,9 +314,6 @@ impl TaskRunner<u32> for Hostage {
     }
 }
 
-/// The worker that gets the one initial task (interleaved shares: task 0 goes to worker 0).
-const HOSTAGE_WORKER: usize = 0;
-
 #[test]
 fn idle_workers_steal_the_work_of_the_busy_one() {
     for deque in [DequeKind::Abp, DequeKind::Locked] {
@@ -313,9 +324,7 @@ fn idle_workers_steal_the_work_of_the_busy_one() {
         ] {
             for amount in [StealAmount::One, StealAmount::Half] {
                 let balancer = stealing(deque, victim, amount);
-                let runner = Hostage {
-                    freed: AtomicU32::new(0),
-                };
+                let runner = Hostage::new();
                 let outcome = balancer
                     .run(NonZeroUsize::new(4).unwrap(), &[0], &runner)
                     .expect("workers start");
