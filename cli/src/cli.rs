@@ -5,17 +5,15 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
-use balancers::{
-    Assignment, BalancerKind, DequeKind, HybridStealing, Order, RayonScope, StealAmount,
-    VictimPolicy, WorkStealing,
-};
+use balancers::{Assignment, BalancerKind, DequeKind, Order, StealAmount, VictimPolicy};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use renderer::accel::AccelKind;
 use renderer::bvh::{BvhSplit, Width};
-use renderer::gpu::{EmulatorOptions, Gpu, GpuBalancer, GpuError, WarpDeque};
+use renderer::device::{BalancerRequest, DeviceKind, FrameJob, Schedule};
+use renderer::gpu::{EmulatorOptions, Gpu, GpuError};
 use renderer::memory::Budget;
 use renderer::preview::Layer;
-use renderer::render::{FrameExtras, FrameMemory, RenderOptions};
+use renderer::render::{FrameExtras, RenderOptions};
 use renderer::scene::{AxisDirection, LoadObserver, MeshFraming, Scene, SceneOverrides};
 
 use crate::progress::LoadProgress;
@@ -261,9 +259,6 @@ pub(crate) enum AccelName {
     Octree,
 }
 
-/// The structure `--device gpu` builds where `--accel` names none.
-pub(crate) const GPU_DEFAULT_ACCEL: AccelName = AccelName::Octree;
-
 impl From<AccelName> for AccelKind {
     fn from(name: AccelName) -> Self {
         match name {
@@ -395,16 +390,19 @@ impl SceneArgs {
     }
 
     /// These settings for a scene rendered on `device`: the structure asked for, or where
-    /// none is, the device's own default ([`GPU_DEFAULT_ACCEL`] on the GPU, whose kernels
-    /// traverse either structure; the CPU's default elsewhere, a hybrid frame's GPU tracing
-    /// the structure its CPU workers do).
+    /// none is, the device's own default ([`DeviceKind::accel`]).
     pub(crate) fn for_device(&self, device: DeviceName) -> SceneArgs {
-        match device {
-            DeviceName::Cpu | DeviceName::Hybrid => self.clone(),
-            DeviceName::Gpu => SceneArgs {
-                accel: Some(self.accel.unwrap_or(GPU_DEFAULT_ACCEL)),
-                ..self.clone()
-            },
+        let kind = match device {
+            DeviceName::Cpu => DeviceKind::Cpu,
+            DeviceName::Gpu => DeviceKind::Gpu,
+            DeviceName::Hybrid => DeviceKind::Hybrid,
+        };
+        SceneArgs {
+            accel: self.accel.or_else(|| match kind.accel(None) {
+                AccelKind::Octree => Some(AccelName::Octree),
+                AccelKind::Wide => None,
+            }),
+            ..self.clone()
         }
     }
 
@@ -434,43 +432,26 @@ impl SceneArgs {
         Ok(())
     }
 
-    /// Refuses a frame of `scene` rendered as `options` say when it would take more memory
-    /// than is left once the scene is built.
+    /// Refuses a frame of `scene` rendered on the CPU as `options` say when it would take
+    /// more memory than is left once the scene is built.
     pub(crate) fn check_frame(
         &self,
         scene: &Scene,
         options: &RenderOptions,
         extras: FrameExtras,
     ) -> Result<()> {
-        let Some(left) = self.left_after(scene) else {
-            return Ok(());
-        };
-        let mut memory = FrameMemory::estimate(scene, options, extras);
-        if left.counts_address_space() {
-            memory.parts.push((
-                "the workers' stacks and malloc arenas",
-                renderer::memory::thread_address_space(options.threads.get()),
-            ));
-            memory
-                .parts
-                .sort_by_key(|&(_, bytes)| std::cmp::Reverse(bytes));
-        }
-        check_within(scene, &memory, &left)
+        self.check_job(scene, &FrameJob::Cpu(*options), extras)
     }
 
-    /// Refuses a frame of `scene` that would take `memory`, when that is more than is left
-    /// once the scene is built.
-    pub(crate) fn check_memory(&self, scene: &Scene, memory: &FrameMemory) -> Result<()> {
-        match self.left_after(scene) {
-            Some(left) => check_within(scene, memory, &left),
-            None => Ok(()),
-        }
-    }
-
-    /// What is left of the memory at hand once `scene` is built; `None` where no limit is
-    /// known.
-    fn left_after(&self, scene: &Scene) -> Option<Budget> {
-        Budget::of(self.max_memory).and_then(|b| b.after(scene.resident_bytes()))
+    /// Refuses `job`, a frame of `scene`, when it would take more memory than is left once
+    /// the scene is built.
+    pub(crate) fn check_job(
+        &self,
+        scene: &Scene,
+        job: &FrameJob,
+        extras: FrameExtras,
+    ) -> Result<()> {
+        job.check_memory(scene, extras, self.max_memory)
     }
 
     /// Loads the scene; its warnings go to standard error unless `quiet`.
@@ -626,6 +607,56 @@ impl OrderName {
     }
 }
 
+impl BalancerName {
+    fn library(self) -> renderer::device::BalancerName {
+        use renderer::device::BalancerName as Library;
+        match self {
+            BalancerName::Static => Library::Static,
+            BalancerName::Counter => Library::Counter,
+            BalancerName::Stealing => Library::Stealing,
+            BalancerName::Rayon => Library::Rayon,
+            BalancerName::CudaManaged => Library::CudaManaged,
+        }
+    }
+}
+
+impl DequeName {
+    fn kind(self) -> DequeKind {
+        match self {
+            DequeName::Abp => DequeKind::Abp,
+            DequeName::Locked => DequeKind::Locked,
+        }
+    }
+}
+
+impl VictimName {
+    fn policy(self) -> VictimPolicy {
+        match self {
+            VictimName::Random => VictimPolicy::Random,
+            VictimName::Sample => VictimPolicy::Sample,
+            VictimName::Set => VictimPolicy::Set,
+        }
+    }
+}
+
+impl StealName {
+    fn amount(self) -> StealAmount {
+        match self {
+            StealName::One => StealAmount::One,
+            StealName::Half => StealAmount::Half,
+        }
+    }
+}
+
+impl AssignName {
+    fn assignment(self) -> Assignment {
+        match self {
+            AssignName::Interleaved => Assignment::Interleaved,
+            AssignName::Blocked => Assignment::Blocked,
+        }
+    }
+}
+
 /// How `static` deals tiles out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum AssignName {
@@ -674,154 +705,50 @@ pub(crate) struct RunArgs {
 }
 
 impl RunArgs {
+    /// The device asked for.
+    pub(crate) fn device(&self) -> DeviceKind {
+        match self.device {
+            DeviceName::Cpu => DeviceKind::Cpu,
+            DeviceName::Gpu => DeviceKind::Gpu,
+            DeviceName::Hybrid => DeviceKind::Hybrid,
+        }
+    }
+
+    /// The balancer and its settings as given, none filled in.
+    pub(crate) fn request(&self) -> BalancerRequest {
+        BalancerRequest {
+            name: self.balancer.map(BalancerName::library),
+            assign: self.assign.map(AssignName::assignment),
+            deque: self.deque.map(DequeName::kind),
+            victim: self.victim.map(VictimName::policy),
+            steal: self.steal.map(StealName::amount),
+            chunk: self.chunk,
+            order: self.order.map(OrderName::order),
+        }
+    }
+
+    /// How the device asked for schedules the frame; a setting that does not apply to the
+    /// device or its balancer is refused.
+    pub(crate) fn schedule(&self) -> Result<Schedule> {
+        self.device().check_threads(self.threads)?;
+        self.device().schedule(&self.request())
+    }
+
     /// The CPU balancer asked for; a setting that does not apply to it is refused.
     pub(crate) fn balancer(&self) -> Result<BalancerKind> {
-        let uses: &[&str] = match self.chosen() {
-            BalancerName::Static => &["--assign", "--order"],
-            BalancerName::Counter => &["--chunk", "--order"],
-            BalancerName::Stealing => &["--assign", "--deque", "--victim", "--steal", "--order"],
-            BalancerName::Rayon => &[],
-            BalancerName::CudaManaged => {
-                bail!("--balancer cuda-managed runs only with --device gpu")
-            }
-        };
-        self.refuse_unused(uses, &format!("--balancer {}", name_of(self.chosen())))?;
-        let stealing = StealingChoice {
-            deque: self.deque.unwrap_or(DequeName::Abp),
-            victim: self.victim.unwrap_or(VictimName::Random),
-            steal: self.steal.unwrap_or(StealName::Half),
-        };
-        let assign = self.assign.unwrap_or(AssignName::Interleaved);
-        let chunk = self.chunk.unwrap_or(NonZeroUsize::MIN);
-        let chosen = balancer(self.chosen(), assign, chunk, stealing).expect("a CPU balancer");
-        Ok(match self.order {
-            Some(order) => chosen
-                .with_order(order.order())
-                .expect("--order is refused for rayon above"),
-            None => chosen,
-        })
+        match DeviceKind::Cpu.schedule(&self.request())? {
+            Schedule::Cpu(balancer) => Ok(balancer),
+            _ => unreachable!("the CPU schedules its own balancers"),
+        }
     }
 
-    /// The hybrid scheduler asked for (`--device hybrid`): `stealing` over CPU threads and the
-    /// GPU, its CPU side set by --deque, --victim and --steal; what does not apply to it is
-    /// refused.
-    pub(crate) fn hybrid_balancer(&self) -> Result<HybridStealing> {
-        if self.balancer.is_some_and(|b| b != BalancerName::Stealing) {
-            bail!(
-                "--device hybrid runs one work-stealing scheduler over the CPU and the GPU; leave --balancer out or say stealing"
-            );
-        }
-        if self.assign.is_some() {
-            bail!(
-                "--assign does not apply to --device hybrid: each CPU thread starts with an equal share of half the tiles, the GPU with the other half"
-            );
-        }
-        self.refuse_unused(&["--deque", "--victim", "--steal"], "--device hybrid")?;
-        let stealing = StealingChoice {
-            deque: self.deque.unwrap_or(DequeName::Abp),
-            victim: self.victim.unwrap_or(VictimName::Random),
-            steal: self.steal.unwrap_or(StealName::Half),
-        };
-        let Some(BalancerKind::Stealing(cpu)) = balancer(
-            BalancerName::Stealing,
-            AssignName::Interleaved,
-            NonZeroUsize::MIN,
-            stealing,
-        ) else {
-            unreachable!("stealing is a CPU balancer")
-        };
-        Ok(HybridStealing {
-            deque: cpu.deque,
-            victim: cpu.victim,
-            amount: cpu.amount,
-        })
-    }
-
-    /// The CPU worker threads beside the GPU (`--device hybrid`): `--threads`, or one fewer
-    /// than the cores, the last being the GPU's host thread's.
-    pub(crate) fn hybrid_threads(&self) -> NonZeroUsize {
-        self.threads.unwrap_or_else(|| {
-            NonZeroUsize::new(self.threads().get() - 1).unwrap_or(NonZeroUsize::MIN)
-        })
-    }
-
-    /// The GPU balancer asked for; a setting that does not apply on the GPU, or to that
-    /// balancer, is refused.
-    pub(crate) fn gpu_balancer(&self) -> Result<GpuBalancer> {
-        if self.threads.is_some() {
-            bail!(
-                "--threads applies to --device cpu; on the GPU as many warps run as can be resident"
-            );
-        }
-        if self.victim.is_some() || self.assign.is_some() {
-            bail!(
-                "--victim and --assign apply to --device cpu; GPU warps steal from random victims and take interleaved shares"
-            );
-        }
-        if self.order.is_some() {
-            bail!(
-                "--order applies to --device cpu; a GPU warp refills its lanes from a buffer of the rays its lanes spawned"
-            );
-        }
-        let uses: &[&str] = match self.chosen() {
-            BalancerName::Counter => &["--chunk"],
-            BalancerName::Stealing => &["--steal", "--deque"],
-            BalancerName::Static | BalancerName::CudaManaged => &[],
-            BalancerName::Rayon => bail!("--balancer rayon runs only with --device cpu"),
-        };
-        self.refuse_unused(
-            uses,
-            &format!("--balancer {} on the GPU", name_of(self.chosen())),
-        )?;
-        let deque = match self.deque {
-            None | Some(DequeName::Locked) => WarpDeque::Locked,
-            Some(DequeName::Abp) => WarpDeque::NonBlocking,
-        };
-        let chunk = u32::try_from(self.chunk.unwrap_or(NonZeroUsize::MIN).get())
-            .expect("at most 1,000,000");
-        Ok(match self.chosen() {
-            BalancerName::Static => GpuBalancer::Static,
-            BalancerName::Counter => GpuBalancer::Counter { chunk },
-            BalancerName::Stealing => GpuBalancer::Stealing {
-                half: self.steal.unwrap_or(StealName::Half) == StealName::Half,
-                deque,
-            },
-            BalancerName::CudaManaged => GpuBalancer::CudaManaged,
-            BalancerName::Rayon => unreachable!("refused above"),
-        })
-    }
-
-    /// Fails naming the first balancer setting given that is not in `uses`.
-    fn refuse_unused(&self, uses: &[&str], chosen: &str) -> Result<()> {
-        let given = [
-            ("--assign", self.assign.is_some()),
-            ("--deque", self.deque.is_some()),
-            ("--victim", self.victim.is_some()),
-            ("--steal", self.steal.is_some()),
-            ("--chunk", self.chunk.is_some()),
-            ("--order", self.order.is_some()),
-        ];
-        for (flag, _) in given.iter().filter(|(_, given)| *given) {
-            if !uses.contains(flag) {
-                let applies = match *flag {
-                    "--assign" => "static and stealing on the CPU",
-                    "--chunk" => "counter",
-                    "--order" => "static, counter and stealing on the CPU",
-                    _ => "stealing",
-                };
-                bail!("{flag} applies to {applies}, not to {chosen}");
-            }
-        }
-        Ok(())
+    /// The CPU worker threads of the device asked for (`--threads`, or its default).
+    pub(crate) fn device_threads(&self) -> NonZeroUsize {
+        self.device().threads(self.threads)
     }
 
     pub(crate) fn threads(&self) -> NonZeroUsize {
         threads(self.threads)
-    }
-
-    /// The balancer named, or `static`, the default.
-    pub(crate) fn chosen(&self) -> BalancerName {
-        self.balancer.unwrap_or(BalancerName::Static)
     }
 }
 
@@ -848,33 +775,18 @@ pub(crate) fn balancer(
     chunk: NonZeroUsize,
     stealing: StealingChoice,
 ) -> Option<BalancerKind> {
-    let assignment = match assign {
-        AssignName::Interleaved => Assignment::Interleaved,
-        AssignName::Blocked => Assignment::Blocked,
+    let request = BalancerRequest {
+        name: Some(name.library()),
+        assign: Some(assign.assignment()),
+        chunk: Some(chunk),
+        deque: Some(stealing.deque.kind()),
+        victim: Some(stealing.victim.policy()),
+        steal: Some(stealing.steal.amount()),
+        order: None,
     };
-    Some(match name {
-        BalancerName::Static => BalancerKind::static_tiles(assignment),
-        BalancerName::Counter => BalancerKind::counter(chunk),
-        BalancerName::Stealing => BalancerKind::Stealing(WorkStealing {
-            deque: match stealing.deque {
-                DequeName::Abp => DequeKind::Abp,
-                DequeName::Locked => DequeKind::Locked,
-            },
-            victim: match stealing.victim {
-                VictimName::Random => VictimPolicy::Random,
-                VictimName::Sample => VictimPolicy::Sample,
-                VictimName::Set => VictimPolicy::Set,
-            },
-            amount: match stealing.steal {
-                StealName::One => StealAmount::One,
-                StealName::Half => StealAmount::Half,
-            },
-            assignment,
-            order: Order::DepthFirst,
-        }),
-        BalancerName::Rayon => BalancerKind::Rayon(RayonScope),
-        BalancerName::CudaManaged => return None,
-    })
+    // Every setting is given here, whichever applies: the balancer is built from the ones its
+    // family takes.
+    request.cpu_balancer()
 }
 
 /// `n`, or every core the process may use.
@@ -1463,11 +1375,4 @@ fn parse_bvh_width(s: &str) -> std::result::Result<Width, String> {
         "8" => Ok(Width::Eight),
         _ => Err(format!("children per node: 4 or 8, not {s}")),
     }
-}
-
-/// Refuses a frame of `scene` that would take `memory` when `left` cannot hold it.
-fn check_within(scene: &Scene, memory: &FrameMemory, left: &Budget) -> Result<()> {
-    memory
-        .check(left)
-        .map_err(|e| anyhow::anyhow!("{}×{}: {e}", scene.width, scene.height))
 }

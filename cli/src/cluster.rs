@@ -64,6 +64,7 @@ mod with_mpi {
     use balancers::Telemetry;
     use balancers::cluster::ClusterMode;
     use renderer::cluster::{Cluster, RankFigures, Refused, Whole, fingerprint};
+    use renderer::device::FrameJob;
     use renderer::frame::Frame;
     use renderer::integrator::RayCounts;
     use renderer::render::{FrameExtras, RenderOptions};
@@ -72,7 +73,7 @@ mod with_mpi {
 
     use super::mode;
     use crate::cli::{ClusterName, RenderArgs};
-    use crate::render::{OutputPlan, cpu_options};
+    use crate::render::{OutputPlan, warn_fewer_threads};
     use crate::terminal::Reported;
 
     /// Whether this process was started by an MPI launcher: Open MPI's `mpirun` (or another
@@ -139,6 +140,18 @@ mod with_mpi {
         report.cluster = Some(ClusterReport::new(ready.mode.name(), ranks));
         plan.write(args, &ready.scene, &frame, report)?;
         Ok(ExitCode::SUCCESS)
+    }
+
+    /// The CPU frame's options, from the command line (`--cluster` runs on each rank's CPU).
+    fn cpu_options(args: &RenderArgs) -> Result<RenderOptions> {
+        let options = RenderOptions {
+            balancer: args.run.balancer()?,
+            threads: args.run.threads(),
+            tile: args.run.tile,
+            work_map: args.workmap.is_some(),
+        };
+        warn_fewer_threads(&FrameJob::Cpu(options), args.quiet);
+        Ok(options)
     }
 
     /// Checks the command line, loads the scene and checks the frame's memory; on rank 0

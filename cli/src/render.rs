@@ -6,19 +6,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Result, anyhow, bail};
-use balancers::{BalancerKind, RayonScope};
+use renderer::device::{DeviceKind, FrameJob};
 use renderer::file_errors::io_reason;
 use renderer::frame::Frame;
-use renderer::gpu::{Gpu, GpuOptions, GpuTiles, render_gpu};
-use renderer::hybrid::{HybridOptions, render_hybrid};
-use renderer::live::{FrameJob, LiveFrame};
+use renderer::gpu::Gpu;
+use renderer::live::LiveFrame;
 use renderer::output::{ExrPrecision, ImageFormat, StagedFiles};
-use renderer::render::{FrameExtras, FrameMemory, RenderOptions, render};
+use renderer::render::FrameExtras;
 use renderer::scene::Scene;
 use renderer::stats::{RenderReport, WorkMapReport};
 use renderer::workmap::work_map;
 
-use crate::cli::{DeviceName, GpuSource, RenderArgs};
+use crate::cli::{GpuSource, RenderArgs};
 use crate::outputs::{Outputs, image_format, png_only};
 use crate::progress::Progress;
 use crate::terminal::quiet_rank;
@@ -29,87 +28,46 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
         bail!("--cluster-chunk applies to --cluster counter");
     }
     let mut plan = OutputPlan::check(args)?;
+    let device = args.run.device();
     let scene_args = args.scene.for_device(args.run.device);
     scene_args.check_structure_options(&[scene_args.accel_kind()])?;
     // The device and balancer are checked before the scene is loaded: a missing GPU is
     // reported at once.
-    let device = match args.run.device {
-        DeviceName::Cpu => Device::Cpu(cpu_options(args)?),
-        DeviceName::Gpu => {
-            let balancer = args.run.gpu_balancer()?;
-            let gpu = open_gpu(&args.gpu_source)?;
-            let options = GpuOptions {
-                balancer,
-                tile: args.run.tile,
-                work_map: args.workmap.is_some(),
-                max_warps: None,
-            };
-            Device::Gpu(Box::new(gpu), options)
-        }
-        DeviceName::Hybrid => {
-            let balancer = args.run.hybrid_balancer()?;
-            let gpu = args
-                .gpu_source
-                .open()
-                .map_err(|e| anyhow!("--device hybrid needs an NVIDIA GPU: {e}"))?;
-            let options = HybridOptions {
-                balancer,
-                threads: args.run.hybrid_threads(),
-                tile: args.run.tile,
-                work_map: args.workmap.is_some(),
-            };
-            Device::Hybrid(Box::new(gpu), options)
+    let schedule = args.run.schedule()?;
+    let gpu = match device {
+        DeviceKind::Cpu => None,
+        DeviceKind::Gpu => Some(Arc::new(open_gpu(&args.gpu_source)?)),
+        DeviceKind::Hybrid => {
+            Some(Arc::new(args.gpu_source.open().map_err(|e| {
+                anyhow!("--device hybrid needs an NVIDIA GPU: {e}")
+            })?))
         }
     };
+    let job = schedule.job(
+        args.run.device_threads(),
+        args.run.tile,
+        args.workmap.is_some(),
+    );
+    warn_fewer_threads(&job, args.quiet);
     let quiet = args.quiet || args.json;
     let scene = Arc::new(scene_args.load_reporting(&args.source, quiet, args.quiet)?);
     plan.check_scene(&scene)?;
-    match &device {
-        Device::Cpu(options) => args.scene.check_frame(&scene, options, plan.extras())?,
-        Device::Gpu(_, options) => {
-            let memory = FrameMemory::estimate_gpu(&scene, options.work_map, plan.extras());
-            args.scene.check_memory(&scene, &memory)?;
-        }
-        Device::Hybrid(_, options) => {
-            let memory = FrameMemory::estimate_hybrid(&scene, options, plan.extras());
-            args.scene.check_memory(&scene, &memory)?;
-        }
-    }
-    let frame = match &device {
-        Device::Cpu(options) => render_with_progress(&scene, options, quiet)?,
-        Device::Gpu(gpu, options) => render_gpu(gpu, &scene, options)?,
-        Device::Hybrid(gpu, options) => {
-            let device = GpuTiles::new(gpu, &scene, options.tile, options.work_map)
-                .map_err(|e| anyhow!("--device hybrid: {e}"))?;
-            render_hybrid(&scene, options, vec![device])?
-        }
-    };
+    args.scene.check_job(&scene, &job, plan.extras())?;
+    let frame = render_with_progress(&scene, job, gpu, quiet)?;
     let report = RenderReport::new(&scene, args.run.tile.get(), &frame);
     plan.write(args, &scene, &frame, report)?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// The CPU render's options, from the command line. Unless --quiet, says in a warning line
-/// where the balancer starts fewer threads than --threads asks for.
-pub(crate) fn cpu_options(args: &RenderArgs) -> Result<RenderOptions> {
-    let options = RenderOptions {
-        balancer: args.run.balancer()?,
-        threads: args.run.threads(),
-        tile: args.run.tile,
-        work_map: args.workmap.is_some(),
-    };
-    let most = RayonScope::max_workers();
-    if let BalancerKind::Rayon(_) = options.balancer
-        && options.threads > most
-        && !args.quiet
+/// Unless `quiet`, says in a warning line where the frame starts fewer threads than
+/// `--threads` asks for.
+pub(crate) fn warn_fewer_threads(job: &FrameJob, quiet: bool) {
+    if let Some(warning) = job.fewer_threads()
+        && !quiet
         && !quiet_rank()
     {
-        errln!(
-            "raylb: warning: --balancer rayon starts {most} threads, not {}: each idle rayon worker searches every other's queue before it sleeps, which with thousands of threads takes seconds to minutes",
-            options.threads
-        );
+        errln!("raylb: warning: {warning}");
     }
-    Ok(options)
 }
 
 /// What `render` writes, checked before any work and written together at the end.
@@ -216,13 +174,23 @@ impl OutputPlan {
     }
 }
 
-/// Renders on the CPU; on a terminal, with a bar of the pixels traced once it takes a
-/// second.
-fn render_with_progress(scene: &Arc<Scene>, options: &RenderOptions, quiet: bool) -> Result<Frame> {
-    if !Progress::can_show(quiet) {
-        return Ok(render(scene, options)?);
+/// Renders `job`; on the CPU and on a terminal, with a bar of the pixels traced once it takes
+/// a second.
+fn render_with_progress(
+    scene: &Arc<Scene>,
+    job: FrameJob,
+    gpu: Option<Arc<Gpu>>,
+    quiet: bool,
+) -> Result<Frame> {
+    if job.device() != DeviceKind::Cpu || !Progress::can_show(quiet) {
+        return job
+            .render(scene, gpu.as_deref())
+            .map_err(|e| match job.device() {
+                DeviceKind::Hybrid => anyhow!("--device hybrid: {e}"),
+                _ => e,
+            });
     }
-    let live = LiveFrame::start(Arc::clone(scene), FrameJob::Cpu(*options))?;
+    let live = LiveFrame::start(Arc::clone(scene), job, None)?;
     let pixels = u64::from(scene.width) * u64::from(scene.height);
     let mut progress = Progress::new(pixels, "pixels", quiet);
     while !live.is_finished() {
@@ -231,13 +199,6 @@ fn render_with_progress(scene: &Arc<Scene>, options: &RenderOptions, quiet: bool
     }
     progress.finish();
     live.finish()
-}
-
-/// Where `raylb render` traces.
-enum Device {
-    Cpu(RenderOptions),
-    Gpu(Box<Gpu>, GpuOptions),
-    Hybrid(Box<Gpu>, HybridOptions),
 }
 
 /// Opens the GPU for `--device gpu` (or the emulator, with --gpu-emulator), saying which part

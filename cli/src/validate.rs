@@ -7,14 +7,15 @@ use std::process::ExitCode;
 use anyhow::{Result, anyhow, bail};
 use balancers::BalancerKind;
 use renderer::accel::AccelKind;
+use renderer::device::FrameJob;
 use renderer::file_errors::io_reason;
 use renderer::frame::Frame;
 use renderer::gpu::{Gpu, GpuBalancer};
 use renderer::output::{ExrPrecision, ImageFormat, StagedFiles};
-use renderer::render::{FrameExtras, FrameMemory};
+use renderer::render::FrameExtras;
 use renderer::scene::Scene;
 use renderer::stats::counted;
-use renderer::validate::{Run, SameSums, Verdict};
+use renderer::validate::{SameSums, Verdict};
 
 use crate::cli::{AccelName, BalancerName, SceneArgs, ValidateArgs, name_of};
 use crate::outputs::{Outputs, image_format};
@@ -30,7 +31,7 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     };
     let mut scene = first.load(&args.source, args.quiet)?;
     outputs.check_inputs(&scene.inputs)?;
-    check_memory(args, &plan, &scene, gpu.is_some())?;
+    check_memory(args, &plan, &scene)?;
     let lines = !args.quiet && !args.json;
     if lines {
         outln!(
@@ -58,7 +59,7 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
         let name = AccelKind::from(accel).name();
         for run in &runs {
             let frame = run.render(&scene, gpu.as_ref()).map_err(|e| match run {
-                Run::Hybrid(_) => anyhow!("--hybrid: {e}"),
+                FrameJob::Hybrid(_) => anyhow!("--hybrid: {e}"),
                 _ => e,
             })?;
             matrix.check(format!("{name} {}", run.label()), &frame)?;
@@ -94,7 +95,7 @@ fn open_gpu(args: &ValidateArgs) -> Result<Option<Gpu>> {
 }
 
 /// Refuses a matrix whose frames would not fit in memory, before the first.
-fn check_memory(args: &ValidateArgs, plan: &Plan, scene: &Scene, gpu: bool) -> Result<()> {
+fn check_memory(args: &ValidateArgs, plan: &Plan, scene: &Scene) -> Result<()> {
     let extras = FrameExtras {
         hdr: args
             .output
@@ -110,24 +111,8 @@ fn check_memory(args: &ValidateArgs, plan: &Plan, scene: &Scene, gpu: bool) -> R
             .unwrap_or(0),
         reduced: false,
     };
-    args.scene.check_frames(
-        scene,
-        &plan.matrix.cpu,
-        &plan.matrix.threads,
-        &args.tiles,
-        extras,
-    )?;
-    if gpu {
-        if args.gpu {
-            let memory = FrameMemory::estimate_gpu(scene, false, extras);
-            args.scene.check_memory(scene, &memory)?;
-        }
-        for run in plan.matrix.runs() {
-            if let Run::Hybrid(options) = run {
-                let memory = FrameMemory::estimate_hybrid(scene, &options, extras);
-                args.scene.check_memory(scene, &memory)?;
-            }
-        }
+    for job in plan.matrix.runs() {
+        args.scene.check_job(scene, &job, extras)?;
     }
     Ok(())
 }

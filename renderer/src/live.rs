@@ -3,9 +3,10 @@
 //!
 //! ```no_run
 //! # use std::sync::Arc;
-//! # use renderer::live::{FrameJob, LiveFrame};
+//! # use renderer::device::FrameJob;
+//! # use renderer::live::LiveFrame;
 //! # fn demo(scene: Arc<renderer::scene::Scene>, job: FrameJob) -> anyhow::Result<()> {
-//! let live = LiveFrame::start(scene, job)?;
+//! let live = LiveFrame::start(scene, job, None)?;
 //! while !live.is_finished() {
 //!     println!("{} pixels traced", live.watch().pixels_done());
 //!     std::thread::sleep(std::time::Duration::from_millis(100));
@@ -19,29 +20,14 @@ use std::thread::{self, JoinHandle};
 
 use anyhow::{Context, Result};
 
+use crate::device::FrameJob;
 use crate::film::Film;
 use crate::frame::Frame;
-use crate::gpu::{Gpu, GpuOptions, GpuTiles, render_gpu};
-use crate::hybrid::{HybridOptions, render_hybrid_watched};
-use crate::render::{RenderOptions, render_watched};
+use crate::gpu::{Gpu, GpuTiles, render_gpu};
+use crate::hybrid::render_hybrid_watched;
+use crate::render::render_watched;
 use crate::scene::Scene;
 use crate::watch::FrameWatch;
-
-/// Where and how a [`LiveFrame`] renders.
-#[derive(Clone, Debug)]
-pub enum FrameJob {
-    /// On CPU worker threads; the film fills in as tiles finish and a cancel stops it within
-    /// a task.
-    Cpu(RenderOptions),
-    /// On a GPU; the film arrives whole when the kernel ends, and a cancel takes effect only
-    /// then (a kernel is not interrupted).
-    Gpu(Arc<Gpu>, GpuOptions),
-    /// On CPU worker threads and a GPU together: the CPU's pixels fill in as they finish,
-    /// the GPU's arrive when its last batch is done, stamped as worker `options.threads`
-    /// ([`FrameWatch::is_device`]). A cancel stops the CPU's work within a task and launches
-    /// no further batch.
-    Hybrid(Arc<Gpu>, HybridOptions),
-}
 
 /// A frame rendering on its own thread.
 ///
@@ -54,15 +40,30 @@ pub struct LiveFrame {
 }
 
 impl LiveFrame {
-    /// Starts rendering `scene` on a new thread named `raylb-frame`.
+    /// Starts rendering `scene` on a new thread named `raylb-frame`; `gpu` is the device of
+    /// a GPU or hybrid frame.
+    ///
+    /// On CPU worker threads the film fills in as tiles finish, and a cancel stops the frame
+    /// within a task. On a GPU the film arrives whole when the kernel ends, and a cancel takes
+    /// effect only then (a kernel is not interrupted). In a hybrid frame the CPU's pixels fill
+    /// in as they finish and the GPU's arrive when its last batch is done, stamped as worker
+    /// `options.threads` ([`FrameWatch::is_device`]); a cancel stops the CPU's work within a
+    /// task and launches no further batch.
     ///
     /// # Errors
-    /// When the thread cannot be started, or the film's memory cannot be had.
-    pub fn start(scene: Arc<Scene>, job: FrameJob) -> Result<Self> {
+    /// When the thread cannot be started, the film's memory cannot be had, or a GPU or hybrid
+    /// frame is given no GPU.
+    pub fn start(scene: Arc<Scene>, job: FrameJob, gpu: Option<Arc<Gpu>>) -> Result<Self> {
+        let gpu = match job {
+            FrameJob::Cpu(_) => None,
+            FrameJob::Gpu(_) | FrameJob::Hybrid(_) => {
+                Some(gpu.ok_or_else(|| anyhow::anyhow!("{} needs a GPU", job.label()))?)
+            }
+        };
         let (work_map, watch) = match &job {
             FrameJob::Cpu(o) => (o.work_map, FrameWatch::new(scene.width, scene.height)),
-            FrameJob::Gpu(_, o) => (o.work_map, FrameWatch::new(scene.width, scene.height)),
-            FrameJob::Hybrid(_, o) => (
+            FrameJob::Gpu(o) => (o.work_map, FrameWatch::new(scene.width, scene.height)),
+            FrameJob::Hybrid(o) => (
                 o.work_map,
                 FrameWatch::with_devices(scene.width, scene.height, o.threads.get()),
             ),
@@ -75,18 +76,21 @@ impl LiveFrame {
             .name("raylb-frame".into())
             .spawn({
                 let (film, watch) = (Arc::clone(&film), Arc::clone(&watch));
-                move || match job {
-                    FrameJob::Cpu(options) => {
+                move || match (job, gpu) {
+                    (FrameJob::Cpu(options), _) => {
                         render_watched(&scene, &options, film, &watch).map_err(anyhow::Error::from)
                     }
-                    FrameJob::Gpu(gpu, options) => {
+                    (FrameJob::Gpu(options), Some(gpu)) => {
                         render_gpu(&gpu, &scene, &options).context("rendering on the GPU")
                     }
-                    FrameJob::Hybrid(gpu, options) => {
+                    (FrameJob::Hybrid(options), Some(gpu)) => {
                         let device = GpuTiles::new(&gpu, &scene, options.tile, options.work_map)
                             .context("preparing the GPU for a hybrid frame")?;
                         render_hybrid_watched(&scene, &options, vec![device], film, &watch)
                             .context("rendering on the CPU and the GPU")
+                    }
+                    (FrameJob::Gpu(_) | FrameJob::Hybrid(_), None) => {
+                        unreachable!("a GPU frame without a GPU is refused above")
                     }
                 }
             })

@@ -31,15 +31,14 @@
 
 use std::num::{NonZeroU32, NonZeroUsize};
 
-use anyhow::{Result, anyhow, bail};
-use balancers::{Balancer, BalancerKind, HybridStealing};
+use anyhow::{Result, bail};
+use balancers::{BalancerKind, HybridStealing};
 
+use crate::device::FrameJob;
 use crate::film::Film;
-use crate::frame::Frame;
-use crate::gpu::{Gpu, GpuBalancer, GpuOptions, GpuTiles, render_gpu};
-use crate::hybrid::{HybridOptions, render_hybrid};
-use crate::render::{RenderOptions, render};
-use crate::scene::Scene;
+use crate::gpu::{GpuBalancer, GpuOptions};
+use crate::hybrid::HybridOptions;
+use crate::render::RenderOptions;
 
 /// What a validation renders in each structure: every CPU balancer at every thread count and
 /// tile edge, the hybrid (CPU workers and the GPU) at each, and every GPU balancer at each
@@ -61,12 +60,12 @@ pub struct Plan {
 impl Plan {
     /// The runs of one structure, in the order they are rendered and printed: the CPU's
     /// balancers, then the hybrid, then the GPU's.
-    pub fn runs(&self) -> Vec<Run> {
+    pub fn runs(&self) -> Vec<FrameJob> {
         let mut runs = Vec::with_capacity(self.renders_per_structure());
         for &balancer in &self.cpu {
             for &threads in &self.threads {
                 for &tile in &self.tiles {
-                    runs.push(Run::Cpu(RenderOptions {
+                    runs.push(FrameJob::Cpu(RenderOptions {
                         balancer,
                         threads,
                         tile,
@@ -78,7 +77,7 @@ impl Plan {
         if self.hybrid {
             for &threads in &self.threads {
                 for &tile in &self.tiles {
-                    runs.push(Run::Hybrid(HybridOptions {
+                    runs.push(FrameJob::Hybrid(HybridOptions {
                         balancer: HybridStealing::default(),
                         threads,
                         tile,
@@ -89,7 +88,7 @@ impl Plan {
         }
         for &balancer in &self.gpu {
             for &tile in &self.tiles {
-                runs.push(Run::Gpu(GpuOptions {
+                runs.push(FrameJob::Gpu(GpuOptions {
                     balancer,
                     tile,
                     work_map: false,
@@ -120,56 +119,6 @@ impl Plan {
             );
         }
         Ok(())
-    }
-}
-
-/// One frame of the matrix: a device and its settings.
-#[derive(Clone, Copy, Debug)]
-pub enum Run {
-    /// The CPU's workers under one balancer.
-    Cpu(RenderOptions),
-    /// The CPU's workers and the GPU, one scheduler over both.
-    Hybrid(HybridOptions),
-    /// The GPU under one of its balancers.
-    Gpu(GpuOptions),
-}
-
-impl Run {
-    /// The run's name within its structure, e.g. `stealing/abp/random/half threads=8 tile=32`
-    /// or `gpu-stealing/half tile=8`.
-    pub fn label(&self) -> String {
-        match self {
-            Self::Cpu(o) => format!(
-                "{} threads={} tile={}",
-                o.balancer.name(),
-                o.threads,
-                o.tile
-            ),
-            Self::Hybrid(o) => format!(
-                "{} threads={} tile={}",
-                o.balancer.name(),
-                o.threads,
-                o.tile
-            ),
-            Self::Gpu(o) => format!("{} tile={}", o.balancer.name(), o.tile),
-        }
-    }
-
-    /// Renders `scene` so; `gpu` is the device of the hybrid and GPU runs.
-    ///
-    /// # Errors
-    /// When the frame cannot be rendered (its memory, its workers, the device), or a hybrid
-    /// or GPU run is given no GPU.
-    pub fn render(&self, scene: &Scene, gpu: Option<&Gpu>) -> Result<Frame> {
-        let device = || gpu.ok_or_else(|| anyhow!("{} needs a GPU", self.label()));
-        Ok(match self {
-            Self::Cpu(options) => render(scene, options)?,
-            Self::Hybrid(options) => {
-                let tiles = GpuTiles::new(device()?, scene, options.tile, options.work_map)?;
-                render_hybrid(scene, options, vec![tiles])?
-            }
-            Self::Gpu(options) => render_gpu(device()?, scene, options)?,
-        })
     }
 }
 

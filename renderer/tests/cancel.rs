@@ -14,7 +14,8 @@ use balancers::{
     Assignment, Balancer, BalancerKind, DequeKind, RayonScope, StealAmount, VictimPolicy,
     WorkStealing,
 };
-use renderer::live::{FrameJob, LiveFrame};
+use renderer::device::FrameJob;
+use renderer::live::LiveFrame;
 use renderer::render::{RenderOptions, render};
 use renderer::scene::Scene;
 
@@ -72,7 +73,7 @@ fn cancelled_frames_stop_join_every_worker_and_say_so() {
             tile: NonZeroU32::new(64).unwrap(),
             work_map: true,
         };
-        let live = LiveFrame::start(Arc::clone(&treasure), FrameJob::Cpu(options))
+        let live = LiveFrame::start(Arc::clone(&treasure), FrameJob::Cpu(options), None)
             .expect("frame thread starts");
         // Let the workers get going: some pixels traced, far from all (a frame takes seconds).
         let start = Instant::now();
@@ -117,7 +118,7 @@ fn cancelled_frames_stop_join_every_worker_and_say_so() {
         tile: NonZeroU32::new(8).unwrap(),
         work_map: false,
     };
-    let live = LiveFrame::start(Arc::clone(&quick), FrameJob::Cpu(options)).unwrap();
+    let live = LiveFrame::start(Arc::clone(&quick), FrameJob::Cpu(options), None).unwrap();
     let frame = live.finish().unwrap();
     assert!(!frame.cancelled);
     assert_eq!(

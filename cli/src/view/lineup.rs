@@ -5,22 +5,9 @@ use std::num::{NonZeroU32, NonZeroUsize};
 use std::sync::Arc;
 
 use balancers::{Balancer, BalancerKind, HybridStealing};
-use renderer::gpu::{Gpu, GpuBalancer, GpuOptions};
-use renderer::hybrid::HybridOptions;
-use renderer::live::FrameJob;
-use renderer::render::RenderOptions;
+use renderer::device::{FrameJob, Schedule};
+use renderer::gpu::{Gpu, GpuBalancer};
 use renderer::stats::counted;
-
-/// One balancer on one device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Engine {
-    /// A CPU balancer.
-    Cpu(BalancerKind),
-    /// A GPU balancer.
-    Gpu(GpuBalancer),
-    /// The CPU's threads and the GPU together.
-    Hybrid(HybridStealing),
-}
 
 /// The tile edges the viewer steps through are powers of two in this range (`--tile`'s).
 const TILE_RANGE: (u32, u32) = (1, 16384);
@@ -30,7 +17,7 @@ const MAX_THREADS: usize = 4096;
 /// The balancer, thread count and tile edge the next frame uses, and what they can become.
 #[derive(Debug)]
 pub(crate) struct Lineup {
-    engines: Vec<Engine>,
+    engines: Vec<Schedule>,
     current: usize,
     /// CPU worker threads.
     pub(crate) threads: NonZeroUsize,
@@ -45,18 +32,18 @@ impl Lineup {
     /// `first` (put at the front when it is a variant outside the list, such as a counter
     /// with another chunk).
     pub(crate) fn new(
-        first: Engine,
+        first: Schedule,
         threads: NonZeroUsize,
         tile: NonZeroU32,
         gpu: Option<Arc<Gpu>>,
     ) -> Self {
-        let mut engines: Vec<Engine> = BalancerKind::every_variant()
+        let mut engines: Vec<Schedule> = BalancerKind::every_variant()
             .into_iter()
-            .map(Engine::Cpu)
+            .map(Schedule::Cpu)
             .collect();
         if gpu.is_some() {
-            engines.extend(GpuBalancer::EVERY.into_iter().map(Engine::Gpu));
-            engines.push(Engine::Hybrid(HybridStealing::default()));
+            engines.extend(GpuBalancer::EVERY.into_iter().map(Schedule::Gpu));
+            engines.push(Schedule::Hybrid(HybridStealing::default()));
         }
         let current = engines.iter().position(|e| *e == first).unwrap_or_else(|| {
             engines.insert(0, first);
@@ -72,7 +59,7 @@ impl Lineup {
     }
 
     /// The balancer of the next frame.
-    pub(crate) fn engine(&self) -> Engine {
+    pub(crate) fn engine(&self) -> Schedule {
         self.engines[self.current]
     }
 
@@ -109,45 +96,25 @@ impl Lineup {
     /// What a frame with the current settings runs; `work_map`: count rays per pixel (an
     /// atomic add per ray, paid only while the work map is shown).
     pub(crate) fn job(&self, work_map: bool) -> FrameJob {
-        match self.engine() {
-            Engine::Cpu(balancer) => FrameJob::Cpu(RenderOptions {
-                balancer,
-                threads: self.threads,
-                tile: self.tile,
-                work_map,
-            }),
-            Engine::Gpu(balancer) => FrameJob::Gpu(
-                Arc::clone(self.gpu.as_ref().expect("GPU engines only with a GPU")),
-                GpuOptions {
-                    balancer,
-                    tile: self.tile,
-                    work_map,
-                    max_warps: None,
-                },
-            ),
-            Engine::Hybrid(balancer) => FrameJob::Hybrid(
-                Arc::clone(self.gpu.as_ref().expect("hybrid engines only with a GPU")),
-                HybridOptions {
-                    balancer,
-                    threads: self.threads,
-                    tile: self.tile,
-                    work_map,
-                },
-            ),
-        }
+        self.engine().job(self.threads, self.tile, work_map)
+    }
+
+    /// The GPU of the GPU and hybrid frames, if there is one.
+    pub(crate) fn gpu(&self) -> Option<Arc<Gpu>> {
+        self.gpu.clone()
     }
 
     /// The settings in a few words: balancer, threads (on the CPU) and tile edge.
     pub(crate) fn describe(&self) -> String {
         match self.engine() {
-            Engine::Cpu(b) => format!(
+            Schedule::Cpu(b) => format!(
                 "{} ×{}, tile {}",
                 b.name(),
                 counted(self.threads.get() as u64, "thread"),
                 self.tile
             ),
-            Engine::Gpu(b) => format!("GPU {}, tile {}", b.name(), self.tile),
-            Engine::Hybrid(b) => format!(
+            Schedule::Gpu(b) => format!("GPU {}, tile {}", b.name(), self.tile),
+            Schedule::Hybrid(b) => format!(
                 "{} ×{} + GPU, tile {}",
                 b.name(),
                 counted(self.threads.get() as u64, "thread"),
@@ -161,7 +128,7 @@ impl Lineup {
 mod tests {
     use super::*;
 
-    fn lineup(first: Engine) -> Lineup {
+    fn lineup(first: Schedule) -> Lineup {
         Lineup::new(
             first,
             NonZeroUsize::new(2).unwrap(),
@@ -173,7 +140,7 @@ mod tests {
     #[test]
     fn every_cpu_balancer_is_reachable_and_the_list_wraps() {
         let every = BalancerKind::every_variant();
-        let mut l = lineup(Engine::Cpu(every[0]));
+        let mut l = lineup(Schedule::Cpu(every[0]));
         let mut seen = vec![];
         for _ in 0..every.len() {
             seen.push(l.engine());
@@ -181,16 +148,16 @@ mod tests {
         }
         assert_eq!(
             seen,
-            every.iter().copied().map(Engine::Cpu).collect::<Vec<_>>()
+            every.iter().copied().map(Schedule::Cpu).collect::<Vec<_>>()
         );
-        assert_eq!(l.engine(), Engine::Cpu(every[0]), "wrapped");
+        assert_eq!(l.engine(), Schedule::Cpu(every[0]), "wrapped");
         l.step_engine(-1);
-        assert_eq!(l.engine(), Engine::Cpu(*every.last().unwrap()));
+        assert_eq!(l.engine(), Schedule::Cpu(*every.last().unwrap()));
     }
 
     #[test]
     fn a_variant_outside_the_list_comes_first() {
-        let odd = Engine::Cpu(BalancerKind::counter(NonZeroUsize::new(7).unwrap()));
+        let odd = Schedule::Cpu(BalancerKind::counter(NonZeroUsize::new(7).unwrap()));
         let l = lineup(odd);
         assert_eq!(l.engine(), odd);
         assert_eq!(l.engines.len(), BalancerKind::every_variant().len() + 1);
@@ -198,7 +165,7 @@ mod tests {
 
     #[test]
     fn threads_and_tiles_step_within_their_ranges() {
-        let mut l = lineup(Engine::Cpu(BalancerKind::every_variant()[0]));
+        let mut l = lineup(Schedule::Cpu(BalancerKind::every_variant()[0]));
         l.step_threads(-1);
         l.step_threads(-1);
         assert_eq!(l.threads.get(), 1);

@@ -20,13 +20,14 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow, bail};
 use minifb::{Key, KeyRepeat, MouseButton, MouseMode, Window, WindowOptions};
 use renderer::accel::AccelKind;
+use renderer::device::Schedule;
 use renderer::file_errors::io_reason;
 use renderer::frame::Frame;
 use renderer::gpu::{Gpu, GpuError};
-use renderer::live::{FrameJob, LiveFrame};
+use renderer::live::LiveFrame;
 use renderer::output::write_png;
 use renderer::preview::{Layer, Pixels, Preview};
-use renderer::render::{FrameExtras, FrameMemory};
+use renderer::render::FrameExtras;
 use renderer::scene::{Scene, Viewpoint};
 use renderer::stats::counted;
 use renderer::watch::FrameWatch;
@@ -36,7 +37,7 @@ use crate::outputs::{Outputs, png_only};
 use crate::render::open_gpu;
 use crate::terminal::StdoutError;
 use fly::Fly;
-use lineup::{Engine, Lineup};
+use lineup::Lineup;
 
 /// How often the window shows the pixels of a frame that is still rendering.
 pub(crate) const REFRESH: Duration = Duration::from_millis(250);
@@ -58,11 +59,7 @@ pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
     outputs.check_writable()?;
     outputs.check_inputs(&args.source.paths())?;
     png_only("--screenshot", args.screenshot.as_deref())?;
-    let first = match args.run.device {
-        DeviceName::Cpu => Engine::Cpu(args.run.balancer()?),
-        DeviceName::Gpu => Engine::Gpu(args.run.gpu_balancer()?),
-        DeviceName::Hybrid => Engine::Hybrid(args.run.hybrid_balancer()?),
-    };
+    let first = args.run.schedule()?;
     let scene_args = args.scene.for_device(args.run.device);
     scene_args.check_structure_options(&[scene_args.accel_kind()])?;
     ensure_display()?;
@@ -77,24 +74,14 @@ pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
     };
     let scene = scene_args.load(&args.source, args.quiet)?;
     outputs.check_inputs(&scene.inputs)?;
-    let threads = match first {
-        Engine::Hybrid(_) => args.run.hybrid_threads(),
-        Engine::Cpu(_) | Engine::Gpu(_) => args.run.threads(),
-    };
-    let lineup = Lineup::new(first, threads, args.run.tile, gpu);
+    let lineup = Lineup::new(first, args.run.device_threads(), args.run.tile, gpu);
     let extras = FrameExtras {
         hdr: false,
         window: true,
         ..FrameExtras::default()
     };
-    match lineup.job(args.layer == LayerName::WorkMap) {
-        FrameJob::Cpu(options) => args.scene.check_frame(&scene, &options, extras)?,
-        FrameJob::Hybrid(_, options) => args.scene.check_memory(
-            &scene,
-            &FrameMemory::estimate_hybrid(&scene, &options, extras),
-        )?,
-        FrameJob::Gpu(..) => {}
-    }
+    let job = lineup.job(args.layer == LayerName::WorkMap);
+    args.scene.check_job(&scene, &job, extras)?;
     let mut viewer = Viewer::new(scene, lineup, args.layer.into(), args.quiet);
     display::report_a_lost_display();
     let mut window = Window::new(
@@ -224,6 +211,7 @@ impl Viewer {
         self.live = Some(LiveFrame::start(
             Arc::clone(&self.scene),
             self.lineup.job(work_map),
+            self.lineup.gpu(),
         )?);
         Ok(())
     }
@@ -312,10 +300,10 @@ impl Viewer {
         title += &format!(" | {}", self.layer.name());
         match (self.layer, self.preview.rays_range()) {
             (Layer::WorkMap, Some((lo, hi))) => title += &format!(" {lo}–{hi} rays/px"),
-            (Layer::Workers, _) if matches!(self.lineup.engine(), Engine::Gpu(_)) => {
+            (Layer::Workers, _) if matches!(self.lineup.engine(), Schedule::Gpu(_)) => {
                 title += " (GPU frames carry no worker stamps)";
             }
-            (Layer::Workers, _) if matches!(self.lineup.engine(), Engine::Hybrid(_)) => {
+            (Layer::Workers, _) if matches!(self.lineup.engine(), Schedule::Hybrid(_)) => {
                 title += " (white: the GPU's tiles)";
             }
             _ => {}
@@ -463,7 +451,7 @@ impl Viewer {
     }
 
     /// What decides the next frame: camera, balancer, threads and tile edge.
-    fn settings(&self) -> (Viewpoint, Engine, NonZeroUsize, NonZeroU32, AccelKind) {
+    fn settings(&self) -> (Viewpoint, Schedule, NonZeroUsize, NonZeroU32, AccelKind) {
         (
             self.fly.viewpoint,
             self.lineup.engine(),

@@ -1,0 +1,593 @@
+//! Where a frame is traced, said once: the CPU's worker threads, a GPU (an NVIDIA one or the
+//! warp emulator), or both together under one scheduler. A [`DeviceKind`] knows which
+//! balancers it runs, with which settings, which structure it builds by default and how many
+//! CPU threads it starts; a [`FrameJob`] is one frame's settings on a device, and estimates
+//! the frame's memory and renders it. `raylb render`, `view`, `validate`, `record` and the
+//! benchmarks all ask these rather than restating the rules.
+//!
+//! Settings that do not apply to the device or balancer chosen are refused, never ignored.
+//! The refusals name each setting as the command line spells it (`--deque`), as the scene
+//! file and the command line name them alike.
+//!
+//! ```
+//! # use renderer::device::{BalancerName, BalancerRequest, DeviceKind, Schedule};
+//! let request = BalancerRequest {
+//!     name: Some(BalancerName::Counter),
+//!     chunk: std::num::NonZeroUsize::new(4),
+//!     ..BalancerRequest::default()
+//! };
+//! assert!(matches!(DeviceKind::Gpu.schedule(&request), Ok(Schedule::Gpu(_))));
+//! let refused = DeviceKind::Hybrid.schedule(&request).unwrap_err();
+//! assert!(refused.to_string().contains("leave --balancer out or say stealing"));
+//! ```
+
+use std::num::{NonZeroU32, NonZeroUsize};
+
+use anyhow::{Result, anyhow, bail};
+use balancers::{
+    Assignment, Balancer, BalancerKind, DequeKind, HybridStealing, Order, RayonScope, StealAmount,
+    VictimPolicy, WorkStealing,
+};
+
+use crate::accel::AccelKind;
+use crate::frame::Frame;
+use crate::gpu::{Gpu, GpuBalancer, GpuOptions, GpuTiles, WarpDeque, render_gpu};
+use crate::hybrid::{HybridOptions, render_hybrid};
+use crate::memory::{Budget, thread_address_space};
+use crate::render::{FrameExtras, FrameMemory, RenderOptions, render};
+use crate::scene::Scene;
+
+/// Where rays are traced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceKind {
+    /// Worker threads on the CPU.
+    Cpu,
+    /// An NVIDIA GPU through CUDA, or the warp emulator: persistent warps for `static`,
+    /// `counter` and `stealing`, or `cuda-managed`.
+    Gpu,
+    /// The CPU's threads and the GPU together, one work-stealing scheduler over both.
+    Hybrid,
+}
+
+/// The balancers by name, on whichever device runs them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BalancerName {
+    /// Tiles dealt out before the run; spawned rays stay local.
+    Static,
+    /// Workers take the next tiles from one atomic counter; spawned rays stay local.
+    Counter,
+    /// A deque per worker, pre-filled with its share of tiles; idle workers steal.
+    Stealing,
+    /// rayon's pool through `rayon::scope` (the CPU's baseline).
+    Rayon,
+    /// One block per tile, the hardware's block scheduler as the balancer (the GPU's
+    /// baseline).
+    CudaManaged,
+}
+
+/// A balancer as asked for: a name and only the settings given, so that a setting the
+/// device or balancer has no use for is refused rather than ignored. What is left out takes
+/// the device's default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BalancerRequest {
+    /// The balancer [default: `static`; on the hybrid, `stealing`].
+    pub name: Option<BalancerName>,
+    /// How `static` and `stealing` deal tiles out on the CPU [default: interleaved].
+    pub assign: Option<Assignment>,
+    /// The deque of `stealing` [default: `abp` on the CPU, locked on the GPU].
+    pub deque: Option<DequeKind>,
+    /// Victim selection of `stealing` on the CPU [default: random].
+    pub victim: Option<VictimPolicy>,
+    /// How much a steal takes [default: half].
+    pub steal: Option<StealAmount>,
+    /// Tiles `counter` hands out per visit [default: 1].
+    pub chunk: Option<NonZeroUsize>,
+    /// Which of its tasks a CPU worker runs first [default: depth-first].
+    pub order: Option<Order>,
+}
+
+/// How a device schedules a frame's work: the balancer it runs, with its settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Schedule {
+    /// A balancer over CPU worker threads.
+    Cpu(BalancerKind),
+    /// A balancer over a GPU's warps.
+    Gpu(GpuBalancer),
+    /// One work-stealing scheduler over CPU threads and the GPU.
+    Hybrid(HybridStealing),
+}
+
+/// The structure the GPU builds where none is asked for: its kernels traverse either, and the
+/// octree's is the form they were first written for.
+const GPU_DEFAULT_ACCEL: AccelKind = AccelKind::Octree;
+
+impl DeviceKind {
+    /// The balancers this device runs.
+    pub fn balancers(self) -> &'static [BalancerName] {
+        use BalancerName::*;
+        match self {
+            Self::Cpu => &[Static, Counter, Stealing, Rayon],
+            Self::Gpu => &[Static, Counter, Stealing, CudaManaged],
+            Self::Hybrid => &[Stealing],
+        }
+    }
+
+    /// The structure a frame on this device builds: `asked`, or the device's default (the
+    /// CPU's on the CPU and in a hybrid frame, whose GPU traces the structure its CPU
+    /// workers do; [`GPU_DEFAULT_ACCEL`] on the GPU).
+    pub fn accel(self, asked: Option<AccelKind>) -> AccelKind {
+        match (asked, self) {
+            (Some(accel), _) => accel,
+            (None, Self::Gpu) => GPU_DEFAULT_ACCEL,
+            (None, Self::Cpu | Self::Hybrid) => AccelKind::default(),
+        }
+    }
+
+    /// The CPU worker threads a frame starts: `given`, or every core the process may use; in
+    /// a hybrid frame one fewer, the last being the GPU's host thread's.
+    pub fn threads(self, given: Option<NonZeroUsize>) -> NonZeroUsize {
+        let cores = || std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN);
+        match (given, self) {
+            (Some(n), _) => n,
+            (None, Self::Hybrid) => {
+                NonZeroUsize::new(cores().get() - 1).unwrap_or(NonZeroUsize::MIN)
+            }
+            (None, Self::Cpu | Self::Gpu) => cores(),
+        }
+    }
+
+    /// Whether a thread count may be given: the GPU runs as many warps as can be resident.
+    ///
+    /// # Errors
+    /// On the GPU, when `given`.
+    pub fn check_threads(self, given: Option<NonZeroUsize>) -> Result<()> {
+        if self == Self::Gpu && given.is_some() {
+            bail!(
+                "--threads applies to --device cpu; on the GPU as many warps run as can be resident"
+            );
+        }
+        Ok(())
+    }
+
+    /// The schedule `request` asks for on this device.
+    ///
+    /// # Errors
+    /// When the balancer does not run on this device, or a setting given does not apply to
+    /// it, naming the setting.
+    pub fn schedule(self, request: &BalancerRequest) -> Result<Schedule> {
+        match self {
+            Self::Cpu => cpu_balancer(request).map(Schedule::Cpu),
+            Self::Gpu => gpu_balancer(request).map(Schedule::Gpu),
+            Self::Hybrid => hybrid_balancer(request).map(Schedule::Hybrid),
+        }
+    }
+}
+
+impl BalancerName {
+    /// The balancer a request without a name runs on `device`.
+    fn default_on(device: DeviceKind) -> Self {
+        match device {
+            DeviceKind::Hybrid => Self::Stealing,
+            DeviceKind::Cpu | DeviceKind::Gpu => Self::Static,
+        }
+    }
+
+    /// The name as the command line spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Static => "static",
+            Self::Counter => "counter",
+            Self::Stealing => "stealing",
+            Self::Rayon => "rayon",
+            Self::CudaManaged => "cuda-managed",
+        }
+    }
+}
+
+impl BalancerRequest {
+    /// The balancer named, or the device's default.
+    pub fn chosen(&self, device: DeviceKind) -> BalancerName {
+        self.name
+            .unwrap_or_else(|| BalancerName::default_on(device))
+    }
+
+    /// The CPU balancer named (or `static`), built from the settings its family takes and
+    /// the defaults for those not given; settings it does not take are passed over here
+    /// ([`DeviceKind::schedule`] refuses them). `None` for `cuda-managed`, which runs on the
+    /// GPU alone.
+    pub fn cpu_balancer(&self) -> Option<BalancerKind> {
+        let assignment = self.assign.unwrap_or(Assignment::Interleaved);
+        let balancer = match self.chosen(DeviceKind::Cpu) {
+            BalancerName::Static => BalancerKind::static_tiles(assignment),
+            BalancerName::Counter => BalancerKind::counter(self.chunk.unwrap_or(NonZeroUsize::MIN)),
+            BalancerName::Stealing => BalancerKind::Stealing(self.work_stealing()),
+            BalancerName::Rayon => BalancerKind::Rayon(RayonScope),
+            BalancerName::CudaManaged => return None,
+        };
+        Some(match self.order {
+            // rayon has no order of its own to set: it keeps its own.
+            Some(order) => balancer.with_order(order).unwrap_or(balancer),
+            None => balancer,
+        })
+    }
+
+    /// The CPU's work stealing with the settings given and the defaults for the rest.
+    fn work_stealing(&self) -> WorkStealing {
+        let defaults = WorkStealing::default();
+        WorkStealing {
+            deque: self.deque.unwrap_or(defaults.deque),
+            victim: self.victim.unwrap_or(defaults.victim),
+            amount: self.steal.unwrap_or(defaults.amount),
+            assignment: self.assign.unwrap_or(defaults.assignment),
+            order: defaults.order,
+        }
+    }
+
+    /// Fails naming the first setting given that is not in `uses`.
+    fn refuse_unused(&self, uses: &[&str], chosen: &str) -> Result<()> {
+        let given = [
+            ("--assign", self.assign.is_some()),
+            ("--deque", self.deque.is_some()),
+            ("--victim", self.victim.is_some()),
+            ("--steal", self.steal.is_some()),
+            ("--chunk", self.chunk.is_some()),
+            ("--order", self.order.is_some()),
+        ];
+        for (flag, _) in given.iter().filter(|(_, given)| *given) {
+            if !uses.contains(flag) {
+                let applies = match *flag {
+                    "--assign" => "static and stealing on the CPU",
+                    "--chunk" => "counter",
+                    "--order" => "static, counter and stealing on the CPU",
+                    _ => "stealing",
+                };
+                bail!("{flag} applies to {applies}, not to {chosen}");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The CPU balancer `request` asks for.
+fn cpu_balancer(request: &BalancerRequest) -> Result<BalancerKind> {
+    let chosen = request.chosen(DeviceKind::Cpu);
+    let uses: &[&str] = match chosen {
+        BalancerName::Static => &["--assign", "--order"],
+        BalancerName::Counter => &["--chunk", "--order"],
+        BalancerName::Stealing => &["--assign", "--deque", "--victim", "--steal", "--order"],
+        BalancerName::Rayon => &[],
+        BalancerName::CudaManaged => {
+            bail!("--balancer cuda-managed runs only with --device gpu")
+        }
+    };
+    request.refuse_unused(uses, &format!("--balancer {}", chosen.name()))?;
+    Ok(request
+        .cpu_balancer()
+        .expect("cuda-managed is refused above"))
+}
+
+/// The hybrid scheduler `request` asks for: `stealing` over CPU threads and the GPU, its CPU
+/// side set by the deque, victim and steal settings.
+fn hybrid_balancer(request: &BalancerRequest) -> Result<HybridStealing> {
+    if request.name.is_some_and(|b| b != BalancerName::Stealing) {
+        bail!(
+            "--device hybrid runs one work-stealing scheduler over the CPU and the GPU; leave --balancer out or say stealing"
+        );
+    }
+    if request.assign.is_some() {
+        bail!(
+            "--assign does not apply to --device hybrid: each CPU thread starts with an equal share of half the tiles, the GPU with the other half"
+        );
+    }
+    request.refuse_unused(&["--deque", "--victim", "--steal"], "--device hybrid")?;
+    let cpu = request.work_stealing();
+    Ok(HybridStealing {
+        deque: cpu.deque,
+        victim: cpu.victim,
+        amount: cpu.amount,
+    })
+}
+
+/// The GPU balancer `request` asks for.
+fn gpu_balancer(request: &BalancerRequest) -> Result<GpuBalancer> {
+    if request.victim.is_some() || request.assign.is_some() {
+        bail!(
+            "--victim and --assign apply to --device cpu; GPU warps steal from random victims and take interleaved shares"
+        );
+    }
+    if request.order.is_some() {
+        bail!(
+            "--order applies to --device cpu; a GPU warp refills its lanes from a buffer of the rays its lanes spawned"
+        );
+    }
+    let chosen = request.chosen(DeviceKind::Gpu);
+    let uses: &[&str] = match chosen {
+        BalancerName::Counter => &["--chunk"],
+        BalancerName::Stealing => &["--steal", "--deque"],
+        BalancerName::Static | BalancerName::CudaManaged => &[],
+        BalancerName::Rayon => bail!("--balancer rayon runs only with --device cpu"),
+    };
+    request.refuse_unused(uses, &format!("--balancer {} on the GPU", chosen.name()))?;
+    let chunk = u32::try_from(request.chunk.unwrap_or(NonZeroUsize::MIN).get())
+        .map_err(|_| anyhow!("--chunk on the GPU: at most {} tiles", u32::MAX))?;
+    Ok(match chosen {
+        BalancerName::Static => GpuBalancer::Static,
+        BalancerName::Counter => GpuBalancer::Counter { chunk },
+        BalancerName::Stealing => GpuBalancer::Stealing {
+            half: request.steal.unwrap_or(StealAmount::Half) == StealAmount::Half,
+            deque: match request.deque {
+                None | Some(DequeKind::Locked) => WarpDeque::Locked,
+                Some(DequeKind::Abp) => WarpDeque::NonBlocking,
+            },
+        },
+        BalancerName::CudaManaged => GpuBalancer::CudaManaged,
+        BalancerName::Rayon => unreachable!("refused above"),
+    })
+}
+
+impl Schedule {
+    /// The device that runs this schedule.
+    pub fn device(&self) -> DeviceKind {
+        match self {
+            Self::Cpu(_) => DeviceKind::Cpu,
+            Self::Gpu(_) => DeviceKind::Gpu,
+            Self::Hybrid(_) => DeviceKind::Hybrid,
+        }
+    }
+
+    /// The schedule's name, e.g. `stealing/abp/random/half` or `gpu-counter/1`.
+    pub fn name(&self) -> String {
+        match self {
+            Self::Cpu(b) => b.name(),
+            Self::Gpu(b) => b.name(),
+            Self::Hybrid(b) => b.name(),
+        }
+    }
+
+    /// A frame of this schedule: `threads` CPU workers (unused on the GPU), tiles of edge
+    /// `tile`, rays counted per pixel with `work_map`.
+    pub fn job(self, threads: NonZeroUsize, tile: NonZeroU32, work_map: bool) -> FrameJob {
+        match self {
+            Self::Cpu(balancer) => FrameJob::Cpu(RenderOptions {
+                balancer,
+                threads,
+                tile,
+                work_map,
+            }),
+            Self::Gpu(balancer) => FrameJob::Gpu(GpuOptions {
+                balancer,
+                tile,
+                work_map,
+                max_warps: None,
+            }),
+            Self::Hybrid(balancer) => FrameJob::Hybrid(HybridOptions {
+                balancer,
+                threads,
+                tile,
+                work_map,
+            }),
+        }
+    }
+}
+
+/// One frame's settings on a device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameJob {
+    /// The CPU's workers under one balancer.
+    Cpu(RenderOptions),
+    /// The CPU's workers and the GPU, one scheduler over both.
+    Hybrid(HybridOptions),
+    /// The GPU under one of its balancers.
+    Gpu(GpuOptions),
+}
+
+impl FrameJob {
+    /// The device the frame runs on.
+    pub fn device(&self) -> DeviceKind {
+        match self {
+            Self::Cpu(_) => DeviceKind::Cpu,
+            Self::Gpu(_) => DeviceKind::Gpu,
+            Self::Hybrid(_) => DeviceKind::Hybrid,
+        }
+    }
+
+    /// Whether rays are counted per pixel (a work map).
+    pub fn work_map(&self) -> bool {
+        match self {
+            Self::Cpu(o) => o.work_map,
+            Self::Gpu(o) => o.work_map,
+            Self::Hybrid(o) => o.work_map,
+        }
+    }
+
+    /// The frame's name within a structure, e.g. `stealing/abp/random/half threads=8
+    /// tile=32` or `gpu-stealing/half tile=8`.
+    pub fn label(&self) -> String {
+        match self {
+            Self::Cpu(o) => format!(
+                "{} threads={} tile={}",
+                o.balancer.name(),
+                o.threads,
+                o.tile
+            ),
+            Self::Hybrid(o) => format!(
+                "{} threads={} tile={}",
+                o.balancer.name(),
+                o.threads,
+                o.tile
+            ),
+            Self::Gpu(o) => format!("{} tile={}", o.balancer.name(), o.tile),
+        }
+    }
+
+    /// The CPU workers the frame starts beyond what `threads` says, and why, when it does:
+    /// rayon starts at most [`RayonScope::max_workers`].
+    pub fn fewer_threads(&self) -> Option<String> {
+        let Self::Cpu(options) = self else {
+            return None;
+        };
+        let most = RayonScope::max_workers();
+        match options.balancer {
+            BalancerKind::Rayon(_) if options.threads > most => Some(format!(
+                "--balancer rayon starts {most} threads, not {}: each idle rayon worker searches every other's queue before it sleeps, which with thousands of threads takes seconds to minutes",
+                options.threads
+            )),
+            _ => None,
+        }
+    }
+
+    /// What the frame takes in memory besides its scene, with `extras`; where the memory at
+    /// hand is address space (`ulimit -v`), the CPU workers' stacks and malloc arenas too.
+    pub fn memory(&self, scene: &Scene, extras: FrameExtras, address_space: bool) -> FrameMemory {
+        match self {
+            Self::Cpu(options) => {
+                let mut memory = FrameMemory::estimate(scene, options, extras);
+                if address_space {
+                    memory.parts.push((
+                        "the workers' stacks and malloc arenas",
+                        thread_address_space(options.threads.get()),
+                    ));
+                    memory
+                        .parts
+                        .sort_by_key(|&(_, bytes)| std::cmp::Reverse(bytes));
+                }
+                memory
+            }
+            Self::Gpu(options) => FrameMemory::estimate_gpu(scene, options.work_map, extras),
+            Self::Hybrid(options) => FrameMemory::estimate_hybrid(scene, options, extras),
+        }
+    }
+
+    /// Refuses the frame when it would take more memory than is left of `max_memory` (or
+    /// of what the machine has free, where it is `None`) once `scene` is built.
+    ///
+    /// # Errors
+    /// Naming the image's size, the figures and where the limit comes from.
+    pub fn check_memory(
+        &self,
+        scene: &Scene,
+        extras: FrameExtras,
+        max_memory: Option<u64>,
+    ) -> Result<()> {
+        let Some(left) = Budget::of(max_memory).and_then(|b| b.after(scene.resident_bytes()))
+        else {
+            return Ok(());
+        };
+        self.memory(scene, extras, left.counts_address_space())
+            .check(&left)
+            .map_err(|e| anyhow!("{}×{}: {e}", scene.width, scene.height))
+    }
+
+    /// Renders `scene` so; `gpu` is the device of the hybrid and GPU frames.
+    ///
+    /// # Errors
+    /// When the frame cannot be rendered (its memory, its workers, the device), or a hybrid
+    /// or GPU frame is given no GPU.
+    pub fn render(&self, scene: &Scene, gpu: Option<&Gpu>) -> Result<Frame> {
+        let device = || gpu.ok_or_else(|| anyhow!("{} needs a GPU", self.label()));
+        Ok(match self {
+            Self::Cpu(options) => render(scene, options)?,
+            Self::Hybrid(options) => {
+                let tiles = GpuTiles::new(device()?, scene, options.tile, options.work_map)?;
+                render_hybrid(scene, options, vec![tiles])?
+            }
+            Self::Gpu(options) => render_gpu(device()?, scene, options)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EVERY_NAME: [BalancerName; 5] = [
+        BalancerName::Static,
+        BalancerName::Counter,
+        BalancerName::Stealing,
+        BalancerName::Rayon,
+        BalancerName::CudaManaged,
+    ];
+
+    #[test]
+    fn a_device_schedules_exactly_the_balancers_it_lists() {
+        for device in [DeviceKind::Cpu, DeviceKind::Gpu, DeviceKind::Hybrid] {
+            for name in EVERY_NAME {
+                let request = BalancerRequest {
+                    name: Some(name),
+                    ..BalancerRequest::default()
+                };
+                let scheduled = device.schedule(&request);
+                assert_eq!(
+                    scheduled.is_ok(),
+                    device.balancers().contains(&name),
+                    "{device:?} {name:?}: {scheduled:?}"
+                );
+                if let Ok(schedule) = scheduled {
+                    assert_eq!(schedule.device(), device);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn defaults_are_the_devices_own() {
+        let none = BalancerRequest::default();
+        assert_eq!(
+            DeviceKind::Cpu.schedule(&none).unwrap(),
+            Schedule::Cpu(BalancerKind::static_tiles(Assignment::Interleaved))
+        );
+        assert_eq!(
+            DeviceKind::Gpu.schedule(&none).unwrap(),
+            Schedule::Gpu(GpuBalancer::Static)
+        );
+        assert_eq!(
+            DeviceKind::Hybrid.schedule(&none).unwrap(),
+            Schedule::Hybrid(HybridStealing::default())
+        );
+        let stealing = BalancerRequest {
+            name: Some(BalancerName::Stealing),
+            ..none
+        };
+        assert_eq!(
+            DeviceKind::Gpu.schedule(&stealing).unwrap(),
+            Schedule::Gpu(GpuBalancer::Stealing {
+                half: true,
+                deque: WarpDeque::Locked
+            })
+        );
+        assert_eq!(DeviceKind::Gpu.accel(None), AccelKind::Octree);
+        assert_eq!(DeviceKind::Hybrid.accel(None), AccelKind::default());
+        assert_eq!(
+            DeviceKind::Gpu.accel(Some(AccelKind::Wide)),
+            AccelKind::Wide
+        );
+    }
+
+    #[test]
+    fn a_setting_the_balancer_does_not_take_is_refused_by_name() {
+        let counter_with_deque = BalancerRequest {
+            name: Some(BalancerName::Counter),
+            deque: Some(DequeKind::Locked),
+            ..BalancerRequest::default()
+        };
+        for device in [DeviceKind::Cpu, DeviceKind::Gpu] {
+            let e = device.schedule(&counter_with_deque).unwrap_err();
+            assert!(
+                e.to_string().starts_with("--deque applies to stealing"),
+                "{e}"
+            );
+        }
+        let order_on_gpu = BalancerRequest {
+            order: Some(Order::BreadthFirst),
+            ..BalancerRequest::default()
+        };
+        assert!(DeviceKind::Gpu.schedule(&order_on_gpu).is_err());
+        assert!(DeviceKind::Cpu.schedule(&order_on_gpu).is_ok());
+        assert!(DeviceKind::Gpu.check_threads(NonZeroUsize::new(2)).is_err());
+        assert!(
+            DeviceKind::Hybrid
+                .check_threads(NonZeroUsize::new(2))
+                .is_ok()
+        );
+    }
+}
