@@ -40,6 +40,7 @@
 //! ```
 
 mod balancer;
+mod choice;
 pub mod cluster;
 mod counter;
 pub mod deque;
@@ -61,6 +62,7 @@ pub mod termination;
 mod victim;
 
 pub use balancer::{Balancer, Outcome, Spawn, SpawnError, TaskRunner};
+pub use choice::Choice;
 pub use counter::CentralCounter;
 pub use hybrid::{
     BatchRunner, HybridError, HybridOutcome, HybridStealing, ProcessorKind, ProcessorTelemetry,

@@ -3,6 +3,7 @@
 use std::num::NonZeroUsize;
 
 use crate::balancer::{Balancer, Outcome, SpawnError, TaskRunner, run_workers};
+use crate::choice::Choice;
 use crate::local_queue::LocalQueue;
 use crate::order::Order;
 
@@ -52,11 +53,11 @@ impl Assignment {
 
 impl Balancer for StaticTiles {
     fn name(&self) -> String {
-        let assignment = match self.assignment {
-            Assignment::Interleaved => "interleaved",
-            Assignment::Blocked => "blocked",
-        };
-        format!("static/{assignment}{}", self.order.suffix())
+        format!(
+            "static/{}{}",
+            self.assignment.keyword(),
+            self.order.suffix()
+        )
     }
 
     fn run<T, R>(

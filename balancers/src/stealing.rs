@@ -10,6 +10,7 @@ use std::thread;
 use std::time::Instant;
 
 use crate::balancer::{Balancer, Outcome, Spawn, SpawnError, Stop, TaskRunner, run_workers};
+use crate::choice::Choice;
 use crate::deque::{self, Family, Steal};
 use crate::order::Order;
 use crate::static_tiles::Assignment;
@@ -108,20 +109,13 @@ pub(crate) struct Job<T> {
 
 impl Balancer for WorkStealing {
     fn name(&self) -> String {
-        let deque = match self.deque {
-            DequeKind::Abp => "abp",
-            DequeKind::Locked => "locked",
-        };
-        let victim = match self.victim {
-            VictimPolicy::Random => "random",
-            VictimPolicy::Sample => "sample",
-            VictimPolicy::Set => "set",
-        };
-        let amount = match self.amount {
-            StealAmount::One => "one",
-            StealAmount::Half => "half",
-        };
-        format!("stealing/{deque}/{victim}/{amount}{}", self.order.suffix())
+        format!(
+            "stealing/{}/{}/{}{}",
+            self.deque.keyword(),
+            self.victim.keyword(),
+            self.amount.keyword(),
+            self.order.suffix()
+        )
     }
 
     fn run<T, R>(

@@ -9,13 +9,14 @@ use balancers::{Assignment, BalancerKind, DequeKind, Order, StealAmount, VictimP
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use renderer::accel::AccelKind;
 use renderer::bvh::{BvhSplit, Width};
-use renderer::device::{BalancerRequest, DeviceKind, FrameJob, Schedule};
+use renderer::device::{BalancerName, BalancerRequest, DeviceKind, FrameJob, Schedule};
 use renderer::gpu::{EmulatorOptions, Gpu, GpuError};
 use renderer::memory::Budget;
 use renderer::preview::Layer;
 use renderer::render::{FrameExtras, RenderOptions};
 use renderer::scene::{AxisDirection, LoadObserver, MeshFraming, Scene, SceneOverrides};
 
+use crate::choice::choice;
 use crate::progress::LoadProgress;
 
 /// A Whitted ray tracer whose secondary rays are tasks, driven by interchangeable load
@@ -184,27 +185,6 @@ Examples:
   raylb view scenes/cornell.toml --layer workers --tile 64
   raylb view scenes/quick.toml --frames 3 --screenshot shot.png   (no input; for scripts)";
 
-/// What the viewer shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum LayerName {
-    /// The image.
-    Image,
-    /// Rays per pixel as a heat map, shaded by the image.
-    WorkMap,
-    /// Each pixel in the colour of the worker that traced it, shaded by the image.
-    Workers,
-}
-
-impl From<LayerName> for Layer {
-    fn from(name: LayerName) -> Self {
-        match name {
-            LayerName::Image => Layer::Image,
-            LayerName::WorkMap => Layer::WorkMap,
-            LayerName::Workers => Layer::Workers,
-        }
-    }
-}
-
 #[derive(Debug, Args)]
 pub(crate) struct ViewArgs {
     #[command(flatten)]
@@ -216,8 +196,8 @@ pub(crate) struct ViewArgs {
     #[command(flatten)]
     pub(crate) gpu_source: GpuSource,
     /// What the window shows at first (W switches).
-    #[arg(long, value_enum, default_value_t = LayerName::Image)]
-    pub(crate) layer: LayerName,
+    #[arg(long, value_parser = choice::<Layer>(), default_value = "image")]
+    pub(crate) layer: Layer,
     /// Render this many frames without reading input, write the last one as the window
     /// shows it to --screenshot, and exit.
     #[arg(long, value_name = "N", requires = "screenshot", value_parser = positive::<1000>)]
@@ -247,25 +227,6 @@ pub(crate) struct SceneSource {
     /// above and to the left of the camera, no reflection or refraction.
     #[arg(long, value_name = "FILE.obj|FILE.ply")]
     pub(crate) mesh: Option<PathBuf>,
-}
-
-/// The acceleration structures.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum AccelName {
-    /// Eight (AVX2) or four (SSE) children per node tested at once, binned SAH,
-    /// front-to-back traversal: the fast one.
-    Wide,
-    /// The octree-built BVH with skip pointers of Wende's thesis; the GPU's default.
-    Octree,
-}
-
-impl From<AccelName> for AccelKind {
-    fn from(name: AccelName) -> Self {
-        match name {
-            AccelName::Wide => AccelKind::Wide,
-            AccelName::Octree => AccelKind::Octree,
-        }
-    }
 }
 
 /// Where the GPU's kernels run: an NVIDIA GPU, or the warp emulator.
@@ -313,8 +274,8 @@ impl GpuSource {
 pub(crate) struct SceneArgs {
     /// The acceleration structure [default: wide on the CPU and in a hybrid frame, octree on
     /// the GPU]; both give the same bytes on every device.
-    #[arg(long, value_enum)]
-    pub(crate) accel: Option<AccelName>,
+    #[arg(long, value_parser = choice::<AccelKind>())]
+    pub(crate) accel: Option<AccelKind>,
     /// With --mesh: the mesh's up direction, `x`, `y`, `z` or `-x`, `-y`, `-z` [default: y]
     /// (scans and CAD often have z up).
     #[arg(long, value_name = "AXIS", value_parser = AxisDirection::parse, allow_hyphen_values = true)]
@@ -343,8 +304,8 @@ pub(crate) struct SceneArgs {
     #[arg(long, value_name = "N", value_parser = parse_bvh_width)]
     pub(crate) bvh_width: Option<Width>,
     /// With the wide BVH: how a node is split [default: sah].
-    #[arg(long, value_enum, value_name = "SPLIT")]
-    pub(crate) bvh_split: Option<SplitName>,
+    #[arg(long, value_parser = choice::<BvhSplit>(), value_name = "SPLIT")]
+    pub(crate) bvh_split: Option<BvhSplit>,
     /// The memory the scene and each frame may take, checked before they are built: 512M,
     /// 4G, 1.5GiB, or bytes (default: what the machine has free, from /proc/meminfo, the
     /// cgroup limit and ulimit -v).
@@ -386,22 +347,14 @@ impl SceneArgs {
 
     /// The structure these settings build.
     pub(crate) fn accel_kind(&self) -> AccelKind {
-        self.accel.map_or_else(AccelKind::default, AccelKind::from)
+        self.accel.unwrap_or_default()
     }
 
     /// These settings for a scene rendered on `device`: the structure asked for, or where
     /// none is, the device's own default ([`DeviceKind::accel`]).
-    pub(crate) fn for_device(&self, device: DeviceName) -> SceneArgs {
-        let kind = match device {
-            DeviceName::Cpu => DeviceKind::Cpu,
-            DeviceName::Gpu => DeviceKind::Gpu,
-            DeviceName::Hybrid => DeviceKind::Hybrid,
-        };
+    pub(crate) fn for_device(&self, device: DeviceKind) -> SceneArgs {
         SceneArgs {
-            accel: self.accel.or_else(|| match kind.accel(None) {
-                AccelKind::Octree => Some(AccelName::Octree),
-                AccelKind::Wide => None,
-            }),
+            accel: Some(device.accel(self.accel)),
             ..self.clone()
         }
     }
@@ -487,9 +440,9 @@ impl SceneArgs {
             leaf_size: self.leaf_size,
             bvh_max_depth: self.bvh_depth,
             bvh_width: self.bvh_width,
-            bvh_split: self.bvh_split.map(BvhSplit::from),
+            bvh_split: self.bvh_split,
             samples: self.spp,
-            accel: self.accel.map(AccelKind::from),
+            accel: self.accel,
             memory: Budget::of(self.max_memory).map(|b| b.bytes),
             memory_is_address_space: Budget::of(self.max_memory)
                 .is_some_and(|b| b.counts_address_space()),
@@ -524,178 +477,36 @@ impl SceneArgs {
     }
 }
 
-/// The balancers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum BalancerName {
-    /// Tiles dealt out to workers before the run (see --assign); spawned rays stay local.
-    Static,
-    /// Workers take the next tiles from one atomic counter (see --chunk); spawned rays
-    /// stay local.
-    Counter,
-    /// A deque per worker, pre-filled with its share of tiles (see --assign); idle workers
-    /// steal (see --deque, --victim, --steal).
-    Stealing,
-    /// rayon's pool through rayon::scope: every tile and ray a scope.spawn (the baseline);
-    /// at most 512 threads, or one per core where there are more.
-    Rayon,
-    /// GPU only: one block per tile, the hardware's block scheduler as the balancer.
-    #[value(name = "cuda-managed")]
-    CudaManaged,
-}
-
-/// Where rays are traced.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum DeviceName {
-    /// Worker threads on the CPU.
-    Cpu,
-    /// An NVIDIA GPU through CUDA (driver and NVRTC loaded at run time): persistent warps for
-    /// `static`, `counter` and `stealing`, or `cuda-managed`.
-    Gpu,
-    /// The CPU's threads and the GPU together, one work-stealing scheduler over both: each
-    /// CPU thread and the GPU a processor with a pool of tiles, the GPU tracing batches.
-    Hybrid,
-}
-
-/// The deques of `stealing`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum DequeName {
-    /// Non-blocking (Arora, Blumofe, Plaxton): compare-and-swap on a packed index and tag.
-    Abp,
-    /// Blocking: a spin lock; thieves try it once.
-    Locked,
-}
-
-/// Victim selection of `stealing`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum VictimName {
-    /// A random other worker each time.
-    Random,
-    /// Look at about √p workers, steal from the one with the shallowest oldest task (Wool).
-    Sample,
-    /// Wool's victim sets: walk a private permutation, as far as the number of thieves needs.
-    Set,
-}
-
-/// How much a steal takes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum StealName {
-    /// The oldest task.
-    One,
-    /// Half of the victim's tasks, oldest first.
-    Half,
-}
-
-/// Which of the tasks a CPU worker holds it runs first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum OrderName {
-    /// The newest: each ray's reflections and refractions to their end before the next
-    /// ray (a LIFO; few tasks wait at once).
-    #[value(name = "depth-first")]
-    DepthFirst,
-    /// The oldest: every tile of the worker's share, then their rays generation by
-    /// generation (a FIFO; a whole generation waits at once).
-    #[value(name = "breadth-first")]
-    BreadthFirst,
-}
-
-impl OrderName {
-    pub(crate) fn order(self) -> Order {
-        match self {
-            OrderName::DepthFirst => Order::DepthFirst,
-            OrderName::BreadthFirst => Order::BreadthFirst,
-        }
-    }
-}
-
-impl BalancerName {
-    fn library(self) -> renderer::device::BalancerName {
-        use renderer::device::BalancerName as Library;
-        match self {
-            BalancerName::Static => Library::Static,
-            BalancerName::Counter => Library::Counter,
-            BalancerName::Stealing => Library::Stealing,
-            BalancerName::Rayon => Library::Rayon,
-            BalancerName::CudaManaged => Library::CudaManaged,
-        }
-    }
-}
-
-impl DequeName {
-    fn kind(self) -> DequeKind {
-        match self {
-            DequeName::Abp => DequeKind::Abp,
-            DequeName::Locked => DequeKind::Locked,
-        }
-    }
-}
-
-impl VictimName {
-    fn policy(self) -> VictimPolicy {
-        match self {
-            VictimName::Random => VictimPolicy::Random,
-            VictimName::Sample => VictimPolicy::Sample,
-            VictimName::Set => VictimPolicy::Set,
-        }
-    }
-}
-
-impl StealName {
-    fn amount(self) -> StealAmount {
-        match self {
-            StealName::One => StealAmount::One,
-            StealName::Half => StealAmount::Half,
-        }
-    }
-}
-
-impl AssignName {
-    fn assignment(self) -> Assignment {
-        match self {
-            AssignName::Interleaved => Assignment::Interleaved,
-            AssignName::Blocked => Assignment::Blocked,
-        }
-    }
-}
-
-/// How `static` deals tiles out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum AssignName {
-    /// Tile i to worker i mod p.
-    Interleaved,
-    /// Each worker a contiguous band of tiles.
-    Blocked,
-}
-
 /// Settings of the run. The balancer's own settings are options without defaults here, so
 /// that one given to a balancer or device it does not apply to is refused rather than
 /// ignored; their defaults are in [`RunArgs::balancer`] and [`RunArgs::gpu_balancer`].
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
     /// Where to trace: the CPU's threads, an NVIDIA GPU, or both together.
-    #[arg(long, value_enum, default_value_t = DeviceName::Cpu)]
-    pub(crate) device: DeviceName,
+    #[arg(long, value_parser = choice::<DeviceKind>(), default_value = "cpu")]
+    pub(crate) device: DeviceKind,
     /// Load balancer [default: static; with --device hybrid, stealing].
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = choice::<BalancerName>())]
     pub(crate) balancer: Option<BalancerName>,
     /// How `static` and `stealing` deal tiles out on the CPU [default: interleaved].
-    #[arg(long, value_enum)]
-    pub(crate) assign: Option<AssignName>,
+    #[arg(long, value_parser = choice::<Assignment>())]
+    pub(crate) assign: Option<Assignment>,
     /// The deque of `stealing` [default: abp on the CPU, locked on the GPU].
-    #[arg(long, value_enum)]
-    pub(crate) deque: Option<DequeName>,
+    #[arg(long, value_parser = choice::<DequeKind>())]
+    pub(crate) deque: Option<DequeKind>,
     /// Victim selection of `stealing` on the CPU [default: random].
-    #[arg(long, value_enum)]
-    pub(crate) victim: Option<VictimName>,
+    #[arg(long, value_parser = choice::<VictimPolicy>())]
+    pub(crate) victim: Option<VictimPolicy>,
     /// How much a steal takes in `stealing` [default: half].
-    #[arg(long, value_enum)]
-    pub(crate) steal: Option<StealName>,
+    #[arg(long, value_parser = choice::<StealAmount>())]
+    pub(crate) steal: Option<StealAmount>,
     /// Tiles `counter` hands out per visit [default: 1].
     #[arg(long, value_name = "N", value_parser = positive::<1_000_000>)]
     pub(crate) chunk: Option<NonZeroUsize>,
     /// Which of its tasks a CPU worker of `static`, `counter` or `stealing` runs first
     /// [default: depth-first].
-    #[arg(long, value_enum)]
-    pub(crate) order: Option<OrderName>,
+    #[arg(long, value_parser = choice::<Order>())]
+    pub(crate) order: Option<Order>,
     /// Worker threads on the CPU (default: every core).
     #[arg(long, value_name = "N", value_parser = positive::<4096>)]
     pub(crate) threads: Option<NonZeroUsize>,
@@ -705,33 +516,24 @@ pub(crate) struct RunArgs {
 }
 
 impl RunArgs {
-    /// The device asked for.
-    pub(crate) fn device(&self) -> DeviceKind {
-        match self.device {
-            DeviceName::Cpu => DeviceKind::Cpu,
-            DeviceName::Gpu => DeviceKind::Gpu,
-            DeviceName::Hybrid => DeviceKind::Hybrid,
-        }
-    }
-
     /// The balancer and its settings as given, none filled in.
     pub(crate) fn request(&self) -> BalancerRequest {
         BalancerRequest {
-            name: self.balancer.map(BalancerName::library),
-            assign: self.assign.map(AssignName::assignment),
-            deque: self.deque.map(DequeName::kind),
-            victim: self.victim.map(VictimName::policy),
-            steal: self.steal.map(StealName::amount),
+            name: self.balancer,
+            assign: self.assign,
+            deque: self.deque,
+            victim: self.victim,
+            steal: self.steal,
             chunk: self.chunk,
-            order: self.order.map(OrderName::order),
+            order: self.order,
         }
     }
 
     /// How the device asked for schedules the frame; a setting that does not apply to the
     /// device or its balancer is refused.
     pub(crate) fn schedule(&self) -> Result<Schedule> {
-        self.device().check_threads(self.threads)?;
-        self.device().schedule(&self.request())
+        self.device.check_threads(self.threads)?;
+        self.device.schedule(&self.request())
     }
 
     /// The CPU balancer asked for; a setting that does not apply to it is refused.
@@ -744,7 +546,7 @@ impl RunArgs {
 
     /// The CPU worker threads of the device asked for (`--threads`, or its default).
     pub(crate) fn device_threads(&self) -> NonZeroUsize {
-        self.device().threads(self.threads)
+        self.device.threads(self.threads)
     }
 
     pub(crate) fn threads(&self) -> NonZeroUsize {
@@ -752,36 +554,29 @@ impl RunArgs {
     }
 }
 
-/// The name a choice (a balancer, a device) has on the command line.
-pub(crate) fn name_of<T: ValueEnum>(value: T) -> String {
-    value
-        .to_possible_value()
-        .map_or_else(String::new, |v| v.get_name().to_string())
-}
-
 /// The settings of `stealing`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct StealingChoice {
-    pub(crate) deque: DequeName,
-    pub(crate) victim: VictimName,
-    pub(crate) steal: StealName,
+    pub(crate) deque: DequeKind,
+    pub(crate) victim: VictimPolicy,
+    pub(crate) steal: StealAmount,
 }
 
 /// The CPU balancer of that name and settings; `None` for `cuda-managed`, which exists on the
 /// GPU alone.
 pub(crate) fn balancer(
     name: BalancerName,
-    assign: AssignName,
+    assign: Assignment,
     chunk: NonZeroUsize,
     stealing: StealingChoice,
 ) -> Option<BalancerKind> {
     let request = BalancerRequest {
-        name: Some(name.library()),
-        assign: Some(assign.assignment()),
+        name: Some(name),
+        assign: Some(assign),
         chunk: Some(chunk),
-        deque: Some(stealing.deque.kind()),
-        victim: Some(stealing.victim.policy()),
-        steal: Some(stealing.steal.amount()),
+        deque: Some(stealing.deque),
+        victim: Some(stealing.victim),
+        steal: Some(stealing.steal),
         order: None,
     };
     // Every setting is given here, whichever applies: the balancer is built from the ones its
@@ -904,31 +699,31 @@ pub(crate) struct SimArgs {
     pub(crate) workers: Vec<NonZeroUsize>,
     /// Policies to simulate: `static`, `counter`, `stealing` (each in every setting given
     /// below) and `rayon` [default: all four; with --wool-tree, stealing].
-    #[arg(long, value_enum, value_delimiter = ',')]
+    #[arg(long, value_parser = choice::<BalancerName>(), value_delimiter = ',')]
     pub(crate) balancers: Vec<BalancerName>,
     /// How `static` and `stealing` deal tiles out [default: interleaved].
-    #[arg(long, value_enum, value_delimiter = ',')]
-    pub(crate) assign: Vec<AssignName>,
+    #[arg(long, value_parser = choice::<Assignment>(), value_delimiter = ',')]
+    pub(crate) assign: Vec<Assignment>,
     /// Tiles `counter` takes per visit [default: 1].
     #[arg(long, value_name = "N,…", value_delimiter = ',', value_parser = positive::<1_000_000>)]
     pub(crate) chunk: Vec<NonZeroUsize>,
     /// The deque of `stealing`, whose push and pop cost differ [default: abp].
-    #[arg(long, value_enum, value_delimiter = ',')]
-    pub(crate) deque: Vec<DequeName>,
+    #[arg(long, value_parser = choice::<DequeKind>(), value_delimiter = ',')]
+    pub(crate) deque: Vec<DequeKind>,
     /// Victim selection of `stealing` [default: random; with --wool-tree, random,sample].
-    #[arg(long, value_enum, value_delimiter = ',')]
-    pub(crate) victim: Vec<VictimName>,
+    #[arg(long, value_parser = choice::<VictimPolicy>(), value_delimiter = ',')]
+    pub(crate) victim: Vec<VictimPolicy>,
     /// Workers `sample` reads at the start of a search [default: √workers; with --wool-tree,
     /// 2, before every attempt, as the Wool paper's model samples].
     #[arg(long, value_name = "N", value_parser = positive::<4096>)]
     pub(crate) samples: Option<NonZeroUsize>,
     /// How much a steal takes [default: half; with --wool-tree, one].
-    #[arg(long, value_enum, value_delimiter = ',')]
-    pub(crate) steal: Vec<StealName>,
+    #[arg(long, value_parser = choice::<StealAmount>(), value_delimiter = ',')]
+    pub(crate) steal: Vec<StealAmount>,
     /// Which of its tasks a worker of `static`, `counter` or `stealing` runs first
     /// [default: depth-first].
-    #[arg(long, value_enum, value_delimiter = ',')]
-    pub(crate) order: Vec<OrderName>,
+    #[arg(long, value_parser = choice::<Order>(), value_delimiter = ',')]
+    pub(crate) order: Vec<Order>,
     /// The cost model of another recording of the same scene instead of this file's (to
     /// compare recordings, of other tile sizes say, on the same costs); --task-cost and
     /// --unit-cost then change that one.
@@ -1016,12 +811,12 @@ pub(crate) struct ValidateArgs {
     /// with chunks of 1 and 4, `stealing` with every deque, victim selection and steal amount
     /// (12 variants), `rayon`; with --gpu also `static`, `counter`, `stealing` (steal one and
     /// half) and `cuda-managed` on the GPU.
-    #[arg(long, value_enum, value_delimiter = ',')]
+    #[arg(long, value_parser = choice::<BalancerName>(), value_delimiter = ',')]
     pub(crate) balancers: Option<Vec<BalancerName>>,
     /// Acceleration structures to render with, each with every balancer [default:
     /// wide,octree]; with --gpu, the GPU's balancers run on the octree.
-    #[arg(long, value_enum, value_delimiter = ',')]
-    pub(crate) accels: Option<Vec<AccelName>>,
+    #[arg(long, value_parser = choice::<AccelKind>(), value_delimiter = ',')]
+    pub(crate) accels: Option<Vec<AccelKind>>,
     /// Thread counts to run the CPU balancers at [default: 1,2,3,8,32].
     #[arg(long, value_delimiter = ',', value_parser = positive::<4096>)]
     pub(crate) threads: Option<Vec<NonZeroUsize>>,
@@ -1039,7 +834,7 @@ pub(crate) struct ValidateArgs {
     /// The GPU balancers to run with --gpu, when they are not those of --balancers: e.g.
     /// `--balancers static --gpu-balancers static,counter,stealing,cuda-managed` compares
     /// every GPU balancer with the CPU's `static` alone.
-    #[arg(long, value_enum, value_delimiter = ',', requires = "gpu")]
+    #[arg(long, value_parser = choice::<BalancerName>(), value_delimiter = ',', requires = "gpu")]
     pub(crate) gpu_balancers: Option<Vec<BalancerName>>,
     /// Also render with the CPU's threads and the GPU together (`--device hybrid`, the CPU
     /// side stealing as `stealing` does by default) at every thread count and tile edge, and
@@ -1103,7 +898,7 @@ pub(crate) struct ClusterBenchArgs {
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [ClusterName::Static, ClusterName::Counter, ClusterName::Stealing])]
     pub(crate) modes: Vec<ClusterName>,
     /// The balancer of the one process and of every rank (with its defaults).
-    #[arg(long, value_enum, default_value_t = BalancerName::Stealing)]
+    #[arg(long, value_parser = choice::<BalancerName>(), default_value = "stealing")]
     pub(crate) balancer: BalancerName,
     /// Tile edge in pixels.
     #[arg(long, value_name = "PIXELS", default_value = "32", value_parser = tile_edge)]
@@ -1135,17 +930,17 @@ pub(crate) struct ClusterBenchArgs {
 pub(crate) struct BalancerSet {
     /// Balancers to compare: `static` (interleaved), `counter` (chunk 1), `stealing` (as set
     /// by --deque, --victim and --steal) and `rayon`.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [BalancerName::Static, BalancerName::Counter, BalancerName::Stealing, BalancerName::Rayon])]
+    #[arg(long, value_parser = choice::<BalancerName>(), value_delimiter = ',', default_values = ["static", "counter", "stealing", "rayon"])]
     pub(crate) balancers: Vec<BalancerName>,
     /// The deque of `stealing` [default: abp].
-    #[arg(long, value_enum)]
-    pub(crate) deque: Option<DequeName>,
+    #[arg(long, value_parser = choice::<DequeKind>())]
+    pub(crate) deque: Option<DequeKind>,
     /// Victim selection of `stealing` [default: random].
-    #[arg(long, value_enum)]
-    pub(crate) victim: Option<VictimName>,
+    #[arg(long, value_parser = choice::<VictimPolicy>())]
+    pub(crate) victim: Option<VictimPolicy>,
     /// How much a steal takes in `stealing` [default: half].
-    #[arg(long, value_enum)]
-    pub(crate) steal: Option<StealName>,
+    #[arg(long, value_parser = choice::<StealAmount>())]
+    pub(crate) steal: Option<StealAmount>,
 }
 
 impl BalancerSet {
@@ -1162,14 +957,14 @@ impl BalancerSet {
             bail!("{flag} applies to stealing, which is not among --balancers");
         }
         let stealing = StealingChoice {
-            deque: self.deque.unwrap_or(DequeName::Abp),
-            victim: self.victim.unwrap_or(VictimName::Random),
-            steal: self.steal.unwrap_or(StealName::Half),
+            deque: self.deque.unwrap_or(DequeKind::Abp),
+            victim: self.victim.unwrap_or(VictimPolicy::Random),
+            steal: self.steal.unwrap_or(StealAmount::Half),
         };
         self.balancers
             .iter()
             .map(|&b| {
-                balancer(b, AssignName::Interleaved, NonZeroUsize::MIN, stealing).ok_or_else(|| {
+                balancer(b, Assignment::Interleaved, NonZeroUsize::MIN, stealing).ok_or_else(|| {
                     anyhow::anyhow!("benchmarks run CPU balancers; cuda-managed is GPU only")
                 })
             })
@@ -1236,8 +1031,8 @@ pub(crate) struct DequeArgs {
     #[arg(long, value_name = "N", default_value = "50", value_parser = positive::<100_000>)]
     pub(crate) iterations: NonZeroUsize,
     /// How much a steal takes.
-    #[arg(long, value_enum, default_value_t = StealName::One)]
-    pub(crate) steal: StealName,
+    #[arg(long, value_parser = choice::<StealAmount>(), default_value = "one")]
+    pub(crate) steal: StealAmount,
     /// The memory the deques may take, checked before they are made: 512M, 4G, 1.5GiB, or
     /// bytes (default: what the machine has free, from /proc/meminfo, the cgroup limit and
     /// ulimit -v).
@@ -1350,24 +1145,6 @@ pub(crate) fn usage_error(e: clap::Error) -> ExitCode {
 }
 
 /// How the wide BVH splits a node (`--bvh-split`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum SplitName {
-    /// By the surface area heuristic over binned centroids: the fast one.
-    Sah,
-    /// By the octant of each centroid around the centre of the centroid bounds, as the
-    /// octree does: the thesis's split in the wide layout.
-    Octant,
-}
-
-impl From<SplitName> for BvhSplit {
-    fn from(name: SplitName) -> Self {
-        match name {
-            SplitName::Sah => BvhSplit::Sah,
-            SplitName::Octant => BvhSplit::Octant,
-        }
-    }
-}
-
 /// `--bvh-width`: 4 or 8.
 fn parse_bvh_width(s: &str) -> std::result::Result<Width, String> {
     match s {

@@ -5,9 +5,11 @@ use std::num::NonZeroUsize;
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
+use balancers::Choice;
 use balancers::cluster::ClusterMode;
+use renderer::device::DeviceKind;
 
-use crate::cli::{ClusterName, DeviceName, RenderArgs};
+use crate::cli::{ClusterName, RenderArgs};
 
 /// Refuses `what` (`--cluster`, `bench cluster`) in a raylb built without the `mpi` feature,
 /// saying how to build one with it.
@@ -22,10 +24,10 @@ pub(crate) fn require_mpi(what: &str) -> Result<()> {
 
 /// The mode `name` names with the chunk given, or the reason a flag does not apply.
 fn mode(args: &RenderArgs, name: ClusterName) -> Result<ClusterMode> {
-    if args.run.device != DeviceName::Cpu {
+    if args.run.device != DeviceKind::Cpu {
         bail!(
             "--cluster runs on the CPU's threads of each rank; --device {} does not apply",
-            crate::cli::name_of(args.run.device)
+            args.run.device.keyword()
         );
     }
     match (name, args.cluster_chunk) {

@@ -5,6 +5,7 @@
 mod terminal;
 
 mod bench;
+mod choice;
 mod cli;
 mod cluster;
 mod compare;

@@ -4,7 +4,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Result, anyhow, bail};
+use balancers::Choice;
 use balancers::sim::TaskTree;
+use renderer::device::DeviceKind;
 use renderer::file_errors::io_reason;
 use renderer::memory::{Budget, format_bytes};
 use renderer::output::StagedFiles;
@@ -13,7 +15,7 @@ use renderer::render::{FrameExtras, FrameMemory, RenderOptions};
 use renderer::scene::Scene;
 use renderer::stats::counted;
 
-use crate::cli::{DeviceName, RecordArgs, name_of};
+use crate::cli::RecordArgs;
 use crate::outputs::Outputs;
 
 pub(crate) fn run(args: &RecordArgs) -> Result<ExitCode> {
@@ -21,10 +23,10 @@ pub(crate) fn run(args: &RecordArgs) -> Result<ExitCode> {
     outputs.add("-o", args.output.as_deref());
     outputs.check_writable()?;
     outputs.check_inputs(&args.source.paths())?;
-    if args.run.device != DeviceName::Cpu {
+    if args.run.device != DeviceKind::Cpu {
         bail!(
             "--device {}: raylb record counts and times the CPU's tasks; leave --device out",
-            name_of(args.run.device)
+            args.run.device.keyword()
         );
     }
     args.scene

@@ -28,7 +28,7 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
         bail!("--cluster-chunk applies to --cluster counter");
     }
     let mut plan = OutputPlan::check(args)?;
-    let device = args.run.device();
+    let device = args.run.device;
     let scene_args = args.scene.for_device(args.run.device);
     scene_args.check_structure_options(&[scene_args.accel_kind()])?;
     // The device and balancer are checked before the scene is loaded: a missing GPU is

@@ -6,17 +6,17 @@ use std::process::ExitCode;
 
 use anyhow::{Result, anyhow, bail};
 use balancers::sim::{Costs, Sampling, SimResult, TaskTree, simulate, wool};
-use balancers::{Balancer, BalancerKind, DequeKind};
+use balancers::{
+    Assignment, Balancer, BalancerKind, Choice, DequeKind, Order, StealAmount, VictimPolicy,
+};
+use renderer::device::BalancerName;
 use renderer::input::read_regular_file;
 use serde::Serialize;
 
 use crate::bench::report::{
     Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, rounded,
 };
-use crate::cli::{
-    AssignName, BalancerName, DequeName, OrderName, SimArgs, StealName, StealingChoice, VictimName,
-    balancer, name_of,
-};
+use crate::cli::{SimArgs, StealingChoice, balancer};
 
 /// The largest task file read: `treasure` at 1024² records in about 40 MB, and reading takes
 /// about five times a file's size in memory.
@@ -169,8 +169,8 @@ fn read_tree(path: &std::path::Path) -> Result<TaskTree> {
 /// What `sim` runs when the options leave it open.
 struct Defaults {
     balancers: &'static [BalancerName],
-    victims: &'static [VictimName],
-    steal: StealName,
+    victims: &'static [VictimPolicy],
+    steal: StealAmount,
 }
 
 const FRAME_DEFAULTS: Defaults = Defaults {
@@ -180,15 +180,15 @@ const FRAME_DEFAULTS: Defaults = Defaults {
         BalancerName::Stealing,
         BalancerName::Rayon,
     ],
-    victims: &[VictimName::Random],
-    steal: StealName::Half,
+    victims: &[VictimPolicy::Random],
+    steal: StealAmount::Half,
 };
 
 /// Wool's model compares victim selections of a stealer of one task at a time.
 const WOOL_DEFAULTS: Defaults = Defaults {
     balancers: &[BalancerName::Stealing],
-    victims: &[VictimName::Random, VictimName::Sample],
-    steal: StealName::One,
+    victims: &[VictimPolicy::Random, VictimPolicy::Sample],
+    steal: StealAmount::One,
 };
 
 /// The balancers the options name: each in every setting given for it.
@@ -228,19 +228,19 @@ fn policies(args: &SimArgs, defaults: &Defaults) -> Result<Vec<BalancerKind>> {
             bail!("{flag} applies to {to}, which is not among --balancers");
         }
     }
-    let assigns = or(&args.assign, AssignName::Interleaved);
+    let assigns = or(&args.assign, Assignment::Interleaved);
     let chunks = or(&args.chunk, NonZeroUsize::MIN);
-    let orders = or(&args.order, OrderName::DepthFirst);
+    let orders = or(&args.order, Order::DepthFirst);
     let victims = if args.victim.is_empty() {
         defaults.victims.to_vec()
     } else {
         args.victim.clone()
     };
-    if args.samples.is_some() && !(stealing && victims.contains(&VictimName::Sample)) {
+    if args.samples.is_some() && !(stealing && victims.contains(&VictimPolicy::Sample)) {
         bail!("--samples applies to stealing with --victim sample");
     }
     let mut choices = Vec::new();
-    for deque in or(&args.deque, DequeName::Abp) {
+    for deque in or(&args.deque, DequeKind::Abp) {
         for &victim in &victims {
             for steal in or(&args.steal, defaults.steal) {
                 choices.push(StealingChoice {
@@ -266,7 +266,7 @@ fn policies(args: &SimArgs, defaults: &Defaults) -> Result<Vec<BalancerKind>> {
                     let policy = balancer(b, assign, chunk, choice).ok_or_else(|| {
                         anyhow!(
                             "--balancers {}: the simulator runs the CPU's balancers: static, counter, stealing and rayon",
-                            name_of(b)
+                            b.keyword()
                         )
                     })?;
                     // rayon runs in its own order, once.
@@ -276,7 +276,7 @@ fn policies(args: &SimArgs, defaults: &Defaults) -> Result<Vec<BalancerKind>> {
                         &orders[..1]
                     };
                     for order in orders {
-                        out.push(policy.with_order(order.order()).unwrap_or(policy));
+                        out.push(policy.with_order(*order).unwrap_or(policy));
                     }
                 }
             }

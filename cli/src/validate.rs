@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Result, anyhow, bail};
-use balancers::BalancerKind;
+use balancers::{BalancerKind, Choice};
 use renderer::accel::AccelKind;
 use renderer::device::FrameJob;
 use renderer::file_errors::io_reason;
@@ -17,7 +17,7 @@ use renderer::scene::Scene;
 use renderer::stats::counted;
 use renderer::validate::{SameSums, Verdict};
 
-use crate::cli::{AccelName, BalancerName, SceneArgs, ValidateArgs, name_of};
+use crate::cli::{SceneArgs, ValidateArgs};
 use crate::outputs::{Outputs, image_format};
 
 pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
@@ -53,10 +53,10 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     for (k, &accel) in plan.accels.iter().enumerate() {
         if k > 0 {
             scene = scene
-                .with_accel(accel.into())?
+                .with_accel(accel)?
                 .expect("--accels names each structure once");
         }
-        let name = AccelKind::from(accel).name();
+        let name = accel.name();
         for run in &runs {
             let frame = run.render(&scene, gpu.as_ref()).map_err(|e| match run {
                 FrameJob::Hybrid(_) => anyhow!("--hybrid: {e}"),
@@ -106,7 +106,7 @@ fn check_memory(args: &ValidateArgs, plan: &Plan, scene: &Scene) -> Result<()> {
         // Each further structure is built while the one before it is still there.
         another_structure: plan.accels[1..]
             .iter()
-            .map(|&a| AccelKind::from(a).bytes_per_triangle() * scene.stats.triangles as u64)
+            .map(|&a| a.bytes_per_triangle() * scene.stats.triangles as u64)
             .max()
             .unwrap_or(0),
         reduced: false,
@@ -121,7 +121,7 @@ fn check_memory(args: &ValidateArgs, plan: &Plan, scene: &Scene) -> Result<()> {
 /// the library's matrix.
 struct Plan {
     /// The structures, each rendered with every balancer.
-    accels: Vec<AccelName>,
+    accels: Vec<AccelKind>,
     matrix: renderer::validate::Plan,
 }
 
@@ -135,28 +135,28 @@ impl Plan {
         let accels = args
             .accels
             .clone()
-            .unwrap_or_else(|| vec![AccelName::Wide, AccelName::Octree]);
-        let kinds: Vec<AccelKind> = accels.iter().map(|&a| a.into()).collect();
+            .unwrap_or_else(|| vec![AccelKind::Wide, AccelKind::Octree]);
+        let kinds: Vec<AccelKind> = accels.to_vec();
         args.scene.check_structure_options(&kinds)?;
 
         let mut seen = Vec::new();
         for &a in &accels {
             if seen.contains(&a) {
-                bail!("--accels names {} twice", AccelKind::from(a).name());
+                bail!("--accels names {} twice", a.name());
             }
             seen.push(a);
         }
         let named = |family: &str| {
             args.balancers
                 .as_ref()
-                .is_none_or(|list| list.iter().any(|&b| name_of(b) == family))
+                .is_none_or(|list| list.iter().any(|&b| b.keyword() == family))
         };
         let cpu: Vec<BalancerKind> = BalancerKind::every_variant()
             .into_iter()
             .filter(|b| named(b.family()))
             .collect();
         let named_for_gpu = |family: &str| match &args.gpu_balancers {
-            Some(list) => list.iter().any(|&b| name_of(b) == family),
+            Some(list) => list.iter().any(|&b| b.keyword() == family),
             None => named(family),
         };
         let gpu: Vec<GpuBalancer> = if args.gpu {
@@ -168,7 +168,7 @@ impl Plan {
             Vec::new()
         };
         if let Some(list) = &args.balancers
-            && list.contains(&BalancerName::CudaManaged)
+            && list.contains(&renderer::device::BalancerName::CudaManaged)
             && !args.gpu
         {
             bail!("--balancers: cuda-managed runs only on the GPU; add --gpu to validate it");

@@ -36,12 +36,14 @@ impl AccelKind {
 
     /// The name on the command line and in reports.
     pub fn name(self) -> &'static str {
-        match self {
-            AccelKind::Wide => "wide",
-            AccelKind::Octree => "octree",
-        }
+        balancers::Choice::keyword(self)
     }
 }
+
+balancers::choices!(AccelKind {
+    Wide => "wide", "Eight (AVX2) or four (SSE) children per node tested at once, binned SAH, front-to-back traversal: the fast one.";
+    Octree => "octree", "The octree-built BVH with skip pointers of Wende's thesis; the GPU's default.";
+});
 
 /// A built acceleration structure.
 #[derive(Debug)]

@@ -25,8 +25,8 @@ use std::num::{NonZeroU32, NonZeroUsize};
 
 use anyhow::{Result, anyhow, bail};
 use balancers::{
-    Assignment, Balancer, BalancerKind, DequeKind, HybridStealing, Order, RayonScope, StealAmount,
-    VictimPolicy, WorkStealing,
+    Assignment, Balancer, BalancerKind, Choice, DequeKind, HybridStealing, Order, RayonScope,
+    StealAmount, VictimPolicy, WorkStealing,
 };
 
 use crate::accel::AccelKind;
@@ -96,6 +96,20 @@ pub enum Schedule {
     /// One work-stealing scheduler over CPU threads and the GPU.
     Hybrid(HybridStealing),
 }
+
+balancers::choices!(DeviceKind {
+    Cpu => "cpu", "Worker threads on the CPU.";
+    Gpu => "gpu", "An NVIDIA GPU through CUDA (driver and NVRTC loaded at run time): persistent warps for `static`, `counter` and `stealing`, or `cuda-managed`.";
+    Hybrid => "hybrid", "The CPU's threads and the GPU together, one work-stealing scheduler over both: each CPU thread and the GPU a processor with a pool of tiles, the GPU tracing batches.";
+});
+
+balancers::choices!(BalancerName {
+    Static => "static", "Tiles dealt out to workers before the run (see --assign); spawned rays stay local.";
+    Counter => "counter", "Workers take the next tiles from one atomic counter (see --chunk); spawned rays stay local.";
+    Stealing => "stealing", "A deque per worker, pre-filled with its share of tiles (see --assign); idle workers steal (see --deque, --victim, --steal).";
+    Rayon => "rayon", "rayon's pool through rayon::scope: every tile and ray a scope.spawn (the baseline); at most 512 threads, or one per core where there are more.";
+    CudaManaged => "cuda-managed", "GPU only: one block per tile, the hardware's block scheduler as the balancer.";
+});
 
 /// The structure the GPU builds where none is asked for: its kernels traverse either, and the
 /// octree's is the form they were first written for.
@@ -169,17 +183,6 @@ impl BalancerName {
         match device {
             DeviceKind::Hybrid => Self::Stealing,
             DeviceKind::Cpu | DeviceKind::Gpu => Self::Static,
-        }
-    }
-
-    /// The name as the command line spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Static => "static",
-            Self::Counter => "counter",
-            Self::Stealing => "stealing",
-            Self::Rayon => "rayon",
-            Self::CudaManaged => "cuda-managed",
         }
     }
 }
@@ -260,7 +263,7 @@ fn cpu_balancer(request: &BalancerRequest) -> Result<BalancerKind> {
             bail!("--balancer cuda-managed runs only with --device gpu")
         }
     };
-    request.refuse_unused(uses, &format!("--balancer {}", chosen.name()))?;
+    request.refuse_unused(uses, &format!("--balancer {}", chosen.keyword()))?;
     Ok(request
         .cpu_balancer()
         .expect("cuda-managed is refused above"))
@@ -307,7 +310,7 @@ fn gpu_balancer(request: &BalancerRequest) -> Result<GpuBalancer> {
         BalancerName::Static | BalancerName::CudaManaged => &[],
         BalancerName::Rayon => bail!("--balancer rayon runs only with --device cpu"),
     };
-    request.refuse_unused(uses, &format!("--balancer {} on the GPU", chosen.name()))?;
+    request.refuse_unused(uses, &format!("--balancer {} on the GPU", chosen.keyword()))?;
     let chunk = u32::try_from(request.chunk.unwrap_or(NonZeroUsize::MIN).get())
         .map_err(|_| anyhow!("--chunk on the GPU: at most {} tiles", u32::MAX))?;
     Ok(match chosen {

@@ -43,6 +43,12 @@ impl Layer {
     }
 }
 
+balancers::choices!(Layer {
+    Image => "image", "The image.";
+    WorkMap => "work-map", "Rays per pixel as a heat map, shaded by the image.";
+    Workers => "workers", "Each pixel in the colour of the worker that traced it, shaded by the image.";
+});
+
 /// Which pixels [`Preview::draw`] draws.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pixels {

@@ -18,8 +18,9 @@ use serde::Serialize;
 use super::report::{
     Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, quantiles, rounded,
 };
-use crate::cli::{ClusterBenchArgs, ClusterName, name_of, threads};
+use crate::cli::{ClusterBenchArgs, ClusterName, threads};
 use crate::progress::Progress;
+use balancers::Choice;
 
 /// What `--out` receives.
 const FILES: &[&str] = &["cluster.csv", "cluster-paired.csv", "cluster.svg"];
@@ -126,7 +127,7 @@ pub(crate) fn run(args: &ClusterBenchArgs, quiet: bool) -> Result<ExitCode> {
             runs.push(RunRow {
                 scene: scene_name.clone(),
                 tile: args.tile.get(),
-                balancer: name_of(args.balancer),
+                balancer: args.balancer.keyword().to_string(),
                 setup: setup.mode.map_or_else(|| "one-process".into(), mode_name),
                 ranks: setup.ranks,
                 threads: setup.threads,
@@ -154,7 +155,7 @@ pub(crate) fn run(args: &ClusterBenchArgs, quiet: bool) -> Result<ExitCode> {
         quiet,
         "{scene_name}, {}-pixel tiles, --balancer {}, {} rounds; speed = the one process's time over the job's in the same round (median, quartiles).",
         args.tile,
-        name_of(args.balancer),
+        args.balancer.keyword().to_string(),
         args.repeat
     );
     say!(
@@ -218,7 +219,7 @@ fn render(
         .arg(scene)
         .args(["--threads", &setup.threads.to_string()])
         .args(["--tile", &args.tile.to_string()])
-        .args(["--balancer", &name_of(args.balancer), "--json", "-o"])
+        .args(["--balancer", args.balancer.keyword(), "--json", "-o"])
         .arg(image);
     for (flag, value) in [("--width", args.width), ("--height", args.height)] {
         if let Some(v) = value {
@@ -271,7 +272,7 @@ fn paired_rows(
             PairedRow {
                 scene: scene.to_string(),
                 tile: args.tile.get(),
-                balancer: name_of(args.balancer),
+                balancer: args.balancer.keyword().to_string(),
                 mode: setup.mode.map_or_else(String::new, mode_name),
                 ranks: setup.ranks,
                 threads: setup.threads,

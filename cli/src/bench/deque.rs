@@ -19,7 +19,8 @@ use renderer::stats::counted;
 use serde::Serialize;
 
 use super::report::{OutputFiles, Table, csv_text, rounded};
-use crate::cli::{DequeArgs, StealName, threads};
+use crate::cli::{DequeArgs, threads};
+use balancers::StealAmount;
 
 /// What `--out` receives.
 const FILES: &[&str] = &["deque.csv"];
@@ -390,8 +391,8 @@ pub(crate) fn run(args: &DequeArgs, quiet: bool) -> Result<ExitCode> {
     let files = OutputFiles::check(&args.out, FILES)?;
     let n = threads(args.threads).get();
     let steal_max = match args.steal {
-        StealName::One => 1,
-        StealName::Half => usize::MAX,
+        StealAmount::One => 1,
+        StealAmount::Half => usize::MAX,
     };
     check_memory(args, n, steal_max)?;
     let mut rows = Vec::new();
@@ -426,7 +427,7 @@ mod tests {
             threads: None,
             elements: std::num::NonZeroUsize::new(1000).unwrap(),
             iterations: std::num::NonZeroUsize::new(2).unwrap(),
-            steal: StealName::One,
+            steal: StealAmount::One,
             max_memory: None,
             out: "unused".into(),
         };

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow, bail};
 use minifb::{Key, KeyRepeat, MouseButton, MouseMode, Window, WindowOptions};
 use renderer::accel::AccelKind;
-use renderer::device::Schedule;
+use renderer::device::{DeviceKind, Schedule};
 use renderer::file_errors::io_reason;
 use renderer::frame::Frame;
 use renderer::gpu::{Gpu, GpuError};
@@ -32,7 +32,7 @@ use renderer::scene::{Scene, Viewpoint};
 use renderer::stats::counted;
 use renderer::watch::FrameWatch;
 
-use crate::cli::{DeviceName, GpuSource, LayerName, ViewArgs};
+use crate::cli::{GpuSource, ViewArgs};
 use crate::outputs::{Outputs, png_only};
 use crate::render::open_gpu;
 use crate::terminal::StdoutError;
@@ -64,13 +64,13 @@ pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
     scene_args.check_structure_options(&[scene_args.accel_kind()])?;
     ensure_display()?;
     let gpu = match args.run.device {
-        DeviceName::Gpu => Some(Arc::new(open_gpu(&args.gpu_source)?)),
-        DeviceName::Hybrid => {
+        DeviceKind::Gpu => Some(Arc::new(open_gpu(&args.gpu_source)?)),
+        DeviceKind::Hybrid => {
             Some(Arc::new(args.gpu_source.open().map_err(|e| {
                 anyhow!("--device hybrid needs an NVIDIA GPU: {e}")
             })?))
         }
-        DeviceName::Cpu => find_gpu(&args.gpu_source, args.quiet),
+        DeviceKind::Cpu => find_gpu(&args.gpu_source, args.quiet),
     };
     let scene = scene_args.load(&args.source, args.quiet)?;
     outputs.check_inputs(&scene.inputs)?;
@@ -80,9 +80,9 @@ pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
         window: true,
         ..FrameExtras::default()
     };
-    let job = lineup.job(args.layer == LayerName::WorkMap);
+    let job = lineup.job(args.layer == Layer::WorkMap);
     args.scene.check_job(&scene, &job, extras)?;
-    let mut viewer = Viewer::new(scene, lineup, args.layer.into(), args.quiet);
+    let mut viewer = Viewer::new(scene, lineup, args.layer, args.quiet);
     display::report_a_lost_display();
     let mut window = Window::new(
         &viewer.title(),

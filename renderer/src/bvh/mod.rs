@@ -71,6 +71,11 @@ pub enum BvhSplit {
     Octant,
 }
 
+balancers::choices!(BvhSplit {
+    Sah => "sah", "By the surface area heuristic over binned centroids: the fast one.";
+    Octant => "octant", "By the octant of each centroid around the centre of the centroid bounds, as the octree does: the thesis's split in the wide layout.";
+});
+
 impl Default for BvhSettings {
     /// Leaf size 4 traced fastest of 4, 8 and 16 on the meshes we measured (BENCHMARKS.md).
     /// Depth 24 halves the centroid bounds 24 times, far finer than float-accurate scenes need,
