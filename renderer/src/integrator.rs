@@ -12,7 +12,7 @@ use std::num::NonZeroU32;
 use balancers::{Spawn, TaskRunner};
 use layout::task::TaskKind;
 
-use crate::bvh::{NoCounters, TraversalCounters};
+use crate::bvh::{NoCounters, TestCounts, TraversalCounters};
 use crate::film::Film;
 use crate::geometry::{Ray, Triangle, TriangleExt};
 use crate::math::{
@@ -32,6 +32,44 @@ pub enum RayKind {
     /// Through a refracting surface.
     Refraction = TaskKind::Refraction as u8,
 }
+
+/// Which of a frame's rays a ray is: one of the three kinds of task, or a shadow ray a hit
+/// casts towards a light.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RayRole {
+    /// From the eye through a pixel.
+    Camera,
+    /// From a hit towards a light: an occlusion query.
+    Shadow,
+    /// A mirror reflection, or a refraction turned back by total internal reflection.
+    Reflection,
+    /// Through a refracting surface.
+    Refraction,
+}
+
+impl From<RayKind> for RayRole {
+    fn from(kind: RayKind) -> Self {
+        match kind {
+            RayKind::Camera => Self::Camera,
+            RayKind::Reflection => Self::Reflection,
+            RayKind::Refraction => Self::Refraction,
+        }
+    }
+}
+
+/// What the integrator reports as it traces: the traversal's box and triangle tests, and
+/// each ray just before it is traced. What ignores a report costs nothing: the calls are
+/// inlined away.
+pub trait TraceObserver: TraversalCounters {
+    /// `ray`, of `role`, is about to be traced.
+    #[inline(always)]
+    fn ray(&mut self, role: RayRole, ray: &Ray) {
+        let _ = (role, ray);
+    }
+}
+
+impl TraceObserver for NoCounters {}
+impl TraceObserver for TestCounts {}
 
 /// A ray still to be traced, with everything it needs to contribute to its pixel.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -187,7 +225,7 @@ impl<'a, O: FrameObserver> Whitted<'a, O> {
     /// [`spawn_children`](Self::spawn_children)) are `#[inline(always)]`: this is the CPU's
     /// hot path, and with `direct_light` called out of line, as LLVM left it under a plain
     /// `#[inline]`, a frame took about 1% more instructions.
-    fn trace<S: Spawn<RenderTask>, C: TraversalCounters>(
+    fn trace<S: Spawn<RenderTask>, C: TraceObserver>(
         &self,
         task: RayTask,
         counts: &mut RayCounts,
@@ -202,6 +240,7 @@ impl<'a, O: FrameObserver> Whitted<'a, O> {
         let scene = self.scene;
         let bvh = &scene.accel;
         let ray = Ray::new(task.origin, task.dir);
+        tests.ray(task.kind.into(), &ray);
         let sample_weight = scene.samples.weight();
         let Some(hit) = bvh.closest_hit_counted(&ray, tests) else {
             self.film.count_rays(task.pixel, 1);
@@ -234,7 +273,7 @@ impl<'a, O: FrameObserver> Whitted<'a, O> {
     /// that faces the surface and is not shadowed, Phong's diffuse and specular terms in the
     /// light's cone; and how many shadow rays that took.
     #[inline(always)]
-    fn direct_light<C: TraversalCounters>(
+    fn direct_light<C: TraceObserver>(
         &self,
         task: &RayTask,
         surface: &SurfacePoint,
@@ -269,6 +308,7 @@ impl<'a, O: FrameObserver> Whitted<'a, O> {
                 t_min: 0.0,
                 t_max: distance,
             };
+            tests.ray(RayRole::Shadow, &shadow);
             if bvh.occluded_counted(&shadow, tests) {
                 continue;
             }
@@ -426,7 +466,7 @@ impl<O: FrameObserver> TaskRunner<RenderTask> for Whitted<'_, O> {
 impl<O: FrameObserver> Whitted<'_, O> {
     /// Runs `task` as [`TaskRunner::run`] does, reporting every box and triangle test of its
     /// rays (closest hits and shadow rays) to `tests`; with [`NoCounters`] that is `run`.
-    pub fn run_counted<S: Spawn<RenderTask>, C: TraversalCounters>(
+    pub fn run_counted<S: Spawn<RenderTask>, C: TraceObserver>(
         &self,
         task: RenderTask,
         local: &mut WorkerRays,

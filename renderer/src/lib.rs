@@ -22,6 +22,7 @@ pub mod math;
 pub mod memory;
 pub mod output;
 pub mod preview;
+pub mod ray_file;
 pub mod record;
 pub mod render;
 pub mod scene;

@@ -27,7 +27,7 @@ use balancers::{Assignment, Balancer, BalancerKind, Spawn, SpawnError, TaskRunne
 
 use crate::bvh::{NoCounters, TraversalCounters};
 use crate::film::Film;
-use crate::integrator::{RayKind, RenderTask, Tile, Whitted, WorkerRays, tiles};
+use crate::integrator::{RayKind, RenderTask, Tile, TraceObserver, Whitted, WorkerRays, tiles};
 use crate::scene::Scene;
 use crate::watch::Unwatched;
 
@@ -383,6 +383,8 @@ impl TraversalCounters for CountInto<'_> {
         self.0.hits.set(self.0.hits.get() + u64::from(hit));
     }
 }
+
+impl TraceObserver for CountInto<'_> {}
 
 /// The spawn handle a recorded task gets: names each child and passes it on.
 struct Children<'a, S> {
