@@ -13,7 +13,7 @@ use renderer::stats::counted;
 
 /// One balancer on one device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Engine {
+pub enum Engine {
     /// A CPU balancer.
     Cpu(BalancerKind),
     /// A GPU balancer.
@@ -29,7 +29,7 @@ const MAX_THREADS: usize = 4096;
 
 /// The balancer, thread count and tile edge the next frame uses, and what they can become.
 #[derive(Debug)]
-pub(crate) struct Lineup {
+pub struct Lineup {
     engines: Vec<Engine>,
     current: usize,
     /// CPU worker threads.
@@ -44,7 +44,7 @@ impl Lineup {
     /// hybrid scheduler with its default CPU settings; starting at
     /// `first` (put at the front when it is a variant outside the list, such as a counter
     /// with another chunk).
-    pub(crate) fn new(
+    pub fn new(
         first: Engine,
         threads: NonZeroUsize,
         tile: NonZeroU32,
@@ -108,7 +108,7 @@ impl Lineup {
 
     /// What a frame with the current settings runs; `work_map`: count rays per pixel (an
     /// atomic add per ray, paid only while the work map is shown).
-    pub(crate) fn job(&self, work_map: bool) -> FrameJob {
+    pub fn job(&self, work_map: bool) -> FrameJob {
         match self.engine() {
             Engine::Cpu(balancer) => FrameJob::Cpu(RenderOptions {
                 balancer,
