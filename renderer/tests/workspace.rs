@@ -155,7 +155,21 @@ fn the_library_builds_without_what_only_the_command_line_needs() {
     for command_line_only in ["clap", "csv", "indicatif", "minifb", "plotters", "x11-dl"] {
         assert!(
             !deps.iter().any(|d| d == command_line_only),
-            "the tracer's build needs {command_line_only}: it belongs to the `raylb` binary's crate (cli/)"
+            "the tracer's build needs {command_line_only}: it belongs to the `raylb` binary's crate (cli/) or the viewer's (viewer/)"
+        );
+    }
+}
+
+#[test]
+fn the_viewer_builds_without_the_command_line() {
+    // The window and what it shows, under the command line: it never sees the flags, the
+    // plots, the CSV or the progress bars.
+    let deps = build_deps_through_path_deps(&root().join("viewer"), &mut Vec::new());
+    assert!(deps.iter().any(|d| d == "minifb"), "{deps:?}");
+    for command_line_only in ["clap", "csv", "indicatif", "plotters"] {
+        assert!(
+            !deps.iter().any(|d| d == command_line_only),
+            "the viewer's build needs {command_line_only}: it belongs to the `raylb` binary's crate (cli/)"
         );
     }
 }

@@ -7,6 +7,8 @@ use std::sync::OnceLock;
 
 use x11_dl::xlib::{Display, Xlib};
 
+use crate::print::note;
+
 /// The Xlib the window uses (the same library, loaded once per process), kept for the
 /// process's life: the handler lives inside it.
 static XLIB: OnceLock<Option<Xlib>> = OnceLock::new();
@@ -16,7 +18,9 @@ static XLIB: OnceLock<Option<Xlib>> = OnceLock::new();
 unsafe extern "C" fn display_lost(_display: *mut Display) -> c_int {
     let _held = renderer::output::abandon_staged();
     let name = std::env::var("DISPLAY").unwrap_or_default();
-    errln!("raylb: error: lost the connection to display {name}; the window is gone");
+    note(format_args!(
+        "raylb: error: lost the connection to display {name}; the window is gone"
+    ));
     std::process::exit(2)
 }
 

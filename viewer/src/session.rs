@@ -1,5 +1,5 @@
-//! `raylb view`: a window that shows the scene as it renders and renders again whenever the
-//! camera or the balancer changes.
+//! A viewing session: the viewer's state between window events, and its two loops, the
+//! interactive one and the scripted one.
 //!
 //! The window's loop runs on the main thread; each frame renders on a [`LiveFrame`] thread.
 //! Several times a second the loop draws the pixels the frame has traced so far into the
@@ -7,40 +7,31 @@
 //! of it. Any change of camera, balancer, threads or tile edge cancels the running frame (its
 //! workers all joined) and starts the next at once.
 
-mod display;
-mod fly;
-mod lineup;
-
+use std::fmt;
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
-use minifb::{Key, KeyRepeat, MouseButton, MouseMode, Window, WindowOptions};
+use minifb::{Key, KeyRepeat, MouseButton, MouseMode, Window};
 use renderer::accel::AccelKind;
-use renderer::device::{DeviceKind, Schedule};
+use renderer::device::Schedule;
 use renderer::file_errors::io_reason;
 use renderer::frame::Frame;
-use renderer::gpu::{Gpu, GpuError};
 use renderer::live::LiveFrame;
 use renderer::output::write_png;
 use renderer::preview::{Layer, Pixels, Preview};
-use renderer::render::FrameExtras;
 use renderer::scene::{Scene, Viewpoint};
 use renderer::stats::counted;
 use renderer::watch::FrameWatch;
 
-use crate::cli::{GpuSource, ViewArgs};
-use crate::outputs::{Outputs, png_only};
-use crate::render::open_gpu;
-use crate::terminal::StdoutError;
-use fly::Fly;
-use lineup::Lineup;
+use crate::fly::Fly;
+use crate::lineup::Lineup;
+use crate::print::{Lines, note};
 
 /// How often the window shows the pixels of a frame that is still rendering.
-pub(crate) const REFRESH: Duration = Duration::from_millis(250);
+const REFRESH: Duration = Duration::from_millis(250);
 
 /// The keys, as `raylb view` prints them at the start and on H.
 pub(crate) const KEYS: &str = "\
@@ -53,98 +44,21 @@ keys: arrows walk (up/down: forward/back, left/right: sideways), PgUp/PgDn rise/
       W image / work map / workers, S save what the window shows as a PNG,
       H these keys, Esc or Q quit";
 
-pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
-    let mut outputs = Outputs::new();
-    outputs.add("--screenshot", args.screenshot.as_deref());
-    outputs.check_writable()?;
-    outputs.check_inputs(&args.source.paths())?;
-    png_only("--screenshot", args.screenshot.as_deref())?;
-    let first = args.run.schedule()?;
-    let scene_args = args.scene.for_device(args.run.device);
-    scene_args.check_structure_options(&[scene_args.accel_kind()])?;
-    ensure_display()?;
-    let gpu = match args.run.device {
-        DeviceKind::Gpu => Some(Arc::new(open_gpu(&args.gpu_source)?)),
-        DeviceKind::Hybrid => {
-            Some(Arc::new(args.gpu_source.open().map_err(|e| {
-                anyhow!("--device hybrid needs an NVIDIA GPU: {e}")
-            })?))
-        }
-        DeviceKind::Cpu => find_gpu(&args.gpu_source, args.quiet),
-    };
-    let scene = scene_args.load(&args.source, args.quiet)?;
-    outputs.check_inputs(&scene.inputs)?;
-    let lineup = Lineup::new(first, args.run.device_threads(), args.run.tile, gpu);
-    let extras = FrameExtras {
-        hdr: false,
-        window: true,
-        ..FrameExtras::default()
-    };
-    let job = lineup.job(args.layer == Layer::WorkMap);
-    args.scene.check_job(&scene, &job, extras)?;
-    let mut viewer = Viewer::new(scene, lineup, args.layer, args.quiet);
-    display::report_a_lost_display();
-    let mut window = Window::new(
-        &viewer.title(),
-        viewer.scene.width as usize,
-        viewer.scene.height as usize,
-        WindowOptions {
-            resize: true,
-            scale_mode: minifb::ScaleMode::AspectRatioStretch,
-            ..WindowOptions::default()
-        },
-    )
-    .map_err(|e| anyhow!("cannot open a window on display {}: {e}", display_name()))?;
-    // The loop paces itself (see `idle`): minifb's own limiter would sleep inside
-    // `update_with_buffer`, where it would count as display time.
-    window.set_target_fps(0);
-    if !args.quiet && args.frames.is_none() {
-        outln!("{KEYS}");
-    }
-    match (args.frames, &args.screenshot) {
-        (Some(frames), Some(path)) => viewer.scripted(&mut window, frames, path),
-        _ => viewer.interactive(&mut window),
-    }
-}
-
-/// A window needs an X server (Wayland desktops provide one through XWayland).
-fn ensure_display() -> Result<()> {
-    if cfg!(all(unix, not(target_os = "macos"))) && display_name().is_empty() {
-        bail!(
-            "raylb view needs a display: DISPLAY is not set (no X server; `raylb render` writes PNGs without one)"
-        );
-    }
-    Ok(())
-}
-
-fn display_name() -> String {
-    std::env::var("DISPLAY").unwrap_or_default()
-}
-
-/// The GPU, if this machine has one (or the emulator, with --gpu-emulator); its balancers
-/// then join the lineup. A machine without a driver or device has none, silently; a GPU that
-/// fails to open is reported and left out.
-fn find_gpu(source: &GpuSource, quiet: bool) -> Option<Arc<Gpu>> {
-    match source.open() {
-        Ok(gpu) => {
-            if !quiet {
-                errln!(
-                    "GPU: {}; its balancers and the hybrid are on B",
-                    gpu.info().name
-                );
-            }
-            Some(Arc::new(gpu))
-        }
-        Err(GpuError::NoDriver | GpuError::NoDevice) => None,
-        Err(e) => {
-            errln!("raylb: the GPU is left out: {e}");
-            None
-        }
-    }
+/// What the keys read in one poll of the interactive window ask of it, beyond the settings
+/// they changed.
+#[derive(Debug, Default)]
+struct Asked {
+    /// Esc or Q: close the window.
+    quit: bool,
+    /// Render again although the settings are the same (Space, or a work map asked of a
+    /// frame that counted no rays).
+    again: bool,
+    /// The layer changed: draw the picture again.
+    redraw: bool,
 }
 
 /// The viewer's state between window events.
-struct Viewer {
+pub(crate) struct Viewer<'o> {
     scene: Arc<Scene>,
     /// The scene file's camera, for R.
     home: Viewpoint,
@@ -164,10 +78,18 @@ struct Viewer {
     /// Time the window loop spent drawing the running frame and handing it to the window.
     display_time: Duration,
     quiet: bool,
+    /// Where the viewer's lines go.
+    out: &'o mut dyn Lines,
 }
 
-impl Viewer {
-    fn new(scene: Scene, lineup: Lineup, layer: Layer, quiet: bool) -> Self {
+impl<'o> Viewer<'o> {
+    pub(crate) fn new(
+        scene: Scene,
+        lineup: Lineup,
+        layer: Layer,
+        quiet: bool,
+        out: &'o mut dyn Lines,
+    ) -> Self {
         let home = scene.viewpoint;
         let fly = Fly::new(home, scene_size(&scene));
         let preview = Preview::new(scene.width, scene.height);
@@ -184,7 +106,13 @@ impl Viewer {
             last_refresh: Instant::now(),
             display_time: Duration::ZERO,
             quiet,
+            out,
         }
+    }
+
+    /// Writes one of the viewer's lines.
+    pub(crate) fn say(&mut self, line: fmt::Arguments<'_>) -> Result<()> {
+        self.out.line(line)
     }
 
     /// Cancels the running frame, if any, and starts one with the current settings.
@@ -242,7 +170,8 @@ impl Viewer {
         self.shown = Some((frame, watch));
         self.redraw();
         if !self.quiet {
-            outln!("{}", self.frame_line());
+            let line = self.frame_line();
+            self.say(format_args!("{line}"))?;
         }
         Ok(true)
     }
@@ -273,7 +202,7 @@ impl Viewer {
     }
 
     /// The window's title: scene, settings, the last frame's figures, what is shown.
-    fn title(&self) -> String {
+    pub(crate) fn title(&self) -> String {
         let scene = &self.scene;
         let mut title = format!(
             "raylb {} {}×{} {}: {}",
@@ -313,12 +242,12 @@ impl Viewer {
 
     /// Renders `frames` frames with the settings given, reading no input, and writes the
     /// last as the window shows it to `path`.
-    fn scripted(
+    pub(crate) fn scripted(
         &mut self,
         window: &mut Window,
         frames: NonZeroUsize,
         path: &Path,
-    ) -> Result<ExitCode> {
+    ) -> Result<()> {
         self.restart()?;
         loop {
             if !window.is_open() {
@@ -334,9 +263,9 @@ impl Viewer {
                 if self.frames == frames.get() {
                     self.save(path)?;
                     if !self.quiet {
-                        outln!("wrote   {}", path.display());
+                        self.say(format_args!("wrote   {}", path.display()))?;
                     }
-                    return Ok(ExitCode::SUCCESS);
+                    return Ok(());
                 }
                 self.restart()?;
             } else if self.refresh() {
@@ -351,91 +280,36 @@ impl Viewer {
 
     /// The window's loop until the user closes it. A frame that fails (say, more threads
     /// than the system will start) is reported and the window goes on with the last frame.
-    fn interactive(&mut self, window: &mut Window) -> Result<ExitCode> {
+    pub(crate) fn interactive(&mut self, window: &mut Window) -> Result<()> {
         self.restart()?;
         let mut drag: Option<(f32, f32)> = None;
         let mut last_title = Instant::now();
         while window.is_open() {
             let before = self.settings();
-            // Whether to render again although the settings are the same (Space, or a work
-            // map asked of a frame that counted no rays).
-            let mut again = false;
-            let mut redraw = false;
-            // Walking and zooming repeat while their key is held; the other keys act once
-            // per press.
-            for key in window.get_keys_pressed(KeyRepeat::Yes) {
-                match key {
-                    Key::Up => self.fly.walk(1.0, 0.0, 0.0),
-                    Key::Down => self.fly.walk(-1.0, 0.0, 0.0),
-                    Key::Left => self.fly.walk(0.0, -1.0, 0.0),
-                    Key::Right => self.fly.walk(0.0, 1.0, 0.0),
-                    Key::PageUp => self.fly.walk(0.0, 0.0, 1.0),
-                    Key::PageDown => self.fly.walk(0.0, 0.0, -1.0),
-                    Key::Equal | Key::NumPadPlus => self.fly.zoom(1.0 / 1.1),
-                    Key::Minus | Key::NumPadMinus => self.fly.zoom(1.1),
-                    _ => {}
-                }
+            let asked = self.read_keys(window)?;
+            if asked.quit {
+                return Ok(());
             }
-            let shift = window.is_key_down(Key::LeftShift) || window.is_key_down(Key::RightShift);
-            for key in window.get_keys_pressed(KeyRepeat::No) {
-                match key {
-                    Key::Escape | Key::Q => return Ok(ExitCode::SUCCESS),
-                    Key::R => self.fly.viewpoint = self.home,
-                    Key::P => outln!("{}", self.fly.viewpoint.to_toml()),
-                    Key::A => self.switch_accel()?,
-                    Key::B => self.lineup.step_engine(if shift { -1 } else { 1 }),
-                    Key::RightBracket => self.lineup.step_threads(1),
-                    Key::LeftBracket => self.lineup.step_threads(-1),
-                    Key::Period => self.lineup.step_tile(true),
-                    Key::Comma => self.lineup.step_tile(false),
-                    Key::Space => again = true,
-                    Key::W => {
-                        self.layer = self.layer.next();
-                        redraw = true;
-                        // Rays are counted only for the work map: a frame without counts is
-                        // rendered again with them.
-                        again |= self.layer == Layer::WorkMap && !self.counts_rays();
-                    }
-                    Key::S => self.save_numbered()?,
-                    Key::H => outln!("{KEYS}"),
-                    _ => {}
-                }
-            }
-            // Turning: degrees per pixel dragged, less when zoomed in.
-            if window.get_mouse_down(MouseButton::Left) {
-                let now = window.get_mouse_pos(MouseMode::Pass);
-                if let (Some((x0, y0)), Some((x1, y1))) = (drag, now) {
-                    let per_pixel = self.fly.viewpoint.fov / self.height() as f32;
-                    self.fly.turn((x1 - x0) * per_pixel, (y0 - y1) * per_pixel);
-                }
-                drag = now;
-            } else {
-                drag = None;
-            }
-            if let Some((_, dy)) = window.get_scroll_wheel()
-                && dy != 0.0
-            {
-                self.fly.zoom(if dy > 0.0 { 1.0 / 1.1 } else { 1.1 });
-            }
+            self.read_mouse(window, &mut drag);
 
             // A frame that finished meanwhile is shown before anything replaces it.
             let finished = self.collect().unwrap_or_else(|e| {
-                errln!("raylb: {e:#}");
+                note(format_args!("raylb: {e:#}"));
                 false
             });
             // Only a real change restarts: a key at the end of its range changes nothing.
-            let changed = again || self.settings() != before;
+            let changed = asked.again || self.settings() != before;
             if changed && let Err(e) = self.restart() {
-                errln!("raylb: {e:#}");
+                note(format_args!("raylb: {e:#}"));
             }
-            if redraw {
+            if asked.redraw {
                 self.redraw();
                 if let Some(live) = &self.live {
                     self.preview
                         .draw(live.film(), live.watch(), self.layer, Pixels::Traced);
                 }
             }
-            let drew = finished || self.refresh() || redraw;
+            let drew = finished || self.refresh() || asked.redraw;
             if drew || changed || last_title.elapsed() > REFRESH {
                 window.set_title(&self.title());
                 last_title = Instant::now();
@@ -447,7 +321,79 @@ impl Viewer {
                 idle();
             }
         }
-        Ok(ExitCode::SUCCESS)
+        Ok(())
+    }
+
+    /// Acts on the keys pressed since the last poll. Walking and zooming repeat while their
+    /// key is held; the other keys act once per press. Esc or Q stops at once, leaving the
+    /// keys after it.
+    fn read_keys(&mut self, window: &Window) -> Result<Asked> {
+        let mut asked = Asked::default();
+        for key in window.get_keys_pressed(KeyRepeat::Yes) {
+            match key {
+                Key::Up => self.fly.walk(1.0, 0.0, 0.0),
+                Key::Down => self.fly.walk(-1.0, 0.0, 0.0),
+                Key::Left => self.fly.walk(0.0, -1.0, 0.0),
+                Key::Right => self.fly.walk(0.0, 1.0, 0.0),
+                Key::PageUp => self.fly.walk(0.0, 0.0, 1.0),
+                Key::PageDown => self.fly.walk(0.0, 0.0, -1.0),
+                Key::Equal | Key::NumPadPlus => self.fly.zoom(1.0 / 1.1),
+                Key::Minus | Key::NumPadMinus => self.fly.zoom(1.1),
+                _ => {}
+            }
+        }
+        let shift = window.is_key_down(Key::LeftShift) || window.is_key_down(Key::RightShift);
+        for key in window.get_keys_pressed(KeyRepeat::No) {
+            match key {
+                Key::Escape | Key::Q => {
+                    asked.quit = true;
+                    return Ok(asked);
+                }
+                Key::R => self.fly.viewpoint = self.home,
+                Key::P => {
+                    let camera = self.fly.viewpoint.to_toml();
+                    self.say(format_args!("{camera}"))?;
+                }
+                Key::A => self.switch_accel()?,
+                Key::B => self.lineup.step_engine(if shift { -1 } else { 1 }),
+                Key::RightBracket => self.lineup.step_threads(1),
+                Key::LeftBracket => self.lineup.step_threads(-1),
+                Key::Period => self.lineup.step_tile(true),
+                Key::Comma => self.lineup.step_tile(false),
+                Key::Space => asked.again = true,
+                Key::W => {
+                    self.layer = self.layer.next();
+                    asked.redraw = true;
+                    // Rays are counted only for the work map: a frame without counts is
+                    // rendered again with them.
+                    asked.again |= self.layer == Layer::WorkMap && !self.counts_rays();
+                }
+                Key::S => self.save_numbered()?,
+                Key::H => self.say(format_args!("{KEYS}"))?,
+                _ => {}
+            }
+        }
+        Ok(asked)
+    }
+
+    /// Turns the camera while the left button drags (degrees per pixel dragged, less when
+    /// zoomed in; `drag` is where the pointer was at the last poll) and zooms on the wheel.
+    fn read_mouse(&mut self, window: &Window, drag: &mut Option<(f32, f32)>) {
+        if window.get_mouse_down(MouseButton::Left) {
+            let now = window.get_mouse_pos(MouseMode::Pass);
+            if let (Some((x0, y0)), Some((x1, y1))) = (*drag, now) {
+                let per_pixel = self.fly.viewpoint.fov / self.height() as f32;
+                self.fly.turn((x1 - x0) * per_pixel, (y0 - y1) * per_pixel);
+            }
+            *drag = now;
+        } else {
+            *drag = None;
+        }
+        if let Some((_, dy)) = window.get_scroll_wheel()
+            && dy != 0.0
+        {
+            self.fly.zoom(if dy > 0.0 { 1.0 / 1.1 } else { 1.1 });
+        }
     }
 
     /// What decides the next frame: camera, balancer, threads and tile edge.
@@ -499,11 +445,11 @@ impl Viewer {
         Ok(())
     }
 
-    fn width(&self) -> usize {
+    pub(crate) fn width(&self) -> usize {
         self.preview.width() as usize
     }
 
-    fn height(&self) -> usize {
+    pub(crate) fn height(&self) -> usize {
         self.preview.height() as usize
     }
 
@@ -519,17 +465,17 @@ impl Viewer {
     }
 
     /// S: writes what the window shows to the first free `raylb-SCENE-NNN.png` here. A file
-    /// that cannot be written is reported and the window goes on; a closed standard output
-    /// ends the viewer.
-    fn save_numbered(&self) -> Result<(), StdoutError> {
+    /// that cannot be written is reported and the window goes on; a line that cannot be
+    /// written ends the viewer.
+    fn save_numbered(&mut self) -> Result<()> {
         let path = (1..)
             .map(|n| PathBuf::from(format!("raylb-{}-{n:03}.png", self.scene.name)))
             .find(|p| !p.exists())
             .expect("some number is free");
         match self.save(&path) {
-            Ok(()) if !self.quiet => outln!("wrote   {}", path.display()),
+            Ok(()) if !self.quiet => self.say(format_args!("wrote   {}", path.display()))?,
             Ok(()) => {}
-            Err(e) => errln!("raylb: {e:#}"),
+            Err(e) => note(format_args!("raylb: {e:#}")),
         }
         Ok(())
     }

@@ -16,7 +16,7 @@ const MAX_THREADS: usize = 4096;
 
 /// The balancer, thread count and tile edge the next frame uses, and what they can become.
 #[derive(Debug)]
-pub(crate) struct Lineup {
+pub struct Lineup {
     engines: Vec<Schedule>,
     current: usize,
     /// CPU worker threads.
@@ -31,7 +31,7 @@ impl Lineup {
     /// hybrid scheduler with its default CPU settings; starting at
     /// `first` (put at the front when it is a variant outside the list, such as a counter
     /// with another chunk).
-    pub(crate) fn new(
+    pub fn new(
         first: Schedule,
         threads: NonZeroUsize,
         tile: NonZeroU32,
@@ -95,7 +95,7 @@ impl Lineup {
 
     /// What a frame with the current settings runs; `work_map`: count rays per pixel (an
     /// atomic add per ray, paid only while the work map is shown).
-    pub(crate) fn job(&self, work_map: bool) -> FrameJob {
+    pub fn job(&self, work_map: bool) -> FrameJob {
         self.engine().job(self.threads, self.tile, work_map)
     }
 
