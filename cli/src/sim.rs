@@ -10,13 +10,11 @@ use balancers::{Balancer, BalancerKind, DequeKind};
 use renderer::input::read_regular_file;
 use serde::Serialize;
 
-use crate::bench::report::{
-    Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, rounded,
-};
 use crate::cli::{
     AssignName, BalancerName, DequeName, OrderName, SimArgs, StealName, StealingChoice, VictimName,
     balancer, name_of,
 };
+use experiments::report::{Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, rounded};
 
 /// The largest task file read: `treasure` at 1024² records in about 40 MB, and reading takes
 /// about five times a file's size in memory.

@@ -15,11 +15,11 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::ValueEnum;
 use serde::Serialize;
 
-use super::report::{
+use crate::cli::{ClusterBenchArgs, ClusterName, name_of, threads};
+use experiments::progress::Progress;
+use experiments::report::{
     Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, quantiles, rounded,
 };
-use crate::cli::{ClusterBenchArgs, ClusterName, name_of, threads};
-use crate::progress::Progress;
 
 /// What `--out` receives.
 const FILES: &[&str] = &["cluster.csv", "cluster-paired.csv", "cluster.svg"];

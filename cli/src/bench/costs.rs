@@ -19,8 +19,8 @@ use balancers::sim::Costs;
 use serde::Serialize;
 
 use super::deque::{Abp, BenchDeque, Locked};
-use super::report::{OutputFiles, Table, csv_text, rounded};
 use crate::cli::CostsArgs;
+use experiments::report::{OutputFiles, Table, csv_text, rounded};
 
 const FILES: &[&str] = &["costs.csv"];
 

@@ -18,8 +18,8 @@ use renderer::memory::{Budget, format_bytes};
 use renderer::stats::counted;
 use serde::Serialize;
 
-use super::report::{OutputFiles, Table, csv_text, rounded};
 use crate::cli::{DequeArgs, StealName, threads};
+use experiments::report::{OutputFiles, Table, csv_text, rounded};
 
 /// What `--out` receives.
 const FILES: &[&str] = &["deque.csv"];

@@ -1,18 +1,8 @@
 //! `raylb bench`: benchmarks that print a table and write CSV and an SVG plot.
 
-/// `outln!` unless `quiet`.
-macro_rules! say {
-    ($quiet:expr, $($arg:tt)*) => {
-        if !$quiet {
-            outln!($($arg)*);
-        }
-    };
-}
-
 mod cluster;
 mod costs;
 mod deque;
-pub(crate) mod report;
 mod scaling;
 mod sim_sweep;
 mod sweep;

@@ -10,9 +10,9 @@ use renderer::render::{FrameExtras, RenderOptions, render};
 use renderer::stats::counted;
 use serde::Serialize;
 
-use super::report::{Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, rounded};
 use crate::cli::{ScalingArgs, threads};
-use crate::progress::Progress;
+use experiments::progress::Progress;
+use experiments::report::{Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, rounded};
 
 /// What `--out` receives.
 const FILES: &[&str] = &["scaling.csv", "scaling-best.csv", "scaling.svg"];

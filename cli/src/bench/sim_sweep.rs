@@ -15,9 +15,9 @@ use balancers::{Assignment, Balancer, BalancerKind};
 use renderer::record::{count, record};
 use serde::Serialize;
 
-use super::report::{Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, rounded};
 use crate::cli::{SimSweepArgs, threads};
-use crate::progress::Progress;
+use experiments::progress::Progress;
+use experiments::report::{Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, rounded};
 
 /// What `--out` receives.
 const FILES: &[&str] = &["sim-sweep.csv", "sim-sweep.svg"];

@@ -12,11 +12,11 @@ use renderer::scene::Scene;
 use renderer::stats::counted;
 use serde::Serialize;
 
-use super::report::{
+use crate::cli::{SceneSource, SweepArgs, threads};
+use experiments::progress::Progress;
+use experiments::report::{
     Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, quantiles, rounded,
 };
-use crate::cli::{SceneSource, SweepArgs, threads};
-use crate::progress::Progress;
 
 /// What `--out` receives.
 const FILES: &[&str] = &[

@@ -18,7 +18,7 @@ use renderer::stats::counted;
 use renderer::watch::Unwatched;
 
 use crate::cli::{RaySet, TraceArgs, threads};
-use crate::progress::Progress;
+use experiments::progress::Progress;
 
 /// A batch of rays one task traces.
 #[derive(Clone, Debug)]

@@ -18,25 +18,29 @@ use crate::outputs::Outputs;
 /// Our own rather than `comfy-table` or `tabled`: left-aligned names and right-aligned
 /// numbers are all it does, in thirty lines.
 #[derive(Debug, Default)]
-pub(crate) struct Table {
-    pub(crate) header: Vec<String>,
-    pub(crate) rows: Vec<Vec<String>>,
+pub struct Table {
+    /// The column names.
+    pub header: Vec<String>,
+    /// The cells, a row at a time, as many as the header has columns.
+    pub rows: Vec<Vec<String>>,
 }
 
 impl Table {
-    pub(crate) fn new(header: &[&str]) -> Self {
+    /// A table of these columns and no rows yet.
+    pub fn new(header: &[&str]) -> Self {
         Self {
             header: header.iter().map(|h| h.to_string()).collect(),
             rows: Vec::new(),
         }
     }
 
-    pub(crate) fn row(&mut self, cells: Vec<String>) {
+    /// Adds a row of cells, one per column.
+    pub fn row(&mut self, cells: Vec<String>) {
         self.rows.push(cells);
     }
 
     /// Aligned columns for the terminal (numbers right-aligned).
-    pub(crate) fn render(&self) -> String {
+    pub fn render(&self) -> String {
         let widths: Vec<usize> = (0..self.header.len())
             .map(|c| {
                 self.rows
@@ -69,27 +73,33 @@ impl Table {
 
 /// One line of a chart.
 #[derive(Debug)]
-pub(crate) struct Series {
-    pub(crate) label: String,
-    pub(crate) points: Vec<(f64, f64)>,
+pub struct Series {
+    /// The legend's name for it.
+    pub label: String,
+    /// Its (x, y) points, in the order the line joins them.
+    pub points: Vec<(f64, f64)>,
 }
 
 /// One chart of a figure (a figure puts its panels side by side).
 #[derive(Debug)]
-pub(crate) struct Panel {
-    pub(crate) title: String,
-    pub(crate) series: Vec<Series>,
+pub struct Panel {
+    /// The panel's caption.
+    pub title: String,
+    /// Its lines.
+    pub series: Vec<Series>,
 }
 
 /// Axis descriptions of a figure.
 #[derive(Debug)]
-pub(crate) struct Axes<'a> {
-    pub(crate) x: &'a str,
-    pub(crate) y: &'a str,
+pub struct Axes<'a> {
+    /// What the x axis measures.
+    pub x: &'a str,
+    /// What the y axis measures.
+    pub y: &'a str,
     /// A logarithmic (base 2) x axis, for tile edges and thread counts.
-    pub(crate) log_x: bool,
+    pub log_x: bool,
     /// Start the y axis at 0 (otherwise it hugs the data).
-    pub(crate) y_from_zero: bool,
+    pub y_from_zero: bool,
 }
 
 const COLOURS: [RGBColor; 8] = [
@@ -104,7 +114,7 @@ const COLOURS: [RGBColor; 8] = [
 ];
 
 /// Draws `panels` side by side as an SVG line chart and returns the document.
-pub(crate) fn line_chart(title: &str, axes: &Axes<'_>, panels: &[Panel]) -> Result<String> {
+pub fn line_chart(title: &str, axes: &Axes<'_>, panels: &[Panel]) -> Result<String> {
     let mut svg = String::new();
     let width = 520 * panels.len().max(1) as u32;
     {
@@ -210,7 +220,7 @@ where
 /// written together when it is all done: a folder that cannot be written fails the command at
 /// once, not after every round has run.
 #[derive(Debug)]
-pub(crate) struct OutputFiles {
+pub struct OutputFiles {
     dir: PathBuf,
     names: &'static [&'static str],
 }
@@ -219,7 +229,7 @@ impl OutputFiles {
     /// Checks that each of `names` can be written in `dir`, or, when `dir` does not exist
     /// yet, that it can be made: its nearest existing ancestor is a folder that takes new
     /// files. Nothing is created until [`write`](Self::write).
-    pub(crate) fn check(dir: &Path, names: &'static [&'static str]) -> Result<Self> {
+    pub fn check(dir: &Path, names: &'static [&'static str]) -> Result<Self> {
         let existing = dir
             .ancestors()
             .find(|a| a.as_os_str().is_empty() || a.exists());
@@ -249,7 +259,7 @@ impl OutputFiles {
     }
 
     /// Checks that no file to be written is one of `inputs`.
-    pub(crate) fn check_inputs(&self, inputs: &[PathBuf]) -> Result<()> {
+    pub fn check_inputs(&self, inputs: &[PathBuf]) -> Result<()> {
         let paths: Vec<PathBuf> = self.names.iter().map(|n| self.dir.join(n)).collect();
         let mut outputs = Outputs::new();
         for path in &paths {
@@ -261,7 +271,7 @@ impl OutputFiles {
     /// Writes the files, `contents` in the order of the names given to
     /// [`check`](Self::check), each to a temporary name first and all renamed into place
     /// together once every one is written.
-    pub(crate) fn write(&self, contents: &[&str]) -> Result<()> {
+    pub fn write(&self, contents: &[&str]) -> Result<()> {
         assert_eq!(contents.len(), self.names.len(), "one content per file");
         std::fs::create_dir_all(&self.dir)
             .map_err(|e| anyhow!("cannot create {}: {}", self.dir.display(), io_reason(&e)))?;
@@ -278,7 +288,7 @@ impl OutputFiles {
     }
 
     /// `wrote   DIR/first, second, …`, the line that reports the files.
-    pub(crate) fn summary(&self) -> String {
+    pub fn summary(&self) -> String {
         format!("wrote   {}/{}", self.dir.display(), self.names.join(", "))
     }
 }
@@ -286,7 +296,7 @@ impl OutputFiles {
 /// `rows` as CSV: a header of the row type's field names, then one record per row, fields
 /// quoted where they hold a comma, a quote or a line break. Numbers are written as numbers,
 /// an absent value (`None`) as an empty field.
-pub(crate) fn csv_text<R: Serialize>(rows: &[R]) -> Result<String> {
+pub fn csv_text<R: Serialize>(rows: &[R]) -> Result<String> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     for row in rows {
         writer.serialize(row)?;
@@ -299,14 +309,14 @@ pub(crate) fn csv_text<R: Serialize>(rows: &[R]) -> Result<String> {
 
 /// `x` rounded to `decimals` decimal places, for CSV fields that would otherwise carry the
 /// float's rounding noise (`8.000000000000007`).
-pub(crate) fn rounded(x: f64, decimals: i32) -> f64 {
+pub fn rounded(x: f64, decimals: i32) -> f64 {
     let scale = 10f64.powi(decimals);
     (x * scale).round() / scale
 }
 
 /// The lower quartile, median and upper quartile of `values` (not empty), interpolating
 /// linearly between order statistics.
-pub(crate) fn quantiles(values: &[f64]) -> [f64; 3] {
+pub fn quantiles(values: &[f64]) -> [f64; 3] {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     [0.25, 0.5, 0.75].map(|q| {
