@@ -5,6 +5,7 @@
 extern crate experiments;
 
 mod bench;
+mod choices;
 mod cli;
 mod cluster;
 mod compare;

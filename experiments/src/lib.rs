@@ -1,7 +1,9 @@
-//! raylb's experiments: the benchmark sweeps over tile edges and thread counts, the fits of the
-//! simulator's scheduling costs, the deque micro-benchmark, runs over MPI ranks, the
-//! ray-tracing benchmarks and the simulator's runs, each driven from a plain options struct
-//! that raylb's command line fills in.
+//! raylb's experiments: the benchmark sweeps over tile edges ([`sweep`]) and thread counts
+//! ([`scaling`]), the fits of the simulator's scheduling costs ([`costs`]), the deque
+//! micro-benchmark ([`deque`]), runs over MPI ranks ([`cluster`]), the ray-tracing benchmark
+//! ([`trace`]) and the tile sweep on simulated workers ([`sim_sweep`]). Each is driven from a
+//! plain options struct that raylb's command line fills in; the scenes are read with the
+//! command line's settings through [`scene::SceneSettings`].
 //!
 //! Each reports in three ways: an aligned table on the terminal (unless quiet), CSV with one
 //! row per observation, and SVG line plots, written together into an output folder that is
@@ -11,6 +13,14 @@
 #[macro_use]
 pub mod terminal;
 
+pub mod cluster;
+pub mod costs;
+pub mod deque;
 pub mod outputs;
 pub mod progress;
 pub mod report;
+pub mod scaling;
+pub mod scene;
+pub mod sim_sweep;
+pub mod sweep;
+pub mod trace;
