@@ -1,8 +1,21 @@
 //! What the command line's names of the balancers' settings stand for.
 
 use balancers::{Assignment, DequeKind, StealAmount, VictimPolicy};
+use experiments::sim::Family;
 
-use crate::cli::{AssignName, DequeName, StealName, VictimName};
+use crate::cli::{AssignName, BalancerName, DequeName, StealName, VictimName};
+
+impl From<BalancerName> for Family {
+    fn from(name: BalancerName) -> Self {
+        match name {
+            BalancerName::Static => Family::Static,
+            BalancerName::Counter => Family::Counter,
+            BalancerName::Stealing => Family::Stealing,
+            BalancerName::Rayon => Family::Rayon,
+            BalancerName::CudaManaged => Family::CudaManaged,
+        }
+    }
+}
 
 impl From<AssignName> for Assignment {
     fn from(name: AssignName) -> Self {

@@ -1,7 +1,8 @@
 //! raylb's experiments: the benchmark sweeps over tile edges ([`sweep`]) and thread counts
 //! ([`scaling`]), the fits of the simulator's scheduling costs ([`costs`]), the deque
 //! micro-benchmark ([`deque`]), runs over MPI ranks ([`cluster`]), the ray-tracing benchmark
-//! ([`trace`]) and the tile sweep on simulated workers ([`sim_sweep`]). Each is driven from a
+//! ([`trace`]), the tile sweep on simulated workers ([`sim_sweep`]) and the simulator's runs
+//! over a recorded frame or Wool's tree model ([`sim`]). Each is driven from a
 //! plain options struct that raylb's command line fills in; the scenes are read with the
 //! command line's settings through [`scene::SceneSettings`].
 //!
@@ -18,9 +19,10 @@ pub mod costs;
 pub mod deque;
 pub mod outputs;
 pub mod progress;
-pub mod report;
+mod report;
 pub mod scaling;
 pub mod scene;
+pub mod sim;
 pub mod sim_sweep;
 pub mod sweep;
 pub mod trace;

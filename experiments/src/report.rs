@@ -18,16 +18,16 @@ use crate::outputs::Outputs;
 /// Our own rather than `comfy-table` or `tabled`: left-aligned names and right-aligned
 /// numbers are all it does, in thirty lines.
 #[derive(Debug, Default)]
-pub struct Table {
+pub(crate) struct Table {
     /// The column names.
-    pub header: Vec<String>,
+    pub(crate) header: Vec<String>,
     /// The cells, a row at a time, as many as the header has columns.
-    pub rows: Vec<Vec<String>>,
+    pub(crate) rows: Vec<Vec<String>>,
 }
 
 impl Table {
     /// A table of these columns and no rows yet.
-    pub fn new(header: &[&str]) -> Self {
+    pub(crate) fn new(header: &[&str]) -> Self {
         Self {
             header: header.iter().map(|h| h.to_string()).collect(),
             rows: Vec::new(),
@@ -35,12 +35,12 @@ impl Table {
     }
 
     /// Adds a row of cells, one per column.
-    pub fn row(&mut self, cells: Vec<String>) {
+    pub(crate) fn row(&mut self, cells: Vec<String>) {
         self.rows.push(cells);
     }
 
     /// Aligned columns for the terminal (numbers right-aligned).
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let widths: Vec<usize> = (0..self.header.len())
             .map(|c| {
                 self.rows
@@ -73,33 +73,33 @@ impl Table {
 
 /// One line of a chart.
 #[derive(Debug)]
-pub struct Series {
+pub(crate) struct Series {
     /// The legend's name for it.
-    pub label: String,
+    pub(crate) label: String,
     /// Its (x, y) points, in the order the line joins them.
-    pub points: Vec<(f64, f64)>,
+    pub(crate) points: Vec<(f64, f64)>,
 }
 
 /// One chart of a figure (a figure puts its panels side by side).
 #[derive(Debug)]
-pub struct Panel {
+pub(crate) struct Panel {
     /// The panel's caption.
-    pub title: String,
+    pub(crate) title: String,
     /// Its lines.
-    pub series: Vec<Series>,
+    pub(crate) series: Vec<Series>,
 }
 
 /// Axis descriptions of a figure.
 #[derive(Debug)]
-pub struct Axes<'a> {
+pub(crate) struct Axes<'a> {
     /// What the x axis measures.
-    pub x: &'a str,
+    pub(crate) x: &'a str,
     /// What the y axis measures.
-    pub y: &'a str,
+    pub(crate) y: &'a str,
     /// A logarithmic (base 2) x axis, for tile edges and thread counts.
-    pub log_x: bool,
+    pub(crate) log_x: bool,
     /// Start the y axis at 0 (otherwise it hugs the data).
-    pub y_from_zero: bool,
+    pub(crate) y_from_zero: bool,
 }
 
 const COLOURS: [RGBColor; 8] = [
@@ -114,7 +114,7 @@ const COLOURS: [RGBColor; 8] = [
 ];
 
 /// Draws `panels` side by side as an SVG line chart and returns the document.
-pub fn line_chart(title: &str, axes: &Axes<'_>, panels: &[Panel]) -> Result<String> {
+pub(crate) fn line_chart(title: &str, axes: &Axes<'_>, panels: &[Panel]) -> Result<String> {
     let mut svg = String::new();
     let width = 520 * panels.len().max(1) as u32;
     {
@@ -220,7 +220,7 @@ where
 /// written together when it is all done: a folder that cannot be written fails the command at
 /// once, not after every round has run.
 #[derive(Debug)]
-pub struct OutputFiles {
+pub(crate) struct OutputFiles {
     dir: PathBuf,
     names: &'static [&'static str],
 }
@@ -229,7 +229,7 @@ impl OutputFiles {
     /// Checks that each of `names` can be written in `dir`, or, when `dir` does not exist
     /// yet, that it can be made: its nearest existing ancestor is a folder that takes new
     /// files. Nothing is created until [`write`](Self::write).
-    pub fn check(dir: &Path, names: &'static [&'static str]) -> Result<Self> {
+    pub(crate) fn check(dir: &Path, names: &'static [&'static str]) -> Result<Self> {
         let existing = dir
             .ancestors()
             .find(|a| a.as_os_str().is_empty() || a.exists());
@@ -259,7 +259,7 @@ impl OutputFiles {
     }
 
     /// Checks that no file to be written is one of `inputs`.
-    pub fn check_inputs(&self, inputs: &[PathBuf]) -> Result<()> {
+    pub(crate) fn check_inputs(&self, inputs: &[PathBuf]) -> Result<()> {
         let paths: Vec<PathBuf> = self.names.iter().map(|n| self.dir.join(n)).collect();
         let mut outputs = Outputs::new();
         for path in &paths {
@@ -271,7 +271,7 @@ impl OutputFiles {
     /// Writes the files, `contents` in the order of the names given to
     /// [`check`](Self::check), each to a temporary name first and all renamed into place
     /// together once every one is written.
-    pub fn write(&self, contents: &[&str]) -> Result<()> {
+    pub(crate) fn write(&self, contents: &[&str]) -> Result<()> {
         assert_eq!(contents.len(), self.names.len(), "one content per file");
         std::fs::create_dir_all(&self.dir)
             .map_err(|e| anyhow!("cannot create {}: {}", self.dir.display(), io_reason(&e)))?;
@@ -288,7 +288,7 @@ impl OutputFiles {
     }
 
     /// `wrote   DIR/first, second, …`, the line that reports the files.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         format!("wrote   {}/{}", self.dir.display(), self.names.join(", "))
     }
 }
@@ -296,7 +296,7 @@ impl OutputFiles {
 /// `rows` as CSV: a header of the row type's field names, then one record per row, fields
 /// quoted where they hold a comma, a quote or a line break. Numbers are written as numbers,
 /// an absent value (`None`) as an empty field.
-pub fn csv_text<R: Serialize>(rows: &[R]) -> Result<String> {
+pub(crate) fn csv_text<R: Serialize>(rows: &[R]) -> Result<String> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     for row in rows {
         writer.serialize(row)?;
@@ -309,14 +309,14 @@ pub fn csv_text<R: Serialize>(rows: &[R]) -> Result<String> {
 
 /// `x` rounded to `decimals` decimal places, for CSV fields that would otherwise carry the
 /// float's rounding noise (`8.000000000000007`).
-pub fn rounded(x: f64, decimals: i32) -> f64 {
+pub(crate) fn rounded(x: f64, decimals: i32) -> f64 {
     let scale = 10f64.powi(decimals);
     (x * scale).round() / scale
 }
 
 /// The lower quartile, median and upper quartile of `values` (not empty), interpolating
 /// linearly between order statistics.
-pub fn quantiles(values: &[f64]) -> [f64; 3] {
+pub(crate) fn quantiles(values: &[f64]) -> [f64; 3] {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     [0.25, 0.5, 0.75].map(|q| {
