@@ -26,6 +26,7 @@ mod view;
 use std::process::ExitCode;
 
 use clap::Parser;
+// The progress bars, which the commands here share with the experiments.
 use experiments::progress;
 
 use cli::{Cli, Command};

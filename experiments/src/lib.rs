@@ -2,9 +2,9 @@
 //! ([`scaling`]), the fits of the simulator's scheduling costs ([`costs`]), the deque
 //! micro-benchmark ([`deque`]), runs over MPI ranks ([`cluster`]), the ray-tracing benchmark
 //! ([`trace`]), the tile sweep on simulated workers ([`sim_sweep`]) and the simulator's runs
-//! over a recorded frame or Wool's tree model ([`sim`]). Each is driven from a
-//! plain options struct that raylb's command line fills in; the scenes are read with the
-//! command line's settings through [`scene::SceneSettings`].
+//! over a recorded frame or Wool's tree model ([`sim`]). Each is driven from a plain options
+//! struct that raylb's command line fills in; the scenes are read with the command line's
+//! settings through [`scene::SceneSettings`].
 //!
 //! Each reports in three ways: an aligned table on the terminal (unless quiet), CSV with one
 //! row per observation, and SVG line plots, written together into an output folder that is

@@ -119,38 +119,7 @@ pub fn run(options: &SimSweepOptions<'_>) -> Result<()> {
         progress.step(&format!("tiles of {tile}: {} tasks", tree.len()));
     }
     drop(progress);
-    let axes = Axes {
-        x: "tile edge (pixels)",
-        y: "time per pixel (µs)",
-        log_x: true,
-        y_from_zero: true,
-    };
-    let panels: Vec<Panel> = options
-        .workers
-        .iter()
-        .map(|w| Panel {
-            title: format!("{} simulated workers", w),
-            series: balancers
-                .iter()
-                .map(|b| Series {
-                    label: b.name(),
-                    points: rows
-                        .iter()
-                        .filter(|r| r.workers == w.get() && r.balancer == b.name())
-                        .map(|r| (f64::from(r.tile), r.us_per_pixel))
-                        .collect(),
-                })
-                .collect(),
-        })
-        .collect();
-    let chart = line_chart(
-        &format!(
-            "{}: time per pixel against tile edge, simulated",
-            scene.name
-        ),
-        &axes,
-        &panels,
-    )?;
+    let chart = chart(options, &scene.name, &rows)?;
     files.write(&[&csv_text(&rows)?, &chart])?;
     say!(
         quiet,
@@ -165,6 +134,40 @@ pub fn run(options: &SimSweepOptions<'_>) -> Result<()> {
     );
     say!(quiet, "{}", files.summary());
     Ok(())
+}
+
+/// One panel per worker count: each balancer's µs per pixel against tile edge.
+fn chart(options: &SimSweepOptions<'_>, scene: &str, rows: &[Row]) -> Result<String> {
+    let axes = Axes {
+        x: "tile edge (pixels)",
+        y: "time per pixel (µs)",
+        log_x: true,
+        y_from_zero: true,
+    };
+    let panels: Vec<Panel> = options
+        .workers
+        .iter()
+        .map(|w| Panel {
+            title: format!("{} simulated workers", w),
+            series: options
+                .balancers
+                .iter()
+                .map(|b| Series {
+                    label: b.name(),
+                    points: rows
+                        .iter()
+                        .filter(|r| r.workers == w.get() && r.balancer == b.name())
+                        .map(|r| (f64::from(r.tile), r.us_per_pixel))
+                        .collect(),
+                })
+                .collect(),
+        })
+        .collect();
+    line_chart(
+        &format!("{scene}: time per pixel against tile edge, simulated"),
+        &axes,
+        &panels,
+    )
 }
 
 /// Rows balancer and workers, columns tile edges.
