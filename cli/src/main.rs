@@ -2,7 +2,7 @@
 //! balancers, benchmark.
 
 #[macro_use]
-mod terminal;
+extern crate experiments;
 
 mod bench;
 mod choice;
@@ -13,19 +13,21 @@ mod compare;
 mod docs_parse;
 mod manual;
 mod outputs;
-mod progress;
 mod record;
 #[cfg(test)]
 mod reference;
 mod render;
 mod scenes;
 mod sim;
+mod terminal;
 mod validate;
 mod view;
 
 use std::process::ExitCode;
 
 use clap::Parser;
+// The progress bars, which the commands here share with the experiments.
+use experiments::progress;
 
 use cli::{Cli, Command};
 use terminal::{Reported, StdoutError, flush_stdout, quiet_rank};

@@ -1,77 +1,12 @@
-//! The files a command will write, checked before any work: each can be written, none is
-//! named twice, and none would replace a file the command reads.
+//! The files a command will write, checked before any work ([`Outputs`], `experiments`', which
+//! its benchmarks share), and the image formats the flags that name images ask for.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Result, anyhow, bail};
-use renderer::output::{ImageFormat, check_writable, replaces_input};
+use renderer::output::ImageFormat;
 
-/// Output files, each with the flag that names it.
-#[derive(Debug, Default)]
-pub(crate) struct Outputs {
-    files: Vec<(&'static str, PathBuf)>,
-}
-
-impl Outputs {
-    pub(crate) fn new() -> Self {
-        Self::default()
-    }
-
-    /// Adds `path`, named by `flag`, if given.
-    pub(crate) fn add(&mut self, flag: &'static str, path: Option<&Path>) -> &mut Self {
-        if let Some(path) = path {
-            self.files.push((flag, path.to_path_buf()));
-        }
-        self
-    }
-
-    /// Checks that every output can be written and none is named twice.
-    pub(crate) fn check_writable(&self) -> Result<()> {
-        for (i, (_, path)) in self.files.iter().enumerate() {
-            check_writable(path).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
-            if let Some((_, other)) = self.files[..i]
-                .iter()
-                .find(|(_, p)| place(p) == place(path))
-            {
-                if other == path {
-                    bail!("{} is named as two outputs", path.display());
-                }
-                bail!(
-                    "{} and {} are one file, named as two outputs",
-                    other.display(),
-                    path.display()
-                );
-            }
-        }
-        Ok(())
-    }
-
-    /// Checks that no output is one of `inputs` (under any name or link). Call it once before
-    /// any work with what the command line names, and again once the scene has been read
-    /// with every file it read.
-    pub(crate) fn check_inputs(&self, inputs: &[PathBuf]) -> Result<()> {
-        for (flag, path) in &self.files {
-            if let Some(input) = replaces_input(path, inputs) {
-                bail!(
-                    "{flag} {}: is {}, an input of this run; raylb never writes over what it reads",
-                    path.display(),
-                    input.display()
-                );
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Where `path` puts its file: its folder, resolved, and its name (`q.png` and `./q.png` are
-/// one place). The folder exists once [`check_writable`] has passed.
-fn place(path: &Path) -> (Option<PathBuf>, Option<&std::ffi::OsStr>) {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    (dir.canonicalize().ok(), path.file_name())
-}
+pub(crate) use experiments::outputs::Outputs;
 
 /// The image format `path` (named by `flag`) asks for by its extension.
 pub(crate) fn image_format(flag: &str, path: &Path) -> Result<ImageFormat> {

@@ -19,8 +19,8 @@ use renderer::workmap::work_map;
 
 use crate::cli::{GpuSource, RenderArgs};
 use crate::outputs::{Outputs, image_format, png_only};
-use crate::progress::Progress;
 use crate::terminal::quiet_rank;
+use experiments::progress::Progress;
 
 /// `raylb render` on one machine (`--cluster` goes to `cluster::run`).
 pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {

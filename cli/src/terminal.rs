@@ -1,82 +1,10 @@
-//! Standard output and standard error, written without panicking.
-//!
-//! `println!` panics when standard output is closed (`raylb scenes | head -1`) or full
-//! (`> /dev/full`). raylb writes through [`outln!`] and [`out!`] instead, which hand the
-//! failure back as a [`StdoutError`]: `main` ends quietly when the reader went away, as other
-//! command-line tools do, and reports a full disk in one line. Notes on standard error
-//! ([`errln!`]) are dropped if standard error cannot take them: there is nowhere left to say
-//! so.
+//! Standard output and standard error, written without panicking: the writers and macros are
+//! `experiments`' ([`experiments::terminal`]), shared with the benchmarks; here, what an MPI
+//! job's ranks add to them.
 
 use std::fmt;
-use std::io::{self, Write};
 
-/// Writes a line to standard output; on failure, returns a [`StdoutError`] from the
-/// enclosing function (through `?`, so that function returns an `anyhow::Result` or a
-/// `Result<_, StdoutError>`).
-macro_rules! outln {
-    () => {
-        $crate::terminal::write_stdout(format_args!("\n"))?
-    };
-    ($($arg:tt)*) => {
-        $crate::terminal::write_stdout(format_args!("{}\n", format_args!($($arg)*)))?
-    };
-}
-
-/// [`outln!`] without the newline.
-macro_rules! out {
-    ($($arg:tt)*) => {
-        $crate::terminal::write_stdout(format_args!($($arg)*))?
-    };
-}
-
-/// Writes a line to standard error, ignoring failure.
-macro_rules! errln {
-    ($($arg:tt)*) => {
-        $crate::terminal::write_stderr(format_args!("{}\n", format_args!($($arg)*)))
-    };
-}
-
-/// Standard output could not be written.
-#[derive(Debug)]
-pub(crate) struct StdoutError(pub(crate) io::Error);
-
-impl StdoutError {
-    /// The reader went away (a closed pipe): not worth a message.
-    pub(crate) fn reader_gone(&self) -> bool {
-        self.0.kind() == io::ErrorKind::BrokenPipe
-    }
-}
-
-impl fmt::Display for StdoutError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "cannot write to standard output: {}",
-            renderer::file_errors::io_reason(&self.0)
-        )
-    }
-}
-
-impl std::error::Error for StdoutError {}
-
-/// What [`outln!`] and [`out!`] call.
-pub(crate) fn write_stdout(args: fmt::Arguments<'_>) -> Result<(), StdoutError> {
-    io::stdout().lock().write_fmt(args).map_err(StdoutError)
-}
-
-/// What [`errln!`] calls.
-pub(crate) fn write_stderr(args: fmt::Arguments<'_>) {
-    // Formatted first and written at once: standard error is unbuffered, and a line written
-    // in pieces can reach a pipe read by another program (mpirun forwarding a rank's lines
-    // between its own) with that program's text in the middle.
-    let line = args.to_string();
-    let _ = io::stderr().lock().write_all(line.as_bytes());
-}
-
-/// Flushes standard output: the last buffered text may fail to go out only now.
-pub(crate) fn flush_stdout() -> Result<(), StdoutError> {
-    io::stdout().lock().flush().map_err(StdoutError)
-}
+pub(crate) use experiments::terminal::{StdoutError, flush_stdout};
 
 /// An error already said, by rank 0 of an MPI job (which says a job's errors once): the
 /// process ends with the error's exit code and says nothing more.

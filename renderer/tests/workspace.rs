@@ -155,7 +155,7 @@ fn the_library_builds_without_what_only_the_command_line_needs() {
     for command_line_only in ["clap", "csv", "indicatif", "minifb", "plotters", "x11-dl"] {
         assert!(
             !deps.iter().any(|d| d == command_line_only),
-            "the tracer's build needs {command_line_only}: it belongs to the `raylb` binary's crate (cli/) or the viewer's (viewer/)"
+            "the tracer's build needs {command_line_only}: it belongs to the `raylb` binary's crate (cli/), the viewer's (viewer/) or the experiments' (experiments/)"
         );
     }
 }
@@ -170,6 +170,19 @@ fn the_viewer_builds_without_the_command_line() {
         assert!(
             !deps.iter().any(|d| d == command_line_only),
             "the viewer's build needs {command_line_only}: it belongs to the `raylb` binary's crate (cli/)"
+        );
+    }
+}
+
+#[test]
+fn the_experiments_build_without_the_command_line_or_the_window() {
+    // The benchmark and simulator drivers: tables, CSV and plots, but no parser and no window.
+    let deps = build_deps_through_path_deps(&root().join("experiments"), &mut Vec::new());
+    assert!(deps.iter().any(|d| d == "renderer"), "{deps:?}");
+    for command_line_only in ["clap", "minifb", "x11-dl"] {
+        assert!(
+            !deps.iter().any(|d| d == command_line_only),
+            "the experiments' build needs {command_line_only}: it belongs to the `raylb` binary's crate (cli/)"
         );
     }
 }

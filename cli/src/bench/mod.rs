@@ -1,70 +1,216 @@
-//! `raylb bench`: benchmarks that print a table and write CSV and an SVG plot.
+//! `raylb bench`: the command line's options for the benchmarks of [`experiments`], which
+//! print a table and write CSV and an SVG plot.
 
-/// `outln!` unless `quiet`.
-macro_rules! say {
-    ($quiet:expr, $($arg:tt)*) => {
-        if !$quiet {
-            outln!($($arg)*);
-        }
-    };
-}
-
-mod cluster;
-mod costs;
-mod deque;
-pub(crate) mod report;
-mod scaling;
-mod sim_sweep;
-mod sweep;
-mod trace;
-
+use std::num::{NonZeroU32, NonZeroUsize};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
+use balancers::{BalancerKind, Choice};
+use clap::ValueEnum;
+use experiments::cluster::ClusterOptions;
+use experiments::costs::CostsOptions;
+use experiments::deque::DequeOptions;
+use experiments::scaling::ScalingOptions;
+use experiments::scene::SceneSettings;
+use experiments::sim_sweep::SimSweepOptions;
+use experiments::sweep::SweepOptions;
+use experiments::trace::TraceOptions;
+use renderer::render::FrameExtras;
+use renderer::scene::Scene;
 
-use crate::cli::{Bench, BenchArgs, SceneArgs, SceneSource};
-
-/// The scene file a benchmark names, or `scenes/treasure.toml`, which must exist.
-pub(crate) fn scene_file(given: Option<&std::path::Path>) -> Result<std::path::PathBuf> {
-    let file = given.map_or_else(
-        || std::path::PathBuf::from("scenes/treasure.toml"),
-        std::path::Path::to_path_buf,
-    );
-    if !file.is_file() {
-        anyhow::bail!(
-            "{}: no such scene file (run from the repository root, or name a scene file)",
-            file.display()
-        );
-    }
-    Ok(file)
-}
-
-/// The benchmark's scene (see [`scene_file`]), loaded with `scene`'s settings in the one
-/// structure they name.
-pub(crate) fn load_scene(
-    given: Option<&std::path::Path>,
-    scene: &SceneArgs,
-    quiet: bool,
-) -> Result<renderer::scene::Scene> {
-    let file = scene_file(given)?;
-    scene.check_structure_options(&[scene.accel_kind()])?;
-    scene.load(
-        &SceneSource {
-            scene: Some(file),
-            mesh: None,
-        },
-        quiet,
-    )
-}
+use crate::cli::{
+    Bench, BenchArgs, ClusterBenchArgs, CostsArgs, DequeArgs, RaySet, ScalingArgs, SceneArgs,
+    SceneSource, SimSweepArgs, SweepArgs, TraceArgs, threads,
+};
 
 pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
+    let quiet = args.quiet;
     match &args.bench {
-        Bench::Trace(a) => trace::run(a, args.quiet),
-        Bench::Sweep(a) => sweep::run(a, args.quiet),
-        Bench::Scaling(a) => scaling::run(a, args.quiet),
-        Bench::Deque(a) => deque::run(a, args.quiet),
-        Bench::Costs(a) => costs::run(a, args.quiet),
-        Bench::SimSweep(a) => sim_sweep::run(a, args.quiet),
-        Bench::Cluster(a) => cluster::run(a, args.quiet),
+        Bench::Trace(a) => trace(a, quiet)?,
+        Bench::Sweep(a) => experiments::sweep::run(&sweep(a, quiet)?)?,
+        Bench::Scaling(a) => experiments::scaling::run(&scaling(a, quiet)?)?,
+        Bench::Deque(a) => experiments::deque::run(&deque(a, quiet))?,
+        Bench::Costs(a) => experiments::costs::run(&costs(a, quiet))?,
+        Bench::SimSweep(a) => experiments::sim_sweep::run(&sim_sweep(a, quiet)?)?,
+        Bench::Cluster(a) => {
+            crate::cluster::require_mpi("bench cluster")?;
+            experiments::cluster::run(&cluster(a, quiet))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The scene flags read a benchmark's scene files and check its frames.
+impl SceneSettings for SceneArgs {
+    fn check_options(&self) -> Result<()> {
+        self.check_structure_options(&[self.accel_kind()])
+    }
+
+    fn load_file(&self, file: &Path, quiet: bool) -> Result<Scene> {
+        let source = SceneSource {
+            scene: Some(file.to_path_buf()),
+            mesh: None,
+        };
+        self.load(&source, quiet)
+    }
+
+    fn check_frames(
+        &self,
+        scene: &Scene,
+        balancers: &[BalancerKind],
+        threads: &[NonZeroUsize],
+        tiles: &[NonZeroU32],
+        extras: FrameExtras,
+    ) -> Result<()> {
+        SceneArgs::check_frames(self, scene, balancers, threads, tiles, extras)
+    }
+}
+
+/// `bench trace` on the scene or mesh named, loaded here: a mesh has no scene file.
+fn trace(args: &TraceArgs, quiet: bool) -> Result<()> {
+    args.scene.check_options()?;
+    let scene = args.scene.load(&args.source, quiet)?;
+    experiments::trace::run(&TraceOptions {
+        scene: &scene,
+        settings: &args.scene,
+        threads: args.threads,
+        repeat: args.repeat,
+        rays: match args.rays {
+            RaySet::Camera => experiments::trace::RaySet::Camera,
+            RaySet::Secondary => experiments::trace::RaySet::Secondary,
+        },
+        quiet,
+    })
+}
+
+fn sweep(args: &SweepArgs, quiet: bool) -> Result<SweepOptions<'_>> {
+    Ok(SweepOptions {
+        balancers: args.set.kinds()?,
+        scenes: args.scenes.clone(),
+        scene: &args.scene,
+        tiles: args.tiles.clone(),
+        threads: threads(args.threads),
+        repeat: args.repeat,
+        out: args.out.clone(),
+        quiet,
+    })
+}
+
+fn scaling(args: &ScalingArgs, quiet: bool) -> Result<ScalingOptions<'_>> {
+    let every_count = || {
+        (1..=threads(None).get())
+            .filter_map(NonZeroUsize::new)
+            .collect()
+    };
+    Ok(ScalingOptions {
+        balancers: args.set.kinds()?,
+        scene_file: args.scene_file.clone(),
+        scene: &args.scene,
+        threads: if args.threads.is_empty() {
+            every_count()
+        } else {
+            args.threads.clone()
+        },
+        tile: args.tile,
+        repeat: args.repeat,
+        out: args.out.clone(),
+        quiet,
+    })
+}
+
+fn sim_sweep(args: &SimSweepArgs, quiet: bool) -> Result<SimSweepOptions<'_>> {
+    Ok(SimSweepOptions {
+        balancers: args.set.kinds()?,
+        scene_file: args.scene_file.clone(),
+        scene: &args.scene,
+        workers: args.workers.clone(),
+        tiles: args.tiles.clone(),
+        model_tile: args.model_tile,
+        threads: threads(args.threads),
+        out: args.out.clone(),
+        quiet,
+    })
+}
+
+fn deque(args: &DequeArgs, quiet: bool) -> DequeOptions {
+    DequeOptions {
+        threads: threads(args.threads),
+        elements: args.elements,
+        iterations: args.iterations,
+        steal: args.steal,
+        max_memory: args.max_memory,
+        out: args.out.clone(),
+        quiet,
+    }
+}
+
+fn costs(args: &CostsArgs, quiet: bool) -> CostsOptions {
+    CostsOptions {
+        threads: threads(args.threads),
+        rounds: args.rounds,
+        out: args.out.clone(),
+        quiet,
+    }
+}
+
+fn cluster(args: &ClusterBenchArgs, quiet: bool) -> ClusterOptions {
+    ClusterOptions {
+        scene_file: args.scene_file.clone(),
+        workers: threads(args.workers),
+        ranks: args.ranks.clone(),
+        modes: args
+            .modes
+            .iter()
+            .filter_map(|m| m.to_possible_value())
+            .map(|v| v.get_name().to_string())
+            .collect(),
+        balancer: args.balancer.keyword().to_string(),
+        tile: args.tile,
+        width: args.width,
+        height: args.height,
+        repeat: args.repeat,
+        mpirun: args.mpirun.clone(),
+        mpirun_arg: args.mpirun_arg.clone(),
+        out: args.out.clone(),
+        quiet,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    /// `raylb bench cluster` with these flags.
+    fn cluster_args(flags: &[&str]) -> ClusterBenchArgs {
+        let cli = crate::cli::Cli::parse_from(["raylb", "bench", "cluster"].iter().chain(flags));
+        match cli.command {
+            crate::cli::Command::Bench(b) => match b.bench {
+                Bench::Cluster(a) => a,
+                _ => unreachable!(),
+            },
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn cluster_options_name_the_modes_and_balancer_as_render_does() {
+        let args = cluster_args(&[
+            "--workers",
+            "4",
+            "--ranks",
+            "1,2,4",
+            "--modes",
+            "static,stealing",
+        ]);
+        let options = cluster(&args, false);
+        assert_eq!(options.workers.get(), 4);
+        let ranks: Vec<usize> = options.ranks.iter().map(|r| r.get()).collect();
+        assert_eq!(ranks, [1, 2, 4]);
+        assert_eq!(options.modes, ["static", "stealing"]);
+        assert_eq!(options.balancer, "stealing");
+        assert_eq!((options.tile.get(), options.repeat.get()), (32, 5));
     }
 }

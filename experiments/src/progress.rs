@@ -16,7 +16,7 @@ const SHOW_AFTER: Duration = Duration::from_secs(1);
 
 /// How far a command has got, out of a known total of steps (pixels, renders).
 #[derive(Debug)]
-pub(crate) struct Progress {
+pub struct Progress {
     bar: ProgressBar,
     start: Instant,
     shown: bool,
@@ -26,7 +26,7 @@ pub(crate) struct Progress {
 
 impl Progress {
     /// Progress over `total` steps of `what` (e.g. "pixels", "renders").
-    pub(crate) fn new(total: u64, what: &str, quiet: bool) -> Self {
+    pub fn new(total: u64, what: &str, quiet: bool) -> Self {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
         bar.set_style(
             ProgressStyle::with_template(&format!(
@@ -45,19 +45,19 @@ impl Progress {
     }
 
     /// Whether a bar can appear at all: stderr is a terminal and --quiet was not given.
-    pub(crate) fn can_show(quiet: bool) -> bool {
+    pub fn can_show(quiet: bool) -> bool {
         !quiet && std::io::stderr().is_terminal()
     }
 
     /// Sets the steps done so far.
-    pub(crate) fn set(&mut self, done: u64) {
+    pub fn set(&mut self, done: u64) {
         self.bar.set_position(done);
         self.reveal();
     }
 
     /// One step done, described by `note`: the bar's message on a terminal, a line of its
     /// own elsewhere.
-    pub(crate) fn step(&mut self, note: &str) {
+    pub fn step(&mut self, note: &str) {
         self.bar.inc(1);
         if self.terminal {
             self.bar.set_message(note.to_string());
@@ -76,7 +76,7 @@ impl Progress {
     }
 
     /// Removes the bar.
-    pub(crate) fn finish(self) {
+    pub fn finish(self) {
         self.bar.finish_and_clear();
     }
 }
@@ -85,7 +85,7 @@ impl Progress {
 /// ends, and on a terminal a spinner while a stage runs (a scene of millions of triangles
 /// takes seconds to read and to build).
 #[derive(Debug)]
-pub(crate) struct LoadProgress {
+pub struct LoadProgress {
     spinner: Option<ProgressBar>,
     quiet: bool,
     /// The first failure to print, handed back by [`finish`](Self::finish).
@@ -94,7 +94,7 @@ pub(crate) struct LoadProgress {
 
 impl LoadProgress {
     /// Progress of loading `what` (a path, for the spinner).
-    pub(crate) fn start(what: &str, quiet: bool) -> Self {
+    pub fn start(what: &str, quiet: bool) -> Self {
         let spinner = Progress::can_show(quiet).then(|| {
             let spinner = ProgressBar::new_spinner();
             spinner.set_message(format!("loading {what}"));
@@ -121,7 +121,7 @@ impl LoadProgress {
     }
 
     /// Removes the spinner; fails if a line could not be printed.
-    pub(crate) fn finish(self) -> Result<(), StdoutError> {
+    pub fn finish(self) -> Result<(), StdoutError> {
         if let Some(spinner) = &self.spinner {
             spinner.finish_and_clear();
         }

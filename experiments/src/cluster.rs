@@ -8,43 +8,69 @@
 //! process's time over the job's in the same round: the slow drift of a shared machine's
 //! speed touches both sides of each pair alike.
 
+use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::Command;
 
 use anyhow::{Context, Result, anyhow, bail};
-use clap::ValueEnum;
 use serde::Serialize;
 
-use super::report::{
+use crate::progress::Progress;
+use crate::report::{
     Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, quantiles, rounded,
 };
-use crate::cli::{ClusterBenchArgs, ClusterName, threads};
-use crate::progress::Progress;
-use balancers::Choice;
+use crate::scene::scene_file;
 
 /// What `--out` receives.
 const FILES: &[&str] = &["cluster.csv", "cluster-paired.csv", "cluster.svg"];
 
+/// What `raylb bench cluster` renders, and where it writes. The renders are `raylb render`'s,
+/// so the balancer and the modes are named as its command line names them.
+#[derive(Debug)]
+pub struct ClusterOptions {
+    /// The scene file [default: scenes/treasure.toml].
+    pub scene_file: Option<PathBuf>,
+    /// Workers in all: the one process's threads, and ranks × threads of each job.
+    pub workers: NonZeroUsize,
+    /// Rank counts; each must divide `workers`.
+    pub ranks: Vec<NonZeroUsize>,
+    /// How the jobs split tiles between ranks: `render --cluster`'s modes.
+    pub modes: Vec<String>,
+    /// The balancer of the one process and of every rank: `render --balancer`'s name.
+    pub balancer: String,
+    /// Tile edge in pixels.
+    pub tile: NonZeroU32,
+    /// Image width in pixels, instead of the scene's.
+    pub width: Option<u32>,
+    /// Image height in pixels, instead of the scene's.
+    pub height: Option<u32>,
+    /// Rounds: each renders with the one process and with every job once.
+    pub repeat: NonZeroUsize,
+    /// The MPI launcher.
+    pub mpirun: PathBuf,
+    /// Arguments for the launcher, given before `-np`.
+    pub mpirun_arg: Vec<String>,
+    /// The folder for the CSV and the chart.
+    pub out: PathBuf,
+    /// Print nothing.
+    pub quiet: bool,
+}
+
 /// One configuration: the one process (no mode) or a job of `ranks` ranks.
 #[derive(Clone, Debug)]
 struct Setup {
-    mode: Option<ClusterName>,
+    mode: Option<String>,
     ranks: usize,
     threads: usize,
 }
 
 impl Setup {
     fn label(&self) -> String {
-        match self.mode {
+        match &self.mode {
             None => format!("one process × {}", self.threads),
-            Some(mode) => format!("{} {} × {}", mode_name(mode), self.ranks, self.threads),
+            Some(mode) => format!("{mode} {} × {}", self.ranks, self.threads),
         }
     }
-}
-
-fn mode_name(mode: ClusterName) -> String {
-    mode.to_possible_value()
-        .map_or_else(String::new, |v| v.get_name().to_string())
 }
 
 /// A row of `cluster.csv`: one render.
@@ -83,28 +109,31 @@ struct PairedRow {
     identical: bool,
 }
 
-pub(crate) fn run(args: &ClusterBenchArgs, quiet: bool) -> Result<ExitCode> {
-    crate::cluster::require_mpi("bench cluster")?;
-    let files = OutputFiles::check(&args.out, FILES)?;
-    let scene = super::scene_file(args.scene_file.as_deref())?;
+/// Renders the scene with the one process and with every job, round after round; prints the
+/// jobs' speed paired by round unless quiet, and writes `cluster.csv`, `cluster-paired.csv`
+/// and `cluster.svg`. Fails when a job's image differs from the one process's.
+pub fn run(options: &ClusterOptions) -> Result<()> {
+    let quiet = options.quiet;
+    let files = OutputFiles::check(&options.out, FILES)?;
+    let scene = scene_file(options.scene_file.as_deref())?;
     files.check_inputs(std::slice::from_ref(&scene))?;
-    let setups = setups(args)?;
+    let setups = setups(options)?;
     let scratch = Scratch::new()?;
     let mut runs = Vec::new();
-    let count = args.repeat.get() * setups.len();
+    let count = options.repeat.get() * setups.len();
     let mut progress = Progress::new(count as u64, "renders", quiet);
     // times[setup][round], imbalance[setup][round], and whether each image matched.
     let mut times = vec![Vec::new(); setups.len()];
     let mut imbalance = vec![Vec::new(); setups.len()];
     let mut identical = vec![true; setups.len()];
     let mut scene_name = String::new();
-    for round in 0..args.repeat.get() {
+    for round in 0..options.repeat.get() {
         let mut reference: Option<Vec<u8>> = None;
         for turn in 0..setups.len() {
             let s = (round + turn) % setups.len();
             let setup = &setups[s];
             let image = scratch.path(&format!("{s}.png"));
-            let report = render(args, &scene, setup, &image)?;
+            let report = render(options, &scene, setup, &image)?;
             scene_name = report["scene"]["name"].as_str().unwrap_or("?").to_string();
             let seconds = report["render"]["wall_seconds"]
                 .as_f64()
@@ -113,7 +142,7 @@ pub(crate) fn run(args: &ClusterBenchArgs, quiet: bool) -> Result<ExitCode> {
             progress.step(&format!(
                 "round {}/{}: {}: {seconds:.3} s",
                 round + 1,
-                args.repeat,
+                options.repeat,
                 setup.label()
             ));
             times[s].push(seconds);
@@ -126,9 +155,9 @@ pub(crate) fn run(args: &ClusterBenchArgs, quiet: bool) -> Result<ExitCode> {
             }
             runs.push(RunRow {
                 scene: scene_name.clone(),
-                tile: args.tile.get(),
-                balancer: args.balancer.keyword().to_string(),
-                setup: setup.mode.map_or_else(|| "one-process".into(), mode_name),
+                tile: options.tile.get(),
+                balancer: options.balancer.clone(),
+                setup: setup.mode.clone().unwrap_or_else(|| "one-process".into()),
                 ranks: setup.ranks,
                 threads: setup.threads,
                 round: round + 1,
@@ -142,21 +171,21 @@ pub(crate) fn run(args: &ClusterBenchArgs, quiet: bool) -> Result<ExitCode> {
     // some round, so one that differs shows in every other setup's flag too.
     let all_identical = identical.iter().all(|&same| same);
     let paired = paired_rows(
-        args,
+        options,
         &scene_name,
         &setups,
         &times,
         &imbalance,
         all_identical,
     );
-    let chart = chart(&scene_name, args.tile.get(), &paired)?;
+    let chart = chart(&scene_name, options.tile.get(), &paired)?;
     files.write(&[&csv_text(&runs)?, &csv_text(&paired)?, &chart])?;
     say!(
         quiet,
         "{scene_name}, {}-pixel tiles, --balancer {}, {} rounds; speed = the one process's time over the job's in the same round (median, quartiles).",
-        args.tile,
-        args.balancer.keyword().to_string(),
-        args.repeat
+        options.tile,
+        options.balancer,
+        options.repeat
     );
     say!(
         quiet,
@@ -167,27 +196,27 @@ pub(crate) fn run(args: &ClusterBenchArgs, quiet: bool) -> Result<ExitCode> {
     if !all_identical {
         bail!("the jobs' images differ from the one process's; raylb compare shows where");
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// The one process, then a job per mode and rank count.
-fn setups(args: &ClusterBenchArgs) -> Result<Vec<Setup>> {
-    let workers = threads(args.workers).get();
+fn setups(options: &ClusterOptions) -> Result<Vec<Setup>> {
+    let workers = options.workers.get();
     let mut setups = vec![Setup {
         mode: None,
         ranks: 1,
         threads: workers,
     }];
-    for &ranks in &args.ranks {
+    for &ranks in &options.ranks {
         let ranks = ranks.get();
         if !workers.is_multiple_of(ranks) {
             bail!(
                 "--ranks {ranks}: does not divide --workers {workers}, so the jobs would not have as many workers as the one process"
             );
         }
-        for &mode in &args.modes {
+        for mode in &options.modes {
             setups.push(Setup {
-                mode: Some(mode),
+                mode: Some(mode.clone()),
                 ranks,
                 threads: workers / ranks,
             });
@@ -198,17 +227,17 @@ fn setups(args: &ClusterBenchArgs) -> Result<Vec<Setup>> {
 
 /// Renders `scene` as `setup` says, the image to `image`; returns the `--json` report.
 fn render(
-    args: &ClusterBenchArgs,
+    options: &ClusterOptions,
     scene: &Path,
     setup: &Setup,
     image: &Path,
 ) -> Result<serde_json::Value> {
     let raylb = std::env::current_exe().context("cannot find raylb's own executable")?;
-    let mut command = match setup.mode {
+    let mut command = match &setup.mode {
         None => Command::new(&raylb),
         Some(_) => {
-            let mut c = Command::new(&args.mpirun);
-            c.args(&args.mpirun_arg)
+            let mut c = Command::new(&options.mpirun);
+            c.args(&options.mpirun_arg)
                 .args(["-np", &setup.ranks.to_string()])
                 .arg(&raylb);
             c
@@ -218,16 +247,16 @@ fn render(
         .arg("render")
         .arg(scene)
         .args(["--threads", &setup.threads.to_string()])
-        .args(["--tile", &args.tile.to_string()])
-        .args(["--balancer", args.balancer.keyword(), "--json", "-o"])
+        .args(["--tile", &options.tile.to_string()])
+        .args(["--balancer", &options.balancer, "--json", "-o"])
         .arg(image);
-    for (flag, value) in [("--width", args.width), ("--height", args.height)] {
+    for (flag, value) in [("--width", options.width), ("--height", options.height)] {
         if let Some(v) = value {
             command.args([flag, &v.to_string()]);
         }
     }
-    if let Some(mode) = setup.mode {
-        command.args(["--cluster", &mode_name(mode)]);
+    if let Some(mode) = &setup.mode {
+        command.args(["--cluster", mode]);
     }
     let out = command
         .output()
@@ -251,7 +280,7 @@ fn render(
 
 /// Each job against the one process (`setups[0]`), paired by round.
 fn paired_rows(
-    args: &ClusterBenchArgs,
+    options: &ClusterOptions,
     scene: &str,
     setups: &[Setup],
     times: &[Vec<f64>],
@@ -271,9 +300,9 @@ fn paired_rows(
             let [q1, median, q3] = quantiles(&speeds);
             PairedRow {
                 scene: scene.to_string(),
-                tile: args.tile.get(),
-                balancer: args.balancer.keyword().to_string(),
-                mode: setup.mode.map_or_else(String::new, mode_name),
+                tile: options.tile.get(),
+                balancer: options.balancer.clone(),
+                mode: setup.mode.clone().unwrap_or_default(),
                 ranks: setup.ranks,
                 threads: setup.threads,
                 median_seconds: rounded(quantiles(&times[s])[1], 6),
@@ -376,32 +405,29 @@ impl Drop for Scratch {
 mod tests {
     use super::*;
 
-    fn args(workers: usize, ranks: &[usize]) -> ClusterBenchArgs {
-        use clap::Parser;
-        let ranks: Vec<String> = ranks.iter().map(ToString::to_string).collect();
-        let cli = crate::cli::Cli::parse_from([
-            "raylb",
-            "bench",
-            "cluster",
-            "--workers",
-            &workers.to_string(),
-            "--ranks",
-            &ranks.join(","),
-            "--modes",
-            "static,stealing",
-        ]);
-        match cli.command {
-            crate::cli::Command::Bench(b) => match b.bench {
-                crate::cli::Bench::Cluster(a) => a,
-                _ => unreachable!(),
-            },
-            _ => unreachable!(),
+    /// `workers` in all, jobs of `ranks` ranks, in the modes `static` and `stealing`.
+    fn options(workers: usize, ranks: &[usize]) -> ClusterOptions {
+        let positive = |n: usize| NonZeroUsize::new(n).unwrap();
+        ClusterOptions {
+            scene_file: None,
+            workers: positive(workers),
+            ranks: ranks.iter().map(|&r| positive(r)).collect(),
+            modes: vec!["static".into(), "stealing".into()],
+            balancer: "stealing".into(),
+            tile: NonZeroU32::new(32).unwrap(),
+            width: None,
+            height: None,
+            repeat: positive(5),
+            mpirun: "mpirun".into(),
+            mpirun_arg: Vec::new(),
+            out: "bench-out".into(),
+            quiet: false,
         }
     }
 
     #[test]
     fn jobs_have_as_many_workers_as_the_one_process() {
-        let labels: Vec<String> = setups(&args(4, &[1, 2, 4]))
+        let labels: Vec<String> = setups(&options(4, &[1, 2, 4]))
             .unwrap()
             .iter()
             .map(Setup::label)
@@ -418,7 +444,7 @@ mod tests {
                 "stealing 4 × 1"
             ]
         );
-        let e = setups(&args(4, &[3])).unwrap_err().to_string();
+        let e = setups(&options(4, &[3])).unwrap_err().to_string();
         assert!(
             e.starts_with("--ranks 3: does not divide --workers 4"),
             "{e}"
@@ -427,7 +453,7 @@ mod tests {
 
     #[test]
     fn jobs_are_paired_with_the_one_process_round_by_round() {
-        let a = args(2, &[2]);
+        let a = options(2, &[2]);
         let all = setups(&a).unwrap();
         // The machine slows down in round 2: both sides of the pair alike.
         let times = vec![

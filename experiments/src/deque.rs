@@ -6,24 +6,44 @@
 //! as ii, and each thread also pushes `elements` more during the iteration, choosing push or
 //! pop at random with equal odds. Elements stand for unit tasks: taking one is the whole work.
 
-use std::process::ExitCode;
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow, bail};
+use balancers::StealAmount;
 use balancers::deque::{Steal, abp, locked};
 use renderer::memory::{Budget, format_bytes};
 use renderer::stats::counted;
 use serde::Serialize;
 
-use super::report::{OutputFiles, Table, csv_text, rounded};
-use crate::cli::{DequeArgs, threads};
-use balancers::StealAmount;
+use crate::report::{OutputFiles, Table, csv_text, rounded};
 
 /// What `--out` receives.
 const FILES: &[&str] = &["deque.csv"];
+
+/// What `raylb bench deque` measures, and where it writes.
+#[derive(Debug)]
+pub struct DequeOptions {
+    /// Threads, each owning one deque.
+    pub threads: NonZeroUsize,
+    /// Elements each deque is filled with at the start of an iteration (and, in setup iii,
+    /// pushes during it).
+    pub elements: NonZeroUsize,
+    /// Iterations per setup; the mean is reported.
+    pub iterations: NonZeroUsize,
+    /// How much a steal takes.
+    pub steal: StealAmount,
+    /// The memory the deques may take, in bytes [default: what the machine has free].
+    pub max_memory: Option<u64>,
+    /// The folder for `deque.csv`.
+    pub out: PathBuf,
+    /// Print nothing.
+    pub quiet: bool,
+}
 
 /// A row of `deque.csv`: one deque kind in one setup, over all iterations.
 #[derive(Debug, Serialize)]
@@ -43,7 +63,7 @@ struct DequeRow {
 }
 
 /// The deque operations the benchmarks use (this one and `bench costs`), for both kinds.
-pub(super) trait BenchDeque: Send + Sync + 'static {
+pub(crate) trait BenchDeque: Send + Sync + 'static {
     type Worker: Send;
     type Stealer: Clone + Send + Sync;
     const NAME: &'static str;
@@ -62,7 +82,7 @@ pub(super) trait BenchDeque: Send + Sync + 'static {
 /// One [`BenchDeque`] implementation per deque module, which share their API.
 macro_rules! bench_deque {
     ($kind:ident, $module:ident, $name:expr) => {
-        pub(super) struct $kind;
+        pub(crate) struct $kind;
         impl BenchDeque for $kind {
             type Worker = $module::Worker<u64>;
             type Stealer = $module::Stealer<u64>;
@@ -150,15 +170,15 @@ fn memory_needed(threads: usize, elements: usize, steal_max: usize) -> u64 {
 
 /// Refuses, before any deque is made, a run that needs more memory than `--max-memory` or,
 /// without it, than the machine has free.
-fn check_memory(args: &DequeArgs, threads: usize, steal_max: usize) -> Result<()> {
-    let Some(budget) = Budget::of(args.max_memory) else {
+fn check_memory(options: &DequeOptions, threads: usize, steal_max: usize) -> Result<()> {
+    let Some(budget) = Budget::of(options.max_memory) else {
         return Ok(());
     };
-    let needed = memory_needed(threads, args.elements.get(), steal_max);
+    let needed = memory_needed(threads, options.elements.get(), steal_max);
     if needed > budget.bytes {
         bail!(
             "--elements {} on {}: the deques need about {} ({} a thread), more than the {} available ({})",
-            args.elements,
+            options.elements,
             counted(threads as u64, "thread"),
             format_bytes(needed),
             format_bytes(needed / threads as u64),
@@ -327,31 +347,37 @@ impl<S> Race<'_, S> {
 fn measure<D: BenchDeque>(
     rows: &mut Vec<DequeRow>,
     n: usize,
-    args: &DequeArgs,
+    options: &DequeOptions,
     steal_max: usize,
 ) -> Result<()> {
     for setup in [Setup::PopOnly, Setup::PopThenSteal, Setup::PushPopSteal] {
         let totals = iterations::<D>(
             setup,
             n,
-            args.elements.get(),
-            args.iterations.get(),
+            options.elements.get(),
+            options.iterations.get(),
             steal_max,
         )?;
-        rows.push(row(D::NAME, setup, n, args, &totals));
+        rows.push(row(D::NAME, setup, n, options, &totals));
     }
     Ok(())
 }
 
 /// The row of one deque kind and setup from its totals over `n` threads.
-fn row(deque: &'static str, setup: Setup, n: usize, args: &DequeArgs, t: &Totals) -> DequeRow {
+fn row(
+    deque: &'static str,
+    setup: Setup,
+    n: usize,
+    options: &DequeOptions,
+    t: &Totals,
+) -> DequeRow {
     let per_deque = t.acquired as f64 / n as f64 / t.time.as_secs_f64();
     DequeRow {
         deque,
         setup: setup.label(),
         threads: n,
-        elements: args.elements.get(),
-        iterations: args.iterations.get(),
+        elements: options.elements.get(),
+        iterations: options.iterations.get(),
         throughput_per_deque_millions: rounded(per_deque / 1e6, 4),
         latency_us_per_element: rounded(1e6 / per_deque, 6),
         steal_attempts: t.attempts,
@@ -387,29 +413,32 @@ fn table(rows: &[DequeRow]) -> Table {
     table
 }
 
-pub(crate) fn run(args: &DequeArgs, quiet: bool) -> Result<ExitCode> {
-    let files = OutputFiles::check(&args.out, FILES)?;
-    let n = threads(args.threads).get();
-    let steal_max = match args.steal {
+/// Runs the three setups on both deques; prints Wende's table unless quiet, and writes
+/// `deque.csv`.
+pub fn run(options: &DequeOptions) -> Result<()> {
+    let quiet = options.quiet;
+    let files = OutputFiles::check(&options.out, FILES)?;
+    let n = options.threads.get();
+    let steal_max = match options.steal {
         StealAmount::One => 1,
         StealAmount::Half => usize::MAX,
     };
-    check_memory(args, n, steal_max)?;
+    check_memory(options, n, steal_max)?;
     let mut rows = Vec::new();
-    measure::<Abp>(&mut rows, n, args, steal_max)?;
-    measure::<Locked>(&mut rows, n, args, steal_max)?;
+    measure::<Abp>(&mut rows, n, options, steal_max)?;
+    measure::<Locked>(&mut rows, n, options, steal_max)?;
     // The file first: a reader that closes our output early must not cost the results.
     files.write(&[&csv_text(&rows)?])?;
     say!(
         quiet,
         "{}, {} elements per deque, mean of {} (Wende, table 3.2):",
         counted(n as u64, "thread"),
-        args.elements,
-        counted(args.iterations.get() as u64, "iteration")
+        options.elements,
+        counted(options.iterations.get() as u64, "iteration")
     );
     say!(quiet, "{}", table(&rows).render().trim_end());
     say!(quiet, "{}", files.summary());
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -423,13 +452,14 @@ mod tests {
 
     #[test]
     fn rows_quote_the_setup_and_hold_numbers_in_their_own_columns() {
-        let args = DequeArgs {
-            threads: None,
-            elements: std::num::NonZeroUsize::new(1000).unwrap(),
-            iterations: std::num::NonZeroUsize::new(2).unwrap(),
+        let options = DequeOptions {
+            threads: NonZeroUsize::new(2).unwrap(),
+            elements: NonZeroUsize::new(1000).unwrap(),
+            iterations: NonZeroUsize::new(2).unwrap(),
             steal: StealAmount::One,
             max_memory: None,
             out: "unused".into(),
+            quiet: true,
         };
         let stealing = Totals {
             time: Duration::from_millis(1),
@@ -444,8 +474,8 @@ mod tests {
             ..Totals::default()
         };
         let rows = [
-            row(Abp::NAME, Setup::PushPopSteal, 2, &args, &stealing),
-            row(Locked::NAME, Setup::PopOnly, 2, &args, &popping),
+            row(Abp::NAME, Setup::PushPopSteal, 2, &options, &stealing),
+            row(Locked::NAME, Setup::PopOnly, 2, &options, &popping),
         ];
         let text = csv_text(&rows).unwrap();
         let mut reader = csv::Reader::from_reader(text.as_bytes());

@@ -7,7 +7,7 @@
 //! timed.
 
 use std::num::{NonZeroU32, NonZeroUsize};
-use std::process::ExitCode;
+use std::path::PathBuf;
 
 use anyhow::Result;
 use balancers::sim::{Costs, simulate};
@@ -15,9 +15,9 @@ use balancers::{Assignment, Balancer, BalancerKind};
 use renderer::record::{count, record};
 use serde::Serialize;
 
-use super::report::{Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, rounded};
-use crate::cli::{SimSweepArgs, threads};
 use crate::progress::Progress;
+use crate::report::{Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, rounded};
+use crate::scene::{SceneSettings, load_scene};
 
 /// What `--out` receives.
 const FILES: &[&str] = &["sim-sweep.csv", "sim-sweep.svg"];
@@ -37,39 +37,70 @@ struct Row {
     peak_outstanding: u64,
 }
 
-pub(crate) fn run(args: &SimSweepArgs, quiet: bool) -> Result<ExitCode> {
-    let balancers = args.set.kinds()?;
-    let files = OutputFiles::check(&args.out, FILES)?;
-    let scene = super::load_scene(args.scene_file.as_deref(), &args.scene, quiet)?;
+/// What `raylb bench sim-sweep` records and simulates, and where it writes.
+#[derive(Debug)]
+pub struct SimSweepOptions<'a> {
+    /// The scene file [default: scenes/treasure.toml].
+    pub scene_file: Option<PathBuf>,
+    /// How the scene is read and its frames checked.
+    pub scene: &'a dyn SceneSettings,
+    /// The balancers simulated, in this order.
+    pub balancers: Vec<BalancerKind>,
+    /// Simulated worker counts.
+    pub workers: Vec<NonZeroUsize>,
+    /// Tile edges in pixels.
+    pub tiles: Vec<NonZeroU32>,
+    /// The tile edge whose recording is timed for the cost model of every edge.
+    pub model_tile: NonZeroU32,
+    /// Threads of the counting runs.
+    pub threads: NonZeroUsize,
+    /// The folder for the CSV and the chart.
+    pub out: PathBuf,
+    /// Print nothing.
+    pub quiet: bool,
+}
+
+/// Records the frame at every tile edge and simulates each balancer on every worker count;
+/// prints µs per pixel unless quiet, and writes `sim-sweep.csv` and `sim-sweep.svg`.
+pub fn run(options: &SimSweepOptions<'_>) -> Result<()> {
+    let (balancers, quiet) = (&options.balancers, options.quiet);
+    let files = OutputFiles::check(&options.out, FILES)?;
+    let scene = load_scene(options.scene_file.as_deref(), options.scene, quiet)?;
     files.check_inputs(&scene.inputs)?;
-    let counting = threads(args.threads);
+    let counting = options.threads;
     let fixed = BalancerKind::static_tiles(Assignment::Interleaved);
-    let edges: Vec<NonZeroU32> = std::iter::once(args.model_tile)
-        .chain(args.tiles.iter().copied())
+    let edges: Vec<NonZeroU32> = std::iter::once(options.model_tile)
+        .chain(options.tiles.iter().copied())
         .collect();
-    args.scene.check_frames(
+    options.scene.check_frames(
         &scene,
         &[fixed],
         &[counting],
         &edges,
         renderer::render::FrameExtras::default(),
     )?;
-    let mut progress = Progress::new(1 + args.tiles.len() as u64, "recordings", quiet);
-    let model = record(&scene, args.model_tile, &fixed, counting, NonZeroUsize::MIN)?
-        .tree
-        .model;
+    let mut progress = Progress::new(1 + options.tiles.len() as u64, "recordings", quiet);
+    let model = record(
+        &scene,
+        options.model_tile,
+        &fixed,
+        counting,
+        NonZeroUsize::MIN,
+    )?
+    .tree
+    .model;
     progress.step(&format!(
         "the cost model, from tiles of {}",
-        args.model_tile
+        options.model_tile
     ));
     let pixels = f64::from(scene.width) * f64::from(scene.height);
     let costs = Costs::default();
     let mut rows = Vec::new();
-    for &tile in &args.tiles {
+    for &tile in &options.tiles {
         let tree = count(&scene, tile, &fixed, counting)?;
         let seconds = tree.costs(&model);
-        for balancer in &balancers {
-            for &workers in &args.workers {
+        for balancer in balancers {
+            for &workers in &options.workers {
                 let r = simulate(&tree, &seconds, *balancer, workers.get(), &costs);
                 rows.push(Row {
                     scene: scene.name.clone(),
@@ -88,18 +119,38 @@ pub(crate) fn run(args: &SimSweepArgs, quiet: bool) -> Result<ExitCode> {
         progress.step(&format!("tiles of {tile}: {} tasks", tree.len()));
     }
     drop(progress);
+    let chart = chart(options, &scene.name, &rows)?;
+    files.write(&[&csv_text(&rows)?, &chart])?;
+    say!(
+        quiet,
+        "µs per pixel (the simulated makespan over the image's {} pixels), on the cost model of tiles of {}:",
+        pixels,
+        options.model_tile
+    );
+    say!(
+        quiet,
+        "{}",
+        table(options, balancers, &rows).render().trim_end()
+    );
+    say!(quiet, "{}", files.summary());
+    Ok(())
+}
+
+/// One panel per worker count: each balancer's µs per pixel against tile edge.
+fn chart(options: &SimSweepOptions<'_>, scene: &str, rows: &[Row]) -> Result<String> {
     let axes = Axes {
         x: "tile edge (pixels)",
         y: "time per pixel (µs)",
         log_x: true,
         y_from_zero: true,
     };
-    let panels: Vec<Panel> = args
+    let panels: Vec<Panel> = options
         .workers
         .iter()
         .map(|w| Panel {
             title: format!("{} simulated workers", w),
-            series: balancers
+            series: options
+                .balancers
                 .iter()
                 .map(|b| Series {
                     label: b.name(),
@@ -112,40 +163,23 @@ pub(crate) fn run(args: &SimSweepArgs, quiet: bool) -> Result<ExitCode> {
                 .collect(),
         })
         .collect();
-    let chart = line_chart(
-        &format!(
-            "{}: time per pixel against tile edge, simulated",
-            scene.name
-        ),
+    line_chart(
+        &format!("{scene}: time per pixel against tile edge, simulated"),
         &axes,
         &panels,
-    )?;
-    files.write(&[&csv_text(&rows)?, &chart])?;
-    say!(
-        quiet,
-        "µs per pixel (the simulated makespan over the image's {} pixels), on the cost model of tiles of {}:",
-        pixels,
-        args.model_tile
-    );
-    say!(
-        quiet,
-        "{}",
-        table(args, &balancers, &rows).render().trim_end()
-    );
-    say!(quiet, "{}", files.summary());
-    Ok(ExitCode::SUCCESS)
+    )
 }
 
 /// Rows balancer and workers, columns tile edges.
-fn table(args: &SimSweepArgs, balancers: &[BalancerKind], rows: &[Row]) -> Table {
+fn table(options: &SimSweepOptions<'_>, balancers: &[BalancerKind], rows: &[Row]) -> Table {
     let mut header = vec!["balancer".to_string(), "workers".to_string()];
-    header.extend(args.tiles.iter().map(|t| t.to_string()));
+    header.extend(options.tiles.iter().map(|t| t.to_string()));
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
     let mut table = Table::new(&header);
-    for &workers in &args.workers {
+    for &workers in &options.workers {
         for balancer in balancers {
             let mut cells = vec![balancer.name(), workers.to_string()];
-            for tile in &args.tiles {
+            for tile in &options.tiles {
                 let cell = rows
                     .iter()
                     .find(|r| {

@@ -7,7 +7,8 @@
 //! quartiles. The figures are what `sim`'s options take, in nanoseconds.
 
 use std::hint::black_box;
-use std::process::ExitCode;
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
@@ -18,11 +19,23 @@ use balancers::deque::Steal;
 use balancers::sim::Costs;
 use serde::Serialize;
 
-use super::deque::{Abp, BenchDeque, Locked};
-use super::report::{OutputFiles, Table, csv_text, rounded};
-use crate::cli::CostsArgs;
+use crate::deque::{Abp, BenchDeque, Locked};
+use crate::report::{OutputFiles, Table, csv_text, rounded};
 
 const FILES: &[&str] = &["costs.csv"];
+
+/// What `raylb bench costs` measures, and where it writes.
+#[derive(Debug)]
+pub struct CostsOptions {
+    /// Threads at the counter at once; at least 2.
+    pub threads: NonZeroUsize,
+    /// Rounds per cost; the median and quartiles are reported.
+    pub rounds: NonZeroUsize,
+    /// The folder for `costs.csv`.
+    pub out: PathBuf,
+    /// Print nothing.
+    pub quiet: bool,
+}
 
 /// Operations timed per round, for the single-thread costs.
 const PAIRS: usize = 1 << 20;
@@ -198,13 +211,16 @@ fn quartiles(xs: &mut [f64]) -> (f64, f64, f64) {
     (at(0.5), at(0.25), at(0.75))
 }
 
-pub(crate) fn run(args: &CostsArgs, quiet: bool) -> Result<ExitCode> {
-    let files = OutputFiles::check(&args.out, FILES)?;
-    let threads = crate::cli::threads(args.threads).get();
+/// Times every cost `sim` charges; prints them beside the simulator's defaults unless quiet,
+/// and writes `costs.csv`.
+pub fn run(options: &CostsOptions) -> Result<()> {
+    let quiet = options.quiet;
+    let files = OutputFiles::check(&options.out, FILES)?;
+    let threads = options.threads.get();
     if threads < 2 {
         bail!("--threads 1: a steal and a contended counter need two threads at least");
     }
-    let rounds = args.rounds.get();
+    let rounds = options.rounds.get();
     let defaults = Costs::default();
     type Measure = fn(usize) -> f64;
     let measures: [(&str, &str, f64, Measure); 7] = [
@@ -287,7 +303,7 @@ pub(crate) fn run(args: &CostsArgs, quiet: bool) -> Result<ExitCode> {
     );
     say!(quiet, "{}", table.render().trim_end());
     say!(quiet, "{}", files.summary());
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 #[cfg(test)]

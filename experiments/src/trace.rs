@@ -3,7 +3,6 @@
 
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::ops::Range;
-use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow, bail};
@@ -12,13 +11,39 @@ use renderer::bvh::{NoCounters, TestCounts, TraversalCounters};
 use renderer::film::Film;
 use renderer::geometry::Ray;
 use renderer::integrator::{RenderTask, Tile, Whitted, WorkerRays, tiles};
-use renderer::render::{FrameExtras, RenderOptions};
+use renderer::render::FrameExtras;
 use renderer::scene::{CameraExt, Scene};
 use renderer::stats::counted;
 use renderer::watch::Unwatched;
 
-use crate::cli::{RaySet, TraceArgs, threads};
 use crate::progress::Progress;
+use crate::scene::SceneSettings;
+
+/// The rays `raylb bench trace` traces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RaySet {
+    /// One per pixel and sample, from the camera.
+    Camera,
+    /// Every reflection and refraction ray of a frame.
+    Secondary,
+}
+
+/// What `raylb bench trace` traces.
+#[derive(Debug)]
+pub struct TraceOptions<'a> {
+    /// The scene, loaded.
+    pub scene: &'a Scene,
+    /// The settings it was loaded with, which check the frame that records secondary rays.
+    pub settings: &'a dyn SceneSettings,
+    /// Worker threads.
+    pub threads: NonZeroUsize,
+    /// Timed passes; the best is reported.
+    pub repeat: u32,
+    /// Which rays.
+    pub rays: RaySet,
+    /// Print nothing.
+    pub quiet: bool,
+}
 
 /// A batch of rays one task traces.
 #[derive(Clone, Debug)]
@@ -145,14 +170,12 @@ fn secondary_rays(scene: &Scene) -> Result<Vec<Ray>> {
 
 /// The traversal's throughput: the first pass counts box and triangle tests; the timed passes
 /// count nothing.
-pub(crate) fn run(args: &TraceArgs, quiet: bool) -> Result<ExitCode> {
-    args.scene
-        .check_structure_options(&[args.scene.accel_kind()])?;
-    let scene = args.scene.load(&args.source, quiet)?;
-    let workers = threads(Some(args.threads));
+pub fn run(options: &TraceOptions<'_>) -> Result<()> {
+    let (scene, quiet) = (options.scene, options.quiet);
+    let workers = options.threads;
     let balancer = BalancerKind::static_tiles(Assignment::Interleaved);
-    let recorded = recorded_rays(args, &scene, balancer)?;
-    let tasks: Vec<Batch> = match args.rays {
+    let recorded = recorded_rays(options, scene, balancer)?;
+    let tasks: Vec<Batch> = match options.rays {
         RaySet::Camera => tiles(scene.width, scene.height, TILE)
             .into_iter()
             .map(Batch::Tile)
@@ -166,7 +189,7 @@ pub(crate) fn run(args: &TraceArgs, quiet: bool) -> Result<ExitCode> {
     let first_pass = balancer.run(
         workers,
         &tasks,
-        &TraceRays::<TestCounts>::new(&scene, &recorded),
+        &TraceRays::<TestCounts>::new(scene, &recorded),
     )?;
     let mut counts = TraceCounts::<TestCounts>::default();
     for c in &first_pass.locals {
@@ -176,42 +199,45 @@ pub(crate) fn run(args: &TraceArgs, quiet: bool) -> Result<ExitCode> {
         counts.tests.triangles += c.tests.triangles;
     }
     let mut best = Duration::MAX;
-    let mut progress = Progress::new(u64::from(args.repeat), "passes", quiet);
-    for pass in 1..=args.repeat {
+    let mut progress = Progress::new(u64::from(options.repeat), "passes", quiet);
+    for pass in 1..=options.repeat {
         let started = Instant::now();
         let run = balancer.run(
             workers,
             &tasks,
-            &TraceRays::<NoCounters>::new(&scene, &recorded),
+            &TraceRays::<NoCounters>::new(scene, &recorded),
         )?;
         best = best.min(started.elapsed());
         progress.step(&format!(
             "pass {pass}/{}: {:.3} s",
-            args.repeat,
+            options.repeat,
             started.elapsed().as_secs_f64()
         ));
         let again: u64 = run.locals.iter().map(|c| c.hits).sum();
         assert_eq!(again, counts.hits, "timed passes find the same hits");
     }
     progress.finish();
-    report(args, &scene, workers, &counts, best, quiet)
+    report(options, workers, &counts, best)
 }
 
 /// With `--rays secondary`, the reflection and refraction rays of one frame of `scene`,
 /// recorded as `render` would trace them; with `--rays camera`, none (they are made per tile).
-fn recorded_rays(args: &TraceArgs, scene: &Scene, balancer: BalancerKind) -> Result<Vec<Ray>> {
-    if let RaySet::Camera = args.rays {
+fn recorded_rays(
+    options: &TraceOptions<'_>,
+    scene: &Scene,
+    balancer: BalancerKind,
+) -> Result<Vec<Ray>> {
+    if let RaySet::Camera = options.rays {
         return Ok(Vec::new());
     }
-    // The recording renders the frame once, as `render` would.
-    let options = RenderOptions {
-        balancer,
-        threads: NonZeroUsize::MIN,
-        tile: TILE,
-        work_map: false,
-    };
-    args.scene
-        .check_frame(scene, &options, FrameExtras::default())?;
+    // The recording renders the frame once, as `render` would, on one thread.
+    options.settings.check_frames(
+        scene,
+        &[balancer],
+        &[NonZeroUsize::MIN],
+        &[TILE],
+        FrameExtras::default(),
+    )?;
     let rays = secondary_rays(scene)?;
     if rays.is_empty() {
         bail!(
@@ -224,15 +250,14 @@ fn recorded_rays(args: &TraceArgs, scene: &Scene, balancer: BalancerKind) -> Res
 
 /// What was traced, the hits and tests per ray of the counted pass, and the best time.
 fn report(
-    args: &TraceArgs,
-    scene: &Scene,
+    options: &TraceOptions<'_>,
     workers: NonZeroUsize,
     counts: &TraceCounts<TestCounts>,
     best: Duration,
-    quiet: bool,
-) -> Result<ExitCode> {
+) -> Result<()> {
+    let (scene, quiet) = (options.scene, options.quiet);
     let (rays, hits) = (counts.rays, counts.hits);
-    let what = match args.rays {
+    let what = match options.rays {
         RaySet::Camera => format!(
             "{}×{}{} camera rays",
             scene.width,
@@ -267,9 +292,9 @@ fn report(
     say!(
         quiet,
         "time    best of {}: {:.4} s, {:.2} Mrays/s",
-        counted(u64::from(args.repeat), "pass"),
+        counted(u64::from(options.repeat), "pass"),
         best.as_secs_f64(),
         rays as f64 / best.as_secs_f64() / 1e6
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

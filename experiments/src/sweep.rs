@@ -1,9 +1,8 @@
 //! `raylb bench sweep`: time per pixel against tile edge, for each balancer and scene.
 
 use std::collections::BTreeMap;
-use std::num::NonZeroU32;
+use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use balancers::{Balancer, BalancerKind};
@@ -12,11 +11,11 @@ use renderer::scene::Scene;
 use renderer::stats::counted;
 use serde::Serialize;
 
-use super::report::{
+use crate::progress::Progress;
+use crate::report::{
     Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, quantiles, rounded,
 };
-use crate::cli::{SceneSource, SweepArgs, threads};
-use crate::progress::Progress;
+use crate::scene::SceneSettings;
 
 /// What `--out` receives.
 const FILES: &[&str] = &[
@@ -72,28 +71,53 @@ struct PairedRow {
     rounds: usize,
 }
 
-pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
-    let balancers = args.set.kinds()?;
-    let files = OutputFiles::check(&args.out, FILES)?;
-    let scenes = load_scenes(args, quiet)?;
+/// What `raylb bench sweep` renders, and where it writes.
+#[derive(Debug)]
+pub struct SweepOptions<'a> {
+    /// Scene files [default: scenes/treasure.toml and scenes/treasure-calm.toml].
+    pub scenes: Vec<PathBuf>,
+    /// How the scenes are read and their frames checked.
+    pub scene: &'a dyn SceneSettings,
+    /// The balancers compared, in this order.
+    pub balancers: Vec<BalancerKind>,
+    /// Tile edges in pixels.
+    pub tiles: Vec<NonZeroU32>,
+    /// Worker threads.
+    pub threads: NonZeroUsize,
+    /// Rounds: each renders every combination once.
+    pub repeat: NonZeroUsize,
+    /// The folder for the CSV and the chart.
+    pub out: PathBuf,
+    /// Print nothing.
+    pub quiet: bool,
+}
+
+/// Renders every scene at every tile edge with every balancer, round after round; prints the
+/// best and the paired tables unless quiet, and writes `sweep.csv`, `sweep-best.csv`,
+/// `sweep-paired.csv` and `sweep.svg`.
+pub fn run(options: &SweepOptions<'_>) -> Result<()> {
+    let balancers = &options.balancers;
+    let quiet = options.quiet;
+    let files = OutputFiles::check(&options.out, FILES)?;
+    let scenes = load_scenes(options, quiet)?;
     let inputs: Vec<_> = scenes.iter().flat_map(|s| s.inputs.clone()).collect();
     files.check_inputs(&inputs)?;
-    let workers = threads(args.threads);
+    let workers = options.threads;
     for scene in &scenes {
-        args.scene.check_frames(
+        options.scene.check_frames(
             scene,
-            &balancers,
+            balancers,
             &[workers],
-            &args.tiles,
+            &options.tiles,
             FrameExtras::default(),
         )?;
     }
-    let (renders, rounds) = run_rounds(args, &scenes, &balancers, workers, quiet)?;
+    let (renders, rounds) = run_rounds(options, &scenes, balancers, workers, quiet)?;
 
     let names: Vec<String> = balancers.iter().map(|b| b.name()).collect();
     let scene_names: Vec<String> = scenes.iter().map(|s| s.name.clone()).collect();
-    let best = best_rows(&scene_names, &args.tiles, &names, &rounds);
-    let paired = paired_rows(&scene_names, &args.tiles, &names, &rounds);
+    let best = best_rows(&scene_names, &options.tiles, &names, &rounds);
+    let paired = paired_rows(&scene_names, &options.tiles, &names, &rounds);
     let axes = Axes {
         x: "tile edge (pixels)",
         y: "time per pixel (µs)",
@@ -115,7 +139,7 @@ pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
     say!(
         quiet,
         "Best of {}, µs per pixel; * marks the fastest balancer at each tile edge, and the\npercentage is each balancer's distance from it.",
-        counted(args.repeat.get() as u64, "round")
+        counted(options.repeat.get() as u64, "round")
     );
     say!(quiet, "{}", best_table(&names, &best).render().trim_end());
     say!(
@@ -128,20 +152,19 @@ pub(crate) fn run(args: &SweepArgs, quiet: bool) -> Result<ExitCode> {
         paired_table(&names, &paired).render().trim_end()
     );
     say!(quiet, "{}", files.summary());
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// The scene files named, or the two `treasure` scenes.
-fn load_scenes(args: &SweepArgs, quiet: bool) -> Result<Vec<Scene>> {
-    args.scene
-        .check_structure_options(&[args.scene.accel_kind()])?;
-    let files = if args.scenes.is_empty() {
+fn load_scenes(options: &SweepOptions<'_>, quiet: bool) -> Result<Vec<Scene>> {
+    options.scene.check_options()?;
+    let files = if options.scenes.is_empty() {
         vec![
             PathBuf::from("scenes/treasure.toml"),
             PathBuf::from("scenes/treasure-calm.toml"),
         ]
     } else {
-        args.scenes.clone()
+        options.scenes.clone()
     };
     let mut scenes = Vec::new();
     for file in &files {
@@ -151,13 +174,7 @@ fn load_scenes(args: &SweepArgs, quiet: bool) -> Result<Vec<Scene>> {
                 file.display()
             );
         }
-        scenes.push(args.scene.load(
-            &SceneSource {
-                scene: Some(file.clone()),
-                mesh: None,
-            },
-            quiet,
-        )?);
+        scenes.push(options.scene.load_file(file, quiet)?);
     }
     Ok(scenes)
 }
@@ -165,35 +182,35 @@ fn load_scenes(args: &SweepArgs, quiet: bool) -> Result<Vec<Scene>> {
 /// Renders every combination once per round: drift in the machine's speed then touches all of
 /// them alike. Returns every render, and each combination's times by round.
 fn run_rounds(
-    args: &SweepArgs,
+    options: &SweepOptions<'_>,
     scenes: &[Scene],
     balancers: &[BalancerKind],
-    workers: std::num::NonZeroUsize,
+    workers: NonZeroUsize,
     quiet: bool,
 ) -> Result<(Vec<RenderRow>, Rounds)> {
     let mut renders = Vec::new();
     let mut rounds = Rounds::new();
-    let runs = args.repeat.get() * scenes.len() * args.tiles.len() * balancers.len();
+    let runs = options.repeat.get() * scenes.len() * options.tiles.len() * balancers.len();
     let mut progress = Progress::new(runs as u64, "renders", quiet);
-    for round in 1..=args.repeat.get() {
+    for round in 1..=options.repeat.get() {
         for (s, scene) in scenes.iter().enumerate() {
-            for &tile in &args.tiles {
+            for &tile in &options.tiles {
                 // The balancers take turns going first, so that none always runs right
                 // after the same other one.
                 for k in 0..balancers.len() {
                     let b = (k + round - 1) % balancers.len();
                     let balancer = &balancers[b];
-                    let options = RenderOptions {
+                    let frame = RenderOptions {
                         balancer: *balancer,
                         threads: workers,
                         tile,
                         work_map: false,
                     };
-                    let seconds = render(scene, &options)?.wall().as_secs_f64();
+                    let seconds = render(scene, &frame)?.wall().as_secs_f64();
                     let per_pixel = seconds * 1e6 / f64::from(scene.width * scene.height);
                     progress.step(&format!(
                         "round {round}/{}: {} tile {tile} {}: {seconds:.3} s",
-                        args.repeat,
+                        options.repeat,
                         scene.name,
                         balancer.name()
                     ));
@@ -276,7 +293,7 @@ fn best_table(names: &[String], best: &[BestRow]) -> Table {
 fn panels(
     scenes: &[String],
     names: &[String],
-    workers: std::num::NonZeroUsize,
+    workers: NonZeroUsize,
     best: &[BestRow],
 ) -> Vec<Panel> {
     // `best` holds, per scene, per tile edge, one row per balancer.

@@ -19,11 +19,14 @@ use crate::outputs::Outputs;
 /// numbers are all it does, in thirty lines.
 #[derive(Debug, Default)]
 pub(crate) struct Table {
+    /// The column names.
     pub(crate) header: Vec<String>,
+    /// The cells, a row at a time, as many as the header has columns.
     pub(crate) rows: Vec<Vec<String>>,
 }
 
 impl Table {
+    /// A table of these columns and no rows yet.
     pub(crate) fn new(header: &[&str]) -> Self {
         Self {
             header: header.iter().map(|h| h.to_string()).collect(),
@@ -31,6 +34,7 @@ impl Table {
         }
     }
 
+    /// Adds a row of cells, one per column.
     pub(crate) fn row(&mut self, cells: Vec<String>) {
         self.rows.push(cells);
     }
@@ -70,21 +74,27 @@ impl Table {
 /// One line of a chart.
 #[derive(Debug)]
 pub(crate) struct Series {
+    /// The legend's name for it.
     pub(crate) label: String,
+    /// Its (x, y) points, in the order the line joins them.
     pub(crate) points: Vec<(f64, f64)>,
 }
 
 /// One chart of a figure (a figure puts its panels side by side).
 #[derive(Debug)]
 pub(crate) struct Panel {
+    /// The panel's caption.
     pub(crate) title: String,
+    /// Its lines.
     pub(crate) series: Vec<Series>,
 }
 
 /// Axis descriptions of a figure.
 #[derive(Debug)]
 pub(crate) struct Axes<'a> {
+    /// What the x axis measures.
     pub(crate) x: &'a str,
+    /// What the y axis measures.
     pub(crate) y: &'a str,
     /// A logarithmic (base 2) x axis, for tile edges and thread counts.
     pub(crate) log_x: bool,

@@ -1,18 +1,18 @@
 //! `raylb bench scaling`: time and parallel efficiency against thread count.
 
 use std::collections::BTreeMap;
-use std::num::NonZeroUsize;
-use std::process::ExitCode;
+use std::num::{NonZeroU32, NonZeroUsize};
+use std::path::PathBuf;
 
 use anyhow::Result;
-use balancers::Balancer;
+use balancers::{Balancer, BalancerKind};
 use renderer::render::{FrameExtras, RenderOptions, render};
 use renderer::stats::counted;
 use serde::Serialize;
 
-use super::report::{Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, rounded};
-use crate::cli::{ScalingArgs, threads};
 use crate::progress::Progress;
+use crate::report::{Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, rounded};
+use crate::scene::{SceneSettings, load_scene};
 
 /// What `--out` receives.
 const FILES: &[&str] = &["scaling.csv", "scaling-best.csv", "scaling.svg"];
@@ -43,43 +43,60 @@ struct BestRow {
     efficiency: Option<f64>,
 }
 
-pub(crate) fn run(args: &ScalingArgs, quiet: bool) -> Result<ExitCode> {
-    let balancers = args.set.kinds()?;
-    let files = OutputFiles::check(&args.out, FILES)?;
-    let scene = super::load_scene(args.scene_file.as_deref(), &args.scene, quiet)?;
+/// What `raylb bench scaling` renders, and where it writes.
+#[derive(Debug)]
+pub struct ScalingOptions<'a> {
+    /// The scene file [default: scenes/treasure.toml].
+    pub scene_file: Option<PathBuf>,
+    /// How the scene is read and its frames checked.
+    pub scene: &'a dyn SceneSettings,
+    /// The balancers compared, in this order.
+    pub balancers: Vec<BalancerKind>,
+    /// Thread counts.
+    pub threads: Vec<NonZeroUsize>,
+    /// Tile edge in pixels.
+    pub tile: NonZeroU32,
+    /// Rounds: each renders every combination once.
+    pub repeat: NonZeroUsize,
+    /// The folder for the CSV and the chart.
+    pub out: PathBuf,
+    /// Print nothing.
+    pub quiet: bool,
+}
+
+/// Renders the scene on every thread count with every balancer, round after round; prints
+/// each one's best time, speedup and efficiency unless quiet, and writes `scaling.csv`,
+/// `scaling-best.csv` and `scaling.svg`.
+pub fn run(options: &ScalingOptions<'_>) -> Result<()> {
+    let (balancers, counts, quiet) = (&options.balancers, &options.threads, options.quiet);
+    let files = OutputFiles::check(&options.out, FILES)?;
+    let scene = load_scene(options.scene_file.as_deref(), options.scene, quiet)?;
     files.check_inputs(&scene.inputs)?;
-    let counts: Vec<NonZeroUsize> = if args.threads.is_empty() {
-        (1..=threads(None).get())
-            .filter_map(NonZeroUsize::new)
-            .collect()
-    } else {
-        args.threads.clone()
-    };
-    args.scene.check_frames(
+    options.scene.check_frames(
         &scene,
-        &balancers,
-        &counts,
-        &[args.tile],
+        balancers,
+        counts,
+        &[options.tile],
         FrameExtras::default(),
     )?;
 
     let mut renders = Vec::new();
     let mut best: BTreeMap<(usize, usize), f64> = BTreeMap::new();
-    let runs = args.repeat.get() * counts.len() * balancers.len();
+    let runs = options.repeat.get() * counts.len() * balancers.len();
     let mut progress = Progress::new(runs as u64, "renders", quiet);
-    for round in 1..=args.repeat.get() {
-        for &workers in &counts {
+    for round in 1..=options.repeat.get() {
+        for &workers in counts {
             for (b, balancer) in balancers.iter().enumerate() {
-                let options = RenderOptions {
+                let frame = RenderOptions {
                     balancer: *balancer,
                     threads: workers,
-                    tile: args.tile,
+                    tile: options.tile,
                     work_map: false,
                 };
-                let seconds = render(&scene, &options)?.wall().as_secs_f64();
+                let seconds = render(&scene, &frame)?.wall().as_secs_f64();
                 progress.step(&format!(
                     "round {round}/{}: {} {}: {seconds:.3} s",
-                    args.repeat,
+                    options.repeat,
                     counted(workers.get() as u64, "thread"),
                     balancer.name()
                 ));
@@ -88,7 +105,7 @@ pub(crate) fn run(args: &ScalingArgs, quiet: bool) -> Result<ExitCode> {
                     structure: scene.accel.kind().name(),
                     balancer: balancer.name(),
                     threads: workers.get(),
-                    tile: args.tile.get(),
+                    tile: options.tile.get(),
                     round,
                     seconds: rounded(seconds, 6),
                 });
@@ -100,7 +117,7 @@ pub(crate) fn run(args: &ScalingArgs, quiet: bool) -> Result<ExitCode> {
     progress.finish();
 
     let names: Vec<String> = balancers.iter().map(|b| b.name()).collect();
-    let rows = best_rows(&scene.name, args.tile.get(), &names, &counts, &best);
+    let rows = best_rows(&scene.name, options.tile.get(), &names, counts, &best);
     let speedups = names
         .iter()
         .map(|name| Series {
@@ -119,7 +136,7 @@ pub(crate) fn run(args: &ScalingArgs, quiet: bool) -> Result<ExitCode> {
         y_from_zero: true,
     };
     let panel = Panel {
-        title: format!("{} ({}-pixel tiles)", scene.name, args.tile),
+        title: format!("{} ({}-pixel tiles)", scene.name, options.tile),
         series: speedups,
     };
     // The files first: a reader that closes our output early must not cost the results.
@@ -134,12 +151,12 @@ pub(crate) fn run(args: &ScalingArgs, quiet: bool) -> Result<ExitCode> {
         scene.name,
         scene.width,
         scene.height,
-        args.tile,
-        counted(args.repeat.get() as u64, "round")
+        options.tile,
+        counted(options.repeat.get() as u64, "round")
     );
     say!(quiet, "{}", best_table(&rows).render().trim_end());
     say!(quiet, "{}", files.summary());
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// Each balancer's best round at each thread count (`best`, keyed by the balancer's position
