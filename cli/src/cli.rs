@@ -13,6 +13,7 @@ use renderer::device::{BalancerName, BalancerRequest, DeviceKind, FrameJob, Sche
 use renderer::gpu::{EmulatorOptions, Gpu, GpuError};
 use renderer::memory::Budget;
 use renderer::preview::Layer;
+use renderer::ray_file::FrameRays;
 use renderer::render::{FrameExtras, RenderOptions};
 use renderer::scene::{AxisDirection, LoadObserver, MeshFraming, Scene, SceneOverrides};
 
@@ -99,6 +100,13 @@ Examples:
   raylb record scenes/cornell.toml --width 256 --height 256 --tile 16 -o cornell.tasks"
     )]
     Record(RecordArgs),
+    /// Write a scene's triangles in world space as a mesh (OBJ or binary PLY): the float bits
+    /// the tracer uses, in its order, so that another tracer loads the very same geometry
+    /// (and traces the rays of `raylb bench trace --dump` through it).
+    #[command(after_help = "Examples:
+  raylb export scenes/treasure.toml -o treasure.ply
+  raylb export scenes/cornell.toml -o cornell.obj")]
+    Export(ExportArgs),
     /// Replay a recorded frame (`raylb record`) under the CPU balancers' policies on simulated
     /// workers, 1 to thousands: makespan, speedup, efficiency, steals, idle share and peak
     /// outstanding tasks, as a table, CSV and an SVG chart. Or run Faxén and Ardelius's
@@ -270,7 +278,7 @@ impl GpuSource {
 }
 
 /// Settings that shape the scene.
-#[derive(Clone, Debug, Args)]
+#[derive(Clone, Debug, Default, Args)]
 pub(crate) struct SceneArgs {
     /// The acceleration structure [default: wide on the CPU and in a hybrid frame, octree on
     /// the GPU]; both give the same bytes on every device.
@@ -681,6 +689,22 @@ pub(crate) struct RecordArgs {
 }
 
 #[derive(Debug, Args)]
+pub(crate) struct ExportArgs {
+    #[command(flatten)]
+    pub(crate) source: SceneSource,
+    /// The mesh to write, OBJ or PLY as its extension says.
+    #[arg(short, long, value_name = "FILE.obj|FILE.ply")]
+    pub(crate) output: PathBuf,
+    /// The memory loading the scene may take, as for `render` (default: what the machine has
+    /// free).
+    #[arg(long, value_name = "SIZE", value_parser = renderer::memory::byte_size)]
+    pub(crate) max_memory: Option<u64>,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
+}
+
+#[derive(Debug, Args)]
 pub(crate) struct SimArgs {
     /// The task file (`raylb record`'s).
     #[arg(required_unless_present = "wool_tree")]
@@ -862,7 +886,12 @@ pub(crate) struct BenchArgs {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Bench {
-    /// Closest-hit throughput of camera rays alone (no shading, no shadow rays).
+    /// The traversal's throughput alone (no shading): a frame's rays of one kind (camera,
+    /// shadow, reflection, refraction), each asked for its closest hit or for occlusion, or the
+    /// rays of a ray file; --dump writes the frame's rays for other tracers.
+    #[command(after_help = "Examples:
+  raylb bench trace scenes/treasure.toml --rays shadow --dump treasure-shadow.rays
+  raylb bench trace scenes/treasure.toml --ray-file treasure-shadow.rays --threads 2")]
     Trace(TraceArgs),
     /// Time per pixel against tile edge for each balancer (Wende's figures 4.6 to 4.9).
     Sweep(SweepArgs),
@@ -1093,19 +1122,19 @@ pub(crate) struct TraceArgs {
     /// Timed repetitions; the best is reported.
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub(crate) repeat: u32,
-    /// Which rays: the frame's camera rays (coherent), or the reflection and refraction rays a
-    /// frame of the scene spawns (incoherent; recorded once, then traced in every pass).
-    #[arg(long, value_enum, default_value_t = RaySet::Camera)]
-    pub(crate) rays: RaySet,
-}
-
-/// The rays `bench trace` traces.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum RaySet {
-    /// One per pixel and sample, from the camera.
-    Camera,
-    /// Every reflection and refraction ray of a frame.
-    Secondary,
+    /// Which of a frame's rays [default: camera]: camera rays are made tile by tile as a
+    /// frame makes them; the others are recorded from one frame first, then traced in every
+    /// pass.
+    #[arg(long, value_parser = choice::<FrameRays>(), conflicts_with = "ray_file")]
+    pub(crate) rays: Option<FrameRays>,
+    /// Trace the rays of this ray file instead of a frame's (the RAYLBRAY format: docs/running.md),
+    /// each for its closest hit or for occlusion as the file says.
+    #[arg(long, value_name = "RAYS")]
+    pub(crate) ray_file: Option<PathBuf>,
+    /// Write the frame's rays of the kind --rays names to this ray file, in the order one
+    /// worker traces them, then trace them.
+    #[arg(long, value_name = "RAYS", conflicts_with = "ray_file")]
+    pub(crate) dump: Option<PathBuf>,
 }
 
 /// Prints a command-line error on one line (help and version in full) and gives the exit

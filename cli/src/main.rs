@@ -11,6 +11,7 @@ mod cluster;
 mod compare;
 #[cfg(test)]
 mod docs_parse;
+mod export;
 mod manual;
 mod outputs;
 mod record;
@@ -88,6 +89,7 @@ fn main() -> ExitCode {
         Command::View(args) => view::run(&args),
         Command::Scenes(args) => scenes::run(&args),
         Command::Record(args) => record::run(&args),
+        Command::Export(args) => export::run(&args),
         Command::Sim(args) => sim::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Completions(args) => manual::completions(&args),

@@ -1,31 +1,41 @@
-//! `raylb bench trace`: closest-hit throughput of the traversal, on the camera rays of a frame
-//! (coherent) or on the reflection and refraction rays a frame spawns (incoherent).
+//! `raylb bench trace`: the traversal's throughput on the rays of a frame, by kind (camera rays
+//! are coherent, the rays a frame spawns are not), or on the rays of a ray file
+//! ([`renderer::ray_file`]), each asked for its closest hit or for occlusion as its kind or
+//! file says. A frame's rays can be written to a ray file, for other tracers to trace.
 
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::ops::Range;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow, bail};
-use balancers::{Assignment, Balancer, BalancerKind, Spawn, TaskRunner};
+use balancers::{Assignment, Balancer, BalancerKind, Choice, Spawn, TaskRunner};
 use renderer::bvh::{NoCounters, TestCounts, TraversalCounters};
-use renderer::film::Film;
+use renderer::file_errors::io_reason;
 use renderer::geometry::Ray;
-use renderer::integrator::{RenderTask, Tile, Whitted, WorkerRays, tiles};
+use renderer::integrator::{Tile, tiles};
+use renderer::output::StagedFiles;
+use renderer::ray_file::{FrameRays, Query, RayFile, frame_rays};
 use renderer::render::FrameExtras;
 use renderer::scene::{CameraExt, Scene};
 use renderer::stats::counted;
-use renderer::watch::Unwatched;
 
 use crate::progress::Progress;
 use crate::scene::SceneSettings;
 
-/// The rays `raylb bench trace` traces.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RaySet {
-    /// One per pixel and sample, from the camera.
-    Camera,
-    /// Every reflection and refraction ray of a frame.
-    Secondary,
+/// Where the rays `raylb bench trace` traces come from.
+#[derive(Debug)]
+pub enum RaySource {
+    /// A frame's rays of one kind: its camera rays made tile by tile as a frame makes them,
+    /// or the rays it traces of another kind, recorded from one frame first.
+    Frame(FrameRays),
+    /// The rays of a ray file, read beforehand.
+    File {
+        /// The file, for the report.
+        path: PathBuf,
+        /// Its rays.
+        rays: RayFile,
+    },
 }
 
 /// What `raylb bench trace` traces.
@@ -40,7 +50,10 @@ pub struct TraceOptions<'a> {
     /// Timed passes; the best is reported.
     pub repeat: u32,
     /// Which rays.
-    pub rays: RaySet,
+    pub rays: RaySource,
+    /// Where to write the frame's rays as a ray file (checked writable by the caller), with
+    /// [`RaySource::Frame`].
+    pub dump: Option<PathBuf>,
     /// Print nothing.
     pub quiet: bool,
 }
@@ -67,14 +80,16 @@ const RECORDED_PER_TASK: usize = 4096;
 struct TraceRays<'a, C> {
     scene: &'a Scene,
     recorded: &'a [Ray],
+    query: Query,
     counters: std::marker::PhantomData<C>,
 }
 
 impl<'a, C> TraceRays<'a, C> {
-    fn new(scene: &'a Scene, recorded: &'a [Ray]) -> Self {
+    fn new(scene: &'a Scene, recorded: &'a [Ray], query: Query) -> Self {
         Self {
             scene,
             recorded,
+            query,
             counters: std::marker::PhantomData,
         }
     }
@@ -90,14 +105,16 @@ struct TraceCounts<C> {
 
 impl<C: TraversalCounters> TraceCounts<C> {
     #[inline(always)]
-    fn trace(&mut self, scene: &Scene, ray: &Ray) {
+    fn trace(&mut self, scene: &Scene, ray: &Ray, query: Query) {
         self.rays += 1;
-        self.hits += u64::from(
-            scene
+        let hit = match query {
+            Query::ClosestHit => scene
                 .accel
                 .closest_hit_counted(ray, &mut self.tests)
                 .is_some(),
-        );
+            Query::Occlusion => scene.accel.occluded_counted(ray, &mut self.tests),
+        };
+        self.hits += u64::from(hit);
     }
 }
 
@@ -115,57 +132,19 @@ impl<C: TraversalCounters + Default + Send + Sync> TaskRunner<Batch> for TraceRa
                 for y in tile.y0..tile.y1 {
                     for x in tile.x0..tile.x1 {
                         for &offset in s.samples.offsets() {
-                            counts.trace(s, &s.camera.sample_ray(x, y, offset, s.width, s.height));
+                            let ray = s.camera.sample_ray(x, y, offset, s.width, s.height);
+                            counts.trace(s, &ray, Query::ClosestHit);
                         }
                     }
                 }
             }
             Batch::Recorded(range) => {
                 for ray in &self.recorded[range] {
-                    counts.trace(s, ray);
+                    counts.trace(s, ray, self.query);
                 }
             }
         }
     }
-}
-
-/// Runs the Whitted integrator over a frame and records every reflection and refraction ray
-/// it traces, as the integrator asks for its closest hit.
-struct Recorder<'a>(Whitted<'a, Unwatched>);
-
-impl TaskRunner<RenderTask> for Recorder<'_> {
-    type Local = (WorkerRays, Vec<Ray>);
-
-    fn local(&self, worker: usize) -> Self::Local {
-        (self.0.local(worker), Vec::new())
-    }
-
-    fn run<S: Spawn<RenderTask>>(&self, task: RenderTask, local: &mut Self::Local, spawn: &mut S) {
-        if let RenderTask::Ray(ray) = &task {
-            local.1.push(Ray::new(ray.origin, ray.dir));
-        }
-        self.0.run(task, &mut local.0, spawn);
-    }
-}
-
-/// The secondary rays of a frame of `scene`, in the order one worker traces them.
-fn secondary_rays(scene: &Scene) -> Result<Vec<Ray>> {
-    let film = Film::try_new(scene.width, scene.height, false).map_err(|e| anyhow!(e))?;
-    let tasks: Vec<RenderTask> = tiles(scene.width, scene.height, TILE)
-        .into_iter()
-        .map(RenderTask::Tile)
-        .collect();
-    let recorder = Recorder(Whitted::new(scene, &film, &Unwatched));
-    let outcome = BalancerKind::static_tiles(Assignment::Interleaved).run(
-        NonZeroUsize::MIN,
-        &tasks,
-        &recorder,
-    )?;
-    Ok(outcome
-        .locals
-        .into_iter()
-        .flat_map(|(_, rays)| rays)
-        .collect())
 }
 
 /// The traversal's throughput: the first pass counts box and triangle tests; the timed passes
@@ -175,21 +154,23 @@ pub fn run(options: &TraceOptions<'_>) -> Result<()> {
     let workers = options.threads;
     let balancer = BalancerKind::static_tiles(Assignment::Interleaved);
     let recorded = recorded_rays(options, scene, balancer)?;
-    let tasks: Vec<Batch> = match options.rays {
-        RaySet::Camera => tiles(scene.width, scene.height, TILE)
+    let tasks: Vec<Batch> = match &recorded {
+        None => tiles(scene.width, scene.height, TILE)
             .into_iter()
             .map(Batch::Tile)
             .collect(),
-        RaySet::Secondary => (0..recorded.len())
+        Some(file) => (0..file.rays.len())
             .step_by(RECORDED_PER_TASK)
-            .map(|start| Batch::Recorded(start..(start + RECORDED_PER_TASK).min(recorded.len())))
+            .map(|start| Batch::Recorded(start..(start + RECORDED_PER_TASK).min(file.rays.len())))
             .collect(),
     };
-
+    let (rays, query) = recorded
+        .as_ref()
+        .map_or((&[][..], Query::ClosestHit), |f| (&f.rays[..], f.query));
     let first_pass = balancer.run(
         workers,
         &tasks,
-        &TraceRays::<TestCounts>::new(scene, &recorded),
+        &TraceRays::<TestCounts>::new(scene, rays, query),
     )?;
     let mut counts = TraceCounts::<TestCounts>::default();
     for c in &first_pass.locals {
@@ -205,7 +186,7 @@ pub fn run(options: &TraceOptions<'_>) -> Result<()> {
         let run = balancer.run(
             workers,
             &tasks,
-            &TraceRays::<NoCounters>::new(scene, &recorded),
+            &TraceRays::<NoCounters>::new(scene, rays, query),
         )?;
         best = best.min(started.elapsed());
         progress.step(&format!(
@@ -217,19 +198,22 @@ pub fn run(options: &TraceOptions<'_>) -> Result<()> {
         assert_eq!(again, counts.hits, "timed passes find the same hits");
     }
     progress.finish();
-    report(options, workers, &counts, best)
+    report(options, workers, query, &counts, best)
 }
 
-/// With `--rays secondary`, the reflection and refraction rays of one frame of `scene`,
-/// recorded as `render` would trace them; with `--rays camera`, none (they are made per tile).
+/// The rays traced from a list: a ray file's, or a frame's of the kind asked for, recorded as
+/// `render` would trace them (and written to the dump, if one is asked for); `None` for a
+/// frame's camera rays without a dump, which are made tile by tile as a frame makes them.
 fn recorded_rays(
     options: &TraceOptions<'_>,
     scene: &Scene,
     balancer: BalancerKind,
-) -> Result<Vec<Ray>> {
-    if let RaySet::Camera = options.rays {
-        return Ok(Vec::new());
-    }
+) -> Result<Option<RayFile>> {
+    let which = match &options.rays {
+        RaySource::File { rays, .. } => return Ok(Some(rays.clone())),
+        RaySource::Frame(FrameRays::Camera) if options.dump.is_none() => return Ok(None),
+        RaySource::Frame(which) => *which,
+    };
     // The recording renders the frame once, as `render` would, on one thread.
     options.settings.check_frames(
         scene,
@@ -238,27 +222,50 @@ fn recorded_rays(
         &[TILE],
         FrameExtras::default(),
     )?;
-    let rays = secondary_rays(scene)?;
-    if rays.is_empty() {
+    let file = frame_rays(scene, which, TILE).map_err(|e| anyhow!(e))?;
+    if file.rays.is_empty() {
+        let none = match which {
+            FrameRays::Secondary => "spawns no reflection or refraction rays".to_string(),
+            _ => format!("traces no {} rays", which.keyword()),
+        };
         bail!(
-            "--rays secondary: a frame of {} spawns no reflection or refraction rays",
+            "--rays {}: a frame of {} {none}",
+            which.keyword(),
             scene.name
         );
     }
-    Ok(rays)
+    if let Some(path) = &options.dump {
+        write_rays(path, &file)?;
+        say!(
+            options.quiet,
+            "wrote   {} to {}",
+            counted(file.rays.len() as u64, &format!("{} ray", which.keyword())),
+            path.display()
+        );
+    }
+    Ok(Some(file))
+}
+
+/// Writes `file` to `path`, put in place whole or not at all.
+fn write_rays(path: &Path, file: &RayFile) -> Result<()> {
+    let cannot = |e: std::io::Error| anyhow!("cannot write {}: {}", path.display(), io_reason(&e));
+    let mut staged = StagedFiles::new();
+    staged.write(path, |out| file.encode(out)).map_err(cannot)?;
+    staged.commit().map_err(cannot)
 }
 
 /// What was traced, the hits and tests per ray of the counted pass, and the best time.
 fn report(
     options: &TraceOptions<'_>,
     workers: NonZeroUsize,
+    query: Query,
     counts: &TraceCounts<TestCounts>,
     best: Duration,
 ) -> Result<()> {
     let (scene, quiet) = (options.scene, options.quiet);
     let (rays, hits) = (counts.rays, counts.hits);
-    let what = match options.rays {
-        RaySet::Camera => format!(
+    let what = match &options.rays {
+        RaySource::Frame(FrameRays::Camera) => format!(
             "{}×{}{} camera rays",
             scene.width,
             scene.height,
@@ -267,16 +274,27 @@ fn report(
                 n => format!(" × {n}"),
             }
         ),
-        RaySet::Secondary => format!(
+        RaySource::Frame(FrameRays::Secondary) => format!(
             "{} of a {}×{} frame",
             counted(rays, "reflection and refraction ray"),
             scene.width,
             scene.height
         ),
+        RaySource::Frame(which) => format!(
+            "{} of a {}×{} frame",
+            counted(rays, &format!("{} ray", which.keyword())),
+            scene.width,
+            scene.height
+        ),
+        RaySource::File { path, .. } => format!("{} from {}", counted(rays, "ray"), path.display()),
+    };
+    let asked = match query {
+        Query::ClosestHit => "closest hit only",
+        Query::Occlusion => "occlusion (any hit)",
     };
     say!(
         quiet,
-        "{}: {what}, {} in the {} structure, {}, closest hit only",
+        "{}: {what}, {} in the {} structure, {}, {asked}",
         scene.name,
         counted(scene.stats.triangles as u64, "triangle"),
         scene.accel.kind().name(),

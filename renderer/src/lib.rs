@@ -20,6 +20,7 @@ pub mod integrator;
 pub mod live;
 pub mod math;
 pub mod memory;
+pub mod mesh_export;
 pub mod output;
 pub mod preview;
 pub mod ray_file;

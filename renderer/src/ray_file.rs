@@ -183,14 +183,58 @@ impl RayFile {
     }
 }
 
-/// The rays of `role` a frame of `scene` traces, in the order one worker traces them going
-/// through tiles of edge `tile` (each tile's camera rays, each followed by what it spawns,
-/// depth first), as a ray file: shadow rays ask for occlusion, the others for the closest
-/// hit.
+/// Which of a frame's rays: those of one role, or the reflection and refraction rays
+/// together (the incoherent rays a frame spawns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameRays {
+    /// From the eye, one per pixel and sample.
+    Camera,
+    /// From each hit towards each light it faces.
+    Shadow,
+    /// Mirror reflections.
+    Reflection,
+    /// Refractions.
+    Refraction,
+    /// Reflections and refractions, in the order they are traced.
+    Secondary,
+}
+
+balancers::choices!(FrameRays {
+    Camera => "camera", "One per pixel and sample, from the camera (coherent).";
+    Shadow => "shadow", "From each hit towards each light it faces: occlusion queries.";
+    Reflection => "reflection", "The mirror reflections a frame spawns.";
+    Refraction => "refraction", "The refractions a frame spawns.";
+    Secondary => "secondary", "Every reflection and refraction ray of a frame (incoherent).";
+});
+
+impl FrameRays {
+    /// Whether a ray of `role` is one of these.
+    pub fn includes(self, role: RayRole) -> bool {
+        match self {
+            Self::Camera => role == RayRole::Camera,
+            Self::Shadow => role == RayRole::Shadow,
+            Self::Reflection => role == RayRole::Reflection,
+            Self::Refraction => role == RayRole::Refraction,
+            Self::Secondary => matches!(role, RayRole::Reflection | RayRole::Refraction),
+        }
+    }
+
+    /// What is asked of these rays: occlusion of shadow rays, the closest hit of the others.
+    pub fn query(self) -> Query {
+        match self {
+            Self::Shadow => Query::Occlusion,
+            _ => Query::ClosestHit,
+        }
+    }
+}
+
+/// The rays a frame of `scene` traces that `which` names, in the order one worker traces
+/// them going through tiles of edge `tile` (each tile's camera rays, each followed by what
+/// it spawns, depth first), as a ray file.
 ///
 /// # Errors
 /// When the frame's film cannot be had, or its one worker cannot be started.
-pub fn frame_rays(scene: &Scene, role: RayRole, tile: NonZeroU32) -> Result<RayFile, String> {
+pub fn frame_rays(scene: &Scene, which: FrameRays, tile: NonZeroU32) -> Result<RayFile, String> {
     let film = Film::try_new(scene.width, scene.height, false)?;
     let tasks: Vec<RenderTask> = tiles(scene.width, scene.height, tile)
         .into_iter()
@@ -198,7 +242,7 @@ pub fn frame_rays(scene: &Scene, role: RayRole, tile: NonZeroU32) -> Result<RayF
         .collect();
     let recorder = Recorder {
         whitted: Whitted::new(scene, &film, &Unwatched),
-        role,
+        which,
     };
     let outcome = BalancerKind::static_tiles(Assignment::Interleaved)
         .run(NonZeroUsize::MIN, &tasks, &recorder)
@@ -210,24 +254,21 @@ pub fn frame_rays(scene: &Scene, role: RayRole, tile: NonZeroU32) -> Result<RayF
         .map(|(_, kept)| kept.rays)
         .unwrap_or_default();
     Ok(RayFile {
-        query: match role {
-            RayRole::Shadow => Query::Occlusion,
-            RayRole::Camera | RayRole::Reflection | RayRole::Refraction => Query::ClosestHit,
-        },
+        query: which.query(),
         rays,
     })
 }
 
-/// Runs a frame's tasks, keeping the rays of one role.
+/// Runs a frame's tasks, keeping the rays `which` names.
 struct Recorder<'a> {
     whitted: Whitted<'a, Unwatched>,
-    role: RayRole,
+    which: FrameRays,
 }
 
-/// The rays of one role a worker has traced.
+/// The rays a worker has traced that `which` names.
 #[derive(Debug)]
 struct KeptRays {
-    role: RayRole,
+    which: FrameRays,
     rays: Vec<Ray>,
 }
 
@@ -240,7 +281,7 @@ impl TraversalCounters for KeptRays {
 
 impl TraceObserver for KeptRays {
     fn ray(&mut self, role: RayRole, ray: &Ray) {
-        if role == self.role {
+        if self.which.includes(role) {
             self.rays.push(*ray);
         }
     }
@@ -251,7 +292,7 @@ impl TaskRunner<RenderTask> for Recorder<'_> {
 
     fn local(&self, worker: usize) -> Self::Local {
         let kept = KeptRays {
-            role: self.role,
+            which: self.which,
             rays: Vec::new(),
         };
         (self.whitted.local(worker), kept)

@@ -7,8 +7,7 @@ use std::num::{NonZeroU32, NonZeroUsize};
 
 use balancers::{Assignment, BalancerKind};
 use common::load_scene;
-use renderer::integrator::RayRole;
-use renderer::ray_file::{Query, RayFile, frame_rays};
+use renderer::ray_file::{FrameRays, Query, RayFile, frame_rays};
 use renderer::render::{RenderOptions, render};
 use renderer::scene::CameraExt;
 
@@ -29,10 +28,10 @@ fn a_frame_dumps_each_of_its_rays_once_by_role() {
     .unwrap();
     let counted = frame.total_rays();
     let dumped = |role| frame_rays(&scene, role, TILE).unwrap();
-    let camera = dumped(RayRole::Camera);
-    let shadow = dumped(RayRole::Shadow);
-    let reflection = dumped(RayRole::Reflection);
-    let refraction = dumped(RayRole::Refraction);
+    let camera = dumped(FrameRays::Camera);
+    let shadow = dumped(FrameRays::Shadow);
+    let reflection = dumped(FrameRays::Reflection);
+    let refraction = dumped(FrameRays::Refraction);
     assert_eq!(camera.rays.len() as u64, counted.camera);
     assert_eq!(camera.rays.len(), 96 * 64);
     assert_eq!(shadow.rays.len() as u64, counted.shadow);
@@ -55,13 +54,23 @@ fn a_frame_dumps_each_of_its_rays_once_by_role() {
             .all(|r| r.t_max.is_finite() && r.t_min == 0.0)
     );
     // The same rays again, in the same order: a dump is a property of the frame.
-    assert_eq!(dumped(RayRole::Refraction), refraction);
+    assert_eq!(dumped(FrameRays::Refraction), refraction);
+    // Secondary rays are the reflections and the refractions, interleaved as traced.
+    let secondary = dumped(FrameRays::Secondary);
+    assert_eq!(
+        secondary.rays.len(),
+        reflection.rays.len() + refraction.rays.len()
+    );
+    let only = |role: &[renderer::geometry::Ray]| {
+        secondary.rays.iter().filter(|r| role.contains(r)).count()
+    };
+    assert_eq!(only(&reflection.rays), reflection.rays.len());
 }
 
 #[test]
 fn dumped_rays_survive_the_file_bit_for_bit() {
     let scene = load_scene("cornell", Some(48), Some(48));
-    let shadow = frame_rays(&scene, RayRole::Shadow, TILE).unwrap();
+    let shadow = frame_rays(&scene, FrameRays::Shadow, TILE).unwrap();
     let mut bytes = Vec::new();
     shadow.encode(&mut bytes).unwrap();
     let back = RayFile::decode(&mut &bytes[..], bytes.len() as u64).unwrap();

@@ -2,26 +2,28 @@
 //! print a table and write CSV and an SVG plot.
 
 use std::num::{NonZeroU32, NonZeroUsize};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Result, anyhow};
 use balancers::{BalancerKind, Choice};
 use clap::ValueEnum;
 use experiments::cluster::ClusterOptions;
 use experiments::costs::CostsOptions;
 use experiments::deque::DequeOptions;
+use experiments::outputs::Outputs;
 use experiments::scaling::ScalingOptions;
 use experiments::scene::SceneSettings;
 use experiments::sim_sweep::SimSweepOptions;
 use experiments::sweep::SweepOptions;
-use experiments::trace::TraceOptions;
+use experiments::trace::{RaySource, TraceOptions};
+use renderer::ray_file::{FrameRays, RayFile};
 use renderer::render::FrameExtras;
 use renderer::scene::Scene;
 
 use crate::cli::{
-    Bench, BenchArgs, ClusterBenchArgs, CostsArgs, DequeArgs, RaySet, ScalingArgs, SceneArgs,
-    SceneSource, SimSweepArgs, SweepArgs, TraceArgs, threads,
+    Bench, BenchArgs, ClusterBenchArgs, CostsArgs, DequeArgs, ScalingArgs, SceneArgs, SceneSource,
+    SimSweepArgs, SweepArgs, TraceArgs, threads,
 };
 
 pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
@@ -69,17 +71,33 @@ impl SceneSettings for SceneArgs {
 
 /// `bench trace` on the scene or mesh named, loaded here: a mesh has no scene file.
 fn trace(args: &TraceArgs, quiet: bool) -> Result<()> {
+    let mut outputs = Outputs::new();
+    outputs.add("--dump", args.dump.as_deref());
+    outputs.check_writable()?;
+    let inputs: Vec<PathBuf> = args
+        .source
+        .paths()
+        .into_iter()
+        .chain(args.ray_file.clone())
+        .collect();
+    outputs.check_inputs(&inputs)?;
     args.scene.check_options()?;
+    let rays = match &args.ray_file {
+        Some(path) => RaySource::File {
+            rays: RayFile::read(path).map_err(|e| anyhow!("{}: {e}", path.display()))?,
+            path: path.clone(),
+        },
+        None => RaySource::Frame(args.rays.unwrap_or(FrameRays::Camera)),
+    };
     let scene = args.scene.load(&args.source, quiet)?;
+    outputs.check_inputs(&scene.inputs)?;
     experiments::trace::run(&TraceOptions {
         scene: &scene,
         settings: &args.scene,
         threads: args.threads,
         repeat: args.repeat,
-        rays: match args.rays {
-            RaySet::Camera => experiments::trace::RaySet::Camera,
-            RaySet::Secondary => experiments::trace::RaySet::Secondary,
-        },
+        rays,
+        dump: args.dump.clone(),
         quiet,
     })
 }

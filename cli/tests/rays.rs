@@ -1,0 +1,132 @@
+//! Rays and geometry as files, from the command line: `bench trace --dump` writes a frame's
+//! rays of one kind, `bench trace --ray-file` traces them again, `export` writes the scene's
+//! triangles, and the dumped rays traced through the exported mesh find the very hits they
+//! found in the scene.
+
+mod common;
+
+use std::fs;
+
+use common::{ok, raylb, scene_path};
+
+/// The `hits    H of N rays` line's H and N.
+fn hits(stdout: &str) -> (u64, u64) {
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("hits    "))
+        .unwrap_or_else(|| panic!("a hits line in {stdout}"));
+    let words: Vec<&str> = line.split_whitespace().collect();
+    (words[0].parse().unwrap(), words[2].parse().unwrap())
+}
+
+#[test]
+fn dumped_rays_trace_the_same_through_the_scene_and_its_exported_mesh() {
+    let dir = tempfile::tempdir().unwrap();
+    let cornell = scene_path("cornell");
+    let cornell = cornell.to_str().unwrap();
+    let size = ["--width", "40", "--height", "30", "--repeat", "1"];
+    for (kind, query) in [
+        ("shadow", "occlusion"),
+        ("secondary", "closest hit"),
+        ("camera", "closest hit"),
+    ] {
+        let file = format!("{kind}.rays");
+        let mut args = vec!["bench", "trace", cornell, "--rays", kind, "--dump", &file];
+        args.extend(size);
+        let dumped = ok(&raylb(dir.path(), &args));
+        let (hit, rays) = hits(&dumped);
+        assert!(rays > 0 && hit > 0, "{dumped}");
+        assert!(dumped.contains(&format!(" to {file}\n")), "{dumped}");
+        let bytes = fs::read(dir.path().join(&file)).unwrap();
+        assert_eq!(&bytes[..8], b"RAYLBRAY");
+        assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 1);
+        let code = u32::from(kind == "shadow");
+        assert_eq!(u32::from_le_bytes(bytes[12..16].try_into().unwrap()), code);
+        assert_eq!(u64::from_le_bytes(bytes[16..24].try_into().unwrap()), rays);
+        assert_eq!(bytes.len() as u64, 24 + 32 * rays);
+
+        let mut args = vec!["bench", "trace", cornell, "--ray-file", &file];
+        args.extend(size);
+        let again = ok(&raylb(dir.path(), &args));
+        assert_eq!(hits(&again), (hit, rays), "{again}");
+        assert!(again.contains(query), "{again}");
+
+        ok(&raylb(
+            dir.path(),
+            &["export", cornell, "-o", "cornell.ply", "-q"],
+        ));
+        let mut args = vec![
+            "bench",
+            "trace",
+            "--mesh",
+            "cornell.ply",
+            "--ray-file",
+            &file,
+        ];
+        args.extend(size);
+        let through_mesh = ok(&raylb(dir.path(), &args));
+        assert_eq!(hits(&through_mesh), (hit, rays), "{through_mesh}");
+    }
+}
+
+#[test]
+fn bad_ray_files_and_outputs_are_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = scene_path("quick");
+    let quick = quick.to_str().unwrap();
+    let refused = |args: &[&str], says: &str| {
+        let out = raylb(dir.path(), args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    };
+    let mut truncated = b"RAYLBRAY".to_vec();
+    truncated.extend(1u32.to_le_bytes());
+    truncated.extend(0u32.to_le_bytes());
+    truncated.extend(2u64.to_le_bytes());
+    truncated.extend([0u8; 40]);
+    fs::write(dir.path().join("short.rays"), &truncated).unwrap();
+    refused(
+        &["bench", "trace", quick, "--ray-file", "short.rays"],
+        "short.rays: 64 bytes, where a ray file of 2 rays has 88",
+    );
+    refused(
+        &["bench", "trace", quick, "--ray-file", quick],
+        "not a ray file",
+    );
+    refused(
+        &[
+            "bench",
+            "trace",
+            quick,
+            "--ray-file",
+            "short.rays",
+            "--dump",
+            "x.rays",
+        ],
+        "cannot be used with",
+    );
+    refused(
+        &["bench", "trace", quick, "--rays", "shadow", "--dump", quick],
+        "",
+    );
+    assert!(
+        fs::read_to_string(quick).unwrap().contains('['),
+        "the scene is intact"
+    );
+    refused(
+        &["export", quick, "-o", "quick.stl"],
+        "a mesh is written as .obj or .ply",
+    );
+    fs::write(
+        dir.path().join("tri.obj"),
+        "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n",
+    )
+    .unwrap();
+    refused(&["export", "--mesh", "tri.obj", "-o", "tri.obj"], "tri.obj");
+    assert_eq!(
+        fs::read_to_string(dir.path().join("tri.obj")).unwrap(),
+        "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n"
+    );
+}
