@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# raylb's traversal beside Embree 3's, on the camera rays of `raylb render --mesh MESH`:
-# single-threaded, 1024x1024, the two alternating run by run, best of each; prints a table of
-# Mrays/s and hit counts per mesh, and raylb's speed over Embree's.
+# raylb's traversal beside Embree 3's, one thread, the two alternating run by run, best of each;
+# prints a table of Mrays/s and hit counts, and raylb's speed over Embree's:
+#   - camera rays of `raylb render --mesh MESH` at 1024x1024, on every mesh;
+#   - with --files: the same rays from files, both tracers reading one RAYLBRAY file of each kind
+#     through one geometry (the mesh as `raylb export` writes it):
+#       * 1M random surface-to-surface rays of every mesh, closest hit and occlusion;
+#       * the rays of a treasure frame by kind (`raylb bench trace --rays KIND --dump`), at
+#         --size (default 512).
 #
-#   scripts/embree-compare.sh [--accel wide|octree] [--rounds N] [MESH.obj ...]
+#   scripts/embree-compare.sh [--accel wide|octree] [--rounds N] [--files] [--size N] [MESH.obj ...]
 #
 # Meshes default to ../shared/assets/*.obj. Builds scripts/embree/trace.c (our own harness)
 # against Debian's libembree-dev, installing it when missing, and raylb with cargo.
@@ -12,16 +17,21 @@ cd "$(dirname "$0")/.."
 
 accel=wide
 rounds=3
+files=0
+size=512
 meshes=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --accel) accel="$2"; shift 2 ;;
         --rounds) rounds="$2"; shift 2 ;;
+        --files) files=1; shift ;;
+        --size) size="$2"; shift 2 ;;
         *) meshes+=("$1"); shift ;;
     esac
 done
 case "$accel" in wide|octree) ;; *) echo "--accel: wide or octree, not $accel" >&2; exit 2 ;; esac
 case "$rounds" in ''|*[!0-9]*|0) echo "--rounds: a whole number from 1, not $rounds" >&2; exit 2 ;; esac
+case "$size" in ''|*[!0-9]*|0) echo "--size: a whole number from 1, not $size" >&2; exit 2 ;; esac
 if [ ${#meshes[@]} -eq 0 ]; then
     meshes=(../shared/assets/*.obj)
     [ -e "${meshes[0]}" ] || { echo "no meshes given and none in ../shared/assets" >&2; exit 2; }
@@ -37,29 +47,64 @@ mkdir -p target
 cc -O2 -Wall -ffp-contract=off -o target/embree-trace scripts/embree/trace.c -lembree3 -lm
 cargo build --release --quiet
 raylb=target/release/raylb
+work=$(mktemp -d)
+errors="$work/errors"
+trap 'rm -rf "$work"' EXIT
 
 # The best Mrays/s and the hit count of one command's `hits` and `time` lines.
 field() { awk -v key="$1" '$1 == key { print }'; }
 best() { sort -g | tail -1; }
 
-errors=$(mktemp)
-trap 'rm -f "$errors"' EXIT
-printf '%-24s %12s %10s %12s %10s %8s\n' mesh "embree Mr/s" hits "raylb Mr/s" hits ratio
-for mesh in "${meshes[@]}"; do
-    embree_speeds=()
-    raylb_speeds=()
+# pair LABEL -- EMBREE COMMAND... -- RAYLB COMMAND...: both `rounds` times, alternating.
+pair() {
+    local label=$1
+    shift 2
+    local embree=() raylb_cmd=()
+    while [ "$1" != -- ]; do embree+=("$1"); shift; done
+    shift
+    raylb_cmd=("$@")
+    local embree_speeds=() raylb_speeds=() out embree_hits raylb_hits
     for _ in $(seq "$rounds"); do
         # Each run's output is kept; a failure prints what the program said and stops.
-        out=$(target/embree-trace "$mesh" 1024 1024 5 2>&1) || { echo "$out" >&2; exit 1; }
+        out=$("${embree[@]}" 2>&1) || { echo "$out" >&2; exit 1; }
         embree_hits=$(field hits <<<"$out" | awk '{print $2}')
         embree_speeds+=("$(field time <<<"$out" | awk '{print $(NF-1)}')")
-        out=$("$raylb" bench trace --mesh "$mesh" --accel "$accel" --threads 1 --repeat 5 \
-              2>"$errors") || { cat "$errors" >&2; exit 1; }
+        out=$("${raylb_cmd[@]}" 2>"$errors") || { cat "$errors" >&2; exit 1; }
         raylb_hits=$(field hits <<<"$out" | awk '{print $2}')
         raylb_speeds+=("$(field time <<<"$out" | awk '{print $(NF-1)}')")
     done
+    local e r
     e=$(printf '%s\n' "${embree_speeds[@]}" | best)
     r=$(printf '%s\n' "${raylb_speeds[@]}" | best)
-    printf '%-24s %12s %10s %12s %10s %8.2f\n' "$(basename "$mesh")" "$e" "$embree_hits" "$r" "$raylb_hits" \
+    printf '%-32s %12s %10s %12s %10s %8.2f\n' "$label" "$e" "$embree_hits" "$r" "$raylb_hits" \
         "$(awk -v r="$r" -v e="$e" 'BEGIN { print r / e }')"
+}
+
+printf '%-32s %12s %10s %12s %10s %8s\n' rays "embree Mr/s" hits "raylb Mr/s" hits ratio
+for mesh in "${meshes[@]}"; do
+    pair "$(basename "$mesh") camera" -- target/embree-trace "$mesh" 1024 1024 5 -- \
+        "$raylb" bench trace --mesh "$mesh" --accel "$accel" --threads 1 --repeat 5
+done
+[ "$files" = 1 ] || exit 0
+
+for mesh in "${meshes[@]}"; do
+    name=$(basename "$mesh" .obj)
+    # The geometry both read: the mesh as raylb loads it, with its float bits.
+    "$raylb" export --mesh "$mesh" -o "$work/$name.obj" -q
+    for query in 0 1; do
+        target/embree-trace "$work/$name.obj" --random 1000000 1 "$query" "$work/$name-$query.rays"
+        kind=closest; [ "$query" = 1 ] && kind=occluded
+        pair "$name random $kind" -- target/embree-trace "$work/$name.obj" --rays "$work/$name-$query.rays" 3 -- \
+            "$raylb" bench trace --mesh "$work/$name.obj" --accel "$accel" --threads 1 --repeat 3 \
+            --ray-file "$work/$name-$query.rays"
+    done
+done
+
+"$raylb" export scenes/treasure.toml -o "$work/treasure.obj" -q
+for kind in camera shadow reflection refraction; do
+    "$raylb" bench trace scenes/treasure.toml --width "$size" --height "$size" --rays "$kind" \
+        --dump "$work/treasure-$kind.rays" --repeat 1 -q
+    pair "treasure $size² $kind" -- target/embree-trace "$work/treasure.obj" --rays "$work/treasure-$kind.rays" 3 -- \
+        "$raylb" bench trace --mesh "$work/treasure.obj" --accel "$accel" --threads 1 --repeat 3 \
+        --ray-file "$work/treasure-$kind.rays"
 done

@@ -1,9 +1,18 @@
-/* The anchor of raylb's traversal benchmark: Embree 3's rtcIntersect1 over the camera rays
- * that `raylb bench trace --mesh FILE` traces, on one thread.
+/* The anchor of raylb's traversal benchmark: Embree 3 on the rays raylb traces, on one thread.
  *
- *   trace MESH.obj WIDTH HEIGHT PASSES
+ *   trace MESH.obj WIDTH HEIGHT PASSES       the camera rays of `raylb bench trace --mesh FILE`
+ *   trace MESH.obj --rays RAYS PASSES        the rays of a RAYLBRAY file (`raylb bench trace
+ *                                            --dump`), rtcIntersect1 or rtcOccluded1 as the
+ *                                            file's query says
+ *   trace MESH.obj --random COUNT SEED QUERY OUT.rays
+ *                                            writes COUNT random surface-to-surface rays of the
+ *                                            mesh: from area-weighted points of its triangles,
+ *                                            cosine-weighted about the triangle's normal (to
+ *                                            either side), t in (0, inf) for QUERY 0 (closest
+ *                                            hit) and (0, 1e3 * mesh diagonal) for 1 (occlusion)
  *
- * prints `hits H of R rays` and `best S s, M Mrays/s`. The camera is raylb's automatic one
+ * prints `hits H of R rays` and `best S s, M Mrays/s`, as `raylb bench trace` does. A mesh
+ * `raylb export -o FILE.obj` wrote holds the scene's triangles with the tracer's float bits. The camera is raylb's automatic one
  * for a bare mesh (Scene::from_mesh): looking along -z with +y up at the centre of the
  * bounding box of the mesh's triangles, a 45-degree vertical field of view, from
  * d = 1.1 * max(extent x, extent y) / (2 tan 22.5) + extent z / 2; rays through the pixel
@@ -88,14 +97,188 @@ static void normalize(float v[3]) {
     v[2] = v[2] / length;
 }
 
+/* A RAYLBRAY file: query 0 (closest hit) or 1 (occlusion), and eight floats a ray. */
+typedef struct {
+    unsigned query;
+    unsigned long count;
+    float *rays;
+} RayFile;
+
+static int read_rays(const char *path, RayFile *r) {
+    FILE *file = fopen(path, "rb");
+    if (!file) {
+        perror(path);
+        return 0;
+    }
+    unsigned char header[24];
+    if (fread(header, 1, 24, file) != 24 || memcmp(header, "RAYLBRAY", 8) != 0) {
+        fprintf(stderr, "%s: not a ray file\n", path);
+        return 0;
+    }
+    unsigned version;
+    memcpy(&version, header + 8, 4); /* little-endian, as the machines we run on */
+    memcpy(&r->query, header + 12, 4);
+    memcpy(&r->count, header + 16, 8);
+    if (version != 1 || r->query > 1) {
+        fprintf(stderr, "%s: version %u, query %u: not one this harness reads\n", path, version,
+                r->query);
+        return 0;
+    }
+    r->rays = malloc(r->count * 32);
+    if (!r->rays || fread(r->rays, 32, r->count, file) != r->count) {
+        fprintf(stderr, "%s: fewer rays than its count\n", path);
+        return 0;
+    }
+    fclose(file);
+    return 1;
+}
+
+/* Traces every ray of `r` once; returns the hits. */
+static unsigned long trace_file(RTCScene scene, const RayFile *r) {
+    struct RTCIntersectContext context;
+    rtcInitIntersectContext(&context);
+    unsigned long hits = 0;
+    for (unsigned long i = 0; i < r->count; i++) {
+        const float *q = &r->rays[8 * i];
+        struct RTCRayHit rh;
+        rh.ray.org_x = q[0];
+        rh.ray.org_y = q[1];
+        rh.ray.org_z = q[2];
+        rh.ray.dir_x = q[3];
+        rh.ray.dir_y = q[4];
+        rh.ray.dir_z = q[5];
+        rh.ray.tnear = q[6];
+        rh.ray.tfar = q[7];
+        rh.ray.mask = 0xffffffffu;
+        rh.ray.flags = 0;
+        rh.ray.time = 0.0f;
+        if (r->query == 1) {
+            rtcOccluded1(scene, &context, &rh.ray);
+            hits += rh.ray.tfar < 0.0f; /* Embree marks an occluded ray with tfar = -inf */
+        } else {
+            rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
+            rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
+            rtcIntersect1(scene, &context, &rh);
+            hits += rh.hit.geomID != RTC_INVALID_GEOMETRY_ID;
+        }
+    }
+    return hits;
+}
+
+/* xorshift64*, for rays that are the same on every machine from the same seed. */
+static unsigned long long rng_state;
+static float uniform(void) {
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return (float)((rng_state * 2685821657736338717ull) >> 40) / 16777216.0f;
+}
+
+/* Writes `count` random surface-to-surface rays of `mesh` to `path` (see the top). */
+static int random_rays(const Mesh *m, unsigned long count, unsigned long long seed,
+                       unsigned query, const char *path) {
+    double *area = malloc(m->nf * sizeof(double));
+    double total = 0;
+    for (size_t f = 0; f < m->nf; f++) {
+        const float *a = &m->v[3 * m->f[3 * f]], *b = &m->v[3 * m->f[3 * f + 1]],
+                    *c = &m->v[3 * m->f[3 * f + 2]];
+        double e1[3], e2[3];
+        for (int k = 0; k < 3; k++) {
+            e1[k] = b[k] - a[k];
+            e2[k] = c[k] - a[k];
+        }
+        double n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2],
+                       e1[0] * e2[1] - e1[1] * e2[0]};
+        total += 0.5 * sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        area[f] = total; /* the running sum, searched below */
+    }
+    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (size_t i = 0; i < m->nv; i++)
+        for (int k = 0; k < 3; k++) {
+            lo[k] = fminf(lo[k], m->v[3 * i + k]);
+            hi[k] = fmaxf(hi[k], m->v[3 * i + k]);
+        }
+    float diagonal = sqrtf((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
+                           (hi[2] - lo[2]) * (hi[2] - lo[2]));
+    FILE *file = fopen(path, "wb");
+    if (!file) {
+        perror(path);
+        return 0;
+    }
+    unsigned version = 1;
+    fwrite("RAYLBRAY", 1, 8, file);
+    fwrite(&version, 4, 1, file);
+    fwrite(&query, 4, 1, file);
+    fwrite(&count, 8, 1, file);
+    rng_state = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (unsigned long i = 0; i < count; i++) {
+        double pick = uniform() * total;
+        size_t low = 0, high = m->nf - 1;
+        while (low < high) {
+            size_t mid = (low + high) / 2;
+            if (area[mid] < pick) low = mid + 1; else high = mid;
+        }
+        const float *a = &m->v[3 * m->f[3 * low]], *b = &m->v[3 * m->f[3 * low + 1]],
+                    *c = &m->v[3 * m->f[3 * low + 2]];
+        float u = uniform(), v = uniform();
+        if (u + v > 1.0f) {
+            u = 1.0f - u;
+            v = 1.0f - v;
+        }
+        float o[3], e1[3], e2[3];
+        for (int k = 0; k < 3; k++) {
+            e1[k] = b[k] - a[k];
+            e2[k] = c[k] - a[k];
+            o[k] = a[k] + u * e1[k] + v * e2[k];
+        }
+        float n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2],
+                      e1[0] * e2[1] - e1[1] * e2[0]};
+        normalize(n);
+        if (uniform() < 0.5f) for (int k = 0; k < 3; k++) n[k] = -n[k];
+        /* A frame about n, and a cosine-weighted direction in it. */
+        float t[3] = {fabsf(n[0]) > 0.9f ? 0.0f : 1.0f, fabsf(n[0]) > 0.9f ? 1.0f : 0.0f, 0.0f};
+        float s[3] = {n[1] * t[2] - n[2] * t[1], n[2] * t[0] - n[0] * t[2], n[0] * t[1] - n[1] * t[0]};
+        normalize(s);
+        float w[3] = {n[1] * s[2] - n[2] * s[1], n[2] * s[0] - n[0] * s[2], n[0] * s[1] - n[1] * s[0]};
+        float r1 = uniform(), r2 = uniform();
+        float radius = sqrtf(r1), phi = 2.0f * (float)M_PI * r2, up = sqrtf(1.0f - r1);
+        float ray[8];
+        for (int k = 0; k < 3; k++) {
+            /* Off the surface by a little of the mesh's size, so the ray does not hit its own
+               triangle. */
+            ray[k] = o[k] + n[k] * 1e-5f * diagonal;
+            ray[3 + k] = s[k] * radius * cosf(phi) + w[k] * radius * sinf(phi) + n[k] * up;
+        }
+        ray[6] = 0.0f;
+        ray[7] = query == 1 ? 1e3f * diagonal : INFINITY;
+        fwrite(ray, 4, 8, file);
+    }
+    fclose(file);
+    free(area);
+    return 1;
+}
+
 int main(int argc, char **argv) {
-    if (argc != 5) {
-        fprintf(stderr, "usage: %s MESH.obj WIDTH HEIGHT PASSES\n", argv[0]);
+    int file_mode = argc == 5 && strcmp(argv[2], "--rays") == 0;
+    int random_mode = argc == 7 && strcmp(argv[2], "--random") == 0;
+    if (argc != 5 && !random_mode) {
+        fprintf(stderr,
+                "usage: %s MESH.obj WIDTH HEIGHT PASSES\n"
+                "       %s MESH.obj --rays RAYS PASSES\n"
+                "       %s MESH.obj --random COUNT SEED QUERY OUT.rays\n",
+                argv[0], argv[0], argv[0]);
         return 2;
     }
     Mesh mesh = {0};
     if (!read_obj(argv[1], &mesh)) return 2;
-    unsigned width = (unsigned)atoi(argv[2]), height = (unsigned)atoi(argv[3]);
+    if (random_mode) {
+        unsigned long count = strtoul(argv[3], NULL, 10);
+        unsigned long long seed = strtoull(argv[4], NULL, 10);
+        unsigned query = (unsigned)atoi(argv[5]);
+        return random_rays(&mesh, count, seed, query > 0, argv[6]) ? 0 : 2;
+    }
+    unsigned width = file_mode ? 0 : (unsigned)atoi(argv[2]);
+    unsigned height = file_mode ? 0 : (unsigned)atoi(argv[3]);
     int passes = atoi(argv[4]);
 
     /* The bounds of the triangles' corners, as raylb's scene box. */
@@ -129,6 +312,24 @@ int main(int argc, char **argv) {
     rtcAttachGeometry(scene, geometry);
     rtcReleaseGeometry(geometry);
     rtcCommitScene(scene);
+
+    if (file_mode) {
+        RayFile rays;
+        if (!read_rays(argv[3], &rays)) return 2;
+        int passes = atoi(argv[4]);
+        double best = INFINITY;
+        unsigned long hits = 0;
+        for (int pass = 0; pass < passes; pass++) {
+            double started = now();
+            hits = trace_file(scene, &rays);
+            double elapsed = now() - started;
+            if (elapsed < best) best = elapsed;
+        }
+        printf("hits    %lu of %lu rays\n", hits, rays.count);
+        printf("time    best of %d passes: %.4f s, %.2f Mrays/s\n", passes, best,
+               rays.count / best / 1e6);
+        return 0;
+    }
 
     float aspect = (float)width / (float)height;
     /* raylb's camera frame for the mesh view: forward -z, right +x, up +y. Read through
