@@ -2,6 +2,8 @@
 # raylb's traversal beside Embree 3's, one thread, the two alternating run by run, best of each;
 # prints a table of Mrays/s and hit counts, and raylb's speed over Embree's:
 #   - camera rays of `raylb render --mesh MESH` at 1024x1024, on every mesh;
+#   - the build of every mesh, in Mtriangles/s (Embree's rtcCommitScene on a one-thread
+#     device, beside `raylb bench build --threads 1`, and raylb's on 2 threads);
 #   - with --files: the same rays from files, both tracers reading one RAYLBRAY file of each kind
 #     through one geometry (the mesh as `raylb export` writes it):
 #       * 1M random surface-to-surface rays of every mesh, closest hit and occlusion;
@@ -85,7 +87,29 @@ for mesh in "${meshes[@]}"; do
     pair "$(basename "$mesh") camera" -- target/embree-trace "$mesh" 1024 1024 5 -- \
         "$raylb" bench trace --mesh "$mesh" --accel "$accel" --threads 1 --repeat 5
 done
+
+# The build: one line of Mtriangles/s per mesh.
+printf '\n%-32s %12s %12s %12s %8s\n' build "embree Mt/s" "raylb 1 thr" "raylb 2 thr" ratio
+for mesh in "${meshes[@]}"; do
+    embree_builds=() raylb_one=() raylb_two=()
+    for _ in $(seq "$rounds"); do
+        out=$(target/embree-trace "$mesh" 16 16 1 2>&1) || { echo "$out" >&2; exit 1; }
+        embree_builds+=("$(field build <<<"$out" | awk '{print $(NF-1)}')")
+        for threads in 1 2; do
+            out=$("$raylb" bench build --mesh "$mesh" --accel "$accel" --threads "$threads" \
+                  --repeat 3 2>"$errors") || { cat "$errors" >&2; exit 1; }
+            speed=$(field time <<<"$out" | awk '{print $(NF-1)}')
+            if [ "$threads" = 1 ]; then raylb_one+=("$speed"); else raylb_two+=("$speed"); fi
+        done
+    done
+    e=$(printf '%s\n' "${embree_builds[@]}" | best)
+    r1=$(printf '%s\n' "${raylb_one[@]}" | best)
+    r2=$(printf '%s\n' "${raylb_two[@]}" | best)
+    printf '%-32s %12s %12s %12s %8.2f\n' "$(basename "$mesh")" "$e" "$r1" "$r2" \
+        "$(awk -v r="$r1" -v e="$e" 'BEGIN { print r / e }')"
+done
 [ "$files" = 1 ] || exit 0
+printf '\n%-32s %12s %10s %12s %10s %8s\n' rays "embree Mr/s" hits "raylb Mr/s" hits ratio
 
 for mesh in "${meshes[@]}"; do
     name=$(basename "$mesh" .obj)

@@ -893,6 +893,12 @@ pub(crate) enum Bench {
   raylb bench trace scenes/treasure.toml --rays shadow --dump treasure-shadow.rays
   raylb bench trace scenes/treasure.toml --ray-file treasure-shadow.rays --threads 2")]
     Trace(TraceArgs),
+    /// How fast the scene's acceleration structure is built (--accel, --leaf-size, …), in
+    /// triangles a second, on --threads threads of the build's own.
+    #[command(after_help = "Examples:
+  raylb bench build scenes/treasure.toml --threads 1
+  raylb bench build --mesh bunny.obj --threads 2 --repeat 10")]
+    Build(BuildArgs),
     /// Time per pixel against tile edge for each balancer (Wende's figures 4.6 to 4.9).
     Sweep(SweepArgs),
     /// Time and parallel efficiency against thread count for each balancer.
@@ -1135,6 +1141,20 @@ pub(crate) struct TraceArgs {
     /// worker traces them, then trace them.
     #[arg(long, value_name = "RAYS", conflicts_with = "ray_file")]
     pub(crate) dump: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct BuildArgs {
+    #[command(flatten)]
+    pub(crate) source: SceneSource,
+    #[command(flatten)]
+    pub(crate) scene: SceneArgs,
+    /// Threads of each build (default 1).
+    #[arg(long, value_name = "N", default_value = "1", value_parser = positive::<4096>)]
+    pub(crate) threads: NonZeroUsize,
+    /// Timed builds; the best is reported.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub(crate) repeat: u32,
 }
 
 /// Prints a command-line error on one line (help and version in full) and gives the exit

@@ -130,3 +130,35 @@ fn bad_ray_files_and_outputs_are_refused_in_one_line() {
         "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n"
     );
 }
+
+#[test]
+fn bench_build_reports_the_speed_of_each_structure() {
+    let dir = tempfile::tempdir().unwrap();
+    let cornell = scene_path("cornell");
+    for accel in ["wide", "octree"] {
+        let out = ok(&raylb(
+            dir.path(),
+            &[
+                "bench",
+                "build",
+                cornell.to_str().unwrap(),
+                "--accel",
+                accel,
+                "--threads",
+                "2",
+                "--repeat",
+                "2",
+            ],
+        ));
+        assert!(
+            out.contains(&format!(
+                "cornell: 10,288 triangles in the {accel} structure, 2 threads"
+            )),
+            "{out}"
+        );
+        assert!(
+            out.contains("best of 2 builds") && out.contains("Mtriangles/s"),
+            "{out}"
+        );
+    }
+}

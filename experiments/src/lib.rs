@@ -1,7 +1,7 @@
 //! raylb's experiments: the benchmark sweeps over tile edges ([`sweep`]) and thread counts
 //! ([`scaling`]), the fits of the simulator's scheduling costs ([`costs`]), the deque
 //! micro-benchmark ([`deque`]), runs over MPI ranks ([`cluster`]), the ray-tracing benchmark
-//! ([`trace`]), the tile sweep on simulated workers ([`sim_sweep`]) and the simulator's runs
+//! ([`trace`]), the build's speed ([`build`]), the tile sweep on simulated workers ([`sim_sweep`]) and the simulator's runs
 //! over a recorded frame or Wool's tree model ([`sim`]). Each is driven from a plain options
 //! struct that raylb's command line fills in; the scenes are read with the command line's
 //! settings through [`scene::SceneSettings`].
@@ -14,6 +14,7 @@
 #[macro_use]
 pub mod terminal;
 
+pub mod build;
 pub mod cluster;
 pub mod costs;
 pub mod deque;

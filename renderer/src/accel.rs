@@ -6,7 +6,7 @@
 
 use crate::bvh::{
     BuildThreadError, BvhHit, BvhSettings, BvhStats, NoCounters, OctreeBvh, TraversalCounters,
-    WideBvh, on_own_threads,
+    WideBvh, on_own_threads, on_threads,
 };
 use crate::geometry::{Aabb, Ray, Triangle};
 
@@ -66,10 +66,29 @@ impl Accel {
         triangles: &[Triangle],
         settings: BvhSettings,
     ) -> Result<Self, BuildThreadError> {
-        on_own_threads(|| match kind {
+        on_own_threads(|| Self::build_here(kind, triangles, settings))
+    }
+
+    /// [`build`](Self::build) on `threads` threads, whatever `RAYON_NUM_THREADS` says: for
+    /// measuring how the build scales (`raylb bench build`).
+    ///
+    /// # Errors
+    /// As [`build`](Self::build).
+    pub fn build_on(
+        kind: AccelKind,
+        triangles: &[Triangle],
+        settings: BvhSettings,
+        threads: std::num::NonZeroUsize,
+    ) -> Result<Self, BuildThreadError> {
+        on_threads(threads, || Self::build_here(kind, triangles, settings))
+    }
+
+    /// The build itself, on the rayon pool it is called from.
+    fn build_here(kind: AccelKind, triangles: &[Triangle], settings: BvhSettings) -> Self {
+        match kind {
             AccelKind::Wide => Accel::Wide(WideBvh::build(triangles, settings)),
             AccelKind::Octree => Accel::Octree(OctreeBvh::build(triangles, settings)),
-        })
+        }
     }
 
     /// Which structure this is.

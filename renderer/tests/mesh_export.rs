@@ -1,5 +1,6 @@
 //! A scene exported as a mesh loads back as the very triangles the tracer traces: the same
-//! float bits, in the same order.
+//! float bits, in the same order; and a structure rebuilt over them on more threads
+//! (`raylb bench build`) is the same structure.
 
 mod common;
 
@@ -29,5 +30,29 @@ fn an_exported_scene_loads_back_bit_for_bit() {
                 assert_eq!(bits(a), bits(b), "{name} {file}: triangle {k}");
             }
         }
+    }
+}
+
+#[test]
+fn a_structure_built_on_more_threads_is_the_same_structure() {
+    use std::num::NonZeroUsize;
+
+    use renderer::accel::{Accel, AccelKind};
+
+    let scene = load_scene("treasure", Some(8), Some(8));
+    let triangles = scene.accel.input_triangles();
+    for kind in [AccelKind::Wide, AccelKind::Octree] {
+        let on = |threads: usize| {
+            Accel::build_on(
+                kind,
+                &triangles,
+                scene.bvh_settings,
+                NonZeroUsize::new(threads).unwrap(),
+            )
+            .unwrap()
+        };
+        let (one, three) = (on(1), on(3));
+        assert_eq!(one.original_indices(), three.original_indices(), "{kind:?}");
+        assert_eq!(one.triangles(), three.triangles(), "{kind:?}");
     }
 }

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Result, anyhow};
 use balancers::{BalancerKind, Choice};
 use clap::ValueEnum;
+use experiments::build::BuildOptions;
 use experiments::cluster::ClusterOptions;
 use experiments::costs::CostsOptions;
 use experiments::deque::DequeOptions;
@@ -22,14 +23,15 @@ use renderer::render::FrameExtras;
 use renderer::scene::Scene;
 
 use crate::cli::{
-    Bench, BenchArgs, ClusterBenchArgs, CostsArgs, DequeArgs, ScalingArgs, SceneArgs, SceneSource,
-    SimSweepArgs, SweepArgs, TraceArgs, threads,
+    Bench, BenchArgs, BuildArgs, ClusterBenchArgs, CostsArgs, DequeArgs, ScalingArgs, SceneArgs,
+    SceneSource, SimSweepArgs, SweepArgs, TraceArgs, threads,
 };
 
 pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
     let quiet = args.quiet;
     match &args.bench {
         Bench::Trace(a) => trace(a, quiet)?,
+        Bench::Build(a) => build(a, quiet)?,
         Bench::Sweep(a) => experiments::sweep::run(&sweep(a, quiet)?)?,
         Bench::Scaling(a) => experiments::scaling::run(&scaling(a, quiet)?)?,
         Bench::Deque(a) => experiments::deque::run(&deque(a, quiet))?,
@@ -98,6 +100,17 @@ fn trace(args: &TraceArgs, quiet: bool) -> Result<()> {
         repeat: args.repeat,
         rays,
         dump: args.dump.clone(),
+        quiet,
+    })
+}
+
+fn build(args: &BuildArgs, quiet: bool) -> Result<()> {
+    args.scene.check_options()?;
+    let scene = args.scene.load(&args.source, quiet)?;
+    experiments::build::run(&BuildOptions {
+        scene: &scene,
+        threads: args.threads,
+        repeat: args.repeat,
         quiet,
     })
 }

@@ -74,7 +74,17 @@ pub(crate) fn on_own_threads<R: Send>(
     build: impl FnOnce() -> R + Send,
 ) -> Result<R, BuildThreadError> {
     let count = thread_count();
-    let workers = NonZeroUsize::new(count).unwrap_or(NonZeroUsize::MIN);
+    on_threads(NonZeroUsize::new(count).unwrap_or(NonZeroUsize::MIN), build)
+}
+
+/// [`on_own_threads`] on `workers` threads.
+///
+/// # Errors
+/// As [`on_own_threads`].
+pub(crate) fn on_threads<R: Send>(
+    workers: NonZeroUsize,
+    build: impl FnOnce() -> R + Send,
+) -> Result<R, BuildThreadError> {
     let (pool, threads) = start_pool(workers, "raylb-bvh").map_err(|e| BuildThreadError {
         thread: e.worker,
         threads: e.workers,
