@@ -105,7 +105,7 @@ fn scene_text_too_large_to_parse() {
 #[test]
 fn shapes_counted_together_before_any_is_generated() {
     let dir = TempDir::new().unwrap();
-    // 20,480 triangles each; 8 MiB holds about 35,000 at 240 bytes each.
+    // 20,480 triangles each; 8 MiB holds about 32,000 at 260 bytes each.
     let sphere = |x: f64| {
         format!(
             "\n[[objects]]\nsphere = {{ center = [{x}, 0, 0], radius = 1, subdivisions = 5 }}\n"

@@ -25,11 +25,12 @@ impl AccelKind {
     /// triangle, its shading data, its share of the nodes, and the build's working arrays.
     /// Measured as the peak resident memory of `raylb render` on heightfields of 2,097,152 and
     /// 8,388,608 triangles, the difference over the difference in triangles (wide, four
-    /// children a node: 560 and 1,966 MiB, 234 bytes a triangle; eight: 596 and 1,876 MiB,
-    /// 213 bytes; octree: 800 and 3,138 MiB, 386 bytes), rounded up over both widths.
+    /// children a node: 606 and 2,147 MiB, 257 bytes a triangle; eight: 631 and 2,105 MiB,
+    /// 246 bytes, with each pack's padded triangle boxes stored; octree: 800 and 3,138 MiB,
+    /// 386 bytes), rounded up over both widths.
     pub fn bytes_per_triangle(self) -> u64 {
         match self {
-            AccelKind::Wide => 240,
+            AccelKind::Wide => 260,
             AccelKind::Octree => 390,
         }
     }

@@ -462,7 +462,8 @@ fn emit<const W: usize>(
                 let first_pack = out.packs.len() as u32;
                 for start in (first..out.triangles.len()).step_by(LANES) {
                     let end = (start + LANES).min(out.triangles.len());
-                    let pack = TrianglePack::new(&out.triangles[start..end], start as u32);
+                    let pack =
+                        TrianglePack::new(&out.triangles[start..end], start as u32, out.padding);
                     out.packs.push(pack);
                 }
                 let count = range.len() as u32;

@@ -27,6 +27,10 @@ pub struct TrianglePack {
     /// `v[vertex][axis][lane]`: coordinate `axis` of vertex `vertex` of the triangle in `lane`.
     /// Unused lanes repeat lane 0 and are masked off.
     pub v: [[[f32; LANES]; 3]; 3],
+    /// `bounds[2 axis][lane]` and `bounds[2 axis + 1][lane]`: the lowest and highest
+    /// coordinate `axis` of the triangle in `lane`, padded by the hierarchy's padding; the
+    /// box the triangle test clamps its distance to, computed once here.
+    pub bounds: [[f32; LANES]; 6],
     /// The leaf-order index of lane 0's triangle; lane `k` holds the next `k`th.
     pub first: u32,
     /// Lanes in use, 1 to 4.
@@ -34,7 +38,7 @@ pub struct TrianglePack {
     _pad: [u32; 2],
 }
 
-const _: () = assert!(size_of::<TrianglePack>() == 160);
+const _: () = assert!(size_of::<TrianglePack>() == 256);
 
 /// What a pack's test found: which lanes hit, and for each its distance, unnormalised edge
 /// functions and their sum (the outputs of the one-triangle test).
@@ -47,8 +51,9 @@ pub(crate) struct PackHits {
 }
 
 impl TrianglePack {
-    /// The pack holding `triangles` (1 to 4 of them), whose first has leaf-order index `first`.
-    pub fn new(triangles: &[Triangle], first: u32) -> Self {
+    /// The pack holding `triangles` (1 to 4 of them), whose first has leaf-order index `first`,
+    /// in a hierarchy padded by `padding`.
+    pub fn new(triangles: &[Triangle], first: u32, padding: f32) -> Self {
         assert!(
             (1..=LANES).contains(&triangles.len()),
             "a pack holds one to four triangles"
@@ -61,8 +66,20 @@ impl TrianglePack {
                 })
             })
         });
+        let bounds = std::array::from_fn(|plane| {
+            let axis = plane / 2;
+            std::array::from_fn(|lane| {
+                let c = |vertex: usize| v[vertex][axis][lane];
+                if plane % 2 == 0 {
+                    c(0).min(c(1)).min(c(2)) - padding
+                } else {
+                    c(0).max(c(1)).max(c(2)) + padding
+                }
+            })
+        });
         Self {
             v,
+            bounds,
             first,
             lanes: triangles.len() as u32,
             _pad: [0; 2],
@@ -138,13 +155,11 @@ impl TrianglePack {
         }
         let t_raw = (u * (sz * a[2]) + v * (sz * b[2]) + w * (sz * c[2])) / det;
         // The slab test of each triangle's padded box, as `PreparedRay::slab_box` does it.
-        let pad = Vec4::splat(padding);
         let mut enter = Vec4::NEG_INFINITY;
         let mut leave = Vec4::INFINITY;
         for (axis, &origin) in o.iter().enumerate() {
-            let p = |i: usize| Vec4::from_array(self.v[i][axis]);
-            let min = p(0).min(p(1)).min(p(2)) - pad;
-            let max = p(0).max(p(1)).max(p(2)) + pad;
+            let min = Vec4::from_array(self.bounds[2 * axis]);
+            let max = Vec4::from_array(self.bounds[2 * axis + 1]);
             let (near, far) = if ray.octant >> axis & 1 == 1 {
                 (max, min)
             } else {
@@ -219,7 +234,7 @@ mod tests {
                     Triangle { v: [d(), d(), d()] }
                 })
                 .collect();
-            let pack = TrianglePack::new(&triangles, 0);
+            let pack = TrianglePack::new(&triangles, 0, padding);
             let origin = Vec3::new(next(), next(), next()) * 3.0;
             let target = match round % 5 {
                 // A vertex, or a point on an edge: edge functions of exactly zero.
@@ -268,7 +283,7 @@ mod tests {
                 v: [0, 1, 2].map(|_| Vec3::new(next(), next(), next())),
             })
             .collect();
-        let pack = TrianglePack::new(&triangles, 12);
+        let pack = TrianglePack::new(&triangles, 12, 0.0);
         assert_eq!((pack.first, pack.lanes), (12, 3));
         for (lane, t) in triangles.iter().enumerate() {
             assert_eq!(pack.triangle(lane), *t);
