@@ -128,7 +128,7 @@ impl DeviceKind {
 
     /// The structure a frame on this device builds: `asked`, or the device's default (the
     /// CPU's on the CPU and in a hybrid frame, whose GPU traces the structure its CPU
-    /// workers do; [`GPU_DEFAULT_ACCEL`] on the GPU).
+    /// workers do; the octree on the GPU, the form its kernels were first written for).
     pub fn accel(self, asked: Option<AccelKind>) -> AccelKind {
         match (asked, self) {
             (Some(accel), _) => accel,
