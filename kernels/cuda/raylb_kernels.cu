@@ -1024,6 +1024,33 @@ extern "C" __global__ void __launch_bounds__(RL_WARPS_PER_BLOCK* RL_WARP, RL_MIN
 // ---------------------------------------------------------------------------------------------
 // cuda-managed: one block per tile.
 
+// A cuda-managed block's figures, added to those of its stack slot `slot`, which is given
+// back last; every thread of the block calls it. `steps` and `active_lanes` are counted by each
+// warp's lane 0; `start` is the block's first clock.
+__device__ __forceinline__ void rl_block_figures(const rl_managed& m, rl_u32 slot,
+                                                 const rl_counts& counts, rl_u64 spawned,
+                                                 rl_u64 steps, rl_u64 active_lanes,
+                                                 long long start) {
+    const rl_u32 tid = threadIdx.x;
+    rl_u64* out = m.stats + (rl_u64)slot * RL_STAT_SLOTS;
+    atomicAdd(out + RL_ST_CAMERA, counts.camera);
+    atomicAdd(out + RL_ST_SHADOW, counts.shadow);
+    atomicAdd(out + RL_ST_REFLECTION, counts.reflection);
+    atomicAdd(out + RL_ST_REFRACTION, counts.refraction);
+    atomicAdd(out + RL_ST_SPAWNED, spawned);
+    if ((tid & (RL_WARP - 1)) == 0) {
+        atomicAdd(out + RL_ST_STEPS, steps);
+        atomicAdd(out + RL_ST_ACTIVE_LANES, active_lanes);
+    }
+    __syncthreads();
+    if (tid == 0) {
+        atomicAdd(out + RL_ST_TILES, 1ull);
+        atomicAdd(out + RL_ST_BUSY_CYCLES, (rl_u64)(clock64() - start));
+        __threadfence();
+        atomicExch(m.slot_taken + slot, 0u);
+    }
+}
+
 // One tile's block, for a scene traced through STRUCTURE (entry points below).
 template <int STRUCTURE>
 __device__ __forceinline__ void rl_block_per_tile_body(const rl_scene& s, const rl_film& film,
@@ -1109,24 +1136,7 @@ __device__ __forceinline__ void rl_block_per_tile_body(const rl_scene& s, const 
             break;
         }
     }
-    // Figures of this block, added to its slot's.
-    rl_u64* out = m.stats + (rl_u64)slot * RL_STAT_SLOTS;
-    atomicAdd(out + RL_ST_CAMERA, counts.camera);
-    atomicAdd(out + RL_ST_SHADOW, counts.shadow);
-    atomicAdd(out + RL_ST_REFLECTION, counts.reflection);
-    atomicAdd(out + RL_ST_REFRACTION, counts.refraction);
-    atomicAdd(out + RL_ST_SPAWNED, spawned);
-    if (lane == 0) {
-        atomicAdd(out + RL_ST_STEPS, steps);
-        atomicAdd(out + RL_ST_ACTIVE_LANES, active_lanes);
-    }
-    __syncthreads();
-    if (tid == 0) {
-        atomicAdd(out + RL_ST_TILES, 1ull);
-        atomicAdd(out + RL_ST_BUSY_CYCLES, (rl_u64)(clock64() - start));
-        __threadfence();
-        atomicExch(m.slot_taken + slot, 0u);
-    }
+    rl_block_figures(m, slot, counts, spawned, steps, active_lanes, start);
 }
 
 // cuda-managed's kernel for scenes in the octree, and for scenes in the wide BVH.
