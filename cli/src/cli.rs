@@ -1116,18 +1116,25 @@ pub(crate) struct CostsArgs {
     pub(crate) out: PathBuf,
 }
 
+/// The scene a timed benchmark loads, the threads it runs on, and how often it repeats.
 #[derive(Debug, Args)]
-pub(crate) struct TraceArgs {
+pub(crate) struct TimedScene {
     #[command(flatten)]
     pub(crate) source: SceneSource,
     #[command(flatten)]
     pub(crate) scene: SceneArgs,
-    /// Worker threads (default 1).
+    /// Threads: the workers that trace, or those of each build (default 1).
     #[arg(long, value_name = "N", default_value = "1", value_parser = positive::<4096>)]
     pub(crate) threads: NonZeroUsize,
     /// Timed repetitions; the best is reported.
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub(crate) repeat: u32,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TraceArgs {
+    #[command(flatten)]
+    pub(crate) timed: TimedScene,
     /// Which of a frame's rays [default: camera]: camera rays are made tile by tile as a
     /// frame makes them; the others are recorded from one frame first, then traced in every
     /// pass.
@@ -1146,15 +1153,7 @@ pub(crate) struct TraceArgs {
 #[derive(Debug, Args)]
 pub(crate) struct BuildArgs {
     #[command(flatten)]
-    pub(crate) source: SceneSource,
-    #[command(flatten)]
-    pub(crate) scene: SceneArgs,
-    /// Threads of each build (default 1).
-    #[arg(long, value_name = "N", default_value = "1", value_parser = positive::<4096>)]
-    pub(crate) threads: NonZeroUsize,
-    /// Timed builds; the best is reported.
-    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub(crate) repeat: u32,
+    pub(crate) timed: TimedScene,
 }
 
 /// Prints a command-line error on one line (help and version in full) and gives the exit

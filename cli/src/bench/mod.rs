@@ -73,17 +73,18 @@ impl SceneSettings for SceneArgs {
 
 /// `bench trace` on the scene or mesh named, loaded here: a mesh has no scene file.
 fn trace(args: &TraceArgs, quiet: bool) -> Result<()> {
+    let timed = &args.timed;
     let mut outputs = Outputs::new();
     outputs.add("--dump", args.dump.as_deref());
     outputs.check_writable()?;
-    let inputs: Vec<PathBuf> = args
+    let inputs: Vec<PathBuf> = timed
         .source
         .paths()
         .into_iter()
         .chain(args.ray_file.clone())
         .collect();
     outputs.check_inputs(&inputs)?;
-    args.scene.check_options()?;
+    timed.scene.check_options()?;
     let rays = match &args.ray_file {
         Some(path) => RaySource::File {
             rays: RayFile::read(path).map_err(|e| anyhow!("{}: {e}", path.display()))?,
@@ -91,13 +92,13 @@ fn trace(args: &TraceArgs, quiet: bool) -> Result<()> {
         },
         None => RaySource::Frame(args.rays.unwrap_or(FrameRays::Camera)),
     };
-    let scene = args.scene.load(&args.source, quiet)?;
+    let scene = timed.scene.load(&timed.source, quiet)?;
     outputs.check_inputs(&scene.inputs)?;
     experiments::trace::run(&TraceOptions {
         scene: &scene,
-        settings: &args.scene,
-        threads: args.threads,
-        repeat: args.repeat,
+        settings: &timed.scene,
+        threads: timed.threads,
+        repeat: timed.repeat,
         rays,
         dump: args.dump.clone(),
         quiet,
@@ -105,12 +106,13 @@ fn trace(args: &TraceArgs, quiet: bool) -> Result<()> {
 }
 
 fn build(args: &BuildArgs, quiet: bool) -> Result<()> {
-    args.scene.check_options()?;
-    let scene = args.scene.load(&args.source, quiet)?;
+    let timed = &args.timed;
+    timed.scene.check_options()?;
+    let scene = timed.scene.load(&timed.source, quiet)?;
     experiments::build::run(&BuildOptions {
         scene: &scene,
-        threads: args.threads,
-        repeat: args.repeat,
+        threads: timed.threads,
+        repeat: timed.repeat,
         quiet,
     })
 }
