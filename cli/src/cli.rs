@@ -562,36 +562,6 @@ impl RunArgs {
     }
 }
 
-/// The settings of `stealing`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct StealingChoice {
-    pub(crate) deque: DequeKind,
-    pub(crate) victim: VictimPolicy,
-    pub(crate) steal: StealAmount,
-}
-
-/// The CPU balancer of that name and settings; `None` for `cuda-managed`, which exists on the
-/// GPU alone.
-pub(crate) fn balancer(
-    name: BalancerName,
-    assign: Assignment,
-    chunk: NonZeroUsize,
-    stealing: StealingChoice,
-) -> Option<BalancerKind> {
-    let request = BalancerRequest {
-        name: Some(name),
-        assign: Some(assign),
-        chunk: Some(chunk),
-        deque: Some(stealing.deque),
-        victim: Some(stealing.victim),
-        steal: Some(stealing.steal),
-        order: None,
-    };
-    // Every setting is given here, whichever applies: the balancer is built from the ones its
-    // family takes.
-    request.cpu_balancer()
-}
-
 /// `n`, or every core the process may use.
 pub(crate) fn threads(n: Option<NonZeroUsize>) -> NonZeroUsize {
     n.unwrap_or_else(|| std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN))
@@ -991,15 +961,19 @@ impl BalancerSet {
         {
             bail!("{flag} applies to stealing, which is not among --balancers");
         }
-        let stealing = StealingChoice {
-            deque: self.deque.unwrap_or(DequeKind::Abp),
-            victim: self.victim.unwrap_or(VictimPolicy::Random),
-            steal: self.steal.unwrap_or(StealAmount::Half),
-        };
         self.balancers
             .iter()
             .map(|&b| {
-                balancer(b, Assignment::Interleaved, NonZeroUsize::MIN, stealing).ok_or_else(|| {
+                // The defaults fill in the settings not given (interleaved, chunk 1, abp,
+                // random, half); those of other families are passed over.
+                let request = BalancerRequest {
+                    name: Some(b),
+                    deque: self.deque,
+                    victim: self.victim,
+                    steal: self.steal,
+                    ..BalancerRequest::default()
+                };
+                request.cpu_balancer().ok_or_else(|| {
                     anyhow::anyhow!("benchmarks run CPU balancers; cuda-managed is GPU only")
                 })
             })

@@ -3,6 +3,7 @@
 //! ([`renderer::ray_file`]), each asked for its closest hit or for occlusion as its kind or
 //! file says. A frame's rays can be written to a ray file, for other tracers to trace.
 
+use std::borrow::Cow;
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -204,13 +205,14 @@ pub fn run(options: &TraceOptions<'_>) -> Result<()> {
 /// The rays traced from a list: a ray file's, or a frame's of the kind asked for, recorded as
 /// `render` would trace them (and written to the dump, if one is asked for); `None` for a
 /// frame's camera rays without a dump, which are made tile by tile as a frame makes them.
-fn recorded_rays(
-    options: &TraceOptions<'_>,
+fn recorded_rays<'a>(
+    options: &'a TraceOptions<'_>,
     scene: &Scene,
     balancer: BalancerKind,
-) -> Result<Option<RayFile>> {
+) -> Result<Option<Cow<'a, RayFile>>> {
     let which = match &options.rays {
-        RaySource::File { rays, .. } => return Ok(Some(rays.clone())),
+        // Borrowed: a file may hold 2^26 rays.
+        RaySource::File { rays, .. } => return Ok(Some(Cow::Borrowed(rays))),
         RaySource::Frame(FrameRays::Camera) if options.dump.is_none() => return Ok(None),
         RaySource::Frame(which) => *which,
     };
@@ -243,7 +245,7 @@ fn recorded_rays(
             path.display()
         );
     }
-    Ok(Some(file))
+    Ok(Some(Cow::Owned(file)))
 }
 
 /// Writes `file` to `path`, put in place whole or not at all.
