@@ -4,9 +4,11 @@
 //! hit (the smallest `t`, equal `t` broken by the smaller original index, from the same
 //! triangle test with the same padding), so every pixel gets the same bytes from either.
 
+use std::num::NonZeroUsize;
+
 use crate::bvh::{
     BuildThreadError, BvhHit, BvhSettings, BvhStats, NoCounters, OctreeBvh, TraversalCounters,
-    WideBvh, on_own_threads, on_threads,
+    WideBvh, build_thread_count, on_threads,
 };
 use crate::geometry::{Aabb, Ray, Triangle};
 
@@ -58,7 +60,9 @@ pub enum Accel {
 impl Accel {
     /// Builds the structure `kind` over `triangles` (indexed by their position, the
     /// tie-breaking index of the closest-hit rule), on threads started for the build and
-    /// joined before it returns, never on rayon's global pool.
+    /// joined before it returns (as many as `RAYON_NUM_THREADS` says, else one per core): the
+    /// wide BVH's on raylb's work-stealing balancer, the octree's on a rayon pool of its own,
+    /// never on rayon's global pool.
     ///
     /// # Errors
     /// When the operating system refuses to start one of the build's threads.
@@ -67,7 +71,7 @@ impl Accel {
         triangles: &[Triangle],
         settings: BvhSettings,
     ) -> Result<Self, BuildThreadError> {
-        on_own_threads(|| Self::build_here(kind, triangles, settings))
+        Self::build_on(kind, triangles, settings, build_thread_count())
     }
 
     /// [`build`](Self::build) on `threads` threads, whatever `RAYON_NUM_THREADS` says: for
@@ -79,16 +83,13 @@ impl Accel {
         kind: AccelKind,
         triangles: &[Triangle],
         settings: BvhSettings,
-        threads: std::num::NonZeroUsize,
+        threads: NonZeroUsize,
     ) -> Result<Self, BuildThreadError> {
-        on_threads(threads, || Self::build_here(kind, triangles, settings))
-    }
-
-    /// The build itself, on the rayon pool it is called from.
-    fn build_here(kind: AccelKind, triangles: &[Triangle], settings: BvhSettings) -> Self {
         match kind {
-            AccelKind::Wide => Accel::Wide(WideBvh::build(triangles, settings)),
-            AccelKind::Octree => Accel::Octree(OctreeBvh::build(triangles, settings)),
+            AccelKind::Wide => WideBvh::build_on(triangles, settings, threads).map(Accel::Wide),
+            AccelKind::Octree => on_threads(threads, || {
+                Accel::Octree(OctreeBvh::build(triangles, settings))
+            }),
         }
     }
 

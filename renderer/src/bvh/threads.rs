@@ -1,15 +1,14 @@
-//! The threads a BVH is built on: a rayon pool that the build starts, and joins, itself.
+//! The threads a BVH is built on, started for the build and joined before it returns.
 //!
-//! The builds ([`OctreeBvh::build`](super::OctreeBvh::build),
-//! [`WideBvh::build`](super::WideBvh::build)) are rayon code: their parallel iterators and
+//! The wide BVH ([`WideBvh::build_on`](super::WideBvh::build_on)) is built on raylb's own
+//! work-stealing balancer, which starts and joins its workers itself. The octree's build
+//! ([`OctreeBvh::build`](super::OctreeBvh::build)) is rayon code: its parallel iterators and
 //! `join`s run on the pool they are called from, and, called from outside any, on rayon's
-//! global pool, which panics when it cannot start its threads. [`Accel::build`] calls them on
-//! a pool of their own instead, and a thread the operating system refuses comes back as a
-//! [`BuildThreadError`], as a refused worker of a frame does.
+//! global pool, which panics when it cannot start its threads. [`Accel::build`] calls it on a
+//! pool of its own instead ([`on_threads`]). Either way a thread the operating system refuses
+//! comes back as a [`BuildThreadError`], as a refused worker of a frame does.
 //!
-//! Why not build on the calling thread alone when no thread can be started: rayon code needs a
-//! pool, so that would take a second, sequential copy of each build, or a pool that adopts the
-//! calling thread (rayon's `use_current_thread`), which never lets it go. And it would postpone
+//! Why not build on the calling thread alone when no thread can be started: it would postpone
 //! the failure rather than avoid it: the frame that follows starts a thread of its own and its
 //! workers, under the same limit. Where some threads can start but not one per core,
 //! `RAYON_NUM_THREADS` asks for fewer, and the error says so.
@@ -49,47 +48,42 @@ impl fmt::Display for BuildThreadError {
     }
 }
 
+impl From<balancers::SpawnError> for BuildThreadError {
+    fn from(e: balancers::SpawnError) -> Self {
+        Self {
+            thread: e.worker,
+            threads: e.workers,
+            source: e.source,
+        }
+    }
+}
+
 /// The reason is part of the message (`Display`), so `source` is left empty: error chains
 /// would print it twice.
 impl std::error::Error for BuildThreadError {}
 
 /// How many threads a build starts: `RAYON_NUM_THREADS` where it is a whole number above 0,
 /// as for rayon's own pools, else one per core the process may use.
-pub(crate) fn thread_count() -> usize {
+pub(crate) fn thread_count() -> NonZeroUsize {
     std::env::var("RAYON_NUM_THREADS")
         .ok()
         .and_then(|n| n.trim().parse::<NonZeroUsize>().ok())
         .or_else(|| thread::available_parallelism().ok())
-        .map_or(1, NonZeroUsize::get)
+        .unwrap_or(NonZeroUsize::MIN)
 }
 
-/// Runs `build` on a rayon pool of [`thread_count`] threads started for it, every one of them
-/// joined before this returns: no thread of the build is left to hold its stack, or to count
-/// against a limit on threads, while the frame starts its own.
+/// Runs `build` on a rayon pool of `workers` threads started for it, every one of them joined
+/// before this returns: no thread of the build is left to hold its stack, or to count against
+/// a limit on threads, while the frame starts its own.
 ///
 /// # Errors
 /// When the operating system refuses to start one of the threads; those already started are
 /// joined first, and `build` does not run.
-pub(crate) fn on_own_threads<R: Send>(
-    build: impl FnOnce() -> R + Send,
-) -> Result<R, BuildThreadError> {
-    let count = thread_count();
-    on_threads(NonZeroUsize::new(count).unwrap_or(NonZeroUsize::MIN), build)
-}
-
-/// [`on_own_threads`] on `workers` threads.
-///
-/// # Errors
-/// As [`on_own_threads`].
 pub(crate) fn on_threads<R: Send>(
     workers: NonZeroUsize,
     build: impl FnOnce() -> R + Send,
 ) -> Result<R, BuildThreadError> {
-    let (pool, threads) = start_pool(workers, "raylb-bvh").map_err(|e| BuildThreadError {
-        thread: e.worker,
-        threads: e.workers,
-        source: e.source,
-    })?;
+    let (pool, threads) = start_pool(workers, "raylb-bvh")?;
     let result = pool.install(build);
     // rayon does not join its threads when the pool is dropped: it tells them to end.
     drop(pool);
@@ -103,8 +97,8 @@ mod tests {
 
     #[test]
     fn the_build_runs_on_the_threads_started_for_it() {
-        let count = thread_count();
-        let (threads, names) = on_own_threads(|| {
+        let count = thread_count().get();
+        let (threads, names) = on_threads(thread_count(), || {
             let names = rayon::broadcast(|_| thread::current().name().map(String::from));
             (rayon::current_num_threads(), names)
         })

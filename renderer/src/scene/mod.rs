@@ -558,7 +558,7 @@ fn check_build_room(
         AccelKind::Octree => "building the octree",
     };
     // Under `ulimit -v` the build's threads reserve their stacks and malloc arenas first.
-    let threads = crate::memory::thread_address_space(crate::bvh::build_thread_count());
+    let threads = crate::memory::thread_address_space(crate::bvh::build_thread_count().get());
     if address_space
         && let Some(left) = crate::memory::address_space_left()
         && left < threads.saturating_add(bytes as u64)

@@ -3,9 +3,8 @@
 //! small fixed stack.
 //!
 //! *Build* ([`build`]): a binary tree by the surface area heuristic over binned centroids
-//! (16 bins on each axis), its nodes built in parallel (rayon's join) below a size where
-//! spreading them costs more than it saves; the result depends only on the input, never on
-//! the thread count. Then collapsed to [`Width`] children per node: a node's children are the
+//! (16 bins on each axis), its large nodes split in parallel as tasks of raylb's own
+//! work-stealing balancer; the result depends only on the input, never on the worker count. Then collapsed to [`Width`] children per node: a node's children are the
 //! binary children of its binary children, opening the largest (by surface area) first.
 //! ([`BvhSplit::Octant`](super::BvhSplit::Octant) splits by the octree's rule instead, to
 //! measure that rule in this layout.)
@@ -37,11 +36,14 @@ mod lanes;
 mod pack;
 mod traverse;
 
+use std::num::NonZeroUsize;
 use std::time::Instant;
+
+use balancers::SpawnError;
 
 use crate::geometry::{Aabb, Triangle};
 
-use super::{BvhSettings, BvhStats};
+use super::{BuildThreadError, BvhSettings, BvhStats};
 
 pub use gpu::GpuWideBvh;
 pub use pack::{LANES, TrianglePack};
@@ -112,6 +114,10 @@ pub struct WideNode<const W: usize> {
 
 const _: () = assert!(size_of::<WideNode<4>>() == 128 && size_of::<WideNode<8>>() == 256);
 
+// SAFETY: a `WideNode` is floats and integers only (`repr(C)`), for which all-zero bits are a
+// value: the build allocates its nodes zeroed, then writes each one.
+unsafe impl<const W: usize> bytemuck::Zeroable for WideNode<W> {}
+
 /// The nodes of a wide BVH, at its width; the root is node 0.
 #[derive(Debug)]
 pub enum Nodes {
@@ -178,15 +184,12 @@ pub struct WideBvh {
 
 impl WideBvh {
     /// Builds the hierarchy over `triangles` (indexed by their position, the tie-breaking index
-    /// of the closest-hit rule); `settings.leaf_size` bounds a leaf's triangles.
-    ///
-    /// Runs on the rayon pool it is called from (outside one, rayon's global pool);
-    /// [`Accel::build`](crate::accel::Accel::build) gives it a pool of its own.
+    /// of the closest-hit rule) on the calling thread; `settings.leaf_size` bounds a leaf's
+    /// triangles. Nodes have `settings.width` children, or as many as trace fastest here.
     ///
     /// # Panics
     /// On no triangles, a leaf size out of `1..=MAX_LEAF_SIZE`, or more than `MAX_TRIANGLES`
     /// triangles; callers validate all three first (a scene has at least one triangle).
-    /// Nodes have `settings.width` children, or as many as trace fastest here.
     pub fn build(triangles: &[Triangle], settings: BvhSettings) -> Self {
         Self::build_with_width(
             triangles,
@@ -197,6 +200,30 @@ impl WideBvh {
 
     /// [`build`](Self::build) with `width` children per node, whatever the processor.
     pub fn build_with_width(triangles: &[Triangle], settings: BvhSettings, width: Width) -> Self {
+        Self::build_parts(triangles, settings, width, NonZeroUsize::MIN)
+            .expect("one worker builds on the calling thread, starting none")
+    }
+
+    /// [`build`](Self::build) on `workers` workers of raylb's work-stealing balancer, started
+    /// for the build and joined before it returns; the same tree whatever their number.
+    ///
+    /// # Errors
+    /// When the operating system refuses to start one of them.
+    pub fn build_on(
+        triangles: &[Triangle],
+        settings: BvhSettings,
+        workers: NonZeroUsize,
+    ) -> Result<Self, BuildThreadError> {
+        let width = settings.width.unwrap_or_else(Width::best);
+        Self::build_parts(triangles, settings, width, workers).map_err(BuildThreadError::from)
+    }
+
+    fn build_parts(
+        triangles: &[Triangle],
+        settings: BvhSettings,
+        width: Width,
+        workers: NonZeroUsize,
+    ) -> Result<Self, SpawnError> {
         assert!(!triangles.is_empty(), "a hierarchy over no triangles");
         assert!(
             (1..=super::MAX_LEAF_SIZE).contains(&settings.leaf_size),
@@ -213,7 +240,8 @@ impl WideBvh {
             settings.leaf_size as usize,
             settings.split,
             width,
-        );
+            workers,
+        )?;
         let build_time = start.elapsed();
         let stats = BvhStats {
             structure: "wide",
@@ -233,7 +261,7 @@ impl WideBvh {
                 + built.triangles.len() * (size_of::<Triangle>() + size_of::<u32>()),
             build_time,
         };
-        Self {
+        Ok(Self {
             nodes: built.nodes,
             avx2,
             triangles: built.triangles,
@@ -242,7 +270,7 @@ impl WideBvh {
             padding: built.padding,
             bounds: built.bounds,
             stats,
-        }
+        })
     }
 
     /// The nodes; the root is node 0.
@@ -423,23 +451,43 @@ mod tests {
     }
 
     #[test]
-    fn the_tree_does_not_depend_on_the_thread_count() {
-        let input = triangles(20_000);
-        for width in [Width::Four, Width::Eight] {
-            let build = |threads: usize| {
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .build()
-                    .unwrap()
-                    .install(|| WideBvh::build_with_width(&input, BvhSettings::default(), width))
+    fn the_tree_does_not_depend_on_the_worker_count() {
+        // Large enough for both stages to be shared out, and built on more workers than this
+        // machine has cores.
+        let input = triangles(30_000);
+        for (width, split, leaf_size) in [
+            (Width::Four, BvhSplit::Sah, 4),
+            (Width::Eight, BvhSplit::Sah, 4),
+            (Width::Eight, BvhSplit::Sah, 31),
+            (Width::Eight, BvhSplit::Octant, 4),
+        ] {
+            let settings = BvhSettings {
+                width: Some(width),
+                split,
+                leaf_size,
+                ..BvhSettings::default()
             };
-            let (one, three) = (build(1), build(3));
-            match (one.nodes(), three.nodes()) {
-                (Nodes::Four(a), Nodes::Four(b)) => assert_eq!(a, b),
-                (Nodes::Eight(a), Nodes::Eight(b)) => assert_eq!(a, b),
-                _ => panic!("one width asked for, two built"),
+            let build = |workers: usize| {
+                WideBvh::build_on(&input, settings, NonZeroUsize::new(workers).unwrap())
+                    .expect("the workers start")
+            };
+            let one = build(1);
+            for workers in [2, 3, 16] {
+                let many = build(workers);
+                match (one.nodes(), many.nodes()) {
+                    (Nodes::Four(a), Nodes::Four(b)) => assert!(a == b, "{workers} workers"),
+                    (Nodes::Eight(a), Nodes::Eight(b)) => assert!(a == b, "{workers} workers"),
+                    _ => panic!("one width asked for, two built"),
+                }
+                assert!(one.packs() == many.packs(), "{workers} workers");
+                assert!(one.triangles() == many.triangles(), "{workers} workers");
+                assert_eq!(one.original_indices(), many.original_indices());
+                let (a, b) = (one.stats(), many.stats());
+                assert_eq!(
+                    (a.nodes, a.leaves, a.depth, a.max_leaf_triangles),
+                    (b.nodes, b.leaves, b.depth, b.max_leaf_triangles)
+                );
             }
-            assert_eq!(one.original_indices(), three.original_indices());
         }
     }
 

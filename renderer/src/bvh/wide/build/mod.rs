@@ -1,0 +1,311 @@
+//! The binned-SAH build (or the octree's octant split, as a choice to measure it by) and its
+//! collapse to four or eight children per node.
+//!
+//! Two stages, each on the calling thread or, given more than one worker, as tasks of raylb's
+//! own work-stealing balancer:
+//! - the binary tree ([`binned`], [`tasks`]): each node large enough is a task that cuts its
+//!   triangles in two and spawns a task for each half; a smaller one builds its subtree. Every
+//!   node is cut by the same code from the same records, so the tree does not depend on the
+//!   worker count. Each node knows what its subtree fills once written wide ([`Size`]).
+//! - the wide tree ([`emit`]): the binary tree collapsed to `W` children per node and written
+//!   in pre-order. The sizes give every wide subtree its place in the output before it is
+//!   written, so each large one is a task that writes its part in place: the same bytes as
+//!   one thread writing them all.
+
+mod binned;
+mod emit;
+mod shared;
+mod tasks;
+
+use std::num::NonZeroUsize;
+use std::ops::Range;
+
+use balancers::SpawnError;
+
+use crate::geometry::{Aabb, Triangle};
+
+use super::super::BvhSplit;
+use super::super::padding_for;
+use super::{LANES, Nodes, TrianglePack, Width};
+use binned::{Extent, Record, SPLIT_DEPTH, Splitter};
+
+/// Below this many triangles a node's subtree, binary or wide, is built by one task: spreading
+/// smaller ones over the workers costs more in task overhead than it saves.
+const PARALLEL_THRESHOLD: usize = 4096;
+
+/// The deepest a wide inner node can be (the root at 0): the binary tree's inner nodes are at
+/// most `SPLIT_DEPTH + 27` deep (27: median splits of at most 2^27 triangles), and every wide
+/// node is a deeper binary inner node than its parent.
+pub(super) const MAX_INNER_DEPTH: usize = SPLIT_DEPTH as usize + 27;
+
+/// The most entries the traversal's stack can hold: each query visits one child of a node
+/// next and leaves at most the other seven (of eight) on the stack, seven entries per level of
+/// [`MAX_INNER_DEPTH`], plus one.
+pub(super) const STACK_SIZE: usize = 7 * MAX_INNER_DEPTH + 1;
+
+/// The most children a wide node has.
+const MAX_WIDTH: usize = 8;
+
+/// What the build hands to [`WideBvh`](super::WideBvh).
+pub(super) struct Built {
+    pub(super) nodes: Nodes,
+    pub(super) node_bytes: usize,
+    pub(super) triangles: Vec<Triangle>,
+    pub(super) packs: Vec<TrianglePack>,
+    pub(super) ids: Vec<u32>,
+    pub(super) leaves: usize,
+    pub(super) depth: u32,
+    pub(super) max_leaf_triangles: u32,
+    pub(super) padding: f32,
+    pub(super) bounds: Aabb,
+}
+
+/// Builds the wide BVH over `triangles`, `width` children per node, leaves of at most
+/// `leaf_size` triangles, nodes split as `split` says, on `workers` workers.
+///
+/// # Errors
+/// When the operating system refuses to start one of the workers (never with one worker, or
+/// for a mesh too small to share, which are built on the calling thread).
+pub(super) fn build(
+    triangles: &[Triangle],
+    leaf_size: usize,
+    split: BvhSplit,
+    width: Width,
+    workers: NonZeroUsize,
+) -> Result<Built, SpawnError> {
+    let splitter = Splitter {
+        leaf_size,
+        split,
+        width: width.children(),
+    };
+    let workers = (triangles.len() > PARALLEL_THRESHOLD)
+        .then_some(workers)
+        .filter(|w| w.get() > 1);
+    let (forest, records) = match workers {
+        Some(workers) => tasks::binary_on(triangles, splitter, workers)?,
+        None => binary_here(triangles, splitter),
+    };
+    let ids: Vec<u32> = records.iter().map(Record::index).collect();
+    drop(records);
+    let bounds = forest.get(forest.root).bounds;
+    let padding = padding_for(&bounds);
+    Ok(match width {
+        Width::Four => {
+            emit::wide::<4>(&forest, triangles, &ids, padding, workers)?.built(Nodes::Four, bounds)
+        }
+        Width::Eight => {
+            emit::wide::<8>(&forest, triangles, &ids, padding, workers)?.built(Nodes::Eight, bounds)
+        }
+    })
+}
+
+/// The binary tree over `triangles`, built on the calling thread, and the records in the
+/// order its leaves refer to.
+fn binary_here(triangles: &[Triangle], splitter: Splitter) -> (Forest, Vec<Record>) {
+    let mut records: Vec<Record> = (0u32..)
+        .zip(triangles)
+        .map(|(i, t)| Record::new(t, i))
+        .collect();
+    let extent = Extent::of(&records);
+    let mut arena = Arena::new(0);
+    let root = splitter.subtree(&mut records, 0, 0, None, &extent, &mut arena);
+    let forest = Forest {
+        arenas: vec![arena.nodes],
+        root,
+    };
+    (forest, records)
+}
+
+/// Where a binary node is: its arena (one per worker that built nodes, and one for those put
+/// together after a run), and its index there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct NodeRef {
+    arena: u32,
+    index: u32,
+}
+
+/// What a binary node's subtree fills once collapsed and written as a wide subtree of its own:
+/// its wide nodes (none for a leaf) and its packs. (Its triangles are its records.)
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Size {
+    nodes: usize,
+    packs: usize,
+}
+
+/// A node of the binary tree.
+#[derive(Clone, Copy, Debug)]
+struct BinaryNode {
+    bounds: Aabb,
+    /// Its records, in the build's (permuted) record list.
+    start: u32,
+    end: u32,
+    /// Its two children; `None` for a leaf.
+    children: Option<[NodeRef; 2]>,
+    size: Size,
+}
+
+impl BinaryNode {
+    /// A leaf over the records `range`, which span `bounds`.
+    fn leaf(bounds: Aabb, range: Range<usize>) -> Self {
+        Self {
+            bounds,
+            start: range.start as u32,
+            end: range.end as u32,
+            children: None,
+            size: Size {
+                nodes: 0,
+                packs: range.len().div_ceil(LANES),
+            },
+        }
+    }
+
+    /// An inner node over the records `range`, spanning `bounds`, with `children`, in a tree
+    /// of `width` children per node whose nodes `get` finds.
+    fn inner<'a>(
+        bounds: Aabb,
+        range: Range<usize>,
+        children: [NodeRef; 2],
+        width: usize,
+        get: impl Fn(NodeRef) -> &'a BinaryNode,
+    ) -> Self {
+        let mut node = Self {
+            bounds,
+            start: range.start as u32,
+            end: range.end as u32,
+            children: Some(children),
+            size: Size::default(),
+        };
+        let wide = collapse(&node, width, &get);
+        node.size = Size {
+            nodes: 1 + wide.iter().map(|&c| get(c).size.nodes).sum::<usize>(),
+            packs: get(children[0]).size.packs + get(children[1]).size.packs,
+        };
+        node
+    }
+
+    /// Its records.
+    fn range(&self) -> Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+/// Binary nodes as they are built, by one worker or for one tree.
+struct Arena {
+    id: u32,
+    nodes: Vec<BinaryNode>,
+}
+
+impl Arena {
+    fn new(id: u32) -> Self {
+        Self {
+            id,
+            nodes: Vec::new(),
+        }
+    }
+
+    /// One of this arena's nodes.
+    fn get(&self, node: NodeRef) -> &BinaryNode {
+        debug_assert_eq!(node.arena, self.id);
+        &self.nodes[node.index as usize]
+    }
+
+    /// Adds `node`; returns where it is.
+    fn push(&mut self, node: BinaryNode) -> NodeRef {
+        self.nodes.push(node);
+        NodeRef {
+            arena: self.id,
+            index: self.nodes.len() as u32 - 1,
+        }
+    }
+}
+
+/// The binary tree: its arenas, and its root.
+struct Forest {
+    arenas: Vec<Vec<BinaryNode>>,
+    root: NodeRef,
+}
+
+impl Forest {
+    fn get(&self, node: NodeRef) -> &BinaryNode {
+        &self.arenas[node.arena as usize][node.index as usize]
+    }
+
+    /// The children of the wide root: the binary root's collapse, or, where the root is a
+    /// leaf (a small mesh), that leaf alone; and what the whole wide tree fills.
+    fn root_children(&self, width: usize) -> (Children, Size) {
+        let root = self.get(self.root);
+        match root.children {
+            Some(_) => (collapse(root, width, |n| self.get(n)), root.size),
+            None => (
+                Children::one(self.root),
+                Size {
+                    nodes: 1,
+                    packs: root.size.packs,
+                },
+            ),
+        }
+    }
+}
+
+/// The children of one wide node, in lane order.
+#[derive(Clone, Copy, Debug)]
+struct Children {
+    nodes: [NodeRef; MAX_WIDTH],
+    len: usize,
+}
+
+impl Children {
+    fn one(node: NodeRef) -> Self {
+        Self {
+            nodes: [node; MAX_WIDTH],
+            len: 1,
+        }
+    }
+}
+
+impl std::ops::Deref for Children {
+    type Target = [NodeRef];
+    fn deref(&self) -> &[NodeRef] {
+        &self.nodes[..self.len]
+    }
+}
+
+/// Half the surface area of a box: the measure by which the collapse opens the largest child.
+fn half_area(b: &Aabb) -> f32 {
+    let e = b.extent();
+    e.x * e.y + e.y * e.z + e.z * e.x
+}
+
+/// The children of a binary inner node gathered into one wide node: its two children, then,
+/// while fewer than `width`, the inner child of largest area (the last of equals) replaced in
+/// place by its own two. `get` finds the nodes.
+fn collapse<'a>(
+    node: &BinaryNode,
+    width: usize,
+    get: impl Fn(NodeRef) -> &'a BinaryNode,
+) -> Children {
+    let pair = node.children.expect("only inner nodes are collapsed");
+    let mut out = Children {
+        nodes: [pair[0]; MAX_WIDTH],
+        len: 2,
+    };
+    out.nodes[1] = pair[1];
+    while out.len < width {
+        let mut widest: Option<(usize, f32, [NodeRef; 2])> = None;
+        for k in 0..out.len {
+            let child = get(out.nodes[k]);
+            if let Some(pair) = child.children {
+                let area = half_area(&child.bounds);
+                if widest.is_none_or(|(_, a, _)| area.total_cmp(&a).is_ge()) {
+                    widest = Some((k, area, pair));
+                }
+            }
+        }
+        let Some((k, _, pair)) = widest else { break };
+        out.nodes.copy_within(k + 1..out.len, k + 2);
+        out.nodes[k] = pair[0];
+        out.nodes[k + 1] = pair[1];
+        out.len += 1;
+    }
+    out
+}
