@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use balancers::{Assignment, BalancerKind, DequeKind, Order, StealAmount, VictimPolicy};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use renderer::accel::AccelKind;
+use renderer::accel::{AccelKind, Packets};
 use renderer::bvh::{BvhSplit, Width};
 use renderer::device::{BalancerName, BalancerRequest, DeviceKind, FrameJob, Schedule};
 use renderer::gpu::{EmulatorOptions, Gpu, GpuError};
@@ -323,6 +323,11 @@ pub(crate) struct SceneArgs {
     /// 1): a fixed stratified pattern, the same bytes on every balancer.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(renderer::scene::MAX_SAMPLES)))]
     pub(crate) spp: Option<u32>,
+    /// A tile's camera rays, and their hits' shadow rays towards each light, traced in packets
+    /// of up to eight through one traversal [default: on with the wide BVH, off with the
+    /// octree, which has no packet traversal]; both give the same bytes.
+    #[arg(long, value_parser = choice::<Packets>(), value_name = "ON|OFF")]
+    pub(crate) packets: Option<Packets>,
 }
 
 impl SceneSource {
@@ -349,6 +354,9 @@ impl SceneArgs {
         }
         if self.bvh_split.is_some() && !structures.contains(&AccelKind::Wide) {
             bail!("--bvh-split applies to --accel wide; the octree always splits by octant");
+        }
+        if self.packets == Some(Packets::On) && !structures.iter().any(|s| s.traces_packets()) {
+            bail!("--packets on applies to --accel wide; the octree traces one ray at a time");
         }
         Ok(())
     }
@@ -455,7 +463,7 @@ impl SceneArgs {
             memory_is_address_space: Budget::of(self.max_memory)
                 .is_some_and(|b| b.counts_address_space()),
         };
-        let scene = match (&source.scene, &source.mesh) {
+        let mut scene = match (&source.scene, &source.mesh) {
             (Some(_), None) if self.up.is_some() || self.view.is_some() => {
                 bail!("--up and --view frame a bare --mesh; a scene file has its own [camera]")
             }
@@ -476,6 +484,9 @@ impl SceneArgs {
             }
             _ => bail!("give a scene file or --mesh FILE.obj|FILE.ply"),
         };
+        if let Some(packets) = self.packets {
+            scene.packets = packets;
+        }
         if !quiet {
             for warning in &scene.warnings {
                 errln!("raylb: warning: {warning}");

@@ -31,6 +31,11 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
     let device = args.run.device;
     let scene_args = args.scene.for_device(args.run.device);
     scene_args.check_structure_options(&[scene_args.accel_kind()])?;
+    if device == DeviceKind::Gpu && scene_args.packets.is_some() {
+        bail!(
+            "--packets applies to the CPU's threads (--device cpu or hybrid); the GPU traces each ray on its own lane"
+        );
+    }
     // The device and balancer are checked before the scene is loaded: a missing GPU is
     // reported at once.
     let schedule = args.run.schedule()?;

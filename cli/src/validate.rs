@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Result, anyhow, bail};
 use balancers::{BalancerKind, Choice};
-use renderer::accel::AccelKind;
+use renderer::accel::{AccelKind, Packets};
 use renderer::device::FrameJob;
 use renderer::file_errors::io_reason;
 use renderer::frame::Frame;
@@ -56,13 +56,24 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
                 .with_accel(accel)?
                 .expect("--accels names each structure once");
         }
-        let name = accel.name();
-        for run in &runs {
-            let frame = run.render(&scene, gpu.as_ref()).map_err(|e| match run {
-                FrameJob::Hybrid(_) => anyhow!("--hybrid: {e}"),
-                _ => e,
-            })?;
-            matrix.check(format!("{name} {}", run.label()), &frame)?;
+        for (variant, packets) in plan.packets(accel).into_iter().enumerate() {
+            scene.packets = packets;
+            for run in &runs {
+                // The GPU traces each ray on its own: its frames are rendered once a structure.
+                let on_gpu = matches!(run, FrameJob::Gpu(_));
+                if on_gpu && variant > 0 {
+                    continue;
+                }
+                let name = match packets {
+                    Packets::On if !on_gpu => format!("{}+packets", accel.name()),
+                    _ => accel.name().to_string(),
+                };
+                let frame = run.render(&scene, gpu.as_ref()).map_err(|e| match run {
+                    FrameJob::Hybrid(_) => anyhow!("--hybrid: {e}"),
+                    _ => e,
+                })?;
+                matrix.check(format!("{name} {}", run.label()), &frame)?;
+            }
         }
     }
     matrix.finish(args, &scene)
@@ -118,14 +129,37 @@ fn check_memory(args: &ValidateArgs, plan: &Plan, scene: &Scene) -> Result<()> {
 }
 
 /// What the command line asks to validate: the structures, each rendered with every run of
-/// the library's matrix.
+/// the library's matrix, with and without packets where it traces them.
 struct Plan {
     /// The structures, each rendered with every balancer.
     accels: Vec<AccelKind>,
+    /// `--packets`: only with or only without packets.
+    packets: Option<Packets>,
     matrix: renderer::validate::Plan,
 }
 
 impl Plan {
+    /// How many frames the validation renders: each structure's runs with each of its packet
+    /// settings, the GPU's once.
+    fn renders(&self) -> usize {
+        let gpu = self.matrix.gpu.len() * self.matrix.tiles.len();
+        let per_structure = self.matrix.renders_per_structure();
+        self.accels
+            .iter()
+            .map(|&a| per_structure + (self.packets(a).len() - 1) * (per_structure - gpu))
+            .sum()
+    }
+
+    /// The packet settings `accel` is rendered with: the one asked for where it applies,
+    /// else both where the structure traces packets.
+    fn packets(&self, accel: AccelKind) -> Vec<Packets> {
+        match (self.packets, accel.traces_packets()) {
+            (_, false) => vec![Packets::Off],
+            (Some(packets), true) => vec![packets],
+            (None, true) => vec![Packets::On, Packets::Off],
+        }
+    }
+
     /// Every variant of the balancers named (all when none are), refusing a balancer that
     /// cannot run on the devices chosen and a matrix with nothing to compare.
     fn new(args: &ValidateArgs) -> Result<Self> {
@@ -194,8 +228,13 @@ impl Plan {
             hybrid: args.hybrid,
             gpu,
         };
-        matrix.check_compares(accels.len())?;
-        Ok(Self { accels, matrix })
+        let plan = Self {
+            packets: args.scene.packets,
+            accels,
+            matrix,
+        };
+        renderer::validate::Plan::check_compares(plan.renders())?;
+        Ok(plan)
     }
 }
 

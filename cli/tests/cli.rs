@@ -290,10 +290,13 @@ fn validate_runs_the_matrix() {
     );
     let stdout = ok(&out);
     // 2 static + 12 stealing + 1 rayon variants, and 1 static and 2 stealing breadth-first,
-    // × 2 thread counts × 2 tile sizes, in both structures.
-    assert!(stdout.contains("all 144 renders identical"), "{stdout}");
+    // × 2 thread counts × 2 tile sizes, in both structures, the wide one with and without
+    // packets.
+    assert!(stdout.contains("all 216 renders identical"), "{stdout}");
     assert!(
-        stdout.contains("wide static/interleaved") && stdout.contains("octree rayon"),
+        stdout.contains("wide+packets static/interleaved")
+            && stdout.contains("wide static/interleaved")
+            && stdout.contains("octree rayon"),
         "{stdout}"
     );
     assert!(
@@ -486,9 +489,9 @@ fn json_and_quiet_for_scripts() {
     let matrix: serde_json::Value = serde_json::from_str(&out).expect("one JSON value");
     assert_eq!(matrix["identical"], true);
     // Three counter variants (chunks 1 and 4, and chunk 1 breadth-first) × two thread counts
-    // × one tile edge × two structures.
-    assert_eq!(matrix["renders"], 12);
-    assert_eq!(matrix["runs"].as_array().unwrap().len(), 12);
+    // × one tile edge × three structures (the wide BVH with and without packets, the octree).
+    assert_eq!(matrix["renders"], 18);
+    assert_eq!(matrix["runs"].as_array().unwrap().len(), 18);
     assert_eq!(ok(&raylb(dir.path(), &[&args[..], &["-q"]].concat())), "");
 
     let out = raylb(

@@ -122,6 +122,8 @@ fn a_validation_with_nothing_to_compare_is_refused() {
             "8",
             "--accels",
             "wide",
+            "--packets",
+            "on",
         ],
         &["nothing to compare", "1 render"],
     );
@@ -824,5 +826,35 @@ fn structures_are_named_where_they_apply() {
     refused(
         &["render", &quick, "-o", "q.png", "--bvh-width", "16"],
         &["children per node: 4 or 8, not 16"],
+    );
+    refused(
+        &[
+            "render",
+            &quick,
+            "-o",
+            "q.png",
+            "--accel",
+            "octree",
+            "--packets",
+            "on",
+        ],
+        &["--packets on applies to --accel wide"],
+    );
+    refused(
+        &["validate", &quick, "--accels", "octree", "--packets", "on"],
+        &["--packets on applies to --accel wide"],
+    );
+    refused(
+        &[
+            "render",
+            &quick,
+            "-o",
+            "q.png",
+            "--device",
+            "gpu",
+            "--packets",
+            "off",
+        ],
+        &["--packets applies to the CPU's threads"],
     );
 }

@@ -31,8 +31,9 @@ fn validate_reaches_the_emulator_from_the_command_line() {
         .output()
         .expect("raylb runs");
     let stdout = ok(&out);
-    // Per structure: three CPU renders, the hybrid, and seven GPU balancers.
-    assert!(stdout.contains("all 22 renders identical"), "{stdout}");
+    // Per structure: three CPU renders, the hybrid, and seven GPU balancers; the wide one's
+    // CPU renders and hybrid again without packets.
+    assert!(stdout.contains("all 26 renders identical"), "{stdout}");
     for balancer in ["gpu-stealing/abp/half", "gpu-stealing/one", "cuda-managed"] {
         assert!(stdout.contains(balancer), "{balancer}: {stdout}");
     }

@@ -48,6 +48,44 @@ balancers::choices!(AccelKind {
     Octree => "octree", "The octree-built BVH with skip pointers of Wende's thesis; the GPU's default.";
 });
 
+/// Whether a tile's camera rays, and the shadow rays of their hits, are traced in packets of
+/// up to [`PACKET_LANES`] rays (`--packets`): one traversal for the packet where the
+/// structure has one (the wide BVH's), the same hits, bit for bit, as one ray at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Packets {
+    /// In packets.
+    On,
+    /// One ray at a time.
+    Off,
+}
+
+balancers::choices!(Packets {
+    On => "on", "A tile's camera rays in packets of 4x2 pixels, and their shadow rays towards each light in packets: one traversal of the wide BVH for up to eight coherent rays.";
+    Off => "off", "Every ray on its own traversal.";
+});
+
+impl Packets {
+    /// What a frame over `kind` does unless told: packets where the structure traces them.
+    pub fn default_for(kind: AccelKind) -> Self {
+        if kind.traces_packets() {
+            Packets::On
+        } else {
+            Packets::Off
+        }
+    }
+}
+
+impl AccelKind {
+    /// Whether the structure has a traversal for packets of rays (the octree has not: its
+    /// stackless walk follows one ray's skip pointers).
+    pub fn traces_packets(self) -> bool {
+        matches!(self, AccelKind::Wide)
+    }
+}
+
+/// The most rays [`Accel::closest_hits`] and [`Accel::occluded_rays`] trace together.
+pub const PACKET_LANES: usize = 8;
+
 /// A built acceleration structure.
 #[derive(Debug)]
 pub enum Accel {
@@ -142,6 +180,47 @@ impl Accel {
         match self {
             Accel::Wide(b) => b.occluded_counted(ray, counters),
             Accel::Octree(b) => b.occluded_counted(ray, counters),
+        }
+    }
+
+    /// The closest hit of each of `rays` (at most [`PACKET_LANES`]) into `hits`, traced
+    /// together where the structure can: the same hits as [`closest_hit_counted`] of each
+    /// ray. Tests are counted one ray at a time, where `counters` counts them.
+    ///
+    /// [`closest_hit_counted`]: Self::closest_hit_counted
+    ///
+    /// # Panics
+    /// When `hits` is not as long as `rays`, or they are longer than [`PACKET_LANES`].
+    #[inline]
+    pub fn closest_hits<C: TraversalCounters>(
+        &self,
+        rays: &[Ray],
+        hits: &mut [Option<BvhHit>],
+        counters: &mut C,
+    ) {
+        assert!(rays.len() == hits.len() && rays.len() <= PACKET_LANES);
+        for (ray, hit) in rays.iter().zip(hits) {
+            *hit = self.closest_hit_counted(ray, counters);
+        }
+    }
+
+    /// Whether each of `rays` (at most [`PACKET_LANES`]) is blocked, into `blocked`, traced
+    /// together where the structure can: the answers of [`occluded_counted`] of each ray.
+    ///
+    /// [`occluded_counted`]: Self::occluded_counted
+    ///
+    /// # Panics
+    /// As [`closest_hits`](Self::closest_hits).
+    #[inline]
+    pub fn occluded_rays<C: TraversalCounters>(
+        &self,
+        rays: &[Ray],
+        blocked: &mut [bool],
+        counters: &mut C,
+    ) {
+        assert!(rays.len() == blocked.len() && rays.len() <= PACKET_LANES);
+        for (ray, blocked) in rays.iter().zip(blocked) {
+            *blocked = self.occluded_counted(ray, counters);
         }
     }
 

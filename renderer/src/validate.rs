@@ -105,13 +105,12 @@ impl Plan {
         (self.cpu.len() * self.threads.len() + hybrid + self.gpu.len()) * self.tiles.len()
     }
 
-    /// Refuses a plan that compares nothing: in `structures` structures, fewer than two
-    /// frames.
+    /// Refuses a validation that compares nothing: fewer than two frames in `renders` (this
+    /// plan's runs in each structure it is rendered in, and any further variants).
     ///
     /// # Errors
     /// Saying how many renders the plan makes.
-    pub fn check_compares(&self, structures: usize) -> Result<()> {
-        let renders = structures * self.renders_per_structure();
+    pub fn check_compares(renders: usize) -> Result<()> {
         if renders < 2 {
             bail!(
                 "nothing to compare: these balancers, thread counts and tile edges make {renders} render{}; validation needs at least two",

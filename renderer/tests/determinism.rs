@@ -4,8 +4,8 @@
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::PathBuf;
 
-use balancers::BalancerKind;
-use renderer::accel::AccelKind;
+use balancers::{BalancerKind, Choice};
+use renderer::accel::{AccelKind, Packets};
 use renderer::bvh::Width;
 use renderer::render::{RenderOptions, render};
 use renderer::scene::{Scene, SceneOverrides};
@@ -23,7 +23,8 @@ fn scenes() -> Vec<PathBuf> {
 }
 
 /// Renders shipped scene `name` at 72×56 with `samples` camera rays per pixel with every
-/// balancer variant, thread count and tile edge in both structures, and checks that all give
+/// balancer variant, thread count and tile edge in both structures (the wide one with and
+/// without packets), and checks that all give
 /// the same sums and bytes; returns those bytes.
 fn same_bytes_everywhere(name: &str, samples: u32) -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -37,6 +38,10 @@ fn same_bytes_everywhere(name: &str, samples: u32) -> Vec<u8> {
     };
     let wide = Scene::load(&path, overrides).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(wide.accel.kind(), AccelKind::Wide, "the default structure");
+    assert_eq!(wide.packets, Packets::On, "the wide BVH traces packets");
+    // The same structure, every ray on its own.
+    let mut wide_single = Scene::load(&path, overrides).unwrap_or_else(|e| panic!("{e}"));
+    wide_single.packets = Packets::Off;
     let octree = Scene::load(
         &path,
         SceneOverrides {
@@ -83,6 +88,7 @@ fn same_bytes_everywhere(name: &str, samples: u32) -> Vec<u8> {
         (&wide, plan(&[1, 2, 3, 8, 32])),
         (&octree, plan(&[1, 2, 3, 8])),
         (&wide_other, plan(&[1, 3])),
+        (&wide_single, plan(&[1, 2, 8])),
     ];
     for (scene, plan) in structures {
         for run in plan.runs() {
@@ -91,7 +97,12 @@ fn same_bytes_everywhere(name: &str, samples: u32) -> Vec<u8> {
             assert_eq!(rays.camera, 72 * 56 * u64::from(samples));
             secondary = rays.reflection + rays.refraction;
             let bytes = frame.film.resolve();
-            let label = format!("{name} {} {}", scene.accel.kind().name(), run.label());
+            let label = format!(
+                "{name} {} packets {} {}",
+                scene.accel.kind().name(),
+                scene.packets.keyword(),
+                run.label()
+            );
             let verdict = sums.check(&label, &frame.film);
             assert!(
                 matches!(verdict, Verdict::Reference | Verdict::Identical),

@@ -18,7 +18,7 @@ mod values;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::accel::{Accel, AccelKind};
+use crate::accel::{Accel, AccelKind, Packets};
 use crate::bvh::{BuildThreadError, BvhSettings, BvhSplit, BvhStats, Width};
 use crate::geometry::{Aabb, Triangle, TriangleExt};
 use crate::input::MAX_SCENE_BYTES;
@@ -146,6 +146,9 @@ pub struct Scene {
     pub accel: Accel,
     /// What the acceleration structure was built with.
     pub bvh_settings: BvhSettings,
+    /// Whether a tile's camera rays and their shadow rays are traced in packets: by default
+    /// where the structure traces them ([`Packets::default_for`]).
+    pub packets: Packets,
     /// Shading data per triangle, in leaf order.
     pub shading: Vec<TriangleShading>,
     /// Load figures.
@@ -246,6 +249,12 @@ impl Scene {
             lights: self.lights.clone(),
             materials: self.materials.clone(),
             bvh_settings: self.bvh_settings,
+            // The structure rebuilt in may not trace packets.
+            packets: if kind.traces_packets() {
+                self.packets
+            } else {
+                Packets::Off
+            },
             stats: SceneStats {
                 bvh: accel.stats().clone(),
                 ..self.stats.clone()
@@ -697,6 +706,7 @@ impl GeometryBuilder {
                 load_time,
                 bvh: bvh.stats().clone(),
             },
+            packets: Packets::default_for(bvh.kind()),
             accel: bvh,
             bvh_settings: p.bvh,
             shading,

@@ -479,19 +479,28 @@ fn cheapest_boundary(
 }
 
 /// Reorders `records` so that those for which `left` holds come first; returns how many, and
-/// what each side spans. The order depends only on the input, so the tree does too.
+/// what each side spans. From both ends at once, swapping only the records on the wrong side
+/// of each other; the order depends only on the input, so the tree does too.
 fn partition(records: &mut [Record], left: impl Fn(&Record) -> bool) -> Parted {
     let (mut l, mut r) = (Extent::EMPTY, Extent::EMPTY);
-    let mut mid = 0;
-    for k in 0..records.len() {
-        let record = records[k];
-        if left(&record) {
-            l.add(&record);
-            records.swap(mid, k);
-            mid += 1;
-        } else {
-            r.add(&record);
+    let (mut i, mut j) = (0, records.len());
+    loop {
+        while i < j && left(&records[i]) {
+            l.add(&records[i]);
+            i += 1;
         }
+        while i < j && !left(&records[j - 1]) {
+            r.add(&records[j - 1]);
+            j -= 1;
+        }
+        if i == j {
+            return (i, l, r);
+        }
+        // `records[i]` belongs right and `records[j - 1]` left.
+        r.add(&records[i]);
+        l.add(&records[j - 1]);
+        records.swap(i, j - 1);
+        i += 1;
+        j -= 1;
     }
-    (mid, l, r)
 }

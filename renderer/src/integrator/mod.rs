@@ -7,18 +7,21 @@
 //! order on any worker, and the film's exact sums make the image the same whatever order
 //! that is.
 
+mod packet;
+
 use std::num::NonZeroU32;
 
 use balancers::{Spawn, TaskRunner};
 use layout::task::TaskKind;
 
-use crate::bvh::{NoCounters, TestCounts, TraversalCounters};
+use crate::accel::Packets;
+use crate::bvh::{BvhHit, NoCounters, TestCounts, TraversalCounters};
 use crate::film::Film;
 use crate::geometry::{Ray, Triangle, TriangleExt};
 use crate::math::{
     Vec3, dot, interpolate, max_component, normalize, powi, reflect, refract, scale, surface_offset,
 };
-use crate::scene::{CameraExt, LightExt, Material, Scene, TriangleShading};
+use crate::scene::{CameraExt, Light, LightExt, Material, Scene, TriangleShading};
 use crate::watch::FrameObserver;
 
 /// Why a ray was traced; its value is the kernels' code for the same kind of task.
@@ -176,6 +179,16 @@ pub struct RayCounts {
 }
 
 impl RayCounts {
+    /// Counts one ray of `kind`.
+    #[inline(always)]
+    fn add(&mut self, kind: RayKind) {
+        match kind {
+            RayKind::Camera => self.camera += 1,
+            RayKind::Reflection => self.reflection += 1,
+            RayKind::Refraction => self.refraction += 1,
+        }
+    }
+
     /// All rays.
     pub fn total(&self) -> u64 {
         self.camera + self.shadow + self.reflection + self.refraction
@@ -221,10 +234,10 @@ impl<'a, O: FrameObserver> Whitted<'a, O> {
     /// same at any number of samples); what it adds to the film is that times the sample
     /// weight, `1 / samples`.
     ///
-    /// Its steps ([`SurfacePoint::new`], [`direct_light`](Self::direct_light),
-    /// [`spawn_children`](Self::spawn_children)) are `#[inline(always)]`: this is the CPU's
-    /// hot path, and with `direct_light` called out of line, as LLVM left it under a plain
-    /// `#[inline]`, a frame took about 1% more instructions.
+    /// Its steps ([`surface`](Self::surface), [`light_path`](Self::light_path),
+    /// [`finish`](Self::finish)) are `#[inline(always)]`: this is the CPU's hot path, and with
+    /// the direct light called out of line, as LLVM left it under a plain `#[inline]`, a
+    /// frame took about 1% more instructions.
     fn trace<S: Spawn<RenderTask>, C: TraceObserver>(
         &self,
         task: RayTask,
@@ -232,26 +245,47 @@ impl<'a, O: FrameObserver> Whitted<'a, O> {
         tests: &mut C,
         spawn: &mut S,
     ) {
-        match task.kind {
-            RayKind::Camera => counts.camera += 1,
-            RayKind::Reflection => counts.reflection += 1,
-            RayKind::Refraction => counts.refraction += 1,
-        }
+        counts.add(task.kind);
         let scene = self.scene;
         let bvh = &scene.accel;
         let ray = Ray::new(task.origin, task.dir);
         tests.ray(task.kind.into(), &ray);
-        let sample_weight = scene.samples.weight();
         let Some(hit) = bvh.closest_hit_counted(&ray, tests) else {
-            self.film.count_rays(task.pixel, 1);
-            self.film.add(
-                task.pixel,
-                task.weight * scene.settings.background * sample_weight,
-            );
+            self.miss(&task);
             return;
         };
+        let (surface, material) = self.surface(&task, &hit);
+        let mut color = scene.settings.ambient * material.ambient;
+        let mut shadow_rays = 0;
+        for light in &scene.lights {
+            let Some(path) = self.light_path(&task, &surface, material, light) else {
+                continue;
+            };
+            shadow_rays += 1;
+            tests.ray(RayRole::Shadow, &path.shadow);
+            if !bvh.occluded_counted(&path.shadow, tests) {
+                color += path.light;
+            }
+        }
+        self.finish(&task, &surface, material, color, shadow_rays, counts, spawn);
+    }
+
+    /// What a ray that hits nothing adds: the background.
+    #[inline(always)]
+    fn miss(&self, task: &RayTask) {
+        self.film.count_rays(task.pixel, 1);
+        self.film.add(
+            task.pixel,
+            task.weight * self.scene.settings.background * self.scene.samples.weight(),
+        );
+    }
+
+    /// Where `task`'s ray hit, and the material there.
+    #[inline(always)]
+    fn surface(&self, task: &RayTask, hit: &BvhHit) -> (SurfacePoint, &Material) {
+        let scene = self.scene;
         let k = hit.index as usize;
-        let triangle = &bvh.triangles()[k];
+        let triangle = &scene.accel.triangles()[k];
         let shading = &scene.shading[k];
         let material = &scene.materials[shading.material as usize];
         let surface = SurfacePoint::new(
@@ -261,63 +295,73 @@ impl<'a, O: FrameObserver> Whitted<'a, O> {
             task.dir,
             scene.settings.offset_scale,
         );
-        let (color, shadow_rays) = self.direct_light(&task, &surface, material, tests);
-        counts.shadow += u64::from(shadow_rays);
-        self.film.count_rays(task.pixel, 1 + shadow_rays);
-        self.film
-            .add(task.pixel, task.weight * color * sample_weight);
-        self.spawn_children(&task, &surface, material, spawn);
+        (surface, material)
     }
 
-    /// The light `task`'s ray takes back from `surface`: the ambient term, then each light
-    /// that faces the surface and is not shadowed, Phong's diffuse and specular terms in the
-    /// light's cone; and how many shadow rays that took.
+    /// The shadow ray from `surface` towards `light`, and the light it brings `task`'s ray
+    /// unless something blocks it (Phong's diffuse and specular terms in the light's cone);
+    /// `None` where the light is behind the surface or outside its cone, and casts no shadow
+    /// ray.
     #[inline(always)]
-    fn direct_light<C: TraceObserver>(
+    fn light_path(
         &self,
         task: &RayTask,
         surface: &SurfacePoint,
         material: &Material,
-        tests: &mut C,
-    ) -> (Vec3, u32) {
-        let scene = self.scene;
-        let bvh = &scene.accel;
+        light: &Light,
+    ) -> Option<LightPath> {
         let (normal, facing, outside) = (surface.normal, surface.facing, surface.outside);
-        let mut color = scene.settings.ambient * material.ambient;
-        let mut shadow_rays = 0;
-        for light in &scene.lights {
-            let to_light = light.position - outside;
-            let distance = dot(to_light, to_light).sqrt();
-            let l = Vec3::new(
-                to_light.x / distance,
-                to_light.y / distance,
-                to_light.z / distance,
-            );
-            let cos_n = dot(normal, l);
-            if cos_n <= 0.0 || dot(facing, l) <= 0.0 {
-                continue;
-            }
-            let cone = light.cone_factor(-l);
-            if cone == 0.0 {
-                continue;
-            }
-            shadow_rays += 1;
-            let shadow = Ray {
+        let to_light = light.position - outside;
+        let distance = dot(to_light, to_light).sqrt();
+        let l = Vec3::new(
+            to_light.x / distance,
+            to_light.y / distance,
+            to_light.z / distance,
+        );
+        let cos_n = dot(normal, l);
+        if cos_n <= 0.0 || dot(facing, l) <= 0.0 {
+            return None;
+        }
+        let cone = light.cone_factor(-l);
+        if cone == 0.0 {
+            return None;
+        }
+        let highlight = dot(reflect(-l, normal), -task.dir).max(0.0);
+        let lit =
+            material.diffuse * cos_n + material.specular * powi(highlight, material.shininess);
+        Some(LightPath {
+            shadow: Ray {
                 origin: outside,
                 dir: l,
                 t_min: 0.0,
                 t_max: distance,
-            };
-            tests.ray(RayRole::Shadow, &shadow);
-            if bvh.occluded_counted(&shadow, tests) {
-                continue;
-            }
-            let highlight = dot(reflect(-l, normal), -task.dir).max(0.0);
-            let lit =
-                material.diffuse * cos_n + material.specular * powi(highlight, material.shininess);
-            color += light.color * lit * cone;
-        }
-        (color, shadow_rays)
+            },
+            light: light.color * lit * cone,
+        })
+    }
+
+    /// Adds what `task`'s ray takes back from `surface` to its pixel (`color`, the ambient
+    /// term and each light not shadowed, found with `shadow_rays` shadow rays) and spawns its
+    /// children.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn finish<S: Spawn<RenderTask>>(
+        &self,
+        task: &RayTask,
+        surface: &SurfacePoint,
+        material: &Material,
+        color: Vec3,
+        shadow_rays: u32,
+        counts: &mut RayCounts,
+        spawn: &mut S,
+    ) {
+        counts.shadow += u64::from(shadow_rays);
+        self.film.count_rays(task.pixel, 1 + shadow_rays);
+        self.film.add(
+            task.pixel,
+            task.weight * color * self.scene.samples.weight(),
+        );
+        self.spawn_children(task, surface, material, spawn);
     }
 
     /// Spawns the reflection and refraction rays of `task` at `surface`, those whose weight
@@ -384,7 +428,53 @@ impl<'a, O: FrameObserver> Whitted<'a, O> {
     }
 }
 
+/// A light's share in a hit's color, if its shadow ray gets through.
+#[derive(Clone, Copy, Debug)]
+struct LightPath {
+    /// From the hit towards the light, ending at the light.
+    shadow: Ray,
+    /// What the light adds.
+    light: Vec3,
+}
+
+impl<O: FrameObserver> Whitted<'_, O> {
+    /// The camera ray of pixel (`x`, `y`) through sample `offset`.
+    #[inline(always)]
+    fn camera_task(&self, x: u32, y: u32, offset: [f32; 2]) -> RayTask {
+        let (w, h) = (self.scene.width, self.scene.height);
+        let ray = self.scene.camera.sample_ray(x, y, offset, w, h);
+        RayTask {
+            origin: ray.origin,
+            dir: ray.dir,
+            weight: Vec3::ONE,
+            pixel: y * w + x,
+            depth: 0,
+            kind: RayKind::Camera,
+        }
+    }
+
+    /// Traces the camera rays of `tile`'s pixels, one ray at a time, pixel by pixel.
+    fn trace_one_by_one<S: Spawn<RenderTask>, C: TraceObserver>(
+        &self,
+        tile: Tile,
+        local: &mut WorkerRays,
+        tests: &mut C,
+        spawn: &mut S,
+    ) {
+        for y in tile.y0..tile.y1 {
+            for x in tile.x0..tile.x1 {
+                for &offset in self.scene.samples.offsets() {
+                    let task = self.camera_task(x, y, offset);
+                    self.trace(task, &mut local.rays, tests, spawn);
+                }
+                self.watch.stamp(y * self.scene.width + x, local.worker);
+            }
+        }
+    }
+}
+
 /// Where a ray meets a triangle, with the normals that shading and the spawned rays use.
+#[derive(Clone, Copy, Debug)]
 struct SurfacePoint {
     /// The point hit.
     point: Vec3,
@@ -491,31 +581,28 @@ impl<O: FrameObserver> Whitted<'_, O> {
                 for piece in pieces.rev() {
                     spawn.spawn(RenderTask::Tile(piece));
                 }
-                let (w, h) = (self.scene.width, self.scene.height);
-                for y in tile.y0..tile.y1 {
-                    // A cancel request is also looked at once a row, so that a frame stops
-                    // within a row's worth of camera rays rather than a tile's.
+                let rows = match self.scene.packets {
+                    Packets::On => packet::BLOCK_ROWS,
+                    Packets::Off => 1,
+                };
+                for y in (tile.y0..tile.y1).step_by(rows as usize) {
+                    // A cancel request is also looked at every row or two (a row of packets),
+                    // so that a frame stops within a row's worth of camera rays rather than a
+                    // tile's.
                     if self.watch.cancel_requested() {
                         self.watch.note_dropped();
                         self.watch
                             .count_done(u64::from((y - tile.y0) * (tile.x1 - tile.x0)));
                         return;
                     }
-                    for x in tile.x0..tile.x1 {
-                        let pixel = y * w + x;
-                        for &offset in self.scene.samples.offsets() {
-                            let ray = self.scene.camera.sample_ray(x, y, offset, w, h);
-                            let task = RayTask {
-                                origin: ray.origin,
-                                dir: ray.dir,
-                                weight: Vec3::ONE,
-                                pixel,
-                                depth: 0,
-                                kind: RayKind::Camera,
-                            };
-                            self.trace(task, counts, tests, spawn);
-                        }
-                        self.watch.stamp(pixel, local.worker);
+                    let band = Tile {
+                        y0: y,
+                        y1: (y + rows).min(tile.y1),
+                        ..tile
+                    };
+                    match self.scene.packets {
+                        Packets::On => self.trace_in_packets(band, local, tests, spawn),
+                        Packets::Off => self.trace_one_by_one(band, local, tests, spawn),
                     }
                 }
                 self.watch.count_done(u64::from(tile.pixels()));
