@@ -22,6 +22,10 @@
 //! first: the nearest next, the others (leaves and nodes alike) pushed far to near on a stack
 //! of fixed size, and a child popped behind the closest hit so far is skipped.
 //!
+//! *Packets* ([`packet`]): up to eight rays traced together, each child box and each triangle
+//! tested against all of them at once (a ray to a lane); every ray gets the bits the
+//! single-ray traversal gives it.
+//!
 //! *GPU form* ([`WideBvh::to_gpu`], [`GpuWideBvh`]): the same tree as nodes of eight child
 //! boxes quantized to bytes (the `layout` crate's `wide::WideNode`), which the CUDA header
 //! traverses; its answers are checked against this module's traversal in
@@ -35,6 +39,7 @@ mod build;
 mod gpu;
 mod lanes;
 mod pack;
+mod packet;
 mod traverse;
 
 use std::time::Instant;
@@ -45,6 +50,7 @@ use super::{BvhSettings, BvhStats};
 
 pub use gpu::GpuWideBvh;
 pub use pack::{LANES, TrianglePack};
+pub use packet::{LaneMask, PACKET_LANES, RayPacket};
 
 /// Children per node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
