@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use balancers::{Assignment, BalancerKind, DequeKind, Order, StealAmount, VictimPolicy};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use experiments::trace::Packets;
 use renderer::accel::AccelKind;
 use renderer::bvh::{BvhSplit, Width};
 use renderer::device::{BalancerName, BalancerRequest, DeviceKind, FrameJob, Schedule};
@@ -1122,6 +1123,10 @@ pub(crate) struct TraceArgs {
     /// worker traces them, then trace them.
     #[arg(long, value_name = "RAYS", conflicts_with = "ray_file")]
     pub(crate) dump: Option<PathBuf>,
+    /// Camera rays one at a time or eight at a time (the rays of a block of 4×2 pixels
+    /// together, through the wide BVH's packet traversal); the same hits either way.
+    #[arg(long, value_parser = choice::<Packets>(), default_value = "off")]
+    pub(crate) packets: Packets,
 }
 
 #[derive(Debug, Args)]

@@ -108,6 +108,14 @@ impl Accel {
         }
     }
 
+    /// The wide BVH, where that is the structure built: what traces packets of rays.
+    pub fn wide(&self) -> Option<&WideBvh> {
+        match self {
+            Accel::Wide(b) => Some(b),
+            Accel::Octree(_) => None,
+        }
+    }
+
     /// The closest triangle the ray hits within `(t_min, t_max)`.
     #[inline]
     pub fn closest_hit(&self, ray: &Ray) -> Option<BvhHit> {

@@ -100,6 +100,7 @@ fn trace(args: &TraceArgs, quiet: bool) -> Result<()> {
         threads: timed.threads,
         repeat: timed.repeat,
         rays,
+        packets: args.packets,
         dump: args.dump.clone(),
         quiet,
     })
