@@ -325,7 +325,7 @@ pub(crate) struct SceneArgs {
     pub(crate) spp: Option<u32>,
     /// A tile's camera rays, and their hits' shadow rays towards each light, traced in packets
     /// of up to eight through one traversal [default: on with the wide BVH, off with the
-    /// octree, which has no packet traversal]; both give the same bytes.
+    /// octree, which has no packet traversal; `bench trace`: off]; both give the same bytes.
     #[arg(long, value_parser = choice::<Packets>(), value_name = "ON|OFF")]
     pub(crate) packets: Option<Packets>,
 }

@@ -162,3 +162,57 @@ fn bench_build_reports_the_speed_of_each_structure() {
         );
     }
 }
+
+#[test]
+fn camera_rays_in_packets_find_the_same_hits() {
+    let dir = tempfile::tempdir().unwrap();
+    let cornell = scene_path("cornell");
+    let cornell = cornell.to_str().unwrap();
+    // Sizes that cut the last blocks of 4×2 pixels, and several samples a pixel.
+    let size = [
+        "--width", "61", "--height", "37", "--spp", "3", "--repeat", "1",
+    ];
+    let trace = |packets: &str, width: &str| {
+        let mut args = vec!["bench", "trace", cornell, "--packets", packets];
+        args.extend(size);
+        args.extend(["--bvh-width", width]);
+        ok(&raylb(dir.path(), &args))
+    };
+    for width in ["4", "8"] {
+        let alone = trace("off", width);
+        let together = trace("on", width);
+        let (hit, rays) = hits(&alone);
+        assert_eq!(rays, 61 * 37 * 3, "{alone}");
+        assert!(hit > 0, "{alone}");
+        assert_eq!(hits(&together), (hit, rays), "{together}");
+        assert!(together.contains("in packets of 4×2 pixels"), "{together}");
+    }
+}
+
+#[test]
+fn packets_are_refused_where_there_are_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = scene_path("quick");
+    let quick = quick.to_str().unwrap();
+    let refused = |args: &[&str], says: &str| {
+        let out = raylb(dir.path(), args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    };
+    let on = ["bench", "trace", quick, "--packets", "on"];
+    refused(
+        &[&on[..], &["--rays", "shadow"]].concat(),
+        "not --rays shadow",
+    );
+    refused(
+        &[&on[..], &["--dump", "camera.rays"]].concat(),
+        "not from --dump's list",
+    );
+    refused(
+        &[&on[..], &["--accel", "octree"]].concat(),
+        "--packets on applies to --accel wide",
+    );
+    refused(&["bench", "trace", quick, "--packets", "maybe"], "maybe");
+}

@@ -2,6 +2,8 @@
 //! are coherent, the rays a frame spawns are not), or on the rays of a ray file
 //! ([`renderer::ray_file`]), each asked for its closest hit or for occlusion as its kind or
 //! file says. A frame's rays can be written to a ray file, for other tracers to trace.
+//! Camera rays can be traced eight at a time, a block of 4×2 pixels to a packet, through the
+//! wide BVH's packet traversal (`--packets on`), which finds the same hits.
 
 use std::borrow::Cow;
 use std::num::{NonZeroU32, NonZeroUsize};
@@ -11,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow, bail};
 use balancers::{Assignment, Balancer, BalancerKind, Choice, Spawn, TaskRunner};
-use renderer::bvh::{NoCounters, TestCounts, TraversalCounters};
+use renderer::accel::Packets;
+use renderer::bvh::wide::RayPacket;
+use renderer::bvh::{NoCounters, TestCounts, TraversalCounters, WideBvh};
 use renderer::file_errors::io_reason;
 use renderer::geometry::Ray;
 use renderer::integrator::{Tile, tiles};
@@ -39,6 +43,15 @@ pub enum RaySource {
     },
 }
 
+/// The width of a packet's block of pixels: eight rays, one to a lane, from a block wider
+/// than it is tall, as a tile's rows are walked.
+pub const BLOCK_WIDTH: u32 = 4;
+
+/// The height of a packet's block of pixels.
+pub const BLOCK_HEIGHT: u32 = 2;
+
+const _: () = assert!((BLOCK_WIDTH * BLOCK_HEIGHT) as usize == renderer::bvh::wide::PACKET_LANES);
+
 /// What `raylb bench trace` traces.
 #[derive(Debug)]
 pub struct TraceOptions<'a> {
@@ -52,6 +65,8 @@ pub struct TraceOptions<'a> {
     pub repeat: u32,
     /// Which rays.
     pub rays: RaySource,
+    /// Camera rays one at a time or in packets (only a frame's camera rays, in the wide BVH).
+    pub packets: Packets,
     /// Where to write the frame's rays as a ray file (checked writable by the caller), with
     /// [`RaySource::Frame`].
     pub dump: Option<PathBuf>,
@@ -82,15 +97,23 @@ struct TraceRays<'a, C> {
     scene: &'a Scene,
     recorded: &'a [Ray],
     query: Query,
+    /// The tree that traces camera rays in packets, where they are.
+    packets: Option<&'a WideBvh>,
     counters: std::marker::PhantomData<C>,
 }
 
 impl<'a, C> TraceRays<'a, C> {
-    fn new(scene: &'a Scene, recorded: &'a [Ray], query: Query) -> Self {
+    fn new(
+        scene: &'a Scene,
+        recorded: &'a [Ray],
+        query: Query,
+        packets: Option<&'a WideBvh>,
+    ) -> Self {
         Self {
             scene,
             recorded,
             query,
+            packets,
             counters: std::marker::PhantomData,
         }
     }
@@ -117,6 +140,14 @@ impl<C: TraversalCounters> TraceCounts<C> {
         };
         self.hits += u64::from(hit);
     }
+
+    /// Traces the camera rays of `packet` for their closest hits, together.
+    #[inline(always)]
+    fn trace_packet(&mut self, bvh: &WideBvh, packet: &RayPacket) {
+        self.rays += u64::from(packet.active.count());
+        let hits = bvh.closest_hit_packet_counted(packet, &mut self.tests);
+        self.hits += hits.iter().filter(|hit| hit.is_some()).count() as u64;
+    }
 }
 
 impl<C: TraversalCounters + Default + Send + Sync> TaskRunner<Batch> for TraceRays<'_, C> {
@@ -129,6 +160,7 @@ impl<C: TraversalCounters + Default + Send + Sync> TaskRunner<Batch> for TraceRa
     fn run<S: Spawn<Batch>>(&self, batch: Batch, counts: &mut TraceCounts<C>, _spawn: &mut S) {
         let s = self.scene;
         match batch {
+            Batch::Tile(tile) if self.packets.is_some() => self.trace_blocks(&tile, counts),
             Batch::Tile(tile) => {
                 for y in tile.y0..tile.y1 {
                     for x in tile.x0..tile.x1 {
@@ -148,10 +180,36 @@ impl<C: TraversalCounters + Default + Send + Sync> TaskRunner<Batch> for TraceRa
     }
 }
 
+impl<C: TraversalCounters> TraceRays<'_, C> {
+    /// The camera rays of `tile` in packets: the rays of each block of pixels (fewer where the
+    /// tile's edge cuts it) for each sample offset.
+    fn trace_blocks(&self, tile: &Tile, counts: &mut TraceCounts<C>) {
+        let (s, bvh) = (self.scene, self.packets.expect("a tree for packets"));
+        for y in (tile.y0..tile.y1).step_by(BLOCK_HEIGHT as usize) {
+            for x in (tile.x0..tile.x1).step_by(BLOCK_WIDTH as usize) {
+                let rows = y..(y + BLOCK_HEIGHT).min(tile.y1);
+                let columns = x..(x + BLOCK_WIDTH).min(tile.x1);
+                for &offset in s.samples.offsets() {
+                    let mut packet = RayPacket::new(&[]);
+                    let pixels = rows
+                        .clone()
+                        .flat_map(|y| columns.clone().map(move |x| (x, y)));
+                    for (lane, (x, y)) in pixels.enumerate() {
+                        packet.rays[lane] = s.camera.sample_ray(x, y, offset, s.width, s.height);
+                        packet.active = packet.active.with(lane);
+                    }
+                    counts.trace_packet(bvh, &packet);
+                }
+            }
+        }
+    }
+}
+
 /// The traversal's throughput: the first pass counts box and triangle tests; the timed passes
 /// count nothing.
 pub fn run(options: &TraceOptions<'_>) -> Result<()> {
     let (scene, quiet) = (options.scene, options.quiet);
+    let packets = packet_tree(options)?;
     let workers = options.threads;
     let balancer = BalancerKind::static_tiles(Assignment::Interleaved);
     let recorded = recorded_rays(options, scene, balancer)?;
@@ -171,7 +229,7 @@ pub fn run(options: &TraceOptions<'_>) -> Result<()> {
     let first_pass = balancer.run(
         workers,
         &tasks,
-        &TraceRays::<TestCounts>::new(scene, rays, query),
+        &TraceRays::<TestCounts>::new(scene, rays, query, packets),
     )?;
     let mut counts = TraceCounts::<TestCounts>::default();
     for c in &first_pass.locals {
@@ -187,7 +245,7 @@ pub fn run(options: &TraceOptions<'_>) -> Result<()> {
         let run = balancer.run(
             workers,
             &tasks,
-            &TraceRays::<NoCounters>::new(scene, rays, query),
+            &TraceRays::<NoCounters>::new(scene, rays, query, packets),
         )?;
         best = best.min(started.elapsed());
         progress.step(&format!(
@@ -200,6 +258,33 @@ pub fn run(options: &TraceOptions<'_>) -> Result<()> {
     }
     progress.finish();
     report(options, workers, query, &counts, best)
+}
+
+/// The wide BVH that traces the camera rays in packets, with `--packets on`; refused for
+/// rays other than the camera rays a frame makes, and for a structure other than the wide
+/// BVH, neither of which has packets to trace.
+fn packet_tree<'a>(options: &TraceOptions<'a>) -> Result<Option<&'a WideBvh>> {
+    if options.packets == Packets::Off {
+        return Ok(None);
+    }
+    match &options.rays {
+        RaySource::Frame(FrameRays::Camera) if options.dump.is_none() => {}
+        RaySource::Frame(FrameRays::Camera) => {
+            bail!("--packets on traces camera rays as a frame makes them, not from --dump's list")
+        }
+        RaySource::Frame(which) => bail!(
+            "--packets on traces camera rays, not --rays {}",
+            which.keyword()
+        ),
+        RaySource::File { .. } => bail!("--packets on traces camera rays, not a --ray-file"),
+    }
+    match options.scene.accel.wide() {
+        Some(bvh) => Ok(Some(bvh)),
+        None => bail!(
+            "--packets on needs the wide BVH (--accel wide), not --accel {}",
+            options.scene.accel.kind().name()
+        ),
+    }
 }
 
 /// The rays traced from a list: a ray file's, or a frame's of the kind asked for, recorded as
@@ -290,9 +375,10 @@ fn report(
         ),
         RaySource::File { path, .. } => format!("{} from {}", counted(rays, "ray"), path.display()),
     };
-    let asked = match query {
-        Query::ClosestHit => "closest hit only",
-        Query::Occlusion => "occlusion (any hit)",
+    let asked = match (query, options.packets) {
+        (Query::ClosestHit, Packets::Off) => "closest hit only",
+        (Query::ClosestHit, Packets::On) => "closest hit only, in packets of 4×2 pixels",
+        (Query::Occlusion, _) => "occlusion (any hit)",
     };
     say!(
         quiet,

@@ -6,6 +6,7 @@
 
 use std::num::NonZeroUsize;
 
+use crate::bvh::wide::RayPacket;
 use crate::bvh::{
     BuildThreadError, BvhHit, BvhSettings, BvhStats, NoCounters, OctreeBvh, TraversalCounters,
     WideBvh, build_thread_count, on_threads,
@@ -84,7 +85,7 @@ impl AccelKind {
 }
 
 /// The most rays [`Accel::closest_hits`] and [`Accel::occluded_rays`] trace together.
-pub const PACKET_LANES: usize = 8;
+pub use crate::bvh::wide::PACKET_LANES;
 
 /// A built acceleration structure.
 #[derive(Debug)]
@@ -147,6 +148,14 @@ impl Accel {
         }
     }
 
+    /// The wide BVH, where that is the structure built: what traces packets of rays.
+    pub fn wide(&self) -> Option<&WideBvh> {
+        match self {
+            Accel::Wide(b) => Some(b),
+            Accel::Octree(_) => None,
+        }
+    }
+
     /// The closest triangle the ray hits within `(t_min, t_max)`.
     #[inline]
     pub fn closest_hit(&self, ray: &Ray) -> Option<BvhHit> {
@@ -184,8 +193,9 @@ impl Accel {
     }
 
     /// The closest hit of each of `rays` (at most [`PACKET_LANES`]) into `hits`, traced
-    /// together where the structure can: the same hits as [`closest_hit_counted`] of each
-    /// ray. Tests are counted one ray at a time, where `counters` counts them.
+    /// together where the structure can (the wide BVH's packet traversal, which takes the
+    /// single-ray one for rays that do not travel together): the same hits as
+    /// [`closest_hit_counted`] of each ray. Tests are counted for each ray that makes them.
     ///
     /// [`closest_hit_counted`]: Self::closest_hit_counted
     ///
@@ -199,8 +209,19 @@ impl Accel {
         counters: &mut C,
     ) {
         assert!(rays.len() == hits.len() && rays.len() <= PACKET_LANES);
-        for (ray, hit) in rays.iter().zip(hits) {
-            *hit = self.closest_hit_counted(ray, counters);
+        match self {
+            Accel::Wide(b) => {
+                let found = b.closest_hit_packet_counted(&RayPacket::new(rays), counters);
+                for (hit, found) in hits.iter_mut().zip(found) {
+                    counters.closest_query(found.is_some());
+                    *hit = found;
+                }
+            }
+            Accel::Octree(_) => {
+                for (ray, hit) in rays.iter().zip(hits) {
+                    *hit = self.closest_hit_counted(ray, counters);
+                }
+            }
         }
     }
 
@@ -219,8 +240,18 @@ impl Accel {
         counters: &mut C,
     ) {
         assert!(rays.len() == blocked.len() && rays.len() <= PACKET_LANES);
-        for (ray, blocked) in rays.iter().zip(blocked) {
-            *blocked = self.occluded_counted(ray, counters);
+        match self {
+            Accel::Wide(b) => {
+                let found = b.occluded_packet_counted(&RayPacket::new(rays), counters);
+                for (lane, blocked) in blocked.iter_mut().enumerate() {
+                    *blocked = found.contains(lane);
+                }
+            }
+            Accel::Octree(_) => {
+                for (ray, blocked) in rays.iter().zip(blocked) {
+                    *blocked = self.occluded_counted(ray, counters);
+                }
+            }
         }
     }
 

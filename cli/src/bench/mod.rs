@@ -18,6 +18,7 @@ use experiments::scene::SceneSettings;
 use experiments::sim_sweep::SimSweepOptions;
 use experiments::sweep::SweepOptions;
 use experiments::trace::{RaySource, TraceOptions};
+use renderer::accel::Packets;
 use renderer::ray_file::{FrameRays, RayFile};
 use renderer::render::FrameExtras;
 use renderer::scene::Scene;
@@ -100,6 +101,7 @@ fn trace(args: &TraceArgs, quiet: bool) -> Result<()> {
         threads: timed.threads,
         repeat: timed.repeat,
         rays,
+        packets: args.timed.scene.packets.unwrap_or(Packets::Off),
         dump: args.dump.clone(),
         quiet,
     })

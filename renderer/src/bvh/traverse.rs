@@ -118,7 +118,7 @@ impl Closest {
     /// Keeps the hit of triangle `index` (input index `original`) at `t` if it is closer than
     /// the closest so far, or as close with a smaller input index.
     #[inline(always)]
-    fn offer(&mut self, t: f32, index: u32, original: u32, uvw: [f32; 3], det: f32) {
+    pub(super) fn offer(&mut self, t: f32, index: u32, original: u32, uvw: [f32; 3], det: f32) {
         let closer = match self.best {
             None => t < self.t,
             Some(b) => t < b.t || (t == b.t && original < b.original),

@@ -81,10 +81,17 @@ impl BoxRay {
         Self {
             origin: ray.origin.to_array(),
             inv: [inv.x, inv.y, inv.z],
-            octant: usize::from(d.x.is_sign_negative())
-                | usize::from(d.y.is_sign_negative()) << 1
-                | usize::from(d.z.is_sign_negative()) << 2,
+            octant: Self::octant_of(d),
         }
+    }
+
+    /// The octant of a direction: bit `i` set when its component `i` has its sign bit set
+    /// (`-0.0` included).
+    #[inline(always)]
+    pub(crate) fn octant_of(d: Vec3) -> usize {
+        usize::from(d.x.is_sign_negative())
+            | usize::from(d.y.is_sign_negative()) << 1
+            | usize::from(d.z.is_sign_negative()) << 2
     }
 }
 
@@ -99,21 +106,7 @@ impl PreparedRay {
     #[inline(always)]
     pub fn with_boxes(ray: &Ray, boxes: BoxRay) -> Self {
         let d = ray.dir.to_array();
-        let a = ray.dir.abs();
-        let kz = if a.x >= a.y && a.x >= a.z {
-            0
-        } else if a.y >= a.z {
-            1
-        } else {
-            2
-        };
-        let mut kx = (kz + 1) % 3;
-        let mut ky = (kx + 1) % 3;
-        // Swapping keeps the winding of the projected triangle, so the edge-function signs of
-        // front faces stay positive whichever way the ray points.
-        if d[kz] < 0.0 {
-            std::mem::swap(&mut kx, &mut ky);
-        }
+        let [kx, ky, kz] = Self::watertight_axes(ray.dir);
         let BoxRay {
             origin: o,
             inv,
@@ -130,6 +123,30 @@ impl PreparedRay {
             shear: [d[kx] / d[kz], d[ky] / d[kz], 1.0 / d[kz]],
             t_min: ray.t_min,
             t_max: ray.t_max,
+        }
+    }
+
+    /// The axes `kx`, `ky`, `kz` of the watertight test of a ray along `dir`: `kz` is the
+    /// dominant axis (the first of the largest components), and `kx`, `ky` follow it in
+    /// cyclic order, swapped where `dir` points down `kz`.
+    #[inline(always)]
+    pub(crate) fn watertight_axes(dir: Vec3) -> [usize; 3] {
+        let a = dir.abs();
+        let kz = if a.x >= a.y && a.x >= a.z {
+            0
+        } else if a.y >= a.z {
+            1
+        } else {
+            2
+        };
+        let kx = (kz + 1) % 3;
+        let ky = (kx + 1) % 3;
+        // Swapping keeps the winding of the projected triangle, so the edge-function signs of
+        // front faces stay positive whichever way the ray points.
+        if dir[kz] < 0.0 {
+            [ky, kx, kz]
+        } else {
+            [kx, ky, kz]
         }
     }
 

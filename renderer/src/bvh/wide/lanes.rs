@@ -1,12 +1,14 @@
-//! The vector operations of the box test, for nodes of four and of eight children.
+//! The vector operations of the box test, for nodes of four and of eight children, and of the
+//! box and triangle tests of a packet of eight rays (`packet`).
 //!
 //! Four lanes are SSE (glam's `Vec4`, which falls back to plain floats off x86). Eight are
 //! AVX where the processor has AVX2 (detected at run time: the build never assumes it; that
-//! implementation lives beside the traversal compiled for it, in `traverse`, the only code
+//! implementation lives beside the traversals compiled for it, in `traverse`, the only code
 //! that may make its values), and two SSE halves elsewhere, so that an eight-wide tree runs
-//! on any machine. Every operation
-//! is the IEEE one lane by lane, the same bits in each implementation, and `min`/`max` give
-//! their second operand when either is NaN (SSE's and AVX's rule, and glam's fallback's).
+//! on any machine. Every operation is the IEEE one lane by lane, the same bits in each
+//! implementation (no two are ever fused into one rounding), `min`/`max` give their second
+//! operand when either is NaN (SSE's and AVX's rule, and glam's fallback's), and every
+//! comparison is false where either operand is NaN.
 
 use glam::Vec4;
 
@@ -14,14 +16,24 @@ use glam::Vec4;
 pub(super) trait Lanes<const W: usize>: Copy {
     fn splat(x: f32) -> Self;
     fn load(a: &[f32; W]) -> Self;
+    fn add(self, other: Self) -> Self;
     fn sub(self, other: Self) -> Self;
     fn mul(self, other: Self) -> Self;
+    fn div(self, other: Self) -> Self;
     /// The smaller per lane; `other` where either is NaN.
     fn min(self, other: Self) -> Self;
     /// The larger per lane; `other` where either is NaN.
     fn max(self, other: Self) -> Self;
     /// Bit `k` set where lane `k` of `self` is at most lane `k` of `other`.
     fn le_mask(self, other: Self) -> u32;
+    /// Bit `k` set where lane `k` of `self` is below lane `k` of `other`.
+    fn lt_mask(self, other: Self) -> u32;
+    /// Bit `k` set where lane `k` of `self` is above lane `k` of `other`.
+    fn gt_mask(self, other: Self) -> u32;
+    /// Bit `k` set where lane `k` of `self` equals lane `k` of `other` (`+0` equals `−0`).
+    fn eq_mask(self, other: Self) -> u32;
+    /// Bit `k` set where lane `k` has its sign bit set (`−0` and negative NaNs included).
+    fn sign_mask(self) -> u32;
     fn to_array(self) -> [f32; W];
 }
 
@@ -35,12 +47,20 @@ impl Lanes<4> for Vec4 {
         Vec4::from_array(*a)
     }
     #[inline(always)]
+    fn add(self, other: Self) -> Self {
+        self + other
+    }
+    #[inline(always)]
     fn sub(self, other: Self) -> Self {
         self - other
     }
     #[inline(always)]
     fn mul(self, other: Self) -> Self {
         self * other
+    }
+    #[inline(always)]
+    fn div(self, other: Self) -> Self {
+        self / other
     }
     #[inline(always)]
     fn min(self, other: Self) -> Self {
@@ -53,6 +73,22 @@ impl Lanes<4> for Vec4 {
     #[inline(always)]
     fn le_mask(self, other: Self) -> u32 {
         self.cmple(other).bitmask()
+    }
+    #[inline(always)]
+    fn lt_mask(self, other: Self) -> u32 {
+        self.cmplt(other).bitmask()
+    }
+    #[inline(always)]
+    fn gt_mask(self, other: Self) -> u32 {
+        self.cmpgt(other).bitmask()
+    }
+    #[inline(always)]
+    fn eq_mask(self, other: Self) -> u32 {
+        self.cmpeq(other).bitmask()
+    }
+    #[inline(always)]
+    fn sign_mask(self) -> u32 {
+        self.is_negative_bitmask()
     }
     #[inline(always)]
     fn to_array(self) -> [f32; 4] {
@@ -77,12 +113,20 @@ impl Lanes<8> for Halves {
         ])
     }
     #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        Self([self.0[0] + o.0[0], self.0[1] + o.0[1]])
+    }
+    #[inline(always)]
     fn sub(self, o: Self) -> Self {
         Self([self.0[0] - o.0[0], self.0[1] - o.0[1]])
     }
     #[inline(always)]
     fn mul(self, o: Self) -> Self {
         Self([self.0[0] * o.0[0], self.0[1] * o.0[1]])
+    }
+    #[inline(always)]
+    fn div(self, o: Self) -> Self {
+        Self([self.0[0] / o.0[0], self.0[1] / o.0[1]])
     }
     #[inline(always)]
     fn min(self, o: Self) -> Self {
@@ -95,6 +139,22 @@ impl Lanes<8> for Halves {
     #[inline(always)]
     fn le_mask(self, o: Self) -> u32 {
         self.0[0].cmple(o.0[0]).bitmask() | self.0[1].cmple(o.0[1]).bitmask() << 4
+    }
+    #[inline(always)]
+    fn lt_mask(self, o: Self) -> u32 {
+        self.0[0].cmplt(o.0[0]).bitmask() | self.0[1].cmplt(o.0[1]).bitmask() << 4
+    }
+    #[inline(always)]
+    fn gt_mask(self, o: Self) -> u32 {
+        self.0[0].cmpgt(o.0[0]).bitmask() | self.0[1].cmpgt(o.0[1]).bitmask() << 4
+    }
+    #[inline(always)]
+    fn eq_mask(self, o: Self) -> u32 {
+        self.0[0].cmpeq(o.0[0]).bitmask() | self.0[1].cmpeq(o.0[1]).bitmask() << 4
+    }
+    #[inline(always)]
+    fn sign_mask(self) -> u32 {
+        self.0[0].is_negative_bitmask() | self.0[1].is_negative_bitmask() << 4
     }
     #[inline(always)]
     fn to_array(self) -> [f32; 8] {

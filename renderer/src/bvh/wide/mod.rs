@@ -21,6 +21,10 @@
 //! first: the nearest next, the others (leaves and nodes alike) pushed far to near on a stack
 //! of fixed size, and a child popped behind the closest hit so far is skipped.
 //!
+//! *Packets* ([`packet`]): up to eight rays traced together, each child box and each triangle
+//! tested against all of them at once (a ray to a lane); every ray gets the bits the
+//! single-ray traversal gives it.
+//!
 //! *GPU form* ([`WideBvh::to_gpu`], [`GpuWideBvh`]): the same tree as nodes of eight child
 //! boxes quantized to bytes (the `layout` crate's `wide::WideNode`), which the CUDA header
 //! traverses; its answers are checked against this module's traversal in
@@ -34,6 +38,7 @@ mod build;
 mod gpu;
 mod lanes;
 mod pack;
+mod packet;
 mod traverse;
 
 use std::num::NonZeroUsize;
@@ -47,6 +52,7 @@ use super::{BuildThreadError, BvhSettings, BvhStats};
 
 pub use gpu::GpuWideBvh;
 pub use pack::{LANES, TrianglePack};
+pub use packet::{LaneMask, PACKET_LANES, RayPacket};
 
 /// Children per node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -234,7 +234,7 @@ impl WideBvh {
 
     /// The packs of the leaf `child`.
     #[inline(always)]
-    fn leaf_packs(&self, child: Child) -> &[TrianglePack] {
+    pub(super) fn leaf_packs(&self, child: Child) -> &[TrianglePack] {
         let first = child.reference as usize;
         &self.packs[first..first + (child.count as usize).div_ceil(LANES)]
     }
@@ -258,20 +258,23 @@ fn pack_blocks<C: TraversalCounters>(
 /// child through, unused slots too). Such rays never come from the renderer, whose scenes
 /// are finite; they are answered by testing every triangle.
 #[inline(always)]
-fn is_nan(ray: &Ray) -> bool {
+pub(super) fn is_nan(ray: &Ray) -> bool {
     ray.origin.is_nan() || ray.dir.is_nan()
 }
 
 /// A child of a node: an inner node (`count` 0) or a leaf's triangles.
 #[derive(Clone, Copy, Debug)]
-struct Child {
-    reference: u32,
-    count: u32,
+pub(super) struct Child {
+    /// An inner node's index, or the first pack of a leaf.
+    pub(super) reference: u32,
+    /// 0 for an inner node, else the leaf's triangle count.
+    pub(super) count: u32,
 }
 
 impl Child {
+    /// The child in slot `lane` of `node`.
     #[inline(always)]
-    fn of<const W: usize>(node: &WideNode<W>, lane: usize) -> Self {
+    pub(super) fn of<const W: usize>(node: &WideNode<W>, lane: usize) -> Self {
         Self {
             reference: node.child[lane],
             count: node.count[lane],
@@ -388,19 +391,20 @@ fn visit_nearest_first<const W: usize>(
 /// one sign, and ties go to the lower lane; the order only decides how soon a child is
 /// visited, never whether it is, and the distance kept with it is its own.
 #[inline(always)]
-fn sort_key(t: f32, lane: usize) -> u32 {
+pub(super) fn sort_key(t: f32, lane: usize) -> u32 {
     t.to_bits() & !7 | lane as u32
 }
 
 /// The lane of a [`sort_key`].
 #[inline(always)]
-fn key_lane(key: u32) -> usize {
+pub(super) fn key_lane(key: u32) -> usize {
     (key & 7) as usize
 }
 
-/// Eight lanes in one AVX register, and the traversals compiled for AVX2 that use them.
+/// Eight lanes in one AVX register, and the traversals compiled for AVX2 that use them: the
+/// single-ray ones of this module and the packet ones of `packet`.
 ///
-/// The type is private to this module, and its values are made only inside the two functions
+/// The type is private to this module, and its values are made only inside the four functions
 /// below, compiled with `#[target_feature(enable = "avx2")]` and entered only after the
 /// processor was seen to have AVX2: that is what makes each `unsafe` intrinsic call sound.
 #[cfg(target_arch = "x86_64")]
@@ -409,6 +413,7 @@ mod avx {
 
     use super::super::super::{BvhHit, TraversalCounters};
     use super::super::lanes::Lanes;
+    use super::super::packet::{PACKET_LANES, RayPacket};
     use super::super::{WideBvh, WideNode};
     use crate::geometry::Ray;
 
@@ -443,6 +448,38 @@ mod avx {
         ) -> bool {
             self.occluded_in::<Avx, 8, C>(nodes, ray, counters)
         }
+
+        /// The closest-hit query of a packet compiled for AVX2, eight rays to the eight lanes
+        /// of a register.
+        ///
+        /// # Safety
+        /// The processor must have AVX2.
+        #[target_feature(enable = "avx2")]
+        pub(in super::super) unsafe fn closest_packet_avx2<const W: usize, C: TraversalCounters>(
+            &self,
+            nodes: &[WideNode<W>],
+            packet: &RayPacket,
+            counters: &mut C,
+        ) -> [Option<BvhHit>; PACKET_LANES] {
+            self.closest_packet_in::<Avx, W, C>(nodes, packet, counters)
+        }
+
+        /// The occlusion query of a packet compiled for AVX2: the blocked lanes.
+        ///
+        /// # Safety
+        /// The processor must have AVX2.
+        #[target_feature(enable = "avx2")]
+        pub(in super::super) unsafe fn occluded_packet_avx2<
+            const W: usize,
+            C: TraversalCounters,
+        >(
+            &self,
+            nodes: &[WideNode<W>],
+            packet: &RayPacket,
+            counters: &mut C,
+        ) -> u32 {
+            self.occluded_packet_in::<Avx, W, C>(nodes, packet, counters)
+        }
     }
 
     impl Lanes<8> for Avx {
@@ -457,6 +494,11 @@ mod avx {
             Self(unsafe { _mm256_loadu_ps(a.as_ptr()) })
         }
         #[inline(always)]
+        fn add(self, o: Self) -> Self {
+            // SAFETY: AVX is present.
+            Self(unsafe { _mm256_add_ps(self.0, o.0) })
+        }
+        #[inline(always)]
         fn sub(self, o: Self) -> Self {
             // SAFETY: AVX is present.
             Self(unsafe { _mm256_sub_ps(self.0, o.0) })
@@ -465,6 +507,11 @@ mod avx {
         fn mul(self, o: Self) -> Self {
             // SAFETY: AVX is present.
             Self(unsafe { _mm256_mul_ps(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn div(self, o: Self) -> Self {
+            // SAFETY: AVX is present. `vdivps` rounds once, as SSE's `divps` and `f32`'s `/`.
+            Self(unsafe { _mm256_div_ps(self.0, o.0) })
         }
         #[inline(always)]
         fn min(self, o: Self) -> Self {
@@ -480,6 +527,26 @@ mod avx {
         fn le_mask(self, o: Self) -> u32 {
             // SAFETY: AVX is present. `_CMP_LE_OQ` is false for NaN, as SSE's `cmpleps`.
             unsafe { _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(self.0, o.0)) as u32 }
+        }
+        #[inline(always)]
+        fn lt_mask(self, o: Self) -> u32 {
+            // SAFETY: AVX is present. `_CMP_LT_OQ` is false for NaN, as SSE's `cmpltps`.
+            unsafe { _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(self.0, o.0)) as u32 }
+        }
+        #[inline(always)]
+        fn gt_mask(self, o: Self) -> u32 {
+            // SAFETY: AVX is present. `_CMP_GT_OQ` is false for NaN, as SSE's `cmpgtps`.
+            unsafe { _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(self.0, o.0)) as u32 }
+        }
+        #[inline(always)]
+        fn eq_mask(self, o: Self) -> u32 {
+            // SAFETY: AVX is present. `_CMP_EQ_OQ` is false for NaN, as SSE's `cmpeqps`.
+            unsafe { _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_EQ_OQ>(self.0, o.0)) as u32 }
+        }
+        #[inline(always)]
+        fn sign_mask(self) -> u32 {
+            // SAFETY: AVX is present. `vmovmskps` takes each lane's sign bit.
+            unsafe { _mm256_movemask_ps(self.0) as u32 }
         }
         #[inline(always)]
         fn to_array(self) -> [f32; 8] {
