@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # raylb's traversal beside Embree 3's, one thread, the two alternating run by run, best of each;
 # prints a table of Mrays/s and hit counts, and raylb's speed over Embree's:
-#   - camera rays of `raylb render --mesh MESH` at 1024x1024, on every mesh;
+#   - camera rays of `raylb render --mesh MESH` at 1024x1024, on every mesh: one at a time,
+#     and in packets (Embree's rtcIntersect8 over 4x2 pixels and rtcIntersect16 over 4x4,
+#     raylb's packets of 4x2);
 #   - the build of every mesh, in Mtriangles/s (Embree's rtcCommitScene on a one-thread
 #     device, beside `raylb bench build --threads 1`, and raylb's on 2 threads);
 #   - with --files: the same rays from files, both tracers reading one RAYLBRAY file of each kind
@@ -86,6 +88,15 @@ printf '%-32s %12s %10s %12s %10s %8s\n' rays "embree Mr/s" hits "raylb Mr/s" hi
 for mesh in "${meshes[@]}"; do
     pair "$(basename "$mesh") camera" -- target/embree-trace "$mesh" 1024 1024 5 -- \
         "$raylb" bench trace --mesh "$mesh" --accel "$accel" --threads 1 --repeat 5
+    # Packets: Embree's 4x2 (rtcIntersect8) and 4x4 (rtcIntersect16) blocks against raylb's
+    # 4x2 blocks through its packet traversal.
+    if [ "$accel" = wide ]; then
+        for lanes in 8 16; do
+            pair "$(basename "$mesh") camera, packets $lanes" -- \
+                target/embree-trace "$mesh" 1024 1024 5 --packet "$lanes" -- \
+                "$raylb" bench trace --mesh "$mesh" --threads 1 --repeat 5 --packets on
+        done
+    fi
 done
 
 # The build: one line of Mtriangles/s per mesh.

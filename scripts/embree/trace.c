@@ -1,6 +1,10 @@
 /* The anchor of raylb's traversal benchmark: Embree 3 on the rays raylb traces, on one thread.
  *
  *   trace MESH.obj WIDTH HEIGHT PASSES       the camera rays of `raylb bench trace --mesh FILE`
+ *   trace MESH.obj WIDTH HEIGHT PASSES --packet 8|16
+ *                                            the same camera rays in packets: blocks of 4x2
+ *                                            pixels through rtcIntersect8, or of 4x4 through
+ *                                            rtcIntersect16 (a coherent context)
  *   trace MESH.obj --rays RAYS PASSES        the rays of a RAYLBRAY file (`raylb bench trace
  *                                            --dump`), rtcIntersect1 or rtcOccluded1 as the
  *                                            file's query says
@@ -259,12 +263,70 @@ static int random_rays(const Mesh *m, unsigned long count, unsigned long long se
     return 1;
 }
 
+/* The camera: its eye, the direction of its view and the scale of its image plane. */
+typedef struct {
+    float eye[3], forward[3], right[3], up[3];
+    float tan_half, aspect;
+    unsigned width, height;
+} Camera;
+
+/* The direction of the ray through the centre of pixel (x, y), raylb's operations in order. */
+static void camera_dir(const Camera *c, unsigned x, unsigned y, float d[3]) {
+    float sx = (2.0f * ((float)x + 0.5f) / (float)c->width - 1.0f) * c->tan_half * c->aspect;
+    float sy = (1.0f - 2.0f * ((float)y + 0.5f) / (float)c->height) * c->tan_half;
+    for (int a = 0; a < 3; a++) d[a] = c->forward[a] + c->right[a] * sx + c->up[a] * sy;
+    normalize(d);
+}
+
+/* One pass of the camera's rays in packets of N = 4 x ROWS lanes (rtcIntersectN over
+   RTCRayHitN), block by block, lanes outside the image invalid; returns the hits. */
+#define PACKET_PASS(N, ROWS)                                                                  \
+    static unsigned long packet_pass##N(RTCScene scene, const Camera *c) {                   \
+        struct RTCIntersectContext context;                                                   \
+        rtcInitIntersectContext(&context);                                                    \
+        context.flags = RTC_INTERSECT_CONTEXT_FLAG_COHERENT;                                  \
+        unsigned long hits = 0;                                                               \
+        for (unsigned by = 0; by < c->height; by += ROWS) {                                  \
+            for (unsigned bx = 0; bx < c->width; bx += 4) {                                  \
+                struct RTCRayHit##N rh __attribute__((aligned(64)));                              \
+                int valid[N] __attribute__((aligned(64)));                                    \
+                for (int k = 0; k < N; k++) {                                                 \
+                    unsigned x = bx + k % 4, y = by + k / 4;                                  \
+                    valid[k] = x < c->width && y < c->height ? -1 : 0;                        \
+                    float d[3] = {0.0f, 0.0f, -1.0f};                                         \
+                    if (valid[k]) camera_dir(c, x, y, d);                                     \
+                    rh.ray.org_x[k] = c->eye[0];                                              \
+                    rh.ray.org_y[k] = c->eye[1];                                              \
+                    rh.ray.org_z[k] = c->eye[2];                                              \
+                    rh.ray.dir_x[k] = d[0];                                                   \
+                    rh.ray.dir_y[k] = d[1];                                                   \
+                    rh.ray.dir_z[k] = d[2];                                                   \
+                    rh.ray.tnear[k] = 0.0f;                                                   \
+                    rh.ray.tfar[k] = INFINITY;                                                \
+                    rh.ray.mask[k] = 0xffffffffu;                                             \
+                    rh.ray.flags[k] = 0;                                                      \
+                    rh.ray.time[k] = 0.0f;                                                    \
+                    rh.hit.geomID[k] = RTC_INVALID_GEOMETRY_ID;                               \
+                    rh.hit.instID[0][k] = RTC_INVALID_GEOMETRY_ID;                            \
+                }                                                                             \
+                rtcIntersect##N(valid, scene, &context, &rh);                                 \
+                for (int k = 0; k < N; k++)                                                   \
+                    hits += valid[k] && rh.hit.geomID[k] != RTC_INVALID_GEOMETRY_ID;          \
+            }                                                                                 \
+        }                                                                                     \
+        return hits;                                                                          \
+    }
+PACKET_PASS(8, 2)
+PACKET_PASS(16, 4)
+
 int main(int argc, char **argv) {
     int file_mode = argc == 5 && strcmp(argv[2], "--rays") == 0;
     int random_mode = argc == 7 && strcmp(argv[2], "--random") == 0;
-    if (argc != 5 && !random_mode) {
+    int packet_mode = argc == 7 && strcmp(argv[5], "--packet") == 0;
+    int lanes = packet_mode ? atoi(argv[6]) : 1;
+    if ((argc != 5 && !random_mode && !packet_mode) || (packet_mode && lanes != 8 && lanes != 16)) {
         fprintf(stderr,
-                "usage: %s MESH.obj WIDTH HEIGHT PASSES\n"
+                "usage: %s MESH.obj WIDTH HEIGHT PASSES [--packet 8|16]\n"
                 "       %s MESH.obj --rays RAYS PASSES\n"
                 "       %s MESH.obj --random COUNT SEED QUERY OUT.rays\n",
                 argv[0], argv[0], argv[0]);
@@ -350,7 +412,23 @@ int main(int argc, char **argv) {
     }
     double best = INFINITY;
     unsigned long hits = 0;
-    for (int pass = 0; pass < passes; pass++) {
+    if (packet_mode) {
+        Camera c = {.tan_half = tan_half, .aspect = aspect, .width = width, .height = height};
+        for (int a = 0; a < 3; a++) {
+            c.eye[a] = eye[a];
+            c.forward[a] = forward[a];
+            c.right[a] = right[a];
+            c.up[a] = up[a];
+        }
+        for (int pass = 0; pass < passes; pass++) {
+            double started = now();
+            hits = lanes == 8 ? packet_pass8(scene, &c) : packet_pass16(scene, &c);
+            double elapsed = now() - started;
+            if (elapsed < best) best = elapsed;
+        }
+        passes = passes > 0 ? passes : 0;
+    }
+    for (int pass = 0; pass < (packet_mode ? 0 : passes); pass++) {
         struct RTCIntersectContext context;
         rtcInitIntersectContext(&context);
         unsigned long pass_hits = 0;
