@@ -83,8 +83,11 @@ impl Closest {
 
     /// Tests the triangles of `packs` (of a wide BVH's leaf; `ids` maps their leaf-order
     /// indices to input indices) four at a time, keeping the closest hit by the same rule as
-    /// [`test_leaf`](Self::test_leaf). Out of line for the same reason.
-    #[inline(never)]
+    /// [`test_leaf`](Self::test_leaf). Inlined into the traversal, unlike `test_leaf`: a wide
+    /// leaf is mostly one pack, and a call per leaf spilled the traversal's vector registers
+    /// and broadcast the ray into the pack test's lanes again, a sixth of a random ray's
+    /// instructions; inlined, the pack test is also compiled for AVX where the traversal is.
+    #[inline(always)]
     pub(super) fn test_packs<C: TraversalCounters>(
         &mut self,
         packs: &[TrianglePack],

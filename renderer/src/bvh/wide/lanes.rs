@@ -35,6 +35,48 @@ pub(super) trait Lanes<const W: usize>: Copy {
     /// Bit `k` set where lane `k` has its sign bit set (`−0` and negative NaNs included).
     fn sign_mask(self) -> u32;
     fn to_array(self) -> [f32; W];
+
+    /// The [`sort_key`]s of the lanes in `mask` (two or more), `self` holding the distances
+    /// at which the ray enters each, in increasing order: the nearest first. Entries from
+    /// the `mask.count_ones()`th on are unspecified. An insertion sort here; the AVX
+    /// implementation sorts all eight lanes at once with a sorting network.
+    #[inline(always)]
+    fn nearest_first(self, mask: u32) -> [u32; W] {
+        let enter = self.to_array();
+        let mut keys = [0u32; W];
+        let mut len = 0;
+        let mut lanes = mask;
+        while lanes != 0 {
+            let lane = lanes.trailing_zeros() as usize;
+            lanes &= lanes - 1;
+            let key = sort_key(enter[lane], lane);
+            let mut k = len;
+            while k > 0 && keys[k - 1] > key {
+                keys[k] = keys[k - 1];
+                k -= 1;
+            }
+            keys[k] = key;
+            len += 1;
+        }
+        keys
+    }
+}
+
+/// A key that orders children by the distance `t` at which the ray enters them: the bits of
+/// `t` with the lane in the three lowest. Keys compare as the distances do where these are of
+/// one sign, and ties go to the lower lane; the order only decides how soon a child is
+/// visited, never whether it is, and the distance kept with it is its own.
+#[inline(always)]
+pub(super) fn sort_key(t: f32, lane: usize) -> u32 {
+    // A key holds the lane in three bits.
+    debug_assert!(lane < 8);
+    t.to_bits() & !7 | lane as u32
+}
+
+/// The lane of a [`sort_key`].
+#[inline(always)]
+pub(super) fn key_lane(key: u32) -> usize {
+    (key & 7) as usize
 }
 
 impl Lanes<4> for Vec4 {

@@ -44,7 +44,8 @@ use crate::math::Vec3;
 use super::super::{BvhHit, Closest, NoCounters, TraversalCounters};
 use super::build::STACK_SIZE;
 use super::lanes::{Halves, Lanes};
-use super::traverse::{Child, key_lane, sort_key};
+use super::lanes::{key_lane, sort_key};
+use super::traverse::Child;
 use super::{EMPTY, LANES, Nodes, TrianglePack, WideBvh, WideNode};
 
 /// Rays in a packet: the lanes of one AVX register.

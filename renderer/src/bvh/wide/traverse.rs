@@ -9,7 +9,7 @@ use crate::geometry::{BoxRay, PreparedRay, Ray};
 
 use super::super::{BvhHit, Closest, NoCounters, TraversalCounters};
 use super::build::STACK_SIZE;
-use super::lanes::{Halves, Lanes};
+use super::lanes::{Halves, Lanes, key_lane};
 use super::{LANES, Nodes, TrianglePack, WideBvh, WideNode};
 
 /// A ray ready for `W` boxes at a time: its origin and reciprocal direction in every lane,
@@ -134,7 +134,7 @@ impl WideBvh {
         let mut closest = Closest::new(prepared.t_max);
         let mut stack = Stack::new();
         // The child visited now: a node or a leaf, as `WideNode` packs them.
-        let mut current = visit_nearest_first(root, enter.to_array(), mask, &mut stack);
+        let mut current = visit_nearest_first(root, enter, mask, &mut stack);
         loop {
             if current.count != 0 {
                 let packs = self.leaf_packs(current);
@@ -145,7 +145,7 @@ impl WideBvh {
                 let (enter, leave) = wide.boxes(n, prepared.t_min, closest.t());
                 let mask = enter.le_mask(leave);
                 if mask != 0 {
-                    current = visit_nearest_first(n, enter.to_array(), mask, &mut stack);
+                    current = visit_nearest_first(n, enter, mask, &mut stack);
                     continue;
                 }
             }
@@ -338,9 +338,9 @@ impl Stack {
 /// Of the children of `node` in `mask` (at least one), entered at the distances `enter`: the
 /// nearest, to be visited next; the others are left on the stack, nearer ones on top.
 #[inline(always)]
-fn visit_nearest_first<const W: usize>(
+fn visit_nearest_first<V: Lanes<W>, const W: usize>(
     node: &WideNode<W>,
-    enter: [f32; W],
+    enter: V,
     mask: u32,
     stack: &mut Stack,
 ) -> Child {
@@ -352,53 +352,25 @@ fn visit_nearest_first<const W: usize>(
         // One child: on to it, with no ordering at all.
         return Child::of(node, first);
     }
+    let distances = enter.to_array();
     if rest & (rest - 1) == 0 {
         // Two, the most common case after one: one comparison.
         let second = rest.trailing_zeros() as usize;
-        let (near, far) = if enter[second] < enter[first] {
+        let (near, far) = if distances[second] < distances[first] {
             (second, first)
         } else {
             (first, second)
         };
-        stack.defer(Child::of(node, far), enter[far]);
+        stack.defer(Child::of(node, far), distances[far]);
         return Child::of(node, near);
     }
-    // More: an insertion sort of their keys, nearest last, then pushed far to near.
-    let mut keys = [0u32; W];
-    let mut len = 0;
-    let mut lanes = mask;
-    while lanes != 0 {
-        let lane = lanes.trailing_zeros() as usize;
-        lanes &= lanes - 1;
-        let key = sort_key(enter[lane], lane);
-        let mut k = len;
-        while k > 0 && keys[k - 1] < key {
-            keys[k] = keys[k - 1];
-            k -= 1;
-        }
-        keys[k] = key;
-        len += 1;
-    }
-    for &key in &keys[..len - 1] {
+    // More: their keys sorted, then pushed far to near.
+    let keys = enter.nearest_first(mask);
+    for &key in keys[1..mask.count_ones() as usize].iter().rev() {
         let lane = key_lane(key);
-        stack.defer(Child::of(node, lane), enter[lane]);
+        stack.defer(Child::of(node, lane), distances[lane]);
     }
-    Child::of(node, key_lane(keys[len - 1]))
-}
-
-/// A key that orders children by the distance `t` at which the ray enters them: the bits of
-/// `t` with the lane in the three lowest. Keys compare as the distances do where these are of
-/// one sign, and ties go to the lower lane; the order only decides how soon a child is
-/// visited, never whether it is, and the distance kept with it is its own.
-#[inline(always)]
-pub(super) fn sort_key(t: f32, lane: usize) -> u32 {
-    t.to_bits() & !7 | lane as u32
-}
-
-/// The lane of a [`sort_key`].
-#[inline(always)]
-pub(super) fn key_lane(key: u32) -> usize {
-    (key & 7) as usize
+    Child::of(node, key_lane(keys[0]))
 }
 
 /// Eight lanes in one AVX register, and the traversals compiled for AVX2 that use them: the
@@ -554,6 +526,102 @@ mod avx {
             // SAFETY: AVX is present; `out` is eight writable floats (unaligned store).
             unsafe { _mm256_storeu_ps(out.as_mut_ptr(), self.0) };
             out
+        }
+
+        /// All eight keys sorted at once: the lanes outside `mask` get the largest key, so
+        /// they sort last, and Batcher's odd-even merge sort for eight (19 comparisons in six
+        /// rounds) runs as six rounds of a permutation, a minimum, a maximum and a blend; the
+        /// keys are unsigned and the distances of one sign, so integer order is their order.
+        #[inline(always)]
+        fn nearest_first(self, mask: u32) -> [u32; 8] {
+            const LANE: [i32; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
+            const BIT: [i32; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
+            // SAFETY: AVX2 is present (see the module's comment); the loads read the eight
+            // integers of a constant array and the store writes the eight of `out`
+            // (unaligned loads and store).
+            unsafe {
+                let load = |a: &[i32; 8]| _mm256_loadu_si256(a.as_ptr().cast());
+                let keys = _mm256_or_si256(
+                    _mm256_and_si256(_mm256_castps_si256(self.0), _mm256_set1_epi32(!7)),
+                    load(&LANE),
+                );
+                let bit = load(&BIT);
+                let inside =
+                    _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(mask as i32), bit), bit);
+                // `!inside | keys`: all ones outside the mask.
+                let mut keys =
+                    _mm256_or_si256(keys, _mm256_xor_si256(inside, _mm256_set1_epi32(-1)));
+                keys = exchange::<0xcc>(keys, &[2, 3, 0, 1, 6, 7, 4, 5]);
+                keys = exchange::<0xf0>(keys, &[4, 5, 6, 7, 0, 1, 2, 3]);
+                keys = exchange::<0xaa>(keys, &[1, 0, 3, 2, 5, 4, 7, 6]);
+                keys = exchange::<0x30>(keys, &[0, 1, 4, 5, 2, 3, 6, 7]);
+                keys = exchange::<0x50>(keys, &[0, 4, 2, 6, 1, 5, 3, 7]);
+                keys = exchange::<0x54>(keys, &[0, 2, 1, 4, 3, 6, 5, 7]);
+                let mut out = [0u32; 8];
+                _mm256_storeu_si256(out.as_mut_ptr().cast(), keys);
+                out
+            }
+        }
+    }
+
+    /// One round of the sorting network: lane `k` compared with lane `partner[k]` (itself
+    /// where it sits the round out), the lanes set in `HIGH` keeping the larger key and the
+    /// others the smaller.
+    ///
+    /// # Safety
+    /// The processor must have AVX2.
+    #[inline(always)]
+    unsafe fn exchange<const HIGH: i32>(keys: __m256i, partner: &[i32; 8]) -> __m256i {
+        // SAFETY: AVX2 is present (the caller's promise); `partner` is eight integers.
+        unsafe {
+            let other =
+                _mm256_permutevar8x32_epi32(keys, _mm256_loadu_si256(partner.as_ptr().cast()));
+            _mm256_blend_epi32::<HIGH>(_mm256_min_epu32(keys, other), _mm256_max_epu32(keys, other))
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::super::super::lanes::Halves;
+        use super::super::super::tests::floats;
+        use super::*;
+
+        /// The sorting network orders every set of two to eight lanes as the insertion sort
+        /// does, ties, negative and infinite distances included.
+        #[test]
+        fn the_network_sorts_as_the_insertion_sort() {
+            if !std::arch::is_x86_feature_detected!("avx2") {
+                return;
+            }
+            // SAFETY: the processor was just seen to have AVX2.
+            unsafe { compare_sorts() }
+        }
+
+        /// The comparison, compiled for AVX2.
+        ///
+        /// # Safety
+        /// The processor must have AVX2.
+        #[target_feature(enable = "avx2")]
+        unsafe fn compare_sorts() {
+            let mut next = floats(0x5851_f42d_4c95_7f2d);
+            for round in 0..2_000 {
+                let distances: [f32; 8] = std::array::from_fn(|_| match round % 4 {
+                    // Few values: ties.
+                    0 => (next() * 2.0).round(),
+                    1 => next() * 1e3,
+                    2 => next().abs() * 10.0,
+                    _ => [f32::INFINITY, 0.0, -0.0, next()][(next().abs() * 3.99) as usize],
+                });
+                for mask in 0u32..256 {
+                    if mask.count_ones() < 2 {
+                        continue;
+                    }
+                    let n = mask.count_ones() as usize;
+                    let network = Avx::load(&distances).nearest_first(mask);
+                    let insertion = Halves::load(&distances).nearest_first(mask);
+                    assert_eq!(network[..n], insertion[..n], "{distances:?} {mask:#b}");
+                }
+            }
         }
     }
 }
