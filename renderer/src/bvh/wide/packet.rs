@@ -52,8 +52,11 @@ pub const PACKET_LANES: usize = 8;
 
 /// Groups of fewer rays than this go through the single-ray traversal, ray by ray: a packet
 /// tests each child of a node with an instruction for every box plane, where the single-ray
-/// traversal tests all of a node's children with one, so one or two rays do not pay for it.
-const MIN_GROUP: u32 = 3;
+/// traversal tests all of a node's children with one, so a few rays do not pay for it. Camera
+/// rays of a row of a block (256², one thread, AVX2), as packets against alone: three rays
+/// 0.99× on `cornell` and 0.81× on `treasure`, four 1.22× and 0.91×, five 1.40× and 1.02×
+/// (BENCHMARKS.md, "Packets of camera rays").
+const MIN_GROUP: u32 = 4;
 
 /// A set of a packet's lanes: bit `k` for lane `k`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -158,7 +161,8 @@ impl WideBvh {
 
     /// [`closest_hit_packet`](Self::closest_hit_packet), reporting the tests to `counters`:
     /// a child's box tested for a packet counts once for every ray of the packet that reached
-    /// its node, a triangle once for every ray that reached its leaf, so that the counts per
+    /// its node, a triangle once for every ray that reached its leaf, and the box around the
+    /// root's children, which a packet tests first, once for every ray, so that the counts per
     /// ray compare with those of the single-ray traversal (which the rays traced alone report
     /// as it does).
     pub fn closest_hit_packet_counted<C: TraversalCounters>(
@@ -272,6 +276,7 @@ impl WideBvh {
         // Where each ray's closest hit so far is: the far end of its box tests.
         let mut t_max: [f32; PACKET_LANES] = from_fn(|lane| closest[lane].t());
         let lanes = group.enter_box(&self.root_box, group.lanes, V::load(&t_max));
+        count_boxes(1, group.lanes, counters);
         if lanes == 0 {
             return;
         }
@@ -388,6 +393,7 @@ impl WideBvh {
     ) -> u32 {
         // The rays that can be blocked at all.
         let entered_scene = group.enter_box(&self.root_box, group.lanes, group.t_max);
+        count_boxes(1, group.lanes, counters);
         if entered_scene == 0 {
             return 0;
         }
@@ -470,6 +476,14 @@ impl WideBvh {
             }
         }
         blocked
+    }
+}
+
+/// Reports the tests of `boxes` boxes against the rays `lanes`.
+#[inline(always)]
+fn count_boxes<C: TraversalCounters>(boxes: u32, lanes: u32, counters: &mut C) {
+    for _ in 0..boxes * lanes.count_ones() {
+        counters.box_test();
     }
 }
 
@@ -769,9 +783,7 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
                 entered.enter[slot].write(enter.to_array());
             }
         }
-        for _ in 0..used * lanes.count_ones() {
-            counters.box_test();
-        }
+        count_boxes(used, lanes, counters);
     }
 
     /// Every used triangle of `pack` against the rays `lanes`, by the pack test's arithmetic
