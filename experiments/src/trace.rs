@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, anyhow, bail};
 use balancers::{Assignment, Balancer, BalancerKind, Choice, Spawn, TaskRunner};
 use renderer::accel::Packets;
-use renderer::bvh::wide::RayPacket;
+use renderer::bvh::wide::{LaneMask, PACKET_LANES, RayPacket};
 use renderer::bvh::{NoCounters, TestCounts, TraversalCounters, WideBvh};
 use renderer::file_errors::io_reason;
 use renderer::geometry::Ray;
@@ -50,7 +50,7 @@ pub const BLOCK_WIDTH: u32 = 4;
 /// The height of a packet's block of pixels.
 pub const BLOCK_HEIGHT: u32 = 2;
 
-const _: () = assert!((BLOCK_WIDTH * BLOCK_HEIGHT) as usize == renderer::bvh::wide::PACKET_LANES);
+const _: () = assert!((BLOCK_WIDTH * BLOCK_HEIGHT) as usize == PACKET_LANES);
 
 /// What `raylb bench trace` traces.
 #[derive(Debug)]
@@ -189,15 +189,19 @@ impl<C: TraversalCounters> TraceRays<'_, C> {
             for x in (tile.x0..tile.x1).step_by(BLOCK_WIDTH as usize) {
                 let rows = y..(y + BLOCK_HEIGHT).min(tile.y1);
                 let columns = x..(x + BLOCK_WIDTH).min(tile.x1);
+                let active = (0..PACKET_LANES as u32)
+                    .filter(|&lane| lane % BLOCK_WIDTH < columns.len() as u32)
+                    .filter(|&lane| lane / BLOCK_WIDTH < rows.len() as u32)
+                    .fold(LaneMask::NONE, |mask, lane| mask.with(lane as usize));
                 for &offset in s.samples.offsets() {
-                    let mut packet = RayPacket::new(&[]);
-                    let pixels = rows
-                        .clone()
-                        .flat_map(|y| columns.clone().map(move |x| (x, y)));
-                    for (lane, (x, y)) in pixels.enumerate() {
-                        packet.rays[lane] = s.camera.sample_ray(x, y, offset, s.width, s.height);
-                        packet.active = packet.active.with(lane);
-                    }
+                    // Lane `k`: pixel `k % 4` of row `k / 4`, the first row's where the tile's
+                    // edge cuts the block (ordinary rays, never looked at).
+                    let rays = std::array::from_fn(|lane| {
+                        let x = (x + lane as u32 % BLOCK_WIDTH).min(columns.end - 1);
+                        let y = (y + lane as u32 / BLOCK_WIDTH).min(rows.end - 1);
+                        s.camera.sample_ray(x, y, offset, s.width, s.height)
+                    });
+                    let packet = RayPacket { rays, active };
                     counts.trace_packet(bvh, &packet);
                 }
             }

@@ -163,6 +163,20 @@ impl Nodes {
     }
 }
 
+/// The box around the children of `nodes`' root, as [`WideNode::planes`] orders a box's
+/// planes: the lowest of their lower planes and the highest of their upper ones.
+fn root_box(nodes: &Nodes) -> [f32; 6] {
+    let mut planes = [[f32::INFINITY, f32::NEG_INFINITY]; 3];
+    for (min, max) in (0..8).filter_map(|lane| nodes.child_box(0, lane)) {
+        for axis in 0..3 {
+            planes[axis][0] = planes[axis][0].min(min[axis]);
+            planes[axis][1] = planes[axis][1].max(max[axis]);
+        }
+    }
+    let [x, y, z] = planes;
+    [x[0], x[1], y[0], y[1], z[0], z[1]]
+}
+
 /// The reference of an unused child slot.
 pub const EMPTY: u32 = u32::MAX;
 
@@ -185,6 +199,9 @@ pub struct WideBvh {
     padding: f32,
     /// The box of all triangles.
     bounds: Aabb,
+    /// The box around the root's children, as [`WideNode::planes`] orders a box's planes: a
+    /// ray that misses it misses them all, which a packet tests first.
+    root_box: [f32; 6],
     stats: BvhStats,
 }
 
@@ -267,8 +284,10 @@ impl WideBvh {
                 + built.triangles.len() * (size_of::<Triangle>() + size_of::<u32>()),
             build_time,
         };
+        let root_box = root_box(&built.nodes);
         Ok(Self {
             nodes: built.nodes,
+            root_box,
             avx2,
             triangles: built.triangles,
             packs: built.packs,

@@ -53,8 +53,11 @@ pub const PACKET_LANES: usize = 8;
 
 /// Groups of fewer rays than this go through the single-ray traversal, ray by ray: a packet
 /// tests each child of a node with an instruction for every box plane, where the single-ray
-/// traversal tests all of a node's children with one, so one or two rays do not pay for it.
-const MIN_GROUP: u32 = 3;
+/// traversal tests all of a node's children with one, so a few rays do not pay for it. Camera
+/// rays of a row of a block (256², one thread, AVX2), as packets against alone: three rays
+/// 0.99× on `cornell` and 0.81× on `treasure`, four 1.22× and 0.91×, five 1.40× and 1.02×
+/// (BENCHMARKS.md, "Packets of camera rays").
+const MIN_GROUP: u32 = 4;
 
 /// A set of a packet's lanes: bit `k` for lane `k`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -159,7 +162,8 @@ impl WideBvh {
 
     /// [`closest_hit_packet`](Self::closest_hit_packet), reporting the tests to `counters`:
     /// a child's box tested for a packet counts once for every ray of the packet that reached
-    /// its node, a triangle once for every ray that reached its leaf, so that the counts per
+    /// its node, a triangle once for every ray that reached its leaf, and the box around the
+    /// root's children, which a packet tests first, once for every ray, so that the counts per
     /// ray compare with those of the single-ray traversal (which the rays traced alone report
     /// as it does).
     pub fn closest_hit_packet_counted<C: TraversalCounters>(
@@ -272,6 +276,11 @@ impl WideBvh {
     ) {
         // Where each ray's closest hit so far is: the far end of its box tests.
         let mut t_max: [f32; PACKET_LANES] = from_fn(|lane| closest[lane].t());
+        let lanes = group.enter_box(&self.root_box, group.lanes, V::load(&t_max));
+        count_boxes(1, group.lanes, counters);
+        if lanes == 0 {
+            return;
+        }
         let mut stack = Stack::<Deferred>::new();
         let mut entered = Entered::new();
         let mut current = Visit {
@@ -279,7 +288,7 @@ impl WideBvh {
                 reference: 0,
                 count: 0,
             },
-            lanes: group.lanes,
+            lanes,
         };
         loop {
             if current.child.count != 0 {
@@ -383,6 +392,12 @@ impl WideBvh {
         packet: &RayPacket,
         counters: &mut C,
     ) -> u32 {
+        // The rays that can be blocked at all.
+        let entered_scene = group.enter_box(&self.root_box, group.lanes, group.t_max);
+        count_boxes(1, group.lanes, counters);
+        if entered_scene == 0 {
+            return 0;
+        }
         let mut stack = Stack::<Visit>::new();
         let mut entered = Entered::new();
         let mut blocked = 0u32;
@@ -391,7 +406,7 @@ impl WideBvh {
                 reference: 0,
                 count: 0,
             },
-            lanes: group.lanes,
+            lanes: entered_scene,
         };
         loop {
             let node = &nodes[current.child.reference as usize];
@@ -405,7 +420,7 @@ impl WideBvh {
                 }
                 if child.count != 0 {
                     blocked |= self.blocked_in_leaf(group, packet, child, lanes, counters);
-                    if blocked == group.lanes {
+                    if blocked == entered_scene {
                         return blocked;
                     }
                 } else if next.is_none() {
@@ -462,6 +477,14 @@ impl WideBvh {
             }
         }
         blocked
+    }
+}
+
+/// Reports the tests of `boxes` boxes against the rays `lanes`.
+#[inline(always)]
+fn count_boxes<C: TraversalCounters>(boxes: u32, lanes: u32, counters: &mut C) {
+    for _ in 0..boxes * lanes.count_ones() {
+        counters.box_test();
     }
 }
 
@@ -563,15 +586,19 @@ impl<V: Lanes<PACKET_LANES>> PacketLanes<V> {
             groups: [0; PACKET_LANES],
             alone: 0,
         };
-        // A NaN is the one value unequal to itself.
-        let finite = self
-            .origin
-            .iter()
-            .chain(&self.dir)
-            .fold(active, |mask, &c| mask & c.eq_mask(c));
+        let [ox, oy, oz] = self.origin;
+        let [dx, dy, dz] = self.dir;
+        // A NaN is the one value unequal to itself. (Written out: an iterator here is not
+        // always inlined, and out of line the vector operations are calls.)
+        let finite = active
+            & ox.eq_mask(ox)
+            & oy.eq_mask(oy)
+            & oz.eq_mask(oz)
+            & dx.eq_mask(dx)
+            & dy.eq_mask(dy)
+            & dz.eq_mask(dz);
         split.alone = active & !finite;
         let zero = V::splat(0.0);
-        let [dx, dy, dz] = self.dir;
         // `|d|`, up to the sign of a zero (which no comparison below sees).
         let abs = |d: V| d.max(zero.sub(d));
         let (ax, ay, az) = (abs(dx), abs(dy), abs(dz));
@@ -673,21 +700,27 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
         }
     }
 
-    /// The plane (of [`WideNode::planes`]) the group's rays enter by along `axis`, as
-    /// `WideRay::near` has it.
+    /// Which of the rays `lanes` enter the box `planes` (in the order of
+    /// [`WideNode::planes`]) before their `t_max`: a child's box test, for one box.
     #[inline(always)]
-    fn near(&self, axis: usize) -> usize {
-        2 * axis + (self.octant >> axis & 1)
-    }
-
-    /// The plane they leave by.
-    #[inline(always)]
-    fn far(&self, axis: usize) -> usize {
-        self.near(axis) ^ 1
+    fn enter_box(&self, planes: &[f32; 6], lanes: u32, t_max: V) -> u32 {
+        let t = |plane: usize, axis: usize| {
+            V::splat(planes[plane])
+                .sub(self.origin[axis])
+                .mul(self.inv[axis])
+        };
+        let mut enter = self.t_min;
+        let mut leave = t_max;
+        for axis in 0..3 {
+            let near = 2 * axis + (self.octant >> axis & 1);
+            enter = t(near, axis).max(enter);
+            leave = t(near ^ 1, axis).min(leave);
+        }
+        enter.le_mask(leave) & lanes
     }
 
     /// Which of the rays `lanes` enter each child of `node` before their `t_max`, and where,
-    /// into `entered`. Per lane the arithmetic of the single-ray box test (`WideRay::boxes`).
+    /// into `entered`: [`children_in`](Self::children_in) for the group's octant.
     #[inline(always)]
     fn children<const W: usize, C: TraversalCounters>(
         &self,
@@ -697,6 +730,34 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
         entered: &mut Entered<W>,
         counters: &mut C,
     ) {
+        match self.octant {
+            0 => self.children_in::<0, W, C>(node, lanes, t_max, entered, counters),
+            1 => self.children_in::<1, W, C>(node, lanes, t_max, entered, counters),
+            2 => self.children_in::<2, W, C>(node, lanes, t_max, entered, counters),
+            3 => self.children_in::<3, W, C>(node, lanes, t_max, entered, counters),
+            4 => self.children_in::<4, W, C>(node, lanes, t_max, entered, counters),
+            5 => self.children_in::<5, W, C>(node, lanes, t_max, entered, counters),
+            6 => self.children_in::<6, W, C>(node, lanes, t_max, entered, counters),
+            _ => self.children_in::<7, W, C>(node, lanes, t_max, entered, counters),
+        }
+    }
+
+    /// [`children`](Self::children) for rays of octant `OCTANT`, whose near and far planes
+    /// are then constants: one load of each plane of a child, no address computed from the
+    /// octant. Per lane the arithmetic of the single-ray box test (`WideRay::boxes`).
+    #[inline(always)]
+    fn children_in<const OCTANT: usize, const W: usize, C: TraversalCounters>(
+        &self,
+        node: &WideNode<W>,
+        lanes: u32,
+        t_max: V,
+        entered: &mut Entered<W>,
+        counters: &mut C,
+    ) {
+        // The plane (of `WideNode::planes`) the rays enter by along `axis`, and the one they
+        // leave by, as `WideRay::near` and `far` have them.
+        let near = |axis: usize| 2 * axis + (OCTANT >> axis & 1);
+        let far = |axis: usize| near(axis) ^ 1;
         entered.children = 0;
         let mut used = 0;
         for slot in 0..W {
@@ -713,8 +774,8 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
             let mut enter = self.t_min;
             let mut leave = t_max;
             for axis in 0..3 {
-                enter = t(self.near(axis), axis).max(enter);
-                leave = t(self.far(axis), axis).min(leave);
+                enter = t(near(axis), axis).max(enter);
+                leave = t(far(axis), axis).min(leave);
             }
             let hit = enter.le_mask(leave) & lanes;
             if hit != 0 {
@@ -723,9 +784,7 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
                 entered.enter[slot].write(enter.to_array());
             }
         }
-        for _ in 0..used * lanes.count_ones() {
-            counters.box_test();
-        }
+        count_boxes(used, lanes, counters);
     }
 
     /// Every used triangle of `pack` against the rays `lanes`, by the pack test's arithmetic
