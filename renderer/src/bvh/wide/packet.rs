@@ -54,8 +54,8 @@ pub const PACKET_LANES: usize = 8;
 /// tests each child of a node with an instruction for every box plane, where the single-ray
 /// traversal tests all of a node's children with one, so a few rays do not pay for it. Camera
 /// rays of a row of a block (256², one thread, AVX2), as packets against alone: three rays
-/// 0.99× on `cornell` and 0.81× on `treasure`, four 1.22× and 0.91×, five 1.40× and 1.02×
-/// (BENCHMARKS.md, "Packets of camera rays").
+/// 0.99× on `cornell` and 0.81× on `treasure`, four 1.15–1.22× and 0.91×, five 1.40× and
+/// 1.02× (BENCHMARKS.md, "Packets of camera rays").
 const MIN_GROUP: u32 = 4;
 
 /// A set of a packet's lanes: bit `k` for lane `k`.
