@@ -15,8 +15,10 @@
 //! one group unless it straddles a plane where a direction component changes sign, or a
 //! diagonal where the dominant axis changes.
 //!
-//! *Traversal*: a child is visited if any ray of the group enters its box within its own
-//! interval (`t_min` to its closest hit so far), with the rays that do; the children hit are
+//! *Traversal*: a group first tests the box around the root's children (`WideBvh::root_box`),
+//! so that rays that miss the mesh cost one box test; then a child is visited if any ray of
+//! the group enters its box within its own interval (`t_min` to its closest hit so far),
+//! with the rays that do; the children hit are
 //! visited nearest first by the distance at which the group's first ray enters them, the
 //! others kept on a stack with the rays that entered each and where, and a child popped behind
 //! the closest hits of all its rays is skipped. Occlusion takes the children in lane order, as
