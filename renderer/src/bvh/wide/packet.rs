@@ -15,8 +15,10 @@
 //! one group unless it straddles a plane where a direction component changes sign, or a
 //! diagonal where the dominant axis changes.
 //!
-//! *Traversal*: a child is visited if any ray of the group enters its box within its own
-//! interval (`t_min` to its closest hit so far), with the rays that do; the children hit are
+//! *Traversal*: a group first tests the box around the root's children (`WideBvh::root_box`),
+//! so that rays that miss the mesh cost one box test; then a child is visited if any ray of
+//! the group enters its box within its own interval (`t_min` to its closest hit so far),
+//! with the rays that do; the children hit are
 //! visited nearest first by the distance at which the group's first ray enters them, the
 //! others kept on a stack with the rays that entered each and where, and a child popped behind
 //! the closest hits of all its rays is skipped. Occlusion takes the children in lane order, as
@@ -55,8 +57,8 @@ pub const PACKET_LANES: usize = 8;
 /// tests each child of a node with an instruction for every box plane, where the single-ray
 /// traversal tests all of a node's children with one, so a few rays do not pay for it. Camera
 /// rays of a row of a block (256², one thread, AVX2), as packets against alone: three rays
-/// 0.99× on `cornell` and 0.81× on `treasure`, four 1.22× and 0.91×, five 1.40× and 1.02×
-/// (BENCHMARKS.md, "Packets of camera rays").
+/// 0.99× on `cornell` and 0.81× on `treasure`, four 1.15–1.22× and 0.91×, five 1.40× and
+/// 1.02× (BENCHMARKS.md, "Packets of camera rays").
 const MIN_GROUP: u32 = 4;
 
 /// A set of a packet's lanes: bit `k` for lane `k`.
