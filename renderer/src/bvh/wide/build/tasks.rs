@@ -25,8 +25,8 @@ use super::shared::Shared;
 use super::{Arena, BinaryNode, Forest, NodeRef, PARALLEL_THRESHOLD};
 
 /// Triangles whose records one task writes: enough that a chunk takes far longer than taking
-/// it, few enough that two workers share a mesh of 100,000 triangles evenly.
-const RECORD_CHUNK: usize = 8192;
+/// it (tens of microseconds), few enough that a mesh of a few thousand triangles is shared.
+const RECORD_CHUNK: usize = 2048;
 
 /// The balancer of both stages of the build: oldest tasks stolen one at a time (the oldest are
 /// the largest nodes, each worth a steal of its own), newest run first by their owner (depth
