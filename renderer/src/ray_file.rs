@@ -230,7 +230,8 @@ impl FrameRays {
 
 /// The rays a frame of `scene` traces that `which` names, in the order one worker traces
 /// them going through tiles of edge `tile` (each tile's camera rays, each followed by what
-/// it spawns, depth first), as a ray file.
+/// it spawns, depth first; with the scene's `packets` on, a block's camera rays, then their
+/// shadow rays light by light, then their children), as a ray file.
 ///
 /// # Errors
 /// When the frame's film cannot be had, or its one worker cannot be started.

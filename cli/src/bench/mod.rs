@@ -93,7 +93,11 @@ fn trace(args: &TraceArgs, quiet: bool) -> Result<()> {
         },
         None => RaySource::Frame(args.rays.unwrap_or(FrameRays::Camera)),
     };
-    let scene = timed.scene.load(&timed.source, quiet)?;
+    let mut scene = timed.scene.load(&timed.source, quiet)?;
+    // The frame whose rays are recorded (and dumped) traces as bench trace's own default says:
+    // one ray at a time, in the order of the files written before packets.
+    let packets = args.timed.scene.packets.unwrap_or(Packets::Off);
+    scene.packets = packets;
     outputs.check_inputs(&scene.inputs)?;
     experiments::trace::run(&TraceOptions {
         scene: &scene,
@@ -101,7 +105,7 @@ fn trace(args: &TraceArgs, quiet: bool) -> Result<()> {
         threads: timed.threads,
         repeat: timed.repeat,
         rays,
-        packets: args.timed.scene.packets.unwrap_or(Packets::Off),
+        packets,
         dump: args.dump.clone(),
         quiet,
     })

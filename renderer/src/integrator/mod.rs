@@ -235,7 +235,7 @@ impl<'a, O: FrameObserver> Whitted<'a, O> {
     /// weight, `1 / samples`.
     ///
     /// Its steps ([`surface`](Self::surface), [`light_path`](Self::light_path),
-    /// [`finish`](Self::finish)) are `#[inline(always)]`: this is the CPU's hot path, and with
+    /// [`lit`](Self::lit), [`finish`](Self::finish)) are `#[inline(always)]`: this is the CPU's hot path, and with
     /// the direct light called out of line, as LLVM left it under a plain `#[inline]`, a
     /// frame took about 1% more instructions.
     fn trace<S: Spawn<RenderTask>, C: TraceObserver>(
@@ -258,13 +258,13 @@ impl<'a, O: FrameObserver> Whitted<'a, O> {
         let mut color = scene.settings.ambient * material.ambient;
         let mut shadow_rays = 0;
         for light in &scene.lights {
-            let Some(path) = self.light_path(&task, &surface, material, light) else {
+            let Some(path) = self.light_path(&surface, light) else {
                 continue;
             };
             shadow_rays += 1;
             tests.ray(RayRole::Shadow, &path.shadow);
             if !bvh.occluded_counted(&path.shadow, tests) {
-                color += path.light;
+                color += self.lit(&task, &surface, material, light, &path);
             }
         }
         self.finish(&task, &surface, material, color, shadow_rays, counts, spawn);
@@ -298,18 +298,11 @@ impl<'a, O: FrameObserver> Whitted<'a, O> {
         (surface, material)
     }
 
-    /// The shadow ray from `surface` towards `light`, and the light it brings `task`'s ray
-    /// unless something blocks it (Phong's diffuse and specular terms in the light's cone);
-    /// `None` where the light is behind the surface or outside its cone, and casts no shadow
-    /// ray.
+    /// The shadow ray from `surface` towards `light`, with what [`lit`](Self::lit) needs
+    /// once it gets through; `None` where the light is behind the surface or outside its cone,
+    /// and casts no shadow ray.
     #[inline(always)]
-    fn light_path(
-        &self,
-        task: &RayTask,
-        surface: &SurfacePoint,
-        material: &Material,
-        light: &Light,
-    ) -> Option<LightPath> {
+    fn light_path(&self, surface: &SurfacePoint, light: &Light) -> Option<LightPath> {
         let (normal, facing, outside) = (surface.normal, surface.facing, surface.outside);
         let to_light = light.position - outside;
         let distance = dot(to_light, to_light).sqrt();
@@ -326,9 +319,6 @@ impl<'a, O: FrameObserver> Whitted<'a, O> {
         if cone == 0.0 {
             return None;
         }
-        let highlight = dot(reflect(-l, normal), -task.dir).max(0.0);
-        let lit =
-            material.diffuse * cos_n + material.specular * powi(highlight, material.shininess);
         Some(LightPath {
             shadow: Ray {
                 origin: outside,
@@ -336,8 +326,27 @@ impl<'a, O: FrameObserver> Whitted<'a, O> {
                 t_min: 0.0,
                 t_max: distance,
             },
-            light: light.color * lit * cone,
+            cos_n,
+            cone,
         })
+    }
+
+    /// What `light` adds to `task`'s ray at `surface` along `path`, its shadow ray having got
+    /// through: Phong's diffuse and specular terms in the light's cone.
+    #[inline(always)]
+    fn lit(
+        &self,
+        task: &RayTask,
+        surface: &SurfacePoint,
+        material: &Material,
+        light: &Light,
+        path: &LightPath,
+    ) -> Vec3 {
+        let l = path.shadow.dir;
+        let highlight = dot(reflect(-l, surface.normal), -task.dir).max(0.0);
+        let lit =
+            material.diffuse * path.cos_n + material.specular * powi(highlight, material.shininess);
+        light.color * lit * path.cone
     }
 
     /// Adds what `task`'s ray takes back from `surface` to its pixel (`color`, the ambient
@@ -428,13 +437,15 @@ impl<'a, O: FrameObserver> Whitted<'a, O> {
     }
 }
 
-/// A light's share in a hit's color, if its shadow ray gets through.
+/// The way from a hit to a light: its shadow ray, and the cosines a lit hit is shaded with.
 #[derive(Clone, Copy, Debug)]
 struct LightPath {
-    /// From the hit towards the light, ending at the light.
+    /// From the hit towards the light (unit direction), ending at the light.
     shadow: Ray,
-    /// What the light adds.
-    light: Vec3,
+    /// The cosine between the shading normal and the way to the light.
+    cos_n: f32,
+    /// The light's cone factor in that direction.
+    cone: f32,
 }
 
 impl<O: FrameObserver> Whitted<'_, O> {

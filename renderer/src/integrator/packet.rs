@@ -127,18 +127,18 @@ impl<O: FrameObserver> Whitted<'_, O> {
     ) {
         let mut lanes = [0usize; PACKET_LANES];
         let mut shadows = [Ray::new(Vec3::ZERO, Vec3::Z); PACKET_LANES];
-        let mut lights = [Vec3::ZERO; PACKET_LANES];
+        let mut paths = [None; PACKET_LANES];
         let mut m = 0;
-        for (lane, (task, shaded)) in tasks.iter().zip(shaded.iter_mut()).enumerate() {
+        for (lane, shaded) in shaded.iter_mut().enumerate() {
             let Some(s) = shaded else { continue };
-            let Some(path) = self.light_path(task, &s.surface, s.material, light) else {
+            let Some(path) = self.light_path(&s.surface, light) else {
                 continue;
             };
             s.shadow_rays += 1;
             tests.ray(RayRole::Shadow, &path.shadow);
             lanes[m] = lane;
             shadows[m] = path.shadow;
-            lights[m] = path.light;
+            paths[m] = Some(path);
             m += 1;
         }
         if m == 0 {
@@ -147,10 +147,11 @@ impl<O: FrameObserver> Whitted<'_, O> {
         let mut blocked = [false; PACKET_LANES];
         bvh.occluded_rays(&shadows[..m], &mut blocked[..m], tests);
         for k in 0..m {
+            let lane = lanes[k];
             if !blocked[k]
-                && let Some(s) = &mut shaded[lanes[k]]
+                && let (Some(s), Some(path)) = (&mut shaded[lane], &paths[k])
             {
-                s.color += lights[k];
+                s.color += self.lit(&tasks[lane], &s.surface, s.material, light, path);
             }
         }
     }

@@ -71,10 +71,12 @@ impl Box4 {
     }
 
     /// The box as the rest of the renderer spells it.
+    /// A zero comes out positive: `grow` keeps whichever of `-0` and `+0` it met first, and
+    /// the root's extent is merged from chunks in whatever order the workers finish them.
     pub(super) fn to_aabb(self) -> Aabb {
         Aabb {
-            min: Vec3::new(self.lo[0], self.lo[1], self.lo[2]),
-            max: Vec3::new(self.hi[0], self.hi[1], self.hi[2]),
+            min: Vec3::new(self.lo[0], self.lo[1], self.lo[2]) + Vec3::ZERO,
+            max: Vec3::new(self.hi[0], self.hi[1], self.hi[2]) + Vec3::ZERO,
         }
     }
 }
@@ -369,10 +371,13 @@ fn bins(c: &[f32; 4], origin: &[f32; 4], scale: &[f32; 4]) -> [i32; 4] {
             _mm_setzero_ps, _mm_sub_ps,
         };
         let lanes = |a: &[f32; 4]| bytemuck::cast::<[f32; 4], __m128>(*a);
+        // The fourth lane (a record's index bits, a subnormal float for most indices) is
+        // cleared first: some processors take a slow path for subnormal operands.
+        let xyz = lanes(&[c[0], c[1], c[2], 0.0]);
         // SAFETY: SSE and SSE2, all these need, are part of every x86-64 processor, and of
         // the target's baseline features.
         let bins = unsafe {
-            let x = _mm_mul_ps(_mm_sub_ps(lanes(c), lanes(origin)), lanes(scale));
+            let x = _mm_mul_ps(_mm_sub_ps(xyz, lanes(origin)), lanes(scale));
             let x = _mm_min_ps(_mm_max_ps(x, _mm_setzero_ps()), _mm_set1_ps(LAST));
             _mm_cvttps_epi32(x)
         };
@@ -386,7 +391,8 @@ fn bins(c: &[f32; 4], origin: &[f32; 4], scale: &[f32; 4]) -> [i32; 4] {
 /// which the centroids spread, with its cost in units of one triangle test; `None` when all
 /// centroids coincide. The three axes are binned in one pass over the records.
 fn best_split(records: &[Record], extent: &Extent) -> Option<Split> {
-    let lo = extent.centroids.lo;
+    let mut lo = extent.centroids.lo;
+    lo[3] = 0.0;
     let size: [f32; 3] = std::array::from_fn(|k| extent.centroids.hi[k] - lo[k]);
     // An axis without spread bins everything at 0 (and is passed over below), as does the
     // fourth lane (the index).

@@ -31,6 +31,12 @@ pub(super) fn wide<const W: usize>(
     padding: f32,
     workers: Option<NonZeroUsize>,
 ) -> Result<Emitted<W>, SpawnError> {
+    // The sizes that place every subtree were counted for this width: the parts of the tasks
+    // below are disjoint only if they are exact.
+    assert_eq!(
+        forest.width, W,
+        "the binary tree's sizes are for {W} children a node"
+    );
     let (children, size) = forest.root_children(W);
     let mut out = Emitted {
         nodes: bytemuck::zeroed_vec(size.nodes),
@@ -338,20 +344,39 @@ impl<const W: usize> TaskRunner<EmitTask> for WideRun<'_, W> {
             *figures = figures.merge(writer.finish());
             return;
         }
-        *figures = figures.merge(self.split(task, &children, spawn));
+        *figures = figures.merge(self.split(task, &children, size, spawn));
     }
 }
 
 impl<const W: usize> WideRun<'_, W> {
-    /// Writes the wide node of `task`, whose children are `children`, and its leaves; spawns a
-    /// task for each inner child.
+    /// Writes the wide node of `task`, whose children are `children` and whose subtree fills
+    /// `size`, and its leaves; spawns a task for each inner child.
+    ///
+    /// # Panics
+    /// When the children's parts do not end where the subtree's does: then a child's part
+    /// would reach into the next subtree's, and it is refused before any task writes it.
     fn split<S: Spawn<EmitTask>>(
         &self,
         task: EmitTask,
         children: &Children,
+        size: Size,
         spawn: &mut S,
     ) -> Figures {
         let forest = self.source.forest;
+        let mut end = Offsets {
+            node: task.at.node + 1,
+            ..task.at
+        };
+        for &c in children.iter() {
+            let child = forest.get(c);
+            end = end.after(child.size, child.range().len());
+        }
+        let triangles = forest.get(task.node).range().len();
+        assert_eq!(
+            end,
+            task.at.after(size, triangles),
+            "children fill their parent's part"
+        );
         let mut figures = Figures {
             depth: task.depth,
             ..Figures::default()
@@ -390,7 +415,8 @@ impl<const W: usize> WideRun<'_, W> {
             node.set_child(lane, child, reference, self.source.padding);
             next = next.after(child.size, triangles);
         }
-        // SAFETY: the task's own node, the first of its subtree's, written by no other task.
+        // SAFETY: the task's own node, the first of its subtree's, written by no other task
+        // (the children's parts were checked above to end where the subtree's part ends).
         let slot = unsafe { self.output.nodes.part(task.at.node..task.at.node + 1) };
         slot[0] = node;
         figures

@@ -114,6 +114,7 @@ fn binary_here(triangles: &[Triangle], splitter: Splitter) -> (Forest, Vec<Recor
     let forest = Forest {
         arenas: vec![arena.nodes],
         root,
+        width: splitter.width,
     };
     (forest, records)
 }
@@ -221,10 +222,12 @@ impl Arena {
     }
 }
 
-/// The binary tree: its arenas, and its root.
+/// The binary tree: its arenas, its root, and the width of the wide tree its nodes' sizes
+/// are counted for.
 struct Forest {
     arenas: Vec<Vec<BinaryNode>>,
     root: NodeRef,
+    width: usize,
 }
 
 impl Forest {

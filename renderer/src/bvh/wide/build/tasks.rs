@@ -85,6 +85,7 @@ pub(super) fn binary_on(
     let mut forest = Forest {
         arenas,
         root: NodeRef { arena: 0, index: 0 },
+        width: splitter.width,
     };
     let top = Top {
         inners: &inners,
