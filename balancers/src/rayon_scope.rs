@@ -3,11 +3,12 @@
 
 use std::io;
 use std::num::NonZeroUsize;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::Mutex;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use crate::balancer::{Balancer, Outcome, Spawn, SpawnError, TaskRunner};
+use crate::balancer::{Balancer, Outcome, Spawn, SpawnError, Stop, TaskRunner};
 use crate::fault;
 use crate::telemetry::{Telemetry, WorkerTelemetry};
 
@@ -88,11 +89,12 @@ impl Balancer for RayonScope {
         // on 2 cores, seconds for each broadcast).
         let cpu_before: Vec<_> = threads.iter().map(cpu_time).collect();
         let start = Instant::now();
+        let stop = Stop::new();
         pool.scope(|scope| {
             for task in tasks {
                 let task = task.clone();
-                let slots = &slots;
-                scope.spawn(move |scope| run_task(scope, task, true, runner, slots));
+                let (slots, stop) = (&slots, &stop);
+                scope.spawn(move |scope| run_task(scope, task, true, runner, slots, stop));
             }
         });
         let wall = start.elapsed();
@@ -179,17 +181,24 @@ pub fn join_all(threads: Vec<JoinHandle<()>>) {
     }
 }
 
-/// Runs one task on the calling pool thread.
+/// Runs one task on the calling pool thread, unless `stop` was requested: a task that
+/// panicked requests it, so that the scope's other tasks are dropped unrun and the panic
+/// reaches the caller as soon as the tasks already running end (a scope waits for every task
+/// it spawned, and spawned work may never end on its own).
 fn run_task<'s, T, R>(
     scope: &rayon::Scope<'s>,
     task: T,
     initial: bool,
     runner: &'s R,
     slots: &'s [Mutex<Slot<R::Local>>],
+    stop: &'s Stop,
 ) where
     T: Send + 's,
     R: TaskRunner<T>,
 {
+    if stop.requested() {
+        return;
+    }
     let me = rayon::current_thread_index().expect("scope tasks run on the pool");
     // Only this thread takes this lock: `spawn` below queues, it never runs a task in place.
     let mut slot = slots[me]
@@ -200,9 +209,16 @@ fn run_task<'s, T, R>(
         scope,
         runner,
         slots,
+        stop,
         spawned: 0,
     };
-    runner.run(task, &mut slot.local, &mut spawner);
+    panic::catch_unwind(AssertUnwindSafe(|| {
+        runner.run(task, &mut slot.local, &mut spawner)
+    }))
+    .unwrap_or_else(|payload| {
+        stop.request();
+        panic::resume_unwind(payload)
+    });
     slot.telemetry.tasks += 1;
     slot.telemetry.initial_tasks += u64::from(initial);
     slot.telemetry.spawned += spawner.spawned;
@@ -213,6 +229,7 @@ struct RayonSpawner<'a, 's, R, L> {
     scope: &'a rayon::Scope<'s>,
     runner: &'s R,
     slots: &'s [Mutex<Slot<L>>],
+    stop: &'s Stop,
     spawned: u64,
 }
 
@@ -223,9 +240,9 @@ where
 {
     fn spawn(&mut self, task: T) {
         self.spawned += 1;
-        let (runner, slots) = (self.runner, self.slots);
+        let (runner, slots, stop) = (self.runner, self.slots, self.stop);
         self.scope
-            .spawn(move |scope| run_task(scope, task, false, runner, slots));
+            .spawn(move |scope| run_task(scope, task, false, runner, slots, stop));
     }
 }
 
