@@ -114,23 +114,24 @@ impl std::error::Error for SpawnError {}
 /// Nobody writes it in a run that goes well, so the read is a load from a cache line every core
 /// keeps a shared copy of: no cost next to a task.
 #[derive(Debug)]
-pub(crate) struct Stop(AtomicBool);
+pub struct Stop(AtomicBool);
 
 impl Stop {
-    fn new() -> Self {
+    /// A flag no one has raised yet.
+    pub(crate) fn new() -> Self {
         Self(AtomicBool::new(false))
     }
 
     /// Whether the run has been told to stop.
     #[inline]
-    pub(crate) fn requested(&self) -> bool {
+    pub fn requested(&self) -> bool {
         // Relaxed: the flag carries no data; what went wrong travels by `join`.
         self.0.load(Ordering::Relaxed)
     }
 
     /// Tells every worker to stop at its next task.
     #[cold]
-    pub(crate) fn request(&self) {
+    pub fn request(&self) {
         self.0.store(true, Ordering::Relaxed);
     }
 }
@@ -145,7 +146,7 @@ impl Stop {
 ///
 /// When a thread cannot be started, or `body` panics on one, the others are told to stop; all
 /// that started are joined before the error (or the panic) reaches the caller.
-pub(crate) fn run_workers<L, F>(
+pub fn run_workers<L, F>(
     name: String,
     workers: NonZeroUsize,
     body: F,

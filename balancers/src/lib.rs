@@ -39,9 +39,12 @@
 //! # Ok::<(), balancers::SpawnError>(())
 //! ```
 
+#![deny(missing_docs)]
+
 mod balancer;
 mod choice;
 pub mod cluster;
+pub mod conformance;
 mod counter;
 pub mod deque;
 #[cfg(feature = "fault-injection")]
@@ -61,13 +64,14 @@ mod telemetry;
 pub mod termination;
 mod victim;
 
-pub use balancer::{Balancer, Outcome, Spawn, SpawnError, TaskRunner};
+pub use balancer::{Balancer, Outcome, Spawn, SpawnError, Stop, TaskRunner, run_workers};
 pub use choice::Choice;
 pub use counter::CentralCounter;
 pub use hybrid::{
     BatchRunner, HybridError, HybridOutcome, HybridStealing, ProcessorKind, ProcessorTelemetry,
 };
 pub use kind::BalancerKind;
+pub use local_queue::LocalQueue;
 pub use order::Order;
 pub use rayon_scope::RayonScope;
 pub use static_tiles::{Assignment, StaticTiles};

@@ -13,7 +13,7 @@ use crate::order::Order;
 /// initial task plus, per level of depth, the siblings still waiting, never a whole generation
 /// of the run. Oldest first holds a whole generation of the worker's share.
 #[derive(Debug)]
-pub(crate) struct LocalQueue<T> {
+pub struct LocalQueue<T> {
     tasks: VecDeque<T>,
     order: Order,
     pushed: u64,
@@ -27,7 +27,8 @@ pub(crate) struct LocalQueue<T> {
 pub(crate) const INITIAL_CAPACITY: usize = 1024;
 
 impl<T> LocalQueue<T> {
-    pub(crate) fn new(order: Order) -> Self {
+    /// An empty queue, taken from as `order` says.
+    pub fn new(order: Order) -> Self {
         Self {
             tasks: VecDeque::with_capacity(INITIAL_CAPACITY),
             order,
@@ -36,7 +37,8 @@ impl<T> LocalQueue<T> {
         }
     }
 
-    pub(crate) fn pop(&mut self) -> Option<T> {
+    /// The next task to run: the newest (depth-first) or the oldest (breadth-first).
+    pub fn pop(&mut self) -> Option<T> {
         match self.order {
             Order::DepthFirst => self.tasks.pop_back(),
             Order::BreadthFirst => self.tasks.pop_front(),
@@ -44,12 +46,12 @@ impl<T> LocalQueue<T> {
     }
 
     /// Tasks pushed so far.
-    pub(crate) fn pushed(&self) -> u64 {
+    pub fn pushed(&self) -> u64 {
         self.pushed
     }
 
     /// The most tasks this queue has held at once.
-    pub(crate) fn peak(&self) -> usize {
+    pub fn peak(&self) -> usize {
         self.peak
     }
 
@@ -57,7 +59,7 @@ impl<T> LocalQueue<T> {
     /// its children wait until [`drain`](Self::drain), after the worker's other initial
     /// tasks. Returns how many tasks ran. Used by the balancers whose spawned tasks never
     /// leave their worker.
-    pub(crate) fn run_initial<R: TaskRunner<T>>(
+    pub fn run_initial<R: TaskRunner<T>>(
         &mut self,
         task: T,
         runner: &R,
@@ -73,7 +75,7 @@ impl<T> LocalQueue<T> {
 
     /// Runs everything in the queue until it is empty, or until `stop` is requested (what is
     /// left is dropped with the run); returns how many tasks ran.
-    pub(crate) fn drain<R: TaskRunner<T>>(
+    pub fn drain<R: TaskRunner<T>>(
         &mut self,
         runner: &R,
         local: &mut R::Local,

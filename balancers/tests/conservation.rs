@@ -1,88 +1,15 @@
-//! Every balancer runs every task exactly once, whatever the worker count, and reports it.
-//!
-//! One suite, stamped out for each balancer by `balancer_suite!`.
-
-mod common;
+//! Every balancer passes the conformance kit (`balancers::conformance`), and the checks
+//! only this crate can make: a worker whose start is refused (fault injection), and the
+//! stealing balancers' own guarantees.
 
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
+use balancers::conformance::{self, Forest};
 use balancers::{
-    Assignment, Balancer, BalancerKind, DequeKind, Order, RayonScope, Spawn, StealAmount,
-    TaskRunner, VictimPolicy, WorkStealing,
+    Assignment, Balancer, BalancerKind, DequeKind, LocalQueue, Order, Outcome, RayonScope, Spawn,
+    SpawnError, StealAmount, TaskRunner, VictimPolicy, WorkStealing, run_workers,
 };
-
-/// A forest with a known, very uneven shape: node `n` has 0, 1 or 2 children depending on a
-/// hash of `n`, down to depth 10, so the trees under different initial tasks differ in size by
-/// orders of magnitude (like pixels that hit glass next to pixels that hit the sky). Nodes are
-/// numbered in creation order and every run counts how often each one ran.
-struct Forest {
-    children: Vec<Vec<u32>>,
-    ran: Vec<AtomicU32>,
-}
-
-impl Forest {
-    fn new(roots: u32) -> (Self, Vec<u32>) {
-        let children = common::uneven_forest(roots, 10);
-        let tasks: Vec<u32> = (0..roots).collect();
-        let ran = (0..children.len()).map(|_| AtomicU32::new(0)).collect();
-        (Self { children, ran }, tasks)
-    }
-}
-
-impl TaskRunner<u32> for Forest {
-    type Local = (usize, u64);
-    fn local(&self, worker: usize) -> (usize, u64) {
-        (worker, 0)
-    }
-    fn run<S: Spawn<u32>>(&self, node: u32, local: &mut (usize, u64), spawn: &mut S) {
-        self.ran[node as usize].fetch_add(1, Ordering::Relaxed);
-        local.1 += 1;
-        for &child in &self.children[node as usize] {
-            spawn.spawn(child);
-        }
-    }
-}
-
-fn check(balancer: BalancerKind, workers: usize, roots: u32) {
-    let (forest, tasks) = Forest::new(roots);
-    let expected = forest.children.len() as u64;
-    let outcome = balancer
-        .run(NonZeroUsize::new(workers).unwrap(), &tasks, &forest)
-        .expect("workers start");
-    let t = &outcome.telemetry;
-    assert_eq!(t.workers.len(), workers);
-    assert_eq!(outcome.locals.len(), workers);
-    for (w, local) in outcome.locals.iter().enumerate() {
-        assert_eq!(local.0, w, "locals come back in worker order");
-        assert_eq!(
-            local.1, t.workers[w].tasks,
-            "telemetry counts what worker {w} ran"
-        );
-    }
-    assert_eq!(t.total_tasks(), expected);
-    assert_eq!(
-        t.workers.iter().map(|w| w.initial_tasks).sum::<u64>(),
-        u64::from(roots)
-    );
-    assert_eq!(
-        t.workers.iter().map(|w| w.spawned).sum::<u64>(),
-        expected - u64::from(roots)
-    );
-    let ran: u64 = forest
-        .ran
-        .iter()
-        .map(|c| u64::from(c.load(Ordering::Relaxed)))
-        .sum();
-    assert_eq!(ran, expected);
-    assert!(
-        forest.ran.iter().all(|c| c.load(Ordering::Relaxed) <= 1),
-        "a task ran twice"
-    );
-    for w in &t.workers {
-        assert!(w.busy + w.idle <= t.wall + std::time::Duration::from_millis(50));
-    }
-}
 
 macro_rules! balancer_suite {
     ($($name:ident => $balancer:expr),* $(,)?) => {$(
@@ -90,31 +17,9 @@ macro_rules! balancer_suite {
             use super::*;
 
             #[test]
-            fn smoke() {
-                check($balancer, 1, 1);
-            }
-
-            #[test]
-            fn no_tasks() {
-                check($balancer, 3, 0);
-            }
-
-            #[test]
-            fn fewer_tasks_than_workers() {
-                check($balancer, 8, 3);
-            }
-
-            #[test]
-            fn many_workers_many_tasks() {
-                for workers in [1, 2, 3, 8, 32] {
-                    check($balancer, workers, 500);
-                }
-            }
-
-            #[test]
-            fn late_long_chain() {
-                for workers in [1, 2, 8, 32] {
-                    check_late_chain($balancer, workers);
+            fn passes_the_conformance_kit() {
+                if let Err(violation) = conformance::check(&$balancer) {
+                    panic!("{violation}");
                 }
             }
 
@@ -174,57 +79,8 @@ fn check_refused_start(balancer: BalancerKind, refused: usize, workers: usize) {
     );
 }
 
-/// Many trivial initial tasks and, last in line, one that starts a chain of 3,000 tasks, each
-/// spawning the next, whose last spawns 20,000 leaves: work appears anew long after every
-/// other worker has run dry. Every task must run exactly once and the run must end.
-struct LateChain {
-    ran: Vec<AtomicU32>,
-}
-
+/// Trivial initial tasks before a late chain (see `LateShared`).
 const TRIVIAL: u32 = 64;
-const CHAIN: u32 = 3_000;
-const LEAVES: u32 = 20_000;
-
-impl TaskRunner<u32> for LateChain {
-    type Local = u64;
-    fn local(&self, _worker: usize) -> u64 {
-        0
-    }
-    fn run<S: Spawn<u32>>(&self, id: u32, ran: &mut u64, spawn: &mut S) {
-        *ran += 1;
-        assert_eq!(
-            self.ran[id as usize].fetch_add(1, Ordering::Relaxed),
-            0,
-            "task {id} ran twice"
-        );
-        // Ids: trivial 0..TRIVIAL, the chain TRIVIAL..TRIVIAL+CHAIN, then the leaves.
-        let chain_end = TRIVIAL + CHAIN;
-        if (TRIVIAL..chain_end - 1).contains(&id) {
-            spawn.spawn(id + 1);
-        } else if id == chain_end - 1 {
-            for leaf in 0..LEAVES {
-                spawn.spawn(chain_end + leaf);
-            }
-        }
-    }
-}
-
-fn check_late_chain(balancer: BalancerKind, workers: usize) {
-    let total = (TRIVIAL + CHAIN + LEAVES) as usize;
-    let runner = LateChain {
-        ran: (0..total).map(|_| AtomicU32::new(0)).collect(),
-    };
-    let tasks: Vec<u32> = (0..=TRIVIAL).collect(); // the last initial task starts the chain
-    let outcome = balancer
-        .run(NonZeroUsize::new(workers).unwrap(), &tasks, &runner)
-        .expect("workers start");
-    assert!(
-        runner.ran.iter().all(|r| r.load(Ordering::Relaxed) == 1),
-        "every task exactly once"
-    );
-    assert_eq!(outcome.locals.iter().sum::<u64>(), total as u64);
-    assert_eq!(outcome.telemetry.total_tasks(), total as u64);
-}
 
 const fn stealing(deque: DequeKind, victim: VictimPolicy, amount: StealAmount) -> BalancerKind {
     BalancerKind::Stealing(WorkStealing {
@@ -407,24 +263,94 @@ fn work_that_appears_late_is_still_stolen() {
     }
 }
 
-#[test]
-fn a_panicking_task_fails_the_run_instead_of_hanging_it() {
-    struct Faulty;
-    impl TaskRunner<u32> for Faulty {
-        type Local = ();
-        fn local(&self, _worker: usize) {}
-        fn run<S: Spawn<u32>>(&self, task: u32, _local: &mut (), _spawn: &mut S) {
-            assert_ne!(task, 7, "task 7 fails");
+/// A copy of `counter/chunk=1`, built from the public blocks ([`run_workers`], [`LocalQueue`]),
+/// with one bug: each worker loses the 100th task it spawns, as a balancer that drops a task
+/// on its way between queues would.
+#[derive(Clone, Debug)]
+struct LosesATask;
+
+/// Where a [`LosesATask`] worker's tasks spawn: its queue, but for the 100th.
+struct Leaky<'a, T> {
+    queue: &'a mut LocalQueue<T>,
+    spawned: &'a mut u64,
+}
+
+impl<T> Spawn<T> for Leaky<'_, T> {
+    fn spawn(&mut self, task: T) {
+        *self.spawned += 1;
+        if *self.spawned != 100 {
+            self.queue.spawn(task);
         }
     }
-    for balancer in BalancerKind::every_variant() {
-        let tasks: Vec<u32> = (0..64).collect();
-        let result = std::panic::catch_unwind(|| {
-            balancer.run(NonZeroUsize::new(4).unwrap(), &tasks, &Faulty)
-        });
-        assert!(
-            result.is_err(),
-            "{balancer:?}: the panic must reach the caller"
-        );
+}
+
+impl Balancer for LosesATask {
+    fn name(&self) -> String {
+        "counter-that-loses-a-task".into()
     }
+
+    fn run<T, R>(
+        &self,
+        workers: NonZeroUsize,
+        tasks: &[T],
+        runner: &R,
+    ) -> Result<Outcome<R::Local>, SpawnError>
+    where
+        T: Clone + Send + Sync,
+        R: TaskRunner<T>,
+    {
+        let next = AtomicUsize::new(0);
+        run_workers(self.name(), workers, |worker, telemetry, stop| {
+            let mut local = runner.local(worker);
+            let mut queue = LocalQueue::new(Order::DepthFirst);
+            let mut spawned = 0;
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= tasks.len() || stop.requested() {
+                    break;
+                }
+                telemetry.initial_tasks += 1;
+                let mut task = Some(tasks[i].clone());
+                while let Some(t) = task {
+                    let mut leaky = Leaky {
+                        queue: &mut queue,
+                        spawned: &mut spawned,
+                    };
+                    runner.run(t, &mut local, &mut leaky);
+                    telemetry.tasks += 1;
+                    task = queue.pop();
+                }
+            }
+            telemetry.spawned = spawned;
+            local
+        })
+    }
+}
+
+#[test]
+fn a_balancer_that_loses_a_task_fails_the_kit_and_is_told_why() {
+    let violation = conformance::check(&LosesATask).expect_err("a task is lost");
+    assert_eq!(violation.property, "exactly once");
+    let message = violation.to_string();
+    assert!(
+        message.starts_with("counter-that-loses-a-task: exactly once: "),
+        "{message}"
+    );
+    assert!(message.contains("ran 0 times"), "{message}");
+}
+
+#[test]
+fn the_kit_runs_the_forests_it_names() {
+    let forests = Forest::all();
+    assert_eq!(forests.len(), 7);
+    let huge = forests
+        .iter()
+        .find(|f| f.name.starts_with("one huge"))
+        .unwrap();
+    assert_eq!(huge.tasks(), 64 + (1 << 16) - 1);
+    assert_eq!(
+        Forest::chain(3, "three").children,
+        vec![vec![1], vec![2], vec![]]
+    );
+    assert_eq!(Forest::empty().tasks(), 0);
 }

@@ -128,9 +128,11 @@ pub struct WorkerResult {
     pub tasks: u64,
     /// Seconds running tasks (their own times, and the deque costs of their spawns).
     pub busy: f64,
-    /// Steal attempts and those that found work, and the tasks they took.
+    /// Steal attempts.
     pub steal_attempts: u64,
+    /// Steal attempts that found work.
     pub steal_successes: u64,
+    /// Tasks taken by successful steals.
     pub tasks_stolen: u64,
     /// The most tasks waiting in this worker's queue at once.
     pub peak_queued: u64,
@@ -143,6 +145,7 @@ pub struct SimResult {
     pub makespan: f64,
     /// The tasks' own times summed: the run on one worker with no scheduling costs.
     pub work: f64,
+    /// One entry per simulated worker.
     pub workers: Vec<WorkerResult>,
     /// The most tasks spawned and not yet started, over all workers at once (the memory
     /// footprint measure of the GRAMPS dissertation).
@@ -173,10 +176,12 @@ impl SimResult {
         1.0 - busy / (self.makespan * self.workers.len() as f64)
     }
 
+    /// Steal attempts of all workers.
     pub fn steal_attempts(&self) -> u64 {
         self.workers.iter().map(|w| w.steal_attempts).sum()
     }
 
+    /// Steal attempts that found work, of all workers.
     pub fn steal_successes(&self) -> u64 {
         self.workers.iter().map(|w| w.steal_successes).sum()
     }

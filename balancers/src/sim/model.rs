@@ -26,6 +26,7 @@ pub struct Fit {
     /// spawned, the unit a balancer first hands out): the median over subtrees, and the 90th
     /// percentile.
     pub subtree_median_error: f64,
+    /// The 90th percentile of that error.
     pub subtree_p90_error: f64,
 }
 
@@ -33,7 +34,12 @@ pub struct Fit {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FitError {
     /// Fewer tasks than coefficients.
-    TooFewRows { rows: usize, coefficients: usize },
+    TooFewRows {
+        /// Tasks given.
+        rows: usize,
+        /// Coefficients of the model.
+        coefficients: usize,
+    },
     /// The inputs' lengths disagree.
     Shape(String),
 }

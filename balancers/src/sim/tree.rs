@@ -67,14 +67,19 @@ const SPAWNED_AT_END: u16 = u16::MAX;
 /// the run; the tree renumbers them).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RecordedTask {
+    /// The recorder's id of this task.
     pub id: u64,
     /// The id of the task that spawned this one, or [`NO_PARENT`] for an initial task.
     pub parent: u64,
     /// For an initial task its position in the initial list; for a spawned one its position
     /// among its parent's children, in the order they were spawned.
     pub index: u32,
+    /// What kind of task it is, in the recorder's numbering (for a renderer: camera,
+    /// reflection, refraction).
     pub kind: u8,
+    /// Its generation: 0 for an initial task, its parent's plus one for a spawned one.
     pub depth: u16,
+    /// Where in the work it belongs, in the recorder's numbering (for a renderer: a pixel).
     pub place: u32,
     /// Counts of each feature's unit (the first `features.len()` are used).
     pub work: [u32; MAX_FEATURES],
@@ -82,6 +87,7 @@ pub struct RecordedTask {
     /// task runs (the recorder's choice), and this task's own progress at its end in the same
     /// unit: a spawn happened `progress_at_spawn / parent's progress` of the way through.
     pub progress_at_spawn: u64,
+    /// This task's own progress at its end.
     pub progress: u64,
 }
 
@@ -756,7 +762,10 @@ pub enum ReadError {
     /// It is of another version of the format.
     Version(u32),
     /// It ends inside `part`.
-    Truncated { part: String },
+    Truncated {
+        /// The part of the file it ends in.
+        part: String,
+    },
     /// Its contents contradict the format.
     Corrupt(String),
 }

@@ -1,0 +1,450 @@
+//! A conformance kit for balancers: the properties every [`Balancer`] must have, as checks a
+//! balancer's own tests call.
+//!
+//! [`check`] runs them all against one balancer and says which property broke:
+//!
+//! - **exactly once**: every task runs once, initial and spawned, on forests chosen to be
+//!   hard: none at all, one task, an uneven forest (subtrees that differ by orders of
+//!   magnitude), a deep chain, one task with a wide fan-out, one huge tree among many tiny
+//!   ones, and a chain that starts last and ends in thousands of leaves;
+//! - **worker counts**: one worker, more workers than tasks, and 64 workers (many more than
+//!   the cores of a test machine);
+//! - **telemetry adds up**: one entry per worker, each worker's task count equal to what its
+//!   tasks saw, initial and spawned tasks summing to the forest's, busy and idle time within
+//!   the run's wall time, and the workers' [`TaskRunner::Local`]s handed back in worker order;
+//! - **termination**: every run returns (a run that does not within [`RUN_LIMIT`] fails the
+//!   check instead of hanging it);
+//! - **panics**: a panicking task reaches the caller, and no task of the run starts after
+//!   the run has returned.
+//!
+//! ```
+//! use std::num::NonZeroUsize;
+//! use balancers::BalancerKind;
+//!
+//! balancers::conformance::check(&BalancerKind::counter(NonZeroUsize::MIN)).unwrap();
+//! ```
+//!
+//! The renderer adds one more property, through the tracer: the same bytes as `static` on real
+//! scenes (`renderer::conformance`).
+
+use std::fmt;
+use std::num::NonZeroUsize;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use crate::balancer::{Balancer, Spawn, TaskRunner};
+
+/// How long one run of the kit may take before it counts as not terminating. The largest
+/// forest has about 66,000 tasks, which any balancer runs in milliseconds; the bound leaves
+/// room for a loaded machine and 64 workers on two cores.
+pub const RUN_LIMIT: Duration = Duration::from_secs(60);
+
+/// Worker counts every forest runs on: one, a few, and many more than a test machine's cores.
+pub const WORKER_COUNTS: [usize; 5] = [1, 2, 3, 8, 64];
+
+/// A property a balancer broke, and how.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// The balancer's [`name`](Balancer::name).
+    pub balancer: String,
+    /// The property, as the module's overview names it: `exactly once`, `telemetry adds up`,
+    /// `termination` or `panics`.
+    pub property: &'static str,
+    /// The forest and worker count, and what went wrong.
+    pub detail: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}: {}", self.balancer, self.property, self.detail)
+    }
+}
+
+impl std::error::Error for Violation {}
+
+/// Runs the whole kit against `balancer`: every forest on every count of
+/// [`WORKER_COUNTS`], then the panic checks.
+///
+/// # Errors
+/// The first property broken.
+pub fn check<B>(balancer: &B) -> Result<(), Violation>
+where
+    B: Balancer + Clone + Send + 'static,
+{
+    for forest in Forest::all() {
+        for workers in WORKER_COUNTS {
+            check_forest(balancer, &forest, workers)?;
+        }
+    }
+    check_panics(balancer)
+}
+
+/// One test forest: node `n`'s children, and which nodes are the initial tasks.
+#[derive(Clone, Debug)]
+pub struct Forest {
+    /// What the forest is, for messages.
+    pub name: &'static str,
+    /// `children[n]`: the nodes task `n` spawns, in order.
+    pub children: Vec<Vec<u32>>,
+    /// The initial tasks.
+    pub roots: Vec<u32>,
+}
+
+impl Forest {
+    /// The kit's forests (see the module's overview).
+    pub fn all() -> Vec<Forest> {
+        vec![
+            Forest::empty(),
+            Forest::chain(1, "one task"),
+            Forest::uneven(500, 10),
+            Forest::chain(3_000, "a deep chain"),
+            Forest::fan_out(20_000),
+            Forest::huge_among_tiny(64, 15),
+            Forest::late_chain(64, 3_000, 20_000),
+        ]
+    }
+
+    /// No tasks at all.
+    pub fn empty() -> Self {
+        Self {
+            name: "no tasks",
+            children: Vec::new(),
+            roots: Vec::new(),
+        }
+    }
+
+    /// One initial task and a chain of `length - 1` below it, each spawning the next.
+    pub fn chain(length: u32, name: &'static str) -> Self {
+        let children = (0..length)
+            .map(|n| if n + 1 < length { vec![n + 1] } else { vec![] })
+            .collect();
+        Self {
+            name,
+            children,
+            roots: if length > 0 { vec![0] } else { vec![] },
+        }
+    }
+
+    /// `roots` trees in which node `n` has 0 to 2 children by a hash of `n`, down to depth
+    /// `max_depth`: subtrees that differ in size by orders of magnitude, like pixels that see
+    /// glass beside pixels that see the sky.
+    pub fn uneven(roots: u32, max_depth: u32) -> Self {
+        let mut children: Vec<Vec<u32>> = (0..roots).map(|_| Vec::new()).collect();
+        let mut depth = vec![0u32; roots as usize];
+        let mut next = 0;
+        while next < children.len() {
+            let fan_out = if depth[next] >= max_depth {
+                0
+            } else {
+                ((next as u32).wrapping_mul(2_654_435_761) >> 30).min(2)
+            };
+            for _ in 0..fan_out {
+                let id = children.len() as u32;
+                children.push(Vec::new());
+                depth.push(depth[next] + 1);
+                children[next].push(id);
+            }
+            next += 1;
+        }
+        Self {
+            name: "an uneven forest",
+            children,
+            roots: (0..roots).collect(),
+        }
+    }
+
+    /// One initial task that spawns `width` leaves at once.
+    pub fn fan_out(width: u32) -> Self {
+        let mut children = vec![(1..=width).collect()];
+        children.extend((0..width).map(|_| Vec::new()));
+        Self {
+            name: "a wide fan-out",
+            children,
+            roots: vec![0],
+        }
+    }
+
+    /// `tiny` initial tasks that spawn nothing, then one whose task spawns a full binary tree
+    /// of depth `depth` (2^(depth+1) − 1 tasks): one huge tile among tiny ones.
+    pub fn huge_among_tiny(tiny: u32, depth: u32) -> Self {
+        let mut children: Vec<Vec<u32>> = (0..tiny).map(|_| Vec::new()).collect();
+        let first = tiny;
+        let nodes = (1u32 << (depth + 1)) - 1;
+        for k in 0..nodes {
+            let (left, right) = (2 * k + 1, 2 * k + 2);
+            children.push(if right < nodes {
+                vec![first + left, first + right]
+            } else {
+                vec![]
+            });
+        }
+        Self {
+            name: "one huge tree among tiny ones",
+            children,
+            roots: (0..=tiny).collect(),
+        }
+    }
+
+    /// `trivial` initial tasks, then one that starts a chain of `chain` tasks whose last
+    /// spawns `leaves` leaves: work that appears anew long after every other worker ran dry.
+    pub fn late_chain(trivial: u32, chain: u32, leaves: u32) -> Self {
+        let mut children: Vec<Vec<u32>> = (0..trivial).map(|_| Vec::new()).collect();
+        let start = trivial;
+        for k in 0..chain {
+            children.push(if k + 1 < chain {
+                vec![start + k + 1]
+            } else {
+                (0..leaves).map(|leaf| start + chain + leaf).collect()
+            });
+        }
+        children.extend((0..leaves).map(|_| Vec::new()));
+        Self {
+            name: "a late chain ending in many leaves",
+            children,
+            roots: (0..=trivial).collect(),
+        }
+    }
+
+    /// Tasks in all, initial and spawned.
+    pub fn tasks(&self) -> usize {
+        self.children.len()
+    }
+}
+
+/// Runs a forest, counting how often each node ran and which worker's state it ran with.
+struct ForestRunner {
+    forest: Forest,
+    ran: Vec<AtomicU32>,
+}
+
+/// What one worker's tasks saw: its number, as [`TaskRunner::local`] was given it, and how many
+/// tasks ran with this state.
+#[derive(Debug)]
+struct WorkerCount {
+    worker: usize,
+    tasks: u64,
+}
+
+impl TaskRunner<u32> for ForestRunner {
+    type Local = WorkerCount;
+    fn local(&self, worker: usize) -> WorkerCount {
+        WorkerCount { worker, tasks: 0 }
+    }
+    fn run<S: Spawn<u32>>(&self, node: u32, local: &mut WorkerCount, spawn: &mut S) {
+        // Relaxed: each counter is read only after the run, whose end joins every worker.
+        self.ran[node as usize].fetch_add(1, Ordering::Relaxed);
+        local.tasks += 1;
+        for &child in &self.forest.children[node as usize] {
+            spawn.spawn(child);
+        }
+    }
+}
+
+/// Runs `body` on a thread of its own and waits at most [`RUN_LIMIT`] for its answer: a run
+/// that hangs fails its check (its thread is left to itself) instead of hanging the test.
+fn within_limit<T: Send + 'static>(body: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    let (sender, receiver) = mpsc::channel();
+    thread::spawn(move || {
+        // A closed channel means the limit has passed: nobody is waiting any more.
+        sender.send(body()).ok();
+    });
+    receiver.recv_timeout(RUN_LIMIT).ok()
+}
+
+/// Runs `forest` on `workers` workers and checks that every task ran exactly once and that the
+/// telemetry adds up.
+///
+/// # Errors
+/// The property broken.
+pub fn check_forest<B>(balancer: &B, forest: &Forest, workers: usize) -> Result<(), Violation>
+where
+    B: Balancer + Clone + Send + 'static,
+{
+    let violation = |property, detail: String| Violation {
+        balancer: balancer.name(),
+        property,
+        detail: format!("{} on {workers} workers: {detail}", forest.name),
+    };
+    let runner = Arc::new(ForestRunner {
+        ran: (0..forest.tasks()).map(|_| AtomicU32::new(0)).collect(),
+        forest: forest.clone(),
+    });
+    let count = NonZeroUsize::new(workers).expect("at least one worker");
+    let (b, r) = (balancer.clone(), Arc::clone(&runner));
+    let outcome = within_limit(move || {
+        panic::catch_unwind(AssertUnwindSafe(|| b.run(count, &r.forest.roots, &*r)))
+    })
+    .ok_or_else(|| {
+        violation(
+            "termination",
+            format!("the run did not return within {RUN_LIMIT:?}"),
+        )
+    })?
+    .map_err(|_| violation("termination", "the run panicked".into()))?
+    .map_err(|e| violation("termination", format!("the run failed: {e}")))?;
+
+    for (node, ran) in runner.ran.iter().enumerate() {
+        let ran = ran.load(Ordering::Relaxed);
+        if ran != 1 {
+            return Err(violation(
+                "exactly once",
+                format!("task {node} of {} ran {ran} times", forest.tasks()),
+            ));
+        }
+    }
+    let t = &outcome.telemetry;
+    let adds_up = |detail: String| Err(violation("telemetry adds up", detail));
+    if t.workers.len() != workers || outcome.locals.len() != workers {
+        return adds_up(format!(
+            "{} telemetry entries and {} worker states for {workers} workers",
+            t.workers.len(),
+            outcome.locals.len()
+        ));
+    }
+    for (w, (local, entry)) in outcome.locals.iter().zip(&t.workers).enumerate() {
+        if local.worker != w {
+            return adds_up(format!(
+                "the state of worker {} came back in place {w}",
+                local.worker
+            ));
+        }
+        if local.tasks != entry.tasks {
+            return adds_up(format!(
+                "worker {w} ran {} tasks but reports {}",
+                local.tasks, entry.tasks
+            ));
+        }
+        // A little slack: the wall time and each worker's times are read from the clock at
+        // slightly different instants.
+        if entry.busy + entry.idle > t.wall + Duration::from_millis(50) {
+            return adds_up(format!(
+                "worker {w} was busy {:?} and idle {:?} in a run of {:?}",
+                entry.busy, entry.idle, t.wall
+            ));
+        }
+    }
+    let sum = |f: fn(&crate::WorkerTelemetry) -> u64| t.workers.iter().map(f).sum::<u64>();
+    let (tasks, roots) = (forest.tasks() as u64, forest.roots.len() as u64);
+    if t.total_tasks() != tasks {
+        return adds_up(format!("{} tasks reported, {tasks} ran", t.total_tasks()));
+    }
+    if sum(|w| w.initial_tasks) != roots {
+        return adds_up(format!(
+            "{} initial tasks reported of {roots}",
+            sum(|w| w.initial_tasks)
+        ));
+    }
+    if sum(|w| w.spawned) != tasks - roots {
+        return adds_up(format!(
+            "{} spawned tasks reported, {} were spawned",
+            sum(|w| w.spawned),
+            tasks - roots
+        ));
+    }
+    Ok(())
+}
+
+/// Work that never ends but for one task that panics: every task spawns the next, and task
+/// 7 panics. A run of it ends only if the balancer stops its other workers.
+struct Faulty {
+    /// Set once the run has returned to the caller.
+    returned: AtomicBool,
+    /// Tasks begun after that.
+    late: AtomicUsize,
+    /// Worker states alive.
+    alive: Arc<AtomicUsize>,
+}
+
+/// A worker's state that counts itself alive until dropped: a worker still holding one after
+/// its run returned is a thread left behind.
+#[derive(Debug)]
+struct Alive(Arc<AtomicUsize>);
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        // Release: the decrement comes after everything this worker did.
+        self.0.fetch_sub(1, Ordering::Release);
+    }
+}
+
+impl TaskRunner<u32> for Faulty {
+    type Local = Alive;
+    fn local(&self, _worker: usize) -> Alive {
+        // Relaxed: only the count matters; it is read after the run with Acquire.
+        self.alive.fetch_add(1, Ordering::Relaxed);
+        Alive(Arc::clone(&self.alive))
+    }
+    fn run<S: Spawn<u32>>(&self, task: u32, _local: &mut Alive, spawn: &mut S) {
+        // Acquire: pairs with the Release store made once the run has returned.
+        if self.returned.load(Ordering::Acquire) {
+            self.late.fetch_add(1, Ordering::Relaxed);
+        }
+        assert_ne!(
+            task, 7,
+            "task 7 fails (a panic the conformance kit expects)"
+        );
+        spawn.spawn(task + 64);
+    }
+}
+
+/// Checks that a panicking task reaches the caller on 1, 4 and 64 workers, that the run ends
+/// although its other tasks never would, and that no worker is left running after it.
+///
+/// # Errors
+/// The property broken.
+pub fn check_panics<B>(balancer: &B) -> Result<(), Violation>
+where
+    B: Balancer + Clone + Send + 'static,
+{
+    for workers in [1, 4, 64] {
+        let violation = |detail: String| Violation {
+            balancer: balancer.name(),
+            property: "panics",
+            detail: format!("on {workers} workers: {detail}"),
+        };
+        let runner = Arc::new(Faulty {
+            returned: AtomicBool::new(false),
+            late: AtomicUsize::new(0),
+            alive: Arc::new(AtomicUsize::new(0)),
+        });
+        let (b, r) = (balancer.clone(), Arc::clone(&runner));
+        let count = NonZeroUsize::new(workers).expect("at least one worker");
+        let caught = within_limit(move || {
+            let tasks: Vec<u32> = (0..64).collect();
+            let result = panic::catch_unwind(AssertUnwindSafe(|| b.run(count, &tasks, &*r)));
+            // Release: publishes that the run is over to any task still starting.
+            r.returned.store(true, Ordering::Release);
+            result.is_err()
+        })
+        .ok_or_else(|| {
+            violation(format!(
+                "the run did not end within {RUN_LIMIT:?} after a task panicked"
+            ))
+        })?;
+        if !caught {
+            return Err(violation(
+                "the task's panic did not reach the caller".into(),
+            ));
+        }
+        // Acquire: pairs with each worker state's Release decrement.
+        let alive = runner.alive.load(Ordering::Acquire);
+        if alive != 0 {
+            return Err(violation(format!(
+                "{alive} worker states were still alive when the run returned"
+            )));
+        }
+        // Give a worker left behind the time to start a task.
+        thread::sleep(Duration::from_millis(20));
+        let late = runner.late.load(Ordering::Relaxed);
+        if late != 0 {
+            return Err(violation(format!(
+                "{late} tasks started after the run returned"
+            )));
+        }
+    }
+    Ok(())
+}
