@@ -7,6 +7,7 @@ pub mod bvh;
 #[cfg(feature = "mpi")]
 pub mod cluster;
 pub mod compare;
+pub mod conformance;
 pub mod device;
 pub mod file_errors;
 pub mod film;

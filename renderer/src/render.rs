@@ -197,7 +197,52 @@ impl From<SpawnError> for RenderError {
 pub fn render(scene: &Scene, options: &RenderOptions) -> Result<Frame, RenderError> {
     let film =
         Film::try_new(scene.width, scene.height, options.work_map).map_err(RenderError::Memory)?;
-    Ok(render_observed(scene, options, Arc::new(film), &Unwatched)?)
+    Ok(render_observed(
+        scene,
+        &options.balancer,
+        (options.threads, options.tile),
+        Arc::new(film),
+        &Unwatched,
+    )?)
+}
+
+/// Renders `scene` with any balancer, one of this project's or a user's own: the frame's tiles
+/// of edge `tile` are its initial tasks, and every reflection and refraction ray a task
+/// spawned by the ray before it, on `threads` workers.
+///
+/// ```no_run
+/// use std::num::{NonZeroU32, NonZeroUsize};
+/// use balancers::BalancerKind;
+/// use renderer::scene::{Scene, SceneOverrides};
+///
+/// let scene = Scene::load("scenes/quick.toml".as_ref(), SceneOverrides::default())?;
+/// let balancer = BalancerKind::counter(NonZeroUsize::MIN);
+/// let frame = renderer::render::render_with(
+///     &scene,
+///     &balancer,
+///     NonZeroUsize::new(4).unwrap(),
+///     NonZeroU32::new(32).unwrap(),
+/// )?;
+/// println!("{:.1} Mrays/s", frame.mrays_per_second());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// When a worker thread cannot be started, or the film's memory cannot be had.
+pub fn render_with<B: Balancer>(
+    scene: &Scene,
+    balancer: &B,
+    threads: NonZeroUsize,
+    tile: NonZeroU32,
+) -> Result<Frame, RenderError> {
+    let film = Film::try_new(scene.width, scene.height, false).map_err(RenderError::Memory)?;
+    Ok(render_observed(
+        scene,
+        balancer,
+        (threads, tile),
+        Arc::new(film),
+        &Unwatched,
+    )?)
 }
 
 /// Renders `scene` into `film` (black, of the scene's size), reporting to `watch` (new, of
@@ -221,13 +266,21 @@ pub fn render_watched(
         (scene.width, scene.height),
         "watch of the scene's size"
     );
-    render_observed(scene, options, film, watch)
+    render_observed(
+        scene,
+        &options.balancer,
+        (options.threads, options.tile),
+        film,
+        watch,
+    )
 }
 
-/// Renders `scene` into `film`, telling `observer` as it goes.
-fn render_observed<O: FrameObserver>(
+/// Renders `scene` into `film` with `balancer` on `threads` workers and tiles of edge `tile`,
+/// telling `observer` as it goes.
+fn render_observed<O: FrameObserver, B: Balancer>(
     scene: &Scene,
-    options: &RenderOptions,
+    balancer: &B,
+    (threads, tile): (NonZeroUsize, NonZeroU32),
     film: Arc<Film>,
     observer: &O,
 ) -> Result<Frame, SpawnError> {
@@ -236,15 +289,11 @@ fn render_observed<O: FrameObserver>(
         (scene.width, scene.height),
         "film of the scene's size"
     );
-    let tasks: Vec<RenderTask> = tiles(scene.width, scene.height, options.tile)
+    let tasks: Vec<RenderTask> = tiles(scene.width, scene.height, tile)
         .into_iter()
         .map(RenderTask::Tile)
         .collect();
-    let outcome = options.balancer.run(
-        options.threads,
-        &tasks,
-        &Whitted::new(scene, &film, observer),
-    )?;
+    let outcome = balancer.run(threads, &tasks, &Whitted::new(scene, &film, observer))?;
     Ok(Frame {
         film,
         telemetry: outcome.telemetry,
