@@ -46,6 +46,15 @@ pub const RUN_LIMIT: Duration = Duration::from_secs(60);
 /// Worker counts every forest runs on: one, a few, and many more than a test machine's cores.
 pub const WORKER_COUNTS: [usize; 5] = [1, 2, 3, 8, 64];
 
+/// "1 worker", "8 workers".
+fn count_workers(n: usize) -> String {
+    if n == 1 {
+        "1 worker".into()
+    } else {
+        format!("{n} workers")
+    }
+}
+
 /// A property a balancer broke, and how.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {
@@ -267,7 +276,7 @@ where
     let violation = |property, detail: String| Violation {
         balancer: balancer.name(),
         property,
-        detail: format!("{} on {workers} workers: {detail}", forest.name),
+        detail: format!("{} on {}: {detail}", forest.name, count_workers(workers)),
     };
     let runner = Arc::new(ForestRunner {
         ran: (0..forest.tasks()).map(|_| AtomicU32::new(0)).collect(),
@@ -404,7 +413,7 @@ where
         let violation = |detail: String| Violation {
             balancer: balancer.name(),
             property: "panics",
-            detail: format!("on {workers} workers: {detail}"),
+            detail: format!("on {}: {detail}", count_workers(workers)),
         };
         let runner = Arc::new(Faulty {
             returned: AtomicBool::new(false),

@@ -332,6 +332,7 @@ fn a_balancer_that_loses_a_task_fails_the_kit_and_is_told_why() {
     let violation = conformance::check(&LosesATask).expect_err("a task is lost");
     assert_eq!(violation.property, "exactly once");
     let message = violation.to_string();
+    println!("{message}");
     assert!(
         message.starts_with("counter-that-loses-a-task: exactly once: "),
         "{message}"
