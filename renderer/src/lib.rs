@@ -2,6 +2,8 @@
 //! tasks, the fixed-point film, frames watched while they render, image files in and out and
 //! their comparison, and the `raylb` command line.
 
+#![deny(missing_docs)]
+
 pub mod accel;
 pub mod bvh;
 #[cfg(feature = "mpi")]

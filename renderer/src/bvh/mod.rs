@@ -1,19 +1,19 @@
 //! The octree-built bounding volume hierarchy, flattened with skip pointers.
 //!
-//! *Build* ([`build`]): a node's triangles are split by the octant of their centroid relative
+//! *Build* (`build`): a node's triangles are split by the octant of their centroid relative
 //! to the centre of the node's centroid bounds, giving up to eight children; each triangle
 //! lands in exactly one leaf and every node's box is tight around its own triangles. Splitting
 //! stops at the leaf size; triangles whose centroids coincide, or that reach the maximum depth,
 //! are split by their input order into at most eight runs instead, so that no node has more
 //! than eight children and no leaf more than the leaf size, whatever the geometry.
 //!
-//! *Flatten* ([`flat`]): the tree is written in pre-order into one array of 32-byte nodes.
+//! *Flatten* (`flat`): the tree is written in pre-order into one array of 32-byte nodes.
 //! A node's first child is always the next node; each node also holds its *skip* index, the
 //! next node in pre-order after its whole subtree (the array's length at the end). Eight such
 //! arrays are written, one per octant of ray direction, each with children sorted nearest
 //! first for rays of that octant, so a ray finds close hits early and skips boxes behind them.
 //!
-//! *Traverse* ([`traverse`]): stackless. Box hit → go down (or test the leaf's triangles and
+//! *Traverse* (`traverse`): stackless. Box hit → go down (or test the leaf's triangles and
 //! go to skip); box missed, or entirely behind the closest hit so far → go to skip.
 //!
 //! The closest hit is order-free (the smallest `t`, equal `t` broken by the smaller original

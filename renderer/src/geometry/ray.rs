@@ -72,6 +72,7 @@ pub struct BoxRay {
 }
 
 impl BoxRay {
+    /// The box tests' part of `ray`.
     #[inline(always)]
     pub fn new(ray: &Ray) -> Self {
         let d = ray.dir;

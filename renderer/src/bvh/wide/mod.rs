@@ -2,7 +2,7 @@
 //! one SIMD instruction tests them all, built with binned SAH, traversed front to back with a
 //! small fixed stack.
 //!
-//! *Build* ([`build`]): a binary tree by the surface area heuristic over binned centroids
+//! *Build* (`build`): a binary tree by the surface area heuristic over binned centroids
 //! (16 bins on each axis), its large nodes split in parallel as tasks of raylb's own
 //! work-stealing balancer; the result depends only on the input, never on the worker count. Then collapsed to [`Width`] children per node: a node's children are the
 //! binary children of its binary children, opening the largest (by surface area) first.
@@ -14,14 +14,14 @@
 //! *Layout* ([`WideNode`]): the children's boxes as six planes of `W` lanes (`min x`, `max x`,
 //! `min y`, …), then each child's reference (a node index, or the first [`TrianglePack`] of
 //! a leaf) and its triangle count (0 for an inner node): 128 bytes for four, 256 for eight.
-//! A leaf's triangles are tested four at a time ([`pack`]).
+//! A leaf's triangles are tested four at a time (`pack`).
 //!
-//! *Traverse* ([`traverse`]): the ray's per-axis near and far planes follow from the signs of
+//! *Traverse* (`traverse`): the ray's per-axis near and far planes follow from the signs of
 //! its direction; a node's boxes are tested at once, and the children hit are visited nearest
 //! first: the nearest next, the others (leaves and nodes alike) pushed far to near on a stack
 //! of fixed size, and a child popped behind the closest hit so far is skipped.
 //!
-//! *Packets* ([`packet`]): up to eight rays traced together, each child box and each triangle
+//! *Packets* (`packet`): up to eight rays traced together, each child box and each triangle
 //! tested against all of them at once (a ray to a lane); every ray gets the bits the
 //! single-ray traversal gives it.
 //!
@@ -127,7 +127,9 @@ unsafe impl<const W: usize> bytemuck::Zeroable for WideNode<W> {}
 /// The nodes of a wide BVH, at its width; the root is node 0.
 #[derive(Debug)]
 pub enum Nodes {
+    /// Four children a node.
     Four(Vec<WideNode<4>>),
+    /// Eight children a node.
     Eight(Vec<WideNode<8>>),
 }
 
