@@ -116,9 +116,16 @@ impl std::error::Error for SpawnError {}
 #[derive(Debug)]
 pub struct Stop(AtomicBool);
 
+impl Default for Stop {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Stop {
-    /// A flag no one has raised yet.
-    pub(crate) fn new() -> Self {
+    /// A flag no one has raised yet. [`run_workers`] makes one for its run; a balancer that
+    /// starts its threads another way makes its own.
+    pub fn new() -> Self {
         Self(AtomicBool::new(false))
     }
 
@@ -129,7 +136,9 @@ impl Stop {
         self.0.load(Ordering::Relaxed)
     }
 
-    /// Tells every worker to stop at its next task.
+    /// Tells every worker to stop at its next task. The tasks not begun are dropped: a run
+    /// stopped so must fail (as [`run_workers`] does when it stops a run, by a worker's panic
+    /// or a thread that could not start), never report success.
     #[cold]
     pub fn request(&self) {
         self.0.store(true, Ordering::Relaxed);

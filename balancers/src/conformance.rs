@@ -14,8 +14,9 @@
 //!   the run's wall time, and the workers' [`TaskRunner::Local`]s handed back in worker order;
 //! - **termination**: every run returns (a run that does not within [`RUN_LIMIT`] fails the
 //!   check instead of hanging it);
-//! - **panics**: a panicking task reaches the caller, and no task of the run starts after
-//!   the run has returned.
+//! - **panics**: a task that panics amid work that never ends stops the run, its panic reaches
+//!   the caller, every thread that ran a task has ended when the run returns, and no task
+//!   starts after that; and no run panics where no task does.
 //!
 //! ```
 //! use std::num::NonZeroUsize;
@@ -27,12 +28,13 @@
 //! The renderer adds one more property, through the tracer: the same bytes as `static` on real
 //! scenes (`renderer::conformance`).
 
+use std::cell::RefCell;
 use std::fmt;
 use std::num::NonZeroUsize;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::mpsc;
+use std::sync::{Arc, OnceLock};
 use std::thread;
 use std::time::Duration;
 
@@ -55,14 +57,37 @@ fn count_workers(n: usize) -> String {
     }
 }
 
+/// The properties the kit checks (see the module's overview).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Property {
+    /// Every task runs once.
+    ExactlyOnce,
+    /// The telemetry and the worker states agree with what ran.
+    TelemetryAddsUp,
+    /// Every run returns.
+    Termination,
+    /// A task's panic reaches the caller, and nothing of the run goes on after it.
+    Panics,
+}
+
+impl fmt::Display for Property {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::ExactlyOnce => "exactly once",
+            Self::TelemetryAddsUp => "telemetry adds up",
+            Self::Termination => "termination",
+            Self::Panics => "panics",
+        })
+    }
+}
+
 /// A property a balancer broke, and how.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {
     /// The balancer's [`name`](Balancer::name).
     pub balancer: String,
-    /// The property, as the module's overview names it: `exactly once`, `telemetry adds up`,
-    /// `termination` or `panics`.
-    pub property: &'static str,
+    /// The property broken.
+    pub property: Property,
     /// The forest and worker count, and what went wrong.
     pub detail: String,
 }
@@ -86,13 +111,16 @@ where
 {
     for forest in Forest::all() {
         for workers in WORKER_COUNTS {
+            let workers = NonZeroUsize::new(workers).expect("not 0");
             check_forest(balancer, &forest, workers)?;
         }
     }
     check_panics(balancer)
 }
 
-/// One test forest: node `n`'s children, and which nodes are the initial tasks.
+/// One test forest: node `n`'s children, and which nodes are the initial tasks. Every node is
+/// a root or the child of exactly one node, once, and none is both: then running the roots and
+/// everything they spawn runs every node exactly once.
 #[derive(Clone, Debug)]
 pub struct Forest {
     /// What the forest is, for messages.
@@ -269,10 +297,15 @@ fn within_limit<T: Send + 'static>(body: impl FnOnce() -> T + Send + 'static) ->
 ///
 /// # Errors
 /// The property broken.
-pub fn check_forest<B>(balancer: &B, forest: &Forest, workers: usize) -> Result<(), Violation>
+pub fn check_forest<B>(
+    balancer: &B,
+    forest: &Forest,
+    workers: NonZeroUsize,
+) -> Result<(), Violation>
 where
     B: Balancer + Clone + Send + 'static,
 {
+    let (count, workers) = (workers, workers.get());
     let violation = |property, detail: String| Violation {
         balancer: balancer.name(),
         property,
@@ -282,31 +315,38 @@ where
         ran: (0..forest.tasks()).map(|_| AtomicU32::new(0)).collect(),
         forest: forest.clone(),
     });
-    let count = NonZeroUsize::new(workers).expect("at least one worker");
     let (b, r) = (balancer.clone(), Arc::clone(&runner));
     let outcome = within_limit(move || {
         panic::catch_unwind(AssertUnwindSafe(|| b.run(count, &r.forest.roots, &*r)))
     })
     .ok_or_else(|| {
         violation(
-            "termination",
+            Property::Termination,
             format!("the run did not return within {RUN_LIMIT:?}"),
         )
     })?
-    .map_err(|_| violation("termination", "the run panicked".into()))?
-    .map_err(|e| violation("termination", format!("the run failed: {e}")))?;
+    .map_err(|payload| {
+        violation(
+            Property::Panics,
+            format!(
+                "the run panicked where no task does: {}",
+                panic_message(&*payload)
+            ),
+        )
+    })?
+    .map_err(|e| violation(Property::Termination, format!("the run failed: {e}")))?;
 
     for (node, ran) in runner.ran.iter().enumerate() {
         let ran = ran.load(Ordering::Relaxed);
         if ran != 1 {
             return Err(violation(
-                "exactly once",
+                Property::ExactlyOnce,
                 format!("task {node} of {} ran {ran} times", forest.tasks()),
             ));
         }
     }
     let t = &outcome.telemetry;
-    let adds_up = |detail: String| Err(violation("telemetry adds up", detail));
+    let adds_up = |detail: String| Err(violation(Property::TelemetryAddsUp, detail));
     if t.workers.len() != workers || outcome.locals.len() != workers {
         return adds_up(format!(
             "{} telemetry entries and {} worker states for {workers} workers",
@@ -357,51 +397,83 @@ where
     Ok(())
 }
 
-/// Work that never ends but for one task that panics: every task spawns the next, and task
-/// 7 panics. A run of it ends only if the balancer stops its other workers.
+/// The message of the panic the kit provokes.
+const PROVOKED: &str = "a task the conformance kit makes fail";
+
+/// The task, counted from the run's start, that panics.
+const FAIL_AT: usize = 200;
+
+/// Work that never ends but for one task that panics: every task spawns another, and the
+/// [`FAIL_AT`]th task to start panics, whatever order the balancer runs them in. A run of it
+/// ends only if the balancer stops its other workers.
 struct Faulty {
+    /// Tasks started so far.
+    started: AtomicUsize,
     /// Set once the run has returned to the caller.
     returned: AtomicBool,
-    /// Tasks begun after that.
+    /// Tasks started after that.
     late: AtomicUsize,
-    /// Worker states alive.
-    alive: Arc<AtomicUsize>,
+    /// Threads that ran a task of this run and have not ended, the caller's own aside.
+    threads: Arc<AtomicUsize>,
+    /// The thread that calls the balancer's `run`.
+    caller: OnceLock<thread::ThreadId>,
 }
 
-/// A worker's state that counts itself alive until dropped: a worker still holding one after
-/// its run returned is a thread left behind.
-#[derive(Debug)]
-struct Alive(Arc<AtomicUsize>);
+/// A thread that ran a task of a [`Faulty`] run, counted until the thread ends (its
+/// thread-local storage is dropped as it exits, before a join of it returns).
+struct ThreadAlive(Arc<AtomicUsize>);
 
-impl Drop for Alive {
+impl Drop for ThreadAlive {
     fn drop(&mut self) {
-        // Release: the decrement comes after everything this worker did.
+        // Release: the thread's last act; pairs with the Acquire read after the run.
         self.0.fetch_sub(1, Ordering::Release);
     }
 }
 
-impl TaskRunner<u32> for Faulty {
-    type Local = Alive;
-    fn local(&self, _worker: usize) -> Alive {
-        // Relaxed: only the count matters; it is read after the run with Acquire.
-        self.alive.fetch_add(1, Ordering::Relaxed);
-        Alive(Arc::clone(&self.alive))
-    }
-    fn run<S: Spawn<u32>>(&self, task: u32, _local: &mut Alive, spawn: &mut S) {
-        // Acquire: pairs with the Release store made once the run has returned.
-        if self.returned.load(Ordering::Acquire) {
+thread_local! {
+    /// The [`ThreadAlive`] of the calling thread, once it has run a task.
+    static COUNTED: RefCell<Option<ThreadAlive>> = const { RefCell::new(None) };
+}
+
+impl TaskRunner<u64> for Faulty {
+    type Local = ();
+    fn local(&self, _worker: usize) {}
+    fn run<S: Spawn<u64>>(&self, task: u64, _local: &mut (), spawn: &mut S) {
+        // Relaxed: only the flag's value matters; a task that starts after the run returned
+        // sees it set sooner or later, and one that started is counted either way.
+        if self.returned.load(Ordering::Relaxed) {
             self.late.fetch_add(1, Ordering::Relaxed);
         }
-        assert_ne!(
-            task, 7,
-            "task 7 fails (a panic the conformance kit expects)"
-        );
-        spawn.spawn(task + 64);
+        if self.caller.get() != Some(&thread::current().id()) {
+            COUNTED.with(|counted| {
+                let mut counted = counted.borrow_mut();
+                if counted.is_none() {
+                    // Relaxed: the count is read after the run, which joins this thread.
+                    self.threads.fetch_add(1, Ordering::Relaxed);
+                    *counted = Some(ThreadAlive(Arc::clone(&self.threads)));
+                }
+            });
+        }
+        // Relaxed: only the count matters.
+        if self.started.fetch_add(1, Ordering::Relaxed) + 1 == FAIL_AT {
+            panic!("{PROVOKED}");
+        }
+        spawn.spawn(task.wrapping_add(1));
     }
 }
 
-/// Checks that a panicking task reaches the caller on 1, 4 and 64 workers, that the run ends
-/// although its other tasks never would, and that no worker is left running after it.
+/// What a panic's payload says, where it is a message.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic without a message")
+}
+
+/// Checks that a panicking task's panic reaches the caller on 1, 4 and 64 workers, that the
+/// run ends although its other tasks never would, that every thread that ran a task has
+/// ended when the run returns, and that no task starts after that.
 ///
 /// # Errors
 /// The property broken.
@@ -412,41 +484,55 @@ where
     for workers in [1, 4, 64] {
         let violation = |detail: String| Violation {
             balancer: balancer.name(),
-            property: "panics",
+            property: Property::Panics,
             detail: format!("on {}: {detail}", count_workers(workers)),
         };
         let runner = Arc::new(Faulty {
+            started: AtomicUsize::new(0),
             returned: AtomicBool::new(false),
             late: AtomicUsize::new(0),
-            alive: Arc::new(AtomicUsize::new(0)),
+            threads: Arc::new(AtomicUsize::new(0)),
+            caller: OnceLock::new(),
         });
         let (b, r) = (balancer.clone(), Arc::clone(&runner));
         let count = NonZeroUsize::new(workers).expect("at least one worker");
-        let caught = within_limit(move || {
-            let tasks: Vec<u32> = (0..64).collect();
+        let (caught, threads) = within_limit(move || {
+            r.caller.set(thread::current().id()).ok();
+            let tasks: Vec<u64> = (0..64).collect();
             let result = panic::catch_unwind(AssertUnwindSafe(|| b.run(count, &tasks, &*r)));
-            // Release: publishes that the run is over to any task still starting.
-            r.returned.store(true, Ordering::Release);
-            result.is_err()
+            r.returned.store(true, Ordering::Relaxed);
+            // Acquire: pairs with each counted thread's Release decrement as it ends.
+            let threads = r.threads.load(Ordering::Acquire);
+            let caught = match result {
+                Ok(_) => None,
+                Err(payload) => Some(panic_message(&*payload).to_string()),
+            };
+            (caught, threads)
         })
         .ok_or_else(|| {
             violation(format!(
                 "the run did not end within {RUN_LIMIT:?} after a task panicked"
             ))
         })?;
-        if !caught {
-            return Err(violation(
-                "the task's panic did not reach the caller".into(),
-            ));
+        match caught {
+            None => {
+                return Err(violation(
+                    "the task's panic did not reach the caller".into(),
+                ));
+            }
+            Some(message) if !message.contains(PROVOKED) => {
+                return Err(violation(format!(
+                    "the run panicked, but not with the task's panic: {message}"
+                )));
+            }
+            Some(_) => {}
         }
-        // Acquire: pairs with each worker state's Release decrement.
-        let alive = runner.alive.load(Ordering::Acquire);
-        if alive != 0 {
+        if threads != 0 {
             return Err(violation(format!(
-                "{alive} worker states were still alive when the run returned"
+                "{threads} threads that ran tasks were still running when the run returned"
             )));
         }
-        // Give a worker left behind the time to start a task.
+        // Give a thread left behind the time to start a task.
         thread::sleep(Duration::from_millis(20));
         let late = runner.late.load(Ordering::Relaxed);
         if late != 0 {

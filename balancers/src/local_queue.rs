@@ -58,7 +58,8 @@ impl<T> LocalQueue<T> {
     /// Runs the initial task `task` and, depth-first, everything it spawns; breadth-first,
     /// its children wait until [`drain`](Self::drain), after the worker's other initial
     /// tasks. Returns how many tasks ran. Used by the balancers whose spawned tasks never
-    /// leave their worker.
+    /// leave their worker. `task` itself runs whatever `stop` says: look at it before calling
+    /// (the tasks it spawns are run only while no stop is requested).
     pub fn run_initial<R: TaskRunner<T>>(
         &mut self,
         task: T,

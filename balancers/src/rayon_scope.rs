@@ -90,19 +90,25 @@ impl Balancer for RayonScope {
         let cpu_before: Vec<_> = threads.iter().map(cpu_time).collect();
         let start = Instant::now();
         let stop = Stop::new();
-        pool.scope(|scope| {
-            for task in tasks {
-                let task = task.clone();
-                let (slots, stop) = (&slots, &stop);
-                scope.spawn(move |scope| run_task(scope, task, true, runner, slots, stop));
-            }
-        });
+        let scoped = panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.scope(|scope| {
+                for task in tasks {
+                    let task = task.clone();
+                    let (slots, stop) = (&slots, &stop);
+                    scope.spawn(move |scope| run_task(scope, task, true, runner, slots, stop));
+                }
+            })
+        }));
         let wall = start.elapsed();
         let cpu_after: Vec<_> = threads.iter().map(cpu_time).collect();
         // rayon does not join its threads when the pool is dropped; joining them here means no
-        // thread of this run is left working when it returns, as with the other balancers.
+        // thread of this run is left working when it returns, as with the other balancers, also
+        // when a task panicked: its panic reaches the caller once every thread has ended.
         drop(pool);
         join_all(threads);
+        if let Err(payload) = scoped {
+            panic::resume_unwind(payload);
+        }
         let mut locals = Vec::with_capacity(slots.len());
         let mut per_worker = Vec::with_capacity(slots.len());
         for (i, slot) in slots.into_iter().enumerate() {

@@ -330,7 +330,7 @@ impl Balancer for LosesATask {
 #[test]
 fn a_balancer_that_loses_a_task_fails_the_kit_and_is_told_why() {
     let violation = conformance::check(&LosesATask).expect_err("a task is lost");
-    assert_eq!(violation.property, "exactly once");
+    assert_eq!(violation.property, conformance::Property::ExactlyOnce);
     let message = violation.to_string();
     println!("{message}");
     assert!(
