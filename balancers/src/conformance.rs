@@ -15,8 +15,8 @@
 //! - **termination**: every run returns (a run that does not within [`RUN_LIMIT`] fails the
 //!   check instead of hanging it);
 //! - **panics**: a task that panics amid work that never ends stops the run, its panic reaches
-//!   the caller, every thread that ran a task has ended when the run returns, and no task
-//!   starts after that; and no run panics where no task does.
+//!   the caller, no task is still running when the run returns and none starts after; and no
+//!   run panics where no task does.
 //!
 //! ```
 //! use std::num::NonZeroUsize;
@@ -28,13 +28,12 @@
 //! The renderer adds one more property, through the tracer: the same bytes as `static` on real
 //! scenes (`renderer::conformance`).
 
-use std::cell::RefCell;
 use std::fmt;
 use std::num::NonZeroUsize;
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, OnceLock};
 use std::thread;
 use std::time::Duration;
 
@@ -413,26 +412,18 @@ struct Faulty {
     returned: AtomicBool,
     /// Tasks started after that.
     late: AtomicUsize,
-    /// Threads that ran a task of this run and have not ended, the caller's own aside.
-    threads: Arc<AtomicUsize>,
-    /// The thread that calls the balancer's `run`.
-    caller: OnceLock<thread::ThreadId>,
+    /// Tasks begun and not ended (a panicking one ends as it unwinds).
+    running: AtomicUsize,
 }
 
-/// A thread that ran a task of a [`Faulty`] run, counted until the thread ends (its
-/// thread-local storage is dropped as it exits, before a join of it returns).
-struct ThreadAlive(Arc<AtomicUsize>);
+/// Counts a task as running until it ends, by returning or by unwinding.
+struct Running<'a>(&'a AtomicUsize);
 
-impl Drop for ThreadAlive {
+impl Drop for Running<'_> {
     fn drop(&mut self) {
-        // Release: the thread's last act; pairs with the Acquire read after the run.
+        // Release: the task's last act; pairs with the Acquire read after the run.
         self.0.fetch_sub(1, Ordering::Release);
     }
-}
-
-thread_local! {
-    /// The [`ThreadAlive`] of the calling thread, once it has run a task.
-    static COUNTED: RefCell<Option<ThreadAlive>> = const { RefCell::new(None) };
 }
 
 impl TaskRunner<u64> for Faulty {
@@ -444,16 +435,9 @@ impl TaskRunner<u64> for Faulty {
         if self.returned.load(Ordering::Relaxed) {
             self.late.fetch_add(1, Ordering::Relaxed);
         }
-        if self.caller.get() != Some(&thread::current().id()) {
-            COUNTED.with(|counted| {
-                let mut counted = counted.borrow_mut();
-                if counted.is_none() {
-                    // Relaxed: the count is read after the run, which joins this thread.
-                    self.threads.fetch_add(1, Ordering::Relaxed);
-                    *counted = Some(ThreadAlive(Arc::clone(&self.threads)));
-                }
-            });
-        }
+        // Relaxed: the decrement publishes the task's end.
+        self.running.fetch_add(1, Ordering::Relaxed);
+        let _running = Running(&self.running);
         // Relaxed: only the count matters.
         if self.started.fetch_add(1, Ordering::Relaxed) + 1 == FAIL_AT {
             panic!("{PROVOKED}");
@@ -472,8 +456,8 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
 }
 
 /// Checks that a panicking task's panic reaches the caller on 1, 4 and 64 workers, that the
-/// run ends although its other tasks never would, that every thread that ran a task has
-/// ended when the run returns, and that no task starts after that.
+/// run ends although its other tasks never would, that no task is still running when the run
+/// returns, and that none starts after that.
 ///
 /// # Errors
 /// The property broken.
@@ -491,23 +475,21 @@ where
             started: AtomicUsize::new(0),
             returned: AtomicBool::new(false),
             late: AtomicUsize::new(0),
-            threads: Arc::new(AtomicUsize::new(0)),
-            caller: OnceLock::new(),
+            running: AtomicUsize::new(0),
         });
         let (b, r) = (balancer.clone(), Arc::clone(&runner));
         let count = NonZeroUsize::new(workers).expect("at least one worker");
-        let (caught, threads) = within_limit(move || {
-            r.caller.set(thread::current().id()).ok();
+        let (caught, running) = within_limit(move || {
             let tasks: Vec<u64> = (0..64).collect();
             let result = panic::catch_unwind(AssertUnwindSafe(|| b.run(count, &tasks, &*r)));
             r.returned.store(true, Ordering::Relaxed);
-            // Acquire: pairs with each counted thread's Release decrement as it ends.
-            let threads = r.threads.load(Ordering::Acquire);
+            // Acquire: pairs with each task's Release decrement as it ends.
+            let running = r.running.load(Ordering::Acquire);
             let caught = match result {
                 Ok(_) => None,
                 Err(payload) => Some(panic_message(&*payload).to_string()),
             };
-            (caught, threads)
+            (caught, running)
         })
         .ok_or_else(|| {
             violation(format!(
@@ -527,9 +509,9 @@ where
             }
             Some(_) => {}
         }
-        if threads != 0 {
+        if running != 0 {
             return Err(violation(format!(
-                "{threads} threads that ran tasks were still running when the run returned"
+                "{running} tasks were still running when the run returned"
             )));
         }
         // Give a thread left behind the time to start a task.
