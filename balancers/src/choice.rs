@@ -13,10 +13,17 @@ use std::fmt;
 
 use crate::{Assignment, DequeKind, Order, StealAmount, VictimPolicy};
 
-/// A setting with a fixed set of named values.
+/// A setting with a set of named values: fixed ([`ALL`](Self::ALL)), or grown at run time
+/// ([`every`](Self::every)).
 pub trait Choice: Copy + Eq + fmt::Debug + Send + Sync + 'static {
-    /// Every value, in the order they are listed.
+    /// Every value known when the program was built, in the order they are listed.
     const ALL: &'static [Self];
+
+    /// Every value: [`ALL`](Self::ALL), and those a choice that grows at run time (the
+    /// balancers a program registers beside the built-in ones) has gained since.
+    fn every() -> Vec<Self> {
+        Self::ALL.to_vec()
+    }
 
     /// The value's name: lowercase, words joined by `-`.
     fn keyword(self) -> &'static str;
@@ -26,7 +33,7 @@ pub trait Choice: Copy + Eq + fmt::Debug + Send + Sync + 'static {
 
     /// The value named `keyword`, if there is one.
     fn from_keyword(keyword: &str) -> Option<Self> {
-        Self::ALL.iter().copied().find(|c| c.keyword() == keyword)
+        Self::every().into_iter().find(|c| c.keyword() == keyword)
     }
 }
 

@@ -19,8 +19,8 @@ pub(crate) struct ChoiceParser<C>(PhantomData<C>);
 
 impl<C: Choice> ChoiceParser<C> {
     fn values() -> impl Iterator<Item = PossibleValue> {
-        C::ALL
-            .iter()
+        C::every()
+            .into_iter()
             .map(|c| PossibleValue::new(c.keyword()).help(c.about()))
     }
 }

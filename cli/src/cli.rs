@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
-use balancers::{Assignment, BalancerKind, DequeKind, Order, StealAmount, VictimPolicy};
+use balancers::{Assignment, DequeKind, Order, StealAmount, VictimPolicy};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use renderer::accel::{AccelKind, Packets};
 use renderer::bvh::{BvhSplit, Width};
@@ -14,7 +14,7 @@ use renderer::gpu::{EmulatorOptions, Gpu, GpuError};
 use renderer::memory::Budget;
 use renderer::preview::Layer;
 use renderer::ray_file::FrameRays;
-use renderer::render::{FrameExtras, RenderOptions};
+use renderer::render::{CpuBalancer, FrameExtras, RenderOptions};
 use renderer::scene::{AxisDirection, LoadObserver, MeshFraming, Scene, SceneOverrides};
 
 use crate::choice::choice;
@@ -380,7 +380,7 @@ impl SceneArgs {
     pub(crate) fn check_frames(
         &self,
         scene: &Scene,
-        balancers: &[BalancerKind],
+        balancers: &[CpuBalancer],
         threads: &[NonZeroUsize],
         tiles: &[NonZeroU32],
         extras: FrameExtras,
@@ -556,7 +556,7 @@ impl RunArgs {
     }
 
     /// The CPU balancer asked for; a setting that does not apply to it is refused.
-    pub(crate) fn balancer(&self) -> Result<BalancerKind> {
+    pub(crate) fn balancer(&self) -> Result<CpuBalancer> {
         match DeviceKind::Cpu.schedule(&self.request())? {
             Schedule::Cpu(balancer) => Ok(balancer),
             _ => unreachable!("the CPU schedules its own balancers"),
@@ -961,7 +961,7 @@ pub(crate) struct BalancerSet {
 
 impl BalancerSet {
     /// The balancers to compare, in the order given.
-    pub(crate) fn kinds(&self) -> Result<Vec<BalancerKind>> {
+    pub(crate) fn kinds(&self) -> Result<Vec<CpuBalancer>> {
         let settings = [
             ("--deque", self.deque.is_some()),
             ("--victim", self.victim.is_some()),

@@ -62,7 +62,6 @@ mod with_mpi {
     use std::time::Instant;
 
     use anyhow::{Result, anyhow, bail};
-    use balancers::Balancer;
     use balancers::Telemetry;
     use balancers::cluster::ClusterMode;
     use renderer::cluster::{Cluster, RankFigures, Refused, Whole, fingerprint};

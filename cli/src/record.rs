@@ -11,7 +11,7 @@ use renderer::file_errors::io_reason;
 use renderer::memory::{Budget, format_bytes};
 use renderer::output::StagedFiles;
 use renderer::record::{BYTES_PER_TASK, FEATURES, KINDS, record_within};
-use renderer::render::{FrameExtras, FrameMemory, RenderOptions};
+use renderer::render::{CpuBalancer, FrameExtras, FrameMemory, RenderOptions};
 use renderer::scene::Scene;
 use renderer::stats::counted;
 
@@ -31,7 +31,15 @@ pub(crate) fn run(args: &RecordArgs) -> Result<ExitCode> {
     }
     args.scene
         .check_structure_options(&[args.scene.accel_kind()])?;
-    let balancer = args.run.balancer()?;
+    let balancer = match args.run.balancer()? {
+        CpuBalancer::Builtin(balancer) => balancer,
+        // The tree does not depend on the balancer that ran it; the timing run's does not
+        // matter either, its times are per task.
+        CpuBalancer::User(b) => bail!(
+            "--balancer {}: raylb record runs a built-in balancer (static, counter, stealing or rayon); the task tree it writes is the same whichever runs it",
+            b.keyword()
+        ),
+    };
     let threads = args.run.threads();
     let scene = args
         .scene
@@ -45,7 +53,7 @@ pub(crate) fn run(args: &RecordArgs) -> Result<ExitCode> {
     }
     outputs.check_inputs(&scene.inputs)?;
     let options = RenderOptions {
-        balancer,
+        balancer: balancer.into(),
         threads,
         tile: args.run.tile,
         work_map: false,
@@ -68,7 +76,7 @@ pub(crate) fn run(args: &RecordArgs) -> Result<ExitCode> {
     let recording = record_within(
         &scene,
         args.run.tile,
-        &options.balancer,
+        &balancer,
         threads,
         args.timing_threads,
         room.as_ref().map_or(u64::MAX, |(_, tasks)| *tasks),
@@ -105,7 +113,6 @@ pub(crate) fn run(args: &RecordArgs) -> Result<ExitCode> {
 }
 
 fn balancer_name(options: &RenderOptions) -> String {
-    use balancers::Balancer;
     options.balancer.name()
 }
 

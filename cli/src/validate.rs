@@ -12,7 +12,7 @@ use renderer::file_errors::io_reason;
 use renderer::frame::Frame;
 use renderer::gpu::{Gpu, GpuBalancer};
 use renderer::output::{ExrPrecision, ImageFormat, StagedFiles};
-use renderer::render::FrameExtras;
+use renderer::render::{CpuBalancer, FrameExtras};
 use renderer::scene::Scene;
 use renderer::stats::counted;
 use renderer::validate::{SameSums, Verdict};
@@ -185,8 +185,11 @@ impl Plan {
                 .as_ref()
                 .is_none_or(|list| list.iter().any(|&b| b.keyword() == family))
         };
-        let cpu: Vec<BalancerKind> = BalancerKind::every_variant()
+        let registered = renderer::user_balancer::registered().iter().copied();
+        let cpu: Vec<CpuBalancer> = BalancerKind::every_variant()
             .into_iter()
+            .map(CpuBalancer::Builtin)
+            .chain(registered.map(CpuBalancer::User))
             .filter(|b| named(b.family()))
             .collect();
         let named_for_gpu = |family: &str| match &args.gpu_balancers {

@@ -98,7 +98,7 @@ fn the_tree_accounts_for_every_ray_of_the_frame() {
     let frame = render(
         &scene,
         &RenderOptions {
-            balancer: BalancerKind::static_tiles(Assignment::Interleaved),
+            balancer: BalancerKind::static_tiles(Assignment::Interleaved).into(),
             threads: n(1),
             tile: NonZeroU32::new(16).unwrap(),
             work_map: false,

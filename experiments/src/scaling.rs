@@ -5,7 +5,7 @@ use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::PathBuf;
 
 use anyhow::Result;
-use balancers::{Balancer, BalancerKind};
+use renderer::render::CpuBalancer;
 use renderer::render::{FrameExtras, RenderOptions, render};
 use renderer::stats::counted;
 use serde::Serialize;
@@ -51,7 +51,7 @@ pub struct ScalingOptions<'a> {
     /// How the scene is read and its frames checked.
     pub scene: &'a dyn SceneSettings,
     /// The balancers compared, in this order.
-    pub balancers: Vec<BalancerKind>,
+    pub balancers: Vec<CpuBalancer>,
     /// Thread counts.
     pub threads: Vec<NonZeroUsize>,
     /// Tile edge in pixels.

@@ -5,7 +5,7 @@ use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use balancers::BalancerKind;
+use renderer::render::CpuBalancer;
 use renderer::render::FrameExtras;
 use renderer::scene::Scene;
 
@@ -23,7 +23,7 @@ pub trait SceneSettings: std::fmt::Debug {
     fn check_frames(
         &self,
         scene: &Scene,
-        balancers: &[BalancerKind],
+        balancers: &[CpuBalancer],
         threads: &[NonZeroUsize],
         tiles: &[NonZeroU32],
         extras: FrameExtras,

@@ -11,6 +11,7 @@ use balancers::{
 };
 use renderer::device::{BalancerName, BalancerRequest};
 use renderer::input::read_regular_file;
+use renderer::render::CpuBalancer;
 use serde::Serialize;
 
 use crate::report::{Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, rounded};
@@ -360,11 +361,16 @@ fn policies(p: &Policies, defaults: &Defaults) -> Result<Vec<BalancerKind>> {
                         steal: Some(choice.amount),
                         order: None,
                     };
-                    let policy = request.cpu_balancer().ok_or_else(|| {
-                        anyhow!(
+                    let policy = match request.cpu_balancer() {
+                        Some(CpuBalancer::Builtin(policy)) => policy,
+                        Some(CpuBalancer::User(b)) => bail!(
+                            "--balancers {}: the simulator replays the built-in policies: static, counter, stealing and rayon",
+                            b.keyword()
+                        ),
+                        None => bail!(
                             "--balancers cuda-managed: the simulator runs the CPU's balancers: static, counter, stealing and rayon"
-                        )
-                    })?;
+                        ),
+                    };
                     // rayon runs in its own order, once.
                     let orders = if policy.order().is_some() {
                         &orders[..]

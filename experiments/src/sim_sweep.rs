@@ -74,7 +74,7 @@ pub fn run(options: &SimSweepOptions<'_>) -> Result<()> {
         .collect();
     options.scene.check_frames(
         &scene,
-        &[fixed],
+        &[fixed.into()],
         &[counting],
         &edges,
         renderer::render::FrameExtras::default(),

@@ -5,7 +5,7 @@ use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::PathBuf;
 
 use anyhow::{Result, bail};
-use balancers::{Balancer, BalancerKind};
+use renderer::render::CpuBalancer;
 use renderer::render::{FrameExtras, RenderOptions, render};
 use renderer::scene::Scene;
 use renderer::stats::counted;
@@ -79,7 +79,7 @@ pub struct SweepOptions<'a> {
     /// How the scenes are read and their frames checked.
     pub scene: &'a dyn SceneSettings,
     /// The balancers compared, in this order.
-    pub balancers: Vec<BalancerKind>,
+    pub balancers: Vec<CpuBalancer>,
     /// Tile edges in pixels.
     pub tiles: Vec<NonZeroU32>,
     /// Worker threads.
@@ -184,7 +184,7 @@ fn load_scenes(options: &SweepOptions<'_>, quiet: bool) -> Result<Vec<Scene>> {
 fn run_rounds(
     options: &SweepOptions<'_>,
     scenes: &[Scene],
-    balancers: &[BalancerKind],
+    balancers: &[CpuBalancer],
     workers: NonZeroUsize,
     quiet: bool,
 ) -> Result<(Vec<RenderRow>, Rounds)> {

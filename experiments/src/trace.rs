@@ -308,7 +308,7 @@ fn recorded_rays<'a>(
     // The recording renders the frame once, as `render` would, on one thread.
     options.settings.check_frames(
         scene,
-        &[balancer],
+        &[balancer.into()],
         &[NonZeroUsize::MIN],
         &[TILE],
         FrameExtras::default(),

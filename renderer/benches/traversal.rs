@@ -103,7 +103,7 @@ fn camera_packets(c: &mut Criterion) {
 fn frames(c: &mut Criterion) {
     let s = scene("quick", 96, 64);
     let options = RenderOptions {
-        balancer: BalancerKind::static_tiles(Assignment::Interleaved),
+        balancer: BalancerKind::static_tiles(Assignment::Interleaved).into(),
         threads: NonZeroUsize::MIN,
         tile: NonZeroU32::new(16).unwrap(),
         work_map: false,

@@ -14,7 +14,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use balancers::cluster::{self, ClusterMode, Message, RankTelemetry, Transport};
-use balancers::{Balancer, SpawnError, WorkerTelemetry};
+use balancers::{SpawnError, WorkerTelemetry};
 use mpi::Threading;
 use mpi::collective::SystemOperation;
 use mpi::environment::Universe;
@@ -210,7 +210,9 @@ impl Cluster {
         let mut transport = MpiTransport::new(self.world.duplicate());
         let outcome = cluster::run_rank(mode, &mut transport, count, options.threads, |batch| {
             let batch: Vec<RenderTask> = batch.iter().map(|&i| tasks[i as usize]).collect();
-            let outcome = options.balancer.run(options.threads, &batch, &runner)?;
+            let outcome = options
+                .balancer
+                .run_frame(options.threads, &batch, &runner)?;
             for (w, t) in workers.iter_mut().zip(&outcome.telemetry.workers) {
                 add_worker(w, t);
             }

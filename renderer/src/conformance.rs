@@ -21,7 +21,7 @@ use crate::render::{RenderError, render_with};
 use crate::scene::Scene;
 
 /// Worker counts and tile edges the balancer renders with: one worker, two, and more workers
-/// than a test machine has cores; tiles of one pixel row's worth and of the usual edge.
+/// than a test machine has cores; tiles of the usual edge (32) and smaller (8, 4).
 pub const RENDERS: [(usize, u32); 4] = [(1, 32), (2, 8), (3, 32), (8, 4)];
 
 /// A render that differs from `static`'s, or could not be made.
@@ -135,7 +135,7 @@ mod tests {
         }
     }
 
-    /// A balancer that runs the tasks but skips every spawned task on worker 1: its frames
+    /// A balancer that runs the initial tasks but drops every task they spawn: its frames
     /// lack reflections, and the check says by how many pixels.
     #[derive(Debug)]
     struct SkipsSpawns;

@@ -25,8 +25,8 @@ use std::num::{NonZeroU32, NonZeroUsize};
 
 use anyhow::{Result, anyhow, bail};
 use balancers::{
-    Assignment, Balancer, BalancerKind, Choice, DequeKind, HybridStealing, Order, RayonScope,
-    StealAmount, VictimPolicy, WorkStealing,
+    Assignment, BalancerKind, Choice, DequeKind, HybridStealing, Order, RayonScope, StealAmount,
+    VictimPolicy, WorkStealing,
 };
 
 use crate::accel::AccelKind;
@@ -34,8 +34,9 @@ use crate::frame::Frame;
 use crate::gpu::{Gpu, GpuBalancer, GpuOptions, GpuTiles, WarpDeque, render_gpu};
 use crate::hybrid::{HybridOptions, render_hybrid};
 use crate::memory::{Budget, thread_address_space};
-use crate::render::{FrameExtras, FrameMemory, RenderOptions, render};
+use crate::render::{CpuBalancer, FrameExtras, FrameMemory, RenderOptions, render};
 use crate::scene::Scene;
+use crate::user_balancer::{self, UserBalancer};
 
 /// Where rays are traced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,6 +64,8 @@ pub enum BalancerName {
     /// One block per tile, the hardware's block scheduler as the balancer (the GPU's
     /// baseline).
     CudaManaged,
+    /// A balancer registered by the program ([`user_balancer::register`]); CPU only.
+    User(UserBalancer),
 }
 
 /// A balancer as asked for: a name and only the settings given, so that a setting the
@@ -90,7 +93,7 @@ pub struct BalancerRequest {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Schedule {
     /// A balancer over CPU worker threads.
-    Cpu(BalancerKind),
+    Cpu(CpuBalancer),
     /// A balancer over a GPU's warps.
     Gpu(GpuBalancer),
     /// One work-stealing scheduler over CPU threads and the GPU.
@@ -103,26 +106,69 @@ balancers::choices!(DeviceKind {
     Hybrid => "hybrid", "The CPU's threads and the GPU together, one work-stealing scheduler over both: each CPU thread and the GPU a processor with a pool of tiles, the GPU tracing batches.";
 });
 
-balancers::choices!(BalancerName {
-    Static => "static", "Tiles dealt out to workers before the run (see --assign); spawned rays stay local.";
-    Counter => "counter", "Workers take the next tiles from one atomic counter (see --chunk); spawned rays stay local.";
-    Stealing => "stealing", "A deque per worker, pre-filled with its share of tiles (see --assign); idle workers steal (see --deque, --victim, --steal).";
-    Rayon => "rayon", "rayon's pool through rayon::scope: every tile and ray a scope.spawn (the baseline); at most 512 threads, or one per core where there are more.";
-    CudaManaged => "cuda-managed", "GPU only: one block per tile, the hardware's block scheduler as the balancer.";
-});
+/// The built-in balancers, and those the program registered after them.
+impl Choice for BalancerName {
+    const ALL: &'static [Self] = &[
+        Self::Static,
+        Self::Counter,
+        Self::Stealing,
+        Self::Rayon,
+        Self::CudaManaged,
+    ];
+
+    fn every() -> Vec<Self> {
+        let registered = user_balancer::registered().iter().copied().map(Self::User);
+        Self::ALL.iter().copied().chain(registered).collect()
+    }
+
+    fn keyword(self) -> &'static str {
+        match self {
+            Self::Static => "static",
+            Self::Counter => "counter",
+            Self::Stealing => "stealing",
+            Self::Rayon => "rayon",
+            Self::CudaManaged => "cuda-managed",
+            Self::User(b) => b.keyword(),
+        }
+    }
+
+    fn about(self) -> &'static str {
+        match self {
+            Self::Static => {
+                "Tiles dealt out to workers before the run (see --assign); spawned rays stay local."
+            }
+            Self::Counter => {
+                "Workers take the next tiles from one atomic counter (see --chunk); spawned rays stay local."
+            }
+            Self::Stealing => {
+                "A deque per worker, pre-filled with its share of tiles (see --assign); idle workers steal (see --deque, --victim, --steal)."
+            }
+            Self::Rayon => {
+                "rayon's pool through rayon::scope: every tile and ray a scope.spawn (the baseline); at most 512 threads, or one per core where there are more."
+            }
+            Self::CudaManaged => {
+                "GPU only: one block per tile, the hardware's block scheduler as the balancer."
+            }
+            Self::User(b) => b.about(),
+        }
+    }
+}
 
 /// The structure the GPU builds where none is asked for: its kernels traverse either, and the
 /// octree's is the form they were first written for.
 const GPU_DEFAULT_ACCEL: AccelKind = AccelKind::Octree;
 
 impl DeviceKind {
-    /// The balancers this device runs.
-    pub fn balancers(self) -> &'static [BalancerName] {
+    /// The balancers this device runs: on the CPU, the registered ones too.
+    pub fn balancers(self) -> Vec<BalancerName> {
         use BalancerName::*;
         match self {
-            Self::Cpu => &[Static, Counter, Stealing, Rayon],
-            Self::Gpu => &[Static, Counter, Stealing, CudaManaged],
-            Self::Hybrid => &[Stealing],
+            Self::Cpu => [Static, Counter, Stealing, Rayon]
+                .into_iter()
+                .chain(user_balancer::registered().iter().copied().map(User))
+                .collect(),
+            Self::Gpu => vec![Static, Counter, Stealing, CudaManaged],
+            Self::Hybrid => vec![Stealing],
         }
     }
 
@@ -198,7 +244,7 @@ impl BalancerRequest {
     /// the defaults for those not given; settings it does not take are passed over here
     /// ([`DeviceKind::schedule`] refuses them). `None` for `cuda-managed`, which runs on the
     /// GPU alone.
-    pub fn cpu_balancer(&self) -> Option<BalancerKind> {
+    pub fn cpu_balancer(&self) -> Option<CpuBalancer> {
         let assignment = self.assign.unwrap_or(Assignment::Interleaved);
         let balancer = match self.chosen(DeviceKind::Cpu) {
             BalancerName::Static => BalancerKind::static_tiles(assignment),
@@ -206,12 +252,14 @@ impl BalancerRequest {
             BalancerName::Stealing => BalancerKind::Stealing(self.work_stealing()),
             BalancerName::Rayon => BalancerKind::Rayon(RayonScope),
             BalancerName::CudaManaged => return None,
+            // A registered balancer takes none of the settings.
+            BalancerName::User(b) => return Some(CpuBalancer::User(b)),
         };
-        Some(match self.order {
+        Some(CpuBalancer::Builtin(match self.order {
             // rayon has no order of its own to set: it keeps its own.
             Some(order) => balancer.with_order(order).unwrap_or(balancer),
             None => balancer,
-        })
+        }))
     }
 
     /// The CPU's work stealing with the settings given and the defaults for the rest.
@@ -252,13 +300,13 @@ impl BalancerRequest {
 }
 
 /// The CPU balancer `request` asks for.
-fn cpu_balancer(request: &BalancerRequest) -> Result<BalancerKind> {
+fn cpu_balancer(request: &BalancerRequest) -> Result<CpuBalancer> {
     let chosen = request.chosen(DeviceKind::Cpu);
     let uses: &[&str] = match chosen {
         BalancerName::Static => &["--assign", "--order"],
         BalancerName::Counter => &["--chunk", "--order"],
         BalancerName::Stealing => &["--assign", "--deque", "--victim", "--steal", "--order"],
-        BalancerName::Rayon => &[],
+        BalancerName::Rayon | BalancerName::User(_) => &[],
         BalancerName::CudaManaged => {
             bail!("--balancer cuda-managed runs only with --device gpu")
         }
@@ -309,6 +357,7 @@ fn gpu_balancer(request: &BalancerRequest) -> Result<GpuBalancer> {
         BalancerName::Stealing => &["--steal", "--deque"],
         BalancerName::Static | BalancerName::CudaManaged => &[],
         BalancerName::Rayon => bail!("--balancer rayon runs only with --device cpu"),
+        BalancerName::User(b) => bail!("--balancer {} runs only with --device cpu", b.keyword()),
     };
     request.refuse_unused(uses, &format!("--balancer {} on the GPU", chosen.keyword()))?;
     let chunk = u32::try_from(request.chunk.unwrap_or(NonZeroUsize::MIN).get())
@@ -324,7 +373,7 @@ fn gpu_balancer(request: &BalancerRequest) -> Result<GpuBalancer> {
             },
         },
         BalancerName::CudaManaged => GpuBalancer::CudaManaged,
-        BalancerName::Rayon => unreachable!("refused above"),
+        BalancerName::Rayon | BalancerName::User(_) => unreachable!("refused above"),
     })
 }
 
@@ -431,10 +480,12 @@ impl FrameJob {
         };
         let most = RayonScope::max_workers();
         match options.balancer {
-            BalancerKind::Rayon(_) if options.threads > most => Some(format!(
-                "--balancer rayon starts {most} threads, not {}: each idle rayon worker searches every other's queue before it sleeps, which with thousands of threads takes seconds to minutes",
-                options.threads
-            )),
+            CpuBalancer::Builtin(BalancerKind::Rayon(_)) if options.threads > most => {
+                Some(format!(
+                    "--balancer rayon starts {most} threads, not {}: each idle rayon worker searches every other's queue before it sleeps, which with thousands of threads takes seconds to minutes",
+                    options.threads
+                ))
+            }
             _ => None,
         }
     }
@@ -537,7 +588,7 @@ mod tests {
         let none = BalancerRequest::default();
         assert_eq!(
             DeviceKind::Cpu.schedule(&none).unwrap(),
-            Schedule::Cpu(BalancerKind::static_tiles(Assignment::Interleaved))
+            Schedule::Cpu(BalancerKind::static_tiles(Assignment::Interleaved).into())
         );
         assert_eq!(
             DeviceKind::Gpu.schedule(&none).unwrap(),

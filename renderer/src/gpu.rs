@@ -307,7 +307,7 @@ impl FrameMemory {
     /// moment, copied), and the scene's structure in the form the GPU reads.
     pub fn estimate_hybrid(scene: &Scene, options: &HybridOptions, extras: FrameExtras) -> Self {
         let cpu = RenderOptions {
-            balancer: BalancerKind::Stealing(options.balancer.cpu()),
+            balancer: BalancerKind::Stealing(options.balancer.cpu()).into(),
             threads: options.threads,
             tile: options.tile,
             work_map: options.work_map,

@@ -31,6 +31,7 @@ pub mod record;
 pub mod render;
 pub mod scene;
 pub mod stats;
+pub mod user_balancer;
 pub mod validate;
 pub mod watch;
 pub mod workmap;

@@ -3,20 +3,89 @@
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::sync::Arc;
 
-use balancers::{Balancer, BalancerKind, Order, SpawnError};
+use balancers::{Balancer, BalancerKind, Order, Outcome, SpawnError};
 
 use crate::film::Film;
 use crate::frame::Frame;
-use crate::integrator::{RenderTask, SPLIT_ABOVE, Tile, Whitted, tiles};
+use crate::integrator::{RenderTask, SPLIT_ABOVE, Tile, Whitted, WorkerRays, tiles};
 use crate::memory::{Budget, format_bytes};
 use crate::scene::Scene;
+use crate::user_balancer::UserBalancer;
 use crate::watch::{FrameObserver, FrameWatch, Unwatched};
+
+/// A balancer of the CPU's workers: one of raylb's, or one the program registered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuBalancer {
+    /// A built-in balancer.
+    Builtin(BalancerKind),
+    /// A registered balancer ([`crate::user_balancer`]).
+    User(UserBalancer),
+}
+
+impl CpuBalancer {
+    /// The balancer's name, e.g. `counter/chunk=1`.
+    pub fn name(&self) -> String {
+        match self {
+            Self::Builtin(b) => b.name(),
+            Self::User(b) => b.balancer().name(),
+        }
+    }
+
+    /// The order its workers run the tasks they hold in, where it is known: a registered
+    /// balancer's is not.
+    pub fn order(&self) -> Option<Order> {
+        match self {
+            Self::Builtin(b) => b.order(),
+            Self::User(_) => None,
+        }
+    }
+
+    /// The bytes its queues hold beyond the tasks ([`BalancerKind::queue_bytes`]); a
+    /// registered balancer's queues are not known, and count as none.
+    pub fn queue_bytes(&self, workers: usize, tasks: usize, task_bytes: usize) -> u64 {
+        match self {
+            Self::Builtin(b) => b.queue_bytes(workers, tasks, task_bytes),
+            Self::User(_) => 0,
+        }
+    }
+
+    /// Runs a frame's `tiles` on `threads` workers with `runner`, which nobody watches.
+    ///
+    /// # Errors
+    /// When a worker thread cannot be started.
+    pub fn run_frame(
+        &self,
+        threads: NonZeroUsize,
+        tiles: &[RenderTask],
+        runner: &Whitted<'_, Unwatched>,
+    ) -> Result<Outcome<WorkerRays>, SpawnError> {
+        match self {
+            Self::Builtin(b) => b.run(threads, tiles, runner),
+            Self::User(b) => b.balancer().run_frame(threads, tiles, runner),
+        }
+    }
+
+    /// The balancer's family (`static`, `counter`, `stealing`, `rayon`), or a registered
+    /// balancer's keyword.
+    pub fn family(&self) -> &'static str {
+        match self {
+            Self::Builtin(b) => b.family(),
+            Self::User(b) => b.keyword(),
+        }
+    }
+}
+
+impl From<BalancerKind> for CpuBalancer {
+    fn from(b: BalancerKind) -> Self {
+        Self::Builtin(b)
+    }
+}
 
 /// How to render a frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RenderOptions {
     /// The balancer that distributes tiles and rays over the workers.
-    pub balancer: BalancerKind,
+    pub balancer: CpuBalancer,
     /// Worker threads.
     pub threads: NonZeroUsize,
     /// Tile edge in pixels.
@@ -199,10 +268,10 @@ pub fn render(scene: &Scene, options: &RenderOptions) -> Result<Frame, RenderErr
         Film::try_new(scene.width, scene.height, options.work_map).map_err(RenderError::Memory)?;
     Ok(render_observed(
         scene,
-        &options.balancer,
-        (options.threads, options.tile),
+        options.tile,
         Arc::new(film),
         &Unwatched,
+        |tiles, runner| options.balancer.run_frame(options.threads, tiles, runner),
     )?)
 }
 
@@ -238,10 +307,10 @@ pub fn render_with<B: Balancer>(
     let film = Film::try_new(scene.width, scene.height, false).map_err(RenderError::Memory)?;
     Ok(render_observed(
         scene,
-        balancer,
-        (threads, tile),
+        tile,
         Arc::new(film),
         &Unwatched,
+        |t, r| balancer.run(threads, t, r),
     )?)
 }
 
@@ -266,24 +335,30 @@ pub fn render_watched(
         (scene.width, scene.height),
         "watch of the scene's size"
     );
-    render_observed(
-        scene,
-        &options.balancer,
-        (options.threads, options.tile),
-        film,
-        watch,
-    )
+    let threads = options.threads;
+    match options.balancer {
+        CpuBalancer::Builtin(b) => render_observed(scene, options.tile, film, watch, |t, r| {
+            b.run(threads, t, r)
+        }),
+        CpuBalancer::User(b) => render_observed(scene, options.tile, film, watch, |t, r| {
+            b.balancer().run_watched(threads, t, r)
+        }),
+    }
 }
 
-/// Renders `scene` into `film` with `balancer` on `threads` workers and tiles of edge `tile`,
-/// telling `observer` as it goes.
-fn render_observed<O: FrameObserver, B: Balancer>(
+/// Renders `scene` into `film` in tiles of edge `tile`, telling `observer` as it goes: `run`
+/// runs the tiles with the frame's runner, under the frame's balancer.
+fn render_observed<O, F>(
     scene: &Scene,
-    balancer: &B,
-    (threads, tile): (NonZeroUsize, NonZeroU32),
+    tile: NonZeroU32,
     film: Arc<Film>,
     observer: &O,
-) -> Result<Frame, SpawnError> {
+    run: F,
+) -> Result<Frame, SpawnError>
+where
+    O: FrameObserver,
+    F: FnOnce(&[RenderTask], &Whitted<'_, O>) -> Result<Outcome<WorkerRays>, SpawnError>,
+{
     assert_eq!(
         (film.width(), film.height()),
         (scene.width, scene.height),
@@ -293,7 +368,7 @@ fn render_observed<O: FrameObserver, B: Balancer>(
         .into_iter()
         .map(RenderTask::Tile)
         .collect();
-    let outcome = balancer.run(threads, &tasks, &Whitted::new(scene, &film, observer))?;
+    let outcome = run(&tasks, &Whitted::new(scene, &film, observer))?;
     Ok(Frame {
         film,
         telemetry: outcome.telemetry,
@@ -326,7 +401,7 @@ mod tests {
     fn a_frame_is_estimated_part_by_part_and_refused_with_its_figures() {
         let scene = square(1000, 1000);
         let options = RenderOptions {
-            balancer: BalancerKind::static_tiles(balancers::Assignment::Interleaved),
+            balancer: BalancerKind::static_tiles(balancers::Assignment::Interleaved).into(),
             threads: NonZeroUsize::new(2).unwrap(),
             tile: NonZeroU32::new(1).unwrap(),
             work_map: false,

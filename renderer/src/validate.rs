@@ -11,7 +11,7 @@
 //! # use renderer::validate::{Plan, SameSums, Verdict};
 //! # fn demo(scene: &Scene) -> anyhow::Result<()> {
 //! let plan = Plan {
-//!     cpu: balancers::BalancerKind::every_variant(),
+//!     cpu: balancers::BalancerKind::every_variant().into_iter().map(Into::into).collect(),
 //!     threads: vec![NonZeroUsize::MIN, NonZeroUsize::new(8).unwrap()],
 //!     tiles: vec![NonZeroU32::new(16).unwrap()],
 //!     hybrid: false,
@@ -32,13 +32,13 @@
 use std::num::{NonZeroU32, NonZeroUsize};
 
 use anyhow::{Result, bail};
-use balancers::{BalancerKind, HybridStealing};
+use balancers::HybridStealing;
 
 use crate::device::FrameJob;
 use crate::film::Film;
 use crate::gpu::{GpuBalancer, GpuOptions};
 use crate::hybrid::HybridOptions;
-use crate::render::RenderOptions;
+use crate::render::{CpuBalancer, RenderOptions};
 
 /// What a validation renders in each structure: every CPU balancer at every thread count and
 /// tile edge, the hybrid (CPU workers and the GPU) at each, and every GPU balancer at each
@@ -46,7 +46,7 @@ use crate::render::RenderOptions;
 #[derive(Clone, Debug, Default)]
 pub struct Plan {
     /// The CPU's balancers.
-    pub cpu: Vec<BalancerKind>,
+    pub cpu: Vec<CpuBalancer>,
     /// The thread counts of the CPU's balancers and of the hybrid's CPU side.
     pub threads: Vec<NonZeroUsize>,
     /// The tile edges, in pixels.

@@ -68,7 +68,7 @@ fn cancelled_frames_stop_join_every_worker_and_say_so() {
     ];
     for balancer in balancers {
         let options = RenderOptions {
-            balancer,
+            balancer: balancer.into(),
             threads: NonZeroUsize::new(8).unwrap(),
             tile: NonZeroU32::new(64).unwrap(),
             work_map: true,
@@ -113,7 +113,7 @@ fn cancelled_frames_stop_join_every_worker_and_say_so() {
     // Not cancelled: the same bytes as a plain render, and no cancel mark.
     let quick = scene("quick");
     let options = RenderOptions {
-        balancer: BalancerKind::counter(NonZeroUsize::MIN),
+        balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
         threads: NonZeroUsize::new(3).unwrap(),
         tile: NonZeroU32::new(8).unwrap(),
         work_map: false,

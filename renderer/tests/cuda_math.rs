@@ -427,7 +427,7 @@ fn frame_matches(name: &str, structure: AccelKind, samples: u32) {
     };
     let scene = Scene::load(&scene_path(name), overrides).unwrap_or_else(|e| panic!("{e}"));
     let options = RenderOptions {
-        balancer: BalancerKind::static_tiles(Assignment::Interleaved),
+        balancer: BalancerKind::static_tiles(Assignment::Interleaved).into(),
         threads: NonZeroUsize::MIN,
         tile: NonZeroU32::new(8).unwrap(),
         work_map: true,

@@ -74,7 +74,10 @@ fn same_bytes_everywhere(name: &str, samples: u32) -> Vec<u8> {
     // default one, and at both widths of the wide one: the library's matrix, as `raylb
     // validate` renders it.
     let plan = |threads: &[usize]| Plan {
-        cpu: BalancerKind::every_variant(),
+        cpu: BalancerKind::every_variant()
+            .into_iter()
+            .map(Into::into)
+            .collect(),
         threads: threads
             .iter()
             .map(|&t| NonZeroUsize::new(t).unwrap())
@@ -173,7 +176,7 @@ fn several_samples_per_pixel_write_the_same_bytes_everywhere_too() {
     };
     let scene = Scene::load(&path, overrides).unwrap_or_else(|e| panic!("{e}"));
     let options = RenderOptions {
-        balancer: BalancerKind::counter(NonZeroUsize::MIN),
+        balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
         threads: NonZeroUsize::MIN,
         tile: NonZeroU32::new(8).unwrap(),
         work_map: false,

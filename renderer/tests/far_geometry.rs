@@ -34,7 +34,7 @@ fn image(scene: &Scene) -> (Vec<u8>, [u64; 4]) {
     let frame = render(
         scene,
         &RenderOptions {
-            balancer: BalancerKind::static_tiles(Assignment::Interleaved),
+            balancer: BalancerKind::static_tiles(Assignment::Interleaved).into(),
             threads: NonZeroUsize::new(2).unwrap(),
             tile: NonZeroU32::new(16).unwrap(),
             work_map: false,

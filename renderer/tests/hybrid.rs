@@ -38,7 +38,7 @@ fn same_as_cpu(
     let reference = render(
         &scene,
         &RenderOptions {
-            balancer: BalancerKind::static_tiles(Assignment::Interleaved),
+            balancer: BalancerKind::static_tiles(Assignment::Interleaved).into(),
             threads: n(1),
             tile,
             work_map: true,
@@ -144,7 +144,7 @@ fn watched_frame_stamps() -> usize {
     let reference = render(
         &scene,
         &RenderOptions {
-            balancer: BalancerKind::static_tiles(Assignment::Interleaved),
+            balancer: BalancerKind::static_tiles(Assignment::Interleaved).into(),
             threads: n(1),
             tile: NonZeroU32::new(8).unwrap(),
             work_map: false,

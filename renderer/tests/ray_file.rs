@@ -19,7 +19,7 @@ fn a_frame_dumps_each_of_its_rays_once_by_role() {
     let frame = render(
         &scene,
         &RenderOptions {
-            balancer: BalancerKind::static_tiles(Assignment::Interleaved),
+            balancer: BalancerKind::static_tiles(Assignment::Interleaved).into(),
             threads: NonZeroUsize::MIN,
             tile: TILE,
             work_map: false,

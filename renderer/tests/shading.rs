@@ -15,7 +15,7 @@ fn frame(text: &str) -> (Scene, Frame) {
     fs::write(&path, format!("[image]\nwidth = 9\nheight = 9\n[camera]\nposition = [0, 0, 5]\nlook_at = [0, 0, 0]\nfov = 20\n{text}")).unwrap();
     let scene = Scene::load(&path, SceneOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
     let options = RenderOptions {
-        balancer: BalancerKind::counter(NonZeroUsize::MIN),
+        balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
         threads: NonZeroUsize::new(2).unwrap(),
         tile: NonZeroU32::new(4).unwrap(),
         work_map: true,

@@ -4,10 +4,12 @@
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::sync::Arc;
 
-use balancers::{Balancer, BalancerKind, HybridStealing};
+use balancers::{BalancerKind, HybridStealing};
 use renderer::device::{FrameJob, Schedule};
 use renderer::gpu::{Gpu, GpuBalancer};
+use renderer::render::CpuBalancer;
 use renderer::stats::counted;
+use renderer::user_balancer;
 
 /// The tile edges the viewer steps through are powers of two in this range (`--tile`'s).
 const TILE_RANGE: (u32, u32) = (1, 16384);
@@ -37,9 +39,11 @@ impl Lineup {
         tile: NonZeroU32,
         gpu: Option<Arc<Gpu>>,
     ) -> Self {
+        let registered = user_balancer::registered().iter().copied();
         let mut engines: Vec<Schedule> = BalancerKind::every_variant()
             .into_iter()
-            .map(Schedule::Cpu)
+            .map(|b| Schedule::Cpu(b.into()))
+            .chain(registered.map(|b| Schedule::Cpu(CpuBalancer::User(b))))
             .collect();
         if gpu.is_some() {
             engines.extend(GpuBalancer::EVERY.into_iter().map(Schedule::Gpu));
@@ -140,7 +144,7 @@ mod tests {
     #[test]
     fn every_cpu_balancer_is_reachable_and_the_list_wraps() {
         let every = BalancerKind::every_variant();
-        let mut l = lineup(Schedule::Cpu(every[0]));
+        let mut l = lineup(Schedule::Cpu(every[0].into()));
         let mut seen = vec![];
         for _ in 0..every.len() {
             seen.push(l.engine());
@@ -148,16 +152,19 @@ mod tests {
         }
         assert_eq!(
             seen,
-            every.iter().copied().map(Schedule::Cpu).collect::<Vec<_>>()
+            every
+                .iter()
+                .map(|&b| Schedule::Cpu(b.into()))
+                .collect::<Vec<_>>()
         );
-        assert_eq!(l.engine(), Schedule::Cpu(every[0]), "wrapped");
+        assert_eq!(l.engine(), Schedule::Cpu(every[0].into()), "wrapped");
         l.step_engine(-1);
-        assert_eq!(l.engine(), Schedule::Cpu(*every.last().unwrap()));
+        assert_eq!(l.engine(), Schedule::Cpu((*every.last().unwrap()).into()));
     }
 
     #[test]
     fn a_variant_outside_the_list_comes_first() {
-        let odd = Schedule::Cpu(BalancerKind::counter(NonZeroUsize::new(7).unwrap()));
+        let odd = Schedule::Cpu(BalancerKind::counter(NonZeroUsize::new(7).unwrap()).into());
         let l = lineup(odd);
         assert_eq!(l.engine(), odd);
         assert_eq!(l.engines.len(), BalancerKind::every_variant().len() + 1);
@@ -165,7 +172,7 @@ mod tests {
 
     #[test]
     fn threads_and_tiles_step_within_their_ranges() {
-        let mut l = lineup(Schedule::Cpu(BalancerKind::every_variant()[0]));
+        let mut l = lineup(Schedule::Cpu(BalancerKind::every_variant()[0].into()));
         l.step_threads(-1);
         l.step_threads(-1);
         assert_eq!(l.threads.get(), 1);

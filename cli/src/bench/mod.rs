@@ -20,7 +20,7 @@ use experiments::sweep::SweepOptions;
 use experiments::trace::{RaySource, TraceOptions};
 use renderer::accel::Packets;
 use renderer::ray_file::{FrameRays, RayFile};
-use renderer::render::FrameExtras;
+use renderer::render::{CpuBalancer, FrameExtras};
 use renderer::scene::Scene;
 
 use crate::cli::{
@@ -63,7 +63,7 @@ impl SceneSettings for SceneArgs {
     fn check_frames(
         &self,
         scene: &Scene,
-        balancers: &[BalancerKind],
+        balancers: &[CpuBalancer],
         threads: &[NonZeroUsize],
         tiles: &[NonZeroU32],
         extras: FrameExtras,
@@ -159,8 +159,20 @@ fn scaling(args: &ScalingArgs, quiet: bool) -> Result<ScalingOptions<'_>> {
 }
 
 fn sim_sweep(args: &SimSweepArgs, quiet: bool) -> Result<SimSweepOptions<'_>> {
+    let balancers = args
+        .set
+        .kinds()?
+        .into_iter()
+        .map(|b| match b {
+            CpuBalancer::Builtin(b) => Ok(b),
+            CpuBalancer::User(b) => Err(anyhow!(
+                "--balancers {}: the simulator replays the built-in policies: static, counter, stealing and rayon",
+                b.keyword()
+            )),
+        })
+        .collect::<Result<Vec<BalancerKind>>>()?;
     Ok(SimSweepOptions {
-        balancers: args.set.kinds()?,
+        balancers,
         scene_file: args.scene_file.clone(),
         scene: &args.scene,
         workers: args.workers.clone(),

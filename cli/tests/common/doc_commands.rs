@@ -88,6 +88,8 @@ pub(crate) fn in_markdown(file: &str, text: &str) -> Vec<DocCommand> {
     let mut found = Vec::new();
     // The fence that opened the block we are in (three or more ` or ~).
     let mut fence: Option<String> = None;
+    // Whether that block is source code (```rust, ```toml), whose lines are not commands.
+    let mut source = false;
     // A line ending in `\`, waiting for the rest: where it started and what it says so far.
     let mut pending: Option<(usize, String)> = None;
     for (i, line) in text.lines().enumerate() {
@@ -99,6 +101,8 @@ pub(crate) fn in_markdown(file: &str, text: &str) -> Vec<DocCommand> {
                     .take_while(|&c| c == '`' || c == '~')
                     .collect();
                 if marker.len() >= 3 {
+                    let language = trimmed[marker.len()..].trim();
+                    source = matches!(language, "rust" | "toml" | "c" | "cuda" | "python");
                     fence = Some(marker);
                 }
             }
@@ -108,6 +112,7 @@ pub(crate) fn in_markdown(file: &str, text: &str) -> Vec<DocCommand> {
                 fence = None;
                 pending = None;
             }
+            Some(_) if source => {}
             Some(_) => {
                 let (start, mut joined) = pending.take().unwrap_or((i + 1, String::new()));
                 match line.trim_end().strip_suffix('\\') {
@@ -183,10 +188,17 @@ fn raylb_arguments(words: &[String]) -> Option<(Launcher, &[String])> {
     match words[0].as_str() {
         program if is_raylb(program) => Some((Launcher::Direct, &words[1..])),
         "cargo" if words.get(1).is_some_and(|w| w == "run") => {
-            let after = words
-                .iter()
-                .position(|w| w == "--")
-                .map_or(words.len(), |i| i + 1);
+            let end = words.iter().position(|w| w == "--");
+            let cargo_args = &words[..end.unwrap_or(words.len())];
+            // Another package's or binary's command line (`-p guided --bin raylb-guided`) is
+            // that program's: its own tests run it.
+            let names_another = cargo_args.windows(2).any(|pair| {
+                matches!(pair[0].as_str(), "-p" | "--package" | "--bin") && pair[1] != "raylb"
+            });
+            if names_another {
+                return None;
+            }
+            let after = end.map_or(words.len(), |i| i + 1);
             Some((Launcher::CargoRun, &words[after..]))
         }
         "mpirun" | "mpiexec" => {

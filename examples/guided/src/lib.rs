@@ -50,7 +50,7 @@ impl Guided {
     /// workers.
     pub fn chunk(&self, remaining: usize, workers: usize) -> usize {
         remaining
-            .div_ceil(self.k.get() * workers)
+            .div_ceil(self.k.get().saturating_mul(workers))
             .max(self.min_chunk.get())
             .min(remaining)
     }
@@ -98,10 +98,10 @@ impl Balancer for Guided {
         run_workers(self.name(), workers, |worker, telemetry, stop| {
             let mut local = runner.local(worker);
             let mut queue = LocalQueue::new(Order::DepthFirst);
-            while let Some((start, end)) = self.take(&next, tasks.len(), workers.get()) {
+            'chunks: while let Some((start, end)) = self.take(&next, tasks.len(), workers.get()) {
                 for task in &tasks[start..end] {
                     if stop.requested() {
-                        break;
+                        break 'chunks;
                     }
                     telemetry.initial_tasks += 1;
                     telemetry.tasks += queue.run_initial(task.clone(), runner, &mut local, stop);

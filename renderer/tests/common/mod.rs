@@ -46,7 +46,8 @@ pub(crate) fn cpu_reference(scene: &Scene) -> renderer::frame::Frame {
     renderer::render::render(
         scene,
         &renderer::render::RenderOptions {
-            balancer: balancers::BalancerKind::static_tiles(balancers::Assignment::Interleaved),
+            balancer: balancers::BalancerKind::static_tiles(balancers::Assignment::Interleaved)
+                .into(),
             threads: NonZeroUsize::new(2).unwrap(),
             tile: NonZeroU32::new(16).unwrap(),
             work_map: true,

@@ -1,0 +1,167 @@
+//! `raylb`'s command line as a library: render scenes to images, view them in a window,
+//! compare images, validate balancers, record and simulate frames, benchmark.
+//!
+//! The `raylb` binary is [`Raylb::new`]`().`[`main`](Raylb::main)`()`. A program of one's own
+//! that adds balancers registers them first, and gets every command that renders on the
+//! CPU's threads (`render`, `view`, `validate`, `bench sweep`, `bench scaling`) with them
+//! listed beside the built-in ones:
+//!
+//! ```no_run
+//! use std::process::ExitCode;
+//! use balancers::BalancerKind;
+//!
+//! fn main() -> ExitCode {
+//!     raylb::Raylb::new()
+//!         .balancer(
+//!             "counter-8",
+//!             "The central counter, eight tiles a visit.",
+//!             BalancerKind::counter(std::num::NonZeroUsize::new(8).unwrap()),
+//!         )
+//!         .main()
+//! }
+//! ```
+
+#![deny(missing_docs)]
+
+#[macro_use]
+extern crate experiments;
+
+mod bench;
+mod choice;
+mod cli;
+mod cluster;
+mod compare;
+#[cfg(test)]
+mod docs_parse;
+mod export;
+mod manual;
+mod outputs;
+mod record;
+#[cfg(test)]
+mod reference;
+mod render;
+mod scenes;
+mod sim;
+mod terminal;
+mod validate;
+mod view;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+// The progress bars, which the commands here share with the experiments.
+use experiments::progress;
+
+use cli::{Cli, Command};
+use terminal::{Reported, StdoutError, flush_stdout, quiet_rank};
+
+/// The exit code when standard output was closed before raylb finished writing to it: what a
+/// shell reports for a program ended by SIGPIPE (128 + 13), as `yes | head -1` ends `yes`.
+const READER_GONE: u8 = 141;
+
+/// Ends the process on SIGINT, SIGTERM or SIGHUP with the shell's code for it (128 + the
+/// signal), after removing every staged output's temporary file; a commit under way is let
+/// finish first, so the outputs are all old or all new ([`renderer::output::abandon_staged`]).
+/// Where the handling thread cannot start, the signals keep their default action.
+fn end_cleanly_on_signals() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    // Registered here, on the main thread: a thread's first allocation would reserve a malloc
+    // arena of its own (64 MiB of address space, which counts under `ulimit -v`); the thread
+    // below only waits.
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return;
+    };
+    let handle = signals.handle();
+    let handler = move || {
+        if let Some(signal) = signals.forever().next() {
+            let _held = renderer::output::abandon_staged();
+            std::process::exit(128 + signal);
+        }
+    };
+    // A small stack of its own: RUST_MIN_STACK, which sizes the workers, does not apply.
+    let started = std::thread::Builder::new()
+        .name("signals".into())
+        .stack_size(64 * 1024)
+        .spawn(handler);
+    if started.is_err() {
+        // Nobody would read the signals, and the handlers signal-hook installed stay after
+        // it lets go of them: their default action is put back by hand.
+        handle.close();
+        for signal in [SIGINT, SIGTERM, SIGHUP] {
+            // SAFETY: SIG_DFL is a valid disposition for these signals, set before any other
+            // thread than this one runs (the signal thread did not start).
+            unsafe { libc::signal(signal, libc::SIG_DFL) };
+        }
+    }
+}
+
+/// Runs the command line of the process's arguments.
+fn run_command_line() -> ExitCode {
+    end_cleanly_on_signals();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return cli::usage_error(e),
+    };
+    let result = match cli.command {
+        Command::Render(args) => match args.cluster {
+            Some(mode) => cluster::run(&args, mode),
+            None => render::run(&args),
+        },
+        Command::Compare(args) => compare::run(&args),
+        Command::Validate(args) => validate::run(&args),
+        Command::View(args) => view::run(&args),
+        Command::Scenes(args) => scenes::run(&args),
+        Command::Record(args) => record::run(&args),
+        Command::Export(args) => export::run(&args),
+        Command::Sim(args) => sim::run(&args),
+        Command::Bench(args) => bench::run(&args),
+        Command::Completions(args) => manual::completions(&args),
+        Command::Man(args) => manual::man(&args),
+    };
+    let result = result.and_then(|code| {
+        flush_stdout()?;
+        Ok(code)
+    });
+    result.unwrap_or_else(|e| match e.downcast_ref::<StdoutError>() {
+        Some(stdout) if stdout.reader_gone() => ExitCode::from(READER_GONE),
+        _ if e.is::<Reported>() || quiet_rank() => ExitCode::from(2),
+        _ => {
+            errln!("raylb: error: {e:#}");
+            ExitCode::from(2)
+        }
+    })
+}
+
+/// The command line, with the balancers a program adds to it.
+#[derive(Debug, Default)]
+pub struct Raylb {
+    balancers: Vec<renderer::user_balancer::Registration>,
+}
+
+impl Raylb {
+    /// The command line with the built-in balancers alone.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `balancer` to the CPU's balancers, as `--balancer KEYWORD` (lowercase letters,
+    /// digits and `-`, not a built-in balancer's keyword), with `about` as its line of help.
+    pub fn balancer<B>(mut self, keyword: &'static str, about: &'static str, balancer: B) -> Self
+    where
+        B: balancers::Balancer + Send + Sync + std::fmt::Debug + 'static,
+    {
+        self.balancers.push((keyword, about, Box::new(balancer)));
+        self
+    }
+
+    /// Runs the command line of the process's arguments, and gives the exit code: 0 when the
+    /// command succeeded, 2 for an error (one line on standard error). A keyword that cannot
+    /// be registered is such an error.
+    pub fn main(self) -> ExitCode {
+        if let Err(e) = renderer::user_balancer::register(self.balancers) {
+            errln!("raylb: error: {e}");
+            return ExitCode::from(2);
+        }
+        run_command_line()
+    }
+}
