@@ -20,10 +20,46 @@ use crate::order::Order;
 use crate::static_tiles::{Assignment, StaticTiles};
 use crate::stealing::{DequeKind, StealAmount, WorkStealing};
 use crate::victim::{VictimSelector, XorShift};
-use crate::{CentralCounter, RayonScope};
+use crate::{BalancerKind, CentralCounter, RayonScope};
 
 use super::engine::{Costs, Sampling, Simulation};
-use super::policy::{Children, Next, Policy, Victim};
+use super::policy::{Children, Next, Policy, Simulated, Victim};
+
+impl Simulated for BalancerKind {
+    fn policy(&self, workers: usize, costs: &Costs) -> Box<dyn Policy> {
+        match self {
+            BalancerKind::Static(b) => b.policy(workers, costs),
+            BalancerKind::Counter(b) => b.policy(workers, costs),
+            BalancerKind::Stealing(b) => b.policy(workers, costs),
+            BalancerKind::Rayon(b) => b.policy(workers, costs),
+        }
+    }
+}
+
+impl Simulated for StaticTiles {
+    fn policy(&self, _workers: usize, _costs: &Costs) -> Box<dyn Policy> {
+        Box::new(Static::new(*self))
+    }
+}
+
+impl Simulated for CentralCounter {
+    fn policy(&self, _workers: usize, _costs: &Costs) -> Box<dyn Policy> {
+        Box::new(Counter::new(*self))
+    }
+}
+
+impl Simulated for WorkStealing {
+    /// Victims sampled as `costs.sampling` says.
+    fn policy(&self, workers: usize, costs: &Costs) -> Box<dyn Policy> {
+        Box::new(Stealing::new(*self, workers, costs.sampling))
+    }
+}
+
+impl Simulated for RayonScope {
+    fn policy(&self, workers: usize, _costs: &Costs) -> Box<dyn Policy> {
+        Box::new(Rayon::new(*self, workers))
+    }
+}
 
 /// `static`: a worker runs its share in order, each task's spawned subtree depth-first
 /// (newest first) before the next initial task; breadth-first, its whole share, then the

@@ -231,6 +231,29 @@ pub fn simulate(
 /// Runs `tree`, whose tasks take `seconds` each, on `workers` simulated workers under
 /// `policy`, which was made for a run on that many workers.
 ///
+/// ```
+/// use std::num::NonZeroUsize;
+/// use balancers::BalancerKind;
+/// # use balancers::sim::{CostModel, RecordedTask, TaskTree, MAX_FEATURES, NO_PARENT};
+/// use balancers::sim::{Costs, Simulated, simulate_policy};
+///
+/// # let task = |id: u64, work: u32| RecordedTask {
+/// #     id, parent: NO_PARENT, index: id as u32, kind: 0, depth: 0, place: id as u32,
+/// #     work: [work, 0, 0, 0, 0, 0, 0, 0], progress_at_spawn: 0, progress: 1,
+/// # };
+/// # let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
+/// # let recorded = [task(0, 3), task(1, 1), task(2, 1), task(3, 1)];
+/// # let tree = TaskTree::from_recorded(
+/// #     String::new(), vec!["tile".into()], vec!["work".into()], model, &recorded,
+/// # ).unwrap();
+/// // Four tiles of 3, 1, 1 and 1 seconds, from a counter that costs nothing.
+/// let seconds = tree.costs(&tree.model);
+/// let costs = Costs { counter: 0.0, ..Costs::default() };
+/// let mut policy = BalancerKind::counter(NonZeroUsize::MIN).policy(2, &costs);
+/// let result = simulate_policy(&tree, &seconds, 2, &costs, &mut *policy);
+/// assert_eq!(result.makespan, 3.0);
+/// ```
+///
 /// # Panics
 /// When `seconds` does not have one time per task, a time is negative or not finite, or
 /// `workers` is 0; when the policy breaks the run: it runs a task twice, leaves tasks that
@@ -1295,5 +1318,27 @@ mod tests {
         }
         let (t, s) = small();
         simulate_policy(&t, &s, 2, &free(), &mut HoldsASpawned);
+    }
+
+    #[test]
+    fn every_built_in_policy_through_its_box_runs_as_simulate_runs_it() {
+        use super::super::policy::{DynSimulated, Simulated};
+        let (t, s) = random_tree(300, 12, 5);
+        let costs = Costs {
+            timing: Timing::Exponential { seed: 3 },
+            ..Costs::default()
+        };
+        for balancer in BalancerKind::every_variant() {
+            for workers in [1, 3, 16] {
+                let expected = simulate(&t, &s, balancer, workers, &costs);
+                let mut boxed = balancer.policy(workers, &costs);
+                let r = simulate_policy(&t, &s, workers, &costs, &mut *boxed);
+                assert_eq!(r, expected, "{balancer:?} on {workers}");
+                let any: &dyn DynSimulated = &balancer;
+                let mut boxed = any.simulated_policy(workers, &costs);
+                let r = simulate_policy(&t, &s, workers, &costs, &mut *boxed);
+                assert_eq!(r, expected, "{balancer:?} on {workers}");
+            }
+        }
     }
 }

@@ -21,5 +21,5 @@ pub use engine::{
     Costs, Sampling, SimResult, Simulation, Timing, WorkerResult, simulate, simulate_policy,
 };
 pub use model::{CostModel, Fit, FitError};
-pub use policy::{Children, Next, Policy, Queued, Victim};
+pub use policy::{Children, DynSimulated, Next, Policy, Queued, Simulated, Victim};
 pub use tree::{MAX_FEATURES, NO_PARENT, ReadError, RecordedTask, TaskTree};

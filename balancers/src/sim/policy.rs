@@ -1,10 +1,11 @@
 //! The interface the simulator replays a balancer through: a [`Policy`] makes a balancer's
-//! decisions, the engine keeps time, runs the tasks and charges the costs.
+//! decisions, the engine keeps time, runs the tasks and charges the costs; a [`Simulated`]
+//! balancer makes its own policy, so one value runs on real threads and on simulated workers.
 //!
 //! # What the engine asks, and when
 //!
-//! A policy is made for one run on a given number of workers. The engine then asks it, in
-//! this order:
+//! A policy is made for one run on a given number of workers ([`Simulated::policy`]). The
+//! engine then asks it, in this order:
 //!
 //! 1. **[`deal`](Policy::deal)**, for each worker in turn, before time starts: where its share
 //!    of the initial tasks waits. A share can be *held* (private to the worker, taken in order
@@ -26,11 +27,13 @@
 //! owner's end, oldest at the thieves'), the task held to run next, steals and what they cost
 //! ([`Costs`]: a successful steal runs the oldest task it took as soon as it arrives, and the
 //! rest enter the thief's queue), thieves that wait while no queue holds work, and the count
-//! of every task that runs. A policy that runs a task twice, or answers [`Next::Done`] everywhere while tasks are
-//! left, stops the run with a panic that says so.
+//! of every task that runs. A policy that runs a task twice, or answers [`Next::Done`]
+//! everywhere while tasks are left, stops the run with a panic that says so.
 //!
-//! The built-in balancers' policies go through this same interface
-//! ([`simulate`](super::simulate) runs them).
+//! The built-in balancers' policies go through this same interface:
+//! [`BalancerKind`](crate::BalancerKind) is [`Simulated`], as are
+//! [`StaticTiles`](crate::StaticTiles), [`CentralCounter`](crate::CentralCounter),
+//! [`WorkStealing`](crate::WorkStealing) and [`RayonScope`](crate::RayonScope).
 //!
 //! # A policy of one's own
 //!
@@ -64,6 +67,7 @@
 //! [`simulate_policy`](super::simulate_policy) runs it over a recorded tree.
 
 use crate::StealAmount;
+use crate::balancer::Balancer;
 
 use super::engine::{Costs, Simulation};
 
@@ -190,4 +194,47 @@ pub struct Victim {
     pub worker: usize,
     /// Workers read to choose it.
     pub probes: usize,
+}
+/// A balancer whose decisions the simulator can replay: the link between the balancer that
+/// runs on threads and the policy that runs on simulated workers, so that one value (say
+/// `Guided { k: 2, .. }`) names both.
+///
+/// [`Balancer::run`] has type parameters, so neither trait can be a trait object; a list of
+/// simulated balancers of different types is a list of `Box<dyn` [`DynSimulated`]`>`, which
+/// every `Simulated` balancer is.
+pub trait Simulated: Balancer {
+    /// A fresh policy for one run on `workers` workers whose scheduling costs are `costs`.
+    fn policy(&self, workers: usize, costs: &Costs) -> Box<dyn Policy>;
+}
+
+/// What the simulator needs of a [`Simulated`] balancer, as a trait object: its name and its
+/// policies. Implemented for every `Simulated` balancer.
+///
+/// ```
+/// use std::num::NonZeroUsize;
+/// use balancers::sim::DynSimulated;
+/// use balancers::{BalancerKind, WorkStealing};
+///
+/// let balancers: Vec<Box<dyn DynSimulated>> = vec![
+///     Box::new(BalancerKind::counter(NonZeroUsize::MIN)),
+///     Box::new(WorkStealing::default()),
+/// ];
+/// assert_eq!(balancers[0].balancer_name(), "counter/chunk=1");
+/// ```
+pub trait DynSimulated {
+    /// Its name in reports ([`Balancer::name`]).
+    fn balancer_name(&self) -> String;
+
+    /// A fresh policy for one run ([`Simulated::policy`]).
+    fn simulated_policy(&self, workers: usize, costs: &Costs) -> Box<dyn Policy>;
+}
+
+impl<B: Simulated + ?Sized> DynSimulated for B {
+    fn balancer_name(&self) -> String {
+        self.name()
+    }
+
+    fn simulated_policy(&self, workers: usize, costs: &Costs) -> Box<dyn Policy> {
+        self.policy(workers, costs)
+    }
 }
