@@ -9,23 +9,24 @@
 //! arriving as the owner finishes a task takes from the deque before the owner's next pop),
 //! then workers' steps, each kind in the order it was scheduled.
 //!
-//! What each policy does, and why, is told by its implementation in `engine/policy.rs`: where
-//! a worker's share of the initial tasks waits, where its next task comes from, where the
-//! tasks it spawns go, what its deque costs and how it steals. This module runs any of them.
+//! What a balancer does is its [`Policy`], asked at each decision through [`Simulation`],
+//! the view of the run a policy reads and changes: where a worker's share of the initial tasks
+//! waits, where its next task comes from, where the tasks it spawns go, what its deque costs
+//! and how it steals. This module runs any of them ([`simulate_policy`]); the built-in
+//! balancers' policies are in `builtin.rs`.
 
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::{BinaryHeap, VecDeque};
+use std::fmt;
 
 use crate::kind::BalancerKind;
 use crate::stealing::StealAmount;
 use crate::sync::{AtomicU64, Ordering};
 use crate::victim::Prospect;
 
+use super::builtin::{Counter, Rayon, Static, Stealing};
+use super::policy::{Children, Next, Policy, Queued, Victim};
 use super::tree::TaskTree;
-
-mod policy;
-
-use policy::{Children, Choice, Counter, Next, Policy, Rayon, Static, Stealing};
 
 /// What scheduling costs, in seconds, beyond the tasks' own times. The tasks' times come from
 /// a timed run of `static` (`raylb record`), so they already hold what a worker-local queue
@@ -195,8 +196,8 @@ impl SimResult {
     }
 }
 
-/// Runs `tree`, whose tasks take `seconds` each, on `workers` simulated workers under
-/// `policy`.
+/// Runs `tree`, whose tasks take `seconds` each, on `workers` simulated workers under the
+/// policy of `balancer`: [`simulate_policy`] with the built-in balancer's own policy.
 ///
 /// # Panics
 /// When `seconds` does not have one time per task, a time is negative or not finite, or
@@ -204,9 +205,66 @@ impl SimResult {
 pub fn simulate(
     tree: &TaskTree,
     seconds: &[f64],
-    policy: BalancerKind,
+    balancer: BalancerKind,
     workers: usize,
     costs: &Costs,
+) -> SimResult {
+    // Each policy as its own type rather than a `Box<dyn Policy>`: the same decisions,
+    // without a virtual call at each of them.
+    match balancer {
+        BalancerKind::Static(b) => {
+            simulate_policy(tree, seconds, workers, costs, &mut Static::new(b))
+        }
+        BalancerKind::Counter(b) => {
+            simulate_policy(tree, seconds, workers, costs, &mut Counter::new(b))
+        }
+        BalancerKind::Stealing(b) => {
+            let mut stealing = Stealing::new(b, workers, costs.sampling);
+            simulate_policy(tree, seconds, workers, costs, &mut stealing)
+        }
+        BalancerKind::Rayon(b) => {
+            simulate_policy(tree, seconds, workers, costs, &mut Rayon::new(b, workers))
+        }
+    }
+}
+
+/// Runs `tree`, whose tasks take `seconds` each, on `workers` simulated workers under
+/// `policy`, which was made for a run on that many workers.
+///
+/// ```
+/// use std::num::NonZeroUsize;
+/// use balancers::BalancerKind;
+/// # use balancers::sim::{CostModel, RecordedTask, TaskTree, MAX_FEATURES, NO_PARENT};
+/// use balancers::sim::{Costs, Simulated, simulate_policy};
+///
+/// # let task = |id: u64, work: u32| RecordedTask {
+/// #     id, parent: NO_PARENT, index: id as u32, kind: 0, depth: 0, place: id as u32,
+/// #     work: [work, 0, 0, 0, 0, 0, 0, 0], progress_at_spawn: 0, progress: 1,
+/// # };
+/// # let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
+/// # let recorded = [task(0, 3), task(1, 1), task(2, 1), task(3, 1)];
+/// # let tree = TaskTree::from_recorded(
+/// #     String::new(), vec!["tile".into()], vec!["work".into()], model, &recorded,
+/// # ).unwrap();
+/// // Four tiles of 3, 1, 1 and 1 seconds, from a counter that costs nothing.
+/// let seconds = tree.costs(&tree.model);
+/// let costs = Costs { counter: 0.0, ..Costs::default() };
+/// let mut policy = BalancerKind::counter(NonZeroUsize::MIN).policy(2, &costs);
+/// let result = simulate_policy(&tree, &seconds, 2, &costs, &mut *policy);
+/// assert_eq!(result.makespan, 3.0);
+/// ```
+///
+/// # Panics
+/// When `seconds` does not have one time per task, a time is negative or not finite, or
+/// `workers` is 0; when the policy breaks the run: it runs a task twice, leaves tasks that
+/// never run, hands out a task that is not an initial one, has a worker wait until a time
+/// already past, or chooses a victim that is not a worker.
+pub fn simulate_policy<P: Policy + ?Sized>(
+    tree: &TaskTree,
+    seconds: &[f64],
+    workers: usize,
+    costs: &Costs,
+    policy: &mut P,
 ) -> SimResult {
     assert_eq!(seconds.len(), tree.len(), "one time per task");
     assert!(
@@ -218,54 +276,24 @@ pub fn simulate(
         costs.failed_steal >= MIN_FAILED_STEAL,
         "a failed steal takes at least a picosecond, or thieves would try again in no time"
     );
-    match policy {
-        BalancerKind::Static(b) => run(tree, seconds, workers, costs, Static::new(b)),
-        BalancerKind::Counter(b) => run(tree, seconds, workers, costs, Counter::new(b)),
-        BalancerKind::Stealing(b) => {
-            let stealing = Stealing::new(b, workers, costs.sampling);
-            run(tree, seconds, workers, costs, stealing)
-        }
-        BalancerKind::Rayon(b) => run(tree, seconds, workers, costs, Rayon::new(b, workers)),
-    }
-}
-
-/// [`simulate`] under one policy.
-fn run<P: Policy>(
-    tree: &TaskTree,
-    seconds: &[f64],
-    workers: usize,
-    costs: &Costs,
-    mut policy: P,
-) -> SimResult {
-    let mut sim = Sim::new(tree, seconds, workers, costs, &policy);
-    sim.run(&mut policy);
+    let mut sim = Simulation::new(tree, seconds, workers, costs, policy);
+    sim.run(policy);
     sim.result()
-}
-
-/// A task waiting in a queue, with its depth in the spawn tree (initial tasks 0), which
-/// `sample` reads.
-#[derive(Clone, Copy, Debug)]
-struct Queued {
-    task: u32,
-    depth: u32,
-}
-
-impl Queued {
-    /// Initial task `task`, at depth 0.
-    fn initial(task: u32) -> Self {
-        Self { task, depth: 0 }
-    }
 }
 
 /// One simulated worker.
 struct Worker {
-    /// `static`: its share, next first; `counter`: the chunk it holds.
-    initial: VecDeque<u32>,
-    /// `static` and `counter`: spawned tasks, newest last. `stealing` and `rayon`: the deque,
-    /// owner's end last, thieves' end first.
+    /// Initial tasks it holds where no other worker sees them, next first (`static`: its
+    /// share; `counter`: the chunk it holds).
+    held: VecDeque<u32>,
+    /// Its queue, owner's end last, thieves' end first (`static` and `counter`: the spawned
+    /// tasks it keeps; `stealing` and `rayon`: the deque).
     queue: VecDeque<Queued>,
-    /// `stealing`, depth-first: the newest child of the running task, run next.
+    /// Under [`Children::NewestNext`], the newest child of the running task, run next.
     next: Option<Queued>,
+    /// The first task of a successful steal, on its way: it runs when it arrives, whatever
+    /// the policy would take next.
+    stolen: Option<Queued>,
     /// The running task, if any.
     running: Option<Queued>,
     /// Whether it is looking for work to steal.
@@ -283,9 +311,10 @@ impl Worker {
     /// Worker `w`, holding nothing yet, its costs timed as `timing` says.
     fn new(w: usize, timing: Timing) -> Self {
         Self {
-            initial: VecDeque::new(),
+            held: VecDeque::new(),
             queue: VecDeque::new(),
             next: None,
+            stolen: None,
             running: None,
             searching: false,
             // A stream of its own per worker, apart from any other generator seeded with the
@@ -308,7 +337,7 @@ impl Prospect for Worker {
         self.queue.len()
     }
     fn oldest_depth(&self) -> Option<u32> {
-        self.queue.front().map(|q| q.depth)
+        self.queue.front().map(|q| q.depth())
     }
 }
 
@@ -364,7 +393,13 @@ impl Ord for Scheduled {
     }
 }
 
-struct Sim<'a> {
+/// A simulated run as its [`Policy`] sees it: the workers' initial tasks and queues, the
+/// tree's size, the run's costs and their draws. A policy reads and changes the run only
+/// through these methods; the engine's own state (events, time, the count of tasks run and
+/// waiting) stays its own.
+///
+/// Workers are numbered from 0; a method given a worker that is not one panics.
+pub struct Simulation<'a> {
     tree: &'a TaskTree,
     seconds: &'a [f64],
     costs: &'a Costs,
@@ -380,11 +415,28 @@ struct Sim<'a> {
     peak_outstanding: u64,
     /// Workers searching for work now (for `set`'s walk length).
     thieves: AtomicU64,
-    /// Tasks in all deques, where thieves can find them.
+    /// Tasks in all workers' queues, where thieves can find them.
     stealable: usize,
     /// Thieves that found no deque holding work, and when each began to wait; they are woken
     /// by the next push to any deque.
     sleepers: Vec<(u32, f64)>,
+    /// Whether each task has started: none may start twice.
+    started: Vec<bool>,
+    /// The time of the event being taken.
+    now: f64,
+    /// Whether the shares have been dealt and time has begun.
+    dealt: bool,
+}
+
+impl fmt::Debug for Simulation<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Simulation")
+            .field("now", &self.now)
+            .field("workers", &self.workers.len())
+            .field("tasks", &self.tree.len())
+            .field("finished", &self.finished)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Each task's depth in the spawn tree, initial tasks 0.
@@ -396,23 +448,128 @@ fn depths(tree: &TaskTree) -> Vec<u32> {
     depth
 }
 
-impl<'a> Sim<'a> {
+/// What a policy may see and do.
+impl<'a> Simulation<'a> {
+    /// How many workers the run has.
+    pub fn workers(&self) -> usize {
+        self.workers.len()
+    }
+
+    /// How many initial tasks the tree has: they are numbered from 0.
+    pub fn initial_tasks(&self) -> usize {
+        self.tree.initial()
+    }
+
+    /// The run's scheduling costs.
+    pub fn costs(&self) -> &'a Costs {
+        self.costs
+    }
+
+    /// What a scheduling cost of `mean` seconds takes this time on worker `w`: `mean` itself,
+    /// or a draw about it from `w`'s generator, as the costs' [`Timing`] says.
+    pub fn draw(&mut self, w: usize, mean: f64) -> f64 {
+        match self.costs.timing {
+            Timing::Fixed => mean,
+            Timing::Exponential { .. } => mean * exponential(&mut self.workers[w].timing),
+        }
+    }
+
+    /// Gives worker `w` the initial tasks `tasks` to hold, in that order after any it holds:
+    /// where no other worker sees them, until [`take_held`](Self::take_held) takes them.
+    ///
+    /// # Panics
+    /// When one of `tasks` is not an initial task.
+    pub fn hold(&mut self, w: usize, tasks: impl IntoIterator<Item = usize>) {
+        let initial = self.tree.initial();
+        self.workers[w].held.extend(tasks.into_iter().map(|task| {
+            assert!(
+                task < initial,
+                "task {task} is not one of {initial} initial tasks"
+            );
+            task as u32
+        }));
+    }
+
+    /// The next initial task worker `w` holds, if any.
+    pub fn take_held(&mut self, w: usize) -> Option<Queued> {
+        self.workers[w].held.pop_front().map(Queued::initial)
+    }
+
+    /// Puts initial task `task` at the owner's end of worker `w`'s queue, where thieves can
+    /// find it. During [`Policy::deal`] a worker's peak of queued tasks does not count it
+    /// until its queue next grows.
+    ///
+    /// # Panics
+    /// When `task` is not an initial task.
+    pub fn enqueue_initial(&mut self, w: usize, task: usize) {
+        let initial = self.tree.initial();
+        assert!(
+            task < initial,
+            "task {task} is not one of {initial} initial tasks"
+        );
+        self.workers[w]
+            .queue
+            .push_back(Queued::initial(task as u32));
+        self.stealable += 1;
+        if self.dealt {
+            self.note_queue(w);
+            self.wake_sleepers(self.now);
+        }
+    }
+
+    /// The newest task in worker `w`'s queue (the owner's end), taken off it.
+    pub fn pop_newest(&mut self, w: usize) -> Option<Queued> {
+        let popped = self.workers[w].queue.pop_back();
+        self.stealable -= usize::from(popped.is_some());
+        popped
+    }
+
+    /// The oldest task in worker `w`'s queue (the thieves' end), taken off it.
+    pub fn pop_oldest(&mut self, w: usize) -> Option<Queued> {
+        let popped = self.workers[w].queue.pop_front();
+        self.stealable -= usize::from(popped.is_some());
+        popped
+    }
+
+    /// The task worker `w` holds to run next ([`Children::NewestNext`]), taken.
+    pub fn take_next(&mut self, w: usize) -> Option<Queued> {
+        self.workers[w].next.take()
+    }
+
+    /// How many tasks wait in worker `w`'s queue.
+    pub fn queued(&self, w: usize) -> usize {
+        self.workers[w].queue.len()
+    }
+
+    /// The depth in the spawn tree of the oldest task in worker `w`'s queue, if any.
+    pub fn oldest_depth(&self, w: usize) -> Option<u32> {
+        self.workers[w].oldest_depth()
+    }
+
+    /// How many workers are searching for work to steal.
+    pub fn searching(&self) -> usize {
+        self.thieves.load(Ordering::Relaxed) as usize
+    }
+
+    /// The workers as the balancers' victim selection reads them (what
+    /// [`queued`](Self::queued) and [`oldest_depth`](Self::oldest_depth) say of each), and the
+    /// count of workers searching ([`searching`](Self::searching)).
+    pub(super) fn prospects(&self) -> (&[impl Prospect], &AtomicU64) {
+        (&self.workers, &self.thieves)
+    }
+}
+
+impl<'a> Simulation<'a> {
     /// The run's start: every worker holding what `policy` deals it, each about to take its
     /// first task at time 0.
-    fn new(
+    fn new<P: Policy + ?Sized>(
         tree: &'a TaskTree,
         seconds: &'a [f64],
         workers: usize,
         costs: &'a Costs,
-        policy: &impl Policy,
+        policy: &mut P,
     ) -> Self {
-        let workers = (0..workers)
-            .map(|w| {
-                let mut worker = Worker::new(w, costs.timing);
-                policy.deal(w, workers, tree.initial(), &mut worker);
-                worker
-            })
-            .collect();
+        let workers = (0..workers).map(|w| Worker::new(w, costs.timing)).collect();
         let mut sim = Self {
             tree,
             seconds,
@@ -428,8 +585,14 @@ impl<'a> Sim<'a> {
             thieves: AtomicU64::new(0),
             stealable: 0,
             sleepers: Vec::new(),
+            started: vec![false; tree.len()],
+            now: 0.0,
+            dealt: false,
         };
-        sim.stealable = sim.workers.iter().map(|w| w.queue.len()).sum();
+        for w in 0..sim.workers.len() {
+            policy.deal(&mut sim, w);
+        }
+        sim.dealt = true;
         for w in 0..sim.workers.len() {
             sim.schedule(0.0, Event::Step { worker: w as u32 });
         }
@@ -446,8 +609,9 @@ impl<'a> Sim<'a> {
     }
 
     /// Takes every event in turn, asking `policy` at each decision, until none is left.
-    fn run(&mut self, policy: &mut impl Policy) {
+    fn run(&mut self, policy: &mut (impl Policy + ?Sized)) {
         while let Some(Scheduled { at, event, .. }) = self.events.pop() {
+            self.now = at;
             match event {
                 Event::Spawn { worker, task } => self.spawn(policy, at, worker as usize, task),
                 Event::Step { worker } => self.step(policy, at, worker as usize),
@@ -456,7 +620,12 @@ impl<'a> Sim<'a> {
                 }
             }
         }
-        assert_eq!(self.finished, self.tree.len(), "every task ran once");
+        let left = self.tree.len() - self.finished;
+        assert!(
+            left == 0,
+            "the policy stopped every worker with {left} of {} tasks never run",
+            self.tree.len()
+        );
         // Thieves asleep at the end tried until the last task finished.
         for (w, since) in std::mem::take(&mut self.sleepers) {
             let missed = ((self.makespan - since) / self.costs.failed_steal)
@@ -477,23 +646,24 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// What a scheduling cost of `mean` seconds takes this time on worker `w`.
-    fn draw(&mut self, w: usize, mean: f64) -> f64 {
-        match self.costs.timing {
-            Timing::Fixed => mean,
-            Timing::Exponential { .. } => mean * exponential(&mut self.workers[w].timing),
-        }
-    }
-
-    /// `worker` is free at `now`: it finishes the task it ran, then takes the next from where
-    /// `policy` says.
-    fn step(&mut self, policy: &mut impl Policy, now: f64, w: usize) {
+    /// `worker` is free at `now`: it finishes the task it ran, then runs the task it stole,
+    /// if one has just arrived, or takes the next from where `policy` says.
+    fn step(&mut self, policy: &mut (impl Policy + ?Sized), now: f64, w: usize) {
         if let Some(done) = self.workers[w].running.take() {
             self.finish(policy, now, w, done);
         }
+        if let Some(stolen) = self.workers[w].stolen.take() {
+            return self.start(policy, now, w, stolen);
+        }
         match policy.next_task(self, now, w) {
             Next::Run(q) => self.start(policy, now, w, q),
-            Next::At(at) => self.schedule(at, Event::Step { worker: w as u32 }),
+            Next::At(at) => {
+                assert!(
+                    at >= now,
+                    "worker {w} asked at {now} s to wait until {at} s"
+                );
+                self.schedule(at, Event::Step { worker: w as u32 });
+            }
             Next::Steal if self.finished == self.tree.len() => self.stop_searching(w),
             Next::Steal => self.attempt(policy, now, w),
             Next::Done => {}
@@ -501,27 +671,33 @@ impl<'a> Sim<'a> {
     }
 
     /// `done` has finished on `w` at `now`: children that `policy` keeps with their worker
-    /// wait on its queue from now, in the order of spawning.
-    fn finish(&mut self, policy: &impl Policy, now: f64, w: usize, done: Queued) {
+    /// wait on its queue from now, in the order of spawning (where a policy that steals would
+    /// find them too).
+    fn finish(&mut self, policy: &(impl Policy + ?Sized), now: f64, w: usize, done: Queued) {
         self.finished += 1;
         self.makespan = self.makespan.max(now);
         if policy.children() == Children::Kept {
-            for child in self.tree.children(done.task as usize) {
-                let queued = Queued {
-                    task: child as u32,
-                    depth: done.depth + 1,
-                };
+            let children = self.tree.children(done.task());
+            let kept = children.len();
+            for child in children {
+                let queued = Queued::new(child as u32, done.depth() + 1);
                 self.workers[w].queue.push_back(queued);
-                self.outstanding += 1;
             }
+            self.outstanding += kept as u64;
+            self.stealable += kept;
             self.note_queue(w);
+            if kept > 0 {
+                self.wake_sleepers(now);
+            }
         }
     }
 
     /// Starts `q` on worker `w` at `now`: unless `policy` keeps them, its children are
     /// spawned as it runs, and it pays for those that pass through the deque.
-    fn start(&mut self, policy: &impl Policy, now: f64, w: usize, q: Queued) {
-        let i = q.task as usize;
+    fn start(&mut self, policy: &(impl Policy + ?Sized), now: f64, w: usize, q: Queued) {
+        let i = q.task();
+        assert!(!self.started[i], "task {i} started twice");
+        self.started[i] = true;
         if i >= self.tree.initial() {
             self.outstanding -= 1;
         }
@@ -553,11 +729,11 @@ impl<'a> Sim<'a> {
 
     /// A running task on `w` spawns `task`: it goes where `policy` says, the task run next
     /// or the deque, and whatever enters the deque wakes the sleeping thieves.
-    fn spawn(&mut self, policy: &impl Policy, now: f64, w: usize, task: u32) {
+    fn spawn(&mut self, policy: &(impl Policy + ?Sized), now: f64, w: usize, task: u32) {
         let depth = self.depth[task as usize];
         self.outstanding += 1;
         let worker = &mut self.workers[w];
-        let queued = Queued { task, depth };
+        let queued = Queued::new(task, depth);
         let into_deque = match policy.children() {
             Children::NewestNext => worker.next.replace(queued),
             Children::Deque => Some(queued),
@@ -603,14 +779,22 @@ impl<'a> Sim<'a> {
 
     /// Worker `w`, with nothing to run at `now`, tries a victim: chosen now (after reading
     /// the workers `sample` reads), reached one step later.
-    fn attempt(&mut self, policy: &mut impl Policy, now: f64, w: usize) {
+    fn attempt(&mut self, policy: &mut (impl Policy + ?Sized), now: f64, w: usize) {
         let worker = &mut self.workers[w];
         if !worker.searching {
             worker.searching = true;
             policy.begin_search(w);
             self.thieves.fetch_add(1, Ordering::Relaxed);
         }
-        let Choice { victim, probes } = policy.choose_victim(self, w);
+        let Victim {
+            worker: victim,
+            probes,
+        } = policy.choose_victim(self, w);
+        let workers = self.workers.len();
+        assert!(
+            victim < workers,
+            "worker {w} chose worker {victim} of {workers}"
+        );
         self.workers[w].result.steal_attempts += 1;
         let mut arrive = now;
         for _ in 0..probes {
@@ -626,7 +810,13 @@ impl<'a> Sim<'a> {
     }
 
     /// `thief`'s attempt reaches `victim`'s deque at `now`.
-    fn steal(&mut self, policy: &mut impl Policy, now: f64, thief: usize, victim: usize) {
+    fn steal(
+        &mut self,
+        policy: &mut (impl Policy + ?Sized),
+        now: f64,
+        thief: usize,
+        victim: usize,
+    ) {
         let available = self.workers[victim].queue.len();
         if available > 0 && now < self.workers[victim].stolen_until {
             // Another thief holds the victim's top: this attempt fails, and the search goes
@@ -679,7 +869,7 @@ impl<'a> Sim<'a> {
         worker.result.tasks_stolen += count as u64;
         // The oldest runs first; the rest wait in the thief's deque, oldest first, as the
         // balancer pushes them.
-        worker.next = loot.pop_front();
+        worker.stolen = loot.pop_front();
         worker.queue.extend(loot);
         self.note_queue(thief);
         let copy = self.draw(thief, (count - 1) as f64 * self.costs.per_stolen_task);
@@ -997,5 +1187,158 @@ mod tests {
         assert!(fixed.makespan > 200.0);
         assert!(stolen.makespan < 30.0, "{}", stolen.makespan);
         assert!(stolen.steal_successes() > 7);
+    }
+
+    /// A policy written as one outside the crate would be: every worker's share held, its
+    /// spawned tasks kept, and a worker with nothing left steals the oldest task of the
+    /// worker whose queue is longest.
+    #[derive(Debug, Default)]
+    struct KeptAndStolen {
+        searches: usize,
+        failed: usize,
+    }
+
+    impl Policy for KeptAndStolen {
+        fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
+            let (workers, initial) = (sim.workers(), sim.initial_tasks());
+            sim.hold(w, (w..initial).step_by(workers));
+        }
+
+        fn children(&self) -> Children {
+            Children::Kept
+        }
+
+        fn next_task(&mut self, sim: &mut Simulation<'_>, _now: f64, w: usize) -> Next {
+            let own = sim.pop_newest(w).or_else(|| sim.take_held(w));
+            own.map_or(Next::Steal, Next::Run)
+        }
+
+        fn begin_search(&mut self, _w: usize) {
+            self.searches += 1;
+        }
+
+        fn choose_victim(&mut self, sim: &Simulation<'_>, w: usize) -> Victim {
+            let others = (0..sim.workers()).filter(|&v| v != w);
+            let longest = others.max_by_key(|&v| sim.queued(v)).unwrap_or(w);
+            Victim {
+                worker: longest,
+                probes: sim.workers() - 1,
+            }
+        }
+
+        fn failed_attempt(&mut self, _w: usize) {
+            self.failed += 1;
+        }
+
+        fn steal_amount(&self) -> StealAmount {
+            StealAmount::One
+        }
+    }
+
+    #[test]
+    fn a_policy_of_ones_own_runs_every_task_once_through_the_public_view() {
+        let (t, s) = random_tree(400, 20, 11);
+        let work: f64 = s.iter().sum();
+        for workers in [1, 2, 3, 8, 64] {
+            let mut policy = KeptAndStolen::default();
+            let r = simulate_policy(&t, &s, workers, &Costs::default(), &mut policy);
+            let tasks: u64 = r.workers.iter().map(|w| w.tasks).sum();
+            assert_eq!(tasks, t.len() as u64, "on {workers}");
+            assert!(r.makespan >= work / workers as f64 * (1.0 - 1e-12));
+            let failed = r.steal_attempts() - r.steal_successes();
+            assert!(failed >= policy.failed as u64, "on {workers}");
+            if workers > 1 {
+                assert!(r.steal_successes() > 0, "kept tasks are found by thieves");
+                assert!(policy.searches > 0);
+            }
+        }
+    }
+
+    /// `static` again, with one task dealt to two workers.
+    #[derive(Debug)]
+    struct DealsTwice;
+
+    impl Policy for DealsTwice {
+        fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
+            sim.hold(w, 0..sim.initial_tasks());
+        }
+
+        fn children(&self) -> Children {
+            Children::Kept
+        }
+
+        fn next_task(&mut self, sim: &mut Simulation<'_>, _now: f64, w: usize) -> Next {
+            let next = sim.pop_newest(w).or_else(|| sim.take_held(w));
+            next.map_or(Next::Done, Next::Run)
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "started twice")]
+    fn a_policy_that_runs_a_task_twice_is_stopped() {
+        let (t, s) = small();
+        simulate_policy(&t, &s, 2, &free(), &mut DealsTwice);
+    }
+
+    #[test]
+    #[should_panic(expected = "never run")]
+    fn a_policy_that_leaves_tasks_behind_is_stopped() {
+        /// Deals nothing, so nothing runs.
+        #[derive(Debug)]
+        struct Idle;
+        impl Policy for Idle {
+            fn deal(&mut self, _sim: &mut Simulation<'_>, _w: usize) {}
+            fn children(&self) -> Children {
+                Children::Kept
+            }
+            fn next_task(&mut self, _sim: &mut Simulation<'_>, _now: f64, _w: usize) -> Next {
+                Next::Done
+            }
+        }
+        let (t, s) = small();
+        simulate_policy(&t, &s, 2, &free(), &mut Idle);
+    }
+
+    #[test]
+    #[should_panic(expected = "not one of 2 initial tasks")]
+    fn a_policy_may_hold_only_initial_tasks() {
+        /// Holds a spawned task as if it were an initial one.
+        #[derive(Debug)]
+        struct HoldsASpawned;
+        impl Policy for HoldsASpawned {
+            fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
+                sim.hold(w, [w + 2]);
+            }
+            fn children(&self) -> Children {
+                Children::Kept
+            }
+            fn next_task(&mut self, _sim: &mut Simulation<'_>, _now: f64, _w: usize) -> Next {
+                Next::Done
+            }
+        }
+        let (t, s) = small();
+        simulate_policy(&t, &s, 2, &free(), &mut HoldsASpawned);
+    }
+
+    #[test]
+    fn every_built_in_policy_through_its_box_runs_as_simulate_runs_it() {
+        use super::super::policy::{DynSimulated, Simulated};
+        let (t, s) = random_tree(300, 12, 5);
+        let costs = Costs {
+            timing: Timing::Exponential { seed: 3 },
+            ..Costs::default()
+        };
+        for balancer in BalancerKind::every_variant() {
+            for workers in [1, 3, 16] {
+                let expected = simulate(&t, &s, balancer, workers, &costs);
+                let mut boxed = balancer.policy(workers, &costs);
+                let r = simulate_policy(&t, &s, workers, &costs, &mut *boxed);
+                assert_eq!(r, expected, "{balancer:?} on {workers}");
+                let any: &dyn DynSimulated = &balancer;
+                let mut boxed = any.simulated_policy(workers, &costs);
+                let r = simulate_policy(&t, &s, workers, &costs, &mut *boxed);
+                assert_eq!(r, expected, "{balancer:?} on {workers}");
+            }
+        }
     }
 }

@@ -9,6 +9,9 @@
 //! so the workers finish together. Tasks a task spawns stay on its worker and run newest
 //! first, as under `counter`.
 //!
+//! The same value runs in raylb's simulator: `Guided` is
+//! [`Simulated`](balancers::sim::Simulated), and its policy there is [`GuidedPolicy`].
+//!
 //! ```
 //! use std::num::NonZeroUsize;
 //! use balancers::Balancer;
@@ -23,6 +26,10 @@ use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use balancers::{Balancer, LocalQueue, Order, Outcome, SpawnError, TaskRunner, run_workers};
+
+mod sim;
+
+pub use sim::GuidedPolicy;
 
 /// Guided self-scheduling: chunks of ⌈remaining / (k · workers)⌉ initial tasks from one
 /// shared counter, at least `min_chunk`.

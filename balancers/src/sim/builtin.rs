@@ -1,8 +1,14 @@
-//! The balancers' policies as the simulator runs them: one [`Policy`] per balancer, each
-//! saying in one place where a worker's share of the initial tasks waits, where its next task
-//! comes from, where the tasks it spawns go, what its deque costs and how it steals. The
-//! engine ([`Sim`]) keeps time, runs tasks and carries steal attempts to their victims; it
-//! asks the policy at each of those decisions and decides nothing by itself.
+//! The built-in balancers' policies as the simulator runs them: one [`Policy`] per balancer,
+//! each saying in one place where a worker's share of the initial tasks waits, where its next
+//! task comes from, where the tasks it spawns go, what its deque costs and how it steals
+//! (tokio's scheduler keeps its `next_task` and `steal_work` in one place the same way). The
+//! engine keeps time, runs tasks and carries steal attempts to their victims; it asks the
+//! policy at each of those decisions and decides nothing by itself.
+//!
+//! They see the run only through [`Simulation`]'s public methods, as a policy of one's own
+//! does; the one exception, `Simulation::prospects`, hands the balancers' victim selection
+//! what [`Simulation::queued`], [`Simulation::oldest_depth`] and [`Simulation::searching`]
+//! say, in the form it reads.
 //!
 //! What each policy does is what its balancer does, with the same code where it can be: the
 //! initial tasks are dealt by [`Assignment::share`], victims are chosen by the balancers' own
@@ -14,92 +20,45 @@ use crate::order::Order;
 use crate::static_tiles::{Assignment, StaticTiles};
 use crate::stealing::{DequeKind, StealAmount, WorkStealing};
 use crate::victim::{VictimSelector, XorShift};
-use crate::{CentralCounter, RayonScope};
+use crate::{BalancerKind, CentralCounter, RayonScope};
 
-use super::{Costs, Queued, Sampling, Sim, Worker};
+use super::engine::{Costs, Sampling, Simulation};
+use super::policy::{Children, Next, Policy, Simulated, Victim};
 
-/// One balancer's decisions, asked by the engine as a run goes on (tokio's scheduler keeps
-/// its `next_task` and `steal_work` in one place the same way).
-///
-/// A policy whose [`next_task`](Self::next_task) never answers [`Next::Steal`] never steals,
-/// and need not say how it would: the stealing methods' defaults are for such a policy.
-pub(super) trait Policy {
-    /// Before the run: where worker `w`'s share of the `initial` initial tasks waits, of
-    /// `workers` workers.
-    fn deal(&self, w: usize, workers: usize, initial: usize, worker: &mut Worker);
-
-    /// Where the children of a running task go.
-    fn children(&self) -> Children;
-
-    /// What pushing a task on this policy's deque and popping it again costs beyond a local
-    /// stack's, charged to the task that spawns it; nothing for a policy without a deque.
-    fn push_pop(&self, _costs: &Costs) -> f64 {
-        0.0
-    }
-
-    /// Worker `w` is free at `now`: where its next task comes from.
-    fn next_task(&mut self, sim: &mut Sim<'_>, now: f64, w: usize) -> Next;
-
-    /// Worker `w` has just run dry and begins a search for work.
-    fn begin_search(&mut self, _w: usize) {}
-
-    /// The victim of worker `w`'s next steal attempt.
-    fn choose_victim(&mut self, _sim: &Sim<'_>, _w: usize) -> Choice {
-        unreachable!("a policy that never answers Next::Steal chooses no victims")
-    }
-
-    /// Worker `w`'s attempt failed: the victim had nothing, or another thief held it.
-    fn failed_attempt(&mut self, _w: usize) {}
-
-    /// How much a successful steal takes.
-    fn steal_amount(&self) -> StealAmount {
-        unreachable!("a policy that never answers Next::Steal takes nothing")
-    }
-}
-
-/// Where a free worker's next task comes from.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum Next {
-    /// From its own tasks: it runs this one now.
-    Run(Queued),
-    /// From a shared source that serves it at this time, when it asks again.
-    At(f64),
-    /// From another worker: it has nothing of its own and steals.
-    Steal,
-    /// Nowhere: nothing more will come its way, and nothing more is scheduled for it.
-    Done,
-}
-
-/// Where the children of a running task go.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Children {
-    /// To the worker's own queue when the task ends, in the order spawned, where no other
-    /// worker sees them.
-    Kept,
-    /// Each, as it is spawned, becomes the worker's task to run next; the one it displaces
-    /// enters the worker's deque.
-    NewestNext,
-    /// Each, as it is spawned, enters the worker's deque.
-    Deque,
-}
-
-impl Children {
-    /// How many of a task's `spawned` children pass through its worker's deque.
-    pub(super) fn through_deque(self, spawned: usize) -> usize {
+impl Simulated for BalancerKind {
+    fn policy(&self, workers: usize, costs: &Costs) -> Box<dyn Policy> {
         match self {
-            Children::Kept => 0,
-            Children::NewestNext => spawned.saturating_sub(1),
-            Children::Deque => spawned,
+            BalancerKind::Static(b) => b.policy(workers, costs),
+            BalancerKind::Counter(b) => b.policy(workers, costs),
+            BalancerKind::Stealing(b) => b.policy(workers, costs),
+            BalancerKind::Rayon(b) => b.policy(workers, costs),
         }
     }
 }
 
-/// A thief's choice: its victim, and how many workers it read to choose (each read costs
-/// [`Costs::probe`]).
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Choice {
-    pub(super) victim: usize,
-    pub(super) probes: usize,
+impl Simulated for StaticTiles {
+    fn policy(&self, _workers: usize, _costs: &Costs) -> Box<dyn Policy> {
+        Box::new(Static::new(*self))
+    }
+}
+
+impl Simulated for CentralCounter {
+    fn policy(&self, _workers: usize, _costs: &Costs) -> Box<dyn Policy> {
+        Box::new(Counter::new(*self))
+    }
+}
+
+impl Simulated for WorkStealing {
+    /// Victims sampled as `costs.sampling` says.
+    fn policy(&self, workers: usize, costs: &Costs) -> Box<dyn Policy> {
+        Box::new(Stealing::new(*self, workers, costs.sampling))
+    }
+}
+
+impl Simulated for RayonScope {
+    fn policy(&self, workers: usize, _costs: &Costs) -> Box<dyn Policy> {
+        Box::new(Rayon::new(*self, workers))
+    }
 }
 
 /// `static`: a worker runs its share in order, each task's spawned subtree depth-first
@@ -121,27 +80,19 @@ impl Static {
 }
 
 impl Policy for Static {
-    fn deal(&self, w: usize, workers: usize, initial: usize, worker: &mut Worker) {
-        worker.initial = share(self.assignment, w, workers, initial).collect();
+    fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
+        let share = self.assignment.share(w, sim.workers(), sim.initial_tasks());
+        sim.hold(w, share);
     }
 
     fn children(&self) -> Children {
         Children::Kept
     }
 
-    fn next_task(&mut self, sim: &mut Sim<'_>, _now: f64, w: usize) -> Next {
-        let worker = &mut sim.workers[w];
+    fn next_task(&mut self, sim: &mut Simulation<'_>, _now: f64, w: usize) -> Next {
         let next = match self.order {
-            Order::BreadthFirst => {
-                let initial = worker.initial.pop_front();
-                initial
-                    .map(Queued::initial)
-                    .or_else(|| worker.queue.pop_front())
-            }
-            Order::DepthFirst => {
-                let spawned = worker.queue.pop_back();
-                spawned.or_else(|| worker.initial.pop_front().map(Queued::initial))
-            }
+            Order::BreadthFirst => sim.take_held(w).or_else(|| sim.pop_oldest(w)),
+            Order::DepthFirst => sim.pop_newest(w).or_else(|| sim.take_held(w)),
         };
         // When its share and its queue are done, it stops.
         next.map_or(Next::Done, Next::Run)
@@ -174,33 +125,32 @@ impl Counter {
 
 impl Policy for Counter {
     /// Nothing: every initial task waits at the counter.
-    fn deal(&self, _w: usize, _workers: usize, _initial: usize, _worker: &mut Worker) {}
+    fn deal(&mut self, _sim: &mut Simulation<'_>, _w: usize) {}
 
     fn children(&self) -> Children {
         Children::Kept
     }
 
-    fn next_task(&mut self, sim: &mut Sim<'_>, now: f64, w: usize) -> Next {
-        let worker = &mut sim.workers[w];
+    fn next_task(&mut self, sim: &mut Simulation<'_>, now: f64, w: usize) -> Next {
         if self.order == Order::DepthFirst
-            && let Some(q) = worker.queue.pop_back()
+            && let Some(q) = sim.pop_newest(w)
         {
             return Next::Run(q);
         }
-        if let Some(task) = worker.initial.pop_front() {
-            return Next::Run(Queued::initial(task));
+        if let Some(q) = sim.take_held(w) {
+            return Next::Run(q);
         }
-        let initial = sim.tree.initial();
+        let initial = sim.initial_tasks();
         if self.next_initial >= initial {
             // The counter is spent: breadth-first, the spawned tasks run now, oldest first;
             // then it stops.
-            return worker.queue.pop_front().map_or(Next::Done, Next::Run);
+            return sim.pop_oldest(w).map_or(Next::Done, Next::Run);
         }
         // The counter serves one worker at a time.
-        let served = now.max(self.free_at) + sim.draw(w, sim.costs.counter);
+        let served = now.max(self.free_at) + sim.draw(w, sim.costs().counter);
         self.free_at = served;
         let end = (self.next_initial + self.chunk.get()).min(initial);
-        sim.workers[w].initial = (self.next_initial as u32..end as u32).collect();
+        sim.hold(w, self.next_initial..end);
         self.next_initial = end;
         Next::At(served)
     }
@@ -261,15 +211,20 @@ impl Stealing {
 }
 
 impl Policy for Stealing {
-    fn deal(&self, w: usize, workers: usize, initial: usize, worker: &mut Worker) {
+    fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
         // Depth-first, thieves take the oldest end, the share's last tasks, and the owner
         // pops its first task first; breadth-first, the owner takes from the same end as
         // thieves, so the share's first tasks are there.
-        let mut share: Vec<u32> = share(self.assignment, w, workers, initial).collect();
+        let mut share: Vec<usize> = self
+            .assignment
+            .share(w, sim.workers(), sim.initial_tasks())
+            .collect();
         if self.order == Order::DepthFirst {
             share.reverse();
         }
-        worker.queue = share.into_iter().map(Queued::initial).collect();
+        for task in share {
+            sim.enqueue_initial(w, task);
+        }
     }
 
     fn children(&self) -> Children {
@@ -286,7 +241,7 @@ impl Policy for Stealing {
         }
     }
 
-    fn next_task(&mut self, sim: &mut Sim<'_>, _now: f64, w: usize) -> Next {
+    fn next_task(&mut self, sim: &mut Simulation<'_>, _now: f64, w: usize) -> Next {
         own_next_or_deque(sim, w, self.order)
     }
 
@@ -294,11 +249,11 @@ impl Policy for Stealing {
         self.selectors[w].begin();
     }
 
-    fn choose_victim(&mut self, sim: &Sim<'_>, w: usize) -> Choice {
+    fn choose_victim(&mut self, sim: &Simulation<'_>, w: usize) -> Victim {
         let selector = &mut self.selectors[w];
-        let victim = selector.choose(&sim.workers, &sim.thieves);
-        Choice {
-            victim,
+        let (workers, thieves) = sim.prospects();
+        Victim {
+            worker: selector.choose(workers, thieves),
             probes: selector.last_probes(),
         }
     }
@@ -346,9 +301,11 @@ impl Rayon {
 }
 
 impl Policy for Rayon {
-    fn deal(&self, w: usize, _workers: usize, initial: usize, worker: &mut Worker) {
+    fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
         if w == 0 {
-            worker.queue = (0..initial as u32).map(Queued::initial).collect();
+            for task in 0..sim.initial_tasks() {
+                sim.enqueue_initial(w, task);
+            }
         }
     }
 
@@ -360,14 +317,14 @@ impl Policy for Rayon {
         costs.abp_push_pop
     }
 
-    fn next_task(&mut self, sim: &mut Sim<'_>, _now: f64, w: usize) -> Next {
+    fn next_task(&mut self, sim: &mut Simulation<'_>, _now: f64, w: usize) -> Next {
         // The owner pops its newest task, as depth-first.
         own_next_or_deque(sim, w, Order::DepthFirst)
     }
 
     /// The others in turn from a random start, a new start each round.
-    fn choose_victim(&mut self, sim: &Sim<'_>, me: usize) -> Choice {
-        let p = sim.workers.len();
+    fn choose_victim(&mut self, sim: &Simulation<'_>, me: usize) -> Victim {
+        let p = sim.workers();
         let round = &mut self.rounds[me];
         if round.tried == 0 || round.tried >= p - 1 {
             round.start = round.rng.below(p);
@@ -379,7 +336,10 @@ impl Policy for Rayon {
             victim = (victim + 1) % p;
             round.start += 1;
         }
-        Choice { victim, probes: 0 }
+        Victim {
+            worker: victim,
+            probes: 0,
+        }
     }
 
     /// rayon's deque gives one task a steal.
@@ -388,33 +348,16 @@ impl Policy for Rayon {
     }
 }
 
-/// The initial tasks dealt to worker `w` of `workers`, of `initial`.
-fn share(
-    assignment: Assignment,
-    w: usize,
-    workers: usize,
-    initial: usize,
-) -> impl Iterator<Item = u32> {
-    assignment.share(w, workers, initial).map(|i| i as u32)
-}
-
 /// A deque policy's next task for worker `w`: the task held to run next, else one from its
 /// own deque, the newest (depth-first) or the oldest (breadth-first); with neither, it
 /// steals.
-fn own_next_or_deque(sim: &mut Sim<'_>, w: usize, order: Order) -> Next {
-    let worker = &mut sim.workers[w];
-    if let Some(q) = worker.next.take() {
+fn own_next_or_deque(sim: &mut Simulation<'_>, w: usize, order: Order) -> Next {
+    if let Some(q) = sim.take_next(w) {
         return Next::Run(q);
     }
     let own = match order {
-        Order::DepthFirst => worker.queue.pop_back(),
-        Order::BreadthFirst => worker.queue.pop_front(),
+        Order::DepthFirst => sim.pop_newest(w),
+        Order::BreadthFirst => sim.pop_oldest(w),
     };
-    match own {
-        Some(q) => {
-            sim.stealable -= 1;
-            Next::Run(q)
-        }
-        None => Next::Steal,
-    }
+    own.map_or(Next::Steal, Next::Run)
 }
