@@ -4,7 +4,8 @@
 //! The `raylb` binary is [`Raylb::new`]`().`[`main`](Raylb::main)`()`. A program of one's own
 //! that adds balancers registers them first, and gets every command that renders on the
 //! CPU's threads (`render`, `view`, `validate`, `bench sweep`, `bench scaling`) with them
-//! listed beside the built-in ones:
+//! listed beside the built-in ones, and, for those registered with their simulated policy
+//! ([`Raylb::simulated_balancer`]), `sim` and `bench sim-sweep`:
 //!
 //! ```no_run
 //! use std::process::ExitCode;
@@ -150,7 +151,25 @@ impl Raylb {
     where
         B: balancers::Balancer + Send + Sync + std::fmt::Debug + 'static,
     {
-        self.balancers.push((keyword, about, Box::new(balancer)));
+        let registration = renderer::user_balancer::Registration::new(keyword, about, balancer);
+        self.balancers.push(registration);
+        self
+    }
+
+    /// Adds `balancer` as [`balancer`](Self::balancer) does, and to the simulator too
+    /// (`raylb sim`, `raylb bench sim-sweep`), which replays its simulated policy.
+    pub fn simulated_balancer<B>(
+        mut self,
+        keyword: &'static str,
+        about: &'static str,
+        balancer: B,
+    ) -> Self
+    where
+        B: balancers::sim::Simulated + Send + Sync + std::fmt::Debug + 'static,
+    {
+        let registration =
+            renderer::user_balancer::Registration::simulated(keyword, about, balancer);
+        self.balancers.push(registration);
         self
     }
 

@@ -5,13 +5,14 @@ use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow, bail};
-use balancers::sim::{Costs, Sampling, SimResult, TaskTree, simulate, wool};
+use balancers::sim::{Costs, Sampling, SimResult, TaskTree, simulate, simulate_policy, wool};
 use balancers::{
     Assignment, Balancer, BalancerKind, DequeKind, Order, StealAmount, VictimPolicy, WorkStealing,
 };
 use renderer::device::{BalancerName, BalancerRequest};
 use renderer::input::read_regular_file;
 use renderer::render::CpuBalancer;
+use renderer::user_balancer::UserBalancer;
 use serde::Serialize;
 
 use crate::report::{Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, rounded};
@@ -145,7 +146,7 @@ fn frame(tasks: &Path, options: &SimOptions) -> Result<()> {
     for policy in &policies {
         let mut points = Vec::new();
         for &workers in &options.workers {
-            let r = simulate(&tree, &seconds, *policy, workers.get(), &costs);
+            let r = policy.simulate(&tree, &seconds, workers.get(), &costs);
             table.row(cells(policy, workers, &r));
             points.push((workers.get() as f64, r.speedup()));
             rows.push(Row::new(&tree, policy, workers, &r));
@@ -305,8 +306,61 @@ fn refuse_unused_settings(p: &Policies, balancers: &[BalancerName]) -> Result<()
     Ok(())
 }
 
+/// A policy the simulator replays: a built-in balancer's, or the simulated policy of one the
+/// program registered.
+#[derive(Clone, Copy, Debug)]
+pub enum Replayed {
+    /// A built-in balancer, in its settings.
+    Builtin(BalancerKind),
+    /// A registered balancer that has a simulated policy.
+    User(UserBalancer),
+}
+
+impl Replayed {
+    /// The policy of the CPU balancer `b`.
+    ///
+    /// # Errors
+    /// When `b` is a registered balancer without a simulated policy.
+    pub fn of(b: CpuBalancer) -> Result<Self> {
+        match b {
+            CpuBalancer::Builtin(b) => Ok(Self::Builtin(b)),
+            CpuBalancer::User(u) if u.simulated().is_some() => Ok(Self::User(u)),
+            CpuBalancer::User(u) => bail!(
+                "--balancers {}: it has no simulated policy (register it with Raylb::simulated_balancer)",
+                u.keyword()
+            ),
+        }
+    }
+
+    /// The balancer's name, as its real runs report it.
+    pub fn name(&self) -> String {
+        match self {
+            Self::Builtin(b) => b.name(),
+            Self::User(u) => u.balancer().name(),
+        }
+    }
+
+    /// Replays `tree`, whose tasks take `seconds`, on `workers` simulated workers.
+    pub fn simulate(
+        &self,
+        tree: &TaskTree,
+        seconds: &[f64],
+        workers: usize,
+        costs: &Costs,
+    ) -> SimResult {
+        match self {
+            Self::Builtin(b) => simulate(tree, seconds, *b, workers, costs),
+            Self::User(u) => {
+                let simulated = u.simulated().expect("checked by Replayed::of");
+                let mut policy = simulated.simulated_policy(workers, costs);
+                simulate_policy(tree, seconds, workers, costs, &mut *policy)
+            }
+        }
+    }
+}
+
 /// The balancers `p` names: each in every setting given for it.
-fn policies(p: &Policies, defaults: &Defaults) -> Result<Vec<BalancerKind>> {
+fn policies(p: &Policies, defaults: &Defaults) -> Result<Vec<Replayed>> {
     let balancers = if p.balancers.is_empty() {
         defaults.balancers
     } else {
@@ -363,10 +417,11 @@ fn policies(p: &Policies, defaults: &Defaults) -> Result<Vec<BalancerKind>> {
                     };
                     let policy = match request.cpu_balancer() {
                         Some(CpuBalancer::Builtin(policy)) => policy,
-                        Some(CpuBalancer::User(b)) => bail!(
-                            "--balancers {}: the simulator replays the built-in policies: static, counter, stealing and rayon",
-                            b.keyword()
-                        ),
+                        Some(user) => {
+                            // A registered balancer takes none of the settings: once.
+                            out.push(Replayed::of(user)?);
+                            break;
+                        }
                         None => bail!(
                             "--balancers cuda-managed: the simulator runs the CPU's balancers: static, counter, stealing and rayon"
                         ),
@@ -378,7 +433,9 @@ fn policies(p: &Policies, defaults: &Defaults) -> Result<Vec<BalancerKind>> {
                         &orders[..1]
                     };
                     for &order in orders {
-                        out.push(policy.with_order(order).unwrap_or(policy));
+                        out.push(Replayed::Builtin(
+                            policy.with_order(order).unwrap_or(policy),
+                        ));
                     }
                 }
             }
@@ -387,8 +444,19 @@ fn policies(p: &Policies, defaults: &Defaults) -> Result<Vec<BalancerKind>> {
     Ok(out)
 }
 
-/// Refuses a cost option that none of `policies` pays.
-fn refuse_unused_costs(costs: &CostOverrides, policies: &[BalancerKind]) -> Result<()> {
+/// Refuses a cost option that none of `policies` pays; a registered balancer's policy may pay
+/// any.
+fn refuse_unused_costs(costs: &CostOverrides, policies: &[Replayed]) -> Result<()> {
+    if policies.iter().any(|p| matches!(p, Replayed::User(_))) {
+        return Ok(());
+    }
+    let policies: Vec<BalancerKind> = policies
+        .iter()
+        .filter_map(|p| match p {
+            Replayed::Builtin(b) => Some(*b),
+            Replayed::User(_) => None,
+        })
+        .collect();
     let any = |f: &dyn Fn(&BalancerKind) -> bool| policies.iter().any(f);
     let steals = any(&|p| matches!(p, BalancerKind::Stealing(_) | BalancerKind::Rayon(_)));
     let deque = |d: DequeKind| {
@@ -530,7 +598,7 @@ fn costs(options: &SimOptions, d: Costs) -> Costs {
     }
 }
 
-fn cells(policy: &BalancerKind, workers: NonZeroUsize, r: &SimResult) -> Vec<String> {
+fn cells(policy: &Replayed, workers: NonZeroUsize, r: &SimResult) -> Vec<String> {
     let attempts = r.steal_attempts();
     vec![
         policy.name(),
@@ -570,7 +638,7 @@ struct Row {
 }
 
 impl Row {
-    fn new(tree: &TaskTree, policy: &BalancerKind, workers: NonZeroUsize, r: &SimResult) -> Self {
+    fn new(tree: &TaskTree, policy: &Replayed, workers: NonZeroUsize, r: &SimResult) -> Self {
         Self {
             frame: tree.description.clone(),
             balancer: policy.name(),
@@ -678,7 +746,7 @@ fn wool_tree(options: &SimOptions) -> Result<()> {
 /// k-th run's tree and costs drawn from seed `seed + k`.
 fn wool_mean(
     options: &SimOptions,
-    policy: &BalancerKind,
+    policy: &Replayed,
     workers: usize,
     runs: usize,
     seed: u64,
@@ -688,7 +756,7 @@ fn wool_mean(
         let run_seed = seed.wrapping_add(k);
         let (tree, seconds) = wool::tree(workers, run_seed);
         let costs = costs(options, wool::costs(run_seed));
-        let r = simulate(&tree, &seconds, *policy, workers, &costs);
+        let r = policy.simulate(&tree, &seconds, workers, &costs);
         mean.add(&r, runs as f64);
     }
     mean

@@ -10,14 +10,15 @@ use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::PathBuf;
 
 use anyhow::Result;
-use balancers::sim::{Costs, simulate};
-use balancers::{Assignment, Balancer, BalancerKind};
+use balancers::sim::Costs;
+use balancers::{Assignment, BalancerKind};
 use renderer::record::{count, record};
 use serde::Serialize;
 
 use crate::progress::Progress;
 use crate::report::{Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, rounded};
 use crate::scene::{SceneSettings, load_scene};
+use crate::sim::Replayed;
 
 /// What `--out` receives.
 const FILES: &[&str] = &["sim-sweep.csv", "sim-sweep.svg"];
@@ -45,7 +46,7 @@ pub struct SimSweepOptions<'a> {
     /// How the scene is read and its frames checked.
     pub scene: &'a dyn SceneSettings,
     /// The balancers simulated, in this order.
-    pub balancers: Vec<BalancerKind>,
+    pub balancers: Vec<Replayed>,
     /// Simulated worker counts.
     pub workers: Vec<NonZeroUsize>,
     /// Tile edges in pixels.
@@ -101,7 +102,7 @@ pub fn run(options: &SimSweepOptions<'_>) -> Result<()> {
         let seconds = tree.costs(&model);
         for balancer in balancers {
             for &workers in &options.workers {
-                let r = simulate(&tree, &seconds, *balancer, workers.get(), &costs);
+                let r = balancer.simulate(&tree, &seconds, workers.get(), &costs);
                 rows.push(Row {
                     scene: scene.name.clone(),
                     tile: tile.get(),
@@ -171,7 +172,7 @@ fn chart(options: &SimSweepOptions<'_>, scene: &str, rows: &[Row]) -> Result<Str
 }
 
 /// Rows balancer and workers, columns tile edges.
-fn table(options: &SimSweepOptions<'_>, balancers: &[BalancerKind], rows: &[Row]) -> Table {
+fn table(options: &SimSweepOptions<'_>, balancers: &[Replayed], rows: &[Row]) -> Table {
     let mut header = vec!["balancer".to_string(), "workers".to_string()];
     header.extend(options.tiles.iter().map(|t| t.to_string()));
     let header: Vec<&str> = header.iter().map(String::as_str).collect();

@@ -11,6 +11,7 @@ use std::fmt;
 use std::num::NonZeroUsize;
 use std::sync::OnceLock;
 
+use balancers::sim::{DynSimulated, Simulated};
 use balancers::{Balancer, Choice, Outcome, SpawnError};
 
 use crate::device::BalancerName;
@@ -77,6 +78,7 @@ pub struct UserBalancer {
     keyword: &'static str,
     about: &'static str,
     balancer: &'static dyn FrameBalancer,
+    simulated: Option<&'static (dyn DynSimulated + Send + Sync)>,
 }
 
 impl UserBalancer {
@@ -93,6 +95,12 @@ impl UserBalancer {
     /// The balancer.
     pub fn balancer(&self) -> &'static dyn FrameBalancer {
         self.balancer
+    }
+
+    /// The balancer as the simulator replays it, where it has a simulated policy
+    /// ([`Simulated`]).
+    pub fn simulated(&self) -> Option<&'static (dyn DynSimulated + Send + Sync)> {
+        self.simulated
     }
 }
 
@@ -114,8 +122,50 @@ impl fmt::Debug for UserBalancer {
 /// The balancers registered for this process.
 static REGISTERED: OnceLock<Vec<UserBalancer>> = OnceLock::new();
 
-/// A balancer to register: its keyword, its line of help, and the balancer.
-pub type Registration = (&'static str, &'static str, Box<dyn FrameBalancer>);
+/// A balancer to register: its keyword, its line of help, and the balancer, with its
+/// simulated policy where it has one. The balancer lives as long as the process from here on.
+pub struct Registration {
+    keyword: &'static str,
+    about: &'static str,
+    balancer: &'static dyn FrameBalancer,
+    simulated: Option<&'static (dyn DynSimulated + Send + Sync)>,
+}
+
+impl Registration {
+    /// `balancer`, for the commands that render.
+    pub fn new<B>(keyword: &'static str, about: &'static str, balancer: B) -> Self
+    where
+        B: Balancer + Send + Sync + fmt::Debug + 'static,
+    {
+        Self {
+            keyword,
+            about,
+            balancer: Box::leak(Box::new(balancer)),
+            simulated: None,
+        }
+    }
+
+    /// `balancer`, for the commands that render and for the simulator, which replays its
+    /// [`Simulated::policy`].
+    pub fn simulated<B>(keyword: &'static str, about: &'static str, balancer: B) -> Self
+    where
+        B: Simulated + Send + Sync + fmt::Debug + 'static,
+    {
+        let balancer: &'static B = Box::leak(Box::new(balancer));
+        Self {
+            keyword,
+            about,
+            balancer,
+            simulated: Some(balancer),
+        }
+    }
+}
+
+impl fmt::Debug for Registration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Registration({})", self.keyword)
+    }
+}
 
 /// Registers `balancers` for the command line, once per process, before it is parsed.
 ///
@@ -132,7 +182,8 @@ pub fn register(balancers: Vec<Registration>) -> Result<(), String> {
 /// The handles of `balancers`, their keywords checked.
 fn handles(balancers: Vec<Registration>) -> Result<Vec<UserBalancer>, String> {
     let mut list: Vec<UserBalancer> = Vec::with_capacity(balancers.len());
-    for (keyword, about, balancer) in balancers {
+    for registration in balancers {
+        let keyword = registration.keyword;
         let allowed = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
         if keyword.is_empty() || !keyword.chars().all(allowed) {
             return Err(format!(
@@ -149,10 +200,9 @@ fn handles(balancers: Vec<Registration>) -> Result<Vec<UserBalancer>, String> {
         }
         list.push(UserBalancer {
             keyword,
-            about,
-            // Registered balancers live as long as the process: the command line keeps
-            // copies of their handles in its parsed options.
-            balancer: Box::leak(balancer),
+            about: registration.about,
+            balancer: registration.balancer,
+            simulated: registration.simulated,
         });
     }
     Ok(list)
@@ -171,7 +221,7 @@ mod tests {
 
     fn one(keyword: &'static str) -> Registration {
         let counter = BalancerKind::counter(NonZeroUsize::MIN);
-        (keyword, "A counter.", Box::new(counter))
+        Registration::simulated(keyword, "A counter.", counter)
     }
 
     #[test]
@@ -179,6 +229,10 @@ mod tests {
         let list = handles(vec![one("mine"), one("mine-2")]).unwrap();
         assert_eq!(list[1].keyword(), "mine-2");
         assert_eq!(list[0].balancer().name(), "counter/chunk=1");
+        assert_eq!(
+            list[0].simulated().map(|s| s.balancer_name()),
+            Some("counter/chunk=1".into())
+        );
         for (balancers, says) in [
             (vec![one("")], "lowercase letters"),
             (vec![one("Mine")], "lowercase letters"),

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Result, anyhow};
-use balancers::{BalancerKind, Choice};
+use balancers::Choice;
 use clap::ValueEnum;
 use experiments::build::BuildOptions;
 use experiments::cluster::ClusterOptions;
@@ -15,6 +15,7 @@ use experiments::deque::DequeOptions;
 use experiments::outputs::Outputs;
 use experiments::scaling::ScalingOptions;
 use experiments::scene::SceneSettings;
+use experiments::sim::Replayed;
 use experiments::sim_sweep::SimSweepOptions;
 use experiments::sweep::SweepOptions;
 use experiments::trace::{RaySource, TraceOptions};
@@ -163,14 +164,8 @@ fn sim_sweep(args: &SimSweepArgs, quiet: bool) -> Result<SimSweepOptions<'_>> {
         .set
         .kinds()?
         .into_iter()
-        .map(|b| match b {
-            CpuBalancer::Builtin(b) => Ok(b),
-            CpuBalancer::User(b) => Err(anyhow!(
-                "--balancers {}: the simulator replays the built-in policies: static, counter, stealing and rayon",
-                b.keyword()
-            )),
-        })
-        .collect::<Result<Vec<BalancerKind>>>()?;
+        .map(Replayed::of)
+        .collect::<Result<Vec<_>>>()?;
     Ok(SimSweepOptions {
         balancers,
         scene_file: args.scene_file.clone(),

@@ -1,4 +1,5 @@
-//! `raylb-guided`: the `raylb` command line with guided self-scheduling among its balancers.
+//! `raylb-guided`: the `raylb` command line with guided self-scheduling among its balancers,
+//! on real threads and in the simulator.
 
 use std::process::ExitCode;
 
@@ -6,7 +7,7 @@ use guided::Guided;
 
 fn main() -> ExitCode {
     raylb::Raylb::new()
-        .balancer(
+        .simulated_balancer(
             "guided",
             "Guided self-scheduling: tiles from one counter in chunks that shrink as the work runs out (k = 2).",
             Guided::default(),

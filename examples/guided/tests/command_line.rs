@@ -109,6 +109,33 @@ fn validate_and_the_sweep_run_guided() {
 }
 
 #[test]
+fn the_simulator_replays_guided_beside_the_built_in_policies() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = scene("quick.toml");
+    let args = [&["record", &quick, "-q", "-o", "quick.tasks"][..], &SMALL].concat();
+    let record = raylb_guided(&args, dir.path());
+    assert!(record.status.success(), "{}", text(&record));
+    let args = [
+        "sim",
+        "quick.tasks",
+        "--balancers",
+        "guided,counter",
+        "--workers",
+        "1,64",
+    ];
+    let sim = raylb_guided(&args, dir.path());
+    let out = text(&sim);
+    assert!(sim.status.success(), "{out}");
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("guided/k=2"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    // On one worker every policy's makespan is the frame's work and its scheduling costs.
+    assert!(rows[0].contains("1.000"), "{out}");
+}
+
+#[test]
 fn where_guided_cannot_run_it_is_refused_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let cornell = scene("cornell.toml");
