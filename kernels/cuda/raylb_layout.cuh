@@ -1,7 +1,7 @@
 // raylb's data layout: every struct, code and constant the kernels share with the host.
 //
 // GENERATED from the Rust definitions of the `layout` crate (layout/src); do not edit.
-// Write it again with: RAYLB_UPDATE_LAYOUT=1 cargo test -p kernels --test layout_header
+// Write it again with: RAYLB_UPDATE_LAYOUT=1 cargo test -p raylb-kernels --test layout_header
 //
 // Each struct is followed by static_asserts of its size, its alignment and every field's
 // offset: the numbers the Rust definitions assert at compile time. Included by

@@ -1,4 +1,4 @@
-//! Writes the kernels' PTX for a compute capability, e.g. `cargo run -p kernels --example ptx
+//! Writes the kernels' PTX for a compute capability, e.g. `cargo run -p raylb-kernels --example ptx
 //! -- 9 0 > raylb.ptx`, to read the compiler's resource report (`ptxas -v`) or the code.
 fn main() {
     let args: Vec<i32> = std::env::args()

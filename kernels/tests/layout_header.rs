@@ -1,7 +1,7 @@
 //! The checked-in CUDA header of the shared layout (`cuda/raylb_layout.cuh`) is exactly what
 //! the `layout` crate's definitions generate, so the kernels declare every shared struct,
 //! code and constant as the host does. After changing a definition, write the header again
-//! with `RAYLB_UPDATE_LAYOUT=1 cargo test -p kernels --test layout_header`.
+//! with `RAYLB_UPDATE_LAYOUT=1 cargo test -p raylb-kernels --test layout_header`.
 
 use std::path::PathBuf;
 

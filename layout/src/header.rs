@@ -17,7 +17,8 @@ use crate::task::{TASK_CONSTANTS, Task, TaskKind};
 use crate::wide::{WIDE_CONSTANTS, WideNode};
 
 /// The command that writes the header again, for its first lines and for the check's message.
-pub const REGENERATE: &str = "RAYLB_UPDATE_LAYOUT=1 cargo test -p kernels --test layout_header";
+pub const REGENERATE: &str =
+    "RAYLB_UPDATE_LAYOUT=1 cargo test -p raylb-kernels --test layout_header";
 
 /// The text of `kernels/cuda/raylb_layout.cuh`.
 pub fn generate() -> String {
