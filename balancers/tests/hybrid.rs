@@ -3,7 +3,6 @@
 //! batches shrink toward the end; a failing batch fails the run. The batch processors here
 //! run on CPU threads, through the same interface a GPU's does.
 
-mod common;
 
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
@@ -28,7 +27,7 @@ struct Forest {
 
 impl Forest {
     fn new(roots: u32, cpu_delay: Duration) -> (Self, Vec<u32>) {
-        let children = common::uneven_forest(roots, 8);
+        let children = balancers::conformance::Forest::uneven(roots, 8).children;
         let ran = (0..children.len()).map(|_| AtomicU32::new(0)).collect();
         (
             Self {
