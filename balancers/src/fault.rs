@@ -1,6 +1,7 @@
-//! Refusing a worker thread's start on purpose, so that tests can check what every balancer
-//! does when the operating system refuses one: end promptly with [`SpawnError`], every started
-//! worker joined.
+//! Faults on purpose: refusing a worker thread's start, so that tests can check what every
+//! balancer does when the operating system refuses one (end promptly with [`SpawnError`],
+//! every started worker joined); and a `stealing` balancer that loses a stolen task, so that
+//! tests can check that the conformance kit catches it.
 //!
 //! The refusal is armed per calling thread ([`refuse_start`]), so tests running side by side
 //! do not see each other's. It exists only with the `fault-injection` feature, which only this
@@ -67,4 +68,68 @@ pub(crate) fn check_start(worker: usize) -> io::Result<()> {
 #[inline(always)]
 pub(crate) fn check_start(_worker: usize) -> io::Result<()> {
     Ok(())
+}
+
+#[cfg(feature = "fault-injection")]
+thread_local! {
+    /// Whether the `stealing` runs begun on this thread lose each worker's first stolen task.
+    static LOSE_STOLEN: Cell<bool> = const { Cell::new(false) };
+}
+
+/// A copy of `stealing` with a bug: each worker counts the first task it steals as run, and
+/// drops it. The run ends (the task counts as finished), but a task never ran.
+///
+/// ```
+/// # use std::num::NonZeroUsize;
+/// use balancers::WorkStealing;
+/// use balancers::conformance::{self, Property};
+/// use balancers::fault::LosesAStolenTask;
+///
+/// let broken = LosesAStolenTask(WorkStealing::default());
+/// let violation = conformance::check(&broken).unwrap_err();
+/// assert_eq!(violation.property, Property::ExactlyOnce);
+/// ```
+#[cfg(feature = "fault-injection")]
+#[derive(Clone, Copy, Debug)]
+pub struct LosesAStolenTask(pub crate::WorkStealing);
+
+#[cfg(feature = "fault-injection")]
+impl crate::Balancer for LosesAStolenTask {
+    fn name(&self) -> String {
+        format!("{}/loses-a-stolen-task", self.0.name())
+    }
+
+    fn run<T, R>(
+        &self,
+        workers: std::num::NonZeroUsize,
+        tasks: &[T],
+        runner: &R,
+    ) -> Result<crate::Outcome<R::Local>, crate::SpawnError>
+    where
+        T: Clone + Send + Sync,
+        R: crate::TaskRunner<T>,
+    {
+        /// Disarms the fault also when the run panics.
+        struct Disarm(bool);
+        impl Drop for Disarm {
+            fn drop(&mut self) {
+                LOSE_STOLEN.set(self.0);
+            }
+        }
+        let _disarm = Disarm(LOSE_STOLEN.replace(true));
+        self.0.run(workers, tasks, runner)
+    }
+}
+
+/// Whether the `stealing` run begun now on the calling thread loses stolen tasks.
+#[cfg(feature = "fault-injection")]
+pub(crate) fn loses_stolen_tasks() -> bool {
+    LOSE_STOLEN.get()
+}
+
+/// Whether the `stealing` run begun now loses stolen tasks: never, without fault injection.
+#[cfg(not(feature = "fault-injection"))]
+#[inline(always)]
+pub(crate) fn loses_stolen_tasks() -> bool {
+    false
 }

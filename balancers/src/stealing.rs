@@ -169,6 +169,8 @@ impl WorkStealing {
         }
         let termination = Termination::new(p, tasks.len() as u64);
         let thieves = AtomicU64::new(0);
+        // Read on the calling thread: a test's fault, armed there (`fault::LosesAStolenTask`).
+        let loses_stolen = crate::fault::loses_stolen_tasks();
         let shared = Shared {
             tasks,
             runner,
@@ -185,7 +187,7 @@ impl WorkStealing {
                 .unwrap_or_else(|poisoned| poisoned.into_inner())
                 .take()
                 .expect("each worker takes its own deque once");
-            self.work(me, owner, &shared, stop, telemetry)
+            self.work(me, owner, &shared, stop, telemetry, loses_stolen)
         })
     }
 
@@ -197,6 +199,7 @@ impl WorkStealing {
         shared: &Shared<'_, D, T, R>,
         stop: &Stop,
         telemetry: &mut WorkerTelemetry,
+        mut loses_stolen: bool,
     ) -> R::Local
     where
         T: Clone + Send + Sync,
@@ -235,6 +238,13 @@ impl WorkStealing {
                         &mut loot,
                         telemetry,
                     ) {
+                        // The fault: the first stolen task counts as run, and is dropped.
+                        Some(_) if loses_stolen => {
+                            loses_stolen = false;
+                            finished += 1;
+                            shared.termination.finished(me, finished);
+                            continue;
+                        }
                         Some(job) => job,
                         None => break,
                     }

@@ -355,3 +355,26 @@ fn the_kit_runs_the_forests_it_names() {
     );
     assert_eq!(Forest::empty().tasks(), 0);
 }
+
+#[test]
+fn stealing_that_loses_a_stolen_task_fails_the_kit_and_is_told_why() {
+    for deque in [DequeKind::Abp, DequeKind::Locked] {
+        let broken = balancers::fault::LosesAStolenTask(WorkStealing {
+            deque,
+            ..WorkStealing::default()
+        });
+        let violation = conformance::check(&broken).expect_err("a stolen task is lost");
+        let message = violation.to_string();
+        println!("{message}");
+        assert_eq!(
+            violation.property,
+            conformance::Property::ExactlyOnce,
+            "{message}"
+        );
+        assert!(
+            message.contains("/loses-a-stolen-task: exactly once: "),
+            "{message}"
+        );
+        assert!(message.contains("ran 0 times"), "{message}");
+    }
+}

@@ -3,7 +3,6 @@
 //! batches shrink toward the end; a failing batch fails the run. The batch processors here
 //! run on CPU threads, through the same interface a GPU's does.
 
-
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
