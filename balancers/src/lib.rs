@@ -77,4 +77,4 @@ pub use rayon_scope::RayonScope;
 pub use static_tiles::{Assignment, StaticTiles};
 pub use stealing::{DequeKind, StealAmount, WorkStealing};
 pub use telemetry::{Telemetry, WorkerTelemetry};
-pub use victim::VictimPolicy;
+pub use victim::{Prospect, VictimPolicy, VictimSelector};

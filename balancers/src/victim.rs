@@ -20,10 +20,15 @@ pub enum VictimPolicy {
     Set,
 }
 
-/// What a thief can see of a worker without taking anything: hints only.
-pub(crate) trait Prospect {
+/// What a thief can see of a worker without taking anything: hints only. A balancer of one's
+/// own implements it for whatever it keeps per worker (its deque's thief end, say).
+pub trait Prospect {
     /// Tasks the worker seems to hold.
     fn len(&self) -> usize;
+    /// Whether it seems to hold none.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     /// Depth of its oldest task, if it seems to have one.
     fn oldest_depth(&self) -> Option<u32>;
 }
@@ -61,9 +66,31 @@ const SET_MULTIPLICITY: usize = 4;
 /// of thieves cannot isolate itself (the paper's 1000).
 const SET_RESTART: u32 = 1000;
 
-/// One thief's victim choice.
+/// One thief's victim choice, by a [`VictimPolicy`]: `stealing`'s, and a building block for a
+/// balancer of one's own. Each worker keeps its own, seeded from its number, so the choices
+/// of a run are reproducible.
+///
+/// ```
+/// use std::sync::atomic::AtomicU64;
+/// use balancers::{Prospect, VictimPolicy, VictimSelector};
+///
+/// /// What a thief sees of a worker here: how many tasks it holds.
+/// struct Held(usize);
+/// impl Prospect for Held {
+///     fn len(&self) -> usize { self.0 }
+///     fn oldest_depth(&self) -> Option<u32> { (self.0 > 0).then_some(0) }
+/// }
+///
+/// let workers = [Held(0), Held(3), Held(0), Held(5)];
+/// let thieves = AtomicU64::new(1);
+/// let mut selector = VictimSelector::new(VictimPolicy::Random, 0, workers.len());
+/// selector.begin();
+/// let victim = selector.choose(&workers, &thieves);
+/// assert!((1..4).contains(&victim), "never the thief itself");
+/// selector.failed();
+/// ```
 #[derive(Debug)]
-pub(crate) struct VictimSelector {
+pub struct VictimSelector {
     policy: VictimPolicy,
     me: usize,
     workers: usize,
@@ -86,7 +113,9 @@ pub(crate) struct VictimSelector {
 }
 
 impl VictimSelector {
-    pub(crate) fn new(policy: VictimPolicy, me: usize, workers: usize) -> Self {
+    /// The selector of worker `me` (numbered from 0) of `workers` (at least 2 for
+    /// [`choose`](Self::choose) to have anyone to choose).
+    pub fn new(policy: VictimPolicy, me: usize, workers: usize) -> Self {
         let mut rng = XorShift::new(me as u64);
         let mut permutation: Vec<usize> = (0..workers).filter(|&w| w != me).collect();
         for i in (1..permutation.len()).rev() {
@@ -115,19 +144,19 @@ impl VictimSelector {
     }
 
     /// How many workers `Sample` reads.
-    pub(crate) fn sample_size(&self) -> usize {
+    pub fn sample_size(&self) -> usize {
         self.sample_size
     }
 
     /// Makes `Sample` read `size` workers (at least one) instead of about √p, before every
     /// attempt if `every_attempt`, or only before a search's first.
-    pub(crate) fn set_sampling(&mut self, size: usize, every_attempt: bool) {
+    pub fn set_sampling(&mut self, size: usize, every_attempt: bool) {
         self.sample_size = size.max(1);
         self.sample_every_attempt = every_attempt;
     }
 
     /// Starts a new search for work (the worker has just run dry).
-    pub(crate) fn begin(&mut self) {
+    pub fn begin(&mut self) {
         self.sampled = false;
         if self.policy == VictimPolicy::Set && !self.permutation.is_empty() {
             self.start = self.rng.below(self.permutation.len());
@@ -136,8 +165,10 @@ impl VictimSelector {
         }
     }
 
-    /// The next victim to try; `thieves` is how many workers are stealing now.
-    pub(crate) fn choose<P: Prospect>(&mut self, prospects: &[P], thieves: &AtomicU64) -> usize {
+    /// The next victim to try, never the thief itself: `prospects` has one entry per worker,
+    /// and `thieves` counts the workers searching for work now (`Set` walks further when
+    /// fewer are).
+    pub fn choose<P: Prospect>(&mut self, prospects: &[P], thieves: &AtomicU64) -> usize {
         let others = self.workers - 1;
         self.probes = 0;
         match self.policy {
@@ -179,12 +210,12 @@ impl VictimSelector {
     }
 
     /// How many workers the last [`choose`](Self::choose) read to decide.
-    pub(crate) fn last_probes(&self) -> usize {
+    pub fn last_probes(&self) -> usize {
         self.probes
     }
 
     /// Reports a failed attempt (for `Set`'s restarts).
-    pub(crate) fn failed(&mut self) {
+    pub fn failed(&mut self) {
         if self.policy == VictimPolicy::Set {
             self.failures += 1;
             if self.failures >= SET_RESTART {
