@@ -155,6 +155,64 @@ impl Stop {
 ///
 /// When a thread cannot be started, or `body` panics on one, the others are told to stop; all
 /// that started are joined before the error (or the panic) reaches the caller.
+///
+/// A whole balancer, static round robin: worker `w` runs initial tasks `w`, `w + p`, … and
+/// everything they spawn.
+///
+/// ```
+/// use std::num::NonZeroUsize;
+/// use balancers::{
+///     Balancer, LocalQueue, Order, Outcome, Spawn, SpawnError, TaskRunner, run_workers,
+/// };
+///
+/// struct RoundRobin;
+///
+/// impl Balancer for RoundRobin {
+///     fn name(&self) -> String {
+///         "round-robin".into()
+///     }
+///
+///     fn run<T, R>(&self, workers: NonZeroUsize, tasks: &[T], runner: &R)
+///         -> Result<Outcome<R::Local>, SpawnError>
+///     where
+///         T: Clone + Send + Sync,
+///         R: TaskRunner<T>,
+///     {
+///         run_workers(self.name(), workers, |w, telemetry, stop| {
+///             let mut local = runner.local(w);
+///             let mut queue = LocalQueue::new(Order::DepthFirst);
+///             for task in tasks.iter().skip(w).step_by(workers.get()) {
+///                 if stop.requested() {
+///                     break;
+///                 }
+///                 telemetry.initial_tasks += 1;
+///                 telemetry.tasks += queue.run_initial(task.clone(), runner, &mut local, stop);
+///             }
+///             telemetry.spawned = queue.pushed();
+///             local
+///         })
+///     }
+/// }
+///
+/// /// Task `n` spawns `n - 1` twice.
+/// struct Halving;
+/// impl TaskRunner<u32> for Halving {
+///     type Local = u64;
+///     fn local(&self, _worker: usize) -> u64 { 0 }
+///     fn run<S: Spawn<u32>>(&self, n: u32, ran: &mut u64, spawn: &mut S) {
+///         *ran += 1;
+///         if n > 0 {
+///             spawn.spawn(n - 1);
+///             spawn.spawn(n - 1);
+///         }
+///     }
+/// }
+///
+/// let outcome = RoundRobin.run(NonZeroUsize::new(3).unwrap(), &[4, 2, 0, 1], &Halving)?;
+/// assert_eq!(outcome.locals.iter().sum::<u64>(), 31 + 7 + 1 + 3);
+/// assert_eq!(outcome.telemetry.total_tasks(), 42);
+/// # Ok::<(), SpawnError>(())
+/// ```
 pub fn run_workers<L, F>(
     name: String,
     workers: NonZeroUsize,

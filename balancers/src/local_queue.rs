@@ -12,6 +12,20 @@ use crate::order::Order;
 /// Newest first walks each spawned subtree depth-first: the queue holds the children of one
 /// initial task plus, per level of depth, the siblings still waiting, never a whole generation
 /// of the run. Oldest first holds a whole generation of the worker's share.
+///
+/// ```
+/// use balancers::{LocalQueue, Order, Spawn};
+///
+/// let mut queue = LocalQueue::new(Order::DepthFirst);
+/// queue.spawn(1);
+/// queue.spawn(2);
+/// assert_eq!(queue.pop(), Some(2), "newest first");
+/// let mut queue = LocalQueue::new(Order::BreadthFirst);
+/// queue.spawn(1);
+/// queue.spawn(2);
+/// assert_eq!(queue.pop(), Some(1), "oldest first");
+/// assert_eq!((queue.pushed(), queue.peak()), (2, 2));
+/// ```
 #[derive(Debug)]
 pub struct LocalQueue<T> {
     tasks: VecDeque<T>,
