@@ -47,11 +47,25 @@ fn on_path(program: &str) -> bool {
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
+/// A folder of its own for one `mpirun`'s session files. Open MPI makes its session folder
+/// under `TMPDIR`, the same one for every job of a user on a host; jobs started at the same
+/// instant, as the tests start them, race to create it and one fails ("File exists").
+fn session_folder() -> std::path::PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let folder = std::env::temp_dir()
+        .join(format!("raylb-cluster-tests-{}", std::process::id()))
+        .join(n.to_string());
+    std::fs::create_dir_all(&folder).expect("a session folder for mpirun");
+    folder
+}
+
 /// `mpirun --oversubscribe` (more ranks than cores), allowed to run as root where the tests
-/// run as root.
+/// run as root, with session files of its own.
 fn launcher() -> Command {
     let mut command = Command::new("mpirun");
     command
+        .env("TMPDIR", session_folder())
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         // Shared memory without reading another process's memory directly (which containers
