@@ -96,8 +96,45 @@ fn end_cleanly_on_signals() {
     }
 }
 
+/// The least address space (`ulimit -v`) raylb starts in. Below it the program, its libraries
+/// and its first allocations do not all fit, and an allocation would abort it before it could
+/// say why.
+const LEAST_ADDRESS_SPACE: u64 = 32 << 20;
+
+/// The soft `ulimit -v`, where one is set below [`LEAST_ADDRESS_SPACE`]. Read without
+/// allocating: the heap may have no room left.
+fn address_space_too_small() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: `getrlimit` writes one `rlimit` through the pointer, which points to a live,
+        // writable one, and reads nothing of ours.
+        if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } != 0 {
+            return None;
+        }
+        let soft = limit.rlim_cur;
+        (soft != libc::RLIM_INFINITY && (soft as u64) < LEAST_ADDRESS_SPACE).then_some(soft as u64)
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
 /// Runs the command line of the process's arguments.
 fn run_command_line() -> ExitCode {
+    if let Some(bytes) = address_space_too_small() {
+        // Formatted straight to the unbuffered standard error: no allocation.
+        eprintln!(
+            "raylb: error: ulimit -v allows {} KiB of address space; raylb needs at least {} KiB",
+            bytes >> 10,
+            LEAST_ADDRESS_SPACE >> 10
+        );
+        return ExitCode::from(2);
+    }
     end_cleanly_on_signals();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
