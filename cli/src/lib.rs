@@ -104,7 +104,7 @@ const LEAST_ADDRESS_SPACE: u64 = 32 << 20;
 /// The soft `ulimit -v`, where one is set below [`LEAST_ADDRESS_SPACE`]. Read without
 /// allocating: the heap may have no room left.
 fn address_space_too_small() -> Option<u64> {
-    #[cfg(unix)]
+    #[cfg(target_os = "linux")]
     {
         let mut limit = libc::rlimit {
             rlim_cur: 0,
@@ -116,9 +116,9 @@ fn address_space_too_small() -> Option<u64> {
             return None;
         }
         let soft = limit.rlim_cur;
-        (soft != libc::RLIM_INFINITY && (soft as u64) < LEAST_ADDRESS_SPACE).then_some(soft as u64)
+        (soft != libc::RLIM_INFINITY && soft < LEAST_ADDRESS_SPACE).then_some(soft)
     }
-    #[cfg(not(unix))]
+    #[cfg(not(target_os = "linux"))]
     {
         None
     }
