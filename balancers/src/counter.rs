@@ -14,6 +14,15 @@ use crate::order::Order;
 /// Balances initial tasks perfectly up to the granularity of a chunk, at the price of one
 /// contended read-modify-write per chunk. It cannot move spawned work, so one expensive tile
 /// near the end of the run still leaves the others idle.
+///
+/// ```
+/// use std::num::NonZeroUsize;
+/// use balancers::{Balancer, CentralCounter, Order};
+///
+/// let counter = CentralCounter { chunk: NonZeroUsize::new(4).unwrap(), order: Order::BreadthFirst };
+/// assert_eq!(counter.name(), "counter/chunk=4/breadth-first");
+/// balancers::conformance::check(&counter).unwrap();
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CentralCounter {
     /// Initial tasks taken per visit to the counter (at least 1).

@@ -25,6 +25,12 @@ use crate::telemetry::{Telemetry, WorkerTelemetry};
 ///
 /// Asked for more workers than [`RayonScope::max_workers`], a run starts that many, and its
 /// telemetry has one entry for each thread it started.
+///
+/// ```
+/// use balancers::RayonScope;
+///
+/// balancers::conformance::check(&RayonScope).unwrap();
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RayonScope;
 

@@ -22,6 +22,14 @@ pub enum Assignment {
 /// stay on the worker that spawned them (a local queue, newest first unless `order` says
 /// otherwise). Nothing is shared while running, so this is the zero-overhead baseline, and the
 /// victim of any imbalance.
+///
+/// ```
+/// use balancers::{Assignment, Balancer, Order, StaticTiles};
+///
+/// let blocked = StaticTiles { assignment: Assignment::Blocked, order: Order::DepthFirst };
+/// assert_eq!(blocked.name(), "static/blocked");
+/// balancers::conformance::check(&blocked).unwrap();
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StaticTiles {
     /// How initial tasks are dealt out.

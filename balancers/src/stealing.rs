@@ -57,6 +57,18 @@ impl StealAmount {
 /// Breadth-first (`order`), a worker takes its own tasks from the same end as thieves, the
 /// oldest first: its whole share of initial tasks, then what they spawned, generation by
 /// generation; every spawned task goes to the deque.
+///
+/// ```
+/// use balancers::{Balancer, DequeKind, VictimPolicy, WorkStealing};
+///
+/// let wool = WorkStealing {
+///     deque: DequeKind::Locked,
+///     victim: VictimPolicy::Set,
+///     ..WorkStealing::default()
+/// };
+/// assert_eq!(wool.name(), "stealing/locked/set/half");
+/// balancers::conformance::check(&wool).unwrap();
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WorkStealing {
     /// The deque kind.

@@ -32,6 +32,30 @@ pub struct WorkerTelemetry {
 }
 
 /// A balancer's account of a whole run.
+///
+/// ```
+/// use std::num::NonZeroUsize;
+/// use balancers::{Balancer, BalancerKind, Spawn, TaskRunner};
+///
+/// struct Leaves;
+/// impl TaskRunner<u32> for Leaves {
+///     type Local = ();
+///     fn local(&self, _worker: usize) {}
+///     fn run<S: Spawn<u32>>(&self, n: u32, _local: &mut (), spawn: &mut S) {
+///         for _ in 0..n {
+///             spawn.spawn(0);
+///         }
+///     }
+/// }
+///
+/// let two = NonZeroUsize::new(2).unwrap();
+/// let outcome = BalancerKind::counter(NonZeroUsize::MIN).run(two, &[3, 5], &Leaves)?;
+/// let t = &outcome.telemetry;
+/// assert_eq!((t.balancer.as_str(), t.workers.len()), ("counter/chunk=1", 2));
+/// assert_eq!(t.total_tasks(), 2 + 8);
+/// assert_eq!(t.workers.iter().map(|w| w.spawned).sum::<u64>(), 8);
+/// # Ok::<(), balancers::SpawnError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Telemetry {
     /// The balancer and its settings, e.g. `counter/chunk=1`.

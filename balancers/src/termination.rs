@@ -23,6 +23,19 @@ struct Counts {
 }
 
 /// The per-worker counters of a run.
+///
+/// ```
+/// use balancers::termination::Termination;
+///
+/// // Two workers, three initial tasks.
+/// let counts = Termination::new(2, 3);
+/// counts.created(0, 1); // worker 0 spawned a task
+/// counts.finished(0, 2);
+/// counts.finished(1, 1);
+/// assert!(!counts.all_done(), "4 tasks, 3 finished");
+/// counts.finished(1, 2);
+/// assert!(counts.all_done());
+/// ```
 #[derive(Debug)]
 pub struct Termination {
     workers: Box<[CachePadded<Counts>]>,
