@@ -396,6 +396,11 @@ fn policies(p: &Policies, defaults: &Defaults) -> Result<Vec<Replayed>> {
     }
     let mut out = Vec::new();
     for &b in balancers {
+        if let BalancerName::User(user) = b {
+            // A registered balancer takes none of the settings: once.
+            out.push(Replayed::of(CpuBalancer::User(user))?);
+            continue;
+        }
         // Only the settings of this balancer vary; the others stay at their first value.
         let (assigns, chunks, choices) = match b {
             BalancerName::Static => (&assigns[..], &chunks[..1], &choices[..1]),
@@ -417,11 +422,7 @@ fn policies(p: &Policies, defaults: &Defaults) -> Result<Vec<Replayed>> {
                     };
                     let policy = match request.cpu_balancer() {
                         Some(CpuBalancer::Builtin(policy)) => policy,
-                        Some(user) => {
-                            // A registered balancer takes none of the settings: once.
-                            out.push(Replayed::of(user)?);
-                            break;
-                        }
+                        Some(CpuBalancer::User(_)) => unreachable!("taken above"),
                         None => bail!(
                             "--balancers cuda-managed: the simulator runs the CPU's balancers: static, counter, stealing and rayon"
                         ),

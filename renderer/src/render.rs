@@ -65,6 +65,23 @@ impl CpuBalancer {
         }
     }
 
+    /// Runs a frame's `tiles` on `threads` workers with `runner`, which a window or a progress
+    /// bar watches.
+    ///
+    /// # Errors
+    /// When a worker thread cannot be started.
+    pub fn run_watched(
+        &self,
+        threads: NonZeroUsize,
+        tiles: &[RenderTask],
+        runner: &Whitted<'_, FrameWatch>,
+    ) -> Result<Outcome<WorkerRays>, SpawnError> {
+        match self {
+            Self::Builtin(b) => b.run(threads, tiles, runner),
+            Self::User(b) => b.balancer().run_watched(threads, tiles, runner),
+        }
+    }
+
     /// The balancer's family (`static`, `counter`, `stealing`, `rayon`), or a registered
     /// balancer's keyword.
     pub fn family(&self) -> &'static str {
@@ -335,15 +352,9 @@ pub fn render_watched(
         (scene.width, scene.height),
         "watch of the scene's size"
     );
-    let threads = options.threads;
-    match options.balancer {
-        CpuBalancer::Builtin(b) => render_observed(scene, options.tile, film, watch, |t, r| {
-            b.run(threads, t, r)
-        }),
-        CpuBalancer::User(b) => render_observed(scene, options.tile, film, watch, |t, r| {
-            b.balancer().run_watched(threads, t, r)
-        }),
-    }
+    render_observed(scene, options.tile, film, watch, |tiles, runner| {
+        options.balancer.run_watched(options.threads, tiles, runner)
+    })
 }
 
 /// Renders `scene` into `film` in tiles of edge `tile`, telling `observer` as it goes: `run`
