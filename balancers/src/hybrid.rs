@@ -16,13 +16,17 @@
 //!   pool; with none of those, it steals, from any processor: initial tasks from its pool
 //!   first (the larger pieces), or spawned tasks from a CPU worker's deque.
 //! - A batch processor takes a *batch* from the front of its pool and runs it to the end.
-//!   With its pool empty it steals half of another processor's pool (at most a batch),
-//!   victims in turn from a random one. Batches start as large as the processor says it can take at once
-//!   ([`BatchRunner::max_batch`]) and shrink toward the end of the run: once a batch has been
-//!   timed, a batch is half of the processor's share of the initial tasks still waiting, its
-//!   share being its speed over its own and the CPU workers' together (guided
-//!   self-scheduling), so that no processor is left with a long batch when the others run
-//!   dry. A CPU worker takes one initial task at a time from a batch processor's pool, never
+//!   With its pool short of a batch it steals half of another processor's pool (at most what
+//!   the batch lacks), victims in turn from a random one. Its first batch is its own pool, as
+//!   much of it as it can take at once ([`BatchRunner::max_batch`]): before a batch has been
+//!   timed it cannot know how much of the others' work it should take. Then batches shrink
+//!   toward the end of the run: a batch is half of the processor's share of the initial
+//!   tasks still waiting, its share being its speed over its own and the CPU workers'
+//!   together (guided self-scheduling), so that no processor is left with a long batch when
+//!   the others run dry; but never under an eighth of the largest batch, where a batch's
+//!   fixed costs (a launch, the tail of its longest tasks, a synchronisation) would outweigh
+//!   its work: the last tasks go to the batch processor in one batch, not to the CPU workers
+//!   one by one. A CPU worker takes one initial task at a time from a batch processor's pool, never
 //!   half of it: the batch processor is the faster, and what the CPU takes from it the batch
 //!   processor would otherwise take back in small batches.
 //! - The run ends as [`crate::termination`] decides, a batch processor's tasks counted
@@ -648,7 +652,8 @@ where
         let size = sizer.size(remaining, &shared.cpu_initial, shared.start.elapsed());
         batch.clear();
         shared.victims[me].pool.take_front(size, &mut batch);
-        if batch.len() < size {
+        // The first batch is this processor's own pool (see the overview), unless it is empty.
+        if batch.len() < size && (sizer.timed() || batch.is_empty()) {
             let searching = Instant::now();
             // The other processors' pools, in turn from a random one, half of each (for a CPU
             // worker's, what it has not begun), until the batch is full.
@@ -705,6 +710,9 @@ where
     (extra, None)
 }
 
+/// The smallest batch, as a part of the largest (see the module's overview).
+const SMALLEST_BATCH_PART: usize = 8;
+
 /// How many initial tasks a batch processor takes next (see the module's overview).
 #[derive(Debug)]
 pub(crate) struct BatchSizer {
@@ -723,6 +731,11 @@ impl BatchSizer {
         }
     }
 
+    /// Whether a batch has been timed.
+    pub(crate) fn timed(&self) -> bool {
+        self.tasks > 0 && !self.time.is_zero()
+    }
+
     /// A batch of `tasks` took `time`.
     pub(crate) fn ran(&mut self, tasks: usize, time: Duration) {
         self.tasks += tasks as u64;
@@ -732,14 +745,14 @@ impl BatchSizer {
     /// The next batch: the largest until one has been timed; then half of this processor's
     /// share of the `remaining` initial tasks, its share being its speed (tasks a second in
     /// its batches) over its speed and the CPU workers' (`cpu_initial` initial tasks started
-    /// in `elapsed`), at least one and at most the largest.
+    /// in `elapsed`), at least an eighth of the largest (and one) and at most the largest.
     pub(crate) fn size(
         &self,
         remaining: usize,
         cpu_initial: &AtomicU64,
         elapsed: Duration,
     ) -> usize {
-        if self.tasks == 0 || self.time.is_zero() {
+        if !self.timed() {
             return self.max;
         }
         let own = self.tasks as f64 / self.time.as_secs_f64();
@@ -747,7 +760,7 @@ impl BatchSizer {
         let cpu = cpu_initial.load(Ordering::Relaxed) as f64 / elapsed.as_secs_f64().max(1e-9);
         let share = own / (own + cpu);
         let guided = (remaining as f64 * share / 2.0).ceil() as usize;
-        guided.clamp(1, self.max)
+        guided.clamp((self.max / SMALLEST_BATCH_PART).max(1), self.max)
     }
 }
 
@@ -776,7 +789,12 @@ mod tests {
         cpu.store(100, Ordering::Relaxed);
         assert_eq!(sizer.size(1000, &cpu, Duration::from_secs(1)), 100);
         assert_eq!(sizer.size(120, &cpu, Duration::from_secs(1)), 30);
-        assert_eq!(sizer.size(1, &cpu, Duration::from_secs(1)), 1);
-        assert_eq!(sizer.size(0, &cpu, Duration::from_secs(1)), 1);
+        // Never under an eighth of the largest: the last tasks in one batch.
+        assert_eq!(sizer.size(40, &cpu, Duration::from_secs(1)), 12);
+        assert_eq!(sizer.size(1, &cpu, Duration::from_secs(1)), 12);
+        assert_eq!(sizer.size(0, &cpu, Duration::from_secs(1)), 12);
+        let mut small = BatchSizer::new(3);
+        small.ran(3, Duration::from_secs(1));
+        assert_eq!(small.size(0, &cpu, Duration::from_secs(1)), 1);
     }
 }

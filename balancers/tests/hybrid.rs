@@ -292,6 +292,53 @@ fn a_fast_device_takes_initial_tasks_from_slow_cpu_workers() {
 }
 
 #[test]
+fn the_first_batch_is_the_devices_own_pool() {
+    // 100 initial tasks on two CPU workers and a device that could take all of them at once:
+    // 50 are dealt to the device, and until it has timed a batch it cannot know how many of
+    // the CPU workers' it should take, so its first batch is its own 50. The CPU workers wait
+    // for that batch, so that their pools are whole when the device looks at them.
+    let first_batch = std::sync::Arc::new(AtomicUsize::new(0));
+    let (mut forest, tasks) = Forest::new(100, Duration::ZERO);
+    let seen = first_batch.clone();
+    forest.cpu_gate = Some(Box::new(move || {
+        wait_until("the device's first batch", Duration::from_secs(60), || {
+            seen.load(Ordering::Relaxed) > 0
+        });
+    }));
+    struct Recording<'a> {
+        forest: &'a Forest,
+        first: &'a AtomicUsize,
+    }
+    impl BatchRunner<u32> for Recording<'_> {
+        type Error = String;
+        fn max_batch(&self) -> usize {
+            100
+        }
+        fn run_batch(&mut self, batch: &[u32]) -> Result<(), String> {
+            for &root in batch {
+                self.forest.run_subtree(root);
+            }
+            let _ =
+                self.first
+                    .compare_exchange(0, batch.len(), Ordering::Relaxed, Ordering::Relaxed);
+            Ok(())
+        }
+    }
+    let device = Recording {
+        forest: &forest,
+        first: &first_batch,
+    };
+    let outcome = two_cpus_and(&forest, &tasks, device);
+    assert!(forest.all_ran_once());
+    assert_eq!(outcome.processors[2].dealt, 50);
+    assert_eq!(
+        first_batch.load(Ordering::Relaxed),
+        50,
+        "its own pool, no more"
+    );
+}
+
+#[test]
 fn batches_shrink_toward_the_end() {
     // CPU workers as fast as the device: the device's share is about a third of what is left
     // (two CPU workers), and its batches follow what is left down.

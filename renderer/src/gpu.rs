@@ -249,10 +249,20 @@ impl<'g> GpuTiles<'g> {
             name: gpu.info().name.clone(),
             batches: Some(batches),
             tile,
-            // A batch fills the device: a tile for each resident warp.
-            max_batch: gpu.resident_warps()? as usize,
+            max_batch: batch_fills_the_device(gpu.resident_warps()?, tile),
         })
     }
+}
+
+/// The most tiles of edge `tile` a batch on a GPU with `warps` resident warps holds: for each
+/// warp a 32×32 piece's pixels (one 32-pixel tile, sixty-four 4-pixel ones), as many as it
+/// traces between two steals when it renders a frame alone. One tile a warp, at the small
+/// tiles where the GPU is fastest, left half of each warp's lanes without a camera ray and
+/// cost a launch, with its tail of long reflection chains, for every few thousand tiles.
+fn batch_fills_the_device(warps: u32, tile: NonZeroU32) -> usize {
+    let pixels = u64::from(tile.get()).pow(2);
+    let per_warp = (u64::from(crate::integrator::SPLIT_ABOVE) / pixels).max(1);
+    usize::try_from(u64::from(warps) * per_warp).unwrap_or(usize::MAX)
 }
 
 impl TileDevice for GpuTiles<'_> {
@@ -338,5 +348,22 @@ impl FrameMemory {
             ("the scene's form for the GPU", DeviceScene::bytes(scene)),
         ];
         Self::with_outputs(scene, parts, work_map, extras)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_holds_a_pieces_pixels_for_each_warp() {
+        let edge = |e| NonZeroU32::new(e).unwrap();
+        // An H100's 4,224 resident warps.
+        assert_eq!(batch_fills_the_device(4224, edge(32)), 4224);
+        assert_eq!(batch_fills_the_device(4224, edge(8)), 4224 * 16);
+        assert_eq!(batch_fills_the_device(4224, edge(4)), 4224 * 64);
+        // Tiles larger than a piece: still one a warp.
+        assert_eq!(batch_fills_the_device(4224, edge(64)), 4224);
+        assert_eq!(batch_fills_the_device(8, edge(33)), 8);
     }
 }
