@@ -5,10 +5,11 @@
 # at 2048×2048 in both structures. Prints one table: scene, structure and balancer, Mrays/s,
 # SIMT efficiency, steals, identical.
 # Then the hybrid frame (--device hybrid): every scene byte-compared with the CPU's, and
-# treasure and treasure-calm at 2048² with the CPU alone, the GPU alone and both, alternating
-# for HYBRID_ROUNDS rounds (default 3): medians, hybrid over the faster device alone paired by
-# round, hybrid's speed over the sum of the two alone, and each device's share and idle time
-# at the end of the frame. Last (SECTIONS=cores), on the machine's CPU cores alone: the simulator against real
+# treasure and treasure-calm at 2048² with the CPU alone (32-pixel tiles), the GPU alone and
+# both at each of HYBRID_TILES (default 32 and 4, the GPU's best), alternating for
+# HYBRID_ROUNDS rounds (default 3): medians, hybrid over the faster device alone paired by
+# round, hybrid's speed over the sum of the two alone, the GPU's batches, and each device's
+# share and idle time at the end of the frame. Last (SECTIONS=cores), on the machine's CPU cores alone: the simulator against real
 # runs at 1, 2, 4, 8 and 16 threads (scripts/sim-validate.sh, SIM_ROUNDS rounds, default 3)
 # and the scaling of static, counter, stealing and rayon on treasure.
 #
@@ -154,43 +155,57 @@ for scene in scenes/*.toml; do
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 done
 
-echo "== hybrid speed at 2048² (CPU: stealing on every core; GPU: stealing, steal half)"
+echo "== hybrid speed at 2048² (CPU: stealing on every core at 32-pixel tiles; GPU and hybrid:"
+echo "   stealing, steal half, at each of HYBRID_TILES; order reversed every other round)"
 HYBRID_ACCELS=${HYBRID_ACCELS:-octree wide}
+HYBRID_TILES=${HYBRID_TILES:-32 4}
+hybrid_run() { # scene device accel tile round
+    gpu_step "$RAYLB" render "scenes/$1.toml" --width 2048 --height 2048 --device "$2" \
+        --balancer stealing --accel "$3" --tile "$4" -o "$OUT/hybrid-$1-$2-$4.png" \
+        --stats "$OUT/hybrid-$3-$1-$2-$4-$5.json" --quiet || status=1
+}
 for round in $(seq "${HYBRID_ROUNDS:-3}"); do
     for accel in $HYBRID_ACCELS; do
     for scene in treasure treasure-calm; do
-        for device in cpu gpu hybrid; do
-            gpu_step "$RAYLB" render "scenes/$scene.toml" --width 2048 --height 2048 \
-                --device "$device" --balancer stealing --accel "$accel" \
-                -o "$OUT/hybrid-$scene-$device.png" \
-                --stats "$OUT/hybrid-$accel-$scene-$device-$round.json" --quiet || status=1
-        done
-        for device in gpu hybrid; do
-            "$RAYLB" compare "$OUT/hybrid-$scene-cpu.png" "$OUT/hybrid-$scene-$device.png" \
-                >/dev/null || { echo "$scene $device round $round: image DIFFERS"; status=1; }
+        runs="cpu:32"
+        for tile in $HYBRID_TILES; do runs="$runs gpu:$tile hybrid:$tile"; done
+        [ $((round % 2)) = 0 ] && runs=$(echo "$runs" | tr ' ' '\n' | tac | paste -sd' ')
+        for run in $runs; do hybrid_run "$scene" "${run%:*}" "$accel" "${run#*:}" "$round"; done
+        for tile in $HYBRID_TILES; do
+            for device in gpu hybrid; do
+                "$RAYLB" compare "$OUT/hybrid-$scene-cpu-32.png" "$OUT/hybrid-$scene-$device-$tile.png" \
+                    >/dev/null || { echo "$scene $device tile $tile round $round: image DIFFERS"; status=1; }
+            done
         done
     done
     done
 done
-python3 - "$OUT" "${HYBRID_ROUNDS:-3}" $HYBRID_ACCELS <<'PY' || status=1
+python3 - "$OUT" "${HYBRID_ROUNDS:-3}" "$HYBRID_TILES" $HYBRID_ACCELS <<'PY' || status=1
 import json, statistics, sys
-out, rounds, accels = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+out, rounds, tiles, accels = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4:]
+def walls(accel, scene, device, tile):
+    runs = [json.load(open(f"{out}/hybrid-{accel}-{scene}-{device}-{tile}-{r}.json"))
+            for r in range(1, rounds + 1)]
+    return runs, [j["render"]["wall_seconds"] for j in runs]
 for accel, scene in ((a, s) for a in accels for s in ("treasure", "treasure-calm")):
-    runs = {d: [json.load(open(f"{out}/hybrid-{accel}-{scene}-{d}-{r}.json")) for r in range(1, rounds + 1)]
-            for d in ("cpu", "gpu", "hybrid")}
-    wall = {d: [j["render"]["wall_seconds"] for j in runs[d]] for d in runs}
-    med = {d: statistics.median(wall[d]) for d in wall}
-    faster = min(("cpu", "gpu"), key=lambda d: med[d])
-    paired = sorted(wall[faster][r] / wall["hybrid"][r] for r in range(rounds))
-    rays = runs["hybrid"][0]["render"]["rays"]["total"]
-    speed = {d: rays / med[d] for d in med}
-    print(f"{scene} 2048², {accel}: median s cpu {med['cpu']:.3f}, gpu {med['gpu']:.3f} (kernel time), "
-          f"hybrid {med['hybrid']:.3f}; hybrid over {faster} alone {statistics.median(paired):.3f}x "
-          f"(paired, {paired[0]:.3f}-{paired[-1]:.3f}); hybrid speed over cpu + gpu speeds "
-          f"{speed['hybrid'] / (speed['cpu'] + speed['gpu']):.3f}")
-    for share in runs["hybrid"][len(runs["hybrid"]) // 2]["hybrid"]["shares"]:
-        print(f"    {share['processor']}: {share['share'] * 100:.1f}% of rays, {share['tiles']} tiles, "
-              f"idle {share['idle_at_end_seconds']:.4f} s at the end")
+    _, cpu = walls(accel, scene, "cpu", 32)
+    for tile in tiles:
+        _, gpu = walls(accel, scene, "gpu", tile)
+        runs, hybrid = walls(accel, scene, "hybrid", tile)
+        med = {d: statistics.median(w) for d, w in (("cpu", cpu), ("gpu", gpu), ("hybrid", hybrid))}
+        faster = cpu if med["cpu"] < med["gpu"] else gpu
+        paired = sorted(faster[r] / hybrid[r] for r in range(rounds))
+        rays = runs[0]["render"]["rays"]["total"]
+        speed = {d: rays / med[d] for d in med}
+        batches = [p["batches"] for p in runs[len(runs) // 2]["hybrid"]["processors"] if p["kind"] != "cpu"]
+        print(f"{scene} 2048², {accel}, GPU tile {tile}: median s cpu {med['cpu']:.3f} (tile 32), "
+              f"gpu {med['gpu']:.4f} (kernel time), hybrid {med['hybrid']:.4f}; hybrid over the faster "
+              f"alone {statistics.median(paired):.3f}x (paired, {paired[0]:.3f}-{paired[-1]:.3f}); "
+              f"hybrid speed over cpu + gpu speeds {speed['hybrid'] / (speed['cpu'] + speed['gpu']):.3f}; "
+              f"GPU batches {batches}")
+        for share in runs[len(runs) // 2]["hybrid"]["shares"]:
+            print(f"    {share['processor']}: {share['share'] * 100:.1f}% of rays, {share['tiles']} tiles, "
+                  f"idle {share['idle_at_end_seconds']:.4f} s at the end")
 PY
 fi
 
