@@ -52,11 +52,91 @@ use crate::victim::{Prospect, VictimPolicy, VictimSelector, XorShift};
 
 /// A processor that runs whole batches of initial tasks, with everything they spawn, at once:
 /// a GPU, for a renderer. Driven by a host thread of its own.
+///
+/// ```
+/// use std::num::NonZeroUsize;
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use balancers::{BatchRunner, HybridStealing, Spawn, TaskRunner};
+///
+/// /// Task `n` is a chain of `n + 1` links: it spawns `n - 1`, down to 0.
+/// struct Chains { ran: AtomicU64 }
+///
+/// impl TaskRunner<u32> for Chains {
+///     type Local = ();
+///     fn local(&self, _worker: usize) {}
+///     fn run<S: Spawn<u32>>(&self, n: u32, _: &mut (), spawn: &mut S) {
+///         self.ran.fetch_add(1, Ordering::Relaxed);
+///         if n > 0 {
+///             spawn.spawn(n - 1);
+///         }
+///     }
+/// }
+///
+/// /// A batch processor that runs each chain whole, inside itself, as a GPU's kernel does.
+/// struct Device<'a> { chains: &'a Chains, batches: Vec<usize> }
+///
+/// impl BatchRunner<u32> for Device<'_> {
+///     type Error = String;
+///     fn max_batch(&self) -> usize {
+///         64
+///     }
+///     fn run_batch(&mut self, batch: &[u32]) -> Result<(), String> {
+///         for &n in batch {
+///             self.chains.ran.fetch_add(u64::from(n) + 1, Ordering::Relaxed);
+///         }
+///         self.batches.push(batch.len());
+///         Ok(())
+///     }
+/// }
+///
+/// let chains = Chains { ran: AtomicU64::new(0) };
+/// let tasks: Vec<u32> = (0..100).collect();
+/// let device = Device { chains: &chains, batches: Vec::new() };
+/// let outcome = HybridStealing::default()
+///     .run(NonZeroUsize::new(2).unwrap(), &tasks, &chains, vec![device])?;
+/// // Every link of every chain ran once, on a CPU worker or in a batch.
+/// assert_eq!(chains.ran.load(Ordering::Relaxed), (1..=100).sum::<u64>());
+/// assert!(outcome.batch_runners[0].batches.iter().all(|&b| (1..=64).contains(&b)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait BatchRunner<T>: Send {
     /// Why a batch could not be run (a device error).
     type Error: Send;
 
     /// The most initial tasks worth launching at once: a batch that fills the device.
+    ///
+    /// ```
+    /// # use std::num::NonZeroUsize;
+    /// # use std::sync::atomic::{AtomicU64, Ordering};
+    /// # use balancers::{BatchRunner, HybridStealing, Spawn, TaskRunner};
+    /// # struct Chains { ran: AtomicU64 }
+    /// # impl TaskRunner<u32> for Chains {
+    /// #     type Local = ();
+    /// #     fn local(&self, _worker: usize) {}
+    /// #     fn run<S: Spawn<u32>>(&self, n: u32, _: &mut (), spawn: &mut S) {
+    /// #         self.ran.fetch_add(1, Ordering::Relaxed);
+    /// #         if n > 0 { spawn.spawn(n - 1); }
+    /// #     }
+    /// # }
+    /// # struct Device<'a> { chains: &'a Chains, batches: Vec<usize> }
+    /// # impl BatchRunner<u32> for Device<'_> {
+    /// #     type Error = String;
+    /// #     fn max_batch(&self) -> usize { 64 }
+    /// #     fn run_batch(&mut self, batch: &[u32]) -> Result<(), String> {
+    /// #         for &n in batch { self.chains.ran.fetch_add(u64::from(n) + 1, Ordering::Relaxed); }
+    /// #         self.batches.push(batch.len());
+    /// #         Ok(())
+    /// #     }
+    /// # }
+    /// # let chains = Chains { ran: AtomicU64::new(0) };
+    /// # let tasks: Vec<u32> = (0..100).collect();
+    /// # let device = Device { chains: &chains, batches: Vec::new() };
+    /// let outcome = HybridStealing::default()
+    ///     .run(NonZeroUsize::new(2).unwrap(), &tasks, &chains, vec![device])?;
+    /// // No batch was larger than the device said it could take.
+    /// assert!(outcome.batch_runners[0].batches.iter().all(|&b| b <= 64));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn max_batch(&self) -> usize;
 
     /// Runs `batch` and everything its tasks spawn to completion.
@@ -64,10 +144,77 @@ pub trait BatchRunner<T>: Send {
     /// # Errors
     /// When the batch could not be run: the run stops (its results are incomplete) and
     /// [`HybridStealing::run`] returns the error.
+    ///
+    /// ```
+    /// # use std::num::NonZeroUsize;
+    /// # use std::sync::atomic::{AtomicU64, Ordering};
+    /// # use balancers::{BatchRunner, HybridStealing, Spawn, TaskRunner};
+    /// # struct Chains { ran: AtomicU64 }
+    /// # impl TaskRunner<u32> for Chains {
+    /// #     type Local = ();
+    /// #     fn local(&self, _worker: usize) {}
+    /// #     fn run<S: Spawn<u32>>(&self, n: u32, _: &mut (), spawn: &mut S) {
+    /// #         self.ran.fetch_add(1, Ordering::Relaxed);
+    /// #         if n > 0 { spawn.spawn(n - 1); }
+    /// #     }
+    /// # }
+    /// # struct Device<'a> { chains: &'a Chains, batches: Vec<usize> }
+    /// # impl BatchRunner<u32> for Device<'_> {
+    /// #     type Error = String;
+    /// #     fn max_batch(&self) -> usize { 64 }
+    /// #     fn run_batch(&mut self, batch: &[u32]) -> Result<(), String> {
+    /// #         for &n in batch { self.chains.ran.fetch_add(u64::from(n) + 1, Ordering::Relaxed); }
+    /// #         self.batches.push(batch.len());
+    /// #         Ok(())
+    /// #     }
+    /// # }
+    /// # let chains = Chains { ran: AtomicU64::new(0) };
+    /// # let tasks: Vec<u32> = (0..100).collect();
+    /// # let device = Device { chains: &chains, batches: Vec::new() };
+    /// let outcome = HybridStealing::default()
+    ///     .run(NonZeroUsize::new(2).unwrap(), &tasks, &chains, vec![device])?;
+    /// // The batches' tasks are the device's initial tasks.
+    /// let batched: usize = outcome.batch_runners[0].batches.iter().sum();
+    /// assert_eq!(outcome.telemetry.workers[2].initial_tasks, batched as u64);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn run_batch(&mut self, batch: &[T]) -> Result<(), Self::Error>;
 }
 
 /// Why a hybrid run did not finish.
+///
+/// ```
+/// use std::num::NonZeroUsize;
+/// use balancers::{BatchRunner, HybridError, HybridStealing, Spawn, TaskRunner};
+///
+/// struct Leaves;
+/// impl TaskRunner<u32> for Leaves {
+///     type Local = ();
+///     fn local(&self, _worker: usize) {}
+///     fn run<S: Spawn<u32>>(&self, _task: u32, _: &mut (), _spawn: &mut S) {}
+/// }
+///
+/// /// A device whose every batch fails.
+/// #[derive(Debug)]
+/// struct Broken;
+/// impl BatchRunner<u32> for Broken {
+///     type Error = String;
+///     fn max_batch(&self) -> usize {
+///         8
+///     }
+///     fn run_batch(&mut self, _batch: &[u32]) -> Result<(), String> {
+///         Err("the device fell off the bus".into())
+///     }
+/// }
+///
+/// let tasks: Vec<u32> = (0..100).collect();
+/// let failed = HybridStealing::default()
+///     .run(NonZeroUsize::new(2).unwrap(), &tasks, &Leaves, vec![Broken])
+///     .unwrap_err();
+/// // Processors are numbered CPU workers first: the device is processor 2.
+/// assert!(matches!(failed, HybridError::Batch { processor: 2, .. }));
+/// assert_eq!(failed.to_string(), "the device fell off the bus");
+/// ```
 #[derive(Debug)]
 pub enum HybridError<E> {
     /// A thread could not be started.
@@ -94,6 +241,40 @@ impl<E: std::fmt::Debug + std::fmt::Display> std::error::Error for HybridError<E
 
 /// Hybrid work stealing over CPU workers and batch processors (see the module's overview).
 /// The CPU workers work depth-first; the initial tasks are dealt as the overview says.
+///
+/// ```
+/// # use std::num::NonZeroUsize;
+/// # use std::sync::atomic::{AtomicU64, Ordering};
+/// # use balancers::{BatchRunner, HybridStealing, Spawn, TaskRunner};
+/// # struct Chains { ran: AtomicU64 }
+/// # impl TaskRunner<u32> for Chains {
+/// #     type Local = ();
+/// #     fn local(&self, _worker: usize) {}
+/// #     fn run<S: Spawn<u32>>(&self, n: u32, _: &mut (), spawn: &mut S) {
+/// #         self.ran.fetch_add(1, Ordering::Relaxed);
+/// #         if n > 0 { spawn.spawn(n - 1); }
+/// #     }
+/// # }
+/// # struct Device<'a> { chains: &'a Chains, batches: Vec<usize> }
+/// # impl BatchRunner<u32> for Device<'_> {
+/// #     type Error = String;
+/// #     fn max_batch(&self) -> usize { 64 }
+/// #     fn run_batch(&mut self, batch: &[u32]) -> Result<(), String> {
+/// #         for &n in batch { self.chains.ran.fetch_add(u64::from(n) + 1, Ordering::Relaxed); }
+/// #         self.batches.push(batch.len());
+/// #         Ok(())
+/// #     }
+/// # }
+/// # let chains = Chains { ran: AtomicU64::new(0) };
+/// # let tasks: Vec<u32> = (0..100).collect();
+/// # let device = Device { chains: &chains, batches: Vec::new() };
+/// let outcome = HybridStealing::default()
+///     .run(NonZeroUsize::new(2).unwrap(), &tasks, &chains, vec![device])?;
+/// // Two CPU workers and one batch processor.
+/// assert_eq!(outcome.telemetry.workers.len(), 3);
+/// assert_eq!(outcome.processors[2].batches, outcome.batch_runners[0].batches.len() as u64);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HybridStealing {
     /// The CPU workers' deque of spawned tasks.
@@ -117,6 +298,40 @@ impl Default for HybridStealing {
 }
 
 /// What kind of processor a telemetry entry is.
+///
+/// ```
+/// # use std::num::NonZeroUsize;
+/// # use std::sync::atomic::{AtomicU64, Ordering};
+/// # use balancers::{BatchRunner, HybridStealing, Spawn, TaskRunner};
+/// # struct Chains { ran: AtomicU64 }
+/// # impl TaskRunner<u32> for Chains {
+/// #     type Local = ();
+/// #     fn local(&self, _worker: usize) {}
+/// #     fn run<S: Spawn<u32>>(&self, n: u32, _: &mut (), spawn: &mut S) {
+/// #         self.ran.fetch_add(1, Ordering::Relaxed);
+/// #         if n > 0 { spawn.spawn(n - 1); }
+/// #     }
+/// # }
+/// # struct Device<'a> { chains: &'a Chains, batches: Vec<usize> }
+/// # impl BatchRunner<u32> for Device<'_> {
+/// #     type Error = String;
+/// #     fn max_batch(&self) -> usize { 64 }
+/// #     fn run_batch(&mut self, batch: &[u32]) -> Result<(), String> {
+/// #         for &n in batch { self.chains.ran.fetch_add(u64::from(n) + 1, Ordering::Relaxed); }
+/// #         self.batches.push(batch.len());
+/// #         Ok(())
+/// #     }
+/// # }
+/// # let chains = Chains { ran: AtomicU64::new(0) };
+/// # let tasks: Vec<u32> = (0..100).collect();
+/// # let device = Device { chains: &chains, batches: Vec::new() };
+/// use balancers::ProcessorKind;
+/// let outcome = HybridStealing::default()
+///     .run(NonZeroUsize::new(2).unwrap(), &tasks, &chains, vec![device])?;
+/// let kinds: Vec<ProcessorKind> = outcome.processors.iter().map(|p| p.kind).collect();
+/// assert_eq!(kinds, [ProcessorKind::Cpu, ProcessorKind::Cpu, ProcessorKind::Batch]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProcessorKind {
     /// A CPU worker thread.
@@ -126,6 +341,45 @@ pub enum ProcessorKind {
 }
 
 /// What a hybrid run measures of each processor beyond [`WorkerTelemetry`].
+///
+/// ```
+/// # use std::num::NonZeroUsize;
+/// # use std::sync::atomic::{AtomicU64, Ordering};
+/// # use balancers::{BatchRunner, HybridStealing, Spawn, TaskRunner};
+/// # struct Chains { ran: AtomicU64 }
+/// # impl TaskRunner<u32> for Chains {
+/// #     type Local = ();
+/// #     fn local(&self, _worker: usize) {}
+/// #     fn run<S: Spawn<u32>>(&self, n: u32, _: &mut (), spawn: &mut S) {
+/// #         self.ran.fetch_add(1, Ordering::Relaxed);
+/// #         if n > 0 { spawn.spawn(n - 1); }
+/// #     }
+/// # }
+/// # struct Device<'a> { chains: &'a Chains, batches: Vec<usize> }
+/// # impl BatchRunner<u32> for Device<'_> {
+/// #     type Error = String;
+/// #     fn max_batch(&self) -> usize { 64 }
+/// #     fn run_batch(&mut self, batch: &[u32]) -> Result<(), String> {
+/// #         for &n in batch { self.chains.ran.fetch_add(u64::from(n) + 1, Ordering::Relaxed); }
+/// #         self.batches.push(batch.len());
+/// #         Ok(())
+/// #     }
+/// # }
+/// # let chains = Chains { ran: AtomicU64::new(0) };
+/// # let tasks: Vec<u32> = (0..100).collect();
+/// # let device = Device { chains: &chains, batches: Vec::new() };
+/// let outcome = HybridStealing::default()
+///     .run(NonZeroUsize::new(2).unwrap(), &tasks, &chains, vec![device])?;
+/// // Each processor was dealt its pool and finished in time; what it gave away and took
+/// // evens out over the processors.
+/// let dealt: u64 = outcome.processors.iter().map(|p| p.dealt).sum();
+/// assert_eq!(dealt, 100);
+/// let given: u64 = outcome.processors.iter().map(|p| p.given).sum();
+/// let taken: u64 = outcome.processors.iter().map(|p| p.taken).sum();
+/// assert_eq!(given, taken);
+/// assert!(outcome.processors.iter().all(|p| p.last_task_end <= outcome.telemetry.wall));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProcessorTelemetry {
     /// What the processor is.
@@ -160,6 +414,41 @@ impl ProcessorTelemetry {
 /// A hybrid run's results: the usual telemetry (CPU workers first, then batch processors,
 /// whose `tasks` and `initial_tasks` count the initial tasks of their batches), each
 /// processor's extras in the same order, the CPU workers' states and the batch runners.
+///
+/// ```
+/// # use std::num::NonZeroUsize;
+/// # use std::sync::atomic::{AtomicU64, Ordering};
+/// # use balancers::{BatchRunner, HybridStealing, Spawn, TaskRunner};
+/// # struct Chains { ran: AtomicU64 }
+/// # impl TaskRunner<u32> for Chains {
+/// #     type Local = ();
+/// #     fn local(&self, _worker: usize) {}
+/// #     fn run<S: Spawn<u32>>(&self, n: u32, _: &mut (), spawn: &mut S) {
+/// #         self.ran.fetch_add(1, Ordering::Relaxed);
+/// #         if n > 0 { spawn.spawn(n - 1); }
+/// #     }
+/// # }
+/// # struct Device<'a> { chains: &'a Chains, batches: Vec<usize> }
+/// # impl BatchRunner<u32> for Device<'_> {
+/// #     type Error = String;
+/// #     fn max_batch(&self) -> usize { 64 }
+/// #     fn run_batch(&mut self, batch: &[u32]) -> Result<(), String> {
+/// #         for &n in batch { self.chains.ran.fetch_add(u64::from(n) + 1, Ordering::Relaxed); }
+/// #         self.batches.push(batch.len());
+/// #         Ok(())
+/// #     }
+/// # }
+/// # let chains = Chains { ran: AtomicU64::new(0) };
+/// # let tasks: Vec<u32> = (0..100).collect();
+/// # let device = Device { chains: &chains, batches: Vec::new() };
+/// let outcome = HybridStealing::default()
+///     .run(NonZeroUsize::new(2).unwrap(), &tasks, &chains, vec![device])?;
+/// // One entry a processor in the telemetry and the hybrid figures, one runner handed back.
+/// assert_eq!(outcome.telemetry.workers.len(), outcome.processors.len());
+/// assert_eq!(outcome.locals.len(), 2);
+/// assert_eq!(outcome.batch_runners.len(), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct HybridOutcome<L, B> {
     /// Timings and counts, CPU workers then batch processors.
@@ -410,12 +699,25 @@ enum Done<L, B, E> {
 
 impl HybridStealing {
     /// The balancer's name for reports, e.g. `hybrid/abp/random/half`.
+    ///
+    /// ```
+    /// use balancers::HybridStealing;
+    ///
+    /// assert_eq!(HybridStealing::default().name(), "hybrid/abp/random/half");
+    /// ```
     pub fn name(&self) -> String {
         let cpu = crate::Balancer::name(&self.cpu());
         cpu.replacen("stealing", "hybrid", 1)
     }
 
     /// The CPU workers' side as the `stealing` balancer it works like.
+    ///
+    /// ```
+    /// use balancers::{Balancer, HybridStealing};
+    ///
+    /// let cpu = HybridStealing::default().cpu();
+    /// assert_eq!(cpu.name(), "stealing/abp/random/half");
+    /// ```
     pub fn cpu(&self) -> WorkStealing {
         WorkStealing {
             deque: self.deque,
@@ -436,6 +738,41 @@ impl HybridStealing {
     /// # Panics
     /// When a task or a batch panics: the others stop, and the panic resumes here once every
     /// thread is joined.
+    ///
+    /// ```
+    /// # use std::num::NonZeroUsize;
+    /// # use std::sync::atomic::{AtomicU64, Ordering};
+    /// # use balancers::{BatchRunner, HybridStealing, Spawn, TaskRunner};
+    /// # struct Chains { ran: AtomicU64 }
+    /// # impl TaskRunner<u32> for Chains {
+    /// #     type Local = ();
+    /// #     fn local(&self, _worker: usize) {}
+    /// #     fn run<S: Spawn<u32>>(&self, n: u32, _: &mut (), spawn: &mut S) {
+    /// #         self.ran.fetch_add(1, Ordering::Relaxed);
+    /// #         if n > 0 { spawn.spawn(n - 1); }
+    /// #     }
+    /// # }
+    /// # struct Device<'a> { chains: &'a Chains, batches: Vec<usize> }
+    /// # impl BatchRunner<u32> for Device<'_> {
+    /// #     type Error = String;
+    /// #     fn max_batch(&self) -> usize { 64 }
+    /// #     fn run_batch(&mut self, batch: &[u32]) -> Result<(), String> {
+    /// #         for &n in batch { self.chains.ran.fetch_add(u64::from(n) + 1, Ordering::Relaxed); }
+    /// #         self.batches.push(batch.len());
+    /// #         Ok(())
+    /// #     }
+    /// # }
+    /// # let chains = Chains { ran: AtomicU64::new(0) };
+    /// # let tasks: Vec<u32> = (0..100).collect();
+    /// # let device = Device { chains: &chains, batches: Vec::new() };
+    /// let outcome = HybridStealing::default()
+    ///     .run(NonZeroUsize::new(2).unwrap(), &tasks, &chains, vec![device])?;
+    /// assert_eq!(chains.ran.load(Ordering::Relaxed), (1..=100).sum::<u64>());
+    /// // Initial tasks started on CPU workers and in batches add up to all of them.
+    /// let initial: u64 = outcome.telemetry.workers.iter().map(|w| w.initial_tasks).sum();
+    /// assert_eq!(initial, 100);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn run<T, R, B>(
         &self,
         cpus: NonZeroUsize,

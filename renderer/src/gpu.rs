@@ -23,6 +23,28 @@ use crate::scene::TriangleShading;
 
 /// How to render a frame on the GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///
+/// ```
+/// use std::num::NonZeroU32;
+/// use renderer::gpu::{Gpu, GpuBalancer, GpuOptions, render_gpu};
+/// use renderer::scene::{Scene, SceneOverrides};
+///
+/// let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// let scene = Scene::load(path.as_ref(), overrides)?;
+/// // `Gpu::open()` on a machine with an NVIDIA GPU; here the kernels on the warp emulator.
+/// let gpu = Gpu::emulated(kernels::emulator::EmulatorOptions::default())?;
+/// let options = GpuOptions {
+///     balancer: GpuBalancer::STEALING,
+///     tile: NonZeroU32::new(8).unwrap(),
+///     work_map: true,
+///     max_warps: None,
+/// };
+/// let frame = render_gpu(&gpu, &scene, &options)?;
+/// assert_eq!(frame.tiles, 16);
+/// assert!(frame.film.ray_counts().unwrap().iter().all(|&n| n >= 1));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct GpuOptions {
     /// The GPU balancer.
     pub balancer: GpuBalancer,
@@ -38,6 +60,25 @@ pub struct GpuOptions {
 /// form, and, for the wide BVH, the shading data brought into that form's leaf order (the
 /// octree's device form keeps the scene's own order). Built once a frame, or once for a
 /// hybrid frame's upload.
+///
+/// ```
+/// # use std::num::NonZeroU32;
+/// # use renderer::gpu::{Gpu, GpuBalancer, GpuOptions, render_gpu};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let gpu = Gpu::emulated(kernels::emulator::EmulatorOptions::default())?;
+/// use kernels::Structure;
+/// use renderer::gpu::DeviceScene;
+///
+/// // quick.toml is built as the wide BVH: its GPU form is what the kernels read.
+/// let device = DeviceScene::new(&scene);
+/// let data = device.data(&scene);
+/// assert!(matches!(data.structure, Structure::Wide(_)));
+/// assert_eq!((data.width, data.height), (32, 32));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct DeviceScene {
     structure: DeviceStructure,
@@ -54,6 +95,22 @@ enum DeviceStructure {
 impl DeviceScene {
     /// The device form of `scene`'s structure: the octree's node orders, or the wide BVH's
     /// GPU form.
+    ///
+    /// ```
+    /// # use std::num::NonZeroU32;
+    /// # use renderer::gpu::{Gpu, GpuBalancer, GpuOptions, render_gpu};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # let gpu = Gpu::emulated(kernels::emulator::EmulatorOptions::default())?;
+    /// use renderer::gpu::DeviceScene;
+    ///
+    /// let device = DeviceScene::new(&scene);
+    /// // Every triangle of the scene, in the device form's order.
+    /// assert_eq!(device.data(&scene).triangles.len(), scene.stats.bvh.triangles);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(scene: &Scene) -> Self {
         let structure = match &scene.accel {
             Accel::Octree(bvh) => {
@@ -75,6 +132,28 @@ impl DeviceScene {
     /// The bytes [`new`](Self::new) allocates for `scene`, at most: the octree's eight node
     /// orders, or the wide BVH's GPU form (a node for each of the CPU tree's, and every
     /// triangle with its two indices and its shading data in that form's order).
+    ///
+    /// ```
+    /// # use std::num::NonZeroU32;
+    /// # use renderer::gpu::{Gpu, GpuBalancer, GpuOptions, render_gpu};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # let gpu = Gpu::emulated(kernels::emulator::EmulatorOptions::default())?;
+    /// use renderer::gpu::DeviceScene;
+    ///
+    /// let device = DeviceScene::new(&scene);
+    /// let data = device.data(&scene);
+    /// # use kernels::Structure;
+    /// let Structure::Wide(nodes) = data.structure else { unreachable!() };
+    /// let held = std::mem::size_of_val(nodes)
+    ///     + std::mem::size_of_val(data.triangles)
+    ///     + std::mem::size_of_val(data.ids)
+    ///     + std::mem::size_of_val(data.shading);
+    /// assert!(held as u64 <= DeviceScene::bytes(&scene));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn bytes(scene: &Scene) -> u64 {
         let nodes = scene.stats.bvh.nodes as u64;
         let triangles = scene.stats.bvh.triangles as u64;
@@ -91,6 +170,23 @@ impl DeviceScene {
     }
 
     /// The scene as the kernels read it: `scene` must be the one this was built from.
+    ///
+    /// ```
+    /// # use std::num::NonZeroU32;
+    /// # use renderer::gpu::{Gpu, GpuBalancer, GpuOptions, render_gpu};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # let gpu = Gpu::emulated(kernels::emulator::EmulatorOptions::default())?;
+    /// use renderer::gpu::DeviceScene;
+    ///
+    /// let device = DeviceScene::new(&scene);
+    /// let data = device.data(&scene);
+    /// assert_eq!(data.lights.len(), scene.lights.len());
+    /// assert_eq!(data.ids.len(), data.triangles.len());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn data<'a>(&'a self, scene: &'a Scene) -> SceneData<'a> {
         let (structure, triangles, ids, shading, padding) = match &self.structure {
             DeviceStructure::Octree(nodes) => {
@@ -135,6 +231,31 @@ impl DeviceScene {
 ///
 /// # Errors
 /// When a CUDA call fails or a task queue on the device overflows.
+///
+/// ```
+/// # use std::num::NonZeroU32;
+/// # use renderer::gpu::{Gpu, GpuBalancer, GpuOptions, render_gpu};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let gpu = Gpu::emulated(kernels::emulator::EmulatorOptions::default())?;
+/// // Every GPU balancer writes the same film.
+/// let films: Vec<_> = [GpuBalancer::STEALING, GpuBalancer::CudaManaged]
+///     .iter()
+///     .map(|&balancer| {
+///         let options = GpuOptions {
+///             balancer,
+///             tile: NonZeroU32::new(8).unwrap(),
+///             work_map: false,
+///             max_warps: None,
+///         };
+///         render_gpu(&gpu, &scene, &options).map(|frame| frame.film.sums())
+///     })
+///     .collect::<Result<_, _>>()?;
+/// assert_eq!(films[0], films[1]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn render_gpu(gpu: &Gpu, scene: &Scene, options: &GpuOptions) -> Result<Frame, GpuError> {
     let device_scene = DeviceScene::new(scene);
     let request = FrameRequest {
@@ -222,6 +343,30 @@ fn frame_of(gpu: &Gpu, scene: &Scene, options: &GpuOptions, frame: GpuFrame) -> 
 /// each batch of tiles one launch of the persistent kernel under `stealing` (steal half), the
 /// GPU balancer that traces fastest, adding to a film on the device that is read back at the
 /// end.
+///
+/// ```
+/// # use std::num::NonZeroU32;
+/// # use renderer::gpu::{Gpu, GpuBalancer, GpuOptions, render_gpu};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let gpu = Gpu::emulated(kernels::emulator::EmulatorOptions::default())?;
+/// use std::num::NonZeroUsize;
+/// use renderer::gpu::GpuTiles;
+/// use renderer::hybrid::{HybridOptions, render_hybrid};
+///
+/// let options = HybridOptions {
+///     balancer: Default::default(),
+///     threads: NonZeroUsize::new(2).unwrap(),
+///     tile: NonZeroU32::new(8).unwrap(),
+///     work_map: false,
+/// };
+/// let device = GpuTiles::new(&gpu, &scene, options.tile, options.work_map)?;
+/// let frame = render_hybrid(&scene, &options, vec![device])?;
+/// assert_eq!(frame.hybrid.unwrap().devices.len(), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct GpuTiles<'g> {
     name: String,
@@ -236,6 +381,25 @@ impl<'g> GpuTiles<'g> {
     ///
     /// # Errors
     /// When the upload fails.
+    ///
+    /// ```
+    /// # use std::num::NonZeroU32;
+    /// # use renderer::gpu::{Gpu, GpuBalancer, GpuOptions, render_gpu};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # let gpu = Gpu::emulated(kernels::emulator::EmulatorOptions::default())?;
+    /// use renderer::gpu::GpuTiles;
+    /// use renderer::hybrid::TileDevice;
+    /// use renderer::integrator::tiles;
+    ///
+    /// let mut device = GpuTiles::new(&gpu, &scene, NonZeroU32::new(8).unwrap(), false)?;
+    /// device.trace(&tiles(32, 32, NonZeroU32::new(8).unwrap()))?;
+    /// let traced = device.finish()?;
+    /// assert_eq!(traced.rays.camera, 32 * 32);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(
         gpu: &'g Gpu,
         scene: &Scene,
@@ -315,6 +479,30 @@ impl FrameMemory {
     /// The memory of rendering `scene` on the CPU and a GPU together (`--device hybrid`): the
     /// CPU's frame as `stealing` with `options`' settings, the GPU's sums read back (and, for a
     /// moment, copied), and the scene's structure in the form the GPU reads.
+    ///
+    /// ```
+    /// # use std::num::NonZeroU32;
+    /// # use renderer::gpu::{Gpu, GpuBalancer, GpuOptions, render_gpu};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # let gpu = Gpu::emulated(kernels::emulator::EmulatorOptions::default())?;
+    /// use std::num::NonZeroUsize;
+    /// use renderer::hybrid::HybridOptions;
+    /// use renderer::render::FrameMemory;
+    ///
+    /// let options = HybridOptions {
+    ///     balancer: Default::default(),
+    ///     threads: NonZeroUsize::new(2).unwrap(),
+    ///     tile: NonZeroU32::new(8).unwrap(),
+    ///     work_map: false,
+    /// };
+    /// let memory = FrameMemory::estimate_hybrid(&scene, &options, Default::default());
+    /// assert!(memory.parts.iter().any(|(what, _)| *what == "the scene's form for the GPU"));
+    /// assert!(memory.total() > 32 * 32 * 24);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn estimate_hybrid(scene: &Scene, options: &HybridOptions, extras: FrameExtras) -> Self {
         let cpu = RenderOptions {
             balancer: BalancerKind::Stealing(options.balancer.cpu()).into(),
@@ -338,6 +526,23 @@ impl FrameMemory {
     /// The host's memory of a frame rendered on a GPU: the film, the sums (and counts) read
     /// back from the device before they fill it, and the scene's structure in the form the
     /// GPU reads.
+    ///
+    /// ```
+    /// # use std::num::NonZeroU32;
+    /// # use renderer::gpu::{Gpu, GpuBalancer, GpuOptions, render_gpu};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # let gpu = Gpu::emulated(kernels::emulator::EmulatorOptions::default())?;
+    /// use renderer::render::FrameMemory;
+    ///
+    /// let plain = FrameMemory::estimate_gpu(&scene, false, Default::default());
+    /// let counted = FrameMemory::estimate_gpu(&scene, true, Default::default());
+    /// // A work map adds a 32-bit count a pixel read back.
+    /// assert!(counted.total() > plain.total());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn estimate_gpu(scene: &Scene, work_map: bool, extras: FrameExtras) -> Self {
         let pixels = u64::from(scene.width) * u64::from(scene.height);
         // Three 64-bit sums a pixel, and a 32-bit ray count with a work map.

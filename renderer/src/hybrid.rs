@@ -20,28 +20,164 @@ use crate::watch::{FrameObserver, FrameWatch, Unwatched};
 
 /// A processor that traces whole batches of tiles, with every ray they spawn, into sums of
 /// its own: a GPU, for `--device hybrid`.
+///
+/// ```
+/// use std::num::{NonZeroU32, NonZeroUsize};
+/// use renderer::hybrid::{CpuTiles, HybridOptions, render_hybrid};
+/// use renderer::scene::{Scene, SceneOverrides};
+///
+/// let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// let scene = Scene::load(path.as_ref(), overrides)?;
+/// let options = HybridOptions {
+///     balancer: Default::default(),
+///     threads: NonZeroUsize::new(2).unwrap(),
+///     tile: NonZeroU32::new(8).unwrap(),
+///     work_map: false,
+/// };
+/// // A device of two CPU threads, where a GPU would be (`renderer::gpu::GpuTiles`).
+/// let device = CpuTiles::new(&scene, NonZeroUsize::new(2).unwrap(), 4, false);
+/// let frame = render_hybrid(&scene, &options, vec![device])?;
+/// assert_eq!(frame.tiles, 16);
+/// assert_eq!(frame.hybrid.unwrap().devices, ["2 CPU threads"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait TileDevice: Send {
     /// What the device is, for reports.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use renderer::hybrid::{CpuTiles, HybridOptions, TileDevice, render_hybrid};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # let options = HybridOptions {
+    /// #     balancer: Default::default(),
+    /// #     threads: NonZeroUsize::new(2).unwrap(),
+    /// #     tile: NonZeroU32::new(8).unwrap(),
+    /// #     work_map: false,
+    /// # };
+    /// let device = CpuTiles::new(&scene, NonZeroUsize::new(3).unwrap(), 4, false);
+    /// assert_eq!(device.name(), "3 CPU threads");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn name(&self) -> String;
 
     /// The most tiles worth launching at once: a batch that fills the device.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use renderer::hybrid::{CpuTiles, HybridOptions, TileDevice, render_hybrid};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # let options = HybridOptions {
+    /// #     balancer: Default::default(),
+    /// #     threads: NonZeroUsize::new(2).unwrap(),
+    /// #     tile: NonZeroU32::new(8).unwrap(),
+    /// #     work_map: false,
+    /// # };
+    /// let device = CpuTiles::new(&scene, NonZeroUsize::new(2).unwrap(), 4, false);
+    /// assert_eq!(device.max_batch(), 4);
+    /// let frame = render_hybrid(&scene, &options, vec![device])?;
+    /// // 16 tiles: the device's batches took at most 4 each.
+    /// let device = frame.hybrid.unwrap().processors[2].clone();
+    /// assert!(device.batches * 4 >= device.dealt - device.given + device.taken);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn max_batch(&self) -> usize;
 
     /// Traces `tiles` and everything they spawn.
     ///
     /// # Errors
     /// When the device fails; the frame is then abandoned.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use renderer::hybrid::{CpuTiles, HybridOptions, TileDevice, render_hybrid};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # let options = HybridOptions {
+    /// #     balancer: Default::default(),
+    /// #     threads: NonZeroUsize::new(2).unwrap(),
+    /// #     tile: NonZeroU32::new(8).unwrap(),
+    /// #     work_map: false,
+    /// # };
+    /// use renderer::integrator::tiles;
+    ///
+    /// let mut device = CpuTiles::new(&scene, NonZeroUsize::new(2).unwrap(), 16, false);
+    /// let all = tiles(scene.width, scene.height, NonZeroU32::new(8).unwrap());
+    /// device.trace(&all[..10])?;
+    /// device.trace(&all[10..])?;
+    /// assert_eq!(device.batches, [10, 6]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn trace(&mut self, tiles: &[Tile]) -> Result<(), String>;
 
     /// What the device traced, once its last batch is done.
     ///
     /// # Errors
     /// When the sums cannot be read back.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use renderer::hybrid::{CpuTiles, HybridOptions, TileDevice, render_hybrid};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # let options = HybridOptions {
+    /// #     balancer: Default::default(),
+    /// #     threads: NonZeroUsize::new(2).unwrap(),
+    /// #     tile: NonZeroU32::new(8).unwrap(),
+    /// #     work_map: false,
+    /// # };
+    /// use renderer::integrator::tiles;
+    ///
+    /// let mut device = CpuTiles::new(&scene, NonZeroUsize::new(2).unwrap(), 16, true);
+    /// device.trace(&tiles(scene.width, scene.height, NonZeroU32::new(8).unwrap()))?;
+    /// let traced = device.finish()?;
+    /// // One camera ray a pixel at one sample, every pixel counted.
+    /// assert_eq!(traced.rays.camera, 32 * 32);
+    /// assert_eq!(traced.sums.len(), 32 * 32);
+    /// assert!(traced.rays_per_pixel.unwrap().iter().all(|&n| n >= 1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn finish(&mut self) -> Result<DeviceSums, String>;
 }
 
 /// A device's share of a frame: its fixed-point sums and ray counts per pixel, row-major, and
 /// its rays by kind.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use renderer::hybrid::{CpuTiles, HybridOptions, TileDevice, render_hybrid};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let options = HybridOptions {
+/// #     balancer: Default::default(),
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     tile: NonZeroU32::new(8).unwrap(),
+/// #     work_map: false,
+/// # };
+/// use renderer::integrator::tiles;
+///
+/// let mut device = CpuTiles::new(&scene, NonZeroUsize::new(2).unwrap(), 16, false);
+/// let all = tiles(scene.width, scene.height, NonZeroU32::new(8).unwrap());
+/// device.trace(&all[..1])?;
+/// let traced = device.finish()?;
+/// // One 8×8 tile traced: the other pixels' sums are zero.
+/// assert_eq!(traced.rays.camera, 64);
+/// assert_eq!(traced.sums[31 * 32 + 31], [0, 0, 0]);
+/// assert_eq!(traced.rays_per_pixel, None);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct DeviceSums {
     /// Per pixel, what the device's rays added.
@@ -53,6 +189,26 @@ pub struct DeviceSums {
 }
 
 /// How to render a frame on the CPU and devices together.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use renderer::hybrid::{CpuTiles, HybridOptions, TileDevice, render_hybrid};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let options = HybridOptions {
+/// #     balancer: Default::default(),
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     tile: NonZeroU32::new(8).unwrap(),
+/// #     work_map: false,
+/// # };
+/// let device = CpuTiles::new(&scene, NonZeroUsize::new(2).unwrap(), 4, true);
+/// let frame = render_hybrid(&scene, &HybridOptions { work_map: true, ..options }, vec![device])?;
+/// // With a work map the film counts rays per pixel.
+/// assert!(frame.film.ray_counts().is_some());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HybridOptions {
     /// The scheduler, with the CPU workers' stealing settings.
@@ -66,6 +222,44 @@ pub struct HybridOptions {
 }
 
 /// Why a hybrid frame could not be rendered.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use renderer::hybrid::{CpuTiles, HybridOptions, TileDevice, render_hybrid};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let options = HybridOptions {
+/// #     balancer: Default::default(),
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     tile: NonZeroU32::new(8).unwrap(),
+/// #     work_map: false,
+/// # };
+/// use renderer::hybrid::{DeviceSums, HybridRenderError};
+/// use renderer::integrator::Tile;
+///
+/// struct Unplugged;
+/// impl TileDevice for Unplugged {
+///     fn name(&self) -> String {
+///         "GPU 0".into()
+///     }
+///     fn max_batch(&self) -> usize {
+///         64
+///     }
+///     fn trace(&mut self, _tiles: &[Tile]) -> Result<(), String> {
+///         Err("the device is gone".into())
+///     }
+///     fn finish(&mut self) -> Result<DeviceSums, String> {
+///         Err("nothing traced".into())
+///     }
+/// }
+///
+/// let failed = render_hybrid(&scene, &options, vec![Unplugged]).unwrap_err();
+/// assert!(matches!(failed, HybridRenderError::Device { .. }));
+/// assert_eq!(failed.to_string(), "GPU 0: the device is gone");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub enum HybridRenderError {
     /// A thread could not be started.
@@ -131,6 +325,37 @@ impl<D: TileDevice, O: FrameObserver> BatchRunner<RenderTask> for Batches<'_, D,
 ///
 /// # Errors
 /// When a thread cannot be started, the film's memory cannot be had, or a device fails.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use renderer::hybrid::{CpuTiles, HybridOptions, TileDevice, render_hybrid};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let options = HybridOptions {
+/// #     balancer: Default::default(),
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     tile: NonZeroU32::new(8).unwrap(),
+/// #     work_map: false,
+/// # };
+/// use renderer::render::{RenderOptions, render};
+///
+/// let device = CpuTiles::new(&scene, NonZeroUsize::new(2).unwrap(), 4, false);
+/// let hybrid = render_hybrid(&scene, &options, vec![device])?;
+/// // The same bytes as the CPU alone, whoever traced which tile.
+/// let cpu = render(
+///     &scene,
+///     &RenderOptions {
+///         balancer: balancers::BalancerKind::counter(NonZeroUsize::MIN).into(),
+///         threads: NonZeroUsize::new(2).unwrap(),
+///         tile: NonZeroU32::new(16).unwrap(),
+///         work_map: false,
+///     },
+/// )?;
+/// assert_eq!(hybrid.film.sums(), cpu.film.sums());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn render_hybrid<D: TileDevice>(
     scene: &Scene,
     options: &HybridOptions,
@@ -155,6 +380,33 @@ pub fn render_hybrid<D: TileDevice>(
 /// When `film` or `watch` is not of the scene's size, the film counts rays per pixel where
 /// `options.work_map` says not (or the other way round), or the watch does not take worker
 /// `options.threads` for a device: checked before any work, not when the sums come back.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use renderer::hybrid::{CpuTiles, HybridOptions, TileDevice, render_hybrid};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let options = HybridOptions {
+/// #     balancer: Default::default(),
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     tile: NonZeroU32::new(8).unwrap(),
+/// #     work_map: false,
+/// # };
+/// use std::sync::Arc;
+/// use renderer::film::Film;
+/// use renderer::hybrid::render_hybrid_watched;
+/// use renderer::watch::FrameWatch;
+///
+/// let film = Arc::new(Film::new(scene.width, scene.height, false));
+/// let watch = FrameWatch::with_devices(scene.width, scene.height, options.threads.get());
+/// let device = CpuTiles::new(&scene, NonZeroUsize::new(2).unwrap(), 4, false);
+/// let frame = render_hybrid_watched(&scene, &options, vec![device], film, &watch)?;
+/// assert!(!frame.cancelled);
+/// assert_eq!(watch.pixels_done(), 32 * 32);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn render_hybrid_watched<D: TileDevice>(
     scene: &Scene,
     options: &HybridOptions,
@@ -255,6 +507,27 @@ fn render_hybrid_observed<D: TileDevice, O: FrameObserver>(
 /// into a film of its own. It is how the hybrid scheduler and the film's integer sum are
 /// tested where no GPU is, through the interface a GPU's device has; it is no faster than as
 /// many CPU workers.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use renderer::hybrid::{CpuTiles, HybridOptions, TileDevice, render_hybrid};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let options = HybridOptions {
+/// #     balancer: Default::default(),
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     tile: NonZeroU32::new(8).unwrap(),
+/// #     work_map: false,
+/// # };
+/// let device = CpuTiles::new(&scene, NonZeroUsize::new(2).unwrap(), 4, false);
+/// let frame = render_hybrid(&scene, &options, vec![device])?;
+/// // The device's figures follow the CPU workers'.
+/// let figures = frame.hybrid.unwrap();
+/// assert_eq!(figures.processors.len(), 3);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct CpuTiles<'a> {
     scene: &'a Scene,
@@ -271,6 +544,25 @@ impl<'a> CpuTiles<'a> {
     ///
     /// # Panics
     /// When the film's memory cannot be had.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use renderer::hybrid::{CpuTiles, HybridOptions, TileDevice, render_hybrid};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # let options = HybridOptions {
+    /// #     balancer: Default::default(),
+    /// #     threads: NonZeroUsize::new(2).unwrap(),
+    /// #     tile: NonZeroU32::new(8).unwrap(),
+    /// #     work_map: false,
+    /// # };
+    /// let device = CpuTiles::new(&scene, NonZeroUsize::new(2).unwrap(), 4, false);
+    /// assert_eq!((device.name(), device.max_batch()), ("2 CPU threads".to_string(), 4));
+    /// assert!(device.batches.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(scene: &'a Scene, threads: NonZeroUsize, max_batch: usize, work_map: bool) -> Self {
         Self {
             scene,
