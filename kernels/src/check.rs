@@ -48,11 +48,29 @@ fn mix(mut z: u64) -> u64 {
 }
 
 /// The term result `k` of pattern `x` adds to its function's digest, as `rl_check_term`.
+///
+/// ```
+/// use kernels::check::term;
+///
+/// // A term depends on the pattern, the result's number and the result.
+/// assert_ne!(term(7, 0, 1), term(7, 0, 2));
+/// assert_ne!(term(7, 0, 1), term(7, 1, 1));
+/// assert_eq!(term(7, 0, 1), term(7, 0, 1));
+/// ```
 pub fn term(x: u32, k: u32, result: u64) -> u64 {
     mix(((u64::from(x) << 8) | u64::from(k)) ^ result.wrapping_mul(0x9e37_79b9_7f4a_7c15))
 }
 
 /// A float result as the digests fold it: its bits, every NaN as the one quiet NaN.
+///
+/// ```
+/// use kernels::check::canonical;
+///
+/// assert_eq!(canonical(1.0), 0x3f80_0000);
+/// // Every NaN, whatever its sign and payload, is the one quiet NaN.
+/// assert_eq!(canonical(f32::from_bits(0xffc0_1234)), 0x7fc0_0000);
+/// assert_ne!(canonical(-0.0), canonical(0.0));
+/// ```
 pub fn canonical(v: f32) -> u64 {
     if v.is_nan() {
         0x7fc0_0000
@@ -64,12 +82,30 @@ pub fn canonical(v: f32) -> u64 {
 /// As [`canonical`], with −0 read as +0: how `fminf` and `fmaxf` results are folded, since
 /// neither C nor Rust fixes which of two equal zeros min and max return (and the kernels only
 /// compare their results).
+///
+/// ```
+/// use kernels::check::{canonical, zero_blind};
+///
+/// assert_eq!(zero_blind(-0.0), zero_blind(0.0));
+/// assert_eq!(zero_blind(2.5), canonical(2.5));
+/// ```
 pub fn zero_blind(v: f32) -> u64 {
     if v == 0.0 { 0 } else { canonical(v) }
 }
 
 /// Partner `k` of pattern `x` in `fminf` and `fmaxf`, as `rl_check_partner`: +0, −0, 1, +∞,
 /// −∞, a quiet NaN, `x` of the other sign, and `x` with its lowest bit flipped.
+///
+/// ```
+/// use kernels::check::{PARTNERS, partner};
+///
+/// let x = 1.5f32.to_bits();
+/// let partners: Vec<f32> = (0..PARTNERS).map(|k| partner(x, k)).collect();
+/// assert_eq!(partners[2], 1.0);
+/// assert!(partners[5].is_nan());
+/// assert_eq!(partners[6], -1.5);
+/// assert_eq!(partners[7].to_bits(), x ^ 1);
+/// ```
 pub fn partner(x: u32, k: u32) -> f32 {
     f32::from_bits(match k {
         0 => 0x0000_0000,
@@ -84,6 +120,16 @@ pub fn partner(x: u32, k: u32) -> f32 {
 }
 
 /// The digest result `k` folds into, as `rl_check_function`.
+///
+/// ```
+/// use kernels::check::{FUNCTIONS, RESULTS, function_of};
+///
+/// assert_eq!(FUNCTIONS[function_of(0)], "roundf");
+/// // After the four single results, min and max alternate in pairs (both orders).
+/// let names: Vec<&str> = (4..12).map(|k| FUNCTIONS[function_of(k)]).collect();
+/// assert_eq!(names, ["fminf", "fminf", "fmaxf", "fmaxf", "fminf", "fminf", "fmaxf", "fmaxf"]);
+/// assert!((0..RESULTS).all(|k| function_of(k) < FUNCTIONS.len()));
+/// ```
 pub fn function_of(k: u32) -> usize {
     if k < 4 {
         k as usize
@@ -93,23 +139,159 @@ pub fn function_of(k: u32) -> usize {
 }
 
 /// The host's functions the device's are checked against.
+///
+/// ```
+/// use kernels::check::{FloatFunctions, result};
+///
+/// /// Rust's own functions (the renderer's tests use its film's fixed point).
+/// struct Rust;
+///
+/// impl FloatFunctions for Rust {
+///     fn round(x: f32) -> f32 {
+///         x.round()
+///     }
+///     fn sqrt(x: f32) -> f32 {
+///         x.sqrt()
+///     }
+///     fn recip(x: f32) -> f32 {
+///         1.0 / x
+///     }
+///     fn to_fixed(x: f32) -> u64 {
+///         (x.max(0.0) * 4096.0) as u64
+///     }
+///     fn min(a: f32, b: f32) -> f32 {
+///         a.min(b)
+///     }
+///     fn max(a: f32, b: f32) -> f32 {
+///         a.max(b)
+///     }
+/// }
+///
+/// // Result 0 of a pattern is its roundf.
+/// assert_eq!(result::<Rust>(2.5f32.to_bits(), 0), u64::from(3.0f32.to_bits()));
+/// ```
 pub trait FloatFunctions {
     /// `roundf`: half away from zero.
+    ///
+    /// ```
+    /// # use kernels::check::FloatFunctions;
+    /// # struct Rust;
+    /// # impl FloatFunctions for Rust {
+    /// #     fn round(x: f32) -> f32 { x.round() }
+    /// #     fn sqrt(x: f32) -> f32 { x.sqrt() }
+    /// #     fn recip(x: f32) -> f32 { 1.0 / x }
+    /// #     fn to_fixed(x: f32) -> u64 { (x.max(0.0) * 4096.0) as u64 }
+    /// #     fn min(a: f32, b: f32) -> f32 { a.min(b) }
+    /// #     fn max(a: f32, b: f32) -> f32 { a.max(b) }
+    /// # }
+    /// assert_eq!(Rust::round(-2.5), -3.0);
+    /// ```
     fn round(x: f32) -> f32;
     /// `sqrtf`.
+    ///
+    /// ```
+    /// # use kernels::check::FloatFunctions;
+    /// # struct Rust;
+    /// # impl FloatFunctions for Rust {
+    /// #     fn round(x: f32) -> f32 { x.round() }
+    /// #     fn sqrt(x: f32) -> f32 { x.sqrt() }
+    /// #     fn recip(x: f32) -> f32 { 1.0 / x }
+    /// #     fn to_fixed(x: f32) -> u64 { (x.max(0.0) * 4096.0) as u64 }
+    /// #     fn min(a: f32, b: f32) -> f32 { a.min(b) }
+    /// #     fn max(a: f32, b: f32) -> f32 { a.max(b) }
+    /// # }
+    /// assert_eq!(Rust::sqrt(9.0), 3.0);
+    /// ```
     fn sqrt(x: f32) -> f32;
     /// `1.0f / x`.
+    ///
+    /// ```
+    /// # use kernels::check::FloatFunctions;
+    /// # struct Rust;
+    /// # impl FloatFunctions for Rust {
+    /// #     fn round(x: f32) -> f32 { x.round() }
+    /// #     fn sqrt(x: f32) -> f32 { x.sqrt() }
+    /// #     fn recip(x: f32) -> f32 { 1.0 / x }
+    /// #     fn to_fixed(x: f32) -> u64 { (x.max(0.0) * 4096.0) as u64 }
+    /// #     fn min(a: f32, b: f32) -> f32 { a.min(b) }
+    /// #     fn max(a: f32, b: f32) -> f32 { a.max(b) }
+    /// # }
+    /// assert_eq!(Rust::recip(4.0), 0.25);
+    /// ```
     fn recip(x: f32) -> f32;
     /// The film's fixed-point conversion (`rl_to_fixed`).
+    ///
+    /// ```
+    /// # use kernels::check::FloatFunctions;
+    /// # struct Rust;
+    /// # impl FloatFunctions for Rust {
+    /// #     fn round(x: f32) -> f32 { x.round() }
+    /// #     fn sqrt(x: f32) -> f32 { x.sqrt() }
+    /// #     fn recip(x: f32) -> f32 { 1.0 / x }
+    /// #     fn to_fixed(x: f32) -> u64 { (x.max(0.0) * 4096.0) as u64 }
+    /// #     fn min(a: f32, b: f32) -> f32 { a.min(b) }
+    /// #     fn max(a: f32, b: f32) -> f32 { a.max(b) }
+    /// # }
+    /// assert_eq!(Rust::to_fixed(1.0), 4096);
+    /// ```
     fn to_fixed(x: f32) -> u64;
     /// `fminf`.
+    ///
+    /// ```
+    /// # use kernels::check::FloatFunctions;
+    /// # struct Rust;
+    /// # impl FloatFunctions for Rust {
+    /// #     fn round(x: f32) -> f32 { x.round() }
+    /// #     fn sqrt(x: f32) -> f32 { x.sqrt() }
+    /// #     fn recip(x: f32) -> f32 { 1.0 / x }
+    /// #     fn to_fixed(x: f32) -> u64 { (x.max(0.0) * 4096.0) as u64 }
+    /// #     fn min(a: f32, b: f32) -> f32 { a.min(b) }
+    /// #     fn max(a: f32, b: f32) -> f32 { a.max(b) }
+    /// # }
+    /// assert_eq!(Rust::min(1.0, f32::NAN), 1.0);
+    /// ```
     fn min(a: f32, b: f32) -> f32;
     /// `fmaxf`.
+    ///
+    /// ```
+    /// # use kernels::check::FloatFunctions;
+    /// # struct Rust;
+    /// # impl FloatFunctions for Rust {
+    /// #     fn round(x: f32) -> f32 { x.round() }
+    /// #     fn sqrt(x: f32) -> f32 { x.sqrt() }
+    /// #     fn recip(x: f32) -> f32 { 1.0 / x }
+    /// #     fn to_fixed(x: f32) -> u64 { (x.max(0.0) * 4096.0) as u64 }
+    /// #     fn min(a: f32, b: f32) -> f32 { a.min(b) }
+    /// #     fn max(a: f32, b: f32) -> f32 { a.max(b) }
+    /// # }
+    /// assert_eq!(Rust::max(-1.0, f32::NAN), -1.0);
+    /// ```
     fn max(a: f32, b: f32) -> f32;
 }
 
 /// Result `k` of pattern `x` with the functions of `F`, as `rl_check_result` computes it on
 /// the device.
+///
+/// ```
+/// # use kernels::check::FloatFunctions;
+/// # struct Rust;
+/// # impl FloatFunctions for Rust {
+/// #     fn round(x: f32) -> f32 { x.round() }
+/// #     fn sqrt(x: f32) -> f32 { x.sqrt() }
+/// #     fn recip(x: f32) -> f32 { 1.0 / x }
+/// #     fn to_fixed(x: f32) -> u64 { (x.max(0.0) * 4096.0) as u64 }
+/// #     fn min(a: f32, b: f32) -> f32 { a.min(b) }
+/// #     fn max(a: f32, b: f32) -> f32 { a.max(b) }
+/// # }
+/// use kernels::check::{RESULTS, canonical, result};
+///
+/// let x = 2.0f32.to_bits();
+/// assert_eq!(result::<Rust>(x, 1), canonical(2.0f32.sqrt()));
+/// // fminf(x, +0) and fmaxf(+0, x): results 4 and 7.
+/// assert_eq!(result::<Rust>(x, 4), 0);
+/// assert_eq!(result::<Rust>(x, 7), u64::from(x));
+/// assert!((0..RESULTS).all(|k| result::<Rust>(x, k) == result::<Rust>(x, k)));
+/// ```
 pub fn result<F: FloatFunctions>(x: u32, k: u32) -> u64 {
     let v = f32::from_bits(x);
     match k {
@@ -131,6 +313,15 @@ pub fn result<F: FloatFunctions>(x: u32, k: u32) -> u64 {
 }
 
 /// What result `k` is, for a report: e.g. `fmaxf(-inf [0xff800000], x)`.
+///
+/// ```
+/// use kernels::check::describe;
+///
+/// let x = 1.0f32.to_bits();
+/// assert_eq!(describe(x, 0), "roundf(x)");
+/// // fmaxf(+inf, x): result 4 + 4 · 3 + 3.
+/// assert_eq!(describe(x, 19), "fmaxf(inf [0x7f800000], x)");
+/// ```
 pub fn describe(x: u32, k: u32) -> String {
     if k < 4 {
         return format!("{}(x)", FUNCTIONS[k as usize]);
@@ -148,6 +339,26 @@ pub fn describe(x: u32, k: u32) -> String {
 /// The digests of chunk `chunk` with the functions of `F`, folded as the device folds its own:
 /// the sum over the chunk of [`term`] of every [`result`], written out so that the
 /// functions inline (the check folds 2^32 × [`RESULTS`] of them).
+///
+/// ```
+/// # use kernels::check::FloatFunctions;
+/// # struct Rust;
+/// # impl FloatFunctions for Rust {
+/// #     fn round(x: f32) -> f32 { x.round() }
+/// #     fn sqrt(x: f32) -> f32 { x.sqrt() }
+/// #     fn recip(x: f32) -> f32 { 1.0 / x }
+/// #     fn to_fixed(x: f32) -> u64 { (x.max(0.0) * 4096.0) as u64 }
+/// #     fn min(a: f32, b: f32) -> f32 { a.min(b) }
+/// #     fn max(a: f32, b: f32) -> f32 { a.max(b) }
+/// # }
+/// use kernels::check::{FUNCTIONS, host_digests};
+///
+/// // Chunk 0: the positive patterns up to 2^20 (zero and the smallest subnormals).
+/// let digests = host_digests::<Rust>(0);
+/// assert_eq!(digests.len(), FUNCTIONS.len());
+/// assert_eq!(digests, host_digests::<Rust>(0));
+/// assert_ne!(digests, host_digests::<Rust>(1));
+/// ```
 pub fn host_digests<F: FloatFunctions>(chunk: u32) -> Digests {
     let mut sums = [0u64; FUNCTIONS.len()];
     for i in 0..CHUNK {
@@ -172,6 +383,14 @@ pub fn host_digests<F: FloatFunctions>(chunk: u32) -> Digests {
 }
 
 /// The wide BVH in its GPU form, as [`DeviceChecks::traversals`] takes it.
+///
+/// ```
+/// use kernels::check::WideArrays;
+///
+/// // An empty tree: the traversal check refuses it before it launches anything.
+/// let wide = WideArrays { nodes: &[], triangles: &[], ids: &[], padding: 0.0 };
+/// assert!(wide.nodes.is_empty() && wide.ids.len() == wide.triangles.len());
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct WideArrays<'a> {
     /// The nodes; the root first.
@@ -189,6 +408,15 @@ pub type ProbeRay = [f32; 8];
 
 /// One ray's answers from both structures: the closest hit's leaf-order index (`u32::MAX` for
 /// a miss) and distance, and whether the ray is occluded.
+///
+/// ```
+/// use kernels::check::Answers;
+///
+/// let miss = (u32::MAX, f32::INFINITY.to_bits());
+/// let answers = Answers { octree: miss, octree_occluded: false, wide: miss, wide_occluded: false };
+/// // Both structures agree when their answers are equal.
+/// assert_eq!(answers.octree, answers.wide);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Answers {
     /// The octree's closest hit: its leaf-order index and its distance's bits.
@@ -202,6 +430,26 @@ pub struct Answers {
 }
 
 /// The check kernels, loaded on a [`Gpu`].
+///
+/// ```no_run
+/// use kernels::Gpu;
+/// use kernels::check::{DeviceChecks, FloatFunctions, host_digests};
+/// # struct Rust;
+/// # impl FloatFunctions for Rust {
+/// #     fn round(x: f32) -> f32 { x.round() }
+/// #     fn sqrt(x: f32) -> f32 { x.sqrt() }
+/// #     fn recip(x: f32) -> f32 { 1.0 / x }
+/// #     fn to_fixed(x: f32) -> u64 { (x.max(0.0) * 4096.0) as u64 }
+/// #     fn min(a: f32, b: f32) -> f32 { a.min(b) }
+/// #     fn max(a: f32, b: f32) -> f32 { a.max(b) }
+/// # }
+///
+/// // Needs an NVIDIA GPU: the device's own functions, not the host's.
+/// let gpu = Gpu::open()?;
+/// let checks = DeviceChecks::new(&gpu)?;
+/// assert_eq!(checks.float_digests(0, 1)?[0], host_digests::<Rust>(0));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct DeviceChecks<'g> {
     gpu: &'g Gpu,
@@ -215,6 +463,26 @@ impl<'g> DeviceChecks<'g> {
     ///
     /// # Errors
     /// When NVRTC rejects them or the driver cannot load them.
+    ///
+    /// ```no_run
+    /// use kernels::Gpu;
+    /// use kernels::check::{DeviceChecks, FloatFunctions, host_digests};
+    /// # struct Rust;
+    /// # impl FloatFunctions for Rust {
+    /// #     fn round(x: f32) -> f32 { x.round() }
+    /// #     fn sqrt(x: f32) -> f32 { x.sqrt() }
+    /// #     fn recip(x: f32) -> f32 { 1.0 / x }
+    /// #     fn to_fixed(x: f32) -> u64 { (x.max(0.0) * 4096.0) as u64 }
+    /// #     fn min(a: f32, b: f32) -> f32 { a.min(b) }
+    /// #     fn max(a: f32, b: f32) -> f32 { a.max(b) }
+    /// # }
+    ///
+    /// // Needs an NVIDIA GPU: the device's own functions, not the host's.
+    /// let gpu = Gpu::open()?;
+    /// let checks = DeviceChecks::new(&gpu)?;
+    /// assert_eq!(checks.float_digests(0, 1)?.len(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(gpu: &'g Gpu) -> Result<Self, GpuError> {
         let (major, minor) = gpu.info().compute_capability;
         let program = source::program_source() + "\n" + source::CHECKS;
@@ -242,6 +510,28 @@ impl<'g> DeviceChecks<'g> {
     ///
     /// # Errors
     /// When the chunks are not all among the [`CHUNKS`], or a driver call fails.
+    ///
+    /// ```no_run
+    /// use kernels::Gpu;
+    /// use kernels::check::{DeviceChecks, FloatFunctions, host_digests};
+    /// # struct Rust;
+    /// # impl FloatFunctions for Rust {
+    /// #     fn round(x: f32) -> f32 { x.round() }
+    /// #     fn sqrt(x: f32) -> f32 { x.sqrt() }
+    /// #     fn recip(x: f32) -> f32 { 1.0 / x }
+    /// #     fn to_fixed(x: f32) -> u64 { (x.max(0.0) * 4096.0) as u64 }
+    /// #     fn min(a: f32, b: f32) -> f32 { a.min(b) }
+    /// #     fn max(a: f32, b: f32) -> f32 { a.max(b) }
+    /// # }
+    ///
+    /// // Needs an NVIDIA GPU: the device's own functions, not the host's.
+    /// let gpu = Gpu::open()?;
+    /// let checks = DeviceChecks::new(&gpu)?;
+    /// let device = checks.float_digests(0, 4)?;
+    /// let differ = (0..4).filter(|&c| device[c as usize] != host_digests::<Rust>(c)).count();
+    /// assert_eq!(differ, 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn float_digests(&self, first: u32, count: u32) -> Result<Vec<Digests>, GpuError> {
         if count == 0 || first.checked_add(count).is_none_or(|end| end > CHUNKS) {
             return Err(GpuError::Request(format!(
@@ -277,6 +567,33 @@ impl<'g> DeviceChecks<'g> {
     ///
     /// # Errors
     /// When the patterns run past 2^32, or a driver call fails.
+    ///
+    /// ```no_run
+    /// use kernels::Gpu;
+    /// use kernels::check::{DeviceChecks, FloatFunctions, host_digests};
+    /// # struct Rust;
+    /// # impl FloatFunctions for Rust {
+    /// #     fn round(x: f32) -> f32 { x.round() }
+    /// #     fn sqrt(x: f32) -> f32 { x.sqrt() }
+    /// #     fn recip(x: f32) -> f32 { 1.0 / x }
+    /// #     fn to_fixed(x: f32) -> u64 { (x.max(0.0) * 4096.0) as u64 }
+    /// #     fn min(a: f32, b: f32) -> f32 { a.min(b) }
+    /// #     fn max(a: f32, b: f32) -> f32 { a.max(b) }
+    /// # }
+    ///
+    /// // Needs an NVIDIA GPU: the device's own functions, not the host's.
+    /// let gpu = Gpu::open()?;
+    /// let checks = DeviceChecks::new(&gpu)?;
+    /// use kernels::check::{RESULTS, result};
+    ///
+    /// // Where a chunk's digests differ, its patterns' results say which differ.
+    /// let results = checks.float_results(0x3fc0_0000, 16)?;
+    /// for (i, pattern) in results.chunks_exact(RESULTS as usize).enumerate() {
+    ///     let x = 0x3fc0_0000 + i as u32;
+    ///     assert!((0..RESULTS).all(|k| pattern[k as usize] == result::<Rust>(x, k)));
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn float_results(&self, first: u32, count: u32) -> Result<Vec<u64>, GpuError> {
         if count == 0 || first.checked_add(count - 1).is_none() {
             return Err(GpuError::Request(format!("patterns {first}+{count}")));
@@ -311,6 +628,25 @@ impl<'g> DeviceChecks<'g> {
     ///
     /// # Errors
     /// When a driver call fails, or `scene`'s node arrays are not eight orders of one length.
+    ///
+    /// ```
+    /// use kernels::check::{DeviceChecks, ProbeRay, WideArrays};
+    /// use kernels::{GpuError, SceneData};
+    ///
+    /// /// How many of `rays` the device's two traversals answer alike.
+    /// fn agreeing(
+    ///     checks: &DeviceChecks,
+    ///     scene: &SceneData,
+    ///     wide: &WideArrays,
+    ///     rays: &[ProbeRay],
+    /// ) -> Result<usize, GpuError> {
+    ///     let answers = checks.traversals(scene, wide, rays)?;
+    ///     Ok(answers
+    ///         .iter()
+    ///         .filter(|a| a.octree.0 == a.wide.0 && a.octree_occluded == a.wide_occluded)
+    ///         .count())
+    /// }
+    /// ```
     pub fn traversals(
         &self,
         scene: &SceneData,

@@ -24,6 +24,21 @@ use std::ffi::{CString, c_char, c_int, c_void};
 use crate::GpuError;
 
 /// How the emulator runs a launch.
+///
+/// ```
+/// use kernels::Gpu;
+/// use kernels::emulator::EmulatorOptions;
+///
+/// // Three blocks of four warps, another schedule than the default's; in a build with the
+/// // `emulator` feature (raylb's `gpu-emulator`, and every `cargo test` of the renderer).
+/// match Gpu::emulated(EmulatorOptions { blocks: 3, seed: 7, ..EmulatorOptions::default() }) {
+///     Ok(gpu) => assert_eq!(gpu.resident_warps()?, 12),
+///     Err(e) => assert!(e.to_string().contains("built without the warp emulator")),
+/// }
+/// // No block at all is refused.
+/// assert!(Gpu::emulated(EmulatorOptions { blocks: 0, ..EmulatorOptions::default() }).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EmulatorOptions {
     /// Blocks resident at once: the persistent kernel's grid (four warps a block), and how many
@@ -56,6 +71,25 @@ impl Default for EmulatorOptions {
 /// (`build.rs`, which fails when that text is not in the kernels exactly once, so that no copy
 /// silently loses its bug), in as many lines, so that the lines the emulator reports are the
 /// kernels' own.
+///
+/// ```
+/// use kernels::Gpu;
+/// use kernels::emulator::{EmulatorOptions, PlantedBug};
+///
+/// // The kernels with a lock that is never released: a launch on this GPU is reported as a
+/// // deadlock, naming where each lane waits, instead of hanging.
+/// let options = EmulatorOptions {
+///     planted: Some(PlantedBug::LockNeverReleased),
+///     ..EmulatorOptions::default()
+/// };
+/// match Gpu::emulated(options) {
+///     Ok(gpu) => assert!(gpu.info().name.starts_with("raylb warp emulator")),
+///     Err(e) => assert!(e.to_string().contains("built without the warp emulator")),
+/// }
+/// // renderer/tests/gpu_emulator_planted.rs renders a frame through each planted copy and
+/// // checks that it fails as its bug should, and that `PlantedBug::Nothing` does not.
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PlantedBug {
     /// Nothing planted: the kernels, built as the planted copies are.

@@ -30,6 +30,17 @@ pub use frame::{
 };
 
 /// Why the GPU cannot render.
+///
+/// ```
+/// use kernels::{Gpu, GpuError};
+///
+/// match Gpu::open() {
+///     Ok(gpu) => println!("rendering on {}", gpu.info().name),
+///     // A machine without an NVIDIA driver or GPU is told so in one line.
+///     Err(e @ (GpuError::NoDriver | GpuError::NoDevice)) => assert!(!e.to_string().contains('\n')),
+///     Err(e) => println!("no GPU: {e}"),
+/// }
+/// ```
 #[derive(Debug, thiserror::Error)]
 pub enum GpuError {
     /// The CUDA driver library (`libcuda.so`) cannot be loaded.

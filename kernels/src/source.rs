@@ -44,6 +44,16 @@ pub const OPTIONS: [&str; 5] = [
 ];
 
 /// The whole program as NVRTC sees it: each header in place of its `#include`.
+///
+/// ```
+/// use kernels::source::{KERNELS, LAYOUT_HEADER, program_source};
+///
+/// let program = program_source();
+/// // One translation unit: no #include left, the shared layout inside.
+/// assert!(!program.contains("#include \"raylb_"));
+/// assert!(program.contains(LAYOUT_HEADER.trim()));
+/// assert!(program.len() > KERNELS.len());
+/// ```
 pub fn program_source() -> String {
     let math = MATH_HEADER.replace("#include \"raylb_layout.cuh\"", LAYOUT_HEADER);
     KERNELS.replace("#include \"raylb_math.cuh\"", &math)
@@ -51,6 +61,21 @@ pub fn program_source() -> String {
 
 /// PTX for compute capability `major.minor`, and NVRTC's log (empty when it had nothing to
 /// say).
+///
+/// ```
+/// use kernels::GpuError;
+/// use kernels::source::compile_source;
+///
+/// // Where NVRTC can be loaded (CI puts it on LD_LIBRARY_PATH); elsewhere it says so.
+/// match compile_source(r#"extern "C" __global__ void twice(float* x) { x[0] *= 2.0f; }"#, 9, 0) {
+///     Ok(compiled) => {
+///         assert!(compiled.ptx.contains(".entry twice"));
+///         assert!(compiled.log.is_empty());
+///     }
+///     Err(GpuError::NoNvrtc) => {}
+///     Err(e) => panic!("{e}"),
+/// }
+/// ```
 #[derive(Clone, Debug)]
 pub struct CompiledKernels {
     /// The PTX text.
@@ -62,6 +87,13 @@ pub struct CompiledKernels {
 }
 
 /// Whether NVRTC's library can be loaded on this machine.
+///
+/// ```
+/// use kernels::source::{nvrtc_available, nvrtc_version};
+///
+/// // The version can be read exactly where the library can be loaded.
+/// assert_eq!(nvrtc_available(), nvrtc_version().is_some());
+/// ```
 pub fn nvrtc_available() -> bool {
     // SAFETY: only tries to open the library (dlopen) under its known names.
     unsafe { cudarc::nvrtc::sys::is_culib_present() }
@@ -72,6 +104,18 @@ pub fn nvrtc_available() -> bool {
 /// # Errors
 /// [`GpuError::NoNvrtc`] when NVRTC cannot be loaded; [`GpuError::Compile`] with NVRTC's log
 /// on any error or warning.
+///
+/// ```
+/// use kernels::GpuError;
+/// use kernels::source::{ENTRY_POINTS, compile};
+///
+/// match compile(9, 0) {
+///     // Every entry point the host launches is in the PTX.
+///     Ok(kernels) => assert!(ENTRY_POINTS.iter().all(|e| kernels.ptx.contains(e))),
+///     Err(GpuError::NoNvrtc) => {}
+///     Err(e) => panic!("{e}"),
+/// }
+/// ```
 pub fn compile(major: i32, minor: i32) -> Result<CompiledKernels, GpuError> {
     compile_source(&program_source(), major, minor)
 }
@@ -81,6 +125,19 @@ pub fn compile(major: i32, minor: i32) -> Result<CompiledKernels, GpuError> {
 ///
 /// # Errors
 /// As [`compile`].
+///
+/// ```
+/// use kernels::GpuError;
+/// use kernels::source::compile_source;
+///
+/// // An unused variable is a warning, and a warning is an error here.
+/// let warns = r#"extern "C" __global__ void k(int* x) { int unused = 1; x[0] = 0; }"#;
+/// match compile_source(warns, 9, 0) {
+///     Err(GpuError::Compile(log)) => assert!(log.contains("unused")),
+///     Err(GpuError::NoNvrtc) => {}
+///     other => panic!("{other:?}"),
+/// }
+/// ```
 pub fn compile_source(source: &str, major: i32, minor: i32) -> Result<CompiledKernels, GpuError> {
     let compiled = compile_reporting(source, major, minor)?;
     if compiled.log.is_empty() {
@@ -192,6 +249,16 @@ unsafe fn cubin(program: cudarc::nvrtc::sys::nvrtcProgram) -> Result<Vec<u8>, St
 /// # Errors
 /// [`GpuError::NoNvrtc`] when NVRTC cannot be loaded; [`GpuError::Compile`] on an error, or
 /// for an architecture this NVRTC cannot build machine code for.
+///
+/// ```no_run
+/// use kernels::source::{cache_dir, compile_cubin_cached};
+///
+/// // Machine code for an H100 (sm_90), from the cache when it holds this source's.
+/// let (cubin, _log, cached) = compile_cubin_cached(9, 0, cache_dir().as_deref())?;
+/// assert!(!cubin.is_empty());
+/// println!("{} bytes{}", cubin.len(), if cached { ", cached" } else { "" });
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn compile_cubin_cached(
     major: i32,
     minor: i32,
@@ -244,6 +311,14 @@ fn store(path: &std::path::Path, bytes: &[u8]) {
 }
 
 /// NVRTC's version, as `(major, minor)`.
+///
+/// ```
+/// use kernels::source::nvrtc_version;
+///
+/// if let Some((major, _minor)) = nvrtc_version() {
+///     assert!(major >= 11);
+/// }
+/// ```
 pub fn nvrtc_version() -> Option<(i32, i32)> {
     if !nvrtc_available() {
         return None;
@@ -256,6 +331,17 @@ pub fn nvrtc_version() -> Option<(i32, i32)> {
 
 /// Where compiled kernels are kept between runs: `$RAYLB_CACHE_DIR`, else
 /// `$XDG_CACHE_HOME/raylb`, else `~/.cache/raylb`; `None` when none can be named.
+///
+/// ```
+/// use kernels::source::cache_dir;
+///
+/// // With $RAYLB_CACHE_DIR unset, a folder named raylb under the user's cache.
+/// if std::env::var_os("RAYLB_CACHE_DIR").is_none() {
+///     if let Some(dir) = cache_dir() {
+///         assert!(dir.ends_with("raylb"));
+///     }
+/// }
+/// ```
 pub fn cache_dir() -> Option<std::path::PathBuf> {
     use std::path::PathBuf;
     let var = |name| {
@@ -276,6 +362,19 @@ pub fn cache_dir() -> Option<std::path::PathBuf> {
 ///
 /// # Errors
 /// As [`compile`] on a cache miss, but for an error alone.
+///
+/// ```no_run
+/// use kernels::source::compile_cached;
+///
+/// let dir = std::env::temp_dir().join(format!("raylb-ptx-{}", std::process::id()));
+/// let (first, cached) = compile_cached(9, 0, Some(&dir))?;
+/// assert!(!cached);
+/// // The second time from the folder, the same PTX.
+/// let (again, cached) = compile_cached(9, 0, Some(&dir))?;
+/// assert!(cached && again.ptx == first.ptx);
+/// std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn compile_cached(
     major: i32,
     minor: i32,
