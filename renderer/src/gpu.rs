@@ -371,13 +371,55 @@ fn frame_of(gpu: &Gpu, scene: &Scene, options: &GpuOptions, frame: GpuFrame) -> 
 pub struct GpuTiles<'g> {
     name: String,
     batches: Option<GpuBatches<'g>>,
-    tile: NonZeroU32,
+    /// The edge of the pieces the GPU traces the frame's tiles in ([`gpu_piece`]).
+    piece: NonZeroU32,
     max_batch: usize,
+}
+
+/// The tile edge at which the persistent kernel traces fastest: 4 pixels, under `stealing`
+/// on an H100 and on an H200, 1.1–2.6 times its speed at 8 to 32 (BENCHMARKS.md).
+pub const GPU_PIECE: u32 = 4;
+
+/// The edge of the pieces a GPU traces a hybrid frame's tiles of edge `tile` in: [`GPU_PIECE`]
+/// where it divides `tile`, so that the CPU threads work at their edge and the GPU at its own;
+/// else `tile` itself.
+///
+/// ```
+/// use std::num::NonZeroU32;
+/// use renderer::gpu::gpu_piece;
+///
+/// let edge = |e| NonZeroU32::new(e).unwrap();
+/// assert_eq!(gpu_piece(edge(32)), edge(4));
+/// assert_eq!(gpu_piece(edge(4)), edge(4));
+/// assert_eq!(gpu_piece(edge(6)), edge(6));
+/// ```
+pub fn gpu_piece(tile: NonZeroU32) -> NonZeroU32 {
+    if tile.get().is_multiple_of(GPU_PIECE) {
+        NonZeroU32::new(GPU_PIECE).expect("a positive constant")
+    } else {
+        tile
+    }
+}
+
+/// The numbers (row-major, `across` a row) of the pieces of edge `piece` that `tiles` are cut
+/// into; every tile's corner is a multiple of `piece`, as in a grid of tiles whose edge it
+/// divides.
+fn pieces_of(tiles: &[Tile], piece: u32, across: u32) -> Vec<u32> {
+    let mut numbers = Vec::new();
+    for t in tiles {
+        for y in (t.y0..t.y1).step_by(piece as usize) {
+            for x in (t.x0..t.x1).step_by(piece as usize) {
+                numbers.push((y / piece) * across + x / piece);
+            }
+        }
+    }
+    numbers
 }
 
 impl<'g> GpuTiles<'g> {
     /// The GPU ready to trace batches of `scene`'s tiles of edge `tile`, through the
-    /// structure the scene was built with.
+    /// structure the scene was built with, each tile cut into pieces of edge
+    /// [`gpu_piece`]`(tile)`.
     ///
     /// # Errors
     /// When the upload fails.
@@ -407,12 +449,13 @@ impl<'g> GpuTiles<'g> {
         work_map: bool,
     ) -> Result<Self, GpuError> {
         let device_scene = DeviceScene::new(scene);
-        let request = request(GpuBalancer::STEALING, tile, work_map);
+        let piece = gpu_piece(tile);
+        let request = request(GpuBalancer::STEALING, piece, work_map);
         let batches = gpu.batches(&device_scene.data(scene), &request)?;
         Ok(Self {
             name: gpu.info().name.clone(),
             batches: Some(batches),
-            tile,
+            piece,
             max_batch: batch_fills_the_device(gpu.resident_warps()?, tile),
         })
     }
@@ -444,11 +487,7 @@ impl TileDevice for GpuTiles<'_> {
             .as_mut()
             .ok_or_else(|| "the GPU's frame is already finished".to_string())?;
         let (across, _) = batches.tiles();
-        let edge = self.tile.get();
-        let numbers: Vec<u32> = tiles
-            .iter()
-            .map(|t| (t.y0 / edge) * across + t.x0 / edge)
-            .collect();
+        let numbers = pieces_of(tiles, self.piece.get(), across);
         batches.run(&numbers).map_err(|e| e.to_string())
     }
 
@@ -570,5 +609,22 @@ mod tests {
         // Tiles larger than a piece: still one a warp.
         assert_eq!(batch_fills_the_device(4224, edge(64)), 4224);
         assert_eq!(batch_fills_the_device(8, edge(33)), 8);
+    }
+
+    #[test]
+    fn a_batchs_tiles_cut_into_the_gpus_pieces_cover_each_pixel_once() {
+        // 8-pixel tiles of a 20 × 12 image, the last column and row cut short, in 4-pixel
+        // pieces (5 across): every piece of the image once, whatever order the tiles come in.
+        let edge = NonZeroU32::new(8).unwrap();
+        let mut all = crate::integrator::tiles(20, 12, edge);
+        all.reverse();
+        let mut numbers = pieces_of(&all, 4, 5);
+        numbers.sort_unstable();
+        assert_eq!(numbers, (0..15).collect::<Vec<u32>>());
+        // One tile: its four pieces.
+        let first = crate::integrator::tiles(20, 12, edge)[0];
+        assert_eq!(pieces_of(&[first], 4, 5), [0, 1, 5, 6]);
+        // Pieces of the tile's own edge: the tile's number.
+        assert_eq!(pieces_of(&all[..1], 8, 3), [5]);
     }
 }
