@@ -26,7 +26,11 @@
 //!   the others run dry; but never under an eighth of the largest batch, where a batch's
 //!   fixed costs (a launch, the tail of its longest tasks, a synchronisation) would outweigh
 //!   its work: the last tasks go to the batch processor in one batch, not to the CPU workers
-//!   one by one. A CPU worker takes one initial task at a time from a batch processor's pool, never
+//!   one by one.
+//! - Nor does a CPU worker start an initial task that it would finish after the batch
+//!   processors, at the speed their batches have shown, would have finished every initial
+//!   task still waiting: the frame would wait for its last task. It leaves those to them and
+//!   only steals spawned tasks. A CPU worker takes one initial task at a time from a batch processor's pool, never
 //!   half of it: the batch processor is the faster, and what the CPU takes from it the batch
 //!   processor would otherwise take back in small batches.
 //! - The run ends as [`crate::termination`] decides, a batch processor's tasks counted
@@ -660,6 +664,9 @@ struct Shared<'a, D: Family, T: Send, R> {
     cpus: usize,
     /// Initial tasks CPU workers have started: their speed, for batch sizes.
     cpu_initial: AtomicU64,
+    /// Each batch processor's speed in its batches so far, initial tasks a second (`f64`
+    /// bits; 0 until a batch is timed): when the CPU workers leave the last tasks to them.
+    batch_rates: Vec<AtomicU64>,
     start: Instant,
 }
 
@@ -667,6 +674,7 @@ impl<'a, D: Family, T: Send, R> Shared<'a, D, T, R> {
     /// The start of a run of `tasks` initial tasks on `victims`, the first `cpus` of them CPU
     /// workers: nothing started, nobody searching.
     fn new(runner: &'a R, victims: Vec<Victim<D, T>>, cpus: usize, tasks: usize) -> Self {
+        let batch_processors = victims.len() - cpus;
         Self {
             runner,
             termination: Termination::new(victims.len(), tasks as u64),
@@ -675,9 +683,34 @@ impl<'a, D: Family, T: Send, R> Shared<'a, D, T, R> {
             unstarted: AtomicU64::new(tasks as u64),
             cpus,
             cpu_initial: AtomicU64::new(0),
+            batch_rates: (0..batch_processors).map(|_| AtomicU64::new(0)).collect(),
             start: Instant::now(),
         }
     }
+
+    /// Whether a CPU worker that takes `per_task` for an initial task should start another
+    /// (see the overview); yes while it has not timed one, or no batch has been timed.
+    fn cpu_may_start_initial(&self, per_task: Option<Duration>) -> bool {
+        let Some(per_task) = per_task else {
+            return true;
+        };
+        // Relaxed: rates and lengths are hints; a stale one moves the moment the CPU workers
+        // stop taking initial tasks, never whether a task runs.
+        let rate: f64 = self
+            .batch_rates
+            .iter()
+            .map(|r| f64::from_bits(r.load(Ordering::Relaxed)))
+            .sum();
+        let waiting: usize = self.victims.iter().map(|v| v.pool.len()).sum();
+        !batch_processors_finish_first(waiting, rate, per_task)
+    }
+}
+
+/// Whether batch processors tracing `rate` initial tasks a second in all would finish the
+/// `waiting` ones sooner than a CPU worker finishes one that takes it `per_task`; never when no
+/// batch has been timed (`rate` 0).
+fn batch_processors_finish_first(waiting: usize, rate: f64, per_task: Duration) -> bool {
+    rate > 0.0 && (waiting as f64) < rate * per_task.as_secs_f64()
 }
 
 /// A CPU worker's own state while it runs: what it owns and what its searches use.
@@ -689,6 +722,8 @@ struct CpuWorker<'a, D: Family, T: Send> {
     loot: Vec<Job<T>>,
     /// Its hybrid figures.
     extra: ProcessorTelemetry,
+    /// Whether it may start initial tasks now (see the overview), or only spawned ones.
+    take_initial: bool,
 }
 
 /// What a processor's thread hands back.
@@ -872,11 +907,22 @@ impl HybridStealing {
             selector: VictimSelector::new(self.victim, me, shared.victims.len()),
             loot: Vec::new(),
             extra: ProcessorTelemetry::new(ProcessorKind::Cpu),
+            take_initial: true,
         };
         let mut finished = 0u64;
         let mut initial = Vec::with_capacity(1);
+        // When it started its first initial task: its time per initial task, with what they
+        // spawned, is the time since over the number started.
+        let mut first_initial: Option<Instant> = None;
         while !stop.requested() {
             let job = worker.state.newest().or_else(|| {
+                // Only where it would take an initial task: a spawned one always runs.
+                let started = u32::try_from(telemetry.initial_tasks.max(1)).unwrap_or(u32::MAX);
+                let per_task = first_initial.map(|t| t.elapsed() / started);
+                worker.take_initial = shared.cpu_may_start_initial(per_task);
+                if !worker.take_initial {
+                    return None;
+                }
                 shared.victims[me].pool.take_front(1, &mut initial);
                 initial.pop().map(|task| Job { task, depth: 0 })
             });
@@ -892,6 +938,7 @@ impl HybridStealing {
                 }
             };
             if job.depth == 0 {
+                first_initial.get_or_insert_with(Instant::now);
                 telemetry.initial_tasks += 1;
                 // Relaxed: counts for batch processors, which decide nothing on them but
                 // their batch sizes and when to leave; a late read only delays either.
@@ -927,7 +974,9 @@ impl HybridStealing {
             selector,
             loot,
             extra,
+            take_initial,
         } = worker;
+        let take_initial = *take_initial;
         let max = self.amount.at_most();
         let mut initial = Vec::new();
         let search = Search {
@@ -946,7 +995,11 @@ impl HybridStealing {
             } else {
                 StealAmount::One
             };
-            let n = v.pool.steal_back(amount, max, &mut initial);
+            let n = if take_initial {
+                v.pool.steal_back(amount, max, &mut initial)
+            } else {
+                0
+            };
             if n > 0 {
                 telemetry.steal_successes += 1;
                 telemetry.tasks_stolen += n as u64;
@@ -1037,6 +1090,8 @@ where
             return (extra, Some(error));
         }
         sizer.ran(batch.len(), began.elapsed());
+        // Relaxed: a hint (see `Shared::cpu_may_start_initial`).
+        shared.batch_rates[me - shared.cpus].store(sizer.rate().to_bits(), Ordering::Relaxed);
         extra.batches += 1;
         telemetry.tasks += batch.len() as u64;
         telemetry.initial_tasks += batch.len() as u64;
@@ -1068,6 +1123,15 @@ impl BatchSizer {
         }
     }
 
+    /// Initial tasks a second in its batches so far; 0 before one has been timed.
+    pub(crate) fn rate(&self) -> f64 {
+        if self.timed() {
+            self.tasks as f64 / self.time.as_secs_f64()
+        } else {
+            0.0
+        }
+    }
+
     /// Whether a batch has been timed.
     pub(crate) fn timed(&self) -> bool {
         self.tasks > 0 && !self.time.is_zero()
@@ -1092,7 +1156,7 @@ impl BatchSizer {
         if !self.timed() {
             return self.max;
         }
-        let own = self.tasks as f64 / self.time.as_secs_f64();
+        let own = self.rate();
         // Relaxed: a rate, a hint.
         let cpu = cpu_initial.load(Ordering::Relaxed) as f64 / elapsed.as_secs_f64().max(1e-9);
         let share = own / (own + cpu);
@@ -1110,6 +1174,16 @@ mod tests {
         let owners: Vec<usize> = (0..12).map(|i| deal(i, 2, 2)).collect();
         assert_eq!(owners, [0, 1, 2, 2, 3, 3, 0, 1, 2, 2, 3, 3]);
         assert!((0..10).all(|i| deal(i, 3, 0) == i % 3));
+    }
+
+    #[test]
+    fn cpu_workers_leave_the_last_tasks_to_faster_batch_processors() {
+        let ms = Duration::from_millis;
+        // 1,000 tasks a second: 9 waiting take 9 ms, so a 10 ms task would end last.
+        assert!(batch_processors_finish_first(9, 1000.0, ms(10)));
+        assert!(!batch_processors_finish_first(11, 1000.0, ms(10)));
+        // No batch timed yet: the CPU workers go on.
+        assert!(!batch_processors_finish_first(0, 0.0, ms(10)));
     }
 
     #[test]
