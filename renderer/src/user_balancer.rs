@@ -20,14 +20,80 @@ use crate::watch::{FrameWatch, Unwatched};
 
 /// A balancer as a frame runs it: [`Balancer::run`] for the renderer's tasks and runners.
 /// Every `Balancer + Send + Sync + Debug + 'static` is one.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use balancers::BalancerKind;
+/// # use renderer::film::Film;
+/// # use renderer::integrator::{RenderTask, Whitted, tiles};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # use renderer::user_balancer::FrameBalancer;
+/// # use renderer::watch::Unwatched;
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let film = Film::new(scene.width, scene.height, false);
+/// # let tasks: Vec<RenderTask> =
+/// #     tiles(32, 32, NonZeroU32::new(8).unwrap()).into_iter().map(RenderTask::Tile).collect();
+/// // Any balancer, kept behind a reference as the command line keeps registered ones.
+/// let balancer: &dyn FrameBalancer = &BalancerKind::counter(NonZeroUsize::MIN);
+/// let runner = Whitted::new(&scene, &film, &Unwatched);
+/// let outcome = balancer.run_frame(NonZeroUsize::new(2).unwrap(), &tasks, &runner)?;
+/// let initial: u64 = outcome.telemetry.workers.iter().map(|w| w.initial_tasks).sum();
+/// assert_eq!(initial, 16);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait FrameBalancer: Send + Sync + fmt::Debug + 'static {
     /// The balancer's [`name`](Balancer::name).
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use balancers::BalancerKind;
+    /// # use renderer::film::Film;
+    /// # use renderer::integrator::{RenderTask, Whitted, tiles};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # use renderer::user_balancer::FrameBalancer;
+    /// # use renderer::watch::Unwatched;
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # let film = Film::new(scene.width, scene.height, false);
+    /// # let tasks: Vec<RenderTask> =
+    /// #     tiles(32, 32, NonZeroU32::new(8).unwrap()).into_iter().map(RenderTask::Tile).collect();
+    /// let balancer: &dyn FrameBalancer = &BalancerKind::counter(NonZeroUsize::MIN);
+    /// assert_eq!(balancer.name(), "counter/chunk=1");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn name(&self) -> String;
 
     /// Runs a frame's tiles with `runner`, which nobody watches.
     ///
     /// # Errors
     /// When a worker thread cannot be started.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use balancers::BalancerKind;
+    /// # use renderer::film::Film;
+    /// # use renderer::integrator::{RenderTask, Whitted, tiles};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # use renderer::user_balancer::FrameBalancer;
+    /// # use renderer::watch::Unwatched;
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # let film = Film::new(scene.width, scene.height, false);
+    /// # let tasks: Vec<RenderTask> =
+    /// #     tiles(32, 32, NonZeroU32::new(8).unwrap()).into_iter().map(RenderTask::Tile).collect();
+    /// let balancer: &dyn FrameBalancer = &BalancerKind::counter(NonZeroUsize::MIN);
+    /// let runner = Whitted::new(&scene, &film, &Unwatched);
+    /// let outcome = balancer.run_frame(NonZeroUsize::new(2).unwrap(), &tasks, &runner)?;
+    /// // One worker's rays for each worker; every camera ray traced.
+    /// assert_eq!(outcome.locals.len(), 2);
+    /// let camera: u64 = outcome.locals.iter().map(|w| w.rays.camera).sum();
+    /// assert_eq!(camera, 32 * 32);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn run_frame(
         &self,
         workers: NonZeroUsize,
@@ -39,6 +105,31 @@ pub trait FrameBalancer: Send + Sync + fmt::Debug + 'static {
     ///
     /// # Errors
     /// When a worker thread cannot be started.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use balancers::BalancerKind;
+    /// # use renderer::film::Film;
+    /// # use renderer::integrator::{RenderTask, Whitted, tiles};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # use renderer::user_balancer::FrameBalancer;
+    /// # use renderer::watch::Unwatched;
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # let film = Film::new(scene.width, scene.height, false);
+    /// # let tasks: Vec<RenderTask> =
+    /// #     tiles(32, 32, NonZeroU32::new(8).unwrap()).into_iter().map(RenderTask::Tile).collect();
+    /// use renderer::watch::FrameWatch;
+    ///
+    /// let watch = FrameWatch::new(scene.width, scene.height);
+    /// let balancer: &dyn FrameBalancer = &BalancerKind::counter(NonZeroUsize::MIN);
+    /// let runner = Whitted::new(&scene, &film, &watch);
+    /// balancer.run_watched(NonZeroUsize::new(2).unwrap(), &tasks, &runner)?;
+    /// // The watch saw every pixel done.
+    /// assert_eq!(watch.pixels_done(), 32 * 32);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn run_watched(
         &self,
         workers: NonZeroUsize,
@@ -73,6 +164,19 @@ impl<B: Balancer + Send + Sync + fmt::Debug + 'static> FrameBalancer for B {
 
 /// A registered balancer: the keyword `--balancer` takes, its line of help, and the balancer.
 /// Registered balancers live as long as the program, so this is a copyable handle.
+///
+/// ```
+/// # use std::num::NonZeroUsize;
+/// # use balancers::BalancerKind;
+/// # use renderer::user_balancer::{Registration, register, registered};
+/// # let counter = BalancerKind::counter(NonZeroUsize::MIN);
+/// # register(vec![Registration::simulated("mine", "A counter of my own.", counter)])?;
+/// # let mine = registered()[0];
+/// assert_eq!(mine.keyword(), "mine");
+/// assert!(mine.simulated().is_some());
+/// assert_eq!(format!("{mine:?}"), "UserBalancer(mine)");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy)]
 pub struct UserBalancer {
     keyword: &'static str,
@@ -83,22 +187,67 @@ pub struct UserBalancer {
 
 impl UserBalancer {
     /// The keyword `--balancer` takes.
+    ///
+    /// ```
+    /// # use std::num::NonZeroUsize;
+    /// # use balancers::BalancerKind;
+    /// # use renderer::user_balancer::{Registration, register, registered};
+    /// # let counter = BalancerKind::counter(NonZeroUsize::MIN);
+    /// # register(vec![Registration::simulated("mine", "A counter of my own.", counter)])?;
+    /// # let mine = registered()[0];
+    /// assert_eq!(mine.keyword(), "mine");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn keyword(&self) -> &'static str {
         self.keyword
     }
 
     /// Its line of help.
+    ///
+    /// ```
+    /// # use std::num::NonZeroUsize;
+    /// # use balancers::BalancerKind;
+    /// # use renderer::user_balancer::{Registration, register, registered};
+    /// # let counter = BalancerKind::counter(NonZeroUsize::MIN);
+    /// # register(vec![Registration::simulated("mine", "A counter of my own.", counter)])?;
+    /// # let mine = registered()[0];
+    /// assert_eq!(mine.about(), "A counter of my own.");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn about(&self) -> &'static str {
         self.about
     }
 
     /// The balancer.
+    ///
+    /// ```
+    /// # use std::num::NonZeroUsize;
+    /// # use balancers::BalancerKind;
+    /// # use renderer::user_balancer::{Registration, register, registered};
+    /// # let counter = BalancerKind::counter(NonZeroUsize::MIN);
+    /// # register(vec![Registration::simulated("mine", "A counter of my own.", counter)])?;
+    /// # let mine = registered()[0];
+    /// assert_eq!(mine.balancer().name(), "counter/chunk=1");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn balancer(&self) -> &'static dyn FrameBalancer {
         self.balancer
     }
 
     /// The balancer as the simulator replays it, where it has a simulated policy
     /// ([`Simulated`]).
+    ///
+    /// ```
+    /// # use std::num::NonZeroUsize;
+    /// # use balancers::BalancerKind;
+    /// # use renderer::user_balancer::{Registration, register, registered};
+    /// # let counter = BalancerKind::counter(NonZeroUsize::MIN);
+    /// # register(vec![Registration::simulated("mine", "A counter of my own.", counter)])?;
+    /// # let mine = registered()[0];
+    /// // Registered with `Registration::simulated`: the simulator can replay it.
+    /// assert!(mine.simulated().is_some());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn simulated(&self) -> Option<&'static (dyn DynSimulated + Send + Sync)> {
         self.simulated
     }
@@ -124,6 +273,22 @@ static REGISTERED: OnceLock<Vec<UserBalancer>> = OnceLock::new();
 
 /// A balancer to register: its keyword, its line of help, and the balancer, with its
 /// simulated policy where it has one. The balancer lives as long as the process from here on.
+///
+/// ```
+/// use std::num::NonZeroUsize;
+/// use balancers::BalancerKind;
+/// use renderer::user_balancer::{Registration, register, registered};
+///
+/// let counter = BalancerKind::counter(NonZeroUsize::new(4).unwrap());
+/// let stealing = BalancerKind::Stealing(balancers::WorkStealing::default());
+/// register(vec![
+///     Registration::new("fours", "A counter handing out four tiles at a time.", counter),
+///     Registration::simulated("thief", "Work stealing, replayable.", stealing),
+/// ])?;
+/// let keywords: Vec<&str> = registered().iter().map(|b| b.keyword()).collect();
+/// assert_eq!(keywords, ["fours", "thief"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Registration {
     keyword: &'static str,
     about: &'static str,
@@ -133,6 +298,18 @@ pub struct Registration {
 
 impl Registration {
     /// `balancer`, for the commands that render.
+    ///
+    /// ```
+    /// use std::num::NonZeroUsize;
+    /// use balancers::BalancerKind;
+    /// use renderer::user_balancer::{Registration, register, registered};
+    ///
+    /// let counter = BalancerKind::counter(NonZeroUsize::new(4).unwrap());
+    /// register(vec![Registration::new("fours", "Four tiles at a time.", counter)])?;
+    /// // Not for the simulator: no simulated policy was given.
+    /// assert!(registered()[0].simulated().is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new<B>(keyword: &'static str, about: &'static str, balancer: B) -> Self
     where
         B: Balancer + Send + Sync + fmt::Debug + 'static,
@@ -147,6 +324,17 @@ impl Registration {
 
     /// `balancer`, for the commands that render and for the simulator, which replays its
     /// [`Simulated::policy`].
+    ///
+    /// ```
+    /// # use std::num::NonZeroUsize;
+    /// # use balancers::BalancerKind;
+    /// # use renderer::user_balancer::{Registration, register, registered};
+    /// # let counter = BalancerKind::counter(NonZeroUsize::MIN);
+    /// # register(vec![Registration::simulated("mine", "A counter of my own.", counter)])?;
+    /// # let mine = registered()[0];
+    /// assert!(mine.simulated().is_some());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn simulated<B>(keyword: &'static str, about: &'static str, balancer: B) -> Self
     where
         B: Simulated + Send + Sync + fmt::Debug + 'static,
@@ -172,6 +360,21 @@ impl fmt::Debug for Registration {
 /// # Errors
 /// When balancers were registered already, or a keyword is empty, has characters other than
 /// lowercase letters, digits and `-`, or names a built-in or another registered balancer.
+///
+/// ```
+/// use std::num::NonZeroUsize;
+/// use balancers::BalancerKind;
+/// use renderer::user_balancer::{Registration, register};
+///
+/// let counter = || BalancerKind::counter(NonZeroUsize::MIN);
+/// // A built-in's keyword, or one with capitals, is refused, and nothing is registered.
+/// assert!(register(vec![Registration::new("stealing", "Mine.", counter())]).is_err());
+/// assert!(register(vec![Registration::new("Mine", "Mine.", counter())]).is_err());
+/// register(vec![Registration::new("mine", "Mine.", counter())])?;
+/// // Once per process.
+/// assert!(register(vec![Registration::new("other", "Another.", counter())]).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn register(balancers: Vec<Registration>) -> Result<(), String> {
     let list = handles(balancers)?;
     REGISTERED
@@ -209,6 +412,13 @@ fn handles(balancers: Vec<Registration>) -> Result<Vec<UserBalancer>, String> {
 }
 
 /// The balancers registered, in the order given; none where nothing was registered.
+///
+/// ```
+/// use renderer::user_balancer::registered;
+///
+/// // Nothing registered in this process.
+/// assert!(registered().is_empty());
+/// ```
 pub fn registered() -> &'static [UserBalancer] {
     REGISTERED.get().map_or(&[], Vec::as_slice)
 }
