@@ -14,6 +14,16 @@ use crate::user_balancer::UserBalancer;
 use crate::watch::{FrameObserver, FrameWatch, Unwatched};
 
 /// A balancer of the CPU's workers: one of raylb's, or one the program registered.
+///
+/// ```
+/// use std::num::NonZeroUsize;
+/// use balancers::BalancerKind;
+/// use renderer::render::CpuBalancer;
+///
+/// let counter: CpuBalancer = BalancerKind::counter(NonZeroUsize::MIN).into();
+/// assert_eq!(counter.name(), "counter/chunk=1");
+/// assert_eq!(counter.family(), "counter");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CpuBalancer {
     /// A built-in balancer.
@@ -24,6 +34,14 @@ pub enum CpuBalancer {
 
 impl CpuBalancer {
     /// The balancer's name, e.g. `counter/chunk=1`.
+    ///
+    /// ```
+    /// use balancers::{Assignment, BalancerKind};
+    /// use renderer::render::CpuBalancer;
+    ///
+    /// let tiles = CpuBalancer::Builtin(BalancerKind::static_tiles(Assignment::Blocked));
+    /// assert_eq!(tiles.name(), "static/blocked");
+    /// ```
     pub fn name(&self) -> String {
         match self {
             Self::Builtin(b) => b.name(),
@@ -33,6 +51,15 @@ impl CpuBalancer {
 
     /// The order its workers run the tasks they hold in, where it is known: a registered
     /// balancer's is not.
+    ///
+    /// ```
+    /// use std::num::NonZeroUsize;
+    /// use balancers::{BalancerKind, Order};
+    /// use renderer::render::CpuBalancer;
+    ///
+    /// let counter = CpuBalancer::Builtin(BalancerKind::counter(NonZeroUsize::MIN));
+    /// assert_eq!(counter.order(), Some(Order::DepthFirst));
+    /// ```
     pub fn order(&self) -> Option<Order> {
         match self {
             Self::Builtin(b) => b.order(),
@@ -42,6 +69,15 @@ impl CpuBalancer {
 
     /// The bytes its queues hold beyond the tasks ([`BalancerKind::queue_bytes`]); a
     /// registered balancer's queues are not known, and count as none.
+    ///
+    /// ```
+    /// use balancers::BalancerKind;
+    /// use renderer::render::CpuBalancer;
+    ///
+    /// // Work stealing keeps a deque a worker: more workers, more bytes.
+    /// let stealing = CpuBalancer::Builtin(BalancerKind::Stealing(Default::default()));
+    /// assert!(stealing.queue_bytes(8, 1000, 48) > stealing.queue_bytes(2, 1000, 48));
+    /// ```
     pub fn queue_bytes(&self, workers: usize, tasks: usize, task_bytes: usize) -> u64 {
         match self {
             Self::Builtin(b) => b.queue_bytes(workers, tasks, task_bytes),
@@ -53,6 +89,29 @@ impl CpuBalancer {
     ///
     /// # Errors
     /// When a worker thread cannot be started.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use balancers::BalancerKind;
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # use renderer::film::Film;
+    /// # use renderer::integrator::{RenderTask, Whitted, tiles};
+    /// # let film = Film::new(scene.width, scene.height, false);
+    /// # let tasks: Vec<RenderTask> =
+    /// #     tiles(32, 32, NonZeroU32::new(8).unwrap()).into_iter().map(RenderTask::Tile).collect();
+    /// use renderer::render::CpuBalancer;
+    /// use renderer::watch::Unwatched;
+    ///
+    /// let balancer = CpuBalancer::Builtin(BalancerKind::counter(NonZeroUsize::MIN));
+    /// let runner = Whitted::new(&scene, &film, &Unwatched);
+    /// let outcome = balancer.run_frame(NonZeroUsize::new(2).unwrap(), &tasks, &runner)?;
+    /// let camera: u64 = outcome.locals.iter().map(|w| w.rays.camera).sum();
+    /// assert_eq!(camera, 32 * 32);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn run_frame(
         &self,
         threads: NonZeroUsize,
@@ -70,6 +129,29 @@ impl CpuBalancer {
     ///
     /// # Errors
     /// When a worker thread cannot be started.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use balancers::BalancerKind;
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # use renderer::film::Film;
+    /// # use renderer::integrator::{RenderTask, Whitted, tiles};
+    /// # let film = Film::new(scene.width, scene.height, false);
+    /// # let tasks: Vec<RenderTask> =
+    /// #     tiles(32, 32, NonZeroU32::new(8).unwrap()).into_iter().map(RenderTask::Tile).collect();
+    /// use renderer::render::CpuBalancer;
+    /// use renderer::watch::FrameWatch;
+    ///
+    /// let balancer = CpuBalancer::Builtin(BalancerKind::counter(NonZeroUsize::MIN));
+    /// let watch = FrameWatch::new(scene.width, scene.height);
+    /// let runner = Whitted::new(&scene, &film, &watch);
+    /// balancer.run_watched(NonZeroUsize::new(2).unwrap(), &tasks, &runner)?;
+    /// assert_eq!(watch.pixels_done(), 32 * 32);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn run_watched(
         &self,
         threads: NonZeroUsize,
@@ -84,6 +166,13 @@ impl CpuBalancer {
 
     /// The balancer's family (`static`, `counter`, `stealing`, `rayon`), or a registered
     /// balancer's keyword.
+    ///
+    /// ```
+    /// use balancers::{BalancerKind, RayonScope};
+    /// use renderer::render::CpuBalancer;
+    ///
+    /// assert_eq!(CpuBalancer::Builtin(BalancerKind::Rayon(RayonScope)).family(), "rayon");
+    /// ```
     pub fn family(&self) -> &'static str {
         match self {
             Self::Builtin(b) => b.family(),
@@ -99,6 +188,28 @@ impl From<BalancerKind> for CpuBalancer {
 }
 
 /// How to render a frame.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use balancers::BalancerKind;
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// use renderer::render::{RenderOptions, render};
+///
+/// let options = RenderOptions {
+///     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+///     threads: NonZeroUsize::new(2).unwrap(),
+///     tile: NonZeroU32::new(8).unwrap(),
+///     work_map: true,
+/// };
+/// let frame = render(&scene, &options)?;
+/// assert_eq!(frame.tiles, 16);
+/// assert_eq!(frame.telemetry.workers.len(), 2);
+/// assert!(frame.film.ray_counts().is_some());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RenderOptions {
     /// The balancer that distributes tiles and rays over the workers.
@@ -114,6 +225,29 @@ pub struct RenderOptions {
 /// What a frame will take in memory besides its scene, part by part: estimated before any of
 /// it is allocated, so that a frame too large for the machine is refused in one line instead
 /// of failing part-way.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use balancers::BalancerKind;
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # use renderer::render::RenderOptions;
+/// # let options = RenderOptions {
+/// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     tile: NonZeroU32::new(8).unwrap(),
+/// #     work_map: false,
+/// # };
+/// use renderer::render::FrameMemory;
+///
+/// let memory = FrameMemory::estimate(&scene, &options, Default::default());
+/// // Largest part first.
+/// assert!(memory.parts.windows(2).all(|p| p[0].1 >= p[1].1));
+/// assert_eq!(memory.total(), memory.parts.iter().map(|p| p.1).sum::<u64>());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FrameMemory {
     /// `(what, bytes)`, largest first.
@@ -121,6 +255,29 @@ pub struct FrameMemory {
 }
 
 /// What a frame writes or shows besides its 8-bit image, for [`FrameMemory::estimate`].
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use balancers::BalancerKind;
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # use renderer::render::RenderOptions;
+/// # let options = RenderOptions {
+/// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     tile: NonZeroU32::new(8).unwrap(),
+/// #     work_map: false,
+/// # };
+/// use renderer::render::{FrameExtras, FrameMemory};
+///
+/// let plain = FrameMemory::estimate(&scene, &options, FrameExtras::default());
+/// let hdr = FrameMemory::estimate(&scene, &options, FrameExtras { hdr: true, ..Default::default() });
+/// // A float image to write costs its bytes.
+/// assert!(hdr.total() > plain.total());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FrameExtras {
     /// A float image (EXR, PFM) is written.
@@ -139,6 +296,29 @@ pub struct FrameExtras {
 
 impl FrameMemory {
     /// The memory of rendering `scene` as `options` say and writing its outputs.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use balancers::BalancerKind;
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # use renderer::render::RenderOptions;
+    /// # let options = RenderOptions {
+    /// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+    /// #     threads: NonZeroUsize::new(2).unwrap(),
+    /// #     tile: NonZeroU32::new(8).unwrap(),
+    /// #     work_map: false,
+    /// # };
+    /// use renderer::render::FrameMemory;
+    ///
+    /// let small = FrameMemory::estimate(&scene, &options, Default::default());
+    /// let counted = RenderOptions { work_map: true, ..options };
+    /// // Counting rays per pixel adds a count a pixel.
+    /// assert!(FrameMemory::estimate(&scene, &counted, Default::default()).total() > small.total());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn estimate(scene: &Scene, options: &RenderOptions, extras: FrameExtras) -> Self {
         let pixels = u64::from(scene.width) * u64::from(scene.height);
         let tiles =
@@ -216,6 +396,13 @@ impl FrameMemory {
     }
 
     /// All of it.
+    ///
+    /// ```
+    /// use renderer::render::FrameMemory;
+    ///
+    /// let memory = FrameMemory { parts: vec![("the film", 3_000), ("the queues", 500)] };
+    /// assert_eq!(memory.total(), 3_500);
+    /// ```
     pub fn total(&self) -> u64 {
         self.parts.iter().map(|p| p.1).sum()
     }
@@ -224,6 +411,17 @@ impl FrameMemory {
     ///
     /// # Errors
     /// A one-line explanation when it does not fit.
+    ///
+    /// ```
+    /// use renderer::memory::Budget;
+    /// use renderer::render::FrameMemory;
+    ///
+    /// let memory = FrameMemory { parts: vec![("the film", 3_000_000)] };
+    /// let budget = |bytes| Budget { bytes, source: "--max-memory".into() };
+    /// assert!(memory.check(&budget(4_000_000)).is_ok());
+    /// let refused = memory.check(&budget(1_000_000)).unwrap_err();
+    /// assert!(refused.contains("--max-memory") && !refused.contains('\n'));
+    /// ```
     pub fn check(&self, budget: &Budget) -> Result<(), String> {
         let total = self.total();
         if total <= budget.bytes {
@@ -251,6 +449,29 @@ fn tiles_across(extent: u32, tile: NonZeroU32) -> u64 {
 }
 
 /// Why a frame could not be rendered.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use balancers::BalancerKind;
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # use renderer::render::RenderOptions;
+/// # let options = RenderOptions {
+/// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     tile: NonZeroU32::new(8).unwrap(),
+/// #     work_map: false,
+/// # };
+/// use renderer::render::{RenderError, render};
+///
+/// // A frame whose film cannot be had is an error, not an abort.
+/// let huge = Scene { width: u32::MAX, height: u32::MAX, ..scene };
+/// let failed = render(&huge, &options).unwrap_err();
+/// assert!(matches!(failed, RenderError::Memory(_)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub enum RenderError {
     /// A worker thread could not be started.
@@ -280,6 +501,29 @@ impl From<SpawnError> for RenderError {
 ///
 /// # Errors
 /// When a worker thread cannot be started, or the film's memory cannot be had.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use balancers::BalancerKind;
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # use renderer::render::RenderOptions;
+/// # let options = RenderOptions {
+/// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     tile: NonZeroU32::new(8).unwrap(),
+/// #     work_map: false,
+/// # };
+/// use renderer::render::render;
+///
+/// let frame = render(&scene, &options)?;
+/// // The same bytes whatever the balancer and thread count.
+/// let one = renderer::render::RenderOptions { threads: NonZeroUsize::MIN, ..options };
+/// assert_eq!(render(&scene, &one)?.film.sums(), frame.film.sums());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn render(scene: &Scene, options: &RenderOptions) -> Result<Frame, RenderError> {
     let film =
         Film::try_new(scene.width, scene.height, options.work_map).map_err(RenderError::Memory)?;
@@ -296,12 +540,13 @@ pub fn render(scene: &Scene, options: &RenderOptions) -> Result<Frame, RenderErr
 /// of edge `tile` are its initial tasks, and every reflection and refraction ray a task
 /// spawned by the ray before it, on `threads` workers.
 ///
-/// ```no_run
+/// ```
 /// use std::num::{NonZeroU32, NonZeroUsize};
 /// use balancers::BalancerKind;
 /// use renderer::scene::{Scene, SceneOverrides};
 ///
-/// let scene = Scene::load("scenes/quick.toml".as_ref(), SceneOverrides::default())?;
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// let scene = Scene::load(path.as_ref(), SceneOverrides::default())?;
 /// let balancer = BalancerKind::counter(NonZeroUsize::MIN);
 /// let frame = renderer::render::render_with(
 ///     &scene,
@@ -341,6 +586,33 @@ pub fn render_with<B: Balancer>(
 ///
 /// # Panics
 /// When `film` or `watch` is not of the scene's size.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use balancers::BalancerKind;
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # use renderer::render::RenderOptions;
+/// # let options = RenderOptions {
+/// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     tile: NonZeroU32::new(8).unwrap(),
+/// #     work_map: false,
+/// # };
+/// use std::sync::Arc;
+/// use renderer::film::Film;
+/// use renderer::render::render_watched;
+/// use renderer::watch::FrameWatch;
+///
+/// let film = Arc::new(Film::new(scene.width, scene.height, false));
+/// let watch = FrameWatch::new(scene.width, scene.height);
+/// let frame = render_watched(&scene, &options, Arc::clone(&film), &watch)?;
+/// assert!(!frame.cancelled);
+/// assert_eq!(watch.pixels_done(), 32 * 32);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn render_watched(
     scene: &Scene,
     options: &RenderOptions,
