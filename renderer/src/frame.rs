@@ -11,6 +11,28 @@ use crate::film::Film;
 use crate::integrator::RayCounts;
 
 /// A rendered frame and how it went.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use balancers::BalancerKind;
+/// # use renderer::render::{RenderOptions, render};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let options = RenderOptions {
+/// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     tile: NonZeroU32::new(8).unwrap(),
+/// #     work_map: false,
+/// # };
+/// let frame = render(&scene, &options)?;
+/// assert!(!frame.cancelled);
+/// assert_eq!(frame.rays.len(), 2);
+/// // A CPU frame has neither a device's nor a hybrid's figures.
+/// assert!(frame.device.is_none() && frame.hybrid.is_none());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct Frame {
     /// The accumulated image (shared with whoever watched it render).
@@ -31,6 +53,35 @@ pub struct Frame {
 }
 
 /// Figures of a frame rendered on a GPU.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use balancers::BalancerKind;
+/// # use renderer::render::{RenderOptions, render};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let options = RenderOptions {
+/// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     tile: NonZeroU32::new(8).unwrap(),
+/// #     work_map: false,
+/// # };
+/// use renderer::gpu::{Gpu, GpuBalancer, GpuOptions, render_gpu};
+///
+/// let gpu = Gpu::emulated(kernels::emulator::EmulatorOptions::default())?;
+/// let gpu_options = GpuOptions {
+///     balancer: GpuBalancer::CudaManaged,
+///     tile: options.tile,
+///     work_map: false,
+///     max_warps: None,
+/// };
+/// let figures = render_gpu(&gpu, &scene, &gpu_options)?.device.unwrap();
+/// assert!(figures.name.contains("emulator"));
+/// assert!(figures.simt_efficiency > 0.0 && figures.simt_efficiency <= 1.0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct DeviceFigures {
     /// The device's name.
@@ -49,6 +100,27 @@ pub struct DeviceFigures {
 
 impl Frame {
     /// Rays of all workers together.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use balancers::BalancerKind;
+    /// # use renderer::render::{RenderOptions, render};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # let options = RenderOptions {
+    /// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+    /// #     threads: NonZeroUsize::new(2).unwrap(),
+    /// #     tile: NonZeroU32::new(8).unwrap(),
+    /// #     work_map: false,
+    /// # };
+    /// let frame = render(&scene, &options)?;
+    /// // At one sample, one camera ray a pixel.
+    /// assert_eq!(frame.total_rays().camera, 32 * 32);
+    /// assert!(frame.total_rays().total() >= 32 * 32);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn total_rays(&self) -> RayCounts {
         let mut all = RayCounts::default();
         for r in &self.rays {
@@ -58,11 +130,50 @@ impl Frame {
     }
 
     /// Wall-clock time of the balancer's run.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use balancers::BalancerKind;
+    /// # use renderer::render::{RenderOptions, render};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # let options = RenderOptions {
+    /// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+    /// #     threads: NonZeroUsize::new(2).unwrap(),
+    /// #     tile: NonZeroU32::new(8).unwrap(),
+    /// #     work_map: false,
+    /// # };
+    /// let frame = render(&scene, &options)?;
+    /// assert_eq!(frame.wall(), frame.telemetry.wall);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn wall(&self) -> Duration {
         self.telemetry.wall
     }
 
     /// Millions of rays (of every kind) per second of wall-clock time.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use balancers::BalancerKind;
+    /// # use renderer::render::{RenderOptions, render};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # let options = RenderOptions {
+    /// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+    /// #     threads: NonZeroUsize::new(2).unwrap(),
+    /// #     tile: NonZeroU32::new(8).unwrap(),
+    /// #     work_map: false,
+    /// # };
+    /// let frame = render(&scene, &options)?;
+    /// let by_hand = frame.total_rays().total() as f64 / frame.wall().as_secs_f64() / 1e6;
+    /// assert!((frame.mrays_per_second() - by_hand).abs() <= 1e-9 * by_hand.max(1.0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn mrays_per_second(&self) -> f64 {
         self.total_rays().total() as f64 / self.wall().as_secs_f64().max(1e-9) / 1e6
     }
@@ -70,6 +181,36 @@ impl Frame {
 
 /// What a hybrid frame adds to a [`Frame`]: each processor's hybrid figures (CPU workers
 /// first, in the order of the telemetry) and the devices' names.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use balancers::BalancerKind;
+/// # use renderer::render::{RenderOptions, render};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let options = RenderOptions {
+/// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     tile: NonZeroU32::new(8).unwrap(),
+/// #     work_map: false,
+/// # };
+/// use renderer::hybrid::{CpuTiles, HybridOptions, render_hybrid};
+///
+/// let hybrid = HybridOptions {
+///     balancer: Default::default(),
+///     threads: NonZeroUsize::new(2).unwrap(),
+///     tile: NonZeroU32::new(8).unwrap(),
+///     work_map: false,
+/// };
+/// let device = CpuTiles::new(&scene, NonZeroUsize::new(2).unwrap(), 4, false);
+/// let figures = render_hybrid(&scene, &hybrid, vec![device])?.hybrid.unwrap();
+/// // Two CPU workers, then the device.
+/// assert_eq!(figures.processors.len(), 3);
+/// assert_eq!(figures.devices, ["2 CPU threads"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct HybridFigures {
     /// Per processor, as the telemetry's workers.

@@ -15,6 +15,16 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Memory the process can still allocate, and which limit that figure comes from.
+///
+/// ```
+/// use renderer::memory::available;
+///
+/// // On Linux, at least /proc/meminfo says something.
+/// if let Some(free) = available() {
+///     assert!(free.bytes > 0);
+///     assert!(!free.source.is_empty());
+/// }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Available {
     /// Bytes.
@@ -25,6 +35,13 @@ pub struct Available {
 }
 
 /// The memory a command keeps to, and where that figure comes from.
+///
+/// ```
+/// use renderer::memory::Budget;
+///
+/// let budget = Budget::of(Some(1 << 30)).unwrap();
+/// assert_eq!((budget.bytes, budget.source.as_str()), (1 << 30, "--max-memory"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Budget {
     /// Bytes.
@@ -37,6 +54,14 @@ pub struct Budget {
 impl Budget {
     /// `--max-memory` when given, else what the machine has free; `None` when neither is
     /// known (no limit can be kept to).
+    ///
+    /// ```
+    /// use renderer::memory::{Budget, available};
+    ///
+    /// assert_eq!(Budget::of(Some(4096)).unwrap().bytes, 4096);
+    /// // Without --max-memory, the machine's own limit, where it reports one.
+    /// assert_eq!(Budget::of(None).is_some(), available().is_some());
+    /// ```
     pub fn of(max_memory: Option<u64>) -> Option<Self> {
         match max_memory {
             Some(bytes) => Some(Self {
@@ -52,6 +77,12 @@ impl Budget {
 
     /// Whether this budget is the address space left under `ulimit -v`, where what a thread
     /// reserves counts as much as what it fills ([`thread_address_space`]).
+    ///
+    /// ```
+    /// use renderer::memory::Budget;
+    ///
+    /// assert!(!Budget::of(Some(1 << 30)).unwrap().counts_address_space());
+    /// ```
     pub fn counts_address_space(&self) -> bool {
         self.source.starts_with(ADDRESS_SPACE)
     }
@@ -59,6 +90,14 @@ impl Budget {
     /// What is left of this budget once `used` bytes are taken: for `--max-memory`, the
     /// figure less `used`; for the machine's own limits, what they say now (the use so far is
     /// already counted there).
+    ///
+    /// ```
+    /// use renderer::memory::Budget;
+    ///
+    /// let left = Budget::of(Some(3 << 20)).unwrap().after(1 << 20).unwrap();
+    /// assert_eq!(left.bytes, 2 << 20);
+    /// assert_eq!(left.source, "--max-memory less 1.0 MiB for the scene");
+    /// ```
     pub fn after(&self, used: u64) -> Option<Self> {
         if self.source == "--max-memory" {
             Some(Self {
@@ -82,6 +121,16 @@ const ADDRESS_SPACE: &str = "address-space limit";
 /// the same under a cgroup v1 memory controller (`memory.limit_in_bytes` less
 /// `memory.usage_in_bytes`), and the address space left under `ulimit -v` (the limit less what is mapped, where it is not
 /// unlimited). `None` where none of these can be read (not Linux, or `/proc` not mounted).
+///
+/// ```
+/// use renderer::memory::available;
+///
+/// match available() {
+///     Some(free) => println!("{} free ({})", renderer::memory::format_bytes(free.bytes), free.source),
+///     None => println!("this system does not say"),
+/// }
+/// # if cfg!(target_os = "linux") { assert!(available().is_some()); }
+/// ```
 pub fn available() -> Option<Available> {
     let meminfo = fs::read_to_string("/proc/meminfo")
         .ok()
@@ -216,6 +265,15 @@ fn cgroup_limit_room(max: &str, current: &str, stat: &str) -> Option<u64> {
 }
 
 /// The address space left under `ulimit -v`, where one is set: see [`thread_address_space`].
+///
+/// ```
+/// use renderer::memory::{address_space_left, available};
+///
+/// // Where `ulimit -v` is set, what is left of it bounds what is available.
+/// if let (Some(left), Some(free)) = (address_space_left(), available()) {
+///     assert!(free.bytes <= left);
+/// }
+/// ```
 pub fn address_space_left() -> Option<u64> {
     address_space_room()
 }
@@ -224,6 +282,14 @@ pub fn address_space_left() -> Option<u64> {
 /// else Rust's 2 MiB) and the malloc arena glibc reserves for a thread that allocates, 64 MiB
 /// of address space on a 64-bit system. Under `ulimit -v` these fill the limit long before
 /// the memory is used, and a frame that fits its data can still fail to allocate a few bytes.
+///
+/// ```
+/// use renderer::memory::thread_address_space;
+///
+/// // At least a 64 MiB malloc arena a thread.
+/// assert!(thread_address_space(4) >= 4 * (64 << 20));
+/// assert_eq!(thread_address_space(0), 0);
+/// ```
 pub fn thread_address_space(threads: usize) -> u64 {
     const ARENA: u64 = 64 << 20;
     let stack = std::env::var("RUST_MIN_STACK")
@@ -264,6 +330,15 @@ fn status_vm_size(text: &str) -> Option<u64> {
 }
 
 /// A buffer that could not be allocated: its size and what it was for.
+///
+/// ```
+/// use renderer::memory::try_zeroed;
+///
+/// // More than any machine has: an error naming the buffer, not an abort.
+/// let failed = try_zeroed::<u64>(usize::MAX / 16, "the film").unwrap_err();
+/// assert_eq!(failed.what, "the film");
+/// assert!(failed.to_string().starts_with("cannot allocate"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AllocError {
     /// Bytes asked for; `None` where their count overflows the address space.
@@ -306,6 +381,14 @@ impl AllocError {
 /// `len` zeroed elements, or an error where the memory cannot be had. Zeroed pages come
 /// from the allocator as such (`calloc`), so a buffer the caller then fills is not written
 /// twice.
+///
+/// ```
+/// use renderer::memory::try_zeroed;
+///
+/// let sums: Vec<[u64; 3]> = try_zeroed(1024, "the sums")?;
+/// assert!(sums.iter().all(|s| *s == [0; 3]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn try_zeroed<T: bytemuck::Zeroable>(
     len: usize,
     what: &'static str,
@@ -315,6 +398,16 @@ pub fn try_zeroed<T: bytemuck::Zeroable>(
 
 /// Room in `v` for `additional` more elements (amortised, as `push` grows it), or an error
 /// where the memory cannot be had.
+///
+/// ```
+/// use renderer::memory::try_reserve;
+///
+/// let mut rays: Vec<u32> = Vec::new();
+/// try_reserve(&mut rays, 100, "the rays")?;
+/// assert!(rays.capacity() >= 100);
+/// assert!(try_reserve(&mut rays, usize::MAX, "the rays").is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn try_reserve<T>(
     v: &mut Vec<T>,
     additional: usize,
@@ -326,6 +419,15 @@ pub fn try_reserve<T>(
 
 /// Room in `v` for exactly `additional` more elements, or an error where the memory cannot
 /// be had.
+///
+/// ```
+/// use renderer::memory::try_reserve_exact;
+///
+/// let mut pixels: Vec<u8> = Vec::new();
+/// try_reserve_exact(&mut pixels, 300, "the image")?;
+/// assert!(pixels.capacity() >= 300);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn try_reserve_exact<T>(
     v: &mut Vec<T>,
     additional: usize,
@@ -337,6 +439,14 @@ pub fn try_reserve_exact<T>(
 
 /// An empty vector with room for exactly `capacity` elements, or an error where the memory
 /// cannot be had.
+///
+/// ```
+/// use renderer::memory::try_with_capacity;
+///
+/// let tiles: Vec<u32> = try_with_capacity(64, "the tiles")?;
+/// assert!(tiles.is_empty() && tiles.capacity() >= 64);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn try_with_capacity<T>(capacity: usize, what: &'static str) -> Result<Vec<T>, AllocError> {
     let mut v = Vec::new();
     try_reserve_exact(&mut v, capacity, what)?;
@@ -353,6 +463,16 @@ const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
 ///
 /// Our own rather than a crate's (`bytesize`, `parse-size`): they take decimal units as
 /// powers of ten, where raylb refuses them, and their errors do not say which units it takes.
+///
+/// ```
+/// use renderer::memory::byte_size;
+///
+/// assert_eq!(byte_size("512K"), Ok(512 << 10));
+/// assert_eq!(byte_size("1.5GiB"), Ok(3 << 29));
+/// assert_eq!(byte_size("2000000"), Ok(2_000_000));
+/// assert!(byte_size("4MB").is_err());
+/// assert!(byte_size("0").is_err());
+/// ```
 pub fn byte_size(text: &str) -> Result<u64, String> {
     let text = text.trim();
     let split = text
@@ -405,6 +525,14 @@ fn unit_shift(unit: &str) -> Option<u32> {
 
 /// `512 B`, `64.0 KiB`, `1.5 GiB`: one decimal in the largest binary unit that keeps the figure
 /// at least 1.
+///
+/// ```
+/// use renderer::memory::format_bytes;
+///
+/// assert_eq!(format_bytes(512), "512 B");
+/// assert_eq!(format_bytes(64 << 10), "64.0 KiB");
+/// assert_eq!(format_bytes(3 << 29), "1.5 GiB");
+/// ```
 pub fn format_bytes(bytes: u64) -> String {
     if bytes < 1024 {
         return format!("{bytes} B");
