@@ -13,6 +13,30 @@ use crate::scene::Scene;
 use crate::scene::{BvhReport, SceneReport};
 
 /// Everything a render measured.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use balancers::BalancerKind;
+/// # use renderer::render::{RenderOptions, render};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # use renderer::stats::RenderReport;
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let options = RenderOptions {
+/// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     tile: NonZeroU32::new(8).unwrap(),
+/// #     work_map: true,
+/// # };
+/// # let frame = render(&scene, &options)?;
+/// let report = RenderReport::new(&scene, 8, &frame);
+/// assert_eq!(report.workers.len(), 2);
+/// assert_eq!(report.render.tiles, 16);
+/// // `--stats` writes it as JSON.
+/// assert!(report.to_json().contains("\"mrays_per_second\""));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, Serialize)]
 pub struct RenderReport {
     /// The scene.
@@ -36,6 +60,30 @@ pub struct RenderReport {
 }
 
 /// A frame traced by CPU workers and devices together.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use renderer::hybrid::{CpuTiles, HybridOptions, render_hybrid};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # use renderer::stats::HybridReport;
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let options = HybridOptions {
+/// #     balancer: Default::default(),
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     tile: NonZeroU32::new(8).unwrap(),
+/// #     work_map: false,
+/// # };
+/// # let device = CpuTiles::new(&scene, NonZeroUsize::new(2).unwrap(), 4, false);
+/// # let frame = render_hybrid(&scene, &options, vec![device])?;
+/// # let report = HybridReport::new(&frame, frame.hybrid.as_ref().unwrap());
+/// // The CPU workers together, then the device.
+/// let kinds: Vec<&str> = report.shares.iter().map(|s| s.processor.as_str()).collect();
+/// assert_eq!(kinds, ["cpu", "2 CPU threads"]);
+/// assert_eq!(report.processors.len(), 3);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, Serialize)]
 pub struct HybridReport {
     /// Per processor, in the order of the report's `workers`.
@@ -46,6 +94,29 @@ pub struct HybridReport {
 }
 
 /// One processor of a hybrid frame.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use renderer::hybrid::{CpuTiles, HybridOptions, render_hybrid};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # use renderer::stats::HybridReport;
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let options = HybridOptions {
+/// #     balancer: Default::default(),
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     tile: NonZeroU32::new(8).unwrap(),
+/// #     work_map: false,
+/// # };
+/// # let device = CpuTiles::new(&scene, NonZeroUsize::new(2).unwrap(), 4, false);
+/// # let frame = render_hybrid(&scene, &options, vec![device])?;
+/// # let report = HybridReport::new(&frame, frame.hybrid.as_ref().unwrap());
+/// let dealt: u64 = report.processors.iter().map(|p| p.tiles_dealt).sum();
+/// assert_eq!(dealt, 16);
+/// assert_eq!(report.processors[2].kind, "2 CPU threads");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, Serialize)]
 pub struct ProcessorReport {
     /// Its number in the report's `workers`.
@@ -65,6 +136,29 @@ pub struct ProcessorReport {
 }
 
 /// What one kind of processor traced of a hybrid frame.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use renderer::hybrid::{CpuTiles, HybridOptions, render_hybrid};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # use renderer::stats::HybridReport;
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let options = HybridOptions {
+/// #     balancer: Default::default(),
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     tile: NonZeroU32::new(8).unwrap(),
+/// #     work_map: false,
+/// # };
+/// # let device = CpuTiles::new(&scene, NonZeroUsize::new(2).unwrap(), 4, false);
+/// # let frame = render_hybrid(&scene, &options, vec![device])?;
+/// # let report = HybridReport::new(&frame, frame.hybrid.as_ref().unwrap());
+/// let shares: f64 = report.shares.iter().map(|s| s.share).sum();
+/// assert!((shares - 1.0).abs() < 1e-9);
+/// assert_eq!(report.shares.iter().map(|s| s.tiles).sum::<u64>(), 16);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, Serialize)]
 pub struct ShareReport {
     /// `cpu` (every CPU worker together), or a device's name.
@@ -82,6 +176,28 @@ pub struct ShareReport {
 
 impl HybridReport {
     /// The report of a hybrid frame.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use renderer::hybrid::{CpuTiles, HybridOptions, render_hybrid};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # use renderer::stats::HybridReport;
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # let options = HybridOptions {
+    /// #     balancer: Default::default(),
+    /// #     threads: NonZeroUsize::new(2).unwrap(),
+    /// #     tile: NonZeroU32::new(8).unwrap(),
+    /// #     work_map: false,
+    /// # };
+    /// # let device = CpuTiles::new(&scene, NonZeroUsize::new(2).unwrap(), 4, false);
+    /// # let frame = render_hybrid(&scene, &options, vec![device])?;
+    /// # let report = HybridReport::new(&frame, frame.hybrid.as_ref().unwrap());
+    /// let rays: u64 = report.shares.iter().map(|s| s.rays).sum();
+    /// assert_eq!(rays, frame.total_rays().total());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(frame: &Frame, hybrid: &crate::frame::HybridFigures) -> Self {
         let wall = frame.telemetry.wall.as_secs_f64();
         let cpus = hybrid.processors.len() - hybrid.devices.len();
@@ -135,6 +251,32 @@ impl HybridReport {
 }
 
 /// A frame split over MPI ranks.
+///
+/// ```
+/// # use renderer::stats::{ClusterReport, RankReport, RaysReport};
+/// # let rank = |rank: usize, busy_seconds: f64| RankReport {
+/// #     rank,
+/// #     host: format!("node{rank}"),
+/// #     threads: 4,
+/// #     first_worker: 4 * rank,
+/// #     tiles: 100,
+/// #     batches: 1,
+/// #     tasks: 5_000,
+/// #     rays: RaysReport { camera: 6_400, shadow: 3_000, reflection: 900, refraction: 100, total: 10_400 },
+/// #     busy_seconds,
+/// #     idle_seconds: 0.1,
+/// #     wait_seconds: 0.0,
+/// #     tiles_sent: 0,
+/// #     tiles_received: 0,
+/// #     bytes_sent: 0,
+/// #     bytes_received: 0,
+/// #     requests: 0,
+/// #     requests_granted: 0,
+/// # };
+/// let report = ClusterReport::new("stealing/half".into(), vec![rank(0, 2.0), rank(1, 1.0)]);
+/// // The busiest rank over the mean: 2 / 1.5.
+/// assert!((report.rank_imbalance - 4.0 / 3.0).abs() < 1e-12);
+/// ```
 #[derive(Clone, Debug, Serialize)]
 pub struct ClusterReport {
     /// How tiles were split between ranks: `static`, `counter/chunk=N` or `stealing/half`.
@@ -146,6 +288,31 @@ pub struct ClusterReport {
 }
 
 /// One rank's figures.
+///
+/// ```
+/// # use renderer::stats::{ClusterReport, RankReport, RaysReport};
+/// # let rank = |rank: usize, busy_seconds: f64| RankReport {
+/// #     rank,
+/// #     host: format!("node{rank}"),
+/// #     threads: 4,
+/// #     first_worker: 4 * rank,
+/// #     tiles: 100,
+/// #     batches: 1,
+/// #     tasks: 5_000,
+/// #     rays: RaysReport { camera: 6_400, shadow: 3_000, reflection: 900, refraction: 100, total: 10_400 },
+/// #     busy_seconds,
+/// #     idle_seconds: 0.1,
+/// #     wait_seconds: 0.0,
+/// #     tiles_sent: 0,
+/// #     tiles_received: 0,
+/// #     bytes_sent: 0,
+/// #     bytes_received: 0,
+/// #     requests: 0,
+/// #     requests_granted: 0,
+/// # };
+/// let r = rank(1, 1.5);
+/// assert_eq!((r.first_worker, r.rays.total), (4, 10_400));
+/// ```
 #[derive(Clone, Debug, Serialize)]
 pub struct RankReport {
     /// Rank number.
@@ -186,6 +353,34 @@ pub struct RankReport {
 
 impl ClusterReport {
     /// The report of `mode` over `ranks`, and the rank imbalance they show.
+    ///
+    /// ```
+    /// # use renderer::stats::{ClusterReport, RankReport, RaysReport};
+    /// # let rank = |rank: usize, busy_seconds: f64| RankReport {
+    /// #     rank,
+    /// #     host: format!("node{rank}"),
+    /// #     threads: 4,
+    /// #     first_worker: 4 * rank,
+    /// #     tiles: 100,
+    /// #     batches: 1,
+    /// #     tasks: 5_000,
+    /// #     rays: RaysReport { camera: 6_400, shadow: 3_000, reflection: 900, refraction: 100, total: 10_400 },
+    /// #     busy_seconds,
+    /// #     idle_seconds: 0.1,
+    /// #     wait_seconds: 0.0,
+    /// #     tiles_sent: 0,
+    /// #     tiles_received: 0,
+    /// #     bytes_sent: 0,
+    /// #     bytes_received: 0,
+    /// #     requests: 0,
+    /// #     requests_granted: 0,
+    /// # };
+    /// // Ranks equally busy: balanced.
+    /// let even = ClusterReport::new("static".into(), vec![rank(0, 1.0), rank(1, 1.0)]);
+    /// assert_eq!(even.rank_imbalance, 1.0);
+    /// // Nobody busy at all counts as balanced too.
+    /// assert_eq!(ClusterReport::new("static".into(), vec![rank(0, 0.0)]).rank_imbalance, 1.0);
+    /// ```
     pub fn new(mode: String, ranks: Vec<RankReport>) -> Self {
         let busy: Vec<f64> = ranks.iter().map(|r| r.busy_seconds).collect();
         let mean = busy.iter().sum::<f64>() / busy.len().max(1) as f64;
@@ -199,6 +394,15 @@ impl ClusterReport {
 }
 
 /// Rays traced, by kind.
+///
+/// ```
+/// use renderer::integrator::RayCounts;
+/// use renderer::stats::RaysReport;
+///
+/// let counts = RayCounts { camera: 4, shadow: 3, reflection: 2, refraction: 1 };
+/// let report = RaysReport::from(&counts);
+/// assert_eq!(report.total, 10);
+/// ```
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct RaysReport {
     /// Camera rays.
@@ -226,6 +430,25 @@ impl From<&RayCounts> for RaysReport {
 }
 
 /// A GPU kernel's resources, as the driver reports them once it is loaded.
+///
+/// ```
+/// use kernels::{KernelCode, KernelResources};
+/// use renderer::stats::KernelReport;
+///
+/// // What an H100 reported for the persistent kernel.
+/// let loaded = KernelResources {
+///     kernel: "rl_persistent",
+///     registers: 64,
+///     local_bytes: 416,
+///     shared_bytes: 12_288,
+///     threads_per_block: 128,
+///     blocks_per_multiprocessor: 8,
+///     occupancy: 0.5,
+///     code: KernelCode::Cubin,
+/// };
+/// let report = KernelReport::from(&loaded);
+/// assert_eq!((report.registers, report.code.as_str()), (64, "CUBIN"));
+/// ```
 #[derive(Clone, Debug, Serialize)]
 pub struct KernelReport {
     /// The kernel's name.
@@ -263,6 +486,30 @@ impl From<&kernels::KernelResources> for KernelReport {
 }
 
 /// Figures of the run.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use balancers::BalancerKind;
+/// # use renderer::render::{RenderOptions, render};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # use renderer::stats::RenderReport;
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let options = RenderOptions {
+/// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     tile: NonZeroU32::new(8).unwrap(),
+/// #     work_map: true,
+/// # };
+/// # let frame = render(&scene, &options)?;
+/// let run = RenderReport::new(&scene, 8, &frame).render;
+/// assert_eq!((run.balancer.as_str(), run.device.as_str()), ("counter/chunk=1", "cpu"));
+/// assert_eq!(run.rays.camera, 32 * 32);
+/// // A CPU frame has no SIMT figure.
+/// assert!(run.simt_efficiency.is_none());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, Serialize)]
 pub struct RunReport {
     /// Balancer and settings.
@@ -297,6 +544,29 @@ pub struct RunReport {
 }
 
 /// One worker's figures.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use balancers::BalancerKind;
+/// # use renderer::render::{RenderOptions, render};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # use renderer::stats::RenderReport;
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let options = RenderOptions {
+/// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     tile: NonZeroU32::new(8).unwrap(),
+/// #     work_map: true,
+/// # };
+/// # let frame = render(&scene, &options)?;
+/// let workers = RenderReport::new(&scene, 8, &frame).workers;
+/// assert_eq!(workers.iter().map(|w| w.tiles).sum::<u64>(), 16);
+/// // A counter does not steal.
+/// assert!(workers.iter().all(|w| w.steal_successes.unwrap_or(0) == 0));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, Serialize)]
 pub struct WorkerReport {
     /// Worker number.
@@ -325,6 +595,16 @@ pub struct WorkerReport {
 }
 
 /// The work map's scale.
+///
+/// ```
+/// use renderer::stats::WorkMapReport;
+///
+/// // `raylb render --workmap` fills it from the film's counts of rays per pixel.
+/// let scale = WorkMapReport { min_rays_per_pixel: 1, max_rays_per_pixel: 57 };
+/// let json = serde_json::to_string(&scale)?;
+/// assert_eq!(json, r#"{"min_rays_per_pixel":1,"max_rays_per_pixel":57}"#);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct WorkMapReport {
     /// Fewest rays of a pixel (left end of the legend).
@@ -335,6 +615,29 @@ pub struct WorkMapReport {
 
 impl SceneReport {
     /// The figures of `scene`.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use balancers::BalancerKind;
+    /// # use renderer::render::{RenderOptions, render};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # use renderer::stats::RenderReport;
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # let options = RenderOptions {
+    /// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+    /// #     threads: NonZeroUsize::new(2).unwrap(),
+    /// #     tile: NonZeroU32::new(8).unwrap(),
+    /// #     work_map: true,
+    /// # };
+    /// # let frame = render(&scene, &options)?;
+    /// use renderer::scene::SceneReport;
+    ///
+    /// let report = SceneReport::new(&scene);
+    /// assert_eq!((report.width, report.height), (32, 32));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(scene: &Scene) -> Self {
         let s = &scene.stats;
         Self {
@@ -371,6 +674,28 @@ impl From<&BvhStats> for BvhReport {
 
 impl RenderReport {
     /// The report of `frame`, rendered from `scene` in tiles of edge `tile`.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use balancers::BalancerKind;
+    /// # use renderer::render::{RenderOptions, render};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # use renderer::stats::RenderReport;
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # let options = RenderOptions {
+    /// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+    /// #     threads: NonZeroUsize::new(2).unwrap(),
+    /// #     tile: NonZeroU32::new(8).unwrap(),
+    /// #     work_map: true,
+    /// # };
+    /// # let frame = render(&scene, &options)?;
+    /// let report = RenderReport::new(&scene, 8, &frame);
+    /// assert_eq!(report.render.tile, 8);
+    /// assert_eq!(report.scene.width, 32);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(scene: &Scene, tile: u32, frame: &Frame) -> Self {
         let t = &frame.telemetry;
         Self {
@@ -424,6 +749,29 @@ impl RenderReport {
     }
 
     /// As pretty-printed JSON.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use balancers::BalancerKind;
+    /// # use renderer::render::{RenderOptions, render};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # use renderer::stats::RenderReport;
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # let options = RenderOptions {
+    /// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+    /// #     threads: NonZeroUsize::new(2).unwrap(),
+    /// #     tile: NonZeroU32::new(8).unwrap(),
+    /// #     work_map: true,
+    /// # };
+    /// # let frame = render(&scene, &options)?;
+    /// let json = RenderReport::new(&scene, 8, &frame).to_json();
+    /// assert!(json.starts_with('{') && json.contains("\"workers\""));
+    /// // No hybrid or cluster section for a CPU frame.
+    /// assert!(!json.contains("\"hybrid\"") && !json.contains("\"cluster\""));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a report always serialises") + "\n"
     }
@@ -455,6 +803,14 @@ fn known_counted(n: Option<u64>, noun: &str) -> String {
 
 /// `n noun`, the noun in the plural unless `n` is 1, the number grouped by thousands:
 /// `1 thread`, `1,024 tiles`, `7 leaves`, `3 passes`, `2 batches`.
+///
+/// ```
+/// use renderer::stats::counted;
+///
+/// assert_eq!(counted(1, "thread"), "1 thread");
+/// assert_eq!(counted(1024, "tile"), "1,024 tiles");
+/// assert_eq!(counted(2, "batch"), "2 batches");
+/// ```
 pub fn counted(n: u64, noun: &str) -> String {
     let noun = match (n, noun) {
         (1, _) => noun.to_string(),
