@@ -43,6 +43,25 @@ use crate::render::{CpuBalancer, RenderOptions};
 /// What a validation renders in each structure: every CPU balancer at every thread count and
 /// tile edge, the hybrid (CPU workers and the GPU) at each, and every GPU balancer at each
 /// tile edge.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use balancers::{Assignment, BalancerKind};
+/// # use renderer::validate::Plan;
+/// # let plan = Plan {
+/// #     cpu: vec![
+/// #         BalancerKind::static_tiles(Assignment::Interleaved).into(),
+/// #         BalancerKind::counter(NonZeroUsize::MIN).into(),
+/// #     ],
+/// #     threads: vec![NonZeroUsize::MIN, NonZeroUsize::new(2).unwrap()],
+/// #     tiles: vec![NonZeroU32::new(8).unwrap()],
+/// #     hybrid: false,
+/// #     gpu: Vec::new(),
+/// # };
+/// // Two balancers at two thread counts and one tile edge.
+/// assert_eq!(plan.runs().len(), 4);
+/// assert_eq!(plan.renders_per_structure(), 4);
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Plan {
     /// The CPU's balancers.
@@ -60,6 +79,25 @@ pub struct Plan {
 impl Plan {
     /// The runs of one structure, in the order they are rendered and printed: the CPU's
     /// balancers, then the hybrid, then the GPU's.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use balancers::{Assignment, BalancerKind};
+    /// # use renderer::validate::Plan;
+    /// # let plan = Plan {
+    /// #     cpu: vec![
+    /// #         BalancerKind::static_tiles(Assignment::Interleaved).into(),
+    /// #         BalancerKind::counter(NonZeroUsize::MIN).into(),
+    /// #     ],
+    /// #     threads: vec![NonZeroUsize::MIN, NonZeroUsize::new(2).unwrap()],
+    /// #     tiles: vec![NonZeroU32::new(8).unwrap()],
+    /// #     hybrid: false,
+    /// #     gpu: Vec::new(),
+    /// # };
+    /// let labels: Vec<String> = plan.runs().iter().map(|r| r.label()).collect();
+    /// assert!(labels[0].starts_with("static/interleaved threads=1"));
+    /// assert!(labels[3].starts_with("counter/chunk=1 threads=2"));
+    /// ```
     pub fn runs(&self) -> Vec<FrameJob> {
         let mut runs = Vec::with_capacity(self.renders_per_structure());
         for &balancer in &self.cpu {
@@ -100,6 +138,27 @@ impl Plan {
     }
 
     /// How many frames one structure renders.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use balancers::{Assignment, BalancerKind};
+    /// # use renderer::validate::Plan;
+    /// # let plan = Plan {
+    /// #     cpu: vec![
+    /// #         BalancerKind::static_tiles(Assignment::Interleaved).into(),
+    /// #         BalancerKind::counter(NonZeroUsize::MIN).into(),
+    /// #     ],
+    /// #     threads: vec![NonZeroUsize::MIN, NonZeroUsize::new(2).unwrap()],
+    /// #     tiles: vec![NonZeroU32::new(8).unwrap()],
+    /// #     hybrid: false,
+    /// #     gpu: Vec::new(),
+    /// # };
+    /// use renderer::gpu::GpuBalancer;
+    ///
+    /// // Each GPU balancer once a tile edge, beside the CPU's four.
+    /// let with_gpu = Plan { gpu: vec![GpuBalancer::STEALING, GpuBalancer::CudaManaged], ..plan };
+    /// assert_eq!(with_gpu.renders_per_structure(), 6);
+    /// ```
     pub fn renders_per_structure(&self) -> usize {
         let hybrid = if self.hybrid { self.threads.len() } else { 0 };
         (self.cpu.len() * self.threads.len() + hybrid + self.gpu.len()) * self.tiles.len()
@@ -110,6 +169,13 @@ impl Plan {
     ///
     /// # Errors
     /// Saying how many renders the plan makes.
+    ///
+    /// ```
+    /// use renderer::validate::Plan;
+    ///
+    /// assert!(Plan::check_compares(2).is_ok());
+    /// assert!(Plan::check_compares(1).is_err());
+    /// ```
     pub fn check_compares(renders: usize) -> Result<()> {
         if renders < 2 {
             bail!(
@@ -122,6 +188,16 @@ impl Plan {
 }
 
 /// How a frame compares with the first frame of the matrix.
+///
+/// ```
+/// use renderer::film::Film;
+/// use renderer::validate::{SameSums, Verdict};
+///
+/// let black = Film::new(4, 4, false);
+/// let mut sums = SameSums::default();
+/// assert_eq!(sums.check("first", &black), Verdict::Reference);
+/// assert_eq!(sums.check("second", &Film::new(4, 4, false)), Verdict::Identical);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
     /// It is the first: the others are compared with it.
@@ -138,6 +214,36 @@ pub enum Verdict {
 }
 
 /// The frames checked so far, each against the first.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use balancers::{Assignment, BalancerKind};
+/// # use renderer::validate::Plan;
+/// # let plan = Plan {
+/// #     cpu: vec![
+/// #         BalancerKind::static_tiles(Assignment::Interleaved).into(),
+/// #         BalancerKind::counter(NonZeroUsize::MIN).into(),
+/// #     ],
+/// #     threads: vec![NonZeroUsize::MIN, NonZeroUsize::new(2).unwrap()],
+/// #     tiles: vec![NonZeroU32::new(8).unwrap()],
+/// #     hybrid: false,
+/// #     gpu: Vec::new(),
+/// # };
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// use renderer::validate::{SameSums, Verdict};
+///
+/// let mut sums = SameSums::default();
+/// for run in plan.runs() {
+///     let frame = run.render(&scene, None)?;
+///     let verdict = sums.check(&run.label(), &frame.film);
+///     assert!(matches!(verdict, Verdict::Reference | Verdict::Identical), "{verdict:?}");
+/// }
+/// assert_eq!(sums.differing(), 0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Default)]
 pub struct SameSums {
     /// The first frame's label and fixed-point sums.
@@ -148,6 +254,31 @@ pub struct SameSums {
 impl SameSums {
     /// Compares `film` (of the frame `label`) with the first film checked, or keeps it as the
     /// first.
+    ///
+    /// ```
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// use std::num::{NonZeroU32, NonZeroUsize};
+    /// use balancers::BalancerKind;
+    /// use renderer::film::Film;
+    /// use renderer::render::{RenderOptions, render};
+    /// use renderer::validate::{SameSums, Verdict};
+    ///
+    /// let options = RenderOptions {
+    ///     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+    ///     threads: NonZeroUsize::MIN,
+    ///     tile: NonZeroU32::new(8).unwrap(),
+    ///     work_map: false,
+    /// };
+    /// let mut sums = SameSums::default();
+    /// sums.check("counter", &render(&scene, &options)?.film);
+    /// // A black film of the same size differs wherever the scene is not black.
+    /// let verdict = sums.check("black", &Film::new(32, 32, false));
+    /// assert!(matches!(verdict, Verdict::Differs { pixels, .. } if pixels > 0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn check(&mut self, label: &str, film: &Film) -> Verdict {
         let Some((first, want)) = &self.reference else {
             self.reference = Some((label.to_string(), film.sums()));
@@ -171,6 +302,16 @@ impl SameSums {
     }
 
     /// How many frames differ from the first.
+    ///
+    /// ```
+    /// use renderer::film::Film;
+    /// use renderer::validate::SameSums;
+    ///
+    /// let mut sums = SameSums::default();
+    /// sums.check("a", &Film::new(2, 2, false));
+    /// sums.check("b", &Film::new(2, 2, false));
+    /// assert_eq!(sums.differing(), 0);
+    /// ```
     pub fn differing(&self) -> usize {
         self.differing
     }
