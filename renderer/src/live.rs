@@ -32,6 +32,30 @@ use crate::watch::FrameWatch;
 /// A frame rendering on its own thread.
 ///
 /// Dropping a `LiveFrame` cancels it and waits for its thread: none outlives it.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use std::sync::Arc;
+/// # use balancers::BalancerKind;
+/// # use renderer::device::FrameJob;
+/// # use renderer::live::LiveFrame;
+/// # use renderer::render::RenderOptions;
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Arc::new(Scene::load(path.as_ref(), overrides)?);
+/// # let job = FrameJob::Cpu(RenderOptions {
+/// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     tile: NonZeroU32::new(8).unwrap(),
+/// #     work_map: false,
+/// # });
+/// let live = LiveFrame::start(scene, job, None)?;
+/// let frame = live.finish()?;
+/// assert!(!frame.cancelled);
+/// assert_eq!(frame.tiles, 16);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct LiveFrame {
     film: Arc<Film>,
@@ -53,6 +77,38 @@ impl LiveFrame {
     /// # Errors
     /// When the thread cannot be started, the film's memory cannot be had, or a GPU or hybrid
     /// frame is given no GPU.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use std::sync::Arc;
+    /// # use balancers::BalancerKind;
+    /// # use renderer::device::FrameJob;
+    /// # use renderer::live::LiveFrame;
+    /// # use renderer::render::RenderOptions;
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Arc::new(Scene::load(path.as_ref(), overrides)?);
+    /// # let job = FrameJob::Cpu(RenderOptions {
+    /// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+    /// #     threads: NonZeroUsize::new(2).unwrap(),
+    /// #     tile: NonZeroU32::new(8).unwrap(),
+    /// #     work_map: false,
+    /// # });
+    /// use renderer::gpu::{GpuBalancer, GpuOptions};
+    ///
+    /// let live = LiveFrame::start(Arc::clone(&scene), job, None)?;
+    /// live.finish()?;
+    /// // A GPU frame without a GPU is refused before any thread starts.
+    /// let gpu_job = FrameJob::Gpu(GpuOptions {
+    ///     balancer: GpuBalancer::STEALING,
+    ///     tile: NonZeroU32::new(8).unwrap(),
+    ///     work_map: false,
+    ///     max_warps: None,
+    /// });
+    /// assert!(LiveFrame::start(scene, gpu_job, None).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn start(scene: Arc<Scene>, job: FrameJob, gpu: Option<Arc<Gpu>>) -> Result<Self> {
         let gpu = match job {
             FrameJob::Cpu(_) => None,
@@ -104,22 +160,124 @@ impl LiveFrame {
 
     /// The film the frame adds to: on a CPU, partly filled while the frame runs; in a hybrid
     /// frame, the CPU's pixels while it runs and the GPU's when its last batch is done.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use std::sync::Arc;
+    /// # use balancers::BalancerKind;
+    /// # use renderer::device::FrameJob;
+    /// # use renderer::live::LiveFrame;
+    /// # use renderer::render::RenderOptions;
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Arc::new(Scene::load(path.as_ref(), overrides)?);
+    /// # let job = FrameJob::Cpu(RenderOptions {
+    /// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+    /// #     threads: NonZeroUsize::new(2).unwrap(),
+    /// #     tile: NonZeroU32::new(8).unwrap(),
+    /// #     work_map: false,
+    /// # });
+    /// let live = LiveFrame::start(scene, job, None)?;
+    /// assert_eq!((live.film().width(), live.film().height()), (32, 32));
+    /// live.finish()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn film(&self) -> &Film {
         &self.film
     }
 
     /// The frame's progress and per-pixel worker stamps.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use std::sync::Arc;
+    /// # use balancers::BalancerKind;
+    /// # use renderer::device::FrameJob;
+    /// # use renderer::live::LiveFrame;
+    /// # use renderer::render::RenderOptions;
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Arc::new(Scene::load(path.as_ref(), overrides)?);
+    /// # let job = FrameJob::Cpu(RenderOptions {
+    /// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+    /// #     threads: NonZeroUsize::new(2).unwrap(),
+    /// #     tile: NonZeroU32::new(8).unwrap(),
+    /// #     work_map: false,
+    /// # });
+    /// let live = LiveFrame::start(scene, job, None)?;
+    /// while !live.is_finished() {
+    ///     assert!(live.watch().pixels_done() <= 32 * 32);
+    ///     std::thread::yield_now();
+    /// }
+    /// assert_eq!(live.watch().pixels_done(), 32 * 32);
+    /// live.finish()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn watch(&self) -> &FrameWatch {
         &self.watch
     }
 
     /// The frame's watch, to keep after [`finish`](Self::finish): its worker stamps stay
     /// with the finished frame.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use std::sync::Arc;
+    /// # use balancers::BalancerKind;
+    /// # use renderer::device::FrameJob;
+    /// # use renderer::live::LiveFrame;
+    /// # use renderer::render::RenderOptions;
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Arc::new(Scene::load(path.as_ref(), overrides)?);
+    /// # let job = FrameJob::Cpu(RenderOptions {
+    /// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+    /// #     threads: NonZeroUsize::new(2).unwrap(),
+    /// #     tile: NonZeroU32::new(8).unwrap(),
+    /// #     work_map: false,
+    /// # });
+    /// let live = LiveFrame::start(scene, job, None)?;
+    /// let watch = live.shared_watch();
+    /// live.finish()?;
+    /// // The stamps outlive the frame: which worker traced each pixel.
+    /// assert!((0..32 * 32).all(|p| watch.worker_of(p).is_some()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn shared_watch(&self) -> Arc<FrameWatch> {
         Arc::clone(&self.watch)
     }
 
     /// Whether the frame's thread has ended: [`finish`](Self::finish) will not block.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use std::sync::Arc;
+    /// # use balancers::BalancerKind;
+    /// # use renderer::device::FrameJob;
+    /// # use renderer::live::LiveFrame;
+    /// # use renderer::render::RenderOptions;
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Arc::new(Scene::load(path.as_ref(), overrides)?);
+    /// # let job = FrameJob::Cpu(RenderOptions {
+    /// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+    /// #     threads: NonZeroUsize::new(2).unwrap(),
+    /// #     tile: NonZeroU32::new(8).unwrap(),
+    /// #     work_map: false,
+    /// # });
+    /// let live = LiveFrame::start(scene, job, None)?;
+    /// while !live.is_finished() {
+    ///     std::thread::sleep(std::time::Duration::from_millis(1));
+    /// }
+    /// // Does not block now.
+    /// let frame = live.finish()?;
+    /// assert!(!frame.cancelled);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn is_finished(&self) -> bool {
         self.thread.as_ref().is_none_or(JoinHandle::is_finished)
     }
@@ -128,6 +286,28 @@ impl LiveFrame {
     ///
     /// # Errors
     /// When the frame's workers could not be started or the GPU failed.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use std::sync::Arc;
+    /// # use balancers::BalancerKind;
+    /// # use renderer::device::FrameJob;
+    /// # use renderer::live::LiveFrame;
+    /// # use renderer::render::RenderOptions;
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Arc::new(Scene::load(path.as_ref(), overrides)?);
+    /// # let job = FrameJob::Cpu(RenderOptions {
+    /// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+    /// #     threads: NonZeroUsize::new(2).unwrap(),
+    /// #     tile: NonZeroU32::new(8).unwrap(),
+    /// #     work_map: false,
+    /// # });
+    /// let frame = LiveFrame::start(scene, job, None)?.finish()?;
+    /// assert_eq!(frame.total_rays().camera, 32 * 32);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn finish(mut self) -> Result<Frame> {
         let thread = self.thread.take().expect("joined only here and in drop");
         thread
@@ -144,6 +324,30 @@ impl LiveFrame {
     ///
     /// # Errors
     /// As [`finish`](Self::finish).
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use std::sync::Arc;
+    /// # use balancers::BalancerKind;
+    /// # use renderer::device::FrameJob;
+    /// # use renderer::live::LiveFrame;
+    /// # use renderer::render::RenderOptions;
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let scene = Arc::new(Scene::load(path.as_ref(), overrides)?);
+    /// # let job = FrameJob::Cpu(RenderOptions {
+    /// #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+    /// #     threads: NonZeroUsize::new(2).unwrap(),
+    /// #     tile: NonZeroU32::new(8).unwrap(),
+    /// #     work_map: false,
+    /// # });
+    /// let live = LiveFrame::start(scene, job, None)?;
+    /// let frame = live.cancel()?;
+    /// // Cancelled, unless it had finished all its work first: either way every worker is joined.
+    /// assert!(frame.cancelled || frame.total_rays().camera == 32 * 32);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn cancel(self) -> Result<Frame> {
         self.watch.cancel();
         self.finish()
