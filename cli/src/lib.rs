@@ -171,6 +171,21 @@ fn run_command_line() -> ExitCode {
 }
 
 /// The command line, with the balancers a program adds to it.
+///
+/// A program of one's own, `raylb` with a balancer more:
+///
+/// ```no_run
+/// use std::num::NonZeroUsize;
+/// use std::process::ExitCode;
+/// use balancers::BalancerKind;
+///
+/// fn main() -> ExitCode {
+///     let fours = BalancerKind::counter(NonZeroUsize::new(4).unwrap());
+///     raylb::Raylb::new()
+///         .simulated_balancer("fours", "A counter that hands out four tiles at a time.", fours)
+///         .main()
+/// }
+/// ```
 #[derive(Debug, Default)]
 pub struct Raylb {
     balancers: Vec<renderer::user_balancer::Registration>,
@@ -178,12 +193,25 @@ pub struct Raylb {
 
 impl Raylb {
     /// The command line with the built-in balancers alone.
+    ///
+    /// ```
+    /// assert_eq!(format!("{:?}", raylb::Raylb::new()), "Raylb { balancers: [] }");
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Adds `balancer` to the CPU's balancers, as `--balancer KEYWORD` (lowercase letters,
     /// digits and `-`, not a built-in balancer's keyword), with `about` as its line of help.
+    ///
+    /// ```
+    /// use std::num::NonZeroUsize;
+    /// use balancers::BalancerKind;
+    ///
+    /// let fours = BalancerKind::counter(NonZeroUsize::new(4).unwrap());
+    /// let raylb = raylb::Raylb::new().balancer("fours", "Four tiles at a time.", fours);
+    /// assert!(format!("{raylb:?}").contains("Registration(fours)"));
+    /// ```
     pub fn balancer<B>(mut self, keyword: &'static str, about: &'static str, balancer: B) -> Self
     where
         B: balancers::Balancer + Send + Sync + std::fmt::Debug + 'static,
@@ -195,6 +223,14 @@ impl Raylb {
 
     /// Adds `balancer` as [`balancer`](Self::balancer) does, and to the simulator too
     /// (`raylb sim`, `raylb bench sim-sweep`), which replays its simulated policy.
+    ///
+    /// ```
+    /// use balancers::{BalancerKind, WorkStealing};
+    ///
+    /// let thief = BalancerKind::Stealing(WorkStealing::default());
+    /// let raylb = raylb::Raylb::new().simulated_balancer("thief", "Work stealing.", thief);
+    /// assert!(format!("{raylb:?}").contains("Registration(thief)"));
+    /// ```
     pub fn simulated_balancer<B>(
         mut self,
         keyword: &'static str,
@@ -213,6 +249,13 @@ impl Raylb {
     /// Runs the command line of the process's arguments, and gives the exit code: 0 when the
     /// command succeeded, 2 for an error (one line on standard error). A keyword that cannot
     /// be registered is such an error.
+    ///
+    /// ```no_run
+    /// // The whole of a program that is raylb with nothing added.
+    /// fn main() -> std::process::ExitCode {
+    ///     raylb::Raylb::new().main()
+    /// }
+    /// ```
     pub fn main(self) -> ExitCode {
         if let Err(e) = renderer::user_balancer::register(self.balancers) {
             errln!("raylb: error: {e}");
