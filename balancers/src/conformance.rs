@@ -402,7 +402,8 @@ impl Forest {
     /// ```
     /// use balancers::conformance::Forest;
     ///
-    /// // Two trivial tasks; task 2 starts a chain of three (2, 3, 4) whose last spawns four leaves.
+    /// // Two trivial tasks; task 2 starts a chain of three (2, 3, 4) whose last spawns four
+    /// // leaves.
     /// let forest = Forest::late_chain(2, 3, 4);
     /// assert_eq!(forest.roots, [0, 1, 2]);
     /// assert_eq!(forest.children[2..5], [vec![3], vec![4], vec![5, 6, 7, 8]]);

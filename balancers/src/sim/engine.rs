@@ -99,7 +99,8 @@ pub struct Sampling {
 /// let costs = Costs { timing: Timing::Exponential { seed: 5 }, ..Costs::default() };
 /// let stealing = BalancerKind::Stealing(WorkStealing::default());
 /// let first = simulate(&tree, &seconds, stealing, 8, &costs);
-/// assert_eq!(first, simulate(&tree, &seconds, stealing, 8, &costs), "the same seed, the same run");
+/// let again = simulate(&tree, &seconds, stealing, 8, &costs);
+/// assert_eq!(first, again, "the same seed, the same run");
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Timing {
@@ -336,8 +337,10 @@ impl SimResult {
 /// // Wool's tree for 16 workers: one root, 64 leaves of a microsecond on average.
 /// let (tree, seconds) = wool::tree(16, 1);
 /// let costs = wool::costs(1);
-/// let stealing = simulate(&tree, &seconds, BalancerKind::Stealing(WorkStealing::default()), 16, &costs);
-/// let alone = simulate(&tree, &seconds, BalancerKind::static_tiles(Assignment::Interleaved), 16, &costs);
+/// let stealing = BalancerKind::Stealing(WorkStealing::default());
+/// let stealing = simulate(&tree, &seconds, stealing, 16, &costs);
+/// let alone = BalancerKind::static_tiles(Assignment::Interleaved);
+/// let alone = simulate(&tree, &seconds, alone, 16, &costs);
 /// // Static runs the one root and all it spawns on worker 0.
 /// assert!((alone.makespan - alone.work).abs() < 1e-12);
 /// assert!(stealing.makespan < alone.makespan);
@@ -546,7 +549,8 @@ impl Ord for Scheduled {
 ///
 /// ```
 /// # use balancers::StealAmount;
-/// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+/// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+/// # use balancers::sim::RecordedTask;
 /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
 /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
 /// # /// `5 + 2t`, of a second each, at its end.
@@ -559,7 +563,8 @@ impl Ord for Scheduled {
 /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
 /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
 /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-/// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+/// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+/// #     let tree = tree.unwrap();
 /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
 /// # }
 /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -644,7 +649,8 @@ impl<'a> Simulation<'a> {
     ///
     /// ```
     /// # use balancers::StealAmount;
-    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
     /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
     /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
     /// # /// `5 + 2t`, of a second each, at its end.
@@ -657,7 +663,8 @@ impl<'a> Simulation<'a> {
     /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
     /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
     /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
     /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
     /// # }
     /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -689,7 +696,8 @@ impl<'a> Simulation<'a> {
     ///
     /// ```
     /// # use balancers::StealAmount;
-    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
     /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
     /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
     /// # /// `5 + 2t`, of a second each, at its end.
@@ -702,7 +710,8 @@ impl<'a> Simulation<'a> {
     /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
     /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
     /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
     /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
     /// # }
     /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -734,7 +743,8 @@ impl<'a> Simulation<'a> {
     ///
     /// ```
     /// # use balancers::StealAmount;
-    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
     /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
     /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
     /// # /// `5 + 2t`, of a second each, at its end.
@@ -747,7 +757,8 @@ impl<'a> Simulation<'a> {
     /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
     /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
     /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
     /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
     /// # }
     /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -780,7 +791,8 @@ impl<'a> Simulation<'a> {
     ///
     /// ```
     /// # use balancers::StealAmount;
-    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
     /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
     /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
     /// # /// `5 + 2t`, of a second each, at its end.
@@ -793,7 +805,8 @@ impl<'a> Simulation<'a> {
     /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
     /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
     /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
     /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
     /// # }
     /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -829,7 +842,8 @@ impl<'a> Simulation<'a> {
     ///
     /// ```
     /// # use balancers::StealAmount;
-    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
     /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
     /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
     /// # /// `5 + 2t`, of a second each, at its end.
@@ -842,7 +856,8 @@ impl<'a> Simulation<'a> {
     /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
     /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
     /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
     /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
     /// # }
     /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -884,7 +899,8 @@ impl<'a> Simulation<'a> {
     ///
     /// ```
     /// # use balancers::StealAmount;
-    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
     /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
     /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
     /// # /// `5 + 2t`, of a second each, at its end.
@@ -897,7 +913,8 @@ impl<'a> Simulation<'a> {
     /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
     /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
     /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
     /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
     /// # }
     /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -934,7 +951,8 @@ impl<'a> Simulation<'a> {
     ///
     /// ```
     /// # use balancers::StealAmount;
-    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
     /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
     /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
     /// # /// `5 + 2t`, of a second each, at its end.
@@ -947,7 +965,8 @@ impl<'a> Simulation<'a> {
     /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
     /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
     /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
     /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
     /// # }
     /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -995,7 +1014,8 @@ impl<'a> Simulation<'a> {
     ///
     /// ```
     /// # use balancers::StealAmount;
-    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
     /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
     /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
     /// # /// `5 + 2t`, of a second each, at its end.
@@ -1008,7 +1028,8 @@ impl<'a> Simulation<'a> {
     /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
     /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
     /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
     /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
     /// # }
     /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -1043,7 +1064,8 @@ impl<'a> Simulation<'a> {
     ///
     /// ```
     /// # use balancers::StealAmount;
-    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
     /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
     /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
     /// # /// `5 + 2t`, of a second each, at its end.
@@ -1056,7 +1078,8 @@ impl<'a> Simulation<'a> {
     /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
     /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
     /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
     /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
     /// # }
     /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -1091,7 +1114,8 @@ impl<'a> Simulation<'a> {
     ///
     /// ```
     /// # use balancers::StealAmount;
-    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
     /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
     /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
     /// # /// `5 + 2t`, of a second each, at its end.
@@ -1104,7 +1128,8 @@ impl<'a> Simulation<'a> {
     /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
     /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
     /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
     /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
     /// # }
     /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -1122,7 +1147,8 @@ impl<'a> Simulation<'a> {
     /// #         Children::NewestNext
     /// #     }
     ///     fn next_task(&mut self, sim: &mut Simulation<'_>, _now: f64, w: usize) -> Next {
-    ///         ran(&mut self.0, sim.take_next(w).or_else(|| sim.pop_newest(w)).or_else(|| sim.take_held(w)))
+    ///         let next = sim.take_next(w).or_else(|| sim.pop_newest(w));
+    ///         ran(&mut self.0, next.or_else(|| sim.take_held(w)))
     ///     }
     /// }
     /// let mut log = Log(Vec::new());
@@ -1138,7 +1164,8 @@ impl<'a> Simulation<'a> {
     ///
     /// ```
     /// # use balancers::StealAmount;
-    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
     /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
     /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
     /// # /// `5 + 2t`, of a second each, at its end.
@@ -1151,7 +1178,8 @@ impl<'a> Simulation<'a> {
     /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
     /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
     /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
     /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
     /// # }
     /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -1184,7 +1212,8 @@ impl<'a> Simulation<'a> {
     ///
     /// ```
     /// # use balancers::StealAmount;
-    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
     /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
     /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
     /// # /// `5 + 2t`, of a second each, at its end.
@@ -1197,7 +1226,8 @@ impl<'a> Simulation<'a> {
     /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
     /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
     /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
     /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
     /// # }
     /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -1230,7 +1260,8 @@ impl<'a> Simulation<'a> {
     ///
     /// ```
     /// # use balancers::StealAmount;
-    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
     /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
     /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
     /// # /// `5 + 2t`, of a second each, at its end.
@@ -1243,7 +1274,8 @@ impl<'a> Simulation<'a> {
     /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
     /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
     /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
     /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
     /// # }
     /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.

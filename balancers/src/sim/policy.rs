@@ -85,7 +85,8 @@ use super::engine::{Costs, Simulation};
 ///
 /// ```
 /// # use balancers::StealAmount;
-/// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+/// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+/// # use balancers::sim::RecordedTask;
 /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
 /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
 /// # /// `5 + 2t`, of a second each, at its end.
@@ -98,7 +99,8 @@ use super::engine::{Costs, Simulation};
 /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
 /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
 /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-/// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+/// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+/// #     let tree = tree.unwrap();
 /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
 /// # }
 /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -139,7 +141,8 @@ pub trait Policy {
     ///
     /// ```
     /// # use balancers::StealAmount;
-    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
     /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
     /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
     /// # /// `5 + 2t`, of a second each, at its end.
@@ -152,7 +155,8 @@ pub trait Policy {
     /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
     /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
     /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
     /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
     /// # }
     /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -183,7 +187,8 @@ pub trait Policy {
     ///
     /// ```
     /// # use balancers::StealAmount;
-    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
     /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
     /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
     /// # /// `5 + 2t`, of a second each, at its end.
@@ -196,7 +201,8 @@ pub trait Policy {
     /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
     /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
     /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
     /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
     /// # }
     /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -214,7 +220,8 @@ pub trait Policy {
     ///         Children::NewestNext
     ///     }
     ///     fn next_task(&mut self, sim: &mut Simulation<'_>, _now: f64, w: usize) -> Next {
-    ///         ran(&mut self.0, sim.take_next(w).or_else(|| sim.pop_newest(w)).or_else(|| sim.take_held(w)))
+    ///         let next = sim.take_next(w).or_else(|| sim.pop_newest(w));
+    ///         ran(&mut self.0, next.or_else(|| sim.take_held(w)))
     ///     }
     /// }
     /// let mut log = Log(Vec::new());
@@ -229,7 +236,8 @@ pub trait Policy {
     ///
     /// ```
     /// # use balancers::StealAmount;
-    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
     /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
     /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
     /// # /// `5 + 2t`, of a second each, at its end.
@@ -242,7 +250,8 @@ pub trait Policy {
     /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
     /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
     /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
     /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
     /// # }
     /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -278,7 +287,8 @@ pub trait Policy {
     ///
     /// ```
     /// # use balancers::StealAmount;
-    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
     /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
     /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
     /// # /// `5 + 2t`, of a second each, at its end.
@@ -291,7 +301,8 @@ pub trait Policy {
     /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
     /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
     /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
     /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
     /// # }
     /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -322,7 +333,8 @@ pub trait Policy {
     ///
     /// ```
     /// # use balancers::StealAmount;
-    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
     /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
     /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
     /// # /// `5 + 2t`, of a second each, at its end.
@@ -335,7 +347,8 @@ pub trait Policy {
     /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
     /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
     /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
     /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
     /// # }
     /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -377,7 +390,8 @@ pub trait Policy {
     ///
     /// ```
     /// # use balancers::StealAmount;
-    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
     /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
     /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
     /// # /// `5 + 2t`, of a second each, at its end.
@@ -390,7 +404,8 @@ pub trait Policy {
     /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
     /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
     /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
     /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
     /// # }
     /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -431,7 +446,8 @@ pub trait Policy {
     ///
     /// ```
     /// # use balancers::StealAmount;
-    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
     /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
     /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
     /// # /// `5 + 2t`, of a second each, at its end.
@@ -444,7 +460,8 @@ pub trait Policy {
     /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
     /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
     /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
     /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
     /// # }
     /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -488,7 +505,8 @@ pub trait Policy {
     ///
     /// ```
     /// # use balancers::StealAmount;
-    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
     /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
     /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
     /// # /// `5 + 2t`, of a second each, at its end.
@@ -501,7 +519,8 @@ pub trait Policy {
     /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
     /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
     /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
     /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
     /// # }
     /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -544,7 +563,8 @@ pub trait Policy {
 ///
 /// ```
 /// # use balancers::StealAmount;
-/// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+/// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+/// # use balancers::sim::RecordedTask;
 /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
 /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
 /// # /// `5 + 2t`, of a second each, at its end.
@@ -557,7 +577,8 @@ pub trait Policy {
 /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
 /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
 /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-/// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+/// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+/// #     let tree = tree.unwrap();
 /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
 /// # }
 /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -644,7 +665,8 @@ impl Children {
 ///
 /// ```
 /// # use balancers::StealAmount;
-/// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+/// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+/// # use balancers::sim::RecordedTask;
 /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
 /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
 /// # /// `5 + 2t`, of a second each, at its end.
@@ -657,7 +679,8 @@ impl Children {
 /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
 /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
 /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-/// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+/// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+/// #     let tree = tree.unwrap();
 /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
 /// # }
 /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -706,7 +729,8 @@ impl Queued {
     ///
     /// ```
     /// # use balancers::StealAmount;
-    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
     /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
     /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
     /// # /// `5 + 2t`, of a second each, at its end.
@@ -719,7 +743,8 @@ impl Queued {
     /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
     /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
     /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
     /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
     /// # }
     /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -755,7 +780,8 @@ impl Queued {
     ///
     /// ```
     /// # use balancers::StealAmount;
-    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
     /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
     /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
     /// # /// `5 + 2t`, of a second each, at its end.
@@ -768,7 +794,8 @@ impl Queued {
     /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
     /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
     /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
     /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
     /// # }
     /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
@@ -806,7 +833,8 @@ impl Queued {
 ///
 /// ```
 /// # use balancers::StealAmount;
-/// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued, RecordedTask};
+/// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+/// # use balancers::sim::RecordedTask;
 /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
 /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
 /// # /// `5 + 2t`, of a second each, at its end.
@@ -819,7 +847,8 @@ impl Queued {
 /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
 /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
 /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
-/// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks).unwrap();
+/// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+/// #     let tree = tree.unwrap();
 /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
 /// # }
 /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.

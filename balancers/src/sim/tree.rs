@@ -69,19 +69,27 @@ const SPAWNED_AT_END: u16 = u16::MAX;
 /// ```
 /// use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
 ///
-/// /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter through its parent.
+/// /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+/// /// through its parent.
 /// fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
 ///     let mut work = [0; MAX_FEATURES];
 ///     work[0] = rays;
 ///     let (kind, place) = (depth as u8, id as u32);
-///     RecordedTask { id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4 }
+///     RecordedTask {
+///         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+///     }
 /// }
 ///
 /// // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
-/// let tasks = [task(7, NO_PARENT, 0, 0, 2), task(9, NO_PARENT, 1, 0, 4), task(8, 7, 0, 1, 6)];
+/// let tasks = [
+///     task(7, NO_PARENT, 0, 0, 2),
+///     task(9, NO_PARENT, 1, 0, 4),
+///     task(8, 7, 0, 1, 6),
+/// ];
 /// let kinds = vec!["camera".into(), "reflection".into()];
 /// let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
-/// let tree = TaskTree::from_recorded("two tiles".into(), kinds, vec!["rays".into()], model, &tasks)?;
+/// let features = vec!["rays".into()];
+/// let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
 /// assert_eq!(tree.len(), 3);
 /// // Numbered breadth-first: the tiles, then the reflection.
 /// assert_eq!(tree.parent(2), Some(0));
@@ -184,19 +192,27 @@ impl TaskTree {
     /// ```
     /// use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
     ///
-    /// /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter through its parent.
+    /// /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// /// through its parent.
     /// fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
     ///     let mut work = [0; MAX_FEATURES];
     ///     work[0] = rays;
     ///     let (kind, place) = (depth as u8, id as u32);
-    ///     RecordedTask { id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4 }
+    ///     RecordedTask {
+    ///         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    ///     }
     /// }
     ///
     /// // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
-    /// let tasks = [task(7, NO_PARENT, 0, 0, 2), task(9, NO_PARENT, 1, 0, 4), task(8, 7, 0, 1, 6)];
+    /// let tasks = [
+    ///     task(7, NO_PARENT, 0, 0, 2),
+    ///     task(9, NO_PARENT, 1, 0, 4),
+    ///     task(8, 7, 0, 1, 6),
+    /// ];
     /// let kinds = vec!["camera".into(), "reflection".into()];
     /// let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
-    /// let tree = TaskTree::from_recorded("two tiles".into(), kinds, vec!["rays".into()], model, &tasks)?;
+    /// let features = vec!["rays".into()];
+    /// let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
     /// assert_eq!(tree.initial(), 2);
     /// assert_eq!(tree.place(2), 8, "the reflection comes after both tiles");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -217,22 +233,32 @@ impl TaskTree {
     /// ```
     /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
     /// #
-    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter through its parent.
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
     /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
     /// #     let mut work = [0; MAX_FEATURES];
     /// #     work[0] = rays;
     /// #     let (kind, place) = (depth as u8, id as u32);
-    /// #     RecordedTask { id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4 }
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
     /// # }
     /// #
     /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
-    /// # let tasks = [task(7, NO_PARENT, 0, 0, 2), task(9, NO_PARENT, 1, 0, 4), task(8, 7, 0, 1, 6)];
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
     /// # let kinds = vec!["camera".into(), "reflection".into()];
     /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
-    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, vec!["rays".into()], model, &tasks)?;
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
     /// let names = (vec!["camera".into(), "reflection".into()], vec!["rays".into()]);
     /// let model = tree.model.clone();
-    /// let (tree, number) = TaskTree::from_recorded_numbered("again".into(), names.0, names.1, model, &tasks)?;
+    /// let (kinds, features) = names;
+    /// let (tree, number) =
+    ///     TaskTree::from_recorded_numbered("again".into(), kinds, features, model, &tasks)?;
     /// assert_eq!(number, [0, 1, 2]);
     /// assert_eq!(tree.place(number[2] as usize), 8);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -273,19 +299,27 @@ impl TaskTree {
     /// ```
     /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
     /// #
-    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter through its parent.
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
     /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
     /// #     let mut work = [0; MAX_FEATURES];
     /// #     work[0] = rays;
     /// #     let (kind, place) = (depth as u8, id as u32);
-    /// #     RecordedTask { id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4 }
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
     /// # }
     /// #
     /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
-    /// # let tasks = [task(7, NO_PARENT, 0, 0, 2), task(9, NO_PARENT, 1, 0, 4), task(8, 7, 0, 1, 6)];
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
     /// # let kinds = vec!["camera".into(), "reflection".into()];
     /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
-    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, vec!["rays".into()], model, &tasks)?;
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
     /// assert_eq!(tree.subtrees(), [0, 1, 0]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -307,19 +341,27 @@ impl TaskTree {
     /// ```
     /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
     /// #
-    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter through its parent.
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
     /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
     /// #     let mut work = [0; MAX_FEATURES];
     /// #     work[0] = rays;
     /// #     let (kind, place) = (depth as u8, id as u32);
-    /// #     RecordedTask { id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4 }
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
     /// # }
     /// #
     /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
-    /// # let tasks = [task(7, NO_PARENT, 0, 0, 2), task(9, NO_PARENT, 1, 0, 4), task(8, 7, 0, 1, 6)];
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
     /// # let kinds = vec!["camera".into(), "reflection".into()];
     /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
-    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, vec!["rays".into()], model, &tasks)?;
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
     /// let mut other = tree.clone();
     /// other.model.per_task = 2.0;
     /// assert!(tree.same_shape(&other), "a different model, the same tasks");
@@ -340,19 +382,27 @@ impl TaskTree {
     /// ```
     /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
     /// #
-    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter through its parent.
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
     /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
     /// #     let mut work = [0; MAX_FEATURES];
     /// #     work[0] = rays;
     /// #     let (kind, place) = (depth as u8, id as u32);
-    /// #     RecordedTask { id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4 }
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
     /// # }
     /// #
     /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
-    /// # let tasks = [task(7, NO_PARENT, 0, 0, 2), task(9, NO_PARENT, 1, 0, 4), task(8, 7, 0, 1, 6)];
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
     /// # let kinds = vec!["camera".into(), "reflection".into()];
     /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
-    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, vec!["rays".into()], model, &tasks)?;
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
     /// assert_eq!(tree.len(), 3);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -365,19 +415,27 @@ impl TaskTree {
     /// ```
     /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
     /// #
-    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter through its parent.
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
     /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
     /// #     let mut work = [0; MAX_FEATURES];
     /// #     work[0] = rays;
     /// #     let (kind, place) = (depth as u8, id as u32);
-    /// #     RecordedTask { id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4 }
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
     /// # }
     /// #
     /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
-    /// # let tasks = [task(7, NO_PARENT, 0, 0, 2), task(9, NO_PARENT, 1, 0, 4), task(8, 7, 0, 1, 6)];
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
     /// # let kinds = vec!["camera".into(), "reflection".into()];
     /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
-    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, vec!["rays".into()], model, &tasks)?;
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
     /// assert!(!tree.is_empty());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -390,19 +448,27 @@ impl TaskTree {
     /// ```
     /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
     /// #
-    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter through its parent.
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
     /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
     /// #     let mut work = [0; MAX_FEATURES];
     /// #     work[0] = rays;
     /// #     let (kind, place) = (depth as u8, id as u32);
-    /// #     RecordedTask { id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4 }
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
     /// # }
     /// #
     /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
-    /// # let tasks = [task(7, NO_PARENT, 0, 0, 2), task(9, NO_PARENT, 1, 0, 4), task(8, 7, 0, 1, 6)];
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
     /// # let kinds = vec!["camera".into(), "reflection".into()];
     /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
-    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, vec!["rays".into()], model, &tasks)?;
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
     /// assert_eq!(tree.initial(), 2);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -415,19 +481,27 @@ impl TaskTree {
     /// ```
     /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
     /// #
-    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter through its parent.
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
     /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
     /// #     let mut work = [0; MAX_FEATURES];
     /// #     work[0] = rays;
     /// #     let (kind, place) = (depth as u8, id as u32);
-    /// #     RecordedTask { id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4 }
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
     /// # }
     /// #
     /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
-    /// # let tasks = [task(7, NO_PARENT, 0, 0, 2), task(9, NO_PARENT, 1, 0, 4), task(8, 7, 0, 1, 6)];
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
     /// # let kinds = vec!["camera".into(), "reflection".into()];
     /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
-    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, vec!["rays".into()], model, &tasks)?;
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
     /// assert_eq!(tree.parent(1), None);
     /// assert_eq!(tree.parent(2), Some(0));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -441,19 +515,27 @@ impl TaskTree {
     /// ```
     /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
     /// #
-    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter through its parent.
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
     /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
     /// #     let mut work = [0; MAX_FEATURES];
     /// #     work[0] = rays;
     /// #     let (kind, place) = (depth as u8, id as u32);
-    /// #     RecordedTask { id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4 }
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
     /// # }
     /// #
     /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
-    /// # let tasks = [task(7, NO_PARENT, 0, 0, 2), task(9, NO_PARENT, 1, 0, 4), task(8, 7, 0, 1, 6)];
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
     /// # let kinds = vec!["camera".into(), "reflection".into()];
     /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
-    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, vec!["rays".into()], model, &tasks)?;
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
     /// assert_eq!(tree.children(0), 2..3);
     /// assert!(tree.children(1).is_empty());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -467,19 +549,27 @@ impl TaskTree {
     /// ```
     /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
     /// #
-    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter through its parent.
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
     /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
     /// #     let mut work = [0; MAX_FEATURES];
     /// #     work[0] = rays;
     /// #     let (kind, place) = (depth as u8, id as u32);
-    /// #     RecordedTask { id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4 }
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
     /// # }
     /// #
     /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
-    /// # let tasks = [task(7, NO_PARENT, 0, 0, 2), task(9, NO_PARENT, 1, 0, 4), task(8, 7, 0, 1, 6)];
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
     /// # let kinds = vec!["camera".into(), "reflection".into()];
     /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
-    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, vec!["rays".into()], model, &tasks)?;
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
     /// assert_eq!(tree.kinds[usize::from(tree.kind(2))], "reflection");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -492,19 +582,27 @@ impl TaskTree {
     /// ```
     /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
     /// #
-    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter through its parent.
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
     /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
     /// #     let mut work = [0; MAX_FEATURES];
     /// #     work[0] = rays;
     /// #     let (kind, place) = (depth as u8, id as u32);
-    /// #     RecordedTask { id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4 }
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
     /// # }
     /// #
     /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
-    /// # let tasks = [task(7, NO_PARENT, 0, 0, 2), task(9, NO_PARENT, 1, 0, 4), task(8, 7, 0, 1, 6)];
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
     /// # let kinds = vec!["camera".into(), "reflection".into()];
     /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
-    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, vec!["rays".into()], model, &tasks)?;
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
     /// assert_eq!((tree.depth(0), tree.depth(2)), (0, 1));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -517,19 +615,27 @@ impl TaskTree {
     /// ```
     /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
     /// #
-    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter through its parent.
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
     /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
     /// #     let mut work = [0; MAX_FEATURES];
     /// #     work[0] = rays;
     /// #     let (kind, place) = (depth as u8, id as u32);
-    /// #     RecordedTask { id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4 }
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
     /// # }
     /// #
     /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
-    /// # let tasks = [task(7, NO_PARENT, 0, 0, 2), task(9, NO_PARENT, 1, 0, 4), task(8, 7, 0, 1, 6)];
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
     /// # let kinds = vec!["camera".into(), "reflection".into()];
     /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
-    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, vec!["rays".into()], model, &tasks)?;
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
     /// assert_eq!((tree.place(0), tree.place(1), tree.place(2)), (7, 9, 8));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -542,19 +648,27 @@ impl TaskTree {
     /// ```
     /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
     /// #
-    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter through its parent.
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
     /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
     /// #     let mut work = [0; MAX_FEATURES];
     /// #     work[0] = rays;
     /// #     let (kind, place) = (depth as u8, id as u32);
-    /// #     RecordedTask { id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4 }
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
     /// # }
     /// #
     /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
-    /// # let tasks = [task(7, NO_PARENT, 0, 0, 2), task(9, NO_PARENT, 1, 0, 4), task(8, 7, 0, 1, 6)];
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
     /// # let kinds = vec!["camera".into(), "reflection".into()];
     /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
-    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, vec!["rays".into()], model, &tasks)?;
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
     /// assert_eq!(tree.work(2), [6], "one feature: rays");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -569,19 +683,27 @@ impl TaskTree {
     /// ```
     /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
     /// #
-    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter through its parent.
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
     /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
     /// #     let mut work = [0; MAX_FEATURES];
     /// #     work[0] = rays;
     /// #     let (kind, place) = (depth as u8, id as u32);
-    /// #     RecordedTask { id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4 }
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
     /// # }
     /// #
     /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
-    /// # let tasks = [task(7, NO_PARENT, 0, 0, 2), task(9, NO_PARENT, 1, 0, 4), task(8, 7, 0, 1, 6)];
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
     /// # let kinds = vec!["camera".into(), "reflection".into()];
     /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
-    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, vec!["rays".into()], model, &tasks)?;
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
     /// assert_eq!(tree.spawned_at(0), 0.0);
     /// assert!((tree.spawned_at(2) - 0.25).abs() < 1e-3);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -597,19 +719,27 @@ impl TaskTree {
     /// ```
     /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
     /// #
-    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter through its parent.
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
     /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
     /// #     let mut work = [0; MAX_FEATURES];
     /// #     work[0] = rays;
     /// #     let (kind, place) = (depth as u8, id as u32);
-    /// #     RecordedTask { id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4 }
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
     /// # }
     /// #
     /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
-    /// # let tasks = [task(7, NO_PARENT, 0, 0, 2), task(9, NO_PARENT, 1, 0, 4), task(8, 7, 0, 1, 6)];
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
     /// # let kinds = vec!["camera".into(), "reflection".into()];
     /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
-    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, vec!["rays".into()], model, &tasks)?;
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
     /// assert_eq!(tree.costs(&tree.model), [2.0, 3.0, 4.0]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -622,19 +752,27 @@ impl TaskTree {
     /// ```
     /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
     /// #
-    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter through its parent.
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
     /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
     /// #     let mut work = [0; MAX_FEATURES];
     /// #     work[0] = rays;
     /// #     let (kind, place) = (depth as u8, id as u32);
-    /// #     RecordedTask { id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4 }
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
     /// # }
     /// #
     /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
-    /// # let tasks = [task(7, NO_PARENT, 0, 0, 2), task(9, NO_PARENT, 1, 0, 4), task(8, 7, 0, 1, 6)];
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
     /// # let kinds = vec!["camera".into(), "reflection".into()];
     /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
-    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, vec!["rays".into()], model, &tasks)?;
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
     /// let mut bytes = Vec::new();
     /// tree.write_to(&mut bytes)?;
     /// assert!(bytes.starts_with(b"raylbtsk"));
@@ -690,20 +828,29 @@ impl TaskTree {
     /// ```
     /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
     /// #
-    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter through its parent.
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
     /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
     /// #     let mut work = [0; MAX_FEATURES];
     /// #     work[0] = rays;
     /// #     let (kind, place) = (depth as u8, id as u32);
-    /// #     RecordedTask { id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4 }
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
     /// # }
     /// #
     /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
-    /// # let tasks = [task(7, NO_PARENT, 0, 0, 2), task(9, NO_PARENT, 1, 0, 4), task(8, 7, 0, 1, 6)];
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
     /// # let kinds = vec!["camera".into(), "reflection".into()];
     /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
-    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, vec!["rays".into()], model, &tasks)?;
-    /// let path = std::env::temp_dir().join(format!("raylb-doc-tree-{}.tasks", std::process::id()));
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
+    /// let name = format!("raylb-doc-tree-{}.tasks", std::process::id());
+    /// let path = std::env::temp_dir().join(name);
     /// let mut file = std::fs::File::create(&path)?;
     /// tree.write_to(&mut file)?;
     /// let read = TaskTree::read(&std::fs::read(&path)?)?;
