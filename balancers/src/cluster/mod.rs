@@ -753,8 +753,8 @@ const BATCH_FRACTION: usize = 8;
 ///         rendered.extend_from_slice(batch);
 ///         Ok::<(), Infallible>(())
 ///     };
-///     let threads = NonZeroUsize::MIN;
-///     let telemetry = run_rank(ClusterMode::Stealing, &mut transport, 64, threads, render);
+///     let workers = NonZeroUsize::MIN; // the local balancer's threads
+///     let telemetry = run_rank(ClusterMode::Stealing, &mut transport, 64, workers, render);
 ///     (telemetry.unwrap(), rendered)
 /// };
 /// let threads: Vec<_> = network(2).into_iter().map(|t| thread::spawn(move || rank(t))).collect();

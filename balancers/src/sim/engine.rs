@@ -572,6 +572,8 @@ impl Ord for Scheduled {
 /// #     log.extend(next.map(Queued::task));
 /// #     next.map_or(Next::Done, Next::Run)
 /// # }
+/// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+///
 /// /// Runs spawned tasks oldest first, and notes the order.
 /// struct Fifo(Vec<usize>);
 ///
@@ -672,6 +674,8 @@ impl<'a> Simulation<'a> {
     /// #     log.extend(next.map(Queued::task));
     /// #     next.map_or(Next::Done, Next::Run)
     /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
     /// struct Share;
     /// impl Policy for Share {
     ///     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
@@ -719,6 +723,8 @@ impl<'a> Simulation<'a> {
     /// #     log.extend(next.map(Queued::task));
     /// #     next.map_or(Next::Done, Next::Run)
     /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
     /// struct Share;
     /// impl Policy for Share {
     ///     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
@@ -766,6 +772,8 @@ impl<'a> Simulation<'a> {
     /// #     log.extend(next.map(Queued::task));
     /// #     next.map_or(Next::Done, Next::Run)
     /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
     /// struct Share;
     /// impl Policy for Share {
     ///     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
@@ -814,6 +822,8 @@ impl<'a> Simulation<'a> {
     /// #     log.extend(next.map(Queued::task));
     /// #     next.map_or(Next::Done, Next::Run)
     /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
     /// struct Share;
     /// impl Policy for Share {
     ///     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
@@ -865,6 +875,8 @@ impl<'a> Simulation<'a> {
     /// #     log.extend(next.map(Queued::task));
     /// #     next.map_or(Next::Done, Next::Run)
     /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
     /// struct Share;
     /// impl Policy for Share {
     ///     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
@@ -922,6 +934,9 @@ impl<'a> Simulation<'a> {
     /// #     log.extend(next.map(Queued::task));
     /// #     next.map_or(Next::Done, Next::Run)
     /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    /// // `ran` notes the task it is given, if any, and runs it.
+    ///
     /// struct HeldFirst(Vec<usize>);
     ///
     /// impl Policy for HeldFirst {
@@ -974,6 +989,8 @@ impl<'a> Simulation<'a> {
     /// #     log.extend(next.map(Queued::task));
     /// #     next.map_or(Next::Done, Next::Run)
     /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
     /// struct Share;
     /// impl Policy for Share {
     ///     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
@@ -1037,6 +1054,9 @@ impl<'a> Simulation<'a> {
     /// #     log.extend(next.map(Queued::task));
     /// #     next.map_or(Next::Done, Next::Run)
     /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    /// // `ran` notes the task it is given, if any, and runs it.
+    ///
     /// struct Log(Vec<usize>);
     /// impl Policy for Log {
     /// #     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
@@ -1087,6 +1107,9 @@ impl<'a> Simulation<'a> {
     /// #     log.extend(next.map(Queued::task));
     /// #     next.map_or(Next::Done, Next::Run)
     /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    /// // `ran` notes the task it is given, if any, and runs it.
+    ///
     /// struct Log(Vec<usize>);
     /// impl Policy for Log {
     /// #     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
@@ -1137,6 +1160,9 @@ impl<'a> Simulation<'a> {
     /// #     log.extend(next.map(Queued::task));
     /// #     next.map_or(Next::Done, Next::Run)
     /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    /// // `ran` notes the task it is given, if any, and runs it.
+    ///
     /// struct Log(Vec<usize>);
     /// impl Policy for Log {
     /// #     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
@@ -1187,6 +1213,8 @@ impl<'a> Simulation<'a> {
     /// #     log.extend(next.map(Queued::task));
     /// #     next.map_or(Next::Done, Next::Run)
     /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
     /// struct Share;
     /// impl Policy for Share {
     ///     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
@@ -1235,6 +1263,8 @@ impl<'a> Simulation<'a> {
     /// #     log.extend(next.map(Queued::task));
     /// #     next.map_or(Next::Done, Next::Run)
     /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
     /// struct Share;
     /// impl Policy for Share {
     ///     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
@@ -1283,6 +1313,8 @@ impl<'a> Simulation<'a> {
     /// #     log.extend(next.map(Queued::task));
     /// #     next.map_or(Next::Done, Next::Run)
     /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
     /// struct NextDoor;
     /// impl Policy for NextDoor {
     /// #     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {

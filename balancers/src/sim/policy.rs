@@ -108,6 +108,8 @@ use super::engine::{Costs, Simulation};
 /// #     log.extend(next.map(Queued::task));
 /// #     next.map_or(Next::Done, Next::Run)
 /// # }
+/// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+///
 /// /// Worker 0 holds every tile; the others steal from the worker after them.
 /// struct NextDoor;
 ///
@@ -164,6 +166,8 @@ pub trait Policy {
     /// #     log.extend(next.map(Queued::task));
     /// #     next.map_or(Next::Done, Next::Run)
     /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
     /// struct AllOnZero;
     /// impl Policy for AllOnZero {
     ///     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
@@ -210,6 +214,9 @@ pub trait Policy {
     /// #     log.extend(next.map(Queued::task));
     /// #     next.map_or(Next::Done, Next::Run)
     /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    /// // `ran` notes the task it is given, if any, and runs it.
+    ///
     /// struct Log(Vec<usize>);
     /// impl Policy for Log {
     /// #     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
@@ -259,6 +266,8 @@ pub trait Policy {
     /// #     log.extend(next.map(Queued::task));
     /// #     next.map_or(Next::Done, Next::Run)
     /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
     /// struct Deque;
     /// impl Policy for Deque {
     /// #     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
@@ -310,6 +319,8 @@ pub trait Policy {
     /// #     log.extend(next.map(Queued::task));
     /// #     next.map_or(Next::Done, Next::Run)
     /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
     /// struct Interleaved;
     /// impl Policy for Interleaved {
     /// #     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
@@ -356,6 +367,8 @@ pub trait Policy {
     /// #     log.extend(next.map(Queued::task));
     /// #     next.map_or(Next::Done, Next::Run)
     /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
     /// #[derive(Default)]
     /// struct Counted { searches: usize }
     /// impl Policy for Counted {
@@ -381,7 +394,7 @@ pub trait Policy {
     ///     }
     /// }
     /// let mut policy = Counted::default();
-    /// let result = run(&mut policy, 2);
+    /// run(&mut policy, 2);
     /// assert!(policy.searches >= 1, "worker 1 starts with nothing");
     /// ```
     fn begin_search(&mut self, _w: usize) {}
@@ -413,8 +426,10 @@ pub trait Policy {
     /// #     log.extend(next.map(Queued::task));
     /// #     next.map_or(Next::Done, Next::Run)
     /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
     /// #[derive(Default)]
-    /// struct NextDoor {  }
+    /// struct NextDoor;
     /// impl Policy for NextDoor {
     /// #     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
     /// #         if w == 0 {
@@ -434,8 +449,7 @@ pub trait Policy {
     ///         Victim { worker: (w + 1) % sim.workers(), probes: 0 }
     ///     }
     /// }
-    /// let mut policy = NextDoor::default();
-    /// let result = run(&mut policy, 2);
+    /// let result = run(&mut NextDoor, 2);
     /// assert!(result.steal_successes() >= 1);
     /// ```
     fn choose_victim(&mut self, _sim: &Simulation<'_>, _w: usize) -> Victim {
@@ -469,6 +483,8 @@ pub trait Policy {
     /// #     log.extend(next.map(Queued::task));
     /// #     next.map_or(Next::Done, Next::Run)
     /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
     /// #[derive(Default)]
     /// struct Counted { failed: usize }
     /// impl Policy for Counted {
@@ -528,8 +544,10 @@ pub trait Policy {
     /// #     log.extend(next.map(Queued::task));
     /// #     next.map_or(Next::Done, Next::Run)
     /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
     /// #[derive(Default)]
-    /// struct Halves {  }
+    /// struct Halves;
     /// impl Policy for Halves {
     /// #     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
     /// #         if w == 0 {
@@ -549,8 +567,7 @@ pub trait Policy {
     ///         StealAmount::Half
     ///     }
     /// }
-    /// let mut policy = Halves::default();
-    /// let result = run(&mut policy, 2);
+    /// let result = run(&mut Halves, 2);
     /// let stolen: u64 = result.workers.iter().map(|w| w.tasks_stolen).sum();
     /// assert!(stolen >= result.steal_successes() && stolen >= 1);
     /// ```
@@ -586,6 +603,8 @@ pub trait Policy {
 /// #     log.extend(next.map(Queued::task));
 /// #     next.map_or(Next::Done, Next::Run)
 /// # }
+/// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+///
 /// /// Worker 1 takes its share only from time 5.
 /// struct Late;
 /// impl Policy for Late {
@@ -688,6 +707,8 @@ impl Children {
 /// #     log.extend(next.map(Queued::task));
 /// #     next.map_or(Next::Done, Next::Run)
 /// # }
+/// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+///
 /// struct Log(Vec<Queued>);
 /// impl Policy for Log {
 /// #     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
@@ -752,6 +773,8 @@ impl Queued {
     /// #     log.extend(next.map(Queued::task));
     /// #     next.map_or(Next::Done, Next::Run)
     /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
     /// struct Log(Vec<Queued>);
     /// impl Policy for Log {
     /// #     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
@@ -803,6 +826,8 @@ impl Queued {
     /// #     log.extend(next.map(Queued::task));
     /// #     next.map_or(Next::Done, Next::Run)
     /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
     /// struct Log(Vec<Queued>);
     /// impl Policy for Log {
     /// #     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
@@ -856,6 +881,8 @@ impl Queued {
 /// #     log.extend(next.map(Queued::task));
 /// #     next.map_or(Next::Done, Next::Run)
 /// # }
+/// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+///
 /// struct Longest;
 /// impl Policy for Longest {
 /// #     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {

@@ -192,17 +192,18 @@ impl TaskTree {
     /// ```
     /// use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
     ///
-    /// /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
-    /// /// through its parent.
-    /// fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
-    ///     let mut work = [0; MAX_FEATURES];
-    ///     work[0] = rays;
-    ///     let (kind, place) = (depth as u8, id as u32);
-    ///     RecordedTask {
-    ///         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
-    ///     }
-    /// }
-    ///
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
+    /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
+    /// #     let mut work = [0; MAX_FEATURES];
+    /// #     work[0] = rays;
+    /// #     let (kind, place) = (depth as u8, id as u32);
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
+    /// # }
+    /// #
+    /// // `task(id, parent, index, depth, rays)` makes a `RecordedTask` (see its example).
     /// // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
     /// let tasks = [
     ///     task(7, NO_PARENT, 0, 0, 2),
@@ -254,13 +255,14 @@ impl TaskTree {
     /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
     /// # let features = vec!["rays".into()];
     /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
-    /// let names = (vec!["camera".into(), "reflection".into()], vec!["rays".into()]);
+    /// // The same run, its tasks listed in another order: the reflection first.
+    /// let listed = [tasks[2].clone(), tasks[0].clone(), tasks[1].clone()];
+    /// let (kinds, features) = (tree.kinds.clone(), tree.features.clone());
     /// let model = tree.model.clone();
-    /// let (kinds, features) = names;
-    /// let (tree, number) =
-    ///     TaskTree::from_recorded_numbered("again".into(), kinds, features, model, &tasks)?;
-    /// assert_eq!(number, [0, 1, 2]);
-    /// assert_eq!(tree.place(number[2] as usize), 8);
+    /// let (again, number) =
+    ///     TaskTree::from_recorded_numbered("again".into(), kinds, features, model, &listed)?;
+    /// assert_eq!(number, [2, 0, 1]);
+    /// assert!(again.same_shape(&tree));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_recorded_numbered(
