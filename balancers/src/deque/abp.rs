@@ -98,10 +98,10 @@ pub struct Worker<T> {
 ///
 /// let (worker, stealer) = abp::new(4);
 /// worker.push(10, 0).unwrap();
-/// let thief = stealer.clone();
+/// let thief = stealer.clone(); // a handle for another thread
 /// let handle = std::thread::spawn(move || {
 ///     let mut loot = Vec::new();
-///     let _ = thief.steal_into(&mut loot, 1);
+///     assert_eq!(thief.steal_into(&mut loot, 1), Steal::Success(1));
 ///     loot
 /// });
 /// assert_eq!(handle.join().unwrap(), [10]);
