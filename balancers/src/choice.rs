@@ -39,6 +39,24 @@ pub trait Choice: Copy + Eq + fmt::Debug + Send + Sync + 'static {
 
 /// Implements [`Choice`] for a field-less enum: `choices!(Type { Variant => "keyword",
 /// "what it is"; … })`, the variants in the order they are listed.
+///
+/// ```
+/// use balancers::{Choice, choices};
+///
+/// #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// enum Shading {
+///     Flat,
+///     Smooth,
+/// }
+/// choices!(Shading {
+///     Flat => "flat", "One normal per triangle.";
+///     Smooth => "smooth", "Normals interpolated across each triangle.";
+/// });
+///
+/// assert_eq!(Shading::ALL, &[Shading::Flat, Shading::Smooth]);
+/// assert_eq!(Shading::from_keyword("smooth"), Some(Shading::Smooth));
+/// assert_eq!(Shading::Flat.keyword(), "flat");
+/// ```
 #[macro_export]
 macro_rules! choices {
     ($ty:ty { $($variant:ident => $keyword:literal, $about:literal;)+ }) => {

@@ -57,6 +57,40 @@ fn count_workers(n: usize) -> String {
 }
 
 /// The properties the kit checks (see the module's overview).
+///
+/// ```
+/// # use std::num::NonZeroUsize;
+/// # use balancers::{Balancer, BalancerKind, Outcome, SpawnError, TaskRunner};
+/// #
+/// # /// Broken: runs only the first initial task (and what it spawns).
+/// # #[derive(Clone)]
+/// # struct FirstOnly(BalancerKind);
+/// #
+/// # impl Balancer for FirstOnly {
+/// #     fn name(&self) -> String {
+/// #         "first-only".into()
+/// #     }
+/// #     fn run<T, R>(
+/// #         &self,
+/// #         workers: NonZeroUsize,
+/// #         tasks: &[T],
+/// #         runner: &R,
+/// #     ) -> Result<Outcome<R::Local>, SpawnError>
+/// #     where
+/// #         T: Clone + Send + Sync,
+/// #         R: TaskRunner<T>,
+/// #     {
+/// #         self.0.run(workers, &tasks[..tasks.len().min(1)], runner)
+/// #     }
+/// # }
+/// # let broken = FirstOnly(BalancerKind::counter(NonZeroUsize::MIN));
+/// use balancers::conformance::{Property, check};
+///
+/// // `broken` runs only the first of its initial tasks.
+/// let violation = check(&broken).unwrap_err();
+/// assert_eq!(violation.property, Property::ExactlyOnce);
+/// assert_eq!(violation.property.to_string(), "exactly once");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Property {
     /// Every task runs once.
@@ -81,6 +115,42 @@ impl fmt::Display for Property {
 }
 
 /// A property a balancer broke, and how.
+///
+/// ```
+/// # use std::num::NonZeroUsize;
+/// # use balancers::{Balancer, BalancerKind, Outcome, SpawnError, TaskRunner};
+/// #
+/// # /// Broken: runs only the first initial task (and what it spawns).
+/// # #[derive(Clone)]
+/// # struct FirstOnly(BalancerKind);
+/// #
+/// # impl Balancer for FirstOnly {
+/// #     fn name(&self) -> String {
+/// #         "first-only".into()
+/// #     }
+/// #     fn run<T, R>(
+/// #         &self,
+/// #         workers: NonZeroUsize,
+/// #         tasks: &[T],
+/// #         runner: &R,
+/// #     ) -> Result<Outcome<R::Local>, SpawnError>
+/// #     where
+/// #         T: Clone + Send + Sync,
+/// #         R: TaskRunner<T>,
+/// #     {
+/// #         self.0.run(workers, &tasks[..tasks.len().min(1)], runner)
+/// #     }
+/// # }
+/// # let broken = FirstOnly(BalancerKind::counter(NonZeroUsize::MIN));
+/// use balancers::conformance::{Forest, Property, check_forest};
+///
+/// // `broken` runs only the first of its initial tasks.
+/// let workers = NonZeroUsize::new(2).unwrap();
+/// let violation = check_forest(&broken, &Forest::uneven(500, 10), workers).unwrap_err();
+/// assert_eq!(violation.balancer, "first-only");
+/// assert_eq!(violation.property, Property::ExactlyOnce);
+/// assert!(violation.detail.starts_with("an uneven forest on 2 workers"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {
     /// The balancer's [`name`](Balancer::name).
@@ -102,6 +172,39 @@ impl std::error::Error for Violation {}
 /// Runs the whole kit against `balancer`: every forest on every count of
 /// [`WORKER_COUNTS`], then the panic checks.
 ///
+/// ```
+/// # use std::num::NonZeroUsize;
+/// # use balancers::{Balancer, BalancerKind, Outcome, SpawnError, TaskRunner};
+/// #
+/// # /// Broken: runs only the first initial task (and what it spawns).
+/// # #[derive(Clone)]
+/// # struct FirstOnly(BalancerKind);
+/// #
+/// # impl Balancer for FirstOnly {
+/// #     fn name(&self) -> String {
+/// #         "first-only".into()
+/// #     }
+/// #     fn run<T, R>(
+/// #         &self,
+/// #         workers: NonZeroUsize,
+/// #         tasks: &[T],
+/// #         runner: &R,
+/// #     ) -> Result<Outcome<R::Local>, SpawnError>
+/// #     where
+/// #         T: Clone + Send + Sync,
+/// #         R: TaskRunner<T>,
+/// #     {
+/// #         self.0.run(workers, &tasks[..tasks.len().min(1)], runner)
+/// #     }
+/// # }
+/// # let broken = FirstOnly(BalancerKind::counter(NonZeroUsize::MIN));
+/// use balancers::conformance::check;
+///
+/// // `broken` runs only the first of its initial tasks.
+/// let violation = check(&broken).unwrap_err();
+/// assert!(violation.to_string().starts_with("first-only: exactly once: an uneven forest"));
+/// ```
+///
 /// # Errors
 /// The first property broken.
 pub fn check<B>(balancer: &B) -> Result<(), Violation>
@@ -120,6 +223,20 @@ where
 /// One test forest: node `n`'s children, and which nodes are the initial tasks. Every node is
 /// a root or the child of exactly one node, once, and none is both: then running the roots and
 /// everything they spawn runs every node exactly once.
+///
+/// ```
+/// use std::num::NonZeroUsize;
+/// use balancers::BalancerKind;
+/// use balancers::conformance::{Forest, check_forest};
+///
+/// // Two initial tasks; task 0 spawns tasks 2 and 3.
+/// let children = vec![vec![2, 3], vec![], vec![], vec![]];
+/// let forest = Forest { name: "two roots", children, roots: vec![0, 1] };
+/// assert_eq!(forest.tasks(), 4);
+/// let counter = BalancerKind::counter(NonZeroUsize::MIN);
+/// check_forest(&counter, &forest, NonZeroUsize::new(3).unwrap())?;
+/// # Ok::<(), balancers::conformance::Violation>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Forest {
     /// What the forest is, for messages.
@@ -132,6 +249,15 @@ pub struct Forest {
 
 impl Forest {
     /// The kit's forests (see the module's overview).
+    ///
+    /// ```
+    /// use balancers::conformance::Forest;
+    ///
+    /// let forests = Forest::all();
+    /// assert_eq!(forests.len(), 7);
+    /// assert!(forests.iter().any(|f| f.tasks() == 0), "no tasks at all");
+    /// assert!(forests.iter().all(|f| f.tasks() < 100_000));
+    /// ```
     pub fn all() -> Vec<Forest> {
         vec![
             Forest::empty(),
@@ -145,6 +271,14 @@ impl Forest {
     }
 
     /// No tasks at all.
+    ///
+    /// ```
+    /// use balancers::conformance::Forest;
+    ///
+    /// let empty = Forest::empty();
+    /// assert_eq!(empty.tasks(), 0);
+    /// assert!(empty.roots.is_empty());
+    /// ```
     pub fn empty() -> Self {
         Self {
             name: "no tasks",
@@ -154,6 +288,14 @@ impl Forest {
     }
 
     /// One initial task and a chain of `length - 1` below it, each spawning the next.
+    ///
+    /// ```
+    /// use balancers::conformance::Forest;
+    ///
+    /// let chain = Forest::chain(3, "three in a row");
+    /// assert_eq!(chain.roots, [0]);
+    /// assert_eq!(chain.children, [vec![1], vec![2], vec![]]);
+    /// ```
     pub fn chain(length: u32, name: &'static str) -> Self {
         let children = (0..length)
             .map(|n| if n + 1 < length { vec![n + 1] } else { vec![] })
@@ -168,6 +310,16 @@ impl Forest {
     /// `roots` trees in which node `n` has 0 to 2 children by a hash of `n`, down to depth
     /// `max_depth`: subtrees that differ in size by orders of magnitude, like pixels that see
     /// glass beside pixels that see the sky.
+    ///
+    /// ```
+    /// use balancers::conformance::Forest;
+    ///
+    /// let forest = Forest::uneven(10, 3);
+    /// assert_eq!(forest.roots, (0..10).collect::<Vec<_>>());
+    /// assert!(forest.children.iter().all(|c| c.len() <= 2));
+    /// // Ten trees of depth 3 at most: 15 nodes each at most.
+    /// assert!(forest.tasks() > 10 && forest.tasks() <= 150);
+    /// ```
     pub fn uneven(roots: u32, max_depth: u32) -> Self {
         let mut children: Vec<Vec<u32>> = (0..roots).map(|_| Vec::new()).collect();
         let mut depth = vec![0u32; roots as usize];
@@ -194,6 +346,15 @@ impl Forest {
     }
 
     /// One initial task that spawns `width` leaves at once.
+    ///
+    /// ```
+    /// use balancers::conformance::Forest;
+    ///
+    /// let forest = Forest::fan_out(100);
+    /// assert_eq!(forest.tasks(), 101);
+    /// assert_eq!(forest.children[0], (1..=100).collect::<Vec<_>>());
+    /// assert!(forest.children[1..].iter().all(Vec::is_empty));
+    /// ```
     pub fn fan_out(width: u32) -> Self {
         let mut children = vec![(1..=width).collect()];
         children.extend((0..width).map(|_| Vec::new()));
@@ -206,6 +367,16 @@ impl Forest {
 
     /// `tiny` initial tasks that spawn nothing, then one whose task spawns a full binary tree
     /// of depth `depth` (2^(depth+1) − 1 tasks): one huge tile among tiny ones.
+    ///
+    /// ```
+    /// use balancers::conformance::Forest;
+    ///
+    /// // Four tiny tasks, then a tree of depth 2 (seven tasks) from task 4.
+    /// let forest = Forest::huge_among_tiny(4, 2);
+    /// assert_eq!(forest.tasks(), 4 + 7);
+    /// assert_eq!(forest.roots, [0, 1, 2, 3, 4]);
+    /// assert_eq!(forest.children[4], [5, 6]);
+    /// ```
     pub fn huge_among_tiny(tiny: u32, depth: u32) -> Self {
         let mut children: Vec<Vec<u32>> = (0..tiny).map(|_| Vec::new()).collect();
         let first = tiny;
@@ -227,6 +398,17 @@ impl Forest {
 
     /// `trivial` initial tasks, then one that starts a chain of `chain` tasks whose last
     /// spawns `leaves` leaves: work that appears anew long after every other worker ran dry.
+    ///
+    /// ```
+    /// use balancers::conformance::Forest;
+    ///
+    /// // Two trivial tasks; task 2 starts a chain of three (2, 3, 4) whose last spawns four
+    /// // leaves.
+    /// let forest = Forest::late_chain(2, 3, 4);
+    /// assert_eq!(forest.roots, [0, 1, 2]);
+    /// assert_eq!(forest.children[2..5], [vec![3], vec![4], vec![5, 6, 7, 8]]);
+    /// assert_eq!(forest.tasks(), 9);
+    /// ```
     pub fn late_chain(trivial: u32, chain: u32, leaves: u32) -> Self {
         let mut children: Vec<Vec<u32>> = (0..trivial).map(|_| Vec::new()).collect();
         let start = trivial;
@@ -246,6 +428,13 @@ impl Forest {
     }
 
     /// Tasks in all, initial and spawned.
+    ///
+    /// ```
+    /// use balancers::conformance::Forest;
+    ///
+    /// assert_eq!(Forest::chain(5, "five").tasks(), 5);
+    /// assert_eq!(Forest::fan_out(3).tasks(), 4);
+    /// ```
     pub fn tasks(&self) -> usize {
         self.children.len()
     }
@@ -293,6 +482,16 @@ fn within_limit<T: Send + 'static>(body: impl FnOnce() -> T + Send + 'static) ->
 
 /// Runs `forest` on `workers` workers and checks that every task ran exactly once and that the
 /// telemetry adds up.
+///
+/// ```
+/// use std::num::NonZeroUsize;
+/// use balancers::WorkStealing;
+/// use balancers::conformance::{Forest, check_forest};
+///
+/// let workers = NonZeroUsize::new(8).unwrap();
+/// check_forest(&WorkStealing::default(), &Forest::fan_out(1_000), workers)?;
+/// # Ok::<(), balancers::conformance::Violation>(())
+/// ```
 ///
 /// # Errors
 /// The property broken.
@@ -458,6 +657,14 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
 /// Checks that a panicking task's panic reaches the caller on 1, 4 and 64 workers, that the
 /// run ends although its other tasks never would, that no task is still running when the run
 /// returns, and that none starts after that.
+///
+/// ```
+/// use balancers::{Assignment, BalancerKind};
+/// use balancers::conformance::check_panics;
+///
+/// check_panics(&BalancerKind::static_tiles(Assignment::Interleaved))?;
+/// # Ok::<(), balancers::conformance::Violation>(())
+/// ```
 ///
 /// # Errors
 /// The property broken.

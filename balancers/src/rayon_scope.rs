@@ -51,6 +51,15 @@ impl RayonScope {
     /// one per core the process may use (a baseline given fewer threads than cores would be
     /// a handicapped one). Beyond it, rayon's idle workers searching each other's queues take
     /// longer than any frame (see `MOST_WORKERS` in the source).
+    ///
+    /// ```
+    /// use balancers::RayonScope;
+    ///
+    /// let most = RayonScope::max_workers().get();
+    /// assert!(most >= 512);
+    /// let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    /// assert!(most >= cores);
+    /// ```
     pub fn max_workers() -> NonZeroUsize {
         let most = NonZeroUsize::new(MOST_WORKERS).expect("512 is not 0");
         thread::available_parallelism().map_or(most, |cores| cores.max(most))
@@ -142,6 +151,19 @@ impl Balancer for RayonScope {
 ///
 /// A refused start comes back as the [`SpawnError`] of the other balancers, naming the thread;
 /// rayon has then told the threads already started to exit, and they are joined first.
+///
+/// ```
+/// use std::num::NonZeroUsize;
+/// use balancers::rayon_scope::{join_all, start_pool};
+///
+/// let (pool, threads) = start_pool(NonZeroUsize::new(2).unwrap(), "example")?;
+/// assert_eq!(threads.len(), 2);
+/// let name = pool.install(|| std::thread::current().name().map(String::from));
+/// assert!(name.is_some_and(|n| n.starts_with("example-")));
+/// drop(pool);
+/// join_all(threads);
+/// # Ok::<(), balancers::SpawnError>(())
+/// ```
 pub fn start_pool(
     workers: NonZeroUsize,
     name: &str,
@@ -185,6 +207,16 @@ pub fn start_pool(
 }
 
 /// Waits for every pool thread to end; a pool thread's panic reaches the caller.
+///
+/// ```
+/// # use std::num::NonZeroUsize;
+/// # use balancers::rayon_scope::{join_all, start_pool};
+/// let (pool, threads) = start_pool(NonZeroUsize::MIN, "joined")?;
+/// assert_eq!(pool.install(|| 6 * 7), 42);
+/// drop(pool); // tells the thread to exit
+/// join_all(threads);
+/// # Ok::<(), balancers::SpawnError>(())
+/// ```
 pub fn join_all(threads: Vec<JoinHandle<()>>) {
     for thread in threads {
         thread

@@ -45,6 +45,13 @@ pub struct Termination {
 
 impl Termination {
     /// Counters for `workers` workers and `initial` tasks that exist before any starts.
+    ///
+    /// ```
+    /// use balancers::termination::Termination;
+    ///
+    /// assert!(Termination::new(4, 0).all_done(), "no task: over at once");
+    /// assert!(!Termination::new(4, 1).all_done());
+    /// ```
     pub fn new(workers: usize, initial: u64) -> Self {
         Self {
             workers: (0..workers).map(|_| CachePadded::default()).collect(),
@@ -54,6 +61,14 @@ impl Termination {
 
     /// Worker `worker` has created `total` tasks so far. Called before the newest of them can
     /// be seen by another worker (before it is pushed).
+    ///
+    /// ```
+    /// # use balancers::termination::Termination;
+    /// let counts = Termination::new(1, 1);
+    /// counts.created(0, 1); // the initial task spawned one
+    /// counts.finished(0, 1);
+    /// assert!(!counts.all_done(), "the spawned task has not finished");
+    /// ```
     #[inline]
     pub fn created(&self, worker: usize, total: u64) {
         // Relaxed: the push that follows publishes it (its Release comes after this store in
@@ -63,6 +78,14 @@ impl Termination {
     }
 
     /// Worker `worker` has finished `total` tasks so far, their spawns included.
+    ///
+    /// ```
+    /// # use balancers::termination::Termination;
+    /// let counts = Termination::new(2, 2);
+    /// counts.finished(0, 1);
+    /// counts.finished(1, 1);
+    /// assert!(counts.all_done());
+    /// ```
     #[inline]
     pub fn finished(&self, worker: usize, total: u64) {
         // Release: whoever reads this total also sees the `created` counts of the tasks that
@@ -89,6 +112,14 @@ impl Termination {
     }
 
     /// True when every task, initial or created, has finished. Any worker may ask.
+    ///
+    /// ```
+    /// # use balancers::termination::Termination;
+    /// let counts = Termination::new(2, 1);
+    /// assert!(!counts.all_done());
+    /// counts.finished(1, 1); // any worker may finish an initial task
+    /// assert!(counts.all_done());
+    /// ```
     pub fn all_done(&self) -> bool {
         let first = self.collect();
         if first.0 != self.initial + first.1 {

@@ -77,6 +77,82 @@ use crate::victim::XorShift;
 use pool::Pool;
 
 /// How tiles are split between ranks.
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use std::sync::atomic::{AtomicUsize, Ordering};
+/// # use std::sync::mpsc::{self, Receiver, Sender};
+/// # use balancers::cluster::{Message, Transport};
+/// #
+/// # /// One rank's end of an in-process network: ranks are threads, messages go through
+/// # /// channels.
+/// # struct Loopback {
+/// #     rank: usize,
+/// #     to: Vec<Sender<(usize, Message)>>,
+/// #     from: Receiver<(usize, Message)>,
+/// #     /// Ranks that have entered the closing barrier.
+/// #     barrier: Arc<AtomicUsize>,
+/// # }
+/// #
+/// # impl Transport for Loopback {
+/// #     fn rank(&self) -> usize {
+/// #         self.rank
+/// #     }
+/// #     fn ranks(&self) -> usize {
+/// #         self.to.len()
+/// #     }
+/// #     fn send(&mut self, to: usize, message: Message) {
+/// #         self.to[to].send((self.rank, message)).expect("ranks live until the barrier");
+/// #     }
+/// #     fn receive(&mut self) -> Option<(usize, Message)> {
+/// #         self.from.try_recv().ok()
+/// #     }
+/// #     fn enter_barrier(&mut self) {
+/// #         self.barrier.fetch_add(1, Ordering::SeqCst);
+/// #     }
+/// #     fn barrier_done(&mut self) -> bool {
+/// #         self.barrier.load(Ordering::SeqCst) == self.to.len()
+/// #     }
+/// # }
+/// #
+/// # /// The ends of a network of `ranks` ranks, rank 0 first.
+/// # fn network(ranks: usize) -> Vec<Loopback> {
+/// #     let (to, from): (Vec<_>, Vec<_>) = (0..ranks).map(|_| mpsc::channel()).unzip();
+/// #     let barrier = Arc::new(AtomicUsize::new(0));
+/// #     let end = |(rank, from)| {
+/// #         let (to, barrier) = (to.clone(), Arc::clone(&barrier));
+/// #         Loopback { rank, to, from, barrier }
+/// #     };
+/// #     from.into_iter().enumerate().map(end).collect()
+/// # }
+/// # use std::convert::Infallible;
+/// # use std::num::NonZeroUsize;
+/// # use std::thread;
+/// # use balancers::cluster::{ClusterMode, RankTelemetry, run_rank};
+/// #
+/// # /// A frame of `tiles` tiles on `ranks` ranks, each a thread: each rank's account, and the
+/// # /// tiles it rendered.
+/// # fn frame(mode: ClusterMode, ranks: usize, tiles: u32) -> Vec<(RankTelemetry, Vec<u32>)> {
+/// #     let rank = move |mut transport: Loopback| {
+/// #         let mut rendered = Vec::new();
+/// #         let render = |batch: &[u32]| Ok::<(), Infallible>(rendered.extend_from_slice(batch));
+/// #         let telemetry = run_rank(mode, &mut transport, tiles, NonZeroUsize::MIN, render);
+/// #         (telemetry.unwrap(), rendered)
+/// #     };
+/// #     let threads: Vec<_> = network(ranks)
+/// #         .into_iter()
+/// #         .map(|t| thread::spawn(move || rank(t)))
+/// #         .collect();
+/// #     threads.into_iter().map(|t| t.join().unwrap()).collect()
+/// # }
+/// // `frame` runs a frame on ranks that are threads, and gives each rank's tiles.
+/// let chunk = NonZeroUsize::new(4).unwrap();
+/// for mode in [ClusterMode::Static, ClusterMode::Counter { chunk }, ClusterMode::Stealing] {
+///     let mut tiles: Vec<u32> = frame(mode, 3, 50).into_iter().flat_map(|(_, t)| t).collect();
+///     tiles.sort();
+///     assert_eq!(tiles, (0..50).collect::<Vec<_>>(), "{}: every tile once", mode.name());
+/// }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClusterMode {
     /// Tile `i` to rank `i mod ranks`, dealt before the start; nothing moves.
@@ -93,6 +169,16 @@ pub enum ClusterMode {
 
 impl ClusterMode {
     /// A short name for reports: `static`, `counter/chunk=N` or `stealing/half`.
+    ///
+    /// ```
+    /// use std::num::NonZeroUsize;
+    /// use balancers::cluster::ClusterMode;
+    ///
+    /// assert_eq!(ClusterMode::Static.name(), "static");
+    /// let chunk = NonZeroUsize::new(4).unwrap();
+    /// assert_eq!(ClusterMode::Counter { chunk }.name(), "counter/chunk=4");
+    /// assert_eq!(ClusterMode::Stealing.name(), "stealing/half");
+    /// ```
     pub fn name(&self) -> String {
         match self {
             Self::Static => "static".into(),
@@ -104,22 +190,464 @@ impl ClusterMode {
 
 /// How a rank talks to the others. Implemented over MPI by the renderer; in-process for this
 /// crate's tests.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use std::sync::mpsc::{self, Receiver, Sender};
+/// use balancers::cluster::{Message, Transport};
+///
+/// /// One rank's end of an in-process network: ranks are threads, messages go through
+/// /// channels.
+/// struct Loopback {
+///     rank: usize,
+///     to: Vec<Sender<(usize, Message)>>,
+///     from: Receiver<(usize, Message)>,
+///     /// Ranks that have entered the closing barrier.
+///     barrier: Arc<AtomicUsize>,
+/// }
+///
+/// impl Transport for Loopback {
+///     fn rank(&self) -> usize {
+///         self.rank
+///     }
+///     fn ranks(&self) -> usize {
+///         self.to.len()
+///     }
+///     fn send(&mut self, to: usize, message: Message) {
+///         self.to[to].send((self.rank, message)).expect("ranks live until the barrier");
+///     }
+///     fn receive(&mut self) -> Option<(usize, Message)> {
+///         self.from.try_recv().ok()
+///     }
+///     fn enter_barrier(&mut self) {
+///         self.barrier.fetch_add(1, Ordering::SeqCst);
+///     }
+///     fn barrier_done(&mut self) -> bool {
+///         self.barrier.load(Ordering::SeqCst) == self.to.len()
+///     }
+/// }
+///
+/// /// The ends of a network of `ranks` ranks, rank 0 first.
+/// fn network(ranks: usize) -> Vec<Loopback> {
+///     let (to, from): (Vec<_>, Vec<_>) = (0..ranks).map(|_| mpsc::channel()).unzip();
+///     let barrier = Arc::new(AtomicUsize::new(0));
+///     let end = |(rank, from)| {
+///         let (to, barrier) = (to.clone(), Arc::clone(&barrier));
+///         Loopback { rank, to, from, barrier }
+///     };
+///     from.into_iter().enumerate().map(end).collect()
+/// }
+///
+/// let mut ranks = network(2);
+/// ranks[0].send(1, Message::Request);
+/// assert_eq!(ranks[1].receive(), Some((0, Message::Request)));
+/// ```
 pub trait Transport {
     /// This rank's number, from 0.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use std::sync::atomic::{AtomicUsize, Ordering};
+    /// # use std::sync::mpsc::{self, Receiver, Sender};
+    /// # use balancers::cluster::{Message, Transport};
+    /// #
+    /// # /// One rank's end of an in-process network: ranks are threads, messages go through
+    /// # /// channels.
+    /// # struct Loopback {
+    /// #     rank: usize,
+    /// #     to: Vec<Sender<(usize, Message)>>,
+    /// #     from: Receiver<(usize, Message)>,
+    /// #     /// Ranks that have entered the closing barrier.
+    /// #     barrier: Arc<AtomicUsize>,
+    /// # }
+    /// #
+    /// # impl Transport for Loopback {
+    /// #     fn rank(&self) -> usize {
+    /// #         self.rank
+    /// #     }
+    /// #     fn ranks(&self) -> usize {
+    /// #         self.to.len()
+    /// #     }
+    /// #     fn send(&mut self, to: usize, message: Message) {
+    /// #         self.to[to].send((self.rank, message)).expect("ranks live until the barrier");
+    /// #     }
+    /// #     fn receive(&mut self) -> Option<(usize, Message)> {
+    /// #         self.from.try_recv().ok()
+    /// #     }
+    /// #     fn enter_barrier(&mut self) {
+    /// #         self.barrier.fetch_add(1, Ordering::SeqCst);
+    /// #     }
+    /// #     fn barrier_done(&mut self) -> bool {
+    /// #         self.barrier.load(Ordering::SeqCst) == self.to.len()
+    /// #     }
+    /// # }
+    /// #
+    /// # /// The ends of a network of `ranks` ranks, rank 0 first.
+    /// # fn network(ranks: usize) -> Vec<Loopback> {
+    /// #     let (to, from): (Vec<_>, Vec<_>) = (0..ranks).map(|_| mpsc::channel()).unzip();
+    /// #     let barrier = Arc::new(AtomicUsize::new(0));
+    /// #     let end = |(rank, from)| {
+    /// #         let (to, barrier) = (to.clone(), Arc::clone(&barrier));
+    /// #         Loopback { rank, to, from, barrier }
+    /// #     };
+    /// #     from.into_iter().enumerate().map(end).collect()
+    /// # }
+    /// let ranks = network(3);
+    /// assert_eq!(ranks[2].rank(), 2);
+    /// ```
     fn rank(&self) -> usize;
     /// How many ranks there are.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use std::sync::atomic::{AtomicUsize, Ordering};
+    /// # use std::sync::mpsc::{self, Receiver, Sender};
+    /// # use balancers::cluster::{Message, Transport};
+    /// #
+    /// # /// One rank's end of an in-process network: ranks are threads, messages go through
+    /// # /// channels.
+    /// # struct Loopback {
+    /// #     rank: usize,
+    /// #     to: Vec<Sender<(usize, Message)>>,
+    /// #     from: Receiver<(usize, Message)>,
+    /// #     /// Ranks that have entered the closing barrier.
+    /// #     barrier: Arc<AtomicUsize>,
+    /// # }
+    /// #
+    /// # impl Transport for Loopback {
+    /// #     fn rank(&self) -> usize {
+    /// #         self.rank
+    /// #     }
+    /// #     fn ranks(&self) -> usize {
+    /// #         self.to.len()
+    /// #     }
+    /// #     fn send(&mut self, to: usize, message: Message) {
+    /// #         self.to[to].send((self.rank, message)).expect("ranks live until the barrier");
+    /// #     }
+    /// #     fn receive(&mut self) -> Option<(usize, Message)> {
+    /// #         self.from.try_recv().ok()
+    /// #     }
+    /// #     fn enter_barrier(&mut self) {
+    /// #         self.barrier.fetch_add(1, Ordering::SeqCst);
+    /// #     }
+    /// #     fn barrier_done(&mut self) -> bool {
+    /// #         self.barrier.load(Ordering::SeqCst) == self.to.len()
+    /// #     }
+    /// # }
+    /// #
+    /// # /// The ends of a network of `ranks` ranks, rank 0 first.
+    /// # fn network(ranks: usize) -> Vec<Loopback> {
+    /// #     let (to, from): (Vec<_>, Vec<_>) = (0..ranks).map(|_| mpsc::channel()).unzip();
+    /// #     let barrier = Arc::new(AtomicUsize::new(0));
+    /// #     let end = |(rank, from)| {
+    /// #         let (to, barrier) = (to.clone(), Arc::clone(&barrier));
+    /// #         Loopback { rank, to, from, barrier }
+    /// #     };
+    /// #     from.into_iter().enumerate().map(end).collect()
+    /// # }
+    /// let ranks = network(3);
+    /// assert!(ranks.iter().all(|r| r.ranks() == 3));
+    /// ```
     fn ranks(&self) -> usize;
     /// Sends `message` to rank `to` without waiting for it to be received.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use std::sync::atomic::{AtomicUsize, Ordering};
+    /// # use std::sync::mpsc::{self, Receiver, Sender};
+    /// # use balancers::cluster::{Message, Transport};
+    /// #
+    /// # /// One rank's end of an in-process network: ranks are threads, messages go through
+    /// # /// channels.
+    /// # struct Loopback {
+    /// #     rank: usize,
+    /// #     to: Vec<Sender<(usize, Message)>>,
+    /// #     from: Receiver<(usize, Message)>,
+    /// #     /// Ranks that have entered the closing barrier.
+    /// #     barrier: Arc<AtomicUsize>,
+    /// # }
+    /// #
+    /// # impl Transport for Loopback {
+    /// #     fn rank(&self) -> usize {
+    /// #         self.rank
+    /// #     }
+    /// #     fn ranks(&self) -> usize {
+    /// #         self.to.len()
+    /// #     }
+    /// #     fn send(&mut self, to: usize, message: Message) {
+    /// #         self.to[to].send((self.rank, message)).expect("ranks live until the barrier");
+    /// #     }
+    /// #     fn receive(&mut self) -> Option<(usize, Message)> {
+    /// #         self.from.try_recv().ok()
+    /// #     }
+    /// #     fn enter_barrier(&mut self) {
+    /// #         self.barrier.fetch_add(1, Ordering::SeqCst);
+    /// #     }
+    /// #     fn barrier_done(&mut self) -> bool {
+    /// #         self.barrier.load(Ordering::SeqCst) == self.to.len()
+    /// #     }
+    /// # }
+    /// #
+    /// # /// The ends of a network of `ranks` ranks, rank 0 first.
+    /// # fn network(ranks: usize) -> Vec<Loopback> {
+    /// #     let (to, from): (Vec<_>, Vec<_>) = (0..ranks).map(|_| mpsc::channel()).unzip();
+    /// #     let barrier = Arc::new(AtomicUsize::new(0));
+    /// #     let end = |(rank, from)| {
+    /// #         let (to, barrier) = (to.clone(), Arc::clone(&barrier));
+    /// #         Loopback { rank, to, from, barrier }
+    /// #     };
+    /// #     from.into_iter().enumerate().map(end).collect()
+    /// # }
+    /// let mut ranks = network(2);
+    /// ranks[1].send(0, Message::Finished(3));
+    /// assert_eq!(ranks[0].receive(), Some((1, Message::Finished(3))));
+    /// ```
     fn send(&mut self, to: usize, message: Message);
     /// A message that has arrived, with its sender, if there is one; never waits.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use std::sync::atomic::{AtomicUsize, Ordering};
+    /// # use std::sync::mpsc::{self, Receiver, Sender};
+    /// # use balancers::cluster::{Message, Transport};
+    /// #
+    /// # /// One rank's end of an in-process network: ranks are threads, messages go through
+    /// # /// channels.
+    /// # struct Loopback {
+    /// #     rank: usize,
+    /// #     to: Vec<Sender<(usize, Message)>>,
+    /// #     from: Receiver<(usize, Message)>,
+    /// #     /// Ranks that have entered the closing barrier.
+    /// #     barrier: Arc<AtomicUsize>,
+    /// # }
+    /// #
+    /// # impl Transport for Loopback {
+    /// #     fn rank(&self) -> usize {
+    /// #         self.rank
+    /// #     }
+    /// #     fn ranks(&self) -> usize {
+    /// #         self.to.len()
+    /// #     }
+    /// #     fn send(&mut self, to: usize, message: Message) {
+    /// #         self.to[to].send((self.rank, message)).expect("ranks live until the barrier");
+    /// #     }
+    /// #     fn receive(&mut self) -> Option<(usize, Message)> {
+    /// #         self.from.try_recv().ok()
+    /// #     }
+    /// #     fn enter_barrier(&mut self) {
+    /// #         self.barrier.fetch_add(1, Ordering::SeqCst);
+    /// #     }
+    /// #     fn barrier_done(&mut self) -> bool {
+    /// #         self.barrier.load(Ordering::SeqCst) == self.to.len()
+    /// #     }
+    /// # }
+    /// #
+    /// # /// The ends of a network of `ranks` ranks, rank 0 first.
+    /// # fn network(ranks: usize) -> Vec<Loopback> {
+    /// #     let (to, from): (Vec<_>, Vec<_>) = (0..ranks).map(|_| mpsc::channel()).unzip();
+    /// #     let barrier = Arc::new(AtomicUsize::new(0));
+    /// #     let end = |(rank, from)| {
+    /// #         let (to, barrier) = (to.clone(), Arc::clone(&barrier));
+    /// #         Loopback { rank, to, from, barrier }
+    /// #     };
+    /// #     from.into_iter().enumerate().map(end).collect()
+    /// # }
+    /// let mut ranks = network(2);
+    /// assert_eq!(ranks[1].receive(), None, "nothing has been sent");
+    /// ranks[0].send(1, Message::NoTiles);
+    /// assert_eq!(ranks[1].receive(), Some((0, Message::NoTiles)));
+    /// ```
     fn receive(&mut self) -> Option<(usize, Message)>;
     /// Enters the closing barrier, which completes once every rank has entered it.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use std::sync::atomic::{AtomicUsize, Ordering};
+    /// # use std::sync::mpsc::{self, Receiver, Sender};
+    /// # use balancers::cluster::{Message, Transport};
+    /// #
+    /// # /// One rank's end of an in-process network: ranks are threads, messages go through
+    /// # /// channels.
+    /// # struct Loopback {
+    /// #     rank: usize,
+    /// #     to: Vec<Sender<(usize, Message)>>,
+    /// #     from: Receiver<(usize, Message)>,
+    /// #     /// Ranks that have entered the closing barrier.
+    /// #     barrier: Arc<AtomicUsize>,
+    /// # }
+    /// #
+    /// # impl Transport for Loopback {
+    /// #     fn rank(&self) -> usize {
+    /// #         self.rank
+    /// #     }
+    /// #     fn ranks(&self) -> usize {
+    /// #         self.to.len()
+    /// #     }
+    /// #     fn send(&mut self, to: usize, message: Message) {
+    /// #         self.to[to].send((self.rank, message)).expect("ranks live until the barrier");
+    /// #     }
+    /// #     fn receive(&mut self) -> Option<(usize, Message)> {
+    /// #         self.from.try_recv().ok()
+    /// #     }
+    /// #     fn enter_barrier(&mut self) {
+    /// #         self.barrier.fetch_add(1, Ordering::SeqCst);
+    /// #     }
+    /// #     fn barrier_done(&mut self) -> bool {
+    /// #         self.barrier.load(Ordering::SeqCst) == self.to.len()
+    /// #     }
+    /// # }
+    /// #
+    /// # /// The ends of a network of `ranks` ranks, rank 0 first.
+    /// # fn network(ranks: usize) -> Vec<Loopback> {
+    /// #     let (to, from): (Vec<_>, Vec<_>) = (0..ranks).map(|_| mpsc::channel()).unzip();
+    /// #     let barrier = Arc::new(AtomicUsize::new(0));
+    /// #     let end = |(rank, from)| {
+    /// #         let (to, barrier) = (to.clone(), Arc::clone(&barrier));
+    /// #         Loopback { rank, to, from, barrier }
+    /// #     };
+    /// #     from.into_iter().enumerate().map(end).collect()
+    /// # }
+    /// let mut ranks = network(2);
+    /// ranks[0].enter_barrier();
+    /// assert!(!ranks[0].barrier_done(), "rank 1 has not entered it");
+    /// ranks[1].enter_barrier();
+    /// assert!(ranks[0].barrier_done());
+    /// ```
     fn enter_barrier(&mut self);
     /// Whether the closing barrier has completed; never waits.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use std::sync::atomic::{AtomicUsize, Ordering};
+    /// # use std::sync::mpsc::{self, Receiver, Sender};
+    /// # use balancers::cluster::{Message, Transport};
+    /// #
+    /// # /// One rank's end of an in-process network: ranks are threads, messages go through
+    /// # /// channels.
+    /// # struct Loopback {
+    /// #     rank: usize,
+    /// #     to: Vec<Sender<(usize, Message)>>,
+    /// #     from: Receiver<(usize, Message)>,
+    /// #     /// Ranks that have entered the closing barrier.
+    /// #     barrier: Arc<AtomicUsize>,
+    /// # }
+    /// #
+    /// # impl Transport for Loopback {
+    /// #     fn rank(&self) -> usize {
+    /// #         self.rank
+    /// #     }
+    /// #     fn ranks(&self) -> usize {
+    /// #         self.to.len()
+    /// #     }
+    /// #     fn send(&mut self, to: usize, message: Message) {
+    /// #         self.to[to].send((self.rank, message)).expect("ranks live until the barrier");
+    /// #     }
+    /// #     fn receive(&mut self) -> Option<(usize, Message)> {
+    /// #         self.from.try_recv().ok()
+    /// #     }
+    /// #     fn enter_barrier(&mut self) {
+    /// #         self.barrier.fetch_add(1, Ordering::SeqCst);
+    /// #     }
+    /// #     fn barrier_done(&mut self) -> bool {
+    /// #         self.barrier.load(Ordering::SeqCst) == self.to.len()
+    /// #     }
+    /// # }
+    /// #
+    /// # /// The ends of a network of `ranks` ranks, rank 0 first.
+    /// # fn network(ranks: usize) -> Vec<Loopback> {
+    /// #     let (to, from): (Vec<_>, Vec<_>) = (0..ranks).map(|_| mpsc::channel()).unzip();
+    /// #     let barrier = Arc::new(AtomicUsize::new(0));
+    /// #     let end = |(rank, from)| {
+    /// #         let (to, barrier) = (to.clone(), Arc::clone(&barrier));
+    /// #         Loopback { rank, to, from, barrier }
+    /// #     };
+    /// #     from.into_iter().enumerate().map(end).collect()
+    /// # }
+    /// let mut ranks = network(1);
+    /// assert!(!ranks[0].barrier_done());
+    /// ranks[0].enter_barrier();
+    /// assert!(ranks[0].barrier_done(), "a rank alone completes it");
+    /// ```
     fn barrier_done(&mut self) -> bool;
 }
 
 /// A rank's account of a frame, besides what its local balancer measured.
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use std::sync::atomic::{AtomicUsize, Ordering};
+/// # use std::sync::mpsc::{self, Receiver, Sender};
+/// # use balancers::cluster::{Message, Transport};
+/// #
+/// # /// One rank's end of an in-process network: ranks are threads, messages go through
+/// # /// channels.
+/// # struct Loopback {
+/// #     rank: usize,
+/// #     to: Vec<Sender<(usize, Message)>>,
+/// #     from: Receiver<(usize, Message)>,
+/// #     /// Ranks that have entered the closing barrier.
+/// #     barrier: Arc<AtomicUsize>,
+/// # }
+/// #
+/// # impl Transport for Loopback {
+/// #     fn rank(&self) -> usize {
+/// #         self.rank
+/// #     }
+/// #     fn ranks(&self) -> usize {
+/// #         self.to.len()
+/// #     }
+/// #     fn send(&mut self, to: usize, message: Message) {
+/// #         self.to[to].send((self.rank, message)).expect("ranks live until the barrier");
+/// #     }
+/// #     fn receive(&mut self) -> Option<(usize, Message)> {
+/// #         self.from.try_recv().ok()
+/// #     }
+/// #     fn enter_barrier(&mut self) {
+/// #         self.barrier.fetch_add(1, Ordering::SeqCst);
+/// #     }
+/// #     fn barrier_done(&mut self) -> bool {
+/// #         self.barrier.load(Ordering::SeqCst) == self.to.len()
+/// #     }
+/// # }
+/// #
+/// # /// The ends of a network of `ranks` ranks, rank 0 first.
+/// # fn network(ranks: usize) -> Vec<Loopback> {
+/// #     let (to, from): (Vec<_>, Vec<_>) = (0..ranks).map(|_| mpsc::channel()).unzip();
+/// #     let barrier = Arc::new(AtomicUsize::new(0));
+/// #     let end = |(rank, from)| {
+/// #         let (to, barrier) = (to.clone(), Arc::clone(&barrier));
+/// #         Loopback { rank, to, from, barrier }
+/// #     };
+/// #     from.into_iter().enumerate().map(end).collect()
+/// # }
+/// # use std::convert::Infallible;
+/// # use std::num::NonZeroUsize;
+/// # use std::thread;
+/// # use balancers::cluster::{ClusterMode, RankTelemetry, run_rank};
+/// #
+/// # /// A frame of `tiles` tiles on `ranks` ranks, each a thread: each rank's account, and the
+/// # /// tiles it rendered.
+/// # fn frame(mode: ClusterMode, ranks: usize, tiles: u32) -> Vec<(RankTelemetry, Vec<u32>)> {
+/// #     let rank = move |mut transport: Loopback| {
+/// #         let mut rendered = Vec::new();
+/// #         let render = |batch: &[u32]| Ok::<(), Infallible>(rendered.extend_from_slice(batch));
+/// #         let telemetry = run_rank(mode, &mut transport, tiles, NonZeroUsize::MIN, render);
+/// #         (telemetry.unwrap(), rendered)
+/// #     };
+/// #     let threads: Vec<_> = network(ranks)
+/// #         .into_iter()
+/// #         .map(|t| thread::spawn(move || rank(t)))
+/// #         .collect();
+/// #     threads.into_iter().map(|t| t.join().unwrap()).collect()
+/// # }
+/// // Under `static` each of two ranks renders its half, and nothing moves.
+/// let ranks = frame(ClusterMode::Static, 2, 64);
+/// for (rank, (telemetry, _)) in ranks.iter().enumerate() {
+///     assert_eq!((telemetry.rank, telemetry.tiles), (rank, 32));
+///     assert_eq!((telemetry.tiles_sent, telemetry.requests), (0, 0));
+/// }
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RankTelemetry {
     /// This rank's number.
@@ -167,6 +695,73 @@ const BATCH_FRACTION: usize = 8;
 /// on a thread of its own with each batch of tile indices and returns once it has rendered
 /// them (with the local balancer on `threads` workers). Returns when every rank is done (the
 /// closing barrier has completed).
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use std::sync::atomic::{AtomicUsize, Ordering};
+/// # use std::sync::mpsc::{self, Receiver, Sender};
+/// # use balancers::cluster::{Message, Transport};
+/// #
+/// # /// One rank's end of an in-process network: ranks are threads, messages go through
+/// # /// channels.
+/// # struct Loopback {
+/// #     rank: usize,
+/// #     to: Vec<Sender<(usize, Message)>>,
+/// #     from: Receiver<(usize, Message)>,
+/// #     /// Ranks that have entered the closing barrier.
+/// #     barrier: Arc<AtomicUsize>,
+/// # }
+/// #
+/// # impl Transport for Loopback {
+/// #     fn rank(&self) -> usize {
+/// #         self.rank
+/// #     }
+/// #     fn ranks(&self) -> usize {
+/// #         self.to.len()
+/// #     }
+/// #     fn send(&mut self, to: usize, message: Message) {
+/// #         self.to[to].send((self.rank, message)).expect("ranks live until the barrier");
+/// #     }
+/// #     fn receive(&mut self) -> Option<(usize, Message)> {
+/// #         self.from.try_recv().ok()
+/// #     }
+/// #     fn enter_barrier(&mut self) {
+/// #         self.barrier.fetch_add(1, Ordering::SeqCst);
+/// #     }
+/// #     fn barrier_done(&mut self) -> bool {
+/// #         self.barrier.load(Ordering::SeqCst) == self.to.len()
+/// #     }
+/// # }
+/// #
+/// # /// The ends of a network of `ranks` ranks, rank 0 first.
+/// # fn network(ranks: usize) -> Vec<Loopback> {
+/// #     let (to, from): (Vec<_>, Vec<_>) = (0..ranks).map(|_| mpsc::channel()).unzip();
+/// #     let barrier = Arc::new(AtomicUsize::new(0));
+/// #     let end = |(rank, from)| {
+/// #         let (to, barrier) = (to.clone(), Arc::clone(&barrier));
+/// #         Loopback { rank, to, from, barrier }
+/// #     };
+/// #     from.into_iter().enumerate().map(end).collect()
+/// # }
+/// use std::{convert::Infallible, num::NonZeroUsize, thread};
+/// use balancers::cluster::{ClusterMode, run_rank};
+///
+/// // Two ranks, each a thread of its own, share 64 tiles by stealing.
+/// let rank = |mut transport: Loopback| {
+///     let mut rendered = Vec::new();
+///     let render = |batch: &[u32]| {
+///         rendered.extend_from_slice(batch);
+///         Ok::<(), Infallible>(())
+///     };
+///     let workers = NonZeroUsize::MIN; // the local balancer's threads
+///     let telemetry = run_rank(ClusterMode::Stealing, &mut transport, 64, workers, render);
+///     (telemetry.unwrap(), rendered)
+/// };
+/// let threads: Vec<_> = network(2).into_iter().map(|t| thread::spawn(move || rank(t))).collect();
+/// let ranks: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+/// assert!(ranks.iter().all(|(telemetry, tiles)| telemetry.tiles == tiles.len() as u64));
+/// assert_eq!(ranks.iter().map(|(_, tiles)| tiles.len()).sum::<usize>(), 64);
+/// ```
 ///
 /// # Errors
 /// The first error of `render`, at once: the rank stops taking tiles and tells nobody (its

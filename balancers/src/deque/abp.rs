@@ -75,6 +75,16 @@ impl<T> Drop for Inner<T> {
 
 /// The owner's handle: push and pop at the newest end. `Send` but not `Sync`: exactly one
 /// thread uses it.
+///
+/// ```
+/// use balancers::deque::abp;
+///
+/// let (worker, _stealer) = abp::new(4);
+/// worker.push("tile 0", 0).unwrap();
+/// worker.push("tile 1", 0).unwrap();
+/// assert_eq!(worker.pop(), Some("tile 1"));
+/// assert_eq!(worker.len(), 1);
+/// ```
 pub struct Worker<T> {
     inner: Arc<Inner<T>>,
     _not_sync: PhantomData<Cell<()>>,
@@ -82,6 +92,20 @@ pub struct Worker<T> {
 
 /// A thief's handle: takes the oldest tasks. Cheap to clone; any number of threads may hold
 /// one.
+///
+/// ```
+/// use balancers::deque::{abp, Steal};
+///
+/// let (worker, stealer) = abp::new(4);
+/// worker.push(10, 0).unwrap();
+/// let thief = stealer.clone(); // a handle for another thread
+/// let handle = std::thread::spawn(move || {
+///     let mut loot = Vec::new();
+///     assert_eq!(thief.steal_into(&mut loot, 1), Steal::Success(1));
+///     loot
+/// });
+/// assert_eq!(handle.join().unwrap(), [10]);
+/// ```
 pub struct Stealer<T> {
     inner: Arc<Inner<T>>,
 }
@@ -218,6 +242,13 @@ impl<T> Inner<T> {
 
 impl<T> Worker<T> {
     /// Adds a task at the newest end, with its tag. Gives the task back if the deque is full.
+    ///
+    /// ```
+    /// # use balancers::deque::abp;
+    /// let (worker, _stealer) = abp::new(1);
+    /// assert_eq!(worker.push('a', 0), Ok(()));
+    /// assert_eq!(worker.push('b', 0), Err('b'), "full: the task comes back");
+    /// ```
     pub fn push(&self, task: T, tag: u32) -> Result<(), T> {
         let inner = &*self.inner;
         // Relaxed: only this thread stores `bot`; this reads its own last store.
@@ -249,6 +280,16 @@ impl<T> Worker<T> {
     }
 
     /// Takes the newest task.
+    ///
+    /// ```
+    /// # use balancers::deque::abp;
+    /// let (worker, _stealer) = abp::new(4);
+    /// worker.push(1, 0).unwrap();
+    /// worker.push(2, 1).unwrap();
+    /// assert_eq!(worker.pop(), Some(2));
+    /// assert_eq!(worker.pop(), Some(1));
+    /// assert_eq!(worker.pop(), None);
+    /// ```
     pub fn pop(&self) -> Option<T> {
         let inner = &*self.inner;
         // Relaxed: only this thread stores `bot`.
@@ -342,21 +383,51 @@ impl<T> Worker<T> {
     }
 
     /// Tasks in the deque now (exact for the owner up to thieves' concurrent claims).
+    ///
+    /// ```
+    /// # use balancers::deque::abp;
+    /// let (worker, _stealer) = abp::new(4);
+    /// worker.push((), 0).unwrap();
+    /// worker.push((), 0).unwrap();
+    /// assert_eq!(worker.len(), 2);
+    /// ```
     pub fn len(&self) -> usize {
         self.inner.len()
     }
 
     /// True when the deque holds no task.
+    ///
+    /// ```
+    /// # use balancers::deque::abp;
+    /// let (worker, _stealer) = abp::new(4);
+    /// assert!(worker.is_empty());
+    /// worker.push((), 0).unwrap();
+    /// assert!(!worker.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The most tasks the deque can hold.
+    ///
+    /// ```
+    /// # use balancers::deque::abp;
+    /// let (worker, _stealer) = abp::new::<u8>(16);
+    /// assert_eq!(worker.capacity(), 16);
+    /// ```
     pub fn capacity(&self) -> usize {
         self.inner.slots.len()
     }
 
     /// A thief's handle on this deque.
+    ///
+    /// ```
+    /// # use balancers::deque::abp;
+    /// let (worker, _stealer) = abp::new(4);
+    /// worker.push(5, 0).unwrap();
+    /// let stealer = worker.stealer();
+    /// assert_eq!(stealer.len(), 1);
+    /// ```
     pub fn stealer(&self) -> Stealer<T> {
         Stealer {
             inner: Arc::clone(&self.inner),
@@ -370,6 +441,20 @@ impl<T> Stealer<T> {
     ///
     /// Returns `Retry` at once when another thief is copying out of this deque or a race is
     /// lost: the caller should try elsewhere rather than wait.
+    ///
+    /// ```
+    /// use balancers::deque::{abp, Steal};
+    ///
+    /// let (worker, stealer) = abp::new(8);
+    /// for task in 0..3 {
+    ///     worker.push(task, 0).unwrap();
+    /// }
+    /// let mut loot = Vec::new();
+    /// assert_eq!(stealer.steal_into(&mut loot, 8), Steal::Success(2));
+    /// assert_eq!(loot, [0, 1]);
+    /// assert_eq!(stealer.steal_into(&mut loot, 8), Steal::Success(1));
+    /// assert_eq!(stealer.steal_into(&mut loot, 8), Steal::Empty);
+    /// ```
     pub fn steal_into(&self, dest: &mut Vec<T>, max: usize) -> Steal<usize> {
         let inner = &*self.inner;
         if max == 0 {
@@ -461,17 +546,41 @@ impl<T> Stealer<T> {
     }
 
     /// Tasks in the deque, as far as a racing reader can tell.
+    ///
+    /// ```
+    /// # use balancers::deque::abp;
+    /// let (worker, stealer) = abp::new(4);
+    /// worker.push('x', 0).unwrap();
+    /// assert_eq!(stealer.len(), 1);
+    /// ```
     pub fn len(&self) -> usize {
         self.inner.len()
     }
 
     /// True when the deque seems empty.
+    ///
+    /// ```
+    /// # use balancers::deque::abp;
+    /// let (worker, stealer) = abp::new(4);
+    /// assert!(stealer.is_empty());
+    /// worker.push('x', 0).unwrap();
+    /// assert!(!stealer.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The tag of the oldest task, if the deque seems to hold one. A hint: the task may be
     /// gone by the time the caller acts on it.
+    ///
+    /// ```
+    /// # use balancers::deque::abp;
+    /// let (worker, stealer) = abp::new(4);
+    /// assert_eq!(stealer.oldest_tag(), None);
+    /// worker.push("root", 0).unwrap();
+    /// worker.push("child", 1).unwrap();
+    /// assert_eq!(stealer.oldest_tag(), Some(0));
+    /// ```
     pub fn oldest_tag(&self) -> Option<u32> {
         let inner = &*self.inner;
         // Relaxed throughout: a hint for choosing a victim.

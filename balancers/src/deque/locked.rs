@@ -56,12 +56,36 @@ impl<T> Drop for Inner<T> {
 }
 
 /// The owner's handle. `Send` but not `Sync`: exactly one thread uses it.
+///
+/// ```
+/// use balancers::deque::locked;
+///
+/// let (worker, _stealer) = locked::new(4);
+/// worker.push("tile 0", 0).unwrap();
+/// worker.push("tile 1", 0).unwrap();
+/// assert_eq!(worker.pop(), Some("tile 1"));
+/// assert_eq!(worker.len(), 1);
+/// ```
 pub struct Worker<T> {
     inner: Arc<Inner<T>>,
     _not_sync: PhantomData<Cell<()>>,
 }
 
 /// A thief's handle. Cheap to clone.
+///
+/// ```
+/// use balancers::deque::{locked, Steal};
+///
+/// let (worker, stealer) = locked::new(4);
+/// worker.push(10, 0).unwrap();
+/// let thief = stealer.clone(); // a handle for another thread
+/// let handle = std::thread::spawn(move || {
+///     let mut loot = Vec::new();
+///     assert_eq!(thief.steal_into(&mut loot, 1), Steal::Success(1));
+///     loot
+/// });
+/// assert_eq!(handle.join().unwrap(), [10]);
+/// ```
 pub struct Stealer<T> {
     inner: Arc<Inner<T>>,
 }
@@ -220,6 +244,13 @@ impl<T> Inner<T> {
 
 impl<T> Worker<T> {
     /// Adds a task at the newest end, with its tag. Gives the task back if the deque is full.
+    ///
+    /// ```
+    /// # use balancers::deque::locked;
+    /// let (worker, _stealer) = locked::new(1);
+    /// assert_eq!(worker.push('a', 0), Ok(()));
+    /// assert_eq!(worker.push('b', 0), Err('b'), "full: the task comes back");
+    /// ```
     pub fn push(&self, task: T, tag: u32) -> Result<(), T> {
         let inner = &*self.inner;
         inner.lock();
@@ -238,6 +269,16 @@ impl<T> Worker<T> {
     }
 
     /// Takes the newest task.
+    ///
+    /// ```
+    /// # use balancers::deque::locked;
+    /// let (worker, _stealer) = locked::new(4);
+    /// worker.push(1, 0).unwrap();
+    /// worker.push(2, 1).unwrap();
+    /// assert_eq!(worker.pop(), Some(2));
+    /// assert_eq!(worker.pop(), Some(1));
+    /// assert_eq!(worker.pop(), None);
+    /// ```
     pub fn pop(&self) -> Option<T> {
         let inner = &*self.inner;
         inner.lock();
@@ -255,17 +296,41 @@ impl<T> Worker<T> {
     }
 
     /// Tasks in the deque.
+    ///
+    /// ```
+    /// # use balancers::deque::locked;
+    /// let (worker, _stealer) = locked::new(4);
+    /// worker.push((), 0).unwrap();
+    /// worker.push((), 0).unwrap();
+    /// assert_eq!(worker.len(), 2);
+    /// ```
     pub fn len(&self) -> usize {
         // Relaxed: a hint, as for thieves.
         self.inner.len_hint.load(Ordering::Relaxed) as usize
     }
 
     /// True when the deque holds no task.
+    ///
+    /// ```
+    /// # use balancers::deque::locked;
+    /// let (worker, _stealer) = locked::new(4);
+    /// assert!(worker.is_empty());
+    /// worker.push((), 0).unwrap();
+    /// assert!(!worker.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// A thief's handle on this deque.
+    ///
+    /// ```
+    /// # use balancers::deque::locked;
+    /// let (worker, _stealer) = locked::new(4);
+    /// worker.push(5, 0).unwrap();
+    /// let stealer = worker.stealer();
+    /// assert_eq!(stealer.len(), 1);
+    /// ```
     pub fn stealer(&self) -> Stealer<T> {
         Stealer {
             inner: Arc::clone(&self.inner),
@@ -276,6 +341,20 @@ impl<T> Worker<T> {
 impl<T> Stealer<T> {
     /// Takes up to half of the tasks (rounded up), at most `max`, oldest first, appending them
     /// to `dest`; `Success` says how many. Tries the lock once: `Retry` if it is held.
+    ///
+    /// ```
+    /// use balancers::deque::{locked, Steal};
+    ///
+    /// let (worker, stealer) = locked::new(8);
+    /// for task in 0..3 {
+    ///     worker.push(task, 0).unwrap();
+    /// }
+    /// let mut loot = Vec::new();
+    /// assert_eq!(stealer.steal_into(&mut loot, 8), Steal::Success(2));
+    /// assert_eq!(loot, [0, 1]);
+    /// assert_eq!(stealer.steal_into(&mut loot, 8), Steal::Success(1));
+    /// assert_eq!(stealer.steal_into(&mut loot, 8), Steal::Empty);
+    /// ```
     pub fn steal_into(&self, dest: &mut Vec<T>, max: usize) -> Steal<usize> {
         let inner = &*self.inner;
         if max == 0 {
@@ -303,17 +382,41 @@ impl<T> Stealer<T> {
     }
 
     /// Tasks in the deque, as far as a reader without the lock can tell.
+    ///
+    /// ```
+    /// # use balancers::deque::locked;
+    /// let (worker, stealer) = locked::new(4);
+    /// worker.push('x', 0).unwrap();
+    /// assert_eq!(stealer.len(), 1);
+    /// ```
     pub fn len(&self) -> usize {
         // Relaxed: a hint for victim selection.
         self.inner.len_hint.load(Ordering::Relaxed) as usize
     }
 
     /// True when the deque seems empty.
+    ///
+    /// ```
+    /// # use balancers::deque::locked;
+    /// let (worker, stealer) = locked::new(4);
+    /// assert!(stealer.is_empty());
+    /// worker.push('x', 0).unwrap();
+    /// assert!(!stealer.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The tag of the oldest task, if the deque seems to hold one. A hint.
+    ///
+    /// ```
+    /// # use balancers::deque::locked;
+    /// let (worker, stealer) = locked::new(4);
+    /// assert_eq!(stealer.oldest_tag(), None);
+    /// worker.push("root", 0).unwrap();
+    /// worker.push("child", 1).unwrap();
+    /// assert_eq!(stealer.oldest_tag(), Some(0));
+    /// ```
     pub fn oldest_tag(&self) -> Option<u32> {
         // Relaxed: hints.
         (!self.is_empty()).then(|| self.inner.oldest_tag_hint.load(Ordering::Relaxed))

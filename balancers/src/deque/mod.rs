@@ -32,6 +32,16 @@ pub mod locked;
 
 /// The outcome of a steal attempt. `#[must_use]`: a `Retry` ignored is work lost to a thief
 /// that gave up too early.
+///
+/// ```
+/// use balancers::deque::{locked, Steal};
+///
+/// let (worker, stealer) = locked::new(4);
+/// let mut loot = Vec::new();
+/// assert_eq!(stealer.steal_into(&mut loot, 1), Steal::Empty);
+/// worker.push(1, 0).unwrap();
+/// assert_eq!(stealer.steal_into(&mut loot, 1), Steal::Success(1));
+/// ```
 #[must_use]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Steal<T> {
@@ -46,6 +56,14 @@ pub enum Steal<T> {
 
 impl<T> Steal<T> {
     /// True for [`Steal::Success`].
+    ///
+    /// ```
+    /// use balancers::deque::Steal;
+    ///
+    /// assert!(Steal::Success(3).is_success());
+    /// assert!(!Steal::<usize>::Retry.is_success());
+    /// assert!(!Steal::<usize>::Empty.is_success());
+    /// ```
     pub fn is_success(&self) -> bool {
         matches!(self, Steal::Success(_))
     }

@@ -31,6 +31,18 @@ use super::tree::TaskTree;
 /// What scheduling costs, in seconds, beyond the tasks' own times. The tasks' times come from
 /// a timed run of `static` (`raylb record`), so they already hold what a worker-local queue
 /// costs.
+///
+/// ```
+/// use std::num::NonZeroUsize;
+/// use balancers::BalancerKind;
+/// use balancers::sim::{Costs, simulate, wool};
+///
+/// let (tree, seconds) = wool::tree(4, 1);
+/// let counter = BalancerKind::counter(NonZeroUsize::MIN);
+/// let cheap = simulate(&tree, &seconds, counter, 4, &Costs::default());
+/// let dear = Costs { counter: 1e-3, ..Costs::default() };
+/// assert!(simulate(&tree, &seconds, counter, 4, &dear).makespan > cheap.makespan);
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Costs {
     /// Pushing a task on a deque and popping it again, beyond the local stack's cost:
@@ -58,6 +70,15 @@ pub struct Costs {
 
 /// How the `sample` victim selection samples. The default is the balancer's rule (and
 /// Wool's implementation): about √p workers, read before a search's first attempt only.
+///
+/// ```
+/// use balancers::sim::{Costs, Sampling, wool};
+///
+/// assert_eq!(Costs::default().sampling.size, None, "about √p workers");
+/// // Faxén and Ardelius's model: two workers read before every attempt.
+/// let model = Sampling { size: Some(2), every_attempt: true };
+/// assert_eq!(wool::costs(1).sampling, model);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Sampling {
     /// Workers read for a sample; `None`: about √p.
@@ -68,6 +89,19 @@ pub struct Sampling {
 }
 
 /// How the scheduling costs of [`Costs`] vary from one occurrence to the next.
+///
+/// ```
+/// use balancers::{BalancerKind, WorkStealing};
+/// use balancers::sim::{Costs, Timing, simulate, wool};
+///
+/// assert_eq!(Costs::default().timing, Timing::Fixed);
+/// let (tree, seconds) = wool::tree(8, 1);
+/// let costs = Costs { timing: Timing::Exponential { seed: 5 }, ..Costs::default() };
+/// let stealing = BalancerKind::Stealing(WorkStealing::default());
+/// let first = simulate(&tree, &seconds, stealing, 8, &costs);
+/// let again = simulate(&tree, &seconds, stealing, 8, &costs);
+/// assert_eq!(first, again, "the same seed, the same run");
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Timing {
     /// Each is always its value.
@@ -123,6 +157,18 @@ fn after(now: f64, dt: f64) -> f64 {
 }
 
 /// What one simulated worker did.
+///
+/// ```
+/// use balancers::{BalancerKind, WorkStealing};
+/// use balancers::sim::{Costs, simulate, wool};
+///
+/// let (tree, seconds) = wool::tree(4, 1);
+/// let stealing = BalancerKind::Stealing(WorkStealing::default());
+/// let result = simulate(&tree, &seconds, stealing, 4, &Costs::default());
+/// let tasks: u64 = result.workers.iter().map(|w| w.tasks).sum();
+/// assert_eq!(tasks, tree.len() as u64);
+/// assert!(result.workers.iter().all(|w| w.steal_successes <= w.steal_attempts));
+/// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WorkerResult {
     /// Tasks run.
@@ -140,6 +186,19 @@ pub struct WorkerResult {
 }
 
 /// The outcome of one simulated run.
+///
+/// ```
+/// use balancers::{BalancerKind, WorkStealing};
+/// use balancers::sim::{Costs, simulate, wool};
+///
+/// // Wool's tree, whose one root is on worker 0 at the start: the others steal.
+/// let (tree, seconds) = wool::tree(4, 1);
+/// let stealing = BalancerKind::Stealing(WorkStealing::default());
+/// let result = simulate(&tree, &seconds, stealing, 4, &Costs::default());
+/// assert_eq!(result.workers.len(), 4);
+/// assert!((result.work - seconds.iter().sum::<f64>()).abs() < 1e-15);
+/// assert!(result.makespan > result.work / 4.0);
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct SimResult {
     /// When the last task finished.
@@ -155,6 +214,18 @@ pub struct SimResult {
 
 impl SimResult {
     /// `work / makespan`; 1 for a run with nothing to do (no time at all).
+    ///
+    /// ```
+    /// # use balancers::{BalancerKind, WorkStealing};
+    /// # use balancers::sim::{Costs, simulate, wool};
+    /// #
+    /// # // Wool's tree, whose one root is on worker 0 at the start: the others steal.
+    /// # let (tree, seconds) = wool::tree(4, 1);
+    /// # let stealing = BalancerKind::Stealing(WorkStealing::default());
+    /// # let result = simulate(&tree, &seconds, stealing, 4, &Costs::default());
+    /// assert_eq!(result.speedup(), result.work / result.makespan);
+    /// assert!(result.speedup() < 4.0, "scheduling costs something");
+    /// ```
     pub fn speedup(&self) -> f64 {
         if self.makespan > 0.0 {
             self.work / self.makespan
@@ -164,11 +235,34 @@ impl SimResult {
     }
 
     /// Speedup per worker.
+    ///
+    /// ```
+    /// # use balancers::{BalancerKind, WorkStealing};
+    /// # use balancers::sim::{Costs, simulate, wool};
+    /// #
+    /// # // Wool's tree, whose one root is on worker 0 at the start: the others steal.
+    /// # let (tree, seconds) = wool::tree(4, 1);
+    /// # let stealing = BalancerKind::Stealing(WorkStealing::default());
+    /// # let result = simulate(&tree, &seconds, stealing, 4, &Costs::default());
+    /// assert_eq!(result.efficiency(), result.speedup() / 4.0);
+    /// assert!(result.efficiency() < 1.0);
+    /// ```
     pub fn efficiency(&self) -> f64 {
         self.speedup() / self.workers.len() as f64
     }
 
     /// The share of the workers' time not spent running tasks.
+    ///
+    /// ```
+    /// # use balancers::{BalancerKind, WorkStealing};
+    /// # use balancers::sim::{Costs, simulate, wool};
+    /// #
+    /// # // Wool's tree, whose one root is on worker 0 at the start: the others steal.
+    /// # let (tree, seconds) = wool::tree(4, 1);
+    /// # let stealing = BalancerKind::Stealing(WorkStealing::default());
+    /// # let result = simulate(&tree, &seconds, stealing, 4, &Costs::default());
+    /// assert!(result.idle_share() > 0.0 && result.idle_share() < 1.0);
+    /// ```
     pub fn idle_share(&self) -> f64 {
         if self.makespan <= 0.0 {
             return 0.0;
@@ -178,11 +272,35 @@ impl SimResult {
     }
 
     /// Steal attempts of all workers.
+    ///
+    /// ```
+    /// # use balancers::{BalancerKind, WorkStealing};
+    /// # use balancers::sim::{Costs, simulate, wool};
+    /// #
+    /// # // Wool's tree, whose one root is on worker 0 at the start: the others steal.
+    /// # let (tree, seconds) = wool::tree(4, 1);
+    /// # let stealing = BalancerKind::Stealing(WorkStealing::default());
+    /// # let result = simulate(&tree, &seconds, stealing, 4, &Costs::default());
+    /// assert!(result.steal_attempts() >= result.steal_successes());
+    /// assert!(result.steal_attempts() >= 3, "each thief tries at least once");
+    /// ```
     pub fn steal_attempts(&self) -> u64 {
         self.workers.iter().map(|w| w.steal_attempts).sum()
     }
 
     /// Steal attempts that found work, of all workers.
+    ///
+    /// ```
+    /// # use balancers::{BalancerKind, WorkStealing};
+    /// # use balancers::sim::{Costs, simulate, wool};
+    /// #
+    /// # // Wool's tree, whose one root is on worker 0 at the start: the others steal.
+    /// # let (tree, seconds) = wool::tree(4, 1);
+    /// # let stealing = BalancerKind::Stealing(WorkStealing::default());
+    /// # let result = simulate(&tree, &seconds, stealing, 4, &Costs::default());
+    /// let stolen: u64 = result.workers.iter().map(|w| w.tasks_stolen).sum();
+    /// assert!(result.steal_successes() >= 1 && stolen >= result.steal_successes());
+    /// ```
     pub fn steal_successes(&self) -> u64 {
         self.workers.iter().map(|w| w.steal_successes).sum()
     }
@@ -191,6 +309,19 @@ impl SimResult {
     /// as its peak, since it cannot see every queue at one instant. Unlike
     /// [`peak_outstanding`](Self::peak_outstanding) it counts initial tasks waiting in a
     /// deque, and not a task held to run next.
+    ///
+    /// ```
+    /// # use balancers::{BalancerKind, WorkStealing};
+    /// # use balancers::sim::{Costs, simulate, wool};
+    /// #
+    /// # // Wool's tree, whose one root is on worker 0 at the start: the others steal.
+    /// # let (tree, seconds) = wool::tree(4, 1);
+    /// # let stealing = BalancerKind::Stealing(WorkStealing::default());
+    /// # let result = simulate(&tree, &seconds, stealing, 4, &Costs::default());
+    /// let own_peaks: u64 = result.workers.iter().map(|w| w.peak_queued).sum();
+    /// assert_eq!(result.worker_peaks(), own_peaks);
+    /// assert!(result.worker_peaks() >= 1, "the root's children wait in worker 0's deque");
+    /// ```
     pub fn worker_peaks(&self) -> u64 {
         self.workers.iter().map(|w| w.peak_queued).sum()
     }
@@ -198,6 +329,22 @@ impl SimResult {
 
 /// Runs `tree`, whose tasks take `seconds` each, on `workers` simulated workers under the
 /// policy of `balancer`: [`simulate_policy`] with the built-in balancer's own policy.
+///
+/// ```
+/// use balancers::{Assignment, BalancerKind, WorkStealing};
+/// use balancers::sim::{simulate, wool};
+///
+/// // Wool's tree for 16 workers: one root, 64 leaves of a microsecond on average.
+/// let (tree, seconds) = wool::tree(16, 1);
+/// let costs = wool::costs(1);
+/// let stealing = BalancerKind::Stealing(WorkStealing::default());
+/// let stealing = simulate(&tree, &seconds, stealing, 16, &costs);
+/// let alone = BalancerKind::static_tiles(Assignment::Interleaved);
+/// let alone = simulate(&tree, &seconds, alone, 16, &costs);
+/// // Static runs the one root and all it spawns on worker 0.
+/// assert!((alone.makespan - alone.work).abs() < 1e-12);
+/// assert!(stealing.makespan < alone.makespan);
+/// ```
 ///
 /// # Panics
 /// When `seconds` does not have one time per task, a time is negative or not finite, or
@@ -399,6 +546,56 @@ impl Ord for Scheduled {
 /// waiting) stays its own.
 ///
 /// Workers are numbered from 0; a method given a worker that is not one panics.
+///
+/// ```
+/// # use balancers::StealAmount;
+/// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+/// # use balancers::sim::RecordedTask;
+/// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
+/// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
+/// # /// `5 + 2t`, of a second each, at its end.
+/// # fn run(policy: &mut dyn Policy, workers: usize) -> SimResult {
+/// #     let task = |id: u64, parent: u64, index: u64| RecordedTask {
+/// #         id, parent, index: index as u32, kind: 0, depth: u16::from(parent != NO_PARENT),
+/// #         place: 0, work: [1, 0, 0, 0, 0, 0, 0, 0], progress_at_spawn: 1, progress: 1,
+/// #     };
+/// #     let mut tasks: Vec<_> = (0..4).map(|t| task(t, NO_PARENT, t)).collect();
+/// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
+/// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
+/// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
+/// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+/// #     let tree = tree.unwrap();
+/// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
+/// # }
+/// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
+/// # fn ran(log: &mut Vec<usize>, next: Option<Queued>) -> Next {
+/// #     log.extend(next.map(Queued::task));
+/// #     next.map_or(Next::Done, Next::Run)
+/// # }
+/// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+///
+/// /// Runs spawned tasks oldest first, and notes the order.
+/// struct Fifo(Vec<usize>);
+///
+/// impl Policy for Fifo {
+/// #     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
+/// #         let (workers, initial) = (sim.workers(), sim.initial_tasks());
+/// #         sim.hold(w, (w..initial).step_by(workers));
+/// #     }
+/// #     fn children(&self) -> Children {
+/// #         Children::Kept
+/// #     }
+///     fn next_task(&mut self, sim: &mut Simulation<'_>, _now: f64, w: usize) -> Next {
+///         let next = sim.pop_oldest(w).or_else(|| sim.take_held(w));
+///         self.0.extend(next.map(|q| q.task()));
+///         next.map_or(Next::Done, Next::Run)
+///     }
+/// }
+///
+/// let mut fifo = Fifo(Vec::new());
+/// run(&mut fifo, 1);
+/// assert_eq!(fifo.0, [0, 4, 5, 1, 6, 7, 2, 8, 9, 3, 10, 11]);
+/// ```
 pub struct Simulation<'a> {
     tree: &'a TaskTree,
     seconds: &'a [f64],
@@ -451,22 +648,198 @@ fn depths(tree: &TaskTree) -> Vec<u32> {
 /// What a policy may see and do.
 impl<'a> Simulation<'a> {
     /// How many workers the run has.
+    ///
+    /// ```
+    /// # use balancers::StealAmount;
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
+    /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
+    /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
+    /// # /// `5 + 2t`, of a second each, at its end.
+    /// # fn run(policy: &mut dyn Policy, workers: usize) -> SimResult {
+    /// #     let task = |id: u64, parent: u64, index: u64| RecordedTask {
+    /// #         id, parent, index: index as u32, kind: 0, depth: u16::from(parent != NO_PARENT),
+    /// #         place: 0, work: [1, 0, 0, 0, 0, 0, 0, 0], progress_at_spawn: 1, progress: 1,
+    /// #     };
+    /// #     let mut tasks: Vec<_> = (0..4).map(|t| task(t, NO_PARENT, t)).collect();
+    /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
+    /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
+    /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
+    /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
+    /// # }
+    /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
+    /// # fn ran(log: &mut Vec<usize>, next: Option<Queued>) -> Next {
+    /// #     log.extend(next.map(Queued::task));
+    /// #     next.map_or(Next::Done, Next::Run)
+    /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
+    /// struct Share;
+    /// impl Policy for Share {
+    ///     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
+    ///         assert_eq!(sim.workers(), 2);
+    ///         let (workers, initial) = (sim.workers(), sim.initial_tasks());
+    ///         sim.hold(w, (w..initial).step_by(workers));
+    ///     }
+    /// #     fn children(&self) -> Children {
+    /// #         Children::Kept
+    /// #     }
+    /// #     fn next_task(&mut self, sim: &mut Simulation<'_>, _now: f64, w: usize) -> Next {
+    /// #         sim.pop_newest(w).or_else(|| sim.take_held(w)).map_or(Next::Done, Next::Run)
+    /// #     }
+    /// }
+    /// run(&mut Share, 2);
+    /// ```
     pub fn workers(&self) -> usize {
         self.workers.len()
     }
 
     /// How many initial tasks the tree has: they are numbered from 0.
+    ///
+    /// ```
+    /// # use balancers::StealAmount;
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
+    /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
+    /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
+    /// # /// `5 + 2t`, of a second each, at its end.
+    /// # fn run(policy: &mut dyn Policy, workers: usize) -> SimResult {
+    /// #     let task = |id: u64, parent: u64, index: u64| RecordedTask {
+    /// #         id, parent, index: index as u32, kind: 0, depth: u16::from(parent != NO_PARENT),
+    /// #         place: 0, work: [1, 0, 0, 0, 0, 0, 0, 0], progress_at_spawn: 1, progress: 1,
+    /// #     };
+    /// #     let mut tasks: Vec<_> = (0..4).map(|t| task(t, NO_PARENT, t)).collect();
+    /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
+    /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
+    /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
+    /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
+    /// # }
+    /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
+    /// # fn ran(log: &mut Vec<usize>, next: Option<Queued>) -> Next {
+    /// #     log.extend(next.map(Queued::task));
+    /// #     next.map_or(Next::Done, Next::Run)
+    /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
+    /// struct Share;
+    /// impl Policy for Share {
+    ///     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
+    ///         assert_eq!(sim.initial_tasks(), 4);
+    ///         let (workers, initial) = (sim.workers(), sim.initial_tasks());
+    ///         sim.hold(w, (w..initial).step_by(workers));
+    ///     }
+    /// #     fn children(&self) -> Children {
+    /// #         Children::Kept
+    /// #     }
+    /// #     fn next_task(&mut self, sim: &mut Simulation<'_>, _now: f64, w: usize) -> Next {
+    /// #         sim.pop_newest(w).or_else(|| sim.take_held(w)).map_or(Next::Done, Next::Run)
+    /// #     }
+    /// }
+    /// run(&mut Share, 2);
+    /// ```
     pub fn initial_tasks(&self) -> usize {
         self.tree.initial()
     }
 
     /// The run's scheduling costs.
+    ///
+    /// ```
+    /// # use balancers::StealAmount;
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
+    /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
+    /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
+    /// # /// `5 + 2t`, of a second each, at its end.
+    /// # fn run(policy: &mut dyn Policy, workers: usize) -> SimResult {
+    /// #     let task = |id: u64, parent: u64, index: u64| RecordedTask {
+    /// #         id, parent, index: index as u32, kind: 0, depth: u16::from(parent != NO_PARENT),
+    /// #         place: 0, work: [1, 0, 0, 0, 0, 0, 0, 0], progress_at_spawn: 1, progress: 1,
+    /// #     };
+    /// #     let mut tasks: Vec<_> = (0..4).map(|t| task(t, NO_PARENT, t)).collect();
+    /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
+    /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
+    /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
+    /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
+    /// # }
+    /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
+    /// # fn ran(log: &mut Vec<usize>, next: Option<Queued>) -> Next {
+    /// #     log.extend(next.map(Queued::task));
+    /// #     next.map_or(Next::Done, Next::Run)
+    /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
+    /// struct Share;
+    /// impl Policy for Share {
+    ///     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
+    ///         assert_eq!(sim.costs().steal, Costs::default().steal);
+    /// #         let (workers, initial) = (sim.workers(), sim.initial_tasks());
+    /// #         sim.hold(w, (w..initial).step_by(workers));
+    ///     }
+    /// #     fn children(&self) -> Children {
+    /// #         Children::Kept
+    /// #     }
+    /// #     fn next_task(&mut self, sim: &mut Simulation<'_>, _now: f64, w: usize) -> Next {
+    /// #         sim.pop_newest(w).or_else(|| sim.take_held(w)).map_or(Next::Done, Next::Run)
+    /// #     }
+    /// }
+    /// run(&mut Share, 2);
+    /// ```
     pub fn costs(&self) -> &'a Costs {
         self.costs
     }
 
     /// What a scheduling cost of `mean` seconds takes this time on worker `w`: `mean` itself,
     /// or a draw about it from `w`'s generator, as the costs' [`Timing`] says.
+    ///
+    /// ```
+    /// # use balancers::StealAmount;
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
+    /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
+    /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
+    /// # /// `5 + 2t`, of a second each, at its end.
+    /// # fn run(policy: &mut dyn Policy, workers: usize) -> SimResult {
+    /// #     let task = |id: u64, parent: u64, index: u64| RecordedTask {
+    /// #         id, parent, index: index as u32, kind: 0, depth: u16::from(parent != NO_PARENT),
+    /// #         place: 0, work: [1, 0, 0, 0, 0, 0, 0, 0], progress_at_spawn: 1, progress: 1,
+    /// #     };
+    /// #     let mut tasks: Vec<_> = (0..4).map(|t| task(t, NO_PARENT, t)).collect();
+    /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
+    /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
+    /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
+    /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
+    /// # }
+    /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
+    /// # fn ran(log: &mut Vec<usize>, next: Option<Queued>) -> Next {
+    /// #     log.extend(next.map(Queued::task));
+    /// #     next.map_or(Next::Done, Next::Run)
+    /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
+    /// struct Share;
+    /// impl Policy for Share {
+    ///     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
+    ///         assert_eq!(sim.draw(w, 1e-6), 1e-6, "fixed timing: the mean itself");
+    /// #         let (workers, initial) = (sim.workers(), sim.initial_tasks());
+    /// #         sim.hold(w, (w..initial).step_by(workers));
+    ///     }
+    /// #     fn children(&self) -> Children {
+    /// #         Children::Kept
+    /// #     }
+    /// #     fn next_task(&mut self, sim: &mut Simulation<'_>, _now: f64, w: usize) -> Next {
+    /// #         sim.pop_newest(w).or_else(|| sim.take_held(w)).map_or(Next::Done, Next::Run)
+    /// #     }
+    /// }
+    /// run(&mut Share, 2);
+    /// ```
     pub fn draw(&mut self, w: usize, mean: f64) -> f64 {
         match self.costs.timing {
             Timing::Fixed => mean,
@@ -476,6 +849,50 @@ impl<'a> Simulation<'a> {
 
     /// Gives worker `w` the initial tasks `tasks` to hold, in that order after any it holds:
     /// where no other worker sees them, until [`take_held`](Self::take_held) takes them.
+    ///
+    /// ```
+    /// # use balancers::StealAmount;
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
+    /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
+    /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
+    /// # /// `5 + 2t`, of a second each, at its end.
+    /// # fn run(policy: &mut dyn Policy, workers: usize) -> SimResult {
+    /// #     let task = |id: u64, parent: u64, index: u64| RecordedTask {
+    /// #         id, parent, index: index as u32, kind: 0, depth: u16::from(parent != NO_PARENT),
+    /// #         place: 0, work: [1, 0, 0, 0, 0, 0, 0, 0], progress_at_spawn: 1, progress: 1,
+    /// #     };
+    /// #     let mut tasks: Vec<_> = (0..4).map(|t| task(t, NO_PARENT, t)).collect();
+    /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
+    /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
+    /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
+    /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
+    /// # }
+    /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
+    /// # fn ran(log: &mut Vec<usize>, next: Option<Queued>) -> Next {
+    /// #     log.extend(next.map(Queued::task));
+    /// #     next.map_or(Next::Done, Next::Run)
+    /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
+    /// struct Share;
+    /// impl Policy for Share {
+    ///     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
+    ///         // Worker 0 tiles 0 and 2, worker 1 tiles 1 and 3.
+    ///         sim.hold(w, [w, w + 2]);
+    ///     }
+    /// #     fn children(&self) -> Children {
+    /// #         Children::Kept
+    /// #     }
+    /// #     fn next_task(&mut self, sim: &mut Simulation<'_>, _now: f64, w: usize) -> Next {
+    /// #         sim.pop_newest(w).or_else(|| sim.take_held(w)).map_or(Next::Done, Next::Run)
+    /// #     }
+    /// }
+    /// let result = run(&mut Share, 2);
+    /// assert!(result.workers.iter().all(|w| w.tasks == 6), "two tiles and their four children");
+    /// ```
     ///
     /// # Panics
     /// When one of `tasks` is not an initial task.
@@ -491,6 +908,54 @@ impl<'a> Simulation<'a> {
     }
 
     /// The next initial task worker `w` holds, if any.
+    ///
+    /// ```
+    /// # use balancers::StealAmount;
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
+    /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
+    /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
+    /// # /// `5 + 2t`, of a second each, at its end.
+    /// # fn run(policy: &mut dyn Policy, workers: usize) -> SimResult {
+    /// #     let task = |id: u64, parent: u64, index: u64| RecordedTask {
+    /// #         id, parent, index: index as u32, kind: 0, depth: u16::from(parent != NO_PARENT),
+    /// #         place: 0, work: [1, 0, 0, 0, 0, 0, 0, 0], progress_at_spawn: 1, progress: 1,
+    /// #     };
+    /// #     let mut tasks: Vec<_> = (0..4).map(|t| task(t, NO_PARENT, t)).collect();
+    /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
+    /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
+    /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
+    /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
+    /// # }
+    /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
+    /// # fn ran(log: &mut Vec<usize>, next: Option<Queued>) -> Next {
+    /// #     log.extend(next.map(Queued::task));
+    /// #     next.map_or(Next::Done, Next::Run)
+    /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    /// // `ran` notes the task it is given, if any, and runs it.
+    ///
+    /// struct HeldFirst(Vec<usize>);
+    ///
+    /// impl Policy for HeldFirst {
+    /// #     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
+    /// #         let (workers, initial) = (sim.workers(), sim.initial_tasks());
+    /// #         sim.hold(w, (w..initial).step_by(workers));
+    /// #     }
+    /// #     fn children(&self) -> Children {
+    /// #         Children::Kept
+    /// #     }
+    ///     fn next_task(&mut self, sim: &mut Simulation<'_>, _now: f64, w: usize) -> Next {
+    ///         ran(&mut self.0, sim.take_held(w).or_else(|| sim.pop_newest(w)))
+    ///     }
+    /// }
+    ///
+    /// let mut held_first = HeldFirst(Vec::new());
+    /// run(&mut held_first, 1);
+    /// assert_eq!(held_first.0[..5], [0, 1, 2, 3, 11], "every tile, then the newest child");
+    /// ```
     pub fn take_held(&mut self, w: usize) -> Option<Queued> {
         self.workers[w].held.pop_front().map(Queued::initial)
     }
@@ -498,6 +963,51 @@ impl<'a> Simulation<'a> {
     /// Puts initial task `task` at the owner's end of worker `w`'s queue, where thieves can
     /// find it. During [`Policy::deal`] a worker's peak of queued tasks does not count it
     /// until its queue next grows.
+    ///
+    /// ```
+    /// # use balancers::StealAmount;
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
+    /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
+    /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
+    /// # /// `5 + 2t`, of a second each, at its end.
+    /// # fn run(policy: &mut dyn Policy, workers: usize) -> SimResult {
+    /// #     let task = |id: u64, parent: u64, index: u64| RecordedTask {
+    /// #         id, parent, index: index as u32, kind: 0, depth: u16::from(parent != NO_PARENT),
+    /// #         place: 0, work: [1, 0, 0, 0, 0, 0, 0, 0], progress_at_spawn: 1, progress: 1,
+    /// #     };
+    /// #     let mut tasks: Vec<_> = (0..4).map(|t| task(t, NO_PARENT, t)).collect();
+    /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
+    /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
+    /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
+    /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
+    /// # }
+    /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
+    /// # fn ran(log: &mut Vec<usize>, next: Option<Queued>) -> Next {
+    /// #     log.extend(next.map(Queued::task));
+    /// #     next.map_or(Next::Done, Next::Run)
+    /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
+    /// struct Share;
+    /// impl Policy for Share {
+    ///     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
+    ///         for task in (w..4).step_by(2) {
+    ///             sim.enqueue_initial(w, task);
+    ///         }
+    ///         assert_eq!(sim.queued(w), 2);
+    ///     }
+    /// #     fn children(&self) -> Children {
+    /// #         Children::Kept
+    /// #     }
+    /// #     fn next_task(&mut self, sim: &mut Simulation<'_>, _now: f64, w: usize) -> Next {
+    /// #         sim.pop_newest(w).map_or(Next::Done, Next::Run)
+    /// #     }
+    /// }
+    /// run(&mut Share, 2);
+    /// ```
     ///
     /// # Panics
     /// When `task` is not an initial task.
@@ -518,6 +1028,52 @@ impl<'a> Simulation<'a> {
     }
 
     /// The newest task in worker `w`'s queue (the owner's end), taken off it.
+    ///
+    /// ```
+    /// # use balancers::StealAmount;
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
+    /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
+    /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
+    /// # /// `5 + 2t`, of a second each, at its end.
+    /// # fn run(policy: &mut dyn Policy, workers: usize) -> SimResult {
+    /// #     let task = |id: u64, parent: u64, index: u64| RecordedTask {
+    /// #         id, parent, index: index as u32, kind: 0, depth: u16::from(parent != NO_PARENT),
+    /// #         place: 0, work: [1, 0, 0, 0, 0, 0, 0, 0], progress_at_spawn: 1, progress: 1,
+    /// #     };
+    /// #     let mut tasks: Vec<_> = (0..4).map(|t| task(t, NO_PARENT, t)).collect();
+    /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
+    /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
+    /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
+    /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
+    /// # }
+    /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
+    /// # fn ran(log: &mut Vec<usize>, next: Option<Queued>) -> Next {
+    /// #     log.extend(next.map(Queued::task));
+    /// #     next.map_or(Next::Done, Next::Run)
+    /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    /// // `ran` notes the task it is given, if any, and runs it.
+    ///
+    /// struct Log(Vec<usize>);
+    /// impl Policy for Log {
+    /// #     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
+    /// #         let (workers, initial) = (sim.workers(), sim.initial_tasks());
+    /// #         sim.hold(w, (w..initial).step_by(workers));
+    /// #     }
+    /// #     fn children(&self) -> Children {
+    /// #         Children::Kept
+    /// #     }
+    ///     fn next_task(&mut self, sim: &mut Simulation<'_>, _now: f64, w: usize) -> Next {
+    ///         ran(&mut self.0, sim.pop_newest(w).or_else(|| sim.take_held(w)))
+    ///     }
+    /// }
+    /// let mut log = Log(Vec::new());
+    /// run(&mut log, 1);
+    /// assert_eq!(log.0[..6], [0, 5, 4, 1, 7, 6], "each tile's children newest first");
+    /// ```
     pub fn pop_newest(&mut self, w: usize) -> Option<Queued> {
         let popped = self.workers[w].queue.pop_back();
         self.stealable -= usize::from(popped.is_some());
@@ -525,6 +1081,52 @@ impl<'a> Simulation<'a> {
     }
 
     /// The oldest task in worker `w`'s queue (the thieves' end), taken off it.
+    ///
+    /// ```
+    /// # use balancers::StealAmount;
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
+    /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
+    /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
+    /// # /// `5 + 2t`, of a second each, at its end.
+    /// # fn run(policy: &mut dyn Policy, workers: usize) -> SimResult {
+    /// #     let task = |id: u64, parent: u64, index: u64| RecordedTask {
+    /// #         id, parent, index: index as u32, kind: 0, depth: u16::from(parent != NO_PARENT),
+    /// #         place: 0, work: [1, 0, 0, 0, 0, 0, 0, 0], progress_at_spawn: 1, progress: 1,
+    /// #     };
+    /// #     let mut tasks: Vec<_> = (0..4).map(|t| task(t, NO_PARENT, t)).collect();
+    /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
+    /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
+    /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
+    /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
+    /// # }
+    /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
+    /// # fn ran(log: &mut Vec<usize>, next: Option<Queued>) -> Next {
+    /// #     log.extend(next.map(Queued::task));
+    /// #     next.map_or(Next::Done, Next::Run)
+    /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    /// // `ran` notes the task it is given, if any, and runs it.
+    ///
+    /// struct Log(Vec<usize>);
+    /// impl Policy for Log {
+    /// #     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
+    /// #         let (workers, initial) = (sim.workers(), sim.initial_tasks());
+    /// #         sim.hold(w, (w..initial).step_by(workers));
+    /// #     }
+    /// #     fn children(&self) -> Children {
+    /// #         Children::Kept
+    /// #     }
+    ///     fn next_task(&mut self, sim: &mut Simulation<'_>, _now: f64, w: usize) -> Next {
+    ///         ran(&mut self.0, sim.pop_oldest(w).or_else(|| sim.take_held(w)))
+    ///     }
+    /// }
+    /// let mut log = Log(Vec::new());
+    /// run(&mut log, 1);
+    /// assert_eq!(log.0[..6], [0, 4, 5, 1, 6, 7], "each tile's children oldest first");
+    /// ```
     pub fn pop_oldest(&mut self, w: usize) -> Option<Queued> {
         let popped = self.workers[w].queue.pop_front();
         self.stealable -= usize::from(popped.is_some());
@@ -532,21 +1134,210 @@ impl<'a> Simulation<'a> {
     }
 
     /// The task worker `w` holds to run next ([`Children::NewestNext`]), taken.
+    ///
+    /// ```
+    /// # use balancers::StealAmount;
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
+    /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
+    /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
+    /// # /// `5 + 2t`, of a second each, at its end.
+    /// # fn run(policy: &mut dyn Policy, workers: usize) -> SimResult {
+    /// #     let task = |id: u64, parent: u64, index: u64| RecordedTask {
+    /// #         id, parent, index: index as u32, kind: 0, depth: u16::from(parent != NO_PARENT),
+    /// #         place: 0, work: [1, 0, 0, 0, 0, 0, 0, 0], progress_at_spawn: 1, progress: 1,
+    /// #     };
+    /// #     let mut tasks: Vec<_> = (0..4).map(|t| task(t, NO_PARENT, t)).collect();
+    /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
+    /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
+    /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
+    /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
+    /// # }
+    /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
+    /// # fn ran(log: &mut Vec<usize>, next: Option<Queued>) -> Next {
+    /// #     log.extend(next.map(Queued::task));
+    /// #     next.map_or(Next::Done, Next::Run)
+    /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    /// // `ran` notes the task it is given, if any, and runs it.
+    ///
+    /// struct Log(Vec<usize>);
+    /// impl Policy for Log {
+    /// #     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
+    /// #         let (workers, initial) = (sim.workers(), sim.initial_tasks());
+    /// #         sim.hold(w, (w..initial).step_by(workers));
+    /// #     }
+    /// #     fn children(&self) -> Children {
+    /// #         Children::NewestNext
+    /// #     }
+    ///     fn next_task(&mut self, sim: &mut Simulation<'_>, _now: f64, w: usize) -> Next {
+    ///         let next = sim.take_next(w).or_else(|| sim.pop_newest(w));
+    ///         ran(&mut self.0, next.or_else(|| sim.take_held(w)))
+    ///     }
+    /// }
+    /// let mut log = Log(Vec::new());
+    /// run(&mut log, 1);
+    /// // Task 5, the newest child, ran next; task 4 waited in the deque.
+    /// assert_eq!(log.0[..3], [0, 5, 4]);
+    /// ```
     pub fn take_next(&mut self, w: usize) -> Option<Queued> {
         self.workers[w].next.take()
     }
 
     /// How many tasks wait in worker `w`'s queue.
+    ///
+    /// ```
+    /// # use balancers::StealAmount;
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
+    /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
+    /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
+    /// # /// `5 + 2t`, of a second each, at its end.
+    /// # fn run(policy: &mut dyn Policy, workers: usize) -> SimResult {
+    /// #     let task = |id: u64, parent: u64, index: u64| RecordedTask {
+    /// #         id, parent, index: index as u32, kind: 0, depth: u16::from(parent != NO_PARENT),
+    /// #         place: 0, work: [1, 0, 0, 0, 0, 0, 0, 0], progress_at_spawn: 1, progress: 1,
+    /// #     };
+    /// #     let mut tasks: Vec<_> = (0..4).map(|t| task(t, NO_PARENT, t)).collect();
+    /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
+    /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
+    /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
+    /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
+    /// # }
+    /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
+    /// # fn ran(log: &mut Vec<usize>, next: Option<Queued>) -> Next {
+    /// #     log.extend(next.map(Queued::task));
+    /// #     next.map_or(Next::Done, Next::Run)
+    /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
+    /// struct Share;
+    /// impl Policy for Share {
+    ///     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
+    ///         assert_eq!(sim.queued(w), 0);
+    ///         sim.enqueue_initial(w, w);
+    ///         sim.enqueue_initial(w, w + 2);
+    ///         assert_eq!(sim.queued(w), 2);
+    ///     }
+    /// #     fn children(&self) -> Children {
+    /// #         Children::Kept
+    /// #     }
+    /// #     fn next_task(&mut self, sim: &mut Simulation<'_>, _now: f64, w: usize) -> Next {
+    /// #         sim.pop_newest(w).or_else(|| sim.take_held(w)).map_or(Next::Done, Next::Run)
+    /// #     }
+    /// }
+    /// run(&mut Share, 2);
+    /// ```
     pub fn queued(&self, w: usize) -> usize {
         self.workers[w].queue.len()
     }
 
     /// The depth in the spawn tree of the oldest task in worker `w`'s queue, if any.
+    ///
+    /// ```
+    /// # use balancers::StealAmount;
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
+    /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
+    /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
+    /// # /// `5 + 2t`, of a second each, at its end.
+    /// # fn run(policy: &mut dyn Policy, workers: usize) -> SimResult {
+    /// #     let task = |id: u64, parent: u64, index: u64| RecordedTask {
+    /// #         id, parent, index: index as u32, kind: 0, depth: u16::from(parent != NO_PARENT),
+    /// #         place: 0, work: [1, 0, 0, 0, 0, 0, 0, 0], progress_at_spawn: 1, progress: 1,
+    /// #     };
+    /// #     let mut tasks: Vec<_> = (0..4).map(|t| task(t, NO_PARENT, t)).collect();
+    /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
+    /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
+    /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
+    /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
+    /// # }
+    /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
+    /// # fn ran(log: &mut Vec<usize>, next: Option<Queued>) -> Next {
+    /// #     log.extend(next.map(Queued::task));
+    /// #     next.map_or(Next::Done, Next::Run)
+    /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
+    /// struct Share;
+    /// impl Policy for Share {
+    ///     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
+    ///         assert_eq!(sim.oldest_depth(w), None);
+    ///         sim.enqueue_initial(w, w);
+    ///         sim.enqueue_initial(w, w + 2);
+    ///         assert_eq!(sim.oldest_depth(w), Some(0), "an initial task");
+    ///     }
+    /// #     fn children(&self) -> Children {
+    /// #         Children::Kept
+    /// #     }
+    /// #     fn next_task(&mut self, sim: &mut Simulation<'_>, _now: f64, w: usize) -> Next {
+    /// #         sim.pop_newest(w).or_else(|| sim.take_held(w)).map_or(Next::Done, Next::Run)
+    /// #     }
+    /// }
+    /// run(&mut Share, 2);
+    /// ```
     pub fn oldest_depth(&self, w: usize) -> Option<u32> {
         self.workers[w].oldest_depth()
     }
 
     /// How many workers are searching for work to steal.
+    ///
+    /// ```
+    /// # use balancers::StealAmount;
+    /// # use balancers::sim::{Children, CostModel, Costs, NO_PARENT, Next, Policy, Queued};
+    /// # use balancers::sim::RecordedTask;
+    /// # use balancers::sim::{SimResult, Simulation, TaskTree, Victim, simulate_policy};
+    /// # /// Four initial tasks (0 to 3) of a second each; task `t` spawns tasks `4 + 2t` and
+    /// # /// `5 + 2t`, of a second each, at its end.
+    /// # fn run(policy: &mut dyn Policy, workers: usize) -> SimResult {
+    /// #     let task = |id: u64, parent: u64, index: u64| RecordedTask {
+    /// #         id, parent, index: index as u32, kind: 0, depth: u16::from(parent != NO_PARENT),
+    /// #         place: 0, work: [1, 0, 0, 0, 0, 0, 0, 0], progress_at_spawn: 1, progress: 1,
+    /// #     };
+    /// #     let mut tasks: Vec<_> = (0..4).map(|t| task(t, NO_PARENT, t)).collect();
+    /// #     tasks.extend((0..8).map(|c| task(4 + c, c / 2, c % 2)));
+    /// #     let model = CostModel { per_task: 0.0, per_unit: vec![1.0], fit: None };
+    /// #     let (kinds, features) = (vec!["tile".into()], vec!["work".into()]);
+    /// #     let tree = TaskTree::from_recorded(String::new(), kinds, features, model, &tasks);
+    /// #     let tree = tree.unwrap();
+    /// #     simulate_policy(&tree, &tree.costs(&tree.model), workers, &Costs::default(), policy)
+    /// # }
+    /// # /// Runs `next`, if there is one, and notes it in `log`; else the worker is done.
+    /// # fn ran(log: &mut Vec<usize>, next: Option<Queued>) -> Next {
+    /// #     log.extend(next.map(Queued::task));
+    /// #     next.map_or(Next::Done, Next::Run)
+    /// # }
+    /// // `run` simulates four tiles of a second, each spawning two tasks of a second.
+    ///
+    /// struct NextDoor;
+    /// impl Policy for NextDoor {
+    /// #     fn deal(&mut self, sim: &mut Simulation<'_>, w: usize) {
+    /// #         if w == 0 {
+    /// #             sim.hold(0, 0..sim.initial_tasks());
+    /// #         }
+    /// #     }
+    /// #     fn children(&self) -> Children {
+    /// #         Children::Deque
+    /// #     }
+    /// #     fn next_task(&mut self, sim: &mut Simulation<'_>, _now: f64, w: usize) -> Next {
+    /// #         sim.pop_newest(w).or_else(|| sim.take_held(w)).map_or(Next::Steal, Next::Run)
+    /// #     }
+    ///     fn choose_victim(&mut self, sim: &Simulation<'_>, w: usize) -> Victim {
+    ///         assert!(sim.searching() >= 1, "the thief itself searches");
+    ///         Victim { worker: (w + 1) % sim.workers(), probes: 0 }
+    ///     }
+    /// #     fn steal_amount(&self) -> StealAmount {
+    /// #         StealAmount::One
+    /// #     }
+    /// }
+    /// assert!(run(&mut NextDoor, 2).steal_successes() >= 1);
+    /// ```
     pub fn searching(&self) -> usize {
         self.thieves.load(Ordering::Relaxed) as usize
     }

@@ -4,6 +4,14 @@
 use std::fmt;
 
 /// `time = per_task + Σ per_unit[f] · work[f]`, in seconds.
+///
+/// ```
+/// use balancers::sim::CostModel;
+///
+/// // 1 µs a task, and 0.5 µs for each unit of its one feature.
+/// let model = CostModel { per_task: 1e-6, per_unit: vec![0.5e-6], fit: None };
+/// assert!((model.cost(&[4]) - 3e-6).abs() < 1e-12);
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct CostModel {
     /// What any task costs besides its work (taking it, starting it, finishing it).
@@ -16,6 +24,19 @@ pub struct CostModel {
 }
 
 /// How well a fitted model explains the times it was fitted to.
+///
+/// ```
+/// use balancers::sim::CostModel;
+///
+/// // Two tasks in each of two subtrees, each taking 1 µs plus 2 µs per unit.
+/// let work = [1, 2, 3, 4];
+/// let seconds = [3e-6, 5e-6, 7e-6, 9e-6];
+/// let model = CostModel::fit(1, &work, &seconds, &[0, 0, 1, 1])?;
+/// let fit = model.fit.expect("a fitted model says how well it fits");
+/// assert_eq!(fit.rows, 4);
+/// assert!(fit.r_squared > 0.999 && fit.subtree_p90_error < 1e-6);
+/// # Ok::<(), balancers::sim::FitError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Fit {
     /// Tasks fitted.
@@ -31,6 +52,15 @@ pub struct Fit {
 }
 
 /// Why no model could be fitted.
+///
+/// ```
+/// use balancers::sim::{CostModel, FitError};
+///
+/// // One feature and a constant need at least two tasks.
+/// let error = CostModel::fit(1, &[3], &[1e-6], &[0]).unwrap_err();
+/// assert_eq!(error, FitError::TooFewRows { rows: 1, coefficients: 2 });
+/// assert!(matches!(CostModel::fit(2, &[3], &[1e-6], &[0]), Err(FitError::Shape(_))));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FitError {
     /// Fewer tasks than coefficients.
@@ -60,6 +90,13 @@ impl std::error::Error for FitError {}
 
 impl CostModel {
     /// Seconds a task with these work counts takes.
+    ///
+    /// ```
+    /// # use balancers::sim::CostModel;
+    /// let model = CostModel { per_task: 1.0, per_unit: vec![2.0, 10.0], fit: None };
+    /// assert_eq!(model.cost(&[3, 1]), 1.0 + 6.0 + 10.0);
+    /// assert_eq!(model.cost(&[0, 0]), 1.0);
+    /// ```
     #[inline]
     pub fn cost(&self, work: &[u32]) -> f64 {
         self.per_task
@@ -72,6 +109,14 @@ impl CostModel {
     }
 
     /// Checks that every coefficient is a finite number of seconds, not negative.
+    ///
+    /// ```
+    /// # use balancers::sim::CostModel;
+    /// let model = CostModel { per_task: 1e-6, per_unit: vec![2e-9], fit: None };
+    /// assert!(model.check().is_ok());
+    /// let negative = CostModel { per_unit: vec![-2e-9], ..model };
+    /// assert!(negative.check().is_err());
+    /// ```
     pub fn check(&self) -> Result<(), String> {
         let all = std::iter::once(&self.per_task).chain(&self.per_unit);
         match all.into_iter().find(|c| !c.is_finite() || **c < 0.0) {
@@ -88,6 +133,17 @@ impl CostModel {
     /// set to 0 is not tried again, so this approximates the best non-negative fit rather
     /// than guaranteeing it).
     /// `subtree` names each task's initial task, for the subtree errors of the [`Fit`].
+    ///
+    /// ```
+    /// # use balancers::sim::CostModel;
+    /// // Three tasks of two features each: 1 µs each, plus 1 µs per unit of the second feature.
+    /// let work = [5, 0, 7, 1, 2, 3];
+    /// let seconds = [1e-6, 2e-6, 4e-6];
+    /// let model = CostModel::fit(2, &work, &seconds, &[0, 1, 2])?;
+    /// assert!((model.per_task - 1e-6).abs() < 1e-12);
+    /// assert!(model.per_unit[0].abs() < 1e-12 && (model.per_unit[1] - 1e-6).abs() < 1e-12);
+    /// # Ok::<(), balancers::sim::FitError>(())
+    /// ```
     pub fn fit(
         features: usize,
         work: &[u32],

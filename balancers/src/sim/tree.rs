@@ -65,6 +65,36 @@ const SPAWNED_AT_END: u16 = u16::MAX;
 
 /// One task as a recorder saw it run, named by an id of the recorder's choosing (unique in
 /// the run; the tree renumbers them).
+///
+/// ```
+/// use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
+///
+/// /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+/// /// through its parent.
+/// fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
+///     let mut work = [0; MAX_FEATURES];
+///     work[0] = rays;
+///     let (kind, place) = (depth as u8, id as u32);
+///     RecordedTask {
+///         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+///     }
+/// }
+///
+/// // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
+/// let tasks = [
+///     task(7, NO_PARENT, 0, 0, 2),
+///     task(9, NO_PARENT, 1, 0, 4),
+///     task(8, 7, 0, 1, 6),
+/// ];
+/// let kinds = vec!["camera".into(), "reflection".into()];
+/// let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
+/// let features = vec!["rays".into()];
+/// let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
+/// assert_eq!(tree.len(), 3);
+/// // Numbered breadth-first: the tiles, then the reflection.
+/// assert_eq!(tree.parent(2), Some(0));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct RecordedTask {
     /// The recorder's id of this task.
@@ -92,6 +122,17 @@ pub struct RecordedTask {
 }
 
 /// A run's tasks, canonically numbered (see the module's overview).
+///
+/// ```
+/// use balancers::sim::wool;
+///
+/// // Wool's benchmark tree for one worker: a root and two levels below it.
+/// let (tree, _seconds) = wool::tree(1, 7);
+/// assert_eq!((tree.len(), tree.initial()), (7, 1));
+/// assert_eq!(tree.children(0), 1..3);
+/// assert_eq!(tree.children(1), 3..5);
+/// assert_eq!(tree.parent(6), Some(2));
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct TaskTree {
     /// What was recorded (for a renderer: the scene, the image size, the tile size).
@@ -147,6 +188,36 @@ impl TaskTree {
     /// The tree of the tasks a recorder saw, numbered canonically; `Err` says what does not
     /// make a tree (an id twice, a parent never seen, positions that skip or repeat, a kind
     /// without a name, work counted beyond the features, more than 256 kinds).
+    ///
+    /// ```
+    /// use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
+    ///
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
+    /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
+    /// #     let mut work = [0; MAX_FEATURES];
+    /// #     work[0] = rays;
+    /// #     let (kind, place) = (depth as u8, id as u32);
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
+    /// # }
+    /// #
+    /// // `task(id, parent, index, depth, rays)` makes a `RecordedTask` (see its example).
+    /// // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
+    /// let tasks = [
+    ///     task(7, NO_PARENT, 0, 0, 2),
+    ///     task(9, NO_PARENT, 1, 0, 4),
+    ///     task(8, 7, 0, 1, 6),
+    /// ];
+    /// let kinds = vec!["camera".into(), "reflection".into()];
+    /// let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
+    /// let features = vec!["rays".into()];
+    /// let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
+    /// assert_eq!(tree.initial(), 2);
+    /// assert_eq!(tree.place(2), 8, "the reflection comes after both tiles");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn from_recorded(
         description: String,
         kinds: Vec<String>,
@@ -159,6 +230,41 @@ impl TaskTree {
 
     /// [`from_recorded`](Self::from_recorded), and the number each of `tasks` has in the
     /// tree.
+    ///
+    /// ```
+    /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
+    /// #
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
+    /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
+    /// #     let mut work = [0; MAX_FEATURES];
+    /// #     work[0] = rays;
+    /// #     let (kind, place) = (depth as u8, id as u32);
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
+    /// # }
+    /// #
+    /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
+    /// # let kinds = vec!["camera".into(), "reflection".into()];
+    /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
+    /// // The same run, its tasks listed in another order: the reflection first.
+    /// let listed = [tasks[2].clone(), tasks[0].clone(), tasks[1].clone()];
+    /// let (kinds, features) = (tree.kinds.clone(), tree.features.clone());
+    /// let model = tree.model.clone();
+    /// let (again, number) =
+    ///     TaskTree::from_recorded_numbered("again".into(), kinds, features, model, &listed)?;
+    /// assert_eq!(number, [2, 0, 1]);
+    /// assert!(again.same_shape(&tree));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn from_recorded_numbered(
         description: String,
         kinds: Vec<String>,
@@ -191,6 +297,34 @@ impl TaskTree {
     }
 
     /// For each task, the initial task whose subtree it is in.
+    ///
+    /// ```
+    /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
+    /// #
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
+    /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
+    /// #     let mut work = [0; MAX_FEATURES];
+    /// #     work[0] = rays;
+    /// #     let (kind, place) = (depth as u8, id as u32);
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
+    /// # }
+    /// #
+    /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
+    /// # let kinds = vec!["camera".into(), "reflection".into()];
+    /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
+    /// assert_eq!(tree.subtrees(), [0, 1, 0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn subtrees(&self) -> Vec<u32> {
         let mut root = Vec::with_capacity(self.len());
         for i in 0..self.len() {
@@ -205,6 +339,38 @@ impl TaskTree {
 
     /// Whether `other` has the same tasks in the same places of the same tree, whatever
     /// their work and model.
+    ///
+    /// ```
+    /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
+    /// #
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
+    /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
+    /// #     let mut work = [0; MAX_FEATURES];
+    /// #     work[0] = rays;
+    /// #     let (kind, place) = (depth as u8, id as u32);
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
+    /// # }
+    /// #
+    /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
+    /// # let kinds = vec!["camera".into(), "reflection".into()];
+    /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
+    /// let mut other = tree.clone();
+    /// other.model.per_task = 2.0;
+    /// assert!(tree.same_shape(&other), "a different model, the same tasks");
+    /// let (wool_tree, _) = balancers::sim::wool::tree(1, 1);
+    /// assert!(!tree.same_shape(&wool_tree));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn same_shape(&self, other: &Self) -> bool {
         self.initial == other.initial
             && self.parent == other.parent
@@ -214,46 +380,300 @@ impl TaskTree {
     }
 
     /// Tasks in all.
+    ///
+    /// ```
+    /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
+    /// #
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
+    /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
+    /// #     let mut work = [0; MAX_FEATURES];
+    /// #     work[0] = rays;
+    /// #     let (kind, place) = (depth as u8, id as u32);
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
+    /// # }
+    /// #
+    /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
+    /// # let kinds = vec!["camera".into(), "reflection".into()];
+    /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
+    /// assert_eq!(tree.len(), 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.kind.len()
     }
 
     /// Whether there are no tasks.
+    ///
+    /// ```
+    /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
+    /// #
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
+    /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
+    /// #     let mut work = [0; MAX_FEATURES];
+    /// #     work[0] = rays;
+    /// #     let (kind, place) = (depth as u8, id as u32);
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
+    /// # }
+    /// #
+    /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
+    /// # let kinds = vec!["camera".into(), "reflection".into()];
+    /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
+    /// assert!(!tree.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.kind.is_empty()
     }
 
     /// The initial tasks: tasks `0..initial()`.
+    ///
+    /// ```
+    /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
+    /// #
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
+    /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
+    /// #     let mut work = [0; MAX_FEATURES];
+    /// #     work[0] = rays;
+    /// #     let (kind, place) = (depth as u8, id as u32);
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
+    /// # }
+    /// #
+    /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
+    /// # let kinds = vec!["camera".into(), "reflection".into()];
+    /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
+    /// assert_eq!(tree.initial(), 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn initial(&self) -> usize {
         self.initial
     }
 
     /// The task that spawned task `i`; `None` for an initial task.
+    ///
+    /// ```
+    /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
+    /// #
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
+    /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
+    /// #     let mut work = [0; MAX_FEATURES];
+    /// #     work[0] = rays;
+    /// #     let (kind, place) = (depth as u8, id as u32);
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
+    /// # }
+    /// #
+    /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
+    /// # let kinds = vec!["camera".into(), "reflection".into()];
+    /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
+    /// assert_eq!(tree.parent(1), None);
+    /// assert_eq!(tree.parent(2), Some(0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn parent(&self, i: usize) -> Option<usize> {
         i.checked_sub(self.initial).map(|s| self.parent[s] as usize)
     }
 
     /// The children of task `i`, in the order it spawned them.
+    ///
+    /// ```
+    /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
+    /// #
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
+    /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
+    /// #     let mut work = [0; MAX_FEATURES];
+    /// #     work[0] = rays;
+    /// #     let (kind, place) = (depth as u8, id as u32);
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
+    /// # }
+    /// #
+    /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
+    /// # let kinds = vec!["camera".into(), "reflection".into()];
+    /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
+    /// assert_eq!(tree.children(0), 2..3);
+    /// assert!(tree.children(1).is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn children(&self, i: usize) -> Range<usize> {
         self.first_child[i] as usize..self.first_child[i + 1] as usize
     }
 
     /// The kind of task `i`, as an index into [`kinds`](Self::kinds).
+    ///
+    /// ```
+    /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
+    /// #
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
+    /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
+    /// #     let mut work = [0; MAX_FEATURES];
+    /// #     work[0] = rays;
+    /// #     let (kind, place) = (depth as u8, id as u32);
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
+    /// # }
+    /// #
+    /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
+    /// # let kinds = vec!["camera".into(), "reflection".into()];
+    /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
+    /// assert_eq!(tree.kinds[usize::from(tree.kind(2))], "reflection");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn kind(&self, i: usize) -> u8 {
         self.kind[i]
     }
 
     /// The depth of task `i` in the spawn tree as the recorder counted it.
+    ///
+    /// ```
+    /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
+    /// #
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
+    /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
+    /// #     let mut work = [0; MAX_FEATURES];
+    /// #     work[0] = rays;
+    /// #     let (kind, place) = (depth as u8, id as u32);
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
+    /// # }
+    /// #
+    /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
+    /// # let kinds = vec!["camera".into(), "reflection".into()];
+    /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
+    /// assert_eq!((tree.depth(0), tree.depth(2)), (0, 1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn depth(&self, i: usize) -> u16 {
         self.depth[i]
     }
 
     /// Where task `i` works (for a renderer: a pixel).
+    ///
+    /// ```
+    /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
+    /// #
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
+    /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
+    /// #     let mut work = [0; MAX_FEATURES];
+    /// #     work[0] = rays;
+    /// #     let (kind, place) = (depth as u8, id as u32);
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
+    /// # }
+    /// #
+    /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
+    /// # let kinds = vec!["camera".into(), "reflection".into()];
+    /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
+    /// assert_eq!((tree.place(0), tree.place(1), tree.place(2)), (7, 9, 8));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn place(&self, i: usize) -> u32 {
         self.place[i]
     }
 
     /// The work of task `i`, one count per feature.
+    ///
+    /// ```
+    /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
+    /// #
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
+    /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
+    /// #     let mut work = [0; MAX_FEATURES];
+    /// #     work[0] = rays;
+    /// #     let (kind, place) = (depth as u8, id as u32);
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
+    /// # }
+    /// #
+    /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
+    /// # let kinds = vec!["camera".into(), "reflection".into()];
+    /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
+    /// assert_eq!(tree.work(2), [6], "one feature: rays");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn work(&self, i: usize) -> &[u32] {
         let f = self.features.len();
         &self.work[i * f..(i + 1) * f]
@@ -261,6 +681,35 @@ impl TaskTree {
 
     /// How far through its parent's work task `i` was spawned, from 0 to 1; 0 for an
     /// initial task.
+    ///
+    /// ```
+    /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
+    /// #
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
+    /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
+    /// #     let mut work = [0; MAX_FEATURES];
+    /// #     work[0] = rays;
+    /// #     let (kind, place) = (depth as u8, id as u32);
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
+    /// # }
+    /// #
+    /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
+    /// # let kinds = vec!["camera".into(), "reflection".into()];
+    /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
+    /// assert_eq!(tree.spawned_at(0), 0.0);
+    /// assert!((tree.spawned_at(2) - 0.25).abs() < 1e-3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn spawned_at(&self, i: usize) -> f64 {
         i.checked_sub(self.initial).map_or(0.0, |s| {
             f64::from(self.spawned_at[s]) / f64::from(SPAWNED_AT_END)
@@ -268,11 +717,70 @@ impl TaskTree {
     }
 
     /// Seconds each task takes under `model`.
+    ///
+    /// ```
+    /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
+    /// #
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
+    /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
+    /// #     let mut work = [0; MAX_FEATURES];
+    /// #     work[0] = rays;
+    /// #     let (kind, place) = (depth as u8, id as u32);
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
+    /// # }
+    /// #
+    /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
+    /// # let kinds = vec!["camera".into(), "reflection".into()];
+    /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
+    /// assert_eq!(tree.costs(&tree.model), [2.0, 3.0, 4.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn costs(&self, model: &CostModel) -> Vec<f64> {
         (0..self.len()).map(|i| model.cost(self.work(i))).collect()
     }
 
     /// Writes the tree in the format of the module's overview.
+    ///
+    /// ```
+    /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
+    /// #
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
+    /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
+    /// #     let mut work = [0; MAX_FEATURES];
+    /// #     work[0] = rays;
+    /// #     let (kind, place) = (depth as u8, id as u32);
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
+    /// # }
+    /// #
+    /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
+    /// # let kinds = vec!["camera".into(), "reflection".into()];
+    /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
+    /// let mut bytes = Vec::new();
+    /// tree.write_to(&mut bytes)?;
+    /// assert!(bytes.starts_with(b"raylbtsk"));
+    /// assert_eq!(TaskTree::read(&bytes)?, tree);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn write_to(&self, out: &mut impl Write) -> io::Result<()> {
         let mut w = Writer { out };
         w.bytes(MAGIC)?;
@@ -318,6 +826,40 @@ impl TaskTree {
     }
 
     /// Reads a tree written by [`write_to`](Self::write_to).
+    ///
+    /// ```
+    /// # use balancers::sim::{CostModel, MAX_FEATURES, NO_PARENT, RecordedTask, TaskTree};
+    /// #
+    /// # /// A task of kind `depth` at place `id`, with `rays` rays, spawned a quarter of the way
+    /// # /// through its parent.
+    /// # fn task(id: u64, parent: u64, index: u32, depth: u16, rays: u32) -> RecordedTask {
+    /// #     let mut work = [0; MAX_FEATURES];
+    /// #     work[0] = rays;
+    /// #     let (kind, place) = (depth as u8, id as u32);
+    /// #     RecordedTask {
+    /// #         id, parent, index, kind, depth, place, work, progress_at_spawn: 1, progress: 4,
+    /// #     }
+    /// # }
+    /// #
+    /// # // Two tiles, ids 7 and 9; tile 7 spawned a reflection, id 8. Ids are the recorder's own.
+    /// # let tasks = [
+    /// #     task(7, NO_PARENT, 0, 0, 2),
+    /// #     task(9, NO_PARENT, 1, 0, 4),
+    /// #     task(8, 7, 0, 1, 6),
+    /// # ];
+    /// # let kinds = vec!["camera".into(), "reflection".into()];
+    /// # let model = CostModel { per_task: 1.0, per_unit: vec![0.5], fit: None };
+    /// # let features = vec!["rays".into()];
+    /// # let tree = TaskTree::from_recorded("two tiles".into(), kinds, features, model, &tasks)?;
+    /// let name = format!("raylb-doc-tree-{}.tasks", std::process::id());
+    /// let path = std::env::temp_dir().join(name);
+    /// let mut file = std::fs::File::create(&path)?;
+    /// tree.write_to(&mut file)?;
+    /// let read = TaskTree::read(&std::fs::read(&path)?)?;
+    /// std::fs::remove_file(&path)?;
+    /// assert_eq!(read, tree);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn read(bytes: &[u8]) -> Result<Self, ReadError> {
         let mut r = Reader { bytes, at: 0 };
         read_signature(&mut r)?;
@@ -755,6 +1297,15 @@ fn small<T: TryFrom<u64>>(value: u64, i: usize, n: usize, field: &str) -> Result
 }
 
 /// Why a task file could not be read.
+///
+/// ```
+/// use balancers::sim::{ReadError, TaskTree};
+///
+/// assert_eq!(TaskTree::read(b"not a tree"), Err(ReadError::NotTaskFile));
+/// let mut bytes = b"raylbtsk".to_vec();
+/// bytes.extend(2u32.to_le_bytes());
+/// assert_eq!(TaskTree::read(&bytes), Err(ReadError::Version(2)));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReadError {
     /// It does not start with the signature.

@@ -21,6 +21,16 @@ use crate::victim::XorShift;
 pub const LEAF: f64 = 1e-6;
 
 /// The tree for `workers` workers, and each task's seconds (leaves drawn with `seed`).
+///
+/// ```
+/// use balancers::sim::wool;
+///
+/// let (tree, seconds) = wool::tree(4, 1);
+/// assert_eq!(tree.len(), 31, "depth 4: 16 leaves");
+/// assert_eq!(tree.initial(), 1, "only the root at the start");
+/// assert!(seconds[..15].iter().all(|&s| s == 0.0), "inner tasks take no time");
+/// assert!(seconds[15..].iter().all(|&s| s > 0.0));
+/// ```
 pub fn tree(workers: usize, seed: u64) -> (TaskTree, Vec<f64>) {
     let depth = depth(workers);
     let n = (1usize << (depth + 1)) - 1;
@@ -75,6 +85,14 @@ pub fn tree(workers: usize, seed: u64) -> (TaskTree, Vec<f64>) {
 }
 
 /// The tree's depth for `workers` workers: ⌈log2 p⌉ + 2.
+///
+/// ```
+/// use balancers::sim::wool;
+///
+/// assert_eq!(wool::depth(1), 2);
+/// assert_eq!(wool::depth(64), 8);
+/// assert_eq!(wool::depth(65), 9);
+/// ```
 pub fn depth(workers: usize) -> u32 {
     workers.max(1).next_power_of_two().trailing_zeros() + 2
 }
@@ -84,6 +102,15 @@ pub fn depth(workers: usize) -> u32 {
 /// 2·λ_steal); each drawn from an exponential distribution; the deque's push and pop free,
 /// as the model has them; two workers sampled before every attempt, the size the paper found
 /// best.
+///
+/// ```
+/// use balancers::sim::wool;
+///
+/// let costs = wool::costs(7);
+/// assert_eq!(costs.steal, wool::LEAF);
+/// assert_eq!(costs.probe, wool::LEAF / 2.0);
+/// assert_eq!(costs.sampling.size, Some(2));
+/// ```
 pub fn costs(seed: u64) -> Costs {
     Costs {
         abp_push_pop: 0.0,
