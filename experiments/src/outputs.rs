@@ -56,7 +56,7 @@ impl Outputs {
     ///
     /// ```
     /// # use experiments::outputs::Outputs;
-    /// let missing = std::env::temp_dir().join(format!("raylb-no-such-folder-{}", std::process::id()));
+    /// let missing = std::env::temp_dir().join(format!("raylb-no-folder-{}", std::process::id()));
     /// let mut outputs = Outputs::new();
     /// outputs.add("--csv", Some(&missing.join("sweep.csv")));
     /// assert!(outputs.check_writable().is_err());
