@@ -449,8 +449,8 @@ impl Replayed {
     /// # use std::num::NonZeroUsize;
     /// # use balancers::BalancerKind;
     /// # use experiments::sim::Replayed;
-    /// let counter = BalancerKind::counter(NonZeroUsize::MIN);
-    /// assert_eq!(Replayed::Builtin(counter).name(), counter.name());
+    /// let counter = Replayed::Builtin(BalancerKind::counter(NonZeroUsize::MIN));
+    /// assert_eq!(counter.name(), "counter/chunk=1");
     /// ```
     pub fn name(&self) -> String {
         match self {
