@@ -12,6 +12,20 @@ use renderer::stats::counted;
 use crate::progress::Progress;
 
 /// What `raylb bench build` builds.
+///
+/// ```
+/// use std::num::NonZeroUsize;
+///
+/// use experiments::build::BuildOptions;
+/// use renderer::scene::{Scene, SceneOverrides};
+///
+/// let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// let scene = Scene::load(file.as_ref(), SceneOverrides::default())?;
+/// let threads = NonZeroUsize::MIN;
+/// let options = BuildOptions { scene: &scene, threads, repeat: 2, quiet: true };
+/// assert!(experiments::build::run(&options).is_ok());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct BuildOptions<'a> {
     /// The scene, loaded: its triangles, structure and BVH settings are rebuilt.
@@ -28,6 +42,18 @@ pub struct BuildOptions<'a> {
 ///
 /// # Errors
 /// When a build's thread cannot be started.
+///
+/// ```
+/// # use std::num::NonZeroUsize;
+/// # use experiments::build::BuildOptions;
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(file.as_ref(), SceneOverrides::default())?;
+/// let two_threads = NonZeroUsize::new(2).unwrap();
+/// let options = BuildOptions { scene: &scene, threads: two_threads, repeat: 1, quiet: true };
+/// experiments::build::run(&options)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn run(options: &BuildOptions<'_>) -> Result<()> {
     let scene = options.scene;
     let kind = scene.accel.kind();

@@ -26,6 +26,34 @@ const FILES: &[&str] = &["cluster.csv", "cluster-paired.csv", "cluster.svg"];
 
 /// What `raylb bench cluster` renders, and where it writes. The renders are `raylb render`'s,
 /// so the balancer and the modes are named as its command line names them.
+///
+/// ```no_run
+/// use std::num::{NonZeroU32, NonZeroUsize};
+///
+/// use experiments::cluster::ClusterOptions;
+///
+/// // Eight workers: one process of 8 threads, 2 ranks of 4 and 4 ranks of 2.
+/// let out = std::env::temp_dir().join(format!("raylb-cluster-{}", std::process::id()));
+/// let options = ClusterOptions {
+///     scene_file: Some("scenes/quick.toml".into()),
+///     workers: NonZeroUsize::new(8).unwrap(),
+///     ranks: vec![NonZeroUsize::new(2).unwrap(), NonZeroUsize::new(4).unwrap()],
+///     modes: vec!["static".into(), "stealing".into()],
+///     balancer: "counter".into(),
+///     tile: NonZeroU32::new(32).unwrap(),
+///     width: Some(256),
+///     height: Some(256),
+///     repeat: NonZeroUsize::new(3).unwrap(),
+///     mpirun: "mpirun".into(),
+///     mpirun_arg: Vec::new(),
+///     out: out.clone(),
+///     quiet: true,
+/// };
+/// // Needs an MPI launcher, and runs raylb's own executable under it.
+/// experiments::cluster::run(&options)?;
+/// assert!(out.join("cluster-paired.csv").is_file());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct ClusterOptions {
     /// The scene file [default: scenes/treasure.toml].
@@ -112,6 +140,35 @@ struct PairedRow {
 /// Renders the scene with the one process and with every job, round after round; prints the
 /// jobs' speed paired by round unless quiet, and writes `cluster.csv`, `cluster-paired.csv`
 /// and `cluster.svg`. Fails when a job's image differs from the one process's.
+///
+/// ```no_run
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// #
+/// # use experiments::cluster::ClusterOptions;
+/// #
+/// # // Eight workers: one process of 8 threads, 2 ranks of 4 and 4 ranks of 2.
+/// # let out = std::env::temp_dir().join(format!("raylb-cluster-{}", std::process::id()));
+/// # let options = ClusterOptions {
+/// #     scene_file: Some("scenes/quick.toml".into()),
+/// #     workers: NonZeroUsize::new(8).unwrap(),
+/// #     ranks: vec![NonZeroUsize::new(2).unwrap(), NonZeroUsize::new(4).unwrap()],
+/// #     modes: vec!["static".into(), "stealing".into()],
+/// #     balancer: "counter".into(),
+/// #     tile: NonZeroU32::new(32).unwrap(),
+/// #     width: Some(256),
+/// #     height: Some(256),
+/// #     repeat: NonZeroUsize::new(3).unwrap(),
+/// #     mpirun: "mpirun".into(),
+/// #     mpirun_arg: Vec::new(),
+/// #     out: out.clone(),
+/// #     quiet: true,
+/// # };
+/// // Needs an MPI launcher, and runs raylb's own executable under it.
+/// experiments::cluster::run(&options)?;
+/// let files = ["cluster.csv", "cluster-paired.csv", "cluster.svg"];
+/// assert!(files.iter().all(|f| out.join(f).is_file()));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn run(options: &ClusterOptions) -> Result<()> {
     let quiet = options.quiet;
     let files = OutputFiles::check(&options.out, FILES)?;

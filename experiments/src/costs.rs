@@ -25,6 +25,24 @@ use crate::report::{OutputFiles, Table, csv_text, rounded};
 const FILES: &[&str] = &["costs.csv"];
 
 /// What `raylb bench costs` measures, and where it writes.
+///
+/// ```
+/// use std::num::NonZeroUsize;
+///
+/// use experiments::costs::CostsOptions;
+///
+/// let out = std::env::temp_dir().join(format!("raylb-costs-{}", std::process::id()));
+/// let options = CostsOptions {
+///     threads: NonZeroUsize::new(2).unwrap(),
+///     rounds: NonZeroUsize::MIN,
+///     out: out.clone(),
+///     quiet: true,
+/// };
+/// experiments::costs::run(&options)?;
+/// assert!(out.join("costs.csv").is_file());
+/// std::fs::remove_dir_all(&out)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct CostsOptions {
     /// Threads at the counter at once; at least 2.
@@ -213,6 +231,24 @@ fn quartiles(xs: &mut [f64]) -> (f64, f64, f64) {
 
 /// Times every cost `sim` charges; prints them beside the simulator's defaults unless quiet,
 /// and writes `costs.csv`.
+///
+/// ```
+/// # use std::num::NonZeroUsize;
+/// #
+/// # use experiments::costs::CostsOptions;
+/// #
+/// # let out = std::env::temp_dir().join(format!("raylb-costs-{}", std::process::id()));
+/// # let options = CostsOptions {
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     rounds: NonZeroUsize::MIN,
+/// #     out: out.clone(),
+/// #     quiet: true,
+/// # };
+/// // A steal needs a thief beside the owner: one thread is refused.
+/// let alone = CostsOptions { threads: NonZeroUsize::MIN, ..options };
+/// assert!(experiments::costs::run(&alone).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn run(options: &CostsOptions) -> Result<()> {
     let quiet = options.quiet;
     let files = OutputFiles::check(&options.out, FILES)?;

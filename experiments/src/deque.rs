@@ -26,6 +26,28 @@ use crate::report::{OutputFiles, Table, csv_text, rounded};
 const FILES: &[&str] = &["deque.csv"];
 
 /// What `raylb bench deque` measures, and where it writes.
+///
+/// ```
+/// use std::num::NonZeroUsize;
+///
+/// use balancers::StealAmount;
+/// use experiments::deque::DequeOptions;
+///
+/// let out = std::env::temp_dir().join(format!("raylb-deque-{}", std::process::id()));
+/// let options = DequeOptions {
+///     threads: NonZeroUsize::new(2).unwrap(),
+///     elements: NonZeroUsize::new(1000).unwrap(),
+///     iterations: NonZeroUsize::MIN,
+///     steal: StealAmount::Half,
+///     max_memory: None,
+///     out: out.clone(),
+///     quiet: true,
+/// };
+/// experiments::deque::run(&options)?;
+/// assert!(out.join("deque.csv").is_file());
+/// std::fs::remove_dir_all(&out)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct DequeOptions {
     /// Threads, each owning one deque.
@@ -415,6 +437,30 @@ fn table(rows: &[DequeRow]) -> Table {
 
 /// Runs the three setups on both deques; prints Wende's table unless quiet, and writes
 /// `deque.csv`.
+///
+/// ```
+/// # use std::num::NonZeroUsize;
+/// #
+/// # use balancers::StealAmount;
+/// # use experiments::deque::DequeOptions;
+/// #
+/// # let out = std::env::temp_dir().join(format!("raylb-deque-{}", std::process::id()));
+/// # let options = DequeOptions {
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     elements: NonZeroUsize::new(1000).unwrap(),
+/// #     iterations: NonZeroUsize::MIN,
+/// #     steal: StealAmount::Half,
+/// #     max_memory: None,
+/// #     out: out.clone(),
+/// #     quiet: true,
+/// # };
+/// experiments::deque::run(&DequeOptions { steal: StealAmount::One, ..options })?;
+/// // A row per deque kind and setup.
+/// let csv = std::fs::read_to_string(out.join("deque.csv"))?;
+/// assert_eq!(csv.lines().count(), 1 + 2 * 3);
+/// # std::fs::remove_dir_all(&out)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn run(options: &DequeOptions) -> Result<()> {
     let quiet = options.quiet;
     let files = OutputFiles::check(&options.out, FILES)?;

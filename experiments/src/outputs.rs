@@ -7,6 +7,19 @@ use anyhow::{Result, anyhow, bail};
 use renderer::output::{check_writable, replaces_input};
 
 /// Output files, each with the flag that names it.
+///
+/// ```
+/// use experiments::outputs::Outputs;
+///
+/// let csv = std::env::temp_dir().join(format!("raylb-outputs-{}.csv", std::process::id()));
+/// let mut outputs = Outputs::new();
+/// outputs.add("--csv", Some(&csv)).add("--image", None);
+/// outputs.check_writable()?;
+/// outputs.check_inputs(&["scenes/quick.toml".into()])?;
+/// // The check leaves nothing behind.
+/// assert!(!csv.exists());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Default)]
 pub struct Outputs {
     files: Vec<(&'static str, PathBuf)>,
@@ -14,11 +27,24 @@ pub struct Outputs {
 
 impl Outputs {
     /// No outputs yet.
+    ///
+    /// ```
+    /// # use experiments::outputs::Outputs;
+    /// assert!(Outputs::new().check_writable().is_ok());
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Adds `path`, named by `flag`, if given.
+    ///
+    /// ```
+    /// # use experiments::outputs::Outputs;
+    /// # let csv = std::env::temp_dir().join(format!("raylb-add-{}.csv", std::process::id()));
+    /// let mut outputs = Outputs::new();
+    /// outputs.add("--csv", Some(&csv)).add("--plot", Some(&csv));
+    /// assert!(outputs.check_writable().is_err());
+    /// ```
     pub fn add(&mut self, flag: &'static str, path: Option<&Path>) -> &mut Self {
         if let Some(path) = path {
             self.files.push((flag, path.to_path_buf()));
@@ -27,6 +53,14 @@ impl Outputs {
     }
 
     /// Checks that every output can be written and none is named twice.
+    ///
+    /// ```
+    /// # use experiments::outputs::Outputs;
+    /// let missing = std::env::temp_dir().join(format!("raylb-no-folder-{}", std::process::id()));
+    /// let mut outputs = Outputs::new();
+    /// outputs.add("--csv", Some(&missing.join("sweep.csv")));
+    /// assert!(outputs.check_writable().is_err());
+    /// ```
     pub fn check_writable(&self) -> Result<()> {
         for (i, (_, path)) in self.files.iter().enumerate() {
             check_writable(path).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
@@ -50,6 +84,17 @@ impl Outputs {
     /// Checks that no output is one of `inputs` (under any name or link). Call it once before
     /// any work with what the command line names, and again once the scene has been read
     /// with every file it read.
+    ///
+    /// ```
+    /// # use experiments::outputs::Outputs;
+    /// let scene = std::env::temp_dir().join(format!("raylb-input-{}.toml", std::process::id()));
+    /// std::fs::write(&scene, "")?;
+    /// let mut outputs = Outputs::new();
+    /// outputs.add("--csv", Some(&scene));
+    /// assert!(outputs.check_inputs(&[scene.clone()]).is_err());
+    /// std::fs::remove_file(&scene)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn check_inputs(&self, inputs: &[PathBuf]) -> Result<()> {
         for (flag, path) in &self.files {
             if let Some(input) = replaces_input(path, inputs) {

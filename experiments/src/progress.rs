@@ -15,6 +15,18 @@ use crate::terminal::{StdoutError, write_stdout};
 const SHOW_AFTER: Duration = Duration::from_secs(1);
 
 /// How far a command has got, out of a known total of steps (pixels, renders).
+///
+/// ```
+/// use experiments::progress::Progress;
+///
+/// let mut progress = Progress::new(3, "renders", true);
+/// for round in 1..=3 {
+///     progress.step(&format!("render {round}/3"));
+/// }
+/// progress.finish();
+/// // With --quiet there is no bar, and no lines either.
+/// assert!(!Progress::can_show(true));
+/// ```
 #[derive(Debug)]
 pub struct Progress {
     bar: ProgressBar,
@@ -26,6 +38,12 @@ pub struct Progress {
 
 impl Progress {
     /// Progress over `total` steps of `what` (e.g. "pixels", "renders").
+    ///
+    /// ```
+    /// # use experiments::progress::Progress;
+    /// let progress = Progress::new(96 * 64, "pixels", true);
+    /// progress.finish();
+    /// ```
     pub fn new(total: u64, what: &str, quiet: bool) -> Self {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
         bar.set_style(
@@ -45,11 +63,23 @@ impl Progress {
     }
 
     /// Whether a bar can appear at all: stderr is a terminal and --quiet was not given.
+    ///
+    /// ```
+    /// # use experiments::progress::Progress;
+    /// assert!(!Progress::can_show(true));
+    /// ```
     pub fn can_show(quiet: bool) -> bool {
         !quiet && std::io::stderr().is_terminal()
     }
 
     /// Sets the steps done so far.
+    ///
+    /// ```
+    /// # use experiments::progress::Progress;
+    /// let mut progress = Progress::new(96 * 64, "pixels", true);
+    /// progress.set(48 * 64);
+    /// progress.finish();
+    /// ```
     pub fn set(&mut self, done: u64) {
         self.bar.set_position(done);
         self.reveal();
@@ -57,6 +87,13 @@ impl Progress {
 
     /// One step done, described by `note`: the bar's message on a terminal, a line of its
     /// own elsewhere.
+    ///
+    /// ```
+    /// # use experiments::progress::Progress;
+    /// let mut progress = Progress::new(3, "builds", true);
+    /// progress.step("build 1/3: 0.012 s");
+    /// progress.finish();
+    /// ```
     pub fn step(&mut self, note: &str) {
         self.bar.inc(1);
         if self.terminal {
@@ -76,6 +113,11 @@ impl Progress {
     }
 
     /// Removes the bar.
+    ///
+    /// ```
+    /// # use experiments::progress::Progress;
+    /// Progress::new(3, "renders", true).finish();
+    /// ```
     pub fn finish(self) {
         self.bar.finish_and_clear();
     }
@@ -84,6 +126,18 @@ impl Progress {
 /// Loading a scene, for `raylb render`: the `scene` and `bvh` lines printed as each stage
 /// ends, and on a terminal a spinner while a stage runs (a scene of millions of triangles
 /// takes seconds to read and to build).
+///
+/// ```
+/// use experiments::progress::LoadProgress;
+/// use renderer::scene::{Scene, SceneOverrides};
+///
+/// let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// let mut progress = LoadProgress::start(file, true);
+/// let scene = Scene::load_observed(file.as_ref(), SceneOverrides::default(), &mut progress)?;
+/// progress.finish()?;
+/// assert_eq!((scene.width, scene.height), (96, 64));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct LoadProgress {
     spinner: Option<ProgressBar>,
@@ -94,6 +148,12 @@ pub struct LoadProgress {
 
 impl LoadProgress {
     /// Progress of loading `what` (a path, for the spinner).
+    ///
+    /// ```
+    /// # use experiments::progress::LoadProgress;
+    /// let progress = LoadProgress::start("scenes/quick.toml", true);
+    /// assert!(progress.finish().is_ok());
+    /// ```
     pub fn start(what: &str, quiet: bool) -> Self {
         let spinner = Progress::can_show(quiet).then(|| {
             let spinner = ProgressBar::new_spinner();
@@ -121,6 +181,12 @@ impl LoadProgress {
     }
 
     /// Removes the spinner; fails if a line could not be printed.
+    ///
+    /// ```
+    /// # use experiments::progress::LoadProgress;
+    /// // Quiet: nothing was printed, so nothing failed.
+    /// assert!(LoadProgress::start("scenes/quick.toml", true).finish().is_ok());
+    /// ```
     pub fn finish(self) -> Result<(), StdoutError> {
         if let Some(spinner) = &self.spinner {
             spinner.finish_and_clear();

@@ -44,6 +44,59 @@ struct BestRow {
 }
 
 /// What `raylb bench scaling` renders, and where it writes.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use experiments::scene::SceneSettings;
+/// # use renderer::render::{CpuBalancer, FrameExtras};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # #[derive(Debug)]
+/// # struct Small;
+/// # impl SceneSettings for Small {
+/// #     fn check_options(&self) -> anyhow::Result<()> {
+/// #         Ok(())
+/// #     }
+/// #     fn load_file(&self, file: &std::path::Path, _: bool) -> anyhow::Result<Scene> {
+/// #         let small = SceneOverrides {
+/// #             width: Some(32),
+/// #             height: Some(32),
+/// #             ..Default::default()
+/// #         };
+/// #         Ok(Scene::load(file, small)?)
+/// #     }
+/// #     fn check_frames(
+/// #         &self,
+/// #         _: &Scene,
+/// #         _: &[CpuBalancer],
+/// #         _: &[NonZeroUsize],
+/// #         _: &[NonZeroU32],
+/// #         _: FrameExtras,
+/// #     ) -> anyhow::Result<()> {
+/// #         Ok(())
+/// #     }
+/// # }
+/// # let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// use balancers::BalancerKind;
+/// use experiments::scaling::ScalingOptions;
+///
+/// // `Small` reads scenes at 32×32 (see `SceneSettings`).
+/// let out = std::env::temp_dir().join(format!("raylb-scaling-{}", std::process::id()));
+/// let counter = CpuBalancer::Builtin(BalancerKind::counter(NonZeroUsize::MIN));
+/// let options = ScalingOptions {
+///     scene_file: Some(file.into()),
+///     scene: &Small,
+///     balancers: vec![counter],
+///     threads: vec![NonZeroUsize::MIN, NonZeroUsize::new(2).unwrap()],
+///     tile: NonZeroU32::new(16).unwrap(),
+///     repeat: NonZeroUsize::MIN,
+///     out: out.clone(),
+///     quiet: true,
+/// };
+/// experiments::scaling::run(&options)?;
+/// assert!(out.join("scaling-best.csv").is_file());
+/// std::fs::remove_dir_all(&out)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct ScalingOptions<'a> {
     /// The scene file [default: scenes/treasure.toml].
@@ -67,6 +120,60 @@ pub struct ScalingOptions<'a> {
 /// Renders the scene on every thread count with every balancer, round after round; prints
 /// each one's best time, speedup and efficiency unless quiet, and writes `scaling.csv`,
 /// `scaling-best.csv` and `scaling.svg`.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use experiments::scene::SceneSettings;
+/// # use renderer::render::{CpuBalancer, FrameExtras};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # #[derive(Debug)]
+/// # struct Small;
+/// # impl SceneSettings for Small {
+/// #     fn check_options(&self) -> anyhow::Result<()> {
+/// #         Ok(())
+/// #     }
+/// #     fn load_file(&self, file: &std::path::Path, _: bool) -> anyhow::Result<Scene> {
+/// #         let small = SceneOverrides {
+/// #             width: Some(32),
+/// #             height: Some(32),
+/// #             ..Default::default()
+/// #         };
+/// #         Ok(Scene::load(file, small)?)
+/// #     }
+/// #     fn check_frames(
+/// #         &self,
+/// #         _: &Scene,
+/// #         _: &[CpuBalancer],
+/// #         _: &[NonZeroUsize],
+/// #         _: &[NonZeroU32],
+/// #         _: FrameExtras,
+/// #     ) -> anyhow::Result<()> {
+/// #         Ok(())
+/// #     }
+/// # }
+/// # let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # use balancers::BalancerKind;
+/// # use experiments::scaling::ScalingOptions;
+/// #
+/// # // `Small` reads scenes at 32×32 (see `SceneSettings`).
+/// # let out = std::env::temp_dir().join(format!("raylb-scaling-{}", std::process::id()));
+/// # let counter = CpuBalancer::Builtin(BalancerKind::counter(NonZeroUsize::MIN));
+/// # let options = ScalingOptions {
+/// #     scene_file: Some(file.into()),
+/// #     scene: &Small,
+/// #     balancers: vec![counter],
+/// #     threads: vec![NonZeroUsize::MIN, NonZeroUsize::new(2).unwrap()],
+/// #     tile: NonZeroU32::new(16).unwrap(),
+/// #     repeat: NonZeroUsize::MIN,
+/// #     out: out.clone(),
+/// #     quiet: true,
+/// # };
+/// experiments::scaling::run(&options)?;
+/// let files = ["scaling.csv", "scaling-best.csv", "scaling.svg"];
+/// assert!(files.iter().all(|f| out.join(f).is_file()));
+/// # std::fs::remove_dir_all(&out)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn run(options: &ScalingOptions<'_>) -> Result<()> {
     let (balancers, counts, quiet) = (&options.balancers, &options.threads, options.quiet);
     let files = OutputFiles::check(&options.out, FILES)?;

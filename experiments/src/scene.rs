@@ -11,15 +11,166 @@ use renderer::scene::Scene;
 
 /// How a benchmark reads its scenes and checks its frames: raylb's command line implements it
 /// with its scene flags (`--accel`, `--width`, `--max-memory`, …).
+///
+/// ```
+/// use std::num::{NonZeroU32, NonZeroUsize};
+/// use std::path::Path;
+///
+/// use experiments::scene::SceneSettings;
+/// use renderer::render::{CpuBalancer, FrameExtras};
+/// use renderer::scene::{Scene, SceneOverrides};
+///
+/// /// Every scene at 32×32, and every frame let through.
+/// #[derive(Debug)]
+/// struct Small;
+///
+/// impl SceneSettings for Small {
+///     fn check_options(&self) -> anyhow::Result<()> {
+///         Ok(())
+///     }
+///
+///     fn load_file(&self, file: &Path, _quiet: bool) -> anyhow::Result<Scene> {
+///         let small = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+///         Ok(Scene::load(file, small)?)
+///     }
+///
+///     fn check_frames(
+///         &self,
+///         _scene: &Scene,
+///         _balancers: &[CpuBalancer],
+///         _threads: &[NonZeroUsize],
+///         _tiles: &[NonZeroU32],
+///         _extras: FrameExtras,
+///     ) -> anyhow::Result<()> {
+///         Ok(())
+///     }
+/// }
+///
+/// let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// let scene = Small.load_file(file.as_ref(), true)?;
+/// assert_eq!((scene.width, scene.height), (32, 32));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait SceneSettings: std::fmt::Debug {
     /// Refuses settings that do not apply to the acceleration structure they build.
+    ///
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use experiments::scene::SceneSettings;
+    /// # use renderer::render::{CpuBalancer, FrameExtras};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # #[derive(Debug)]
+    /// # struct Small;
+    /// # impl SceneSettings for Small {
+    /// #     fn check_options(&self) -> anyhow::Result<()> {
+    /// #         Ok(())
+    /// #     }
+    /// #     fn load_file(&self, file: &std::path::Path, _: bool) -> anyhow::Result<Scene> {
+    /// #         let small = SceneOverrides {
+    /// #             width: Some(32),
+    /// #             height: Some(32),
+    /// #             ..Default::default()
+    /// #         };
+    /// #         Ok(Scene::load(file, small)?)
+    /// #     }
+    /// #     fn check_frames(
+    /// #         &self,
+    /// #         _: &Scene,
+    /// #         _: &[CpuBalancer],
+    /// #         _: &[NonZeroUsize],
+    /// #         _: &[NonZeroU32],
+    /// #         _: FrameExtras,
+    /// #     ) -> anyhow::Result<()> {
+    /// #         Ok(())
+    /// #     }
+    /// # }
+    /// # let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// // A benchmark checks the settings before it reads any scene.
+    /// let settings: &dyn SceneSettings = &Small;
+    /// assert!(settings.check_options().is_ok());
+    /// ```
     fn check_options(&self) -> Result<()>;
 
     /// Loads the scene file `file`; its warnings go to standard error unless `quiet`.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use experiments::scene::SceneSettings;
+    /// # use renderer::render::{CpuBalancer, FrameExtras};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # #[derive(Debug)]
+    /// # struct Small;
+    /// # impl SceneSettings for Small {
+    /// #     fn check_options(&self) -> anyhow::Result<()> {
+    /// #         Ok(())
+    /// #     }
+    /// #     fn load_file(&self, file: &std::path::Path, _: bool) -> anyhow::Result<Scene> {
+    /// #         let small = SceneOverrides {
+    /// #             width: Some(32),
+    /// #             height: Some(32),
+    /// #             ..Default::default()
+    /// #         };
+    /// #         Ok(Scene::load(file, small)?)
+    /// #     }
+    /// #     fn check_frames(
+    /// #         &self,
+    /// #         _: &Scene,
+    /// #         _: &[CpuBalancer],
+    /// #         _: &[NonZeroUsize],
+    /// #         _: &[NonZeroU32],
+    /// #         _: FrameExtras,
+    /// #     ) -> anyhow::Result<()> {
+    /// #         Ok(())
+    /// #     }
+    /// # }
+    /// # let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// let scene = Small.load_file(file.as_ref(), true)?;
+    /// assert_eq!(scene.width, 32);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn load_file(&self, file: &Path, quiet: bool) -> Result<Scene>;
 
     /// Refuses, before any is rendered, a frame of `scene` for any combination of `balancers`,
     /// `threads` and `tiles` that would take more memory than is left once the scene is built.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use experiments::scene::SceneSettings;
+    /// # use renderer::render::{CpuBalancer, FrameExtras};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # #[derive(Debug)]
+    /// # struct Small;
+    /// # impl SceneSettings for Small {
+    /// #     fn check_options(&self) -> anyhow::Result<()> {
+    /// #         Ok(())
+    /// #     }
+    /// #     fn load_file(&self, file: &std::path::Path, _: bool) -> anyhow::Result<Scene> {
+    /// #         let small = SceneOverrides {
+    /// #             width: Some(32),
+    /// #             height: Some(32),
+    /// #             ..Default::default()
+    /// #         };
+    /// #         Ok(Scene::load(file, small)?)
+    /// #     }
+    /// #     fn check_frames(
+    /// #         &self,
+    /// #         _: &Scene,
+    /// #         _: &[CpuBalancer],
+    /// #         _: &[NonZeroUsize],
+    /// #         _: &[NonZeroU32],
+    /// #         _: FrameExtras,
+    /// #     ) -> anyhow::Result<()> {
+    /// #         Ok(())
+    /// #     }
+    /// # }
+    /// # let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// use balancers::BalancerKind;
+    ///
+    /// let scene = Small.load_file(file.as_ref(), true)?;
+    /// let counter = CpuBalancer::Builtin(BalancerKind::counter(NonZeroUsize::MIN));
+    /// let (threads, tiles) = ([NonZeroUsize::MIN], [NonZeroU32::new(16).unwrap()]);
+    /// Small.check_frames(&scene, &[counter], &threads, &tiles, FrameExtras::default())?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn check_frames(
         &self,
         scene: &Scene,

@@ -25,6 +25,14 @@ const FILES: &[&str] = &["sim.csv", "sim.svg"];
 const WOOL_FILES: &[&str] = &["wool.csv", "wool-time.svg", "wool-steals.svg"];
 
 /// What `sim` replays.
+///
+/// ```
+/// use experiments::sim::SimInput;
+///
+/// // `raylb sim --wool-tree`, or a frame `raylb record` wrote.
+/// let inputs = [SimInput::WoolTree, SimInput::Frame("quick.tasks".into())];
+/// assert!(matches!(&inputs[1], SimInput::Frame(file) if file.ends_with("quick.tasks")));
+/// ```
 #[derive(Clone, Debug)]
 pub enum SimInput {
     /// A recorded frame: the task file `raylb record` wrote.
@@ -35,6 +43,21 @@ pub enum SimInput {
 
 /// The policies to simulate: the balancers, and the settings each runs in. An empty list
 /// leaves a setting at its default.
+///
+/// ```
+/// use balancers::{StealAmount, VictimPolicy};
+/// use experiments::sim::Policies;
+/// use renderer::device::BalancerName;
+///
+/// // Stealing alone, one task a steal, under both victim choices; the rest at their defaults.
+/// let policies = Policies {
+///     balancers: vec![BalancerName::Stealing],
+///     victim: vec![VictimPolicy::Random, VictimPolicy::Sample],
+///     steal: vec![StealAmount::One],
+///     ..Policies::default()
+/// };
+/// assert!(policies.deque.is_empty() && policies.samples.is_none());
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Policies {
     /// The balancers [default: static, counter, stealing and rayon; with Wool's tree,
@@ -59,6 +82,18 @@ pub struct Policies {
 }
 
 /// Scheduling costs in nanoseconds, each instead of the simulator's default where given.
+///
+/// ```
+/// use experiments::sim::CostOverrides;
+///
+/// // The steal costs `raylb bench costs` measured; the others stay the simulator's.
+/// let costs = CostOverrides {
+///     steal: Some(120.0),
+///     failed_steal: Some(45.0),
+///     ..Default::default()
+/// };
+/// assert_eq!(costs.counter, None);
+/// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CostOverrides {
     /// A steal that finds work.
@@ -78,6 +113,32 @@ pub struct CostOverrides {
 }
 
 /// What `raylb sim` simulates, and where it writes.
+///
+/// ```
+/// use std::num::NonZeroUsize;
+///
+/// use experiments::sim::{SimInput, SimOptions};
+///
+/// // Wool's tree on 4 workers, averaged over 2 runs, the table and plots written to `out`.
+/// let out = std::env::temp_dir().join(format!("raylb-sim-options-{}", std::process::id()));
+/// let options = SimOptions {
+///     input: SimInput::WoolTree,
+///     runs: NonZeroUsize::new(2),
+///     seed: Some(7),
+///     workers: vec![NonZeroUsize::new(4).unwrap()],
+///     policies: Default::default(),
+///     model_from: None,
+///     task_cost: None,
+///     unit_cost: Vec::new(),
+///     costs: Default::default(),
+///     out: Some(out.clone()),
+///     quiet: true,
+/// };
+/// experiments::sim::run(&options)?;
+/// assert!(out.join("wool.csv").is_file());
+/// std::fs::remove_dir_all(&out)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct SimOptions {
     /// The recorded frame, or Wool's tree.
@@ -105,6 +166,30 @@ pub struct SimOptions {
 }
 
 /// Simulates what `options` asks for, printing a table unless quiet and writing the files.
+///
+/// ```
+/// # use std::num::NonZeroUsize;
+/// # use experiments::sim::{SimInput, SimOptions};
+/// # let out = std::env::temp_dir().join(format!("raylb-sim-{}", std::process::id()));
+/// # let options = SimOptions {
+/// #     input: SimInput::WoolTree,
+/// #     runs: NonZeroUsize::new(2),
+/// #     seed: None,
+/// #     workers: vec![NonZeroUsize::new(4).unwrap()],
+/// #     policies: Default::default(),
+/// #     model_from: None,
+/// #     task_cost: None,
+/// #     unit_cost: Vec::new(),
+/// #     costs: Default::default(),
+/// #     out: Some(out.clone()),
+/// #     quiet: true,
+/// # };
+/// experiments::sim::run(&options)?;
+/// let files = ["wool.csv", "wool-time.svg", "wool-steals.svg"];
+/// assert!(files.iter().all(|f| out.join(f).is_file()));
+/// # std::fs::remove_dir_all(&out)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn run(options: &SimOptions) -> Result<()> {
     match &options.input {
         SimInput::Frame(tasks) => frame(tasks, options),
@@ -308,6 +393,21 @@ fn refuse_unused_settings(p: &Policies, balancers: &[BalancerName]) -> Result<()
 
 /// A policy the simulator replays: a built-in balancer's, or the simulated policy of one the
 /// program registered.
+///
+/// ```
+/// use std::num::NonZeroUsize;
+///
+/// use balancers::BalancerKind;
+/// use balancers::sim::{Costs, wool};
+/// use experiments::sim::Replayed;
+///
+/// // The counter's policy over Wool's tree for 4 workers.
+/// let (tree, seconds) = wool::tree(4, 1);
+/// let counter = Replayed::Builtin(BalancerKind::counter(NonZeroUsize::MIN));
+/// let result = counter.simulate(&tree, &seconds, 4, &Costs::default());
+/// assert_eq!(result.workers.len(), 4);
+/// assert!(result.makespan >= result.work / 4.0);
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub enum Replayed {
     /// A built-in balancer, in its settings.
@@ -321,6 +421,17 @@ impl Replayed {
     ///
     /// # Errors
     /// When `b` is a registered balancer without a simulated policy.
+    ///
+    /// ```
+    /// # use std::num::NonZeroUsize;
+    /// # use balancers::BalancerKind;
+    /// # use experiments::sim::Replayed;
+    /// use renderer::render::CpuBalancer;
+    ///
+    /// let counter = CpuBalancer::Builtin(BalancerKind::counter(NonZeroUsize::MIN));
+    /// assert!(matches!(Replayed::of(counter)?, Replayed::Builtin(_)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn of(b: CpuBalancer) -> Result<Self> {
         match b {
             CpuBalancer::Builtin(b) => Ok(Self::Builtin(b)),
@@ -333,6 +444,14 @@ impl Replayed {
     }
 
     /// The balancer's name, as its real runs report it.
+    ///
+    /// ```
+    /// # use std::num::NonZeroUsize;
+    /// # use balancers::BalancerKind;
+    /// # use experiments::sim::Replayed;
+    /// let counter = Replayed::Builtin(BalancerKind::counter(NonZeroUsize::MIN));
+    /// assert_eq!(counter.name(), "counter/chunk=1");
+    /// ```
     pub fn name(&self) -> String {
         match self {
             Self::Builtin(b) => b.name(),
@@ -341,6 +460,18 @@ impl Replayed {
     }
 
     /// Replays `tree`, whose tasks take `seconds`, on `workers` simulated workers.
+    ///
+    /// ```
+    /// # use std::num::NonZeroUsize;
+    /// # use balancers::BalancerKind;
+    /// # use balancers::sim::{Costs, wool};
+    /// # use experiments::sim::Replayed;
+    /// # let (tree, seconds) = wool::tree(4, 1);
+    /// # let counter = Replayed::Builtin(BalancerKind::counter(NonZeroUsize::MIN));
+    /// // One worker does all the work, and the scheduling besides.
+    /// let alone = counter.simulate(&tree, &seconds, 1, &Costs::default());
+    /// assert!(alone.makespan >= alone.work);
+    /// ```
     pub fn simulate(
         &self,
         tree: &TaskTree,

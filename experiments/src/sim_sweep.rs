@@ -39,6 +39,61 @@ struct Row {
 }
 
 /// What `raylb bench sim-sweep` records and simulates, and where it writes.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use experiments::scene::SceneSettings;
+/// # use renderer::render::{CpuBalancer, FrameExtras};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # #[derive(Debug)]
+/// # struct Small;
+/// # impl SceneSettings for Small {
+/// #     fn check_options(&self) -> anyhow::Result<()> {
+/// #         Ok(())
+/// #     }
+/// #     fn load_file(&self, file: &std::path::Path, _: bool) -> anyhow::Result<Scene> {
+/// #         let small = SceneOverrides {
+/// #             width: Some(32),
+/// #             height: Some(32),
+/// #             ..Default::default()
+/// #         };
+/// #         Ok(Scene::load(file, small)?)
+/// #     }
+/// #     fn check_frames(
+/// #         &self,
+/// #         _: &Scene,
+/// #         _: &[CpuBalancer],
+/// #         _: &[NonZeroUsize],
+/// #         _: &[NonZeroU32],
+/// #         _: FrameExtras,
+/// #     ) -> anyhow::Result<()> {
+/// #         Ok(())
+/// #     }
+/// # }
+/// # let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// use balancers::BalancerKind;
+/// use experiments::sim::Replayed;
+/// use experiments::sim_sweep::SimSweepOptions;
+///
+/// // `Small` reads scenes at 32×32 (see `SceneSettings`).
+/// let out = std::env::temp_dir().join(format!("raylb-sim-sweep-{}", std::process::id()));
+/// let counter = Replayed::Builtin(BalancerKind::counter(NonZeroUsize::MIN));
+/// let options = SimSweepOptions {
+///     scene_file: Some(file.into()),
+///     scene: &Small,
+///     balancers: vec![counter],
+///     workers: vec![NonZeroUsize::new(4).unwrap()],
+///     tiles: vec![NonZeroU32::new(8).unwrap(), NonZeroU32::new(16).unwrap()],
+///     model_tile: NonZeroU32::new(16).unwrap(),
+///     threads: NonZeroUsize::new(2).unwrap(),
+///     out: out.clone(),
+///     quiet: true,
+/// };
+/// experiments::sim_sweep::run(&options)?;
+/// assert!(out.join("sim-sweep.csv").is_file());
+/// std::fs::remove_dir_all(&out)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct SimSweepOptions<'a> {
     /// The scene file [default: scenes/treasure.toml].
@@ -63,6 +118,63 @@ pub struct SimSweepOptions<'a> {
 
 /// Records the frame at every tile edge and simulates each balancer on every worker count;
 /// prints µs per pixel unless quiet, and writes `sim-sweep.csv` and `sim-sweep.svg`.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use experiments::scene::SceneSettings;
+/// # use renderer::render::{CpuBalancer, FrameExtras};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # #[derive(Debug)]
+/// # struct Small;
+/// # impl SceneSettings for Small {
+/// #     fn check_options(&self) -> anyhow::Result<()> {
+/// #         Ok(())
+/// #     }
+/// #     fn load_file(&self, file: &std::path::Path, _: bool) -> anyhow::Result<Scene> {
+/// #         let small = SceneOverrides {
+/// #             width: Some(32),
+/// #             height: Some(32),
+/// #             ..Default::default()
+/// #         };
+/// #         Ok(Scene::load(file, small)?)
+/// #     }
+/// #     fn check_frames(
+/// #         &self,
+/// #         _: &Scene,
+/// #         _: &[CpuBalancer],
+/// #         _: &[NonZeroUsize],
+/// #         _: &[NonZeroU32],
+/// #         _: FrameExtras,
+/// #     ) -> anyhow::Result<()> {
+/// #         Ok(())
+/// #     }
+/// # }
+/// # let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # use balancers::BalancerKind;
+/// # use experiments::sim::Replayed;
+/// # use experiments::sim_sweep::SimSweepOptions;
+/// #
+/// # // `Small` reads scenes at 32×32 (see `SceneSettings`).
+/// # let out = std::env::temp_dir().join(format!("raylb-sim-sweep-{}", std::process::id()));
+/// # let counter = Replayed::Builtin(BalancerKind::counter(NonZeroUsize::MIN));
+/// # let options = SimSweepOptions {
+/// #     scene_file: Some(file.into()),
+/// #     scene: &Small,
+/// #     balancers: vec![counter],
+/// #     workers: vec![NonZeroUsize::new(4).unwrap()],
+/// #     tiles: vec![NonZeroU32::new(8).unwrap(), NonZeroU32::new(16).unwrap()],
+/// #     model_tile: NonZeroU32::new(16).unwrap(),
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     out: out.clone(),
+/// #     quiet: true,
+/// # };
+/// experiments::sim_sweep::run(&options)?;
+/// let csv = std::fs::read_to_string(out.join("sim-sweep.csv"))?;
+/// // A header, then a row per tile edge, balancer and worker count.
+/// assert_eq!(csv.lines().count(), 1 + 2);
+/// # std::fs::remove_dir_all(&out)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn run(options: &SimSweepOptions<'_>) -> Result<()> {
     let (balancers, quiet) = (&options.balancers, options.quiet);
     let files = OutputFiles::check(&options.out, FILES)?;

@@ -72,6 +72,59 @@ struct PairedRow {
 }
 
 /// What `raylb bench sweep` renders, and where it writes.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use experiments::scene::SceneSettings;
+/// # use renderer::render::{CpuBalancer, FrameExtras};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # #[derive(Debug)]
+/// # struct Small;
+/// # impl SceneSettings for Small {
+/// #     fn check_options(&self) -> anyhow::Result<()> {
+/// #         Ok(())
+/// #     }
+/// #     fn load_file(&self, file: &std::path::Path, _: bool) -> anyhow::Result<Scene> {
+/// #         let small = SceneOverrides {
+/// #             width: Some(32),
+/// #             height: Some(32),
+/// #             ..Default::default()
+/// #         };
+/// #         Ok(Scene::load(file, small)?)
+/// #     }
+/// #     fn check_frames(
+/// #         &self,
+/// #         _: &Scene,
+/// #         _: &[CpuBalancer],
+/// #         _: &[NonZeroUsize],
+/// #         _: &[NonZeroU32],
+/// #         _: FrameExtras,
+/// #     ) -> anyhow::Result<()> {
+/// #         Ok(())
+/// #     }
+/// # }
+/// # let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// use balancers::BalancerKind;
+/// use experiments::sweep::SweepOptions;
+///
+/// // `Small` reads scenes at 32×32 (see `SceneSettings`).
+/// let out = std::env::temp_dir().join(format!("raylb-sweep-{}", std::process::id()));
+/// let chunk = |n| CpuBalancer::Builtin(BalancerKind::counter(NonZeroUsize::new(n).unwrap()));
+/// let options = SweepOptions {
+///     scenes: vec![file.into()],
+///     scene: &Small,
+///     balancers: vec![chunk(1), chunk(4)],
+///     tiles: vec![NonZeroU32::new(8).unwrap(), NonZeroU32::new(16).unwrap()],
+///     threads: NonZeroUsize::new(2).unwrap(),
+///     repeat: NonZeroUsize::MIN,
+///     out: out.clone(),
+///     quiet: true,
+/// };
+/// experiments::sweep::run(&options)?;
+/// assert!(out.join("sweep-best.csv").is_file());
+/// std::fs::remove_dir_all(&out)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct SweepOptions<'a> {
     /// Scene files [default: scenes/treasure.toml and scenes/treasure-calm.toml].
@@ -95,6 +148,60 @@ pub struct SweepOptions<'a> {
 /// Renders every scene at every tile edge with every balancer, round after round; prints the
 /// best and the paired tables unless quiet, and writes `sweep.csv`, `sweep-best.csv`,
 /// `sweep-paired.csv` and `sweep.svg`.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use experiments::scene::SceneSettings;
+/// # use renderer::render::{CpuBalancer, FrameExtras};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # #[derive(Debug)]
+/// # struct Small;
+/// # impl SceneSettings for Small {
+/// #     fn check_options(&self) -> anyhow::Result<()> {
+/// #         Ok(())
+/// #     }
+/// #     fn load_file(&self, file: &std::path::Path, _: bool) -> anyhow::Result<Scene> {
+/// #         let small = SceneOverrides {
+/// #             width: Some(32),
+/// #             height: Some(32),
+/// #             ..Default::default()
+/// #         };
+/// #         Ok(Scene::load(file, small)?)
+/// #     }
+/// #     fn check_frames(
+/// #         &self,
+/// #         _: &Scene,
+/// #         _: &[CpuBalancer],
+/// #         _: &[NonZeroUsize],
+/// #         _: &[NonZeroU32],
+/// #         _: FrameExtras,
+/// #     ) -> anyhow::Result<()> {
+/// #         Ok(())
+/// #     }
+/// # }
+/// # let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # use balancers::BalancerKind;
+/// # use experiments::sweep::SweepOptions;
+/// #
+/// # // `Small` reads scenes at 32×32 (see `SceneSettings`).
+/// # let out = std::env::temp_dir().join(format!("raylb-sweep-{}", std::process::id()));
+/// # let chunk = |n| CpuBalancer::Builtin(BalancerKind::counter(NonZeroUsize::new(n).unwrap()));
+/// # let options = SweepOptions {
+/// #     scenes: vec![file.into()],
+/// #     scene: &Small,
+/// #     balancers: vec![chunk(1), chunk(4)],
+/// #     tiles: vec![NonZeroU32::new(8).unwrap(), NonZeroU32::new(16).unwrap()],
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     repeat: NonZeroUsize::MIN,
+/// #     out: out.clone(),
+/// #     quiet: true,
+/// # };
+/// experiments::sweep::run(&options)?;
+/// let files = ["sweep.csv", "sweep-best.csv", "sweep-paired.csv", "sweep.svg"];
+/// assert!(files.iter().all(|f| out.join(f).is_file()));
+/// # std::fs::remove_dir_all(&out)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn run(options: &SweepOptions<'_>) -> Result<()> {
     let balancers = &options.balancers;
     let quiet = options.quiet;

@@ -13,6 +13,17 @@ use std::io::{self, Write};
 /// Writes a line to standard output; on failure, returns a
 /// [`StdoutError`](crate::terminal::StdoutError) from the enclosing function (through `?`, so
 /// that function returns an `anyhow::Result` or a `Result<_, StdoutError>`).
+///
+/// ```
+/// use experiments::outln;
+/// use experiments::terminal::StdoutError;
+///
+/// fn report(rays: u64) -> Result<(), StdoutError> {
+///     outln!("{rays} rays");
+///     Ok(())
+/// }
+/// assert!(report(42).is_ok());
+/// ```
 #[macro_export]
 macro_rules! outln {
     () => {
@@ -24,6 +35,17 @@ macro_rules! outln {
 }
 
 /// [`outln!`] without the newline.
+///
+/// ```
+/// use experiments::out;
+///
+/// fn progress(done: u32, total: u32) -> anyhow::Result<()> {
+///     out!("{done}/{total} ");
+///     out!("done\n");
+///     Ok(())
+/// }
+/// assert!(progress(3, 3).is_ok());
+/// ```
 #[macro_export]
 macro_rules! out {
     ($($arg:tt)*) => {
@@ -32,6 +54,14 @@ macro_rules! out {
 }
 
 /// Writes a line to standard error, ignoring failure.
+///
+/// ```
+/// use experiments::errln;
+///
+/// // Nothing comes back to handle, even where standard error is closed.
+/// let nothing: () = errln!("{} scenes skipped", 2);
+/// assert_eq!(nothing, ());
+/// ```
 #[macro_export]
 macro_rules! errln {
     ($($arg:tt)*) => {
@@ -40,6 +70,16 @@ macro_rules! errln {
 }
 
 /// [`outln!`] unless `quiet`.
+///
+/// ```
+/// use experiments::say;
+///
+/// fn summary(quiet: bool) -> anyhow::Result<()> {
+///     say!(quiet, "best of {} renders", 3);
+///     Ok(())
+/// }
+/// assert!(summary(true).is_ok() && summary(false).is_ok());
+/// ```
 #[macro_export]
 macro_rules! say {
     ($quiet:expr, $($arg:tt)*) => {
@@ -50,11 +90,27 @@ macro_rules! say {
 }
 
 /// Standard output could not be written.
+///
+/// ```
+/// use std::io;
+/// use experiments::terminal::StdoutError;
+///
+/// let full = StdoutError(io::Error::other("no space left on device"));
+/// assert!(full.to_string().starts_with("cannot write to standard output: "));
+/// assert!(!full.reader_gone());
+/// ```
 #[derive(Debug)]
 pub struct StdoutError(pub io::Error);
 
 impl StdoutError {
     /// The reader went away (a closed pipe): not worth a message.
+    ///
+    /// ```
+    /// # use std::io;
+    /// # use experiments::terminal::StdoutError;
+    /// let closed = StdoutError(io::Error::from(io::ErrorKind::BrokenPipe));
+    /// assert!(closed.reader_gone());
+    /// ```
     pub fn reader_gone(&self) -> bool {
         self.0.kind() == io::ErrorKind::BrokenPipe
     }
@@ -73,11 +129,25 @@ impl fmt::Display for StdoutError {
 impl std::error::Error for StdoutError {}
 
 /// What [`outln!`](crate::outln) and [`out!`](crate::out) call.
+///
+/// ```
+/// use experiments::terminal::write_stdout;
+///
+/// assert!(write_stdout(format_args!("{} rays\n", 42)).is_ok());
+/// ```
 pub fn write_stdout(args: fmt::Arguments<'_>) -> Result<(), StdoutError> {
     io::stdout().lock().write_fmt(args).map_err(StdoutError)
 }
 
 /// What [`errln!`](crate::errln) calls.
+///
+/// ```
+/// use experiments::terminal::write_stderr;
+///
+/// // Whole lines at once; a failure is dropped, so nothing comes back.
+/// let nothing: () = write_stderr(format_args!("{} scenes skipped\n", 2));
+/// assert_eq!(nothing, ());
+/// ```
 pub fn write_stderr(args: fmt::Arguments<'_>) {
     // Formatted first and written at once: standard error is unbuffered, and a line written
     // in pieces can reach a pipe read by another program (mpirun forwarding a rank's lines
@@ -87,6 +157,17 @@ pub fn write_stderr(args: fmt::Arguments<'_>) {
 }
 
 /// Flushes standard output: the last buffered text may fail to go out only now.
+///
+/// ```
+/// use experiments::outln;
+/// use experiments::terminal::{StdoutError, flush_stdout};
+///
+/// fn finish() -> Result<(), StdoutError> {
+///     outln!("done");
+///     flush_stdout()
+/// }
+/// assert!(finish().is_ok());
+/// ```
 pub fn flush_stdout() -> Result<(), StdoutError> {
     io::stdout().lock().flush().map_err(StdoutError)
 }

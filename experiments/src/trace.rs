@@ -29,6 +29,15 @@ use crate::progress::Progress;
 use crate::scene::SceneSettings;
 
 /// Where the rays `raylb bench trace` traces come from.
+///
+/// ```
+/// use experiments::trace::RaySource;
+/// use renderer::ray_file::FrameRays;
+///
+/// // The reflection rays of a frame: recorded from one frame, then traced on their own.
+/// let rays = RaySource::Frame(FrameRays::Reflection);
+/// assert!(matches!(rays, RaySource::Frame(FrameRays::Reflection)));
+/// ```
 #[derive(Debug)]
 pub enum RaySource {
     /// A frame's rays of one kind: its camera rays made tile by tile as a frame makes them,
@@ -53,6 +62,61 @@ pub const BLOCK_HEIGHT: u32 = 2;
 const _: () = assert!((BLOCK_WIDTH * BLOCK_HEIGHT) as usize == PACKET_LANES);
 
 /// What `raylb bench trace` traces.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use experiments::scene::SceneSettings;
+/// # use renderer::render::{CpuBalancer, FrameExtras};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # #[derive(Debug)]
+/// # struct Small;
+/// # impl SceneSettings for Small {
+/// #     fn check_options(&self) -> anyhow::Result<()> {
+/// #         Ok(())
+/// #     }
+/// #     fn load_file(&self, file: &std::path::Path, _: bool) -> anyhow::Result<Scene> {
+/// #         let small = SceneOverrides {
+/// #             width: Some(32),
+/// #             height: Some(32),
+/// #             ..Default::default()
+/// #         };
+/// #         Ok(Scene::load(file, small)?)
+/// #     }
+/// #     fn check_frames(
+/// #         &self,
+/// #         _: &Scene,
+/// #         _: &[CpuBalancer],
+/// #         _: &[NonZeroUsize],
+/// #         _: &[NonZeroU32],
+/// #         _: FrameExtras,
+/// #     ) -> anyhow::Result<()> {
+/// #         Ok(())
+/// #     }
+/// # }
+/// # let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// use experiments::trace::{RaySource, TraceOptions};
+/// use renderer::accel::Packets;
+/// use renderer::ray_file::{FrameRays, RayFile};
+///
+/// // `Small` reads scenes at 32×32 (see `SceneSettings`).
+/// let scene = Small.load_file(file.as_ref(), true)?;
+/// let dump = std::env::temp_dir().join(format!("raylb-trace-{}.rays", std::process::id()));
+/// let options = TraceOptions {
+///     scene: &scene,
+///     settings: &Small,
+///     threads: NonZeroUsize::new(2).unwrap(),
+///     repeat: 1,
+///     rays: RaySource::Frame(FrameRays::Camera),
+///     packets: Packets::Off,
+///     dump: Some(dump.clone()),
+///     quiet: true,
+/// };
+/// experiments::trace::run(&options)?;
+/// // One camera ray per pixel, written to the ray file.
+/// assert_eq!(RayFile::read(&dump)?.rays.len(), 32 * 32);
+/// std::fs::remove_file(&dump)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct TraceOptions<'a> {
     /// The scene, loaded.
@@ -211,6 +275,59 @@ impl<C: TraversalCounters> TraceRays<'_, C> {
 
 /// The traversal's throughput: the first pass counts box and triangle tests; the timed passes
 /// count nothing.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use experiments::scene::SceneSettings;
+/// # use renderer::render::{CpuBalancer, FrameExtras};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # #[derive(Debug)]
+/// # struct Small;
+/// # impl SceneSettings for Small {
+/// #     fn check_options(&self) -> anyhow::Result<()> {
+/// #         Ok(())
+/// #     }
+/// #     fn load_file(&self, file: &std::path::Path, _: bool) -> anyhow::Result<Scene> {
+/// #         let small = SceneOverrides {
+/// #             width: Some(32),
+/// #             height: Some(32),
+/// #             ..Default::default()
+/// #         };
+/// #         Ok(Scene::load(file, small)?)
+/// #     }
+/// #     fn check_frames(
+/// #         &self,
+/// #         _: &Scene,
+/// #         _: &[CpuBalancer],
+/// #         _: &[NonZeroUsize],
+/// #         _: &[NonZeroU32],
+/// #         _: FrameExtras,
+/// #     ) -> anyhow::Result<()> {
+/// #         Ok(())
+/// #     }
+/// # }
+/// # let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # use experiments::trace::{RaySource, TraceOptions};
+/// # use renderer::accel::Packets;
+/// # use renderer::ray_file::{FrameRays, RayFile};
+/// #
+/// # // `Small` reads scenes at 32×32 (see `SceneSettings`).
+/// # let scene = Small.load_file(file.as_ref(), true)?;
+/// # let dump = std::env::temp_dir().join(format!("raylb-trace-{}.rays", std::process::id()));
+/// # let options = TraceOptions {
+/// #     scene: &scene,
+/// #     settings: &Small,
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     repeat: 1,
+/// #     rays: RaySource::Frame(FrameRays::Camera),
+/// #     packets: Packets::Off,
+/// #     dump: Some(dump.clone()),
+/// #     quiet: true,
+/// # };
+/// experiments::trace::run(&TraceOptions { dump: None, ..options })?;
+/// assert!(!dump.exists());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn run(options: &TraceOptions<'_>) -> Result<()> {
     let (scene, quiet) = (options.scene, options.quiet);
     let packets = packet_tree(options)?;

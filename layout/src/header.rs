@@ -21,6 +21,12 @@ pub const REGENERATE: &str =
     "RAYLB_UPDATE_LAYOUT=1 cargo test -p raylb-kernels --test layout_header";
 
 /// The text of `kernels/cuda/raylb_layout.cuh`.
+///
+/// ```
+/// let header = layout::header::generate();
+/// assert!(header.contains("#define RL_WARP 32"));
+/// assert!(header.ends_with("#endif  // RAYLB_LAYOUT_CUH\n"));
+/// ```
 pub fn generate() -> String {
     let mut h = Header(String::new());
     h.preamble();

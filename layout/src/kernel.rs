@@ -29,6 +29,17 @@ pub const PERSISTENT_THREADS: u32 = WARPS_PER_BLOCK * WARP;
 shared_enum! {
     /// The figures a persistent warp (or a `cuda-managed` block slot) writes back, by slot.
     #[c(RL_ST, Int)]
+    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
+    ///
+    /// ```
+    /// use layout::kernel::{STAT_SLOTS, Stat};
+    ///
+    /// // One worker's figures as the host reads them back, a slot each.
+    /// let mut figures = [0u64; STAT_SLOTS];
+    /// figures[Stat::StealAttempts as usize] = 5;
+    /// assert_eq!(figures[7], 5);
+    /// assert!(Stat::ALL.len() <= STAT_SLOTS);
+    /// ```
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
     pub enum Stat {
         /// Tiles started.
@@ -67,6 +78,15 @@ const _: () = assert!(Stat::ALL.len() <= STAT_SLOTS);
 shared_enum! {
     /// Where a persistent warp's next tile comes from: the balancer.
     #[c(RL_MODE, Unsigned)]
+    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
+    ///
+    /// ```
+    /// use layout::kernel::Mode;
+    ///
+    /// // The parameter structs carry the code; the position in `ALL` gives the balancer back.
+    /// let code = Mode::Counter as u32;
+    /// assert_eq!(Mode::ALL[code as usize], Mode::Counter);
+    /// ```
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
     pub enum Mode {
         /// An interleaved share of the tiles, fixed up front.
@@ -81,6 +101,14 @@ shared_enum! {
 shared_enum! {
     /// The warps' deques under `stealing`.
     #[c(RL_DEQUE, Unsigned)]
+    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
+    ///
+    /// ```
+    /// use layout::kernel::WarpDeque;
+    ///
+    /// assert_eq!(WarpDeque::ALL, [WarpDeque::Locked, WarpDeque::NonBlocking]);
+    /// assert_eq!(WarpDeque::NonBlocking as u32, 1);
+    /// ```
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
     pub enum WarpDeque {
         /// A spin lock in the head: the owner takes it for every operation on its deque, a
@@ -96,6 +124,20 @@ shared_enum! {
 shared_enum! {
     /// The bits of the error word the kernels set and the host reads back.
     #[c(RL_ERROR, Unsigned)]
+    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
+    ///
+    /// ```
+    /// use layout::kernel::ErrorBit;
+    ///
+    /// // The error word a launch wrote back, split into its bits.
+    /// let word = ErrorBit::StackFull as u32;
+    /// let set: Vec<ErrorBit> = ErrorBit::ALL
+    ///     .iter()
+    ///     .copied()
+    ///     .filter(|&b| word & b as u32 != 0)
+    ///     .collect();
+    /// assert_eq!(set, [ErrorBit::StackFull]);
+    /// ```
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
     pub enum ErrorBit {
         /// A warp's deque overflowed.
@@ -112,6 +154,16 @@ shared_struct! {
     /// only advance `top`. In the non-blocking deque `lock` is unused and `top` and `bot` only
     /// grow. The host allocates the heads zeroed.
     #[c(rl_deque_head, size = 16)]
+    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
+    ///
+    /// ```
+    /// use layout::kernel::DequeHead;
+    ///
+    /// // The host allocates the heads zeroed: unlocked and empty.
+    /// let heads = vec![<DequeHead as bytemuck::Zeroable>::zeroed(); 4];
+    /// assert!(heads.iter().all(|h| h.lock == 0 && h.top == h.bot));
+    /// assert_eq!(bytemuck::cast_slice::<DequeHead, u8>(&heads).len(), 4 * 16);
+    /// ```
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
     #[repr(C)]
     pub struct DequeHead {
@@ -133,6 +185,17 @@ shared_struct! {
 shared_struct! {
     /// Rays one worker traced, by kind (the renderer's `RayCounts`).
     #[c(rl_counts, size = 32)]
+    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
+    ///
+    /// ```
+    /// use layout::kernel::Counts;
+    ///
+    /// // Two workers' counts, read back from the device as words, in the field order.
+    /// let words: [u64; 8] = [10, 4, 2, 1, 6, 3, 0, 0];
+    /// let counts: &[Counts] = bytemuck::cast_slice(&words);
+    /// assert_eq!(counts[1], Counts { camera: 6, shadow: 3, ..Counts::default() });
+    /// assert_eq!(counts.iter().map(|c| c.camera).sum::<u64>(), 16);
+    /// ```
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
     #[repr(C)]
     pub struct Counts {

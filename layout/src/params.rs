@@ -15,6 +15,25 @@ shared_struct! {
     /// wide BVH's GPU form (`wide_nodes`, with `nodes` null); the per-triangle arrays are in
     /// that structure's leaf order.
     #[c(rl_scene, size = 168)]
+    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
+    ///
+    /// ```
+    /// use bytemuck::Zeroable;
+    /// use layout::params::Scene;
+    /// use layout::{FlatNode, Ptr};
+    ///
+    /// // A scene traced through the octree: `nodes` set, `wide_nodes` null.
+    /// let nodes = [FlatNode::new([0.0; 3], [1.0; 3], 1, FlatNode::leaf_word(0, 1)); 8];
+    /// let scene = Scene {
+    ///     nodes: Ptr::host(&nodes),
+    ///     node_count: 1,
+    ///     width: 32,
+    ///     height: 32,
+    ///     ..Scene::zeroed()
+    /// };
+    /// assert_eq!(scene.nodes.address(), nodes.as_ptr() as u64);
+    /// assert_eq!(scene.wide_nodes, Ptr::NULL);
+    /// ```
     #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
     #[repr(C)]
     pub struct Scene {
@@ -74,6 +93,18 @@ shared_struct! {
 shared_struct! {
     /// Where traced rays' results go.
     #[c(rl_film, size = 16)]
+    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
+    ///
+    /// ```
+    /// use layout::PtrMut;
+    /// use layout::params::Film;
+    ///
+    /// // A 32×32 film without the work map.
+    /// let mut sums = vec![0u64; 3 * 32 * 32];
+    /// let film = Film { sums: PtrMut::host(&mut sums), rays: PtrMut::NULL };
+    /// assert_eq!(film.sums.address(), sums.as_mut_ptr() as u64);
+    /// assert_eq!(film.rays.address(), 0);
+    /// ```
     #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
     #[repr(C)]
     pub struct Film {
@@ -89,6 +120,26 @@ shared_struct! {
 shared_struct! {
     /// The persistent kernel's work: its balancer, its tiles and its deques.
     #[c(rl_work, size = 96)]
+    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
+    ///
+    /// ```
+    /// use bytemuck::Zeroable;
+    /// use layout::kernel::Mode;
+    /// use layout::params::Work;
+    ///
+    /// // Eight warps taking 32-pixel tiles of a 64×64 image from the global counter.
+    /// let work = Work {
+    ///     mode: Mode::Counter as u32,
+    ///     warps: 8,
+    ///     tile_edge: 32,
+    ///     tiles_x: 2,
+    ///     tile_count: 4,
+    ///     chunk: 1,
+    ///     ..Work::zeroed()
+    /// };
+    /// assert_eq!(Mode::ALL[work.mode as usize], Mode::Counter);
+    /// assert_eq!(bytemuck::bytes_of(&work).len(), 96);
+    /// ```
     #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
     #[repr(C)]
     pub struct Work {
@@ -151,6 +202,27 @@ shared_struct! {
     /// The `cuda-managed` kernel's work: one block per tile, each with a task stack in a slot
     /// of its own.
     #[c(rl_managed, size = 56)]
+    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
+    ///
+    /// ```
+    /// use bytemuck::Zeroable;
+    /// use layout::params::Managed;
+    /// use layout::task::Task;
+    /// use layout::{Ptr, PtrMut};
+    ///
+    /// let (slots, capacity) = (4, 64);
+    /// let mut stacks = vec![Task::zeroed(); slots * capacity];
+    /// let managed = Managed {
+    ///     tile_edge: 16,
+    ///     tiles_x: 2,
+    ///     slots: slots as u32,
+    ///     capacity: capacity as u32,
+    ///     stacks: PtrMut::host(&mut stacks),
+    ///     ..Managed::zeroed()
+    /// };
+    /// // No tile list: block `b` traces tile `b`.
+    /// assert_eq!(managed.tiles, Ptr::NULL);
+    /// ```
     #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
     #[repr(C)]
     pub struct Managed {
@@ -189,6 +261,24 @@ shared_struct! {
     /// The wide BVH in its GPU form ([`WideNode`]), as its traversal reads it. Its arrays are
     /// in the wide tree's own leaf order, which is not the octree's.
     #[c(rl_wide_bvh, size = 32)]
+    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
+    ///
+    /// ```
+    /// use bytemuck::Zeroable;
+    /// use layout::params::WideBvh;
+    /// use layout::wide::WideNode;
+    /// use layout::{Ptr, Triangle};
+    ///
+    /// let nodes = [WideNode::zeroed()];
+    /// let triangles = [Triangle::zeroed(); 2];
+    /// let bvh = WideBvh {
+    ///     nodes: Ptr::host(&nodes),
+    ///     triangles: Ptr::host(&triangles),
+    ///     ..WideBvh::zeroed()
+    /// };
+    /// assert_eq!(bvh.nodes.address(), nodes.as_ptr() as u64);
+    /// assert_eq!(bvh.ids, Ptr::NULL);
+    /// ```
     #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
     #[repr(C)]
     pub struct WideBvh {

@@ -32,6 +32,16 @@ shared_struct! {
     /// this order's octant enters by) with the skip index in the fourth lane, and the three
     /// *far* faces with the leaf word in the fourth lane. The integers are stored by their bits.
     #[c(rl_node, size = 32)]
+    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
+    ///
+    /// ```
+    /// use layout::FlatNode;
+    ///
+    /// // A leaf of triangles 12, 13 and 14, the last node of a one-node order.
+    /// let node = FlatNode::new([0.0; 3], [1.0; 3], 1, FlatNode::leaf_word(12, 3));
+    /// assert_eq!(node.skip(), 1);
+    /// assert_eq!(node.triangles(), Some(12..15));
+    /// ```
     #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
     #[repr(C, align(32))]
     pub struct FlatNode {
@@ -46,6 +56,12 @@ shared_struct! {
 
 impl FlatNode {
     /// The node with faces `near` and `far`, the skip index `skip` and the leaf word `leaf`.
+    ///
+    /// ```
+    /// # use layout::FlatNode;
+    /// let inner = FlatNode::new([-1.0; 3], [1.0; 3], 9, 0);
+    /// assert_eq!((inner.near_skip[0], inner.far_leaf[0], inner.skip()), (-1.0, 1.0, 9));
+    /// ```
     pub fn new(near: [f32; 3], far: [f32; 3], skip: u32, leaf: u32) -> Self {
         Self {
             near_skip: [near[0], near[1], near[2], f32::from_bits(skip)],
@@ -54,12 +70,23 @@ impl FlatNode {
     }
 
     /// The leaf word of a leaf whose triangles are `first .. first + count` in leaf order.
+    ///
+    /// ```
+    /// # use layout::{FlatNode, LEAF_COUNT_BITS};
+    /// assert_eq!(FlatNode::leaf_word(12, 3), 12 << LEAF_COUNT_BITS | 3);
+    /// ```
     pub fn leaf_word(first: u32, count: u32) -> u32 {
         debug_assert!(count <= MAX_LEAF_SIZE && (first as usize) < MAX_TRIANGLES);
         first << LEAF_COUNT_BITS | count
     }
 
     /// The next node in pre-order after this node's subtree; the array length at the end.
+    ///
+    /// ```
+    /// # use layout::FlatNode;
+    /// let node = FlatNode::new([0.0; 3], [1.0; 3], 7, 0);
+    /// assert_eq!(node.skip(), 7);
+    /// ```
     #[inline(always)]
     pub fn skip(&self) -> u32 {
         self.near_skip[3].to_bits()
@@ -68,12 +95,26 @@ impl FlatNode {
     /// 0 for an inner node (its first child is the next node); for a leaf,
     /// `first << LEAF_COUNT_BITS | count`: its triangles are `first .. first + count` in leaf
     /// order.
+    ///
+    /// ```
+    /// # use layout::FlatNode;
+    /// let leaf = FlatNode::new([0.0; 3], [1.0; 3], 1, FlatNode::leaf_word(4, 2));
+    /// assert_eq!(leaf.leaf(), FlatNode::leaf_word(4, 2));
+    /// assert_eq!(FlatNode::new([0.0; 3], [1.0; 3], 1, 0).leaf(), 0);
+    /// ```
     #[inline(always)]
     pub fn leaf(&self) -> u32 {
         self.far_leaf[3].to_bits()
     }
 
     /// The leaf's triangle range; empty for an inner node.
+    ///
+    /// ```
+    /// # use layout::FlatNode;
+    /// let leaf = FlatNode::new([0.0; 3], [1.0; 3], 1, FlatNode::leaf_word(4, 2));
+    /// assert_eq!(leaf.leaf_range(), 4..6);
+    /// assert!(FlatNode::new([0.0; 3], [1.0; 3], 1, 0).leaf_range().is_empty());
+    /// ```
     #[inline(always)]
     pub fn leaf_range(&self) -> Range<usize> {
         let leaf = self.leaf();
@@ -82,6 +123,12 @@ impl FlatNode {
     }
 
     /// The leaf's triangle range, or `None` for an inner node.
+    ///
+    /// ```
+    /// # use layout::FlatNode;
+    /// let inner = FlatNode::new([0.0; 3], [1.0; 3], 5, 0);
+    /// assert_eq!(inner.triangles(), None);
+    /// ```
     pub fn triangles(&self) -> Option<Range<usize>> {
         (self.leaf() != 0).then(|| self.leaf_range())
     }
@@ -91,6 +138,16 @@ shared_struct! {
     /// A triangle by its three vertices, in the order that defines its front face
     /// (counter-clockwise seen from the front).
     #[c(rl_triangle, size = 36)]
+    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use layout::Triangle;
+    ///
+    /// // Counter-clockwise seen from +z: the front face looks along +z.
+    /// let t = Triangle { v: [Vec3::ZERO, Vec3::X, Vec3::Y] };
+    /// assert_eq!((t.v[1] - t.v[0]).cross(t.v[2] - t.v[0]), Vec3::Z);
+    /// ```
     #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
     #[repr(C)]
     pub struct Triangle {
@@ -104,6 +161,17 @@ shared_struct! {
     /// What shading needs of one triangle beyond its vertices, in a structure's leaf order
     /// (indexed like its triangles).
     #[c(rl_shading, size = 40)]
+    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use layout::{Material, TriangleShading};
+    ///
+    /// // A flat-shaded triangle facing +z, in the scene's first material.
+    /// let materials = [Material::default()];
+    /// let shading = TriangleShading { normals: [Vec3::Z; 3], material: 0 };
+    /// assert_eq!(materials[shading.material as usize].diffuse, Vec3::splat(0.8));
+    /// ```
     #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
     #[repr(C)]
     pub struct TriangleShading {
@@ -123,6 +191,17 @@ shared_struct! {
     /// `diffuse · max(0, n·l) + specular · max(0, r·v)^shininess` times the light's colour; a
     /// reflection ray carries weight `reflectivity` and a refraction ray `refractivity`.
     #[c(rl_material, size = 68)]
+    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use layout::Material;
+    ///
+    /// // A grey mirror: the default's ambient and diffuse, and a reflection ray of weight 0.9.
+    /// let mirror = Material { reflectivity: Vec3::splat(0.9), ..Material::default() };
+    /// assert_eq!(mirror.ambient, Vec3::splat(0.8));
+    /// assert_eq!(mirror.refractivity, Vec3::ZERO);
+    /// ```
     #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
     #[repr(C)]
     pub struct Material {
@@ -170,6 +249,21 @@ shared_struct! {
     /// A point or spot light. A point light has `cos_outer = −2`, so every direction is inside
     /// its "cone".
     #[c(rl_light, size = 44)]
+    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use layout::Light;
+    ///
+    /// // A spot whose light reaches 30° off its axis, at full strength to 20°.
+    /// let spot = Light {
+    ///     direction: Vec3::NEG_Y,
+    ///     cos_outer: 30f32.to_radians().cos(),
+    ///     cos_inner: 20f32.to_radians().cos(),
+    ///     ..Light::point(Vec3::new(0.0, 4.0, 0.0), Vec3::ONE)
+    /// };
+    /// assert!(spot.cos_inner > spot.cos_outer);
+    /// ```
     #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
     #[repr(C)]
     pub struct Light {
@@ -194,6 +288,14 @@ shared_struct! {
 
 impl Light {
     /// A light that shines equally in all directions.
+    ///
+    /// ```
+    /// # use glam::Vec3;
+    /// # use layout::Light;
+    /// let light = Light::point(Vec3::new(3.0, 5.0, 4.0), Vec3::splat(0.8));
+    /// // Every direction's cosine, down to -1, is inside its "cone".
+    /// assert!(light.cos_outer < -1.0);
+    /// ```
     pub fn point(position: Vec3, color: Vec3) -> Self {
         Self {
             position,
@@ -210,6 +312,22 @@ shared_struct! {
     /// plane at distance 1. The tangent of the half field of view is computed once on the host
     /// and handed to every device as a value.
     #[c(rl_camera, size = 52)]
+    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use layout::Camera;
+    ///
+    /// // At the origin, looking down -z with a 90° field of view.
+    /// let camera = Camera {
+    ///     origin: Vec3::ZERO,
+    ///     forward: Vec3::NEG_Z,
+    ///     right: Vec3::X,
+    ///     up: Vec3::Y,
+    ///     tan_half_fov: 45f32.to_radians().tan(),
+    /// };
+    /// assert!((camera.tan_half_fov - 1.0).abs() < 1e-6);
+    /// ```
     #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
     #[repr(C)]
     pub struct Camera {
@@ -234,6 +352,22 @@ shared_struct! {
 shared_struct! {
     /// Settings of the integrator, from the scene's `[render]` table.
     #[c(rl_settings, size = 36)]
+    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use layout::RenderSettings;
+    ///
+    /// let settings = RenderSettings {
+    ///     max_depth: 6,
+    ///     weight_cutoff: 0.01,
+    ///     ambient: Vec3::splat(0.15),
+    ///     background: Vec3::new(0.25, 0.35, 0.5),
+    ///     offset_scale: 2f32.powi(-16),
+    /// };
+    /// // A reflection of weight 0.005 in every channel is not spawned.
+    /// assert!(Vec3::splat(0.005).max_element() < settings.weight_cutoff);
+    /// ```
     #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
     #[repr(C)]
     pub struct RenderSettings {

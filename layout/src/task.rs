@@ -10,6 +10,15 @@ use glam::Vec3;
 shared_enum! {
     /// What a task is: why its ray was traced, or a tile.
     #[c(RL_KIND, Unsigned)]
+    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
+    ///
+    /// ```
+    /// use layout::task::{KIND_SHIFT, TaskKind};
+    ///
+    /// // A refraction ray of generation 2, as a task's `depth_kind` word holds it.
+    /// let depth_kind = 2 | (TaskKind::Refraction as u32) << KIND_SHIFT;
+    /// assert_eq!(TaskKind::ALL[(depth_kind >> KIND_SHIFT) as usize], TaskKind::Refraction);
+    /// ```
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
     pub enum TaskKind {
         /// From the eye through a pixel.
@@ -50,6 +59,22 @@ shared_struct! {
     /// A ray task or a tile, 48 bytes; 16-byte aligned, so that the kernels move tasks with
     /// 16-byte loads and stores.
     #[c(rl_task, size = 48)]
+    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use layout::task::{KIND_SHIFT, Task, TaskKind};
+    ///
+    /// let task = Task {
+    ///     origin: Vec3::ZERO,
+    ///     dir: Vec3::NEG_Z,
+    ///     weight: Vec3::splat(0.9),
+    ///     pixel: 5,
+    ///     depth_kind: 1 | (TaskKind::Reflection as u32) << KIND_SHIFT,
+    ///     tile_end: 0,
+    /// };
+    /// assert_eq!((task.kind(), task.depth()), (TaskKind::Reflection as u32, 1));
+    /// ```
     #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
     #[repr(C, align(16))]
     pub struct Task {
@@ -76,11 +101,26 @@ shared_struct! {
 
 impl Task {
     /// The kind's code (a [`TaskKind`] value).
+    ///
+    /// ```
+    /// # use bytemuck::Zeroable;
+    /// # use layout::task::{KIND_SHIFT, Task, TaskKind};
+    /// let tile = Task { depth_kind: (TaskKind::Tile as u32) << KIND_SHIFT, ..Task::zeroed() };
+    /// assert_eq!(tile.kind(), TaskKind::Tile as u32);
+    /// ```
     pub fn kind(&self) -> u32 {
         self.depth_kind >> KIND_SHIFT
     }
 
     /// The generation: 0 for camera rays, the parent's plus one for the rays a hit spawns.
+    ///
+    /// ```
+    /// # use bytemuck::Zeroable;
+    /// # use layout::task::{KIND_SHIFT, Task, TaskKind};
+    /// let depth_kind = 3 | (TaskKind::Reflection as u32) << KIND_SHIFT;
+    /// let ray = Task { depth_kind, ..Task::zeroed() };
+    /// assert_eq!(ray.depth(), 3);
+    /// ```
     pub fn depth(&self) -> u32 {
         self.depth_kind & DEPTH_MASK
     }

@@ -57,6 +57,23 @@ shared_struct! {
     /// One node of the wide BVH's GPU form: eight quantized child boxes, 80 bytes, 16-byte
     /// aligned for `float4`-sized loads.
     #[c(rl_wide_node, size = 80)]
+    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
+    ///
+    /// ```
+    /// use bytemuck::Zeroable;
+    /// use layout::wide::WideNode;
+    ///
+    /// // Inner children in slots 2 and 5, a leaf of three triangles in slot 0.
+    /// let node = WideNode {
+    ///     inner_mask: 0b0010_0100,
+    ///     child_base: 10,
+    ///     triangle_base: 100,
+    ///     counts: [3, 0, 0, 0, 0, 0, 0, 0],
+    ///     ..WideNode::zeroed()
+    /// };
+    /// assert_eq!((node.child(2), node.child(5)), (10, 11));
+    /// assert_eq!(node.leaf(0), 100..103);
+    /// ```
     #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
     #[repr(C, align(16))]
     pub struct WideNode {
@@ -90,6 +107,13 @@ shared_struct! {
 
 impl WideNode {
     /// The scale of `axis`: `2^e`.
+    ///
+    /// ```
+    /// # use bytemuck::Zeroable;
+    /// # use layout::wide::WideNode;
+    /// let node = WideNode { exponents: [127 - 3, 127, 127 + 2], ..WideNode::zeroed() };
+    /// assert_eq!([node.scale(0), node.scale(1), node.scale(2)], [0.125, 1.0, 4.0]);
+    /// ```
     #[inline]
     pub fn scale(&self, axis: usize) -> f32 {
         f32::from_bits(u32::from(self.exponents[axis]) << 23)
@@ -97,12 +121,31 @@ impl WideNode {
 
     /// The plane of byte `q` along `axis`: `p + q · s`, the product exact and the sum rounded
     /// once, as the traversal computes it.
+    ///
+    /// ```
+    /// # use bytemuck::Zeroable;
+    /// # use layout::wide::WideNode;
+    /// let node = WideNode {
+    ///     origin: [1.0, 0.0, 0.0],
+    ///     exponents: [127 - 3; 3],
+    ///     ..WideNode::zeroed()
+    /// };
+    /// assert_eq!(node.plane(0, 8), 2.0);
+    /// ```
     #[inline]
     pub fn plane(&self, axis: usize, q: u8) -> f32 {
         self.origin[axis] + f32::from(q) * self.scale(axis)
     }
 
     /// The decoded box of the child in `slot`: `(min, max)`.
+    ///
+    /// ```
+    /// # use bytemuck::Zeroable;
+    /// # use layout::wide::WideNode;
+    /// let mut node = WideNode { exponents: [127; 3], ..WideNode::zeroed() };
+    /// node.hi = [[2; 8]; 3];
+    /// assert_eq!(node.child_box(4), ([0.0; 3], [2.0; 3]));
+    /// ```
     pub fn child_box(&self, slot: usize) -> ([f32; 3], [f32; 3]) {
         (
             std::array::from_fn(|axis| self.plane(axis, self.lo[axis][slot])),
@@ -111,11 +154,29 @@ impl WideNode {
     }
 
     /// Whether `slot` holds an inner node.
+    ///
+    /// ```
+    /// # use bytemuck::Zeroable;
+    /// # use layout::wide::WideNode;
+    /// let node = WideNode { inner_mask: 0b100, ..WideNode::zeroed() };
+    /// assert!(node.is_inner(2) && !node.is_inner(0));
+    /// ```
     pub fn is_inner(&self, slot: usize) -> bool {
         self.inner_mask >> slot & 1 == 1
     }
 
     /// The node index of the inner child in `slot`.
+    ///
+    /// ```
+    /// # use bytemuck::Zeroable;
+    /// # use layout::wide::WideNode;
+    /// let node = WideNode {
+    ///     inner_mask: 0b1010_0100,
+    ///     child_base: 10,
+    ///     ..WideNode::zeroed()
+    /// };
+    /// assert_eq!(node.child(7), 12);
+    /// ```
     pub fn child(&self, slot: usize) -> u32 {
         let below = u32::from(self.inner_mask) & ((1 << slot) - 1);
         self.child_base + below.count_ones()
@@ -123,6 +184,17 @@ impl WideNode {
 
     /// The leaf-order triangles of the leaf in `slot` (empty for an inner node or an empty
     /// slot).
+    ///
+    /// ```
+    /// # use bytemuck::Zeroable;
+    /// # use layout::wide::WideNode;
+    /// let node = WideNode {
+    ///     triangle_base: 100,
+    ///     counts: [3, 0, 0, 31, 0, 0, 0, 0],
+    ///     ..WideNode::zeroed()
+    /// };
+    /// assert_eq!(node.leaf(3), 103..134);
+    /// ```
     pub fn leaf(&self, slot: usize) -> std::ops::Range<u32> {
         let before: u32 = self.counts[..slot].iter().map(|&c| u32::from(c)).sum();
         let first = self.triangle_base + before;
