@@ -136,13 +136,16 @@ fn has_avx2() -> bool {
 /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
 /// #     })
 /// #     .collect();
-/// # let bvh = WideBvh::build(&triangles, BvhSettings::default());
-/// use renderer::bvh::wide::{Nodes, Width};
+/// use renderer::bvh::wide::{EMPTY, Nodes, Width};
 ///
 /// let bvh = WideBvh::build_with_width(&triangles, BvhSettings::default(), Width::Four);
 /// let Nodes::Four(nodes) = bvh.nodes() else { panic!("four children a node") };
-/// // The root holds its children's boxes plane by plane: min x of every child first.
-/// assert!(nodes[0].planes[0].iter().all(|&min_x| min_x < 16.0 || min_x == f32::INFINITY));
+/// let root = &nodes[0];
+/// for lane in 0..4 {
+///     let (min_x, max_x) = (root.planes[0][lane], root.planes[1][lane]);
+///     // An unused slot has an empty box; a used one, a box around its triangles.
+///     assert_eq!(root.child[lane] == EMPTY, min_x > max_x);
+/// }
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C, align(64))]
