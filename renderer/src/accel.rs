@@ -14,6 +14,14 @@ use crate::bvh::{
 use crate::geometry::{Aabb, Ray, Triangle};
 
 /// Which acceleration structure to build.
+///
+/// ```
+/// use balancers::Choice;
+/// use renderer::accel::AccelKind;
+///
+/// assert_eq!(AccelKind::default(), AccelKind::Wide);
+/// assert_eq!(AccelKind::from_keyword("octree"), Some(AccelKind::Octree));
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum AccelKind {
     /// [`WideBvh`]: four or eight children per node, binned SAH, front-to-back traversal.
@@ -31,6 +39,14 @@ impl AccelKind {
     /// children a node: 606 and 2,147 MiB, 257 bytes a triangle; eight: 631 and 2,105 MiB,
     /// 246 bytes, with each pack's padded triangle boxes stored; octree: 800 and 3,138 MiB,
     /// 386 bytes), rounded up over both widths.
+    ///
+    /// ```
+    /// use renderer::accel::AccelKind;
+    ///
+    /// // What a million-triangle scene needs, at most, while it loads into the octree.
+    /// assert_eq!(AccelKind::Octree.bytes_per_triangle() * 1_000_000, 390_000_000);
+    /// assert!(AccelKind::Wide.bytes_per_triangle() < AccelKind::Octree.bytes_per_triangle());
+    /// ```
     pub fn bytes_per_triangle(self) -> u64 {
         match self {
             AccelKind::Wide => 260,
@@ -39,6 +55,13 @@ impl AccelKind {
     }
 
     /// The name on the command line and in reports.
+    ///
+    /// ```
+    /// use renderer::accel::AccelKind;
+    ///
+    /// assert_eq!(AccelKind::Wide.name(), "wide");
+    /// assert_eq!(AccelKind::Octree.name(), "octree");
+    /// ```
     pub fn name(self) -> &'static str {
         balancers::Choice::keyword(self)
     }
@@ -52,6 +75,14 @@ balancers::choices!(AccelKind {
 /// Whether a tile's camera rays, and the shadow rays of their hits, are traced in packets of
 /// up to [`PACKET_LANES`] rays (`--packets`): one traversal for the packet where the
 /// structure has one (the wide BVH's), the same hits, bit for bit, as one ray at a time.
+///
+/// ```
+/// use balancers::Choice;
+/// use renderer::accel::{AccelKind, Packets};
+///
+/// assert_eq!(Packets::from_keyword("off"), Some(Packets::Off));
+/// assert_eq!(Packets::default_for(AccelKind::Wide), Packets::On);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Packets {
     /// In packets.
@@ -67,6 +98,13 @@ balancers::choices!(Packets {
 
 impl Packets {
     /// What a frame over `kind` does unless told: packets where the structure traces them.
+    ///
+    /// ```
+    /// use renderer::accel::{AccelKind, Packets};
+    ///
+    /// // The octree traces one ray at a time.
+    /// assert_eq!(Packets::default_for(AccelKind::Octree), Packets::Off);
+    /// ```
     pub fn default_for(kind: AccelKind) -> Self {
         if kind.traces_packets() {
             Packets::On
@@ -79,6 +117,13 @@ impl Packets {
 impl AccelKind {
     /// Whether the structure has a traversal for packets of rays (the octree has not: its
     /// stackless walk follows one ray's skip pointers).
+    ///
+    /// ```
+    /// use renderer::accel::AccelKind;
+    ///
+    /// assert!(AccelKind::Wide.traces_packets());
+    /// assert!(!AccelKind::Octree.traces_packets());
+    /// ```
     pub fn traces_packets(self) -> bool {
         matches!(self, AccelKind::Wide)
     }
@@ -88,6 +133,27 @@ impl AccelKind {
 pub use crate::bvh::wide::PACKET_LANES;
 
 /// A built acceleration structure.
+///
+/// ```
+/// # use renderer::geometry::Triangle;
+/// # use renderer::math::Vec3;
+/// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+/// # let triangles: Vec<Triangle> = (0..16)
+/// #     .map(|i| {
+/// #         let x = i as f32;
+/// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+/// #     })
+/// #     .collect();
+/// use renderer::accel::{Accel, AccelKind};
+/// use renderer::bvh::BvhSettings;
+/// use renderer::geometry::Ray;
+///
+/// let accel = Accel::build(AccelKind::Octree, &triangles, BvhSettings::default())?;
+/// let hit = accel.closest_hit(&Ray::new(Vec3::new(2.25, 0.25, 1.0), -Vec3::Z)).unwrap();
+/// assert_eq!(hit.original, 2);
+/// assert!(accel.octree().is_some());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub enum Accel {
     /// See [`WideBvh`].
@@ -105,6 +171,25 @@ impl Accel {
     ///
     /// # Errors
     /// When the operating system refuses to start one of the build's threads.
+    ///
+    /// ```
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// use renderer::accel::{Accel, AccelKind};
+    /// use renderer::bvh::BvhSettings;
+    ///
+    /// let accel = Accel::build(AccelKind::Wide, &triangles, BvhSettings::default())?;
+    /// assert_eq!(accel.kind(), AccelKind::Wide);
+    /// assert_eq!(accel.triangles().len(), 16);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn build(
         kind: AccelKind,
         triangles: &[Triangle],
@@ -118,6 +203,28 @@ impl Accel {
     ///
     /// # Errors
     /// As [`build`](Self::build).
+    ///
+    /// ```
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// use renderer::accel::{Accel, AccelKind};
+    /// use renderer::bvh::BvhSettings;
+    /// use std::num::NonZeroUsize;
+    ///
+    /// let two = NonZeroUsize::new(2).unwrap();
+    /// let accel = Accel::build_on(AccelKind::Wide, &triangles, BvhSettings::default(), two)?;
+    /// // The same tree whatever the number of threads.
+    /// let one = Accel::build_on(AccelKind::Wide, &triangles, BvhSettings::default(), NonZeroUsize::MIN)?;
+    /// assert_eq!(accel.original_indices(), one.original_indices());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn build_on(
         kind: AccelKind,
         triangles: &[Triangle],
@@ -133,6 +240,23 @@ impl Accel {
     }
 
     /// Which structure this is.
+    ///
+    /// ```
+    /// # use renderer::accel::{Accel, AccelKind};
+    /// # use renderer::bvh::BvhSettings;
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let accel = Accel::build(AccelKind::Wide, &triangles, BvhSettings::default())?;
+    /// assert_eq!(accel.kind(), AccelKind::Wide);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn kind(&self) -> AccelKind {
         match self {
             Accel::Wide(_) => AccelKind::Wide,
@@ -141,6 +265,24 @@ impl Accel {
     }
 
     /// The octree, where that is the structure built: what the GPU kernels traverse.
+    ///
+    /// ```
+    /// # use renderer::accel::{Accel, AccelKind};
+    /// # use renderer::bvh::BvhSettings;
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// let accel = Accel::build(AccelKind::Octree, &triangles, BvhSettings::default())?;
+    /// assert_eq!(accel.octree().unwrap().triangles().len(), 16);
+    /// assert!(accel.wide().is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn octree(&self) -> Option<&OctreeBvh> {
         match self {
             Accel::Octree(b) => Some(b),
@@ -149,6 +291,24 @@ impl Accel {
     }
 
     /// The wide BVH, where that is the structure built: what traces packets of rays.
+    ///
+    /// ```
+    /// # use renderer::accel::{Accel, AccelKind};
+    /// # use renderer::bvh::BvhSettings;
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let accel = Accel::build(AccelKind::Wide, &triangles, BvhSettings::default())?;
+    /// assert_eq!(accel.wide().unwrap().triangles().len(), 16);
+    /// assert!(accel.octree().is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn wide(&self) -> Option<&WideBvh> {
         match self {
             Accel::Wide(b) => Some(b),
@@ -157,12 +317,59 @@ impl Accel {
     }
 
     /// The closest triangle the ray hits within `(t_min, t_max)`.
+    ///
+    /// ```
+    /// # use renderer::accel::{Accel, AccelKind};
+    /// # use renderer::bvh::BvhSettings;
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let accel = Accel::build(AccelKind::Wide, &triangles, BvhSettings::default())?;
+    /// # use renderer::geometry::Ray;
+    /// # let down = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, -1.0));
+    /// # let up = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, 1.0));
+    /// let hit = accel.closest_hit(&down).expect("triangle 2 is under the ray");
+    /// assert_eq!(hit.original, 2);
+    /// assert!((hit.t - 1.0).abs() < 1e-6);
+    /// assert!(accel.closest_hit(&up).is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[inline]
     pub fn closest_hit(&self, ray: &Ray) -> Option<BvhHit> {
         self.closest_hit_counted(ray, &mut NoCounters)
     }
 
     /// [`closest_hit`](Self::closest_hit), reporting every test to `counters`.
+    ///
+    /// ```
+    /// # use renderer::accel::{Accel, AccelKind};
+    /// # use renderer::bvh::BvhSettings;
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let accel = Accel::build(AccelKind::Wide, &triangles, BvhSettings::default())?;
+    /// # use renderer::geometry::Ray;
+    /// # let down = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, -1.0));
+    /// # let up = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, 1.0));
+    /// use renderer::bvh::TestCounts;
+    ///
+    /// let mut counts = TestCounts::default();
+    /// assert!(accel.closest_hit_counted(&down, &mut counts).is_some());
+    /// assert!(counts.boxes > 0 && counts.triangles > 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[inline]
     pub fn closest_hit_counted<C: TraversalCounters>(
         &self,
@@ -178,12 +385,57 @@ impl Accel {
     }
 
     /// Whether any triangle blocks the ray within `(t_min, t_max)`.
+    ///
+    /// ```
+    /// # use renderer::accel::{Accel, AccelKind};
+    /// # use renderer::bvh::BvhSettings;
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let accel = Accel::build(AccelKind::Wide, &triangles, BvhSettings::default())?;
+    /// # use renderer::geometry::Ray;
+    /// # let down = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, -1.0));
+    /// # let up = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, 1.0));
+    /// assert!(accel.occluded(&down));
+    /// assert!(!accel.occluded(&up));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[inline]
     pub fn occluded(&self, ray: &Ray) -> bool {
         self.occluded_counted(ray, &mut NoCounters)
     }
 
     /// [`occluded`](Self::occluded), reporting every test to `counters`.
+    ///
+    /// ```
+    /// # use renderer::accel::{Accel, AccelKind};
+    /// # use renderer::bvh::BvhSettings;
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let accel = Accel::build(AccelKind::Wide, &triangles, BvhSettings::default())?;
+    /// # use renderer::geometry::Ray;
+    /// # let down = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, -1.0));
+    /// # let up = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, 1.0));
+    /// use renderer::bvh::TestCounts;
+    ///
+    /// let mut counts = TestCounts::default();
+    /// assert!(!accel.occluded_counted(&up, &mut counts));
+    /// assert!(counts.boxes > 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[inline]
     pub fn occluded_counted<C: TraversalCounters>(&self, ray: &Ray, counters: &mut C) -> bool {
         match self {
@@ -201,6 +453,31 @@ impl Accel {
     ///
     /// # Panics
     /// When `hits` is not as long as `rays`, or they are longer than [`PACKET_LANES`].
+    ///
+    /// ```
+    /// # use renderer::accel::{Accel, AccelKind};
+    /// # use renderer::bvh::BvhSettings;
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let accel = Accel::build(AccelKind::Wide, &triangles, BvhSettings::default())?;
+    /// # use renderer::geometry::Ray;
+    /// # let down = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, -1.0));
+    /// # let up = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, 1.0));
+    /// use renderer::bvh::NoCounters;
+    ///
+    /// let mut hits = [None; 2];
+    /// accel.closest_hits(&[down, up], &mut hits, &mut NoCounters);
+    /// assert_eq!(hits[0], accel.closest_hit(&down));
+    /// assert_eq!(hits[1], None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[inline]
     pub fn closest_hits<C: TraversalCounters>(
         &self,
@@ -232,6 +509,30 @@ impl Accel {
     ///
     /// # Panics
     /// As [`closest_hits`](Self::closest_hits).
+    ///
+    /// ```
+    /// # use renderer::accel::{Accel, AccelKind};
+    /// # use renderer::bvh::BvhSettings;
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let accel = Accel::build(AccelKind::Wide, &triangles, BvhSettings::default())?;
+    /// # use renderer::geometry::Ray;
+    /// # let down = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, -1.0));
+    /// # let up = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, 1.0));
+    /// use renderer::bvh::NoCounters;
+    ///
+    /// let mut blocked = [false; 2];
+    /// accel.occluded_rays(&[down, up], &mut blocked, &mut NoCounters);
+    /// assert_eq!(blocked, [true, false]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[inline]
     pub fn occluded_rays<C: TraversalCounters>(
         &self,
@@ -256,6 +557,27 @@ impl Accel {
     }
 
     /// The triangles in leaf order; [`BvhHit::index`] indexes this.
+    ///
+    /// ```
+    /// # use renderer::accel::{Accel, AccelKind};
+    /// # use renderer::bvh::BvhSettings;
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let accel = Accel::build(AccelKind::Wide, &triangles, BvhSettings::default())?;
+    /// # use renderer::geometry::Ray;
+    /// # let down = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, -1.0));
+    /// # let up = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, 1.0));
+    /// let hit = accel.closest_hit(&down).unwrap();
+    /// assert_eq!(accel.triangles()[hit.index as usize], triangles[2]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn triangles(&self) -> &[Triangle] {
         match self {
             Accel::Wide(b) => b.triangles(),
@@ -264,6 +586,24 @@ impl Accel {
     }
 
     /// For each triangle in leaf order, its index in the input of [`build`](Self::build).
+    ///
+    /// ```
+    /// # use renderer::accel::{Accel, AccelKind};
+    /// # use renderer::bvh::BvhSettings;
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let accel = Accel::build(AccelKind::Wide, &triangles, BvhSettings::default())?;
+    /// let ids = accel.original_indices();
+    /// assert_eq!(accel.triangles()[0], triangles[ids[0] as usize]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn original_indices(&self) -> &[u32] {
         match self {
             Accel::Wide(b) => b.original_indices(),
@@ -274,6 +614,23 @@ impl Accel {
     /// The triangles in the order they were given to [`build`](Self::build), the order of
     /// the closest-hit rule's ties: what another structure over the same triangles is built
     /// from.
+    ///
+    /// ```
+    /// # use renderer::accel::{Accel, AccelKind};
+    /// # use renderer::bvh::BvhSettings;
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let accel = Accel::build(AccelKind::Wide, &triangles, BvhSettings::default())?;
+    /// assert_eq!(accel.input_triangles(), triangles);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn input_triangles(&self) -> Vec<Triangle> {
         let mut triangles = vec![bytemuck::Zeroable::zeroed(); self.triangles().len()];
         for (k, &i) in self.original_indices().iter().enumerate() {
@@ -283,6 +640,25 @@ impl Accel {
     }
 
     /// How far every box is grown beyond its triangles: the same for both structures.
+    ///
+    /// ```
+    /// # use renderer::accel::{Accel, AccelKind};
+    /// # use renderer::bvh::BvhSettings;
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let accel = Accel::build(AccelKind::Wide, &triangles, BvhSettings::default())?;
+    /// let octree = Accel::build(AccelKind::Octree, &triangles, BvhSettings::default())?;
+    /// assert!(accel.padding() > 0.0);
+    /// assert_eq!(accel.padding(), octree.padding());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn padding(&self) -> f32 {
         match self {
             Accel::Wide(b) => b.padding(),
@@ -291,6 +667,24 @@ impl Accel {
     }
 
     /// The box of all triangles.
+    ///
+    /// ```
+    /// # use renderer::accel::{Accel, AccelKind};
+    /// # use renderer::bvh::BvhSettings;
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let accel = Accel::build(AccelKind::Wide, &triangles, BvhSettings::default())?;
+    /// let bounds = accel.bounds();
+    /// assert_eq!((bounds.min, bounds.max), (Vec3::ZERO, Vec3::new(16.0, 1.0, 0.0)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn bounds(&self) -> Aabb {
         match self {
             Accel::Wide(b) => b.bounds(),
@@ -299,6 +693,24 @@ impl Accel {
     }
 
     /// Build figures.
+    ///
+    /// ```
+    /// # use renderer::accel::{Accel, AccelKind};
+    /// # use renderer::bvh::BvhSettings;
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let accel = Accel::build(AccelKind::Wide, &triangles, BvhSettings::default())?;
+    /// assert_eq!(accel.stats().structure, "wide");
+    /// assert_eq!(accel.stats().triangles, 16);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn stats(&self) -> &BvhStats {
         match self {
             Accel::Wide(b) => b.stats(),

@@ -13,6 +13,17 @@ use crate::image_io::{Channels, Image, Samples};
 use crate::memory::{AllocError, try_with_capacity};
 
 /// What two images' comparison found.
+///
+/// ```
+/// use renderer::compare::{Comparison, compare};
+/// use renderer::image_io::{Channels, Image, Samples};
+///
+/// let a = Image::new(2, 1, Channels::Grey, Samples::U8(vec![0, 10]))?;
+/// let b = Image::new(1, 1, Channels::Grey, Samples::U8(vec![0]))?;
+/// assert_eq!(compare(&a, &b), Comparison::Sizes { a: (2, 1), b: (1, 1) });
+/// assert!(matches!(compare(&a, &a), Comparison::Pixels(p) if p.is_identical()));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum Comparison {
     /// The images have different sizes, `(width, height)` each: a difference, not an error.
@@ -27,6 +38,19 @@ pub enum Comparison {
 }
 
 /// The units samples are compared in: the finest both images can be seen in.
+///
+/// ```
+/// use renderer::compare::{Comparison, Units, compare};
+/// use renderer::image_io::{Channels, Image, Samples};
+///
+/// let eight = Image::new(1, 1, Channels::Grey, Samples::U8(vec![255]))?;
+/// let float = Image::new(1, 1, Channels::Grey, Samples::F32(vec![1.0]))?;
+/// let Comparison::Pixels(p) = compare(&eight, &float) else { panic!() };
+/// // An 8-bit sample meets a float one divided by its maximum.
+/// assert_eq!(p.units, Units::Float);
+/// assert!(p.is_identical());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Units {
     /// Both images are 8-bit: codes 0 to 255.
@@ -39,6 +63,14 @@ pub enum Units {
 
 impl Units {
     /// The value of full scale (and of an opaque alpha) in these units.
+    ///
+    /// ```
+    /// use renderer::compare::Units;
+    ///
+    /// assert_eq!(Units::Eight.full_scale(), 255.0);
+    /// assert_eq!(Units::Sixteen.full_scale(), 65535.0);
+    /// assert_eq!(Units::Float.full_scale(), 1.0);
+    /// ```
     pub fn full_scale(self) -> f64 {
         match self {
             Units::Eight => 255.0,
@@ -57,6 +89,18 @@ impl Units {
 }
 
 /// How the pixels of two images of the same size compare.
+///
+/// ```
+/// use renderer::compare::{Comparison, Units, compare};
+/// use renderer::image_io::{Channels, Image, Samples};
+///
+/// let a = Image::new(2, 1, Channels::Grey, Samples::U8(vec![0, 10]))?;
+/// let b = Image::new(2, 1, Channels::Grey, Samples::U8(vec![0, 20]))?;
+/// let Comparison::Pixels(p) = compare(&a, &b) else { panic!("same sizes") };
+/// assert_eq!((p.differing, p.largest, p.units), (1, 10.0, Units::Eight));
+/// assert_eq!(p.mse, (10.0 / 255.0) * (10.0 / 255.0) / 2.0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct PixelComparison {
     /// Width in pixels.
@@ -81,6 +125,18 @@ pub struct PixelComparison {
 
 /// A differing pixel and its values in each image, in the comparison's units, one per compared
 /// channel.
+///
+/// ```
+/// use renderer::compare::{Comparison, compare};
+/// use renderer::image_io::{Channels, Image, Samples};
+///
+/// let a = Image::new(2, 1, Channels::Grey, Samples::U8(vec![0, 10]))?;
+/// let b = Image::new(2, 1, Channels::Grey, Samples::U8(vec![0, 20]))?;
+/// let Comparison::Pixels(p) = compare(&a, &b) else { panic!("same sizes") };
+/// let first = p.first.unwrap();
+/// assert_eq!((first.x, first.y, first.a, first.b), (1, 0, vec![10.0], vec![20.0]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct FirstDifference {
     /// Column.
@@ -95,22 +151,62 @@ pub struct FirstDifference {
 
 impl PixelComparison {
     /// Whether every pixel is the same.
+    ///
+    /// ```
+    /// # use renderer::compare::{Comparison, compare};
+    /// # use renderer::image_io::{Channels, Image, Samples};
+    /// let a = Image::new(2, 1, Channels::Grey, Samples::U8(vec![0, 10]))?;
+    /// let Comparison::Pixels(p) = compare(&a, &a) else { panic!("same sizes") };
+    /// assert!(p.is_identical());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn is_identical(&self) -> bool {
         self.differing == 0
     }
 
     /// Pixels compared.
+    ///
+    /// ```
+    /// # use renderer::compare::{Comparison, compare};
+    /// # use renderer::image_io::{Channels, Image, Samples};
+    /// let a = Image::new(2, 3, Channels::Grey, Samples::U8(vec![0; 6]))?;
+    /// let Comparison::Pixels(p) = compare(&a, &a) else { panic!("same sizes") };
+    /// assert_eq!(p.pixels(), 6);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn pixels(&self) -> u64 {
         u64::from(self.width) * u64::from(self.height)
     }
 
     /// The largest difference of one channel with full scale as 1.
+    ///
+    /// ```
+    /// # use renderer::compare::{Comparison, compare};
+    /// # use renderer::image_io::{Channels, Image, Samples};
+    /// let a = Image::new(1, 1, Channels::Grey, Samples::U16(vec![0]))?;
+    /// let b = Image::new(1, 1, Channels::Grey, Samples::U16(vec![65535]))?;
+    /// let Comparison::Pixels(p) = compare(&a, &b) else { panic!("same sizes") };
+    /// assert_eq!(p.largest_normalised(), 1.0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn largest_normalised(&self) -> f64 {
         self.largest / self.units.full_scale()
     }
 
     /// Peak signal-to-noise ratio in dB, `10·log10(1 / MSE)` with full scale as 1: infinite for
     /// identical images.
+    ///
+    /// ```
+    /// # use renderer::compare::{Comparison, compare};
+    /// # use renderer::image_io::{Channels, Image, Samples};
+    /// let a = Image::new(1, 1, Channels::Grey, Samples::F32(vec![0.0]))?;
+    /// let b = Image::new(1, 1, Channels::Grey, Samples::F32(vec![0.1]))?;
+    /// let Comparison::Pixels(p) = compare(&a, &b) else { panic!("same sizes") };
+    /// // An MSE of about 0.01 is 20 dB; identical images are infinitely far above the noise.
+    /// assert!((p.psnr() - 20.0).abs() < 1e-3);
+    /// assert!(matches!(compare(&a, &a), Comparison::Pixels(q) if q.psnr() == f64::INFINITY));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn psnr(&self) -> f64 {
         if self.mse == 0.0 {
             f64::INFINITY
@@ -121,6 +217,17 @@ impl PixelComparison {
 }
 
 /// The two images' sizes, or how their pixels compare.
+///
+/// ```
+/// use renderer::compare::{Comparison, compare};
+/// use renderer::image_io::{Channels, Image, Samples};
+///
+/// let a = Image::new(2, 1, Channels::Rgb, Samples::U8(vec![0, 0, 0, 9, 9, 9]))?;
+/// let b = Image::new(2, 1, Channels::Rgb, Samples::U8(vec![0, 0, 0, 9, 9, 8]))?;
+/// let report = compare(&a, &b);
+/// assert!(report.to_string().starts_with("differ: 1 of 2 pixels"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn compare(a: &Image, b: &Image) -> Comparison {
     if (a.width(), a.height()) != (b.width(), b.height()) {
         return Comparison::Sizes {
@@ -189,6 +296,18 @@ fn compare_pixels(a: &Image, b: &Image) -> PixelComparison {
 /// differences show; black where the images agree, white where a value is NaN or infinite in
 /// only one of them. `None` when the sizes differ; an error where the memory for it cannot be
 /// had.
+///
+/// ```
+/// use renderer::compare::difference_image;
+/// use renderer::image_io::{Channels, Image, Samples};
+///
+/// let a = Image::new(2, 1, Channels::Grey, Samples::U8(vec![0, 10]))?;
+/// let b = Image::new(2, 1, Channels::Grey, Samples::U8(vec![0, 11]))?;
+/// // Black where the images agree; the largest difference, one code here, is 255.
+/// let rgb = difference_image(&a, &b)?.expect("same sizes");
+/// assert_eq!(rgb, [0, 0, 0, 255, 255, 255]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn difference_image(a: &Image, b: &Image) -> Result<Option<Vec<u8>>, AllocError> {
     if (a.width(), a.height()) != (b.width(), b.height()) {
         return Ok(None);

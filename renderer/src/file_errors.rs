@@ -7,6 +7,16 @@ use std::io;
 
 /// The operating system's reason for `e`, without the "(os error N)" suffix, in lower case
 /// (it follows a colon in our messages).
+///
+/// ```
+/// use renderer::file_errors::io_reason;
+/// use std::io;
+///
+/// let e = io::Error::from(io::ErrorKind::NotFound);
+/// assert_eq!(io_reason(&e), "entity not found");
+/// let e = io::Error::from_raw_os_error(2);
+/// assert!(!io_reason(&e).contains("os error"));
+/// ```
 pub fn io_reason(e: &io::Error) -> String {
     let text = e.to_string();
     let text = text

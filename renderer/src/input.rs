@@ -27,6 +27,17 @@ pub const MAX_MESH_BYTES: u64 = 2 << 30;
 
 /// Opens `path` for reading if it is a regular file of at most `max_bytes`. The error says
 /// what is wrong, without the path (the caller names it).
+///
+/// ```
+/// use renderer::input::{MAX_SCENE_BYTES, open_regular_file};
+/// use std::path::Path;
+///
+/// let scene = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// assert!(open_regular_file(Path::new(scene), MAX_SCENE_BYTES).is_ok());
+/// // A directory is refused without being opened.
+/// let e = open_regular_file(Path::new(env!("CARGO_MANIFEST_DIR")), MAX_SCENE_BYTES);
+/// assert_eq!(e.unwrap_err(), "not a regular file (a directory)");
+/// ```
 pub fn open_regular_file(path: &Path, max_bytes: u64) -> Result<File, String> {
     let reason = |e: io::Error| format!("cannot read: {}", io_reason(&e));
     // `metadata` follows links and opens nothing, so a FIFO is found before it can block.
@@ -39,6 +50,17 @@ pub fn open_regular_file(path: &Path, max_bytes: u64) -> Result<File, String> {
 
 /// Reads the whole of `path`, which must be a regular file of at most `max_bytes`. The error
 /// says what is wrong, without the path (the caller names it).
+///
+/// ```
+/// use renderer::input::read_regular_file;
+///
+/// let path = std::env::temp_dir().join(format!("raylb-doc-input-{}.txt", std::process::id()));
+/// std::fs::write(&path, b"12345")?;
+/// assert_eq!(read_regular_file(&path, 5)?, b"12345");
+/// assert!(read_regular_file(&path, 4).unwrap_err().starts_with("too large: 5 bytes"));
+/// std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn read_regular_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, String> {
     let reason = |e: io::Error| format!("cannot read: {}", io_reason(&e));
     let file = open_regular_file(path, max_bytes)?;

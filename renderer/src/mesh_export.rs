@@ -12,6 +12,14 @@ use crate::geometry::Triangle;
 use crate::math::Vec3;
 
 /// The mesh formats raylb writes.
+///
+/// ```
+/// use renderer::mesh_export::MeshFormat;
+/// use std::path::Path;
+///
+/// assert_eq!(MeshFormat::of(Path::new("bunny.OBJ")), Ok(MeshFormat::Obj));
+/// assert_eq!(MeshFormat::of(Path::new("bunny.ply")), Ok(MeshFormat::Ply));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MeshFormat {
     /// Wavefront OBJ: `v` and `f` lines.
@@ -26,6 +34,14 @@ impl MeshFormat {
     ///
     /// # Errors
     /// When the extension is neither `.obj` nor `.ply`.
+    ///
+    /// ```
+    /// use renderer::mesh_export::MeshFormat;
+    /// use std::path::Path;
+    ///
+    /// let e = MeshFormat::of(Path::new("bunny.stl")).unwrap_err();
+    /// assert_eq!(e, "bunny.stl: a mesh is written as .obj or .ply");
+    /// ```
     pub fn of(path: &Path) -> Result<Self, String> {
         let extension = path
             .extension()
@@ -75,6 +91,22 @@ impl IndexedMesh {
 ///
 /// # Errors
 /// When `out` fails.
+///
+/// ```
+/// use renderer::geometry::Triangle;
+/// use renderer::math::Vec3;
+/// use renderer::mesh_export::{MeshFormat, write_mesh};
+///
+/// // Two triangles sharing an edge: four vertices, each written once.
+/// let a = Triangle { v: [Vec3::ZERO, Vec3::X, Vec3::Y] };
+/// let b = Triangle { v: [Vec3::X, Vec3::new(1.0, 1.0, 0.0), Vec3::Y] };
+/// let mut obj = Vec::new();
+/// write_mesh(&[a, b], MeshFormat::Obj, &mut obj)?;
+/// let obj = String::from_utf8(obj)?;
+/// assert_eq!(obj.lines().filter(|l| l.starts_with("v ")).count(), 4);
+/// assert!(obj.ends_with("f 1 2 3\nf 2 4 3\n"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn write_mesh(
     triangles: &[Triangle],
     format: MeshFormat,

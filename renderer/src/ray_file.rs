@@ -65,6 +65,13 @@ pub const RAY_BYTES: u64 = 32;
 pub const MAX_RAY_FILE_BYTES: u64 = HEADER_BYTES + RAY_BYTES * (1 << 26);
 
 /// What is asked of each ray of a file.
+///
+/// ```
+/// use renderer::ray_file::{FrameRays, Query};
+///
+/// assert_eq!(FrameRays::Shadow.query(), Query::Occlusion);
+/// assert_eq!(FrameRays::Camera.query(), Query::ClosestHit);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Query {
     /// The nearest hit within the interval (camera, reflection and refraction rays).
@@ -84,6 +91,18 @@ impl Query {
 }
 
 /// The rays of a file and what is asked of them.
+///
+/// ```
+/// use renderer::geometry::Ray;
+/// use renderer::math::Vec3;
+/// use renderer::ray_file::{HEADER_BYTES, Query, RAY_BYTES, RayFile};
+///
+/// let file = RayFile { query: Query::ClosestHit, rays: vec![Ray::new(Vec3::ZERO, Vec3::X); 3] };
+/// let mut bytes = Vec::new();
+/// file.encode(&mut bytes)?;
+/// assert_eq!(bytes.len() as u64, HEADER_BYTES + 3 * RAY_BYTES);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct RayFile {
     /// What is asked of every ray.
@@ -99,6 +118,20 @@ impl RayFile {
     /// What is wrong, in one line without the path (the caller names it): the file cannot
     /// be read, is not a regular file, is larger than [`MAX_RAY_FILE_BYTES`], or is not a ray
     /// file (see the module documentation).
+    ///
+    /// ```
+    /// use renderer::geometry::Ray;
+    /// use renderer::math::Vec3;
+    /// use renderer::ray_file::{Query, RayFile};
+    ///
+    /// let file = RayFile { query: Query::Occlusion, rays: vec![Ray::new(Vec3::ZERO, Vec3::Y)] };
+    /// let path = std::env::temp_dir().join(format!("raylb-doc-{}.rays", std::process::id()));
+    /// file.encode(&mut std::fs::File::create(&path)?)?;
+    /// let read = RayFile::read(&path);
+    /// std::fs::remove_file(&path)?;
+    /// assert_eq!(read?, file);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn read(path: &Path) -> Result<Self, String> {
         let file = open_regular_file(path, MAX_RAY_FILE_BYTES)?;
         let length = file
@@ -112,6 +145,14 @@ impl RayFile {
     ///
     /// # Errors
     /// As [`read`](Self::read).
+    ///
+    /// ```
+    /// use renderer::ray_file::RayFile;
+    ///
+    /// let bytes = b"RAYLBRAX and more bytes to make a header";
+    /// let e = RayFile::decode(&mut &bytes[..], bytes.len() as u64).unwrap_err();
+    /// assert_eq!(e, "not a ray file: it does not begin with RAYLBRAY");
+    /// ```
     pub fn decode(input: &mut dyn Read, length: u64) -> Result<Self, String> {
         let mut header = [0u8; HEADER_BYTES as usize];
         read_exact(input, &mut header, length)?;
@@ -167,6 +208,17 @@ impl RayFile {
     ///
     /// # Errors
     /// When `out` fails.
+    ///
+    /// ```
+    /// use renderer::ray_file::{MAGIC, Query, RayFile};
+    ///
+    /// let empty = RayFile { query: Query::ClosestHit, rays: Vec::new() };
+    /// let mut bytes = Vec::new();
+    /// empty.encode(&mut bytes)?;
+    /// assert_eq!(&bytes[..8], MAGIC);
+    /// assert_eq!(bytes.len(), 24);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn encode(&self, out: &mut dyn Write) -> io::Result<()> {
         out.write_all(MAGIC)?;
         out.write_all(&VERSION.to_le_bytes())?;
@@ -185,6 +237,14 @@ impl RayFile {
 
 /// Which of a frame's rays: those of one role, or the reflection and refraction rays
 /// together (the incoherent rays a frame spawns).
+///
+/// ```
+/// use balancers::Choice;
+/// use renderer::ray_file::FrameRays;
+///
+/// assert_eq!(FrameRays::from_keyword("secondary"), Some(FrameRays::Secondary));
+/// assert_eq!(FrameRays::Camera.keyword(), "camera");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FrameRays {
     /// From the eye, one per pixel and sample.
@@ -209,6 +269,14 @@ balancers::choices!(FrameRays {
 
 impl FrameRays {
     /// Whether a ray of `role` is one of these.
+    ///
+    /// ```
+    /// use renderer::integrator::RayRole;
+    /// use renderer::ray_file::FrameRays;
+    ///
+    /// assert!(FrameRays::Secondary.includes(RayRole::Refraction));
+    /// assert!(!FrameRays::Secondary.includes(RayRole::Shadow));
+    /// ```
     pub fn includes(self, role: RayRole) -> bool {
         match self {
             Self::Camera => role == RayRole::Camera,
@@ -220,6 +288,13 @@ impl FrameRays {
     }
 
     /// What is asked of these rays: occlusion of shadow rays, the closest hit of the others.
+    ///
+    /// ```
+    /// use renderer::ray_file::{FrameRays, Query};
+    ///
+    /// assert_eq!(FrameRays::Reflection.query(), Query::ClosestHit);
+    /// assert_eq!(FrameRays::Shadow.query(), Query::Occlusion);
+    /// ```
     pub fn query(self) -> Query {
         match self {
             Self::Shadow => Query::Occlusion,
@@ -235,6 +310,21 @@ impl FrameRays {
 ///
 /// # Errors
 /// When the frame's film cannot be had, or its one worker cannot be started.
+///
+/// ```
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let small = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let scene = Scene::load(path.as_ref(), small)?;
+/// use renderer::ray_file::{FrameRays, Query, frame_rays};
+/// use std::num::NonZeroU32;
+///
+/// let tile = NonZeroU32::new(16).unwrap();
+/// let camera = frame_rays(&scene, FrameRays::Camera, tile)?;
+/// assert_eq!(camera.query, Query::ClosestHit);
+/// assert_eq!(camera.rays.len(), 32 * 32 * scene.samples.offsets().len());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn frame_rays(scene: &Scene, which: FrameRays, tile: NonZeroU32) -> Result<RayFile, String> {
     let film = Film::try_new(scene.width, scene.height, false)?;
     let tasks: Vec<RenderTask> = tiles(scene.width, scene.height, tile)

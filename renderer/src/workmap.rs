@@ -30,6 +30,15 @@ fn colour(s: f32) -> [u8; 3] {
 }
 
 /// A rendered work map: the image (RGB, `width × (height + LEGEND_HEIGHT)`) and its range.
+///
+/// ```
+/// use renderer::workmap::{LEGEND_HEIGHT, work_map};
+///
+/// let map = work_map(&[3, 5, 7, 3], 2, 2);
+/// assert_eq!((map.min, map.max), (3, 7));
+/// assert_eq!(map.height, 2 + LEGEND_HEIGHT);
+/// assert_eq!(map.rgb.len(), (map.width * map.height * 3) as usize);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WorkMap {
     /// Width in pixels.
@@ -46,6 +55,15 @@ pub struct WorkMap {
 
 /// The colours of pixels by the rays they took, on the log scale from `min` to `max` rays;
 /// counts outside the range take the colour of its nearer end.
+///
+/// ```
+/// use renderer::workmap::HeatScale;
+///
+/// let scale = HeatScale::new(1, 100);
+/// // The fewest rays are blue, the most red.
+/// assert_eq!(scale.colour(1), [0, 0, 153]);
+/// assert_eq!(scale.colour(100), [230, 0, 0]);
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct HeatScale {
     min: u32,
@@ -54,6 +72,14 @@ pub struct HeatScale {
 
 impl HeatScale {
     /// The scale from `min` to `max` rays per pixel.
+    ///
+    /// ```
+    /// use renderer::workmap::HeatScale;
+    ///
+    /// let scale = HeatScale::new(10, 20);
+    /// // Counts outside the range take the colour of its nearer end.
+    /// assert_eq!(scale.colour(0), scale.colour(10));
+    /// ```
     pub fn new(min: u32, max: u32) -> Self {
         Self {
             min,
@@ -64,6 +90,13 @@ impl HeatScale {
     }
 
     /// The colour of `rays` rays, as 8-bit RGB.
+    ///
+    /// ```
+    /// use renderer::workmap::HeatScale;
+    ///
+    /// let scale = HeatScale::new(1, 100);
+    /// assert_ne!(scale.colour(10), scale.colour(50));
+    /// ```
     #[inline]
     pub fn colour(&self, rays: u32) -> [u8; 3] {
         colour((rays.saturating_sub(self.min) as f32).ln_1p() / self.span)
@@ -71,6 +104,15 @@ impl HeatScale {
 }
 
 /// Draws the map of `counts` (row-major, `width × height`).
+///
+/// ```
+/// use renderer::workmap::work_map;
+///
+/// let map = work_map(&[1, 1, 9, 1], 2, 2);
+/// // The one busy pixel is the third, and red.
+/// assert_eq!(&map.rgb[6..9], &[230, 0, 0]);
+/// assert_eq!(&map.rgb[0..3], &[0, 0, 153]);
+/// ```
 pub fn work_map(counts: &[u32], width: u32, height: u32) -> WorkMap {
     let min = counts.iter().copied().min().unwrap_or(0);
     let max = counts.iter().copied().max().unwrap_or(0);

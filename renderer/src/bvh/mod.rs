@@ -45,6 +45,13 @@ pub(crate) fn padding_for(bounds: &Aabb) -> f32 {
 }
 
 /// Settings of the octree build.
+///
+/// ```
+/// use renderer::bvh::{BvhSettings, BvhSplit};
+///
+/// let settings = BvhSettings { leaf_size: 8, ..BvhSettings::default() };
+/// assert_eq!((settings.max_depth, settings.split), (24, BvhSplit::Sah));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BvhSettings {
     /// A node with at most this many triangles becomes a leaf (1 to [`MAX_LEAF_SIZE`]).
@@ -60,6 +67,14 @@ pub struct BvhSettings {
 }
 
 /// How the wide BVH's build splits a node.
+///
+/// ```
+/// use balancers::Choice;
+/// use renderer::bvh::BvhSplit;
+///
+/// assert_eq!(BvhSplit::from_keyword("octant"), Some(BvhSplit::Octant));
+/// assert_eq!(BvhSplit::default().keyword(), "sah");
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum BvhSplit {
     /// By the surface area heuristic over binned centroids: the fast one.
@@ -91,6 +106,23 @@ impl Default for BvhSettings {
 }
 
 /// Figures about a built hierarchy.
+///
+/// ```
+/// # use renderer::bvh::{BvhSettings, OctreeBvh};
+/// # use renderer::geometry::Triangle;
+/// # use renderer::math::Vec3;
+/// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+/// # let triangles: Vec<Triangle> = (0..16)
+/// #     .map(|i| {
+/// #         let x = i as f32;
+/// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+/// #     })
+/// #     .collect();
+/// # let bvh = OctreeBvh::build(&triangles, BvhSettings::default());
+/// let stats = bvh.stats();
+/// assert_eq!((stats.structure, stats.triangles, stats.children), ("octree", 16, 8));
+/// assert!(stats.max_leaf_triangles <= BvhSettings::default().leaf_size);
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct BvhStats {
     /// Which structure: `octree` or `wide`.
@@ -118,6 +150,24 @@ pub struct BvhStats {
 }
 
 /// An octree-built BVH over a triangle list, flattened for stackless traversal.
+///
+/// ```
+/// # use renderer::geometry::Triangle;
+/// # use renderer::math::Vec3;
+/// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+/// # let triangles: Vec<Triangle> = (0..16)
+/// #     .map(|i| {
+/// #         let x = i as f32;
+/// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+/// #     })
+/// #     .collect();
+/// use renderer::bvh::{BvhSettings, OctreeBvh};
+/// use renderer::geometry::Ray;
+///
+/// let bvh = OctreeBvh::build(&triangles, BvhSettings::default());
+/// let hit = bvh.closest_hit(&Ray::new(Vec3::new(2.25, 0.25, 1.0), -Vec3::Z)).unwrap();
+/// assert_eq!(hit.original, 2);
+/// ```
 #[derive(Debug)]
 pub struct OctreeBvh {
     /// One pre-order node array per ray-direction octant (bit `i` set: negative along axis `i`).
@@ -143,6 +193,23 @@ impl OctreeBvh {
     ///
     /// # Panics
     /// On settings out of range, or more than `2^27` triangles; callers validate both first.
+    ///
+    /// ```
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// use renderer::bvh::{BvhSettings, OctreeBvh};
+    ///
+    /// let bvh = OctreeBvh::build(&triangles, BvhSettings { leaf_size: 2, ..Default::default() });
+    /// assert_eq!(bvh.stats().triangles, 16);
+    /// assert!(bvh.stats().max_leaf_triangles <= 2);
+    /// ```
     pub fn build(triangles: &[Triangle], settings: BvhSettings) -> Self {
         assert!(
             (1..=MAX_LEAF_SIZE).contains(&settings.leaf_size),
@@ -181,17 +248,65 @@ impl OctreeBvh {
     }
 
     /// The triangles in leaf order; [`BvhHit::index`] indexes this.
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, OctreeBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = OctreeBvh::build(&triangles, BvhSettings::default());
+    /// assert_eq!(bvh.triangles().len(), triangles.len());
+    /// ```
     pub fn triangles(&self) -> &[Triangle] {
         &self.triangles
     }
 
     /// For each triangle in leaf order, its index in the input of [`build`](Self::build).
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, OctreeBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = OctreeBvh::build(&triangles, BvhSettings::default());
+    /// let ids = bvh.original_indices();
+    /// assert_eq!(bvh.triangles()[0], triangles[ids[0] as usize]);
+    /// ```
     pub fn original_indices(&self) -> &[u32] {
         &self.ids
     }
 
     /// The flattened nodes for rays whose direction lies in `octant` (bit `i` set: negative
     /// along axis `i`).
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, OctreeBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = OctreeBvh::build(&triangles, BvhSettings::default());
+    /// // Each octant's order holds the same nodes, sorted differently.
+    /// assert_eq!(bvh.nodes(0).len(), bvh.nodes(7).len());
+    /// assert_eq!(bvh.nodes(0).len(), bvh.stats().nodes);
+    /// ```
     pub fn nodes(&self, octant: usize) -> &[FlatNode] {
         &self.orders[octant]
     }
@@ -199,16 +314,62 @@ impl OctreeBvh {
     /// How far every box is grown beyond its triangles; the triangle test must be given this
     /// value ([`TriangleExt::intersect`](crate::geometry::TriangleExt::intersect)) to agree
     /// with the traversal.
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, OctreeBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = OctreeBvh::build(&triangles, BvhSettings::default());
+    /// // A tiny fraction of the largest coordinate.
+    /// assert!(bvh.padding() > 0.0 && bvh.padding() < 16.0 * 1e-3);
+    /// ```
     pub fn padding(&self) -> f32 {
         self.padding
     }
 
     /// The box of all triangles (without the padding).
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, OctreeBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = OctreeBvh::build(&triangles, BvhSettings::default());
+    /// assert_eq!(bvh.bounds().max, Vec3::new(16.0, 1.0, 0.0));
+    /// ```
     pub fn bounds(&self) -> Aabb {
         self.bounds
     }
 
     /// Build figures.
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, OctreeBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = OctreeBvh::build(&triangles, BvhSettings::default());
+    /// assert_eq!(bvh.stats().structure, "octree");
+    /// ```
     pub fn stats(&self) -> &BvhStats {
         &self.stats
     }

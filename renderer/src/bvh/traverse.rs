@@ -199,12 +199,54 @@ impl TraversalCounters for TestCounts {
 impl OctreeBvh {
     /// The closest triangle the ray hits within `(t_min, t_max)`: the smallest `t`, equal `t`
     /// broken by the smaller original index.
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, OctreeBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = OctreeBvh::build(&triangles, BvhSettings::default());
+    /// # use renderer::geometry::Ray;
+    /// # let down = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, -1.0));
+    /// # let up = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, 1.0));
+    /// assert_eq!(bvh.closest_hit(&down).map(|hit| hit.original), Some(2));
+    /// assert_eq!(bvh.closest_hit(&up), None);
+    /// ```
     #[inline]
     pub fn closest_hit(&self, ray: &Ray) -> Option<BvhHit> {
         self.closest_hit_counted(ray, &mut NoCounters)
     }
 
     /// [`closest_hit`](Self::closest_hit), reporting every test to `counters`.
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, OctreeBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = OctreeBvh::build(&triangles, BvhSettings::default());
+    /// # use renderer::geometry::Ray;
+    /// # let down = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, -1.0));
+    /// # let up = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, 1.0));
+    /// use renderer::bvh::TestCounts;
+    ///
+    /// let mut counts = TestCounts::default();
+    /// let hit = bvh.closest_hit_counted(&down, &mut counts);
+    /// assert_eq!(hit, bvh.closest_hit(&down));
+    /// assert!(counts.boxes > 0 && counts.triangles > 0);
+    /// ```
     #[inline]
     pub fn closest_hit_counted<C: TraversalCounters>(
         &self,
@@ -236,12 +278,53 @@ impl OctreeBvh {
 
     /// Whether any triangle blocks the ray within `(t_min, t_max)`: the shadow-ray query.
     /// Stops at the first blocker found; the answer does not depend on which one it is.
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, OctreeBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = OctreeBvh::build(&triangles, BvhSettings::default());
+    /// # use renderer::geometry::Ray;
+    /// # let down = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, -1.0));
+    /// # let up = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, 1.0));
+    /// assert!(bvh.occluded(&down));
+    /// assert!(!bvh.occluded(&up));
+    /// ```
     #[inline]
     pub fn occluded(&self, ray: &Ray) -> bool {
         self.occluded_counted(ray, &mut NoCounters)
     }
 
     /// [`occluded`](Self::occluded), reporting every test to `counters`.
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, OctreeBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = OctreeBvh::build(&triangles, BvhSettings::default());
+    /// # use renderer::geometry::Ray;
+    /// # let down = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, -1.0));
+    /// # let up = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, 1.0));
+    /// use renderer::bvh::TestCounts;
+    ///
+    /// let mut counts = TestCounts::default();
+    /// assert!(bvh.occluded_counted(&down, &mut counts));
+    /// assert!(counts.triangles > 0);
+    /// ```
     #[inline]
     pub fn occluded_counted<C: TraversalCounters>(&self, ray: &Ray, counters: &mut C) -> bool {
         let ray = PreparedRay::new(ray);

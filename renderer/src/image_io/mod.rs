@@ -30,6 +30,14 @@ use crate::input::open_regular_file;
 use crate::memory::{AllocError, format_bytes, try_zeroed};
 
 /// The formats raylb writes, chosen by a file's extension.
+///
+/// ```
+/// use renderer::image_io::ImageFormat;
+/// use std::path::Path;
+///
+/// assert_eq!(ImageFormat::of(Path::new("frame.exr")), Ok(ImageFormat::Exr));
+/// assert_eq!(ImageFormat::Exr.name(), "OpenEXR");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ImageFormat {
     /// Portable Network Graphics: 8-bit sRGB, what `render` writes by default.
@@ -43,6 +51,15 @@ pub enum ImageFormat {
 impl ImageFormat {
     /// The format named by `path`'s extension (`.png`, `.exr`, `.pfm`, any case). The error
     /// names the extension found and those accepted; the caller adds the flag and path.
+    ///
+    /// ```
+    /// use renderer::image_io::ImageFormat;
+    /// use std::path::Path;
+    ///
+    /// assert_eq!(ImageFormat::of(Path::new("out/frame.PNG")), Ok(ImageFormat::Png));
+    /// let e = ImageFormat::of(Path::new("frame.jpg")).unwrap_err();
+    /// assert_eq!(e, "unknown image extension `.jpg`; use .png, .exr or .pfm");
+    /// ```
     pub fn of(path: &Path) -> Result<ImageFormat, String> {
         const ACCEPTED: &str = "use .png, .exr or .pfm";
         let Some(extension) = path.extension() else {
@@ -62,6 +79,12 @@ impl ImageFormat {
     }
 
     /// The format's usual name.
+    ///
+    /// ```
+    /// use renderer::image_io::ImageFormat;
+    ///
+    /// assert_eq!(ImageFormat::Pfm.name(), "PFM");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             ImageFormat::Png => "PNG",
@@ -72,6 +95,13 @@ impl ImageFormat {
 }
 
 /// Which channels a pixel has.
+///
+/// ```
+/// use renderer::image_io::Channels;
+///
+/// assert_eq!(Channels::Rgba.count(), 4);
+/// assert!(Channels::GreyAlpha.has_alpha() && Channels::GreyAlpha.is_grey());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Channels {
     /// One grey value.
@@ -86,6 +116,13 @@ pub enum Channels {
 
 impl Channels {
     /// Samples per pixel: 1 to 4.
+    ///
+    /// ```
+    /// use renderer::image_io::Channels;
+    ///
+    /// assert_eq!(Channels::Grey.count(), 1);
+    /// assert_eq!(Channels::Rgb.count(), 3);
+    /// ```
     pub fn count(self) -> usize {
         match self {
             Channels::Grey => 1,
@@ -96,11 +133,25 @@ impl Channels {
     }
 
     /// Whether the last sample of a pixel is alpha.
+    ///
+    /// ```
+    /// use renderer::image_io::Channels;
+    ///
+    /// assert!(Channels::Rgba.has_alpha());
+    /// assert!(!Channels::Rgb.has_alpha());
+    /// ```
     pub fn has_alpha(self) -> bool {
         matches!(self, Channels::GreyAlpha | Channels::Rgba)
     }
 
     /// Whether the colour is one grey value (rather than red, green and blue).
+    ///
+    /// ```
+    /// use renderer::image_io::Channels;
+    ///
+    /// assert!(Channels::Grey.is_grey());
+    /// assert!(!Channels::Rgba.is_grey());
+    /// ```
     pub fn is_grey(self) -> bool {
         matches!(self, Channels::Grey | Channels::GreyAlpha)
     }
@@ -116,6 +167,13 @@ impl Channels {
 }
 
 /// How one sample is stored.
+///
+/// ```
+/// use renderer::image_io::{Depth, Samples};
+///
+/// assert_eq!(Samples::U16(vec![0; 3]).depth(), Depth::U16);
+/// assert_eq!(Depth::F32.bytes(), 4);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Depth {
     /// 8-bit unsigned integer, 0 to 255.
@@ -128,6 +186,13 @@ pub enum Depth {
 
 impl Depth {
     /// Bytes per sample.
+    ///
+    /// ```
+    /// use renderer::image_io::Depth;
+    ///
+    /// assert_eq!(Depth::U8.bytes(), 1);
+    /// assert_eq!(Depth::U16.bytes(), 2);
+    /// ```
     pub fn bytes(self) -> u64 {
         match self {
             Depth::U8 => 1,
@@ -146,6 +211,15 @@ impl Depth {
 }
 
 /// The samples of an image, row-major from the top row, `Channels::count` per pixel.
+///
+/// ```
+/// use renderer::image_io::{Channels, Image, Samples};
+///
+/// // One RGB pixel, 16 bits a sample.
+/// let image = Image::new(1, 1, Channels::Rgb, Samples::U16(vec![65535, 0, 0]))?;
+/// assert_eq!(image.samples(), &Samples::U16(vec![65535, 0, 0]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum Samples {
     /// 8-bit samples.
@@ -158,6 +232,13 @@ pub enum Samples {
 
 impl Samples {
     /// How each sample is stored.
+    ///
+    /// ```
+    /// use renderer::image_io::{Depth, Samples};
+    ///
+    /// assert_eq!(Samples::F32(vec![0.5]).depth(), Depth::F32);
+    /// assert_eq!(Samples::U8(Vec::new()).depth(), Depth::U8);
+    /// ```
     pub fn depth(&self) -> Depth {
         match self {
             Samples::U8(_) => Depth::U8,
@@ -176,6 +257,20 @@ impl Samples {
 }
 
 /// What a file's header says about its image: enough to know what decoding it would take.
+///
+/// ```
+/// use renderer::image_io::{Channels, Depth, ImageFormat, ImageInfo};
+///
+/// let info = ImageInfo {
+///     format: ImageFormat::Png,
+///     width: 640,
+///     height: 480,
+///     channels: Channels::Rgba,
+///     depth: Depth::U16,
+/// };
+/// assert_eq!(info.to_string(), "640×480, 16-bit RGBA");
+/// assert_eq!(info.decoded_bytes(), 640 * 480 * 4 * 2);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ImageInfo {
     /// The file's format, as its content says.
@@ -195,6 +290,19 @@ impl ImageInfo {
     /// refuses any image whose samples this machine cannot address).
     ///
     /// [`check_fits`]: Self::check_fits
+    ///
+    /// ```
+    /// use renderer::image_io::{Channels, Depth, ImageFormat, ImageInfo};
+    ///
+    /// let info = ImageInfo {
+    ///     format: ImageFormat::Pfm,
+    ///     width: 100,
+    ///     height: 10,
+    ///     channels: Channels::Rgb,
+    ///     depth: Depth::F32,
+    /// };
+    /// assert_eq!(info.decoded_bytes(), 12_000);
+    /// ```
     pub fn decoded_bytes(&self) -> u64 {
         u64::try_from(self.exact_bytes()).unwrap_or(u64::MAX)
     }
@@ -209,6 +317,20 @@ impl ImageInfo {
 
     /// Refuses an image whose samples this machine cannot address, or that would take more
     /// than `max_bytes`, saying how much it would need, for what, and how much is allowed.
+    ///
+    /// ```
+    /// use renderer::image_io::{Channels, Depth, ImageFormat, ImageInfo};
+    ///
+    /// let info = ImageInfo {
+    ///     format: ImageFormat::Exr,
+    ///     width: 100,
+    ///     height: 10,
+    ///     channels: Channels::Rgb,
+    ///     depth: Depth::F32,
+    /// };
+    /// assert!(info.check_fits(12_000).is_ok());
+    /// assert!(info.check_fits(11_999).unwrap_err().starts_with("decoding needs"));
+    /// ```
     pub fn check_fits(&self, max_bytes: u64) -> Result<(), String> {
         let exact = self.exact_bytes();
         if exact > isize::MAX as u128 {
@@ -247,6 +369,14 @@ impl fmt::Display for ImageInfo {
 }
 
 /// An image at its file's native layout.
+///
+/// ```
+/// use renderer::image_io::{Channels, Image, Samples};
+///
+/// let grey = Image::new(2, 2, Channels::Grey, Samples::U8(vec![0, 64, 128, 255]))?;
+/// assert_eq!((grey.width(), grey.height(), grey.bytes()), (2, 2, 4));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Image {
     width: u32,
@@ -258,6 +388,17 @@ pub struct Image {
 impl Image {
     /// An image of `width × height` pixels; `samples` must hold exactly
     /// `width × height × channels.count()` samples.
+    ///
+    /// ```
+    /// use renderer::image_io::{Channels, Image, Samples};
+    ///
+    /// let image = Image::new(2, 1, Channels::Rgb, Samples::F32(vec![0.0; 6]))?;
+    /// assert_eq!(image.channels(), Channels::Rgb);
+    /// // Too few samples for the size.
+    /// let e = Image::new(2, 2, Channels::Rgb, Samples::F32(vec![0.0; 6])).unwrap_err();
+    /// assert_eq!(e, "2×2 RGB pixels need 12 samples, got 6");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(
         width: u32,
         height: u32,
@@ -284,26 +425,61 @@ impl Image {
     }
 
     /// Width in pixels.
+    ///
+    /// ```
+    /// # use renderer::image_io::{Channels, Image, Samples};
+    /// # let image = Image::new(2, 1, Channels::Rgb, Samples::U8(vec![255, 0, 0, 0, 0, 255]))?;
+    /// assert_eq!(image.width(), 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn width(&self) -> u32 {
         self.width
     }
 
     /// Height in pixels.
+    ///
+    /// ```
+    /// # use renderer::image_io::{Channels, Image, Samples};
+    /// # let image = Image::new(2, 1, Channels::Rgb, Samples::U8(vec![255, 0, 0, 0, 0, 255]))?;
+    /// assert_eq!(image.height(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn height(&self) -> u32 {
         self.height
     }
 
     /// The channels of each pixel.
+    ///
+    /// ```
+    /// # use renderer::image_io::{Channels, Image, Samples};
+    /// # let image = Image::new(2, 1, Channels::Rgb, Samples::U8(vec![255, 0, 0, 0, 0, 255]))?;
+    /// assert_eq!(image.channels(), Channels::Rgb);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn channels(&self) -> Channels {
         self.channels
     }
 
     /// The samples, row-major from the top row.
+    ///
+    /// ```
+    /// # use renderer::image_io::{Channels, Image, Samples};
+    /// # let image = Image::new(2, 1, Channels::Rgb, Samples::U8(vec![255, 0, 0, 0, 0, 255]))?;
+    /// assert_eq!(image.samples(), &Samples::U8(vec![255, 0, 0, 0, 0, 255]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn samples(&self) -> &Samples {
         &self.samples
     }
 
     /// Bytes the samples take.
+    ///
+    /// ```
+    /// # use renderer::image_io::{Channels, Image, Samples};
+    /// # let image = Image::new(2, 1, Channels::Rgb, Samples::U8(vec![255, 0, 0, 0, 0, 255]))?;
+    /// assert_eq!(image.bytes(), 6);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn bytes(&self) -> u64 {
         self.samples.len() as u64 * self.samples.depth().bytes()
     }
@@ -313,6 +489,22 @@ impl Image {
 /// whatever the name): what it holds and what decoding it would take. Refuses what
 /// [`read_image`] would refuse before decoding: a file that is not a regular file, one larger
 /// than `max_bytes`, and an image whose samples would take more than `max_bytes`.
+///
+/// ```
+/// # let path = std::env::temp_dir().join(format!("raylb-doc-{}-{}.pfm", std::process::id(), line!()));
+/// # let mut pfm = b"Pf\n2 1\n-1.0\n".to_vec();
+/// # pfm.extend([0.25f32, 0.5].iter().flat_map(|x| x.to_le_bytes()));
+/// # std::fs::write(&path, &pfm)?;
+/// use renderer::image_io::{Channels, Depth, ImageFormat, read_info};
+///
+/// // Whatever the name, the content says PFM: two grey float pixels.
+/// let info = read_info(&path, 1 << 20);
+/// # std::fs::remove_file(&path)?;
+/// let info = info?;
+/// assert_eq!((info.format, info.width, info.height), (ImageFormat::Pfm, 2, 1));
+/// assert_eq!((info.channels, info.depth), (Channels::Grey, Depth::F32));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn read_info(path: &Path, max_bytes: u64) -> Result<ImageInfo, String> {
     let file = open_regular_file(path, max_bytes)?;
     let info = open(BufReader::new(file), max_bytes)?.info();
@@ -338,6 +530,19 @@ fn remaining_len(reader: &mut impl Seek) -> std::io::Result<u64> {
 /// name) at its native layout, refusing, before decoding, a file that is not a regular file,
 /// one larger than `max_bytes`, and an image whose samples would take more than `max_bytes`.
 /// Errors are one line without the path (the caller adds it).
+///
+/// ```
+/// # let path = std::env::temp_dir().join(format!("raylb-doc-{}-{}.pfm", std::process::id(), line!()));
+/// # let mut pfm = b"Pf\n2 1\n-1.0\n".to_vec();
+/// # pfm.extend([0.25f32, 0.5].iter().flat_map(|x| x.to_le_bytes()));
+/// # std::fs::write(&path, &pfm)?;
+/// use renderer::image_io::{Samples, read_image};
+///
+/// let image = read_image(&path, 1 << 20);
+/// # std::fs::remove_file(&path)?;
+/// assert_eq!(image?.samples(), &Samples::F32(vec![0.25, 0.5]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn read_image(path: &Path, max_bytes: u64) -> Result<Image, String> {
     let file = open_regular_file(path, max_bytes)?;
     decode(BufReader::new(file), max_bytes)
@@ -346,6 +551,18 @@ pub fn read_image(path: &Path, max_bytes: u64) -> Result<Image, String> {
 /// Decodes an image from its bytes (PNG, OpenEXR or PFM, told apart by their magic numbers),
 /// refusing an image whose samples would take more than `max_bytes` before allocating them. Any
 /// input gives an image or an error: this is the entry point for fuzzing.
+///
+/// ```
+/// use renderer::image_io::{Samples, decode_image};
+///
+/// let mut pfm = b"Pf\n2 1\n-1.0\n".to_vec();
+/// pfm.extend([0.25f32, 0.5].iter().flat_map(|x| x.to_le_bytes()));
+/// assert_eq!(decode_image(&pfm, 1 << 20)?.samples(), &Samples::F32(vec![0.25, 0.5]));
+/// // Eight bytes of samples are more than a bound of four allows.
+/// assert!(decode_image(&pfm, 4).is_err());
+/// assert!(decode_image(b"GIF89a", 1 << 20).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn decode_image(bytes: &[u8], max_bytes: u64) -> Result<Image, String> {
     decode(Cursor::new(bytes), max_bytes)
 }

@@ -43,6 +43,17 @@ use mesh::Mesh;
 use obj::MtlFiles;
 
 /// Figures about a loaded scene.
+///
+/// ```
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let small = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let scene = Scene::load(path.as_ref(), small)?;
+/// let stats = &scene.stats;
+/// assert_eq!(stats.triangles, stats.bvh.triangles);
+/// assert_eq!(stats.objects, 4);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct SceneStats {
     /// Triangles in the scene.
@@ -58,6 +69,17 @@ pub struct SceneStats {
 }
 
 /// Values the command line may impose on a scene file's own.
+///
+/// ```
+/// use renderer::scene::{Scene, SceneOverrides};
+///
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// let small = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// let scene = Scene::load(path.as_ref(), small)?;
+/// // The file asks for 96×64 pixels; the overrides win.
+/// assert_eq!((scene.width, scene.height), (32, 32));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SceneOverrides {
     /// Image width in pixels (1 to 16384).
@@ -87,11 +109,29 @@ pub struct SceneOverrides {
 
 impl SceneOverrides {
     /// The structure the scene will be built in.
+    ///
+    /// ```
+    /// use renderer::accel::AccelKind;
+    /// use renderer::scene::SceneOverrides;
+    ///
+    /// assert_eq!(SceneOverrides::default().accel_kind(), AccelKind::Wide);
+    /// let octree = SceneOverrides { accel: Some(AccelKind::Octree), ..Default::default() };
+    /// assert_eq!(octree.accel_kind(), AccelKind::Octree);
+    /// ```
     pub fn accel_kind(&self) -> AccelKind {
         self.accel.unwrap_or_default()
     }
 
     /// The most triangles the scene may have.
+    ///
+    /// ```
+    /// use renderer::scene::{MAX_SCENE_TRIANGLES, SceneOverrides};
+    ///
+    /// assert_eq!(SceneOverrides::default().triangle_budget(), MAX_SCENE_TRIANGLES);
+    /// // 26 MB of memory holds 100,000 triangles in the wide BVH (260 bytes each).
+    /// let small = SceneOverrides { memory: Some(26_000_000), ..Default::default() };
+    /// assert_eq!(small.triangle_budget(), 100_000);
+    /// ```
     pub fn triangle_budget(&self) -> usize {
         let by_memory = self.memory.map_or(usize::MAX, |m| {
             usize::try_from(m / self.accel_kind().bytes_per_triangle()).unwrap_or(usize::MAX)
@@ -122,6 +162,20 @@ pub const MAX_SAMPLES: u32 = 1024;
 
 /// A scene ready to render: camera, image size, settings, lights, materials, and the
 /// triangles in a BVH with their shading data in the same (leaf) order.
+///
+/// ```
+/// use renderer::geometry::Ray;
+/// use renderer::math::Vec3;
+/// use renderer::scene::{Scene, SceneOverrides};
+///
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// let scene = Scene::load(path.as_ref(), SceneOverrides::default())?;
+/// assert_eq!((scene.width, scene.height, scene.lights.len()), (96, 64, 2));
+/// // Straight down from above the floor, a ray hits something.
+/// let down = Ray::new(Vec3::new(0.0, 10.0, 0.0), Vec3::new(0.0, -1.0, 0.0));
+/// assert!(scene.accel.closest_hit(&down).is_some());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct Scene {
     /// The scene file's stem (or the mesh's), for reports.
@@ -163,10 +217,68 @@ pub struct Scene {
 /// Hears how the loading of a scene goes, stage by stage: what a display of its progress
 /// needs. Loading takes long only for large scenes (reading and generating the geometry,
 /// then building the BVH), and each stage can be reported as it ends.
+///
+/// ```
+/// use renderer::scene::{BvhReport, LoadObserver, Scene, SceneOverrides, SceneReport};
+///
+/// /// Notes the stages as they end.
+/// struct Stages(Vec<String>);
+///
+/// impl LoadObserver for Stages {
+///     fn geometry_read(&mut self, scene: &SceneReport) {
+///         self.0.push(format!("read {}", scene.name));
+///     }
+///     fn bvh_built(&mut self, bvh: &BvhReport) {
+///         self.0.push(format!("built {}", bvh.structure));
+///     }
+/// }
+///
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// let mut stages = Stages(Vec::new());
+/// Scene::load_observed(path.as_ref(), SceneOverrides::default(), &mut stages)?;
+/// assert_eq!(stages.0, ["read quick", "built wide"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait LoadObserver {
     /// The geometry has been read and generated: the scene's figures but the BVH's.
+    ///
+    /// ```
+    /// use renderer::scene::{LoadObserver, Scene, SceneOverrides, SceneReport};
+    ///
+    /// struct Size(u32, u32);
+    ///
+    /// impl LoadObserver for Size {
+    ///     fn geometry_read(&mut self, scene: &SceneReport) {
+    ///         (self.0, self.1) = (scene.width, scene.height);
+    ///     }
+    /// }
+    ///
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// let mut size = Size(0, 0);
+    /// Scene::load_observed(path.as_ref(), SceneOverrides::default(), &mut size)?;
+    /// assert_eq!((size.0, size.1), (96, 64));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn geometry_read(&mut self, _scene: &SceneReport) {}
     /// The BVH is built.
+    ///
+    /// ```
+    /// use renderer::scene::{BvhReport, LoadObserver, Scene, SceneOverrides};
+    ///
+    /// struct Nodes(usize);
+    ///
+    /// impl LoadObserver for Nodes {
+    ///     fn bvh_built(&mut self, bvh: &BvhReport) {
+    ///         self.0 = bvh.nodes;
+    ///     }
+    /// }
+    ///
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// let mut nodes = Nodes(0);
+    /// let scene = Scene::load_observed(path.as_ref(), SceneOverrides::default(), &mut nodes)?;
+    /// assert_eq!(nodes.0, scene.stats.bvh.nodes);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn bvh_built(&mut self, _bvh: &BvhReport) {}
 }
 
@@ -211,6 +323,16 @@ impl Reads {
 impl Scene {
     /// The memory the built scene holds: the BVH's arrays (triangles included) and the
     /// shading data.
+    ///
+    /// ```
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let small = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let scene = Scene::load(path.as_ref(), small)?;
+    /// // At least the triangles themselves, 36 bytes each.
+    /// assert!(scene.resident_bytes() >= 36 * scene.stats.triangles as u64);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn resident_bytes(&self) -> u64 {
         (self.stats.bvh.bytes + self.shading.len() * std::mem::size_of::<TriangleShading>()) as u64
     }
@@ -221,6 +343,20 @@ impl Scene {
     ///
     /// # Errors
     /// When the operating system refuses to start one of the build's threads.
+    ///
+    /// ```
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let small = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let scene = Scene::load(path.as_ref(), small)?;
+    /// use renderer::accel::AccelKind;
+    ///
+    /// let octree = scene.with_accel(AccelKind::Octree)?.expect("the scene is in the wide BVH");
+    /// assert_eq!(octree.accel.kind(), AccelKind::Octree);
+    /// assert_eq!(octree.accel.input_triangles(), scene.accel.input_triangles());
+    /// assert!(scene.with_accel(AccelKind::Wide)?.is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn with_accel(&self, kind: AccelKind) -> Result<Option<Self>, BuildThreadError> {
         if self.accel.kind() == kind {
             return Ok(None);
@@ -267,11 +403,31 @@ impl Scene {
     }
 
     /// Loads a scene file.
+    ///
+    /// ```
+    /// use renderer::scene::{Scene, SceneOverrides};
+    ///
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// let scene = Scene::load(path.as_ref(), SceneOverrides::default())?;
+    /// assert_eq!(scene.name, "quick");
+    /// assert!(scene.inputs[0].ends_with("quick.toml"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn load(path: &Path, overrides: SceneOverrides) -> Result<Self, SceneError> {
         Self::load_observed(path, overrides, &mut ())
     }
 
     /// Loads a scene file, telling `observer` as each stage ends.
+    ///
+    /// ```
+    /// use renderer::scene::{Scene, SceneOverrides};
+    ///
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// // The unit type listens to nothing.
+    /// let scene = Scene::load_observed(path.as_ref(), SceneOverrides::default(), &mut ())?;
+    /// assert_eq!(scene.name, "quick");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn load_observed(
         path: &Path,
         overrides: SceneOverrides,
@@ -285,6 +441,16 @@ impl Scene {
     /// Builds the scene a scene file's text describes, as [`load`](Self::load) does but with
     /// no file read: an object that names a mesh file is an error. `path` is what errors call
     /// the text. For fuzzers and tests; `overrides.memory` bounds what the scene may build.
+    ///
+    /// ```
+    /// use renderer::scene::{Scene, SceneOverrides};
+    ///
+    /// let text = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml"));
+    /// let scene = Scene::from_toml("quick.toml".as_ref(), text, SceneOverrides::default())?;
+    /// assert_eq!((scene.width, scene.height), (96, 64));
+    /// assert!(Scene::from_toml("bad.toml".as_ref(), "[image]\nwidth = 0", Default::default()).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn from_toml(
         path: &Path,
         source: &str,
@@ -334,6 +500,19 @@ impl Scene {
     /// front of the centre; one white point light above and to the left of the camera, half
     /// of `d` off the line of sight, so that silhouettes are shaded; no reflection or
     /// refraction.
+    ///
+    /// ```
+    /// use renderer::scene::{MeshFraming, Scene, SceneOverrides};
+    ///
+    /// let path = std::env::temp_dir().join(format!("raylb-doc-mesh-{}.obj", std::process::id()));
+    /// std::fs::write(&path, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n")?;
+    /// let small = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// let scene = Scene::from_mesh(&path, small, MeshFraming::default());
+    /// std::fs::remove_file(&path)?;
+    /// let scene = scene?;
+    /// assert_eq!((scene.stats.triangles, scene.lights.len()), (1, 1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn from_mesh(
         path: &Path,
         overrides: SceneOverrides,
@@ -343,6 +522,19 @@ impl Scene {
     }
 
     /// [`from_mesh`](Self::from_mesh), telling `observer` as each stage ends.
+    ///
+    /// ```
+    /// use renderer::scene::{AxisDirection, MeshFraming, Scene, SceneOverrides};
+    ///
+    /// let path = std::env::temp_dir().join(format!("raylb-doc-mesh-observed-{}.obj", std::process::id()));
+    /// std::fs::write(&path, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n")?;
+    /// // Up and view along one axis cannot frame a mesh.
+    /// let framing = MeshFraming { up: AxisDirection::PLUS_Z, view: AxisDirection::MINUS_Z };
+    /// let scene = Scene::from_mesh_observed(&path, Default::default(), framing, &mut ());
+    /// std::fs::remove_file(&path)?;
+    /// assert!(scene.unwrap_err().to_string().contains("lie on one axis"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn from_mesh_observed(
         path: &Path,
         overrides: SceneOverrides,
@@ -431,6 +623,16 @@ impl Scene {
 }
 
 /// One of the six directions along a coordinate axis: `+x`, `-y`, …
+///
+/// ```
+/// use renderer::scene::AxisDirection;
+///
+/// let up = AxisDirection::parse("+Y")?;
+/// assert_eq!(up, AxisDirection::PLUS_Y);
+/// assert_eq!(AxisDirection::parse("-z")?.to_string(), "-z");
+/// assert!(AxisDirection::parse("w").is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AxisDirection {
     /// 0, 1 or 2 for x, y or z.
@@ -453,11 +655,25 @@ impl AxisDirection {
     }
 
     /// Whether `self` and `other` lie on one axis (`+z` and `-z` do).
+    ///
+    /// ```
+    /// use renderer::scene::AxisDirection;
+    ///
+    /// assert!(AxisDirection::PLUS_Z.same_axis(AxisDirection::MINUS_Z));
+    /// assert!(!AxisDirection::PLUS_X.same_axis(AxisDirection::PLUS_Y));
+    /// ```
     pub fn same_axis(self, other: Self) -> bool {
         self.axis == other.axis
     }
 
     /// The unit vector.
+    ///
+    /// ```
+    /// use renderer::math::Vec3;
+    /// use renderer::scene::AxisDirection;
+    ///
+    /// assert_eq!(AxisDirection::MINUS_Z.unit(), Vec3::new(0.0, 0.0, -1.0));
+    /// ```
     pub fn unit(self) -> Vec3 {
         let mut v = Vec3::ZERO;
         v[self.axis] = if self.negative { -1.0 } else { 1.0 };
@@ -465,6 +681,17 @@ impl AxisDirection {
     }
 
     /// Reads `x`, `+x`, `-x` (and the same for y and z, in either case).
+    ///
+    /// ```
+    /// use renderer::scene::AxisDirection;
+    ///
+    /// assert_eq!(AxisDirection::parse("x"), Ok(AxisDirection::PLUS_X));
+    /// assert_eq!(AxisDirection::parse("-Z"), Ok(AxisDirection::MINUS_Z));
+    /// assert_eq!(
+    ///     AxisDirection::parse("up").unwrap_err(),
+    ///     "`up` is not an axis: give x, y or z, signed + or -"
+    /// );
+    /// ```
     pub fn parse(text: &str) -> Result<Self, String> {
         let lower = text.to_ascii_lowercase();
         let (negative, name) = match lower.as_bytes() {
@@ -495,6 +722,13 @@ impl std::fmt::Display for AxisDirection {
 
 /// How [`Scene::from_mesh`] frames a bare mesh made by a tool of other conventions: which of
 /// its directions is up, and along which the camera looks.
+///
+/// ```
+/// use renderer::scene::{AxisDirection, MeshFraming};
+///
+/// let framing = MeshFraming::default();
+/// assert_eq!((framing.up, framing.view), (AxisDirection::PLUS_Y, AxisDirection::MINUS_Z));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MeshFraming {
     /// The mesh's up direction.

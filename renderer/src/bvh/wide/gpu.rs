@@ -77,6 +77,23 @@ impl WideBvh {
     /// # Panics
     /// When the tree is deeper than the GPU traversal's stack ([`WIDE_STACK`] inner nodes),
     /// which the build's bound on its depth rules out.
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, WideBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = WideBvh::build(&triangles, BvhSettings::default());
+    /// let gpu = bvh.to_gpu();
+    /// assert_eq!(gpu.triangles().len(), 16);
+    /// assert_eq!(gpu.padding(), bvh.padding());
+    /// ```
     pub fn to_gpu(&self) -> GpuWideBvh {
         match self.nodes() {
             super::Nodes::Four(nodes) => Convert::run(self, nodes),

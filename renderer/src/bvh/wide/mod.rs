@@ -55,6 +55,13 @@ pub use pack::{LANES, TrianglePack};
 pub use packet::{LaneMask, PACKET_LANES, RayPacket};
 
 /// Children per node.
+///
+/// ```
+/// use renderer::bvh::wide::Width;
+///
+/// assert_eq!(Width::Four.children(), 4);
+/// assert!(matches!(Width::best(), Width::Four | Width::Eight));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Width {
     /// Four: one SSE register holds a plane of every child's box.
@@ -66,6 +73,13 @@ pub enum Width {
 impl Width {
     /// The width that traces fastest on this processor: eight where it has AVX2 (detected
     /// now, never assumed at compile time), else four.
+    ///
+    /// ```
+    /// use renderer::bvh::wide::Width;
+    ///
+    /// let children = Width::best().children();
+    /// assert!(children == 4 || children == 8);
+    /// ```
     pub fn best() -> Self {
         if has_avx2() {
             Width::Eight
@@ -75,6 +89,12 @@ impl Width {
     }
 
     /// Children per node.
+    ///
+    /// ```
+    /// use renderer::bvh::wide::Width;
+    ///
+    /// assert_eq!(Width::Eight.children(), 8);
+    /// ```
     pub fn children(self) -> usize {
         match self {
             Width::Four => 4,
@@ -104,6 +124,29 @@ fn has_avx2() -> bool {
 }
 
 /// One node: the boxes of its (up to) `W` children, plane by plane, and what each child is.
+///
+/// ```
+/// # use renderer::bvh::{BvhSettings, WideBvh};
+/// # use renderer::geometry::Triangle;
+/// # use renderer::math::Vec3;
+/// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+/// # let triangles: Vec<Triangle> = (0..16)
+/// #     .map(|i| {
+/// #         let x = i as f32;
+/// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+/// #     })
+/// #     .collect();
+/// use renderer::bvh::wide::{EMPTY, Nodes, Width};
+///
+/// let bvh = WideBvh::build_with_width(&triangles, BvhSettings::default(), Width::Four);
+/// let Nodes::Four(nodes) = bvh.nodes() else { panic!("four children a node") };
+/// let root = &nodes[0];
+/// for lane in 0..4 {
+///     let (min_x, max_x) = (root.planes[0][lane], root.planes[1][lane]);
+///     // An unused slot has an empty box; a used one, a box around its triangles.
+///     assert_eq!(root.child[lane] == EMPTY, min_x > max_x);
+/// }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C, align(64))]
 pub struct WideNode<const W: usize> {
@@ -125,6 +168,25 @@ const _: () = assert!(size_of::<WideNode<4>>() == 128 && size_of::<WideNode<8>>(
 unsafe impl<const W: usize> bytemuck::Zeroable for WideNode<W> {}
 
 /// The nodes of a wide BVH, at its width; the root is node 0.
+///
+/// ```
+/// # use renderer::bvh::{BvhSettings, WideBvh};
+/// # use renderer::geometry::Triangle;
+/// # use renderer::math::Vec3;
+/// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+/// # let triangles: Vec<Triangle> = (0..16)
+/// #     .map(|i| {
+/// #         let x = i as f32;
+/// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+/// #     })
+/// #     .collect();
+/// # let bvh = WideBvh::build(&triangles, BvhSettings::default());
+/// use renderer::bvh::wide::{Nodes, Width};
+///
+/// let bvh = WideBvh::build_with_width(&triangles, BvhSettings::default(), Width::Eight);
+/// assert!(matches!(bvh.nodes(), Nodes::Eight(_)));
+/// assert_eq!(bvh.nodes().len(), bvh.stats().nodes);
+/// ```
 #[derive(Debug)]
 pub enum Nodes {
     /// Four children a node.
@@ -135,6 +197,21 @@ pub enum Nodes {
 
 impl Nodes {
     /// How many.
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, WideBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = WideBvh::build(&triangles, BvhSettings::default());
+    /// assert_eq!(bvh.nodes().len(), bvh.stats().nodes);
+    /// ```
     pub fn len(&self) -> usize {
         match self {
             Nodes::Four(n) => n.len(),
@@ -143,11 +220,44 @@ impl Nodes {
     }
 
     /// Whether there are none (never, for a built tree).
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, WideBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = WideBvh::build(&triangles, BvhSettings::default());
+    /// assert!(!bvh.nodes().is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The box of child `lane` of node `node` (`min`, `max`), or `None` for an unused slot.
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, WideBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = WideBvh::build(&triangles, BvhSettings::default());
+    /// // The root's first child is used, and lies inside the triangles' box grown by the padding.
+    /// let (min, _max) = bvh.nodes().child_box(0, 0).unwrap();
+    /// assert!(min[0] >= -bvh.padding() && min[2] >= -bvh.padding());
+    /// assert_eq!(bvh.nodes().child_box(0, 8), None);
+    /// ```
     pub fn child_box(&self, node: usize, lane: usize) -> Option<([f32; 3], [f32; 3])> {
         fn get<const W: usize>(n: &WideNode<W>, lane: usize) -> Option<([f32; 3], [f32; 3])> {
             let p = &n.planes;
@@ -183,6 +293,24 @@ fn root_box(nodes: &Nodes) -> [f32; 6] {
 pub const EMPTY: u32 = u32::MAX;
 
 /// A wide BVH over a triangle list.
+///
+/// ```
+/// # use renderer::geometry::Triangle;
+/// # use renderer::math::Vec3;
+/// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+/// # let triangles: Vec<Triangle> = (0..16)
+/// #     .map(|i| {
+/// #         let x = i as f32;
+/// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+/// #     })
+/// #     .collect();
+/// use renderer::bvh::{BvhSettings, WideBvh};
+/// use renderer::geometry::Ray;
+///
+/// let bvh = WideBvh::build(&triangles, BvhSettings::default());
+/// let hit = bvh.closest_hit(&Ray::new(Vec3::new(2.25, 0.25, 1.0), -Vec3::Z)).unwrap();
+/// assert_eq!(hit.original, 2);
+/// ```
 #[derive(Debug)]
 pub struct WideBvh {
     /// The nodes; the root is node 0.
@@ -215,6 +343,23 @@ impl WideBvh {
     /// # Panics
     /// On no triangles, a leaf size out of `1..=MAX_LEAF_SIZE`, or more than `MAX_TRIANGLES`
     /// triangles; callers validate all three first (a scene has at least one triangle).
+    ///
+    /// ```
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// use renderer::bvh::{BvhSettings, WideBvh};
+    ///
+    /// let bvh = WideBvh::build(&triangles, BvhSettings::default());
+    /// assert_eq!(bvh.stats().structure, "wide");
+    /// assert_eq!(bvh.triangles().len(), 16);
+    /// ```
     pub fn build(triangles: &[Triangle], settings: BvhSettings) -> Self {
         Self::build_with_width(
             triangles,
@@ -224,6 +369,23 @@ impl WideBvh {
     }
 
     /// [`build`](Self::build) with `width` children per node, whatever the processor.
+    ///
+    /// ```
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// use renderer::bvh::wide::{Width, WideBvh};
+    /// use renderer::bvh::BvhSettings;
+    ///
+    /// let bvh = WideBvh::build_with_width(&triangles, BvhSettings::default(), Width::Four);
+    /// assert_eq!((bvh.width(), bvh.stats().children), (Width::Four, 4));
+    /// ```
     pub fn build_with_width(triangles: &[Triangle], settings: BvhSettings, width: Width) -> Self {
         Self::build_parts(triangles, settings, width, NonZeroUsize::MIN)
             .expect("one worker builds on the calling thread, starting none")
@@ -234,6 +396,26 @@ impl WideBvh {
     ///
     /// # Errors
     /// When the operating system refuses to start one of them.
+    ///
+    /// ```
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// use renderer::bvh::{BvhSettings, WideBvh};
+    /// use std::num::NonZeroUsize;
+    ///
+    /// let bvh = WideBvh::build_on(&triangles, BvhSettings::default(), NonZeroUsize::new(2).unwrap())?;
+    /// // The same tree whatever the number of workers.
+    /// let alone = WideBvh::build(&triangles, BvhSettings::default());
+    /// assert_eq!(bvh.original_indices(), alone.original_indices());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn build_on(
         triangles: &[Triangle],
         settings: BvhSettings,
@@ -301,12 +483,50 @@ impl WideBvh {
     }
 
     /// The nodes; the root is node 0.
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, WideBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = WideBvh::build(&triangles, BvhSettings::default());
+    /// assert_eq!(bvh.nodes().len(), bvh.stats().nodes);
+    /// ```
     pub fn nodes(&self) -> &Nodes {
         &self.nodes
     }
 
     /// The same tree, traversed without AVX2 even where the processor has it: the portable
     /// eight-wide path (two SSE halves), for comparing the two; no change to four-wide trees.
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, WideBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = WideBvh::build(&triangles, BvhSettings::default());
+    /// # use renderer::geometry::Ray;
+    /// # let down = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, -1.0));
+    /// # let up = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, 1.0));
+    /// use renderer::bvh::wide::Width;
+    ///
+    /// let eight = WideBvh::build_with_width(&triangles, BvhSettings::default(), Width::Eight);
+    /// let portable = WideBvh::build_with_width(&triangles, BvhSettings::default(), Width::Eight).portable();
+    /// assert_ne!(portable.stats().simd, "avx2");
+    /// assert_eq!(portable.closest_hit(&down), eight.closest_hit(&down));
+    /// ```
     pub fn portable(mut self) -> Self {
         self.avx2 = false;
         self.stats.simd = BASELINE_SIMD;
@@ -314,6 +534,21 @@ impl WideBvh {
     }
 
     /// Children per node.
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, WideBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = WideBvh::build(&triangles, BvhSettings::default());
+    /// assert_eq!(bvh.width().children() as u32, bvh.stats().children);
+    /// ```
     pub fn width(&self) -> Width {
         match self.nodes {
             Nodes::Four(_) => Width::Four,
@@ -322,32 +557,127 @@ impl WideBvh {
     }
 
     /// The triangles in leaf order; [`BvhHit::index`](super::BvhHit::index) indexes this.
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, WideBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = WideBvh::build(&triangles, BvhSettings::default());
+    /// assert_eq!(bvh.triangles().len(), 16);
+    /// ```
     pub fn triangles(&self) -> &[Triangle] {
         &self.triangles
     }
 
     /// The leaves' triangles in packs of four; [`WideNode::child`] indexes this for a leaf.
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, WideBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = WideBvh::build(&triangles, BvhSettings::default());
+    /// use renderer::bvh::wide::LANES;
+    ///
+    /// // Sixteen triangles take at least four packs of four.
+    /// assert!(bvh.packs().len() >= triangles.len() / LANES);
+    /// ```
     pub fn packs(&self) -> &[TrianglePack] {
         &self.packs
     }
 
     /// For each triangle in leaf order, its index in the input of [`build`](Self::build).
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, WideBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = WideBvh::build(&triangles, BvhSettings::default());
+    /// let ids = bvh.original_indices();
+    /// assert_eq!(bvh.triangles()[0], triangles[ids[0] as usize]);
+    /// ```
     pub fn original_indices(&self) -> &[u32] {
         &self.ids
     }
 
     /// How far every box is grown beyond its triangles; the triangle test must be given this
     /// value to agree with the traversal.
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, WideBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = WideBvh::build(&triangles, BvhSettings::default());
+    /// let octree = renderer::bvh::OctreeBvh::build(&triangles, BvhSettings::default());
+    /// assert_eq!(bvh.padding(), octree.padding());
+    /// ```
     pub fn padding(&self) -> f32 {
         self.padding
     }
 
     /// The box of all triangles (without the padding).
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, WideBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = WideBvh::build(&triangles, BvhSettings::default());
+    /// assert_eq!(bvh.bounds().min, Vec3::ZERO);
+    /// ```
     pub fn bounds(&self) -> Aabb {
         self.bounds
     }
 
     /// Build figures.
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, WideBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = WideBvh::build(&triangles, BvhSettings::default());
+    /// assert_eq!(bvh.stats().triangles, 16);
+    /// ```
     pub fn stats(&self) -> &BvhStats {
         &self.stats
     }

@@ -158,6 +158,28 @@ impl RayPacket {
 impl WideBvh {
     /// The closest hit of every active ray of `packet` (`None` in an inactive lane): for each,
     /// bit for bit what [`closest_hit`](Self::closest_hit) gives it.
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, WideBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = WideBvh::build(&triangles, BvhSettings::default());
+    /// # use renderer::geometry::Ray;
+    /// # let down = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, -1.0));
+    /// # let up = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, 1.0));
+    /// use renderer::bvh::wide::RayPacket;
+    ///
+    /// let hits = bvh.closest_hit_packet(&RayPacket::new(&[down, up]));
+    /// assert_eq!(hits[0], bvh.closest_hit(&down));
+    /// assert_eq!(hits[1], None);
+    /// ```
     pub fn closest_hit_packet(&self, packet: &RayPacket) -> [Option<BvhHit>; PACKET_LANES] {
         self.closest_hit_packet_counted(packet, &mut NoCounters)
     }
@@ -168,6 +190,30 @@ impl WideBvh {
     /// root's children, which a packet tests first, once for every ray, so that the counts per
     /// ray compare with those of the single-ray traversal (which the rays traced alone report
     /// as it does).
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, WideBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = WideBvh::build(&triangles, BvhSettings::default());
+    /// # use renderer::geometry::Ray;
+    /// # let down = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, -1.0));
+    /// # let up = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, 1.0));
+    /// use renderer::bvh::TestCounts;
+    /// use renderer::bvh::wide::RayPacket;
+    ///
+    /// let mut counts = TestCounts::default();
+    /// let hits = bvh.closest_hit_packet_counted(&RayPacket::new(&[down]), &mut counts);
+    /// assert_eq!(hits[0].map(|hit| hit.original), Some(2));
+    /// assert!(counts.boxes > 0);
+    /// ```
     pub fn closest_hit_packet_counted<C: TraversalCounters>(
         &self,
         packet: &RayPacket,
@@ -181,12 +227,56 @@ impl WideBvh {
 
     /// The active rays of `packet` that a triangle blocks within their `(t_min, t_max)`: for
     /// each, what [`occluded`](Self::occluded) says of it.
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, WideBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = WideBvh::build(&triangles, BvhSettings::default());
+    /// # use renderer::geometry::Ray;
+    /// # let down = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, -1.0));
+    /// # let up = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, 1.0));
+    /// use renderer::bvh::wide::RayPacket;
+    ///
+    /// let blocked = bvh.occluded_packet(&RayPacket::new(&[up, down]));
+    /// assert!(!blocked.contains(0) && blocked.contains(1));
+    /// ```
     pub fn occluded_packet(&self, packet: &RayPacket) -> LaneMask {
         self.occluded_packet_counted(packet, &mut NoCounters)
     }
 
     /// [`occluded_packet`](Self::occluded_packet), reporting the tests to `counters` as
     /// [`closest_hit_packet_counted`](Self::closest_hit_packet_counted) does.
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, WideBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = WideBvh::build(&triangles, BvhSettings::default());
+    /// # use renderer::geometry::Ray;
+    /// # let down = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, -1.0));
+    /// # let up = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, 1.0));
+    /// use renderer::bvh::TestCounts;
+    /// use renderer::bvh::wide::RayPacket;
+    ///
+    /// let mut counts = TestCounts::default();
+    /// let blocked = bvh.occluded_packet_counted(&RayPacket::new(&[down, down]), &mut counts);
+    /// assert_eq!(blocked.count(), 2);
+    /// ```
     pub fn occluded_packet_counted<C: TraversalCounters>(
         &self,
         packet: &RayPacket,
