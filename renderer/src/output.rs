@@ -16,7 +16,8 @@ use crate::film::Film;
 use crate::image_io::{encode_exr, encode_pfm};
 
 /// Where an output's bytes go, once the links its path names are followed
-/// ([`resolve_output`]).///
+/// ([`resolve_output`]).
+///
 /// ```
 /// use std::path::Path;
 /// use renderer::output::{OutputTarget, resolve_output};
@@ -25,7 +26,6 @@ use crate::image_io::{encode_exr, encode_pfm};
 /// let file = Path::new("frame.png");
 /// assert_eq!(resolve_output(file), Ok(OutputTarget::File(file.into())));
 /// ```
-
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OutputTarget {
     /// A regular file (or none yet), replaced whole: the path with every symbolic link
