@@ -126,14 +126,15 @@ pub trait TraceObserver: TraversalCounters {
     /// `ray`, of `role`, is about to be traced.
     ///
     /// ```
-    /// use renderer::bvh::NoCounters;
+    /// use renderer::bvh::TestCounts;
     /// use renderer::geometry::Ray;
     /// use renderer::integrator::{RayRole, TraceObserver};
     /// use renderer::math::Vec3;
     ///
-    /// // The default report does nothing.
-    /// let ray = Ray { origin: Vec3::ZERO, dir: Vec3::Z, t_min: 0.0, t_max: f32::INFINITY };
-    /// NoCounters.ray(RayRole::Camera, &ray);
+    /// // What counts tests alone hears of a ray and keeps nothing of it.
+    /// let mut counts = TestCounts::default();
+    /// counts.ray(RayRole::Camera, &Ray::new(Vec3::ZERO, Vec3::Z));
+    /// assert_eq!(counts, TestCounts::default());
     /// ```
     #[inline(always)]
     fn ray(&mut self, role: RayRole, ray: &Ray) {
