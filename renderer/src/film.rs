@@ -4,6 +4,20 @@
 //! ([`to_fixed`]) and adds it to its pixel with an atomic integer add. Integer addition is
 //! associative, so the sums, and the image, do not depend on the order in which tasks run:
 //! not on the balancer, the thread count, the tile size or the device.
+//!
+//! ```
+//! use renderer::film::Film;
+//! use renderer::math::Vec3;
+//!
+//! let film = Film::new(1, 1, false);
+//! // The same contributions in either order give the same sums.
+//! film.add(0, Vec3::splat(0.1));
+//! film.add(0, Vec3::splat(0.7));
+//! let other = Film::new(1, 1, false);
+//! other.add(0, Vec3::splat(0.7));
+//! other.add(0, Vec3::splat(0.1));
+//! assert_eq!(film.sums(), other.sums());
+//! ```
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 

@@ -1,5 +1,19 @@
 //! Files written: images (PNG, OpenEXR, PFM) and JSON reports, written so that a failure never
 //! leaves a half-written file or clobbers an existing one.
+//!
+//! ```
+//! use renderer::output::StagedFiles;
+//!
+//! # let dir = std::env::temp_dir().join(format!("raylb-doc-output-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir)?;
+//! let mut staged = StagedFiles::new();
+//! staged.png(&dir.join("frame.png"), 1, 1, &[255, 128, 0])?;
+//! staged.text(&dir.join("report.json"), "{}")?;
+//! staged.commit()?;
+//! assert!(dir.join("frame.png").exists() && dir.join("report.json").exists());
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Cursor, Seek, Write};

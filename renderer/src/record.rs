@@ -14,6 +14,23 @@
 //! memory bandwidth, a host shared with other work), a task takes longer while the other
 //! workers run, and a model fitted on `n` busy threads is the one to simulate `n` workers
 //! with.
+//!
+//! ```
+//! use std::num::{NonZeroU32, NonZeroUsize};
+//! use balancers::BalancerKind;
+//! use renderer::record::{KINDS, count};
+//! use renderer::scene::{Scene, SceneOverrides};
+//!
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+//! # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+//! let scene = Scene::load(path.as_ref(), overrides)?;
+//! let one = NonZeroUsize::MIN;
+//! let tree = count(&scene, NonZeroU32::new(8).unwrap(), &BalancerKind::counter(one), one)?;
+//! // Every task after the tiles was spawned by another.
+//! assert!((tree.initial()..tree.len()).all(|i| tree.parent(i).is_some()));
+//! assert!((0..tree.len()).all(|i| usize::from(tree.kind(i)) < KINDS.len()));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::cell::Cell;
 use std::fmt;

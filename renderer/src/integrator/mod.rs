@@ -6,6 +6,29 @@
 //! pixel, depth and cumulative weight. Nothing waits for a child, so tasks can run in any
 //! order on any worker, and the film's exact sums make the image the same whatever order
 //! that is.
+//!
+//! ```
+//! use std::num::{NonZeroU32, NonZeroUsize};
+//! use balancers::{Balancer, BalancerKind};
+//! use renderer::film::Film;
+//! use renderer::integrator::{RenderTask, Whitted, tiles};
+//! use renderer::scene::{Scene, SceneOverrides};
+//! use renderer::watch::Unwatched;
+//!
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+//! # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+//! let scene = Scene::load(path.as_ref(), overrides)?;
+//! let film = Film::new(32, 32, false);
+//! let tasks: Vec<RenderTask> = tiles(32, 32, NonZeroU32::new(8).unwrap())
+//!     .into_iter()
+//!     .map(RenderTask::Tile)
+//!     .collect();
+//! let balancer = BalancerKind::counter(NonZeroUsize::MIN);
+//! let outcome = balancer.run(NonZeroUsize::new(2).unwrap(), &tasks, &Whitted::new(&scene, &film, &Unwatched))?;
+//! let camera: u64 = outcome.locals.iter().map(|worker| worker.rays.camera).sum();
+//! assert_eq!(camera, 32 * 32 * scene.samples.offsets().len() as u64);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod packet;
 
