@@ -506,7 +506,7 @@ impl Schedule {
     ///
     /// ```
     /// use std::num::NonZeroUsize;
-    /// use balancers::BalancerKind;
+    /// use balancers::{Balancer, BalancerKind};
     /// use renderer::device::{BalancerName, BalancerRequest, DeviceKind};
     ///
     /// let request = BalancerRequest { name: Some(BalancerName::Counter), ..Default::default() };
