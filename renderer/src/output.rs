@@ -232,9 +232,12 @@ impl StagedFiles {
     /// Nothing staged yet.
     ///
     /// ```
+    /// # let path = std::env::temp_dir().join(format!("raylb-doc-new-{}", std::process::id()));
     /// # use renderer::output::StagedFiles;
-    /// // Committing nothing writes nothing.
-    /// StagedFiles::new().commit()?;
+    /// let mut staged = StagedFiles::new();
+    /// staged.text(&path, "draft")?;
+    /// drop(staged);
+    /// assert!(!path.exists(), "what is not committed never appears");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn new() -> Self {
