@@ -25,6 +25,16 @@ use crate::scene::Scene;
 pub const RENDERS: [(usize, u32); 4] = [(1, 32), (2, 8), (3, 32), (8, 4)];
 
 /// A render that differs from `static`'s, or could not be made.
+///
+/// ```
+/// use renderer::conformance::Mismatch;
+///
+/// let mismatch = Mismatch::Differs { balancer: "mine".into(), workers: 2, tile: 8, pixels: 3 };
+/// assert_eq!(
+///     mismatch.to_string(),
+///     "mine: same bytes as static: 3 pixels differ (workers: 2, tile edge: 8)"
+/// );
+/// ```
 #[derive(Debug)]
 pub enum Mismatch {
     /// The frame's fixed-point sums (which decide every byte of its image) differ from
@@ -71,6 +81,18 @@ impl From<RenderError> for Mismatch {
 
 /// Renders `scene` with `static` on one worker, then with `balancer` at each of [`RENDERS`],
 /// and compares every pixel's sums.
+///
+/// ```
+/// use balancers::{BalancerKind, WorkStealing};
+/// use renderer::scene::{Scene, SceneOverrides};
+///
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// let scene = Scene::load(path.as_ref(), overrides)?;
+/// let stealing = BalancerKind::Stealing(WorkStealing::default());
+/// assert!(renderer::conformance::check_same_bytes(&stealing, &scene).is_ok());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 ///
 /// # Errors
 /// The first render that differs, or that failed.

@@ -39,6 +39,14 @@ use crate::scene::Scene;
 use crate::user_balancer::{self, UserBalancer};
 
 /// Where rays are traced.
+///
+/// ```
+/// use balancers::Choice;
+/// use renderer::device::{BalancerName, DeviceKind};
+///
+/// assert_eq!(DeviceKind::from_keyword("hybrid"), Some(DeviceKind::Hybrid));
+/// assert!(DeviceKind::Gpu.balancers().contains(&BalancerName::CudaManaged));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeviceKind {
     /// Worker threads on the CPU.
@@ -51,6 +59,14 @@ pub enum DeviceKind {
 }
 
 /// The balancers by name, on whichever device runs them.
+///
+/// ```
+/// use balancers::Choice;
+/// use renderer::device::BalancerName;
+///
+/// assert_eq!(BalancerName::from_keyword("cuda-managed"), Some(BalancerName::CudaManaged));
+/// assert_eq!(BalancerName::Stealing.keyword(), "stealing");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BalancerName {
     /// Tiles dealt out before the run; spawned rays stay local.
@@ -71,6 +87,17 @@ pub enum BalancerName {
 /// A balancer as asked for: a name and only the settings given, so that a setting the
 /// device or balancer has no use for is refused rather than ignored. What is left out takes
 /// the device's default.
+///
+/// ```
+/// use balancers::StealAmount;
+/// use renderer::device::{BalancerName, BalancerRequest, DeviceKind};
+///
+/// let request = BalancerRequest { steal: Some(StealAmount::One), ..Default::default() };
+/// assert_eq!(request.chosen(DeviceKind::Hybrid), BalancerName::Stealing);
+/// // `static` takes no steal setting: refused, not ignored.
+/// let refused = DeviceKind::Cpu.schedule(&request).unwrap_err();
+/// assert_eq!(refused.to_string(), "--steal applies to stealing, not to --balancer static");
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BalancerRequest {
     /// The balancer [default: `static`; on the hybrid, `stealing`].
@@ -90,6 +117,15 @@ pub struct BalancerRequest {
 }
 
 /// How a device schedules a frame's work: the balancer it runs, with its settings.
+///
+/// ```
+/// use renderer::device::{BalancerRequest, DeviceKind, Schedule};
+///
+/// let schedule = DeviceKind::Hybrid.schedule(&BalancerRequest::default())?;
+/// assert!(matches!(schedule, Schedule::Hybrid(_)));
+/// assert_eq!(schedule.device(), DeviceKind::Hybrid);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Schedule {
     /// A balancer over CPU worker threads.
@@ -160,6 +196,14 @@ const GPU_DEFAULT_ACCEL: AccelKind = AccelKind::Octree;
 
 impl DeviceKind {
     /// The balancers this device runs: on the CPU, the registered ones too.
+    ///
+    /// ```
+    /// use renderer::device::{BalancerName, DeviceKind};
+    ///
+    /// assert_eq!(DeviceKind::Hybrid.balancers(), [BalancerName::Stealing]);
+    /// assert!(DeviceKind::Cpu.balancers().contains(&BalancerName::Rayon));
+    /// assert!(!DeviceKind::Gpu.balancers().contains(&BalancerName::Rayon));
+    /// ```
     pub fn balancers(self) -> Vec<BalancerName> {
         use BalancerName::*;
         match self {
@@ -175,6 +219,15 @@ impl DeviceKind {
     /// The structure a frame on this device builds: `asked`, or the device's default (the
     /// CPU's on the CPU and in a hybrid frame, whose GPU traces the structure its CPU
     /// workers do; the octree on the GPU, the form its kernels were first written for).
+    ///
+    /// ```
+    /// use renderer::accel::AccelKind;
+    /// use renderer::device::DeviceKind;
+    ///
+    /// assert_eq!(DeviceKind::Gpu.accel(None), AccelKind::Octree);
+    /// assert_eq!(DeviceKind::Cpu.accel(None), AccelKind::default());
+    /// assert_eq!(DeviceKind::Gpu.accel(Some(AccelKind::Wide)), AccelKind::Wide);
+    /// ```
     pub fn accel(self, asked: Option<AccelKind>) -> AccelKind {
         match (asked, self) {
             (Some(accel), _) => accel,
@@ -185,6 +238,18 @@ impl DeviceKind {
 
     /// The CPU worker threads a frame starts: `given`, or every core the process may use; in
     /// a hybrid frame one fewer, the last being the GPU's host thread's.
+    ///
+    /// ```
+    /// use std::num::NonZeroUsize;
+    /// use renderer::device::DeviceKind;
+    ///
+    /// let four = NonZeroUsize::new(4).unwrap();
+    /// assert_eq!(DeviceKind::Cpu.threads(Some(four)), four);
+    /// let cores = std::thread::available_parallelism()?;
+    /// assert_eq!(DeviceKind::Cpu.threads(None), cores);
+    /// assert_eq!(DeviceKind::Hybrid.threads(None).get(), (cores.get() - 1).max(1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn threads(self, given: Option<NonZeroUsize>) -> NonZeroUsize {
         let cores = || std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN);
         match (given, self) {
@@ -198,6 +263,15 @@ impl DeviceKind {
 
     /// Whether a thread count may be given: the GPU runs as many warps as can be resident.
     ///
+    /// ```
+    /// use std::num::NonZeroUsize;
+    /// use renderer::device::DeviceKind;
+    ///
+    /// assert!(DeviceKind::Cpu.check_threads(NonZeroUsize::new(8)).is_ok());
+    /// assert!(DeviceKind::Gpu.check_threads(NonZeroUsize::new(8)).is_err());
+    /// assert!(DeviceKind::Gpu.check_threads(None).is_ok());
+    /// ```
+    ///
     /// # Errors
     /// On the GPU, when `given`.
     pub fn check_threads(self, given: Option<NonZeroUsize>) -> Result<()> {
@@ -210,6 +284,16 @@ impl DeviceKind {
     }
 
     /// The schedule `request` asks for on this device.
+    ///
+    /// ```
+    /// use renderer::device::{BalancerName, BalancerRequest, DeviceKind};
+    ///
+    /// let rayon = BalancerRequest { name: Some(BalancerName::Rayon), ..Default::default() };
+    /// assert_eq!(DeviceKind::Cpu.schedule(&rayon)?.device(), DeviceKind::Cpu);
+    /// let refused = DeviceKind::Gpu.schedule(&rayon).unwrap_err();
+    /// assert_eq!(refused.to_string(), "--balancer rayon runs only with --device cpu");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     /// When the balancer does not run on this device, or a setting given does not apply to
@@ -235,6 +319,14 @@ impl BalancerName {
 
 impl BalancerRequest {
     /// The balancer named, or the device's default.
+    ///
+    /// ```
+    /// use renderer::device::{BalancerName, BalancerRequest, DeviceKind};
+    ///
+    /// let request = BalancerRequest::default();
+    /// assert_eq!(request.chosen(DeviceKind::Cpu), BalancerName::Static);
+    /// assert_eq!(request.chosen(DeviceKind::Hybrid), BalancerName::Stealing);
+    /// ```
     pub fn chosen(&self, device: DeviceKind) -> BalancerName {
         self.name
             .unwrap_or_else(|| BalancerName::default_on(device))
@@ -244,6 +336,22 @@ impl BalancerRequest {
     /// the defaults for those not given; settings it does not take are passed over here
     /// ([`DeviceKind::schedule`] refuses them). `None` for `cuda-managed`, which runs on the
     /// GPU alone.
+    ///
+    /// ```
+    /// use std::num::NonZeroUsize;
+    /// use balancers::BalancerKind;
+    /// use renderer::device::{BalancerName, BalancerRequest};
+    ///
+    /// let counter = BalancerRequest {
+    ///     name: Some(BalancerName::Counter),
+    ///     chunk: NonZeroUsize::new(4),
+    ///     ..Default::default()
+    /// };
+    /// let want = BalancerKind::counter(NonZeroUsize::new(4).unwrap()).into();
+    /// assert_eq!(counter.cpu_balancer(), Some(want));
+    /// let managed = BalancerRequest { name: Some(BalancerName::CudaManaged), ..Default::default() };
+    /// assert_eq!(managed.cpu_balancer(), None);
+    /// ```
     pub fn cpu_balancer(&self) -> Option<CpuBalancer> {
         let assignment = self.assign.unwrap_or(Assignment::Interleaved);
         let balancer = match self.chosen(DeviceKind::Cpu) {
@@ -379,6 +487,13 @@ fn gpu_balancer(request: &BalancerRequest) -> Result<GpuBalancer> {
 
 impl Schedule {
     /// The device that runs this schedule.
+    ///
+    /// ```
+    /// # use renderer::device::{BalancerRequest, DeviceKind};
+    /// let schedule = DeviceKind::Gpu.schedule(&BalancerRequest::default())?;
+    /// assert_eq!(schedule.device(), DeviceKind::Gpu);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn device(&self) -> DeviceKind {
         match self {
             Self::Cpu(_) => DeviceKind::Cpu,
@@ -388,6 +503,17 @@ impl Schedule {
     }
 
     /// The schedule's name, e.g. `stealing/abp/random/half` or `gpu-counter/1`.
+    ///
+    /// ```
+    /// use std::num::NonZeroUsize;
+    /// use balancers::{Balancer, BalancerKind};
+    /// use renderer::device::{BalancerName, BalancerRequest, DeviceKind};
+    ///
+    /// let request = BalancerRequest { name: Some(BalancerName::Counter), ..Default::default() };
+    /// let schedule = DeviceKind::Cpu.schedule(&request)?;
+    /// assert_eq!(schedule.name(), BalancerKind::counter(NonZeroUsize::MIN).name());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn name(&self) -> String {
         match self {
             Self::Cpu(b) => b.name(),
@@ -398,6 +524,17 @@ impl Schedule {
 
     /// A frame of this schedule: `threads` CPU workers (unused on the GPU), tiles of edge
     /// `tile`, rays counted per pixel with `work_map`.
+    ///
+    /// ```
+    /// use std::num::{NonZeroU32, NonZeroUsize};
+    /// use renderer::device::{BalancerRequest, DeviceKind, FrameJob};
+    ///
+    /// let schedule = DeviceKind::Cpu.schedule(&BalancerRequest::default())?;
+    /// let job = schedule.job(NonZeroUsize::new(4).unwrap(), NonZeroU32::new(16).unwrap(), true);
+    /// assert!(matches!(job, FrameJob::Cpu(options) if options.threads.get() == 4));
+    /// assert!(job.work_map());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn job(self, threads: NonZeroUsize, tile: NonZeroU32, work_map: bool) -> FrameJob {
         match self {
             Self::Cpu(balancer) => FrameJob::Cpu(RenderOptions {
@@ -423,6 +560,21 @@ impl Schedule {
 }
 
 /// One frame's settings on a device.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use renderer::device::{BalancerRequest, DeviceKind};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let (two, tile) = (NonZeroUsize::new(2).unwrap(), NonZeroU32::new(8).unwrap());
+/// let job = DeviceKind::Cpu.schedule(&BalancerRequest::default())?.job(two, tile, false);
+/// let frame = job.render(&scene, None)?;
+/// assert_eq!(frame.tiles, 16);
+/// assert_eq!(frame.film.width(), 32);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FrameJob {
     /// The CPU's workers under one balancer.
@@ -435,6 +587,15 @@ pub enum FrameJob {
 
 impl FrameJob {
     /// The device the frame runs on.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use renderer::device::{BalancerRequest, DeviceKind};
+    /// # let (two, tile) = (NonZeroUsize::new(2).unwrap(), NonZeroU32::new(8).unwrap());
+    /// let job = DeviceKind::Hybrid.schedule(&BalancerRequest::default())?.job(two, tile, false);
+    /// assert_eq!(job.device(), DeviceKind::Hybrid);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn device(&self) -> DeviceKind {
         match self {
             Self::Cpu(_) => DeviceKind::Cpu,
@@ -444,6 +605,15 @@ impl FrameJob {
     }
 
     /// Whether rays are counted per pixel (a work map).
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use renderer::device::{BalancerRequest, DeviceKind};
+    /// # let (two, tile) = (NonZeroUsize::new(2).unwrap(), NonZeroU32::new(8).unwrap());
+    /// let job = DeviceKind::Gpu.schedule(&BalancerRequest::default())?.job(two, tile, true);
+    /// assert!(job.work_map());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn work_map(&self) -> bool {
         match self {
             Self::Cpu(o) => o.work_map,
@@ -454,6 +624,16 @@ impl FrameJob {
 
     /// The frame's name within a structure, e.g. `stealing/abp/random/half threads=8
     /// tile=32` or `gpu-stealing/half tile=8`.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use renderer::device::{BalancerRequest, DeviceKind};
+    /// # let (two, tile) = (NonZeroUsize::new(2).unwrap(), NonZeroU32::new(8).unwrap());
+    /// let schedule = DeviceKind::Cpu.schedule(&BalancerRequest::default())?;
+    /// let label = schedule.job(two, tile, false).label();
+    /// assert_eq!(label, format!("{} threads=2 tile=8", schedule.name()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn label(&self) -> String {
         match self {
             Self::Cpu(o) => format!(
@@ -474,6 +654,20 @@ impl FrameJob {
 
     /// The CPU workers the frame starts beyond what `threads` says, and why, when it does:
     /// rayon starts at most [`RayonScope::max_workers`].
+    ///
+    /// ```
+    /// use std::num::{NonZeroU32, NonZeroUsize};
+    /// use balancers::RayonScope;
+    /// use renderer::device::{BalancerName, BalancerRequest, DeviceKind};
+    ///
+    /// let rayon = BalancerRequest { name: Some(BalancerName::Rayon), ..Default::default() };
+    /// let tile = NonZeroU32::new(32).unwrap();
+    /// let many = RayonScope::max_workers().checked_add(1).unwrap();
+    /// let schedule = DeviceKind::Cpu.schedule(&rayon)?;
+    /// assert!(schedule.job(many, tile, false).fewer_threads().is_some());
+    /// assert!(schedule.job(NonZeroUsize::MIN, tile, false).fewer_threads().is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn fewer_threads(&self) -> Option<String> {
         let Self::Cpu(options) = self else {
             return None;
@@ -492,6 +686,23 @@ impl FrameJob {
 
     /// What the frame takes in memory besides its scene, with `extras`; where the memory at
     /// hand is address space (`ulimit -v`), the CPU workers' stacks and malloc arenas too.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use renderer::device::{BalancerRequest, DeviceKind};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # let (two, tile) = (NonZeroUsize::new(2).unwrap(), NonZeroU32::new(8).unwrap());
+    /// use renderer::render::FrameExtras;
+    ///
+    /// let job = DeviceKind::Cpu.schedule(&BalancerRequest::default())?.job(two, tile, false);
+    /// let plain = job.memory(&scene, FrameExtras::default(), false);
+    /// let with_stacks = job.memory(&scene, FrameExtras::default(), true);
+    /// assert!(with_stacks.total() > plain.total());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn memory(&self, scene: &Scene, extras: FrameExtras, address_space: bool) -> FrameMemory {
         match self {
             Self::Cpu(options) => {
@@ -515,6 +726,24 @@ impl FrameJob {
     /// Refuses the frame when it would take more memory than is left of `max_memory` (or
     /// of what the machine has free, where it is `None`) once `scene` is built.
     ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use renderer::device::{BalancerRequest, DeviceKind};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # let (two, tile) = (NonZeroUsize::new(2).unwrap(), NonZeroU32::new(8).unwrap());
+    /// use renderer::render::FrameExtras;
+    ///
+    /// let job = DeviceKind::Cpu.schedule(&BalancerRequest::default())?.job(two, tile, false);
+    /// let plenty = Some(scene.resident_bytes() + (1 << 30));
+    /// assert!(job.check_memory(&scene, FrameExtras::default(), plenty).is_ok());
+    /// let none_left = Some(scene.resident_bytes());
+    /// assert!(job.check_memory(&scene, FrameExtras::default(), none_left).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// # Errors
     /// Naming the image's size, the figures and where the limit comes from.
     pub fn check_memory(
@@ -533,6 +762,23 @@ impl FrameJob {
     }
 
     /// Renders `scene` so; `gpu` is the device of the hybrid and GPU frames.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use renderer::device::{BalancerRequest, DeviceKind};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # let (two, tile) = (NonZeroUsize::new(2).unwrap(), NonZeroU32::new(8).unwrap());
+    /// let cpu = DeviceKind::Cpu.schedule(&BalancerRequest::default())?.job(two, tile, false);
+    /// let frame = cpu.render(&scene, None)?;
+    /// assert!(!frame.cancelled);
+    /// let gpu = DeviceKind::Gpu.schedule(&BalancerRequest::default())?.job(two, tile, false);
+    /// let e = gpu.render(&scene, None).unwrap_err();
+    /// assert!(e.to_string().ends_with("needs a GPU"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     /// When the frame cannot be rendered (its memory, its workers, the device), or a hybrid

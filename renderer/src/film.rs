@@ -4,6 +4,20 @@
 //! ([`to_fixed`]) and adds it to its pixel with an atomic integer add. Integer addition is
 //! associative, so the sums, and the image, do not depend on the order in which tasks run:
 //! not on the balancer, the thread count, the tile size or the device.
+//!
+//! ```
+//! use renderer::film::Film;
+//! use renderer::math::Vec3;
+//!
+//! let film = Film::new(1, 1, false);
+//! // The same contributions in either order give the same sums.
+//! film.add(0, Vec3::splat(0.1));
+//! film.add(0, Vec3::splat(0.7));
+//! let other = Film::new(1, 1, false);
+//! other.add(0, Vec3::splat(0.7));
+//! other.add(0, Vec3::splat(0.1));
+//! assert_eq!(film.sums(), other.sums());
+//! ```
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -22,6 +36,15 @@ pub const MAX_CONTRIBUTION: u64 = 1 << 40;
 /// One colour component as fixed point: `x · 2^32`, rounded to nearest (halves away from
 /// zero), saturated to `[0, MAX_CONTRIBUTION]`; NaN gives 0.
 ///
+/// ```
+/// use renderer::film::{MAX_CONTRIBUTION, to_fixed};
+///
+/// assert_eq!(to_fixed(1.0), 1 << 32);
+/// assert_eq!(to_fixed(-0.5), 0);
+/// assert_eq!(to_fixed(1e9), MAX_CONTRIBUTION);
+/// assert_eq!(to_fixed(f32::NAN), 0);
+/// ```
+///
 /// Scaling by a power of two is exact in floating point, and rounding to a whole number is
 /// exact too, so this is the same on every device that follows IEEE 754.
 #[inline]
@@ -32,6 +55,19 @@ pub fn to_fixed(x: f32) -> u64 {
 }
 
 /// Per-pixel RGB sums, added to from any thread.
+///
+/// ```
+/// use renderer::film::Film;
+/// use renderer::math::Vec3;
+///
+/// let film = Film::new(2, 1, false);
+/// std::thread::scope(|s| {
+///     s.spawn(|| film.add(1, Vec3::splat(0.25)));
+///     s.spawn(|| film.add(1, Vec3::splat(0.25)));
+/// });
+/// assert_eq!(film.pixel_sums(1), [1 << 31; 3]);
+/// assert_eq!(film.resolve()[3..], [188; 3]);
+/// ```
 #[derive(Debug)]
 pub struct Film {
     width: u32,
@@ -44,6 +80,14 @@ pub struct Film {
 impl Film {
     /// A black film; `count_rays` also keeps a count of rays per pixel (the work map).
     ///
+    /// ```
+    /// use renderer::film::Film;
+    ///
+    /// let film = Film::new(4, 3, true);
+    /// assert_eq!(film.sums(), vec![[0; 3]; 12]);
+    /// assert_eq!(film.pixel_rays(0), Some(0));
+    /// ```
+    ///
     /// # Panics
     /// When memory for it cannot be had; [`try_new`](Self::try_new) reports that instead.
     pub fn new(width: u32, height: u32, count_rays: bool) -> Self {
@@ -51,6 +95,15 @@ impl Film {
     }
 
     /// [`new`](Self::new), or a one-line error when the memory for the film cannot be had.
+    ///
+    /// ```
+    /// use renderer::film::Film;
+    ///
+    /// let film = Film::try_new(64, 48, false)?;
+    /// assert_eq!(film.pixel_rays(0), None);
+    /// assert!(Film::try_new(u32::MAX, u32::MAX, false).is_err());
+    /// # Ok::<(), String>(())
+    /// ```
     pub fn try_new(width: u32, height: u32, count_rays: bool) -> Result<Self, String> {
         let pixels = width as usize * height as usize;
         let refused = |what: &str, bytes_per_pixel: u64| {
@@ -83,6 +136,14 @@ impl Film {
     /// A film holding `sums` (and `rays`, if counted), row-major: what another device
     /// accumulated, to be resolved here like any other.
     ///
+    /// ```
+    /// use renderer::film::Film;
+    ///
+    /// let film = Film::from_sums(2, 1, &[[0; 3], [1 << 32; 3]], Some(&[1, 3]));
+    /// assert_eq!(film.resolve(), [0, 0, 0, 255, 255, 255]);
+    /// assert_eq!(film.ray_counts(), Some(vec![1, 3]));
+    /// ```
+    ///
     /// # Panics
     /// When the lengths are not `width × height`.
     pub fn from_sums(width: u32, height: u32, sums: &[[u64; 3]], rays: Option<&[u32]>) -> Self {
@@ -103,6 +164,16 @@ impl Film {
     /// Adds `sums` (and `rays`), row-major, to this film's: what another device accumulated
     /// for part of the same frame. Integer addition, so the total does not depend on which
     /// device traced what.
+    ///
+    /// ```
+    /// use renderer::film::Film;
+    /// use renderer::math::Vec3;
+    ///
+    /// let film = Film::new(2, 1, false);
+    /// film.add(0, Vec3::splat(0.5));
+    /// film.add_sums(&[[1 << 31; 3], [1; 3]], None);
+    /// assert_eq!(film.sums(), [[1 << 32; 3], [1; 3]]);
+    /// ```
     ///
     /// # Panics
     /// When the lengths are not this film's pixels, or `rays` is given to a film that does
@@ -129,16 +200,35 @@ impl Film {
     }
 
     /// Width in pixels.
+    ///
+    /// ```
+    /// # use renderer::film::Film;
+    /// assert_eq!(Film::new(4, 3, false).width(), 4);
+    /// ```
     pub fn width(&self) -> u32 {
         self.width
     }
 
     /// Height in pixels.
+    ///
+    /// ```
+    /// # use renderer::film::Film;
+    /// assert_eq!(Film::new(4, 3, false).height(), 3);
+    /// ```
     pub fn height(&self) -> u32 {
         self.height
     }
 
     /// Adds a contribution to pixel `pixel` (row-major index).
+    ///
+    /// ```
+    /// use renderer::film::Film;
+    /// use renderer::math::Vec3;
+    ///
+    /// let film = Film::new(2, 2, false);
+    /// film.add(3, Vec3::new(1.0, 0.5, 0.0));
+    /// assert_eq!(film.pixel_sums(3), [1 << 32, 1 << 31, 0]);
+    /// ```
     #[inline]
     pub fn add(&self, pixel: u32, rgb: Vec3) {
         let sums = &self.sums[pixel as usize];
@@ -156,6 +246,17 @@ impl Film {
     }
 
     /// Counts `rays` rays traced for pixel `pixel`, if the film keeps counts.
+    ///
+    /// ```
+    /// use renderer::film::Film;
+    ///
+    /// let counted = Film::new(2, 1, true);
+    /// counted.count_rays(1, 5);
+    /// assert_eq!(counted.pixel_rays(1), Some(5));
+    /// let uncounted = Film::new(2, 1, false);
+    /// uncounted.count_rays(1, 5);
+    /// assert_eq!(uncounted.pixel_rays(1), None);
+    /// ```
     #[inline]
     pub fn count_rays(&self, pixel: u32, rays: u32) {
         if let Some(counts) = &self.rays {
@@ -170,6 +271,15 @@ impl Film {
     /// was added before a synchronising read (such as
     /// [`FrameWatch::worker_of`](crate::watch::FrameWatch::worker_of) returning `Some`),
     /// perhaps more.
+    ///
+    /// ```
+    /// use renderer::film::Film;
+    /// use renderer::math::Vec3;
+    ///
+    /// let film = Film::new(1, 1, false);
+    /// film.add(0, Vec3::new(0.0, 0.0, 2.0));
+    /// assert_eq!(film.pixel_sums(0), [0, 0, 2 << 32]);
+    /// ```
     #[inline]
     pub fn pixel_sums(&self, pixel: usize) -> [u64; 3] {
         // Relaxed: see `add`; a watcher's own Acquire read orders what it needs.
@@ -179,6 +289,14 @@ impl Film {
     }
 
     /// Rays traced so far for pixel `pixel`, if the film keeps counts.
+    ///
+    /// ```
+    /// # use renderer::film::Film;
+    /// let film = Film::new(1, 1, true);
+    /// film.count_rays(0, 2);
+    /// film.count_rays(0, 3);
+    /// assert_eq!(film.pixel_rays(0), Some(5));
+    /// ```
     #[inline]
     pub fn pixel_rays(&self, pixel: usize) -> Option<u32> {
         // Relaxed: as `pixel_sums`.
@@ -186,6 +304,14 @@ impl Film {
     }
 
     /// The fixed-point sums, row-major.
+    ///
+    /// ```
+    /// # use renderer::film::Film;
+    /// # use renderer::math::Vec3;
+    /// let film = Film::new(2, 1, false);
+    /// film.add(1, Vec3::ONE);
+    /// assert_eq!(film.sums(), [[0; 3], [1 << 32; 3]]);
+    /// ```
     pub fn sums(&self) -> Vec<[u64; 3]> {
         self.sums
             .iter()
@@ -194,6 +320,14 @@ impl Film {
     }
 
     /// Rays per pixel, row-major, if counted.
+    ///
+    /// ```
+    /// # use renderer::film::Film;
+    /// let film = Film::new(2, 1, true);
+    /// film.count_rays(0, 7);
+    /// assert_eq!(film.ray_counts(), Some(vec![7, 0]));
+    /// assert_eq!(Film::new(2, 1, false).ray_counts(), None);
+    /// ```
     pub fn ray_counts(&self) -> Option<Vec<u32>> {
         self.rays
             .as_ref()
@@ -202,6 +336,14 @@ impl Film {
 
     /// The image as linear light, row-major RGB triples of `f32`: each sum over 2^32, in
     /// `f64` (exact) and then rounded once to `f32`, so it is as stable as the sums are.
+    ///
+    /// ```
+    /// # use renderer::film::Film;
+    /// # use renderer::math::Vec3;
+    /// let film = Film::new(1, 1, false);
+    /// film.add(0, Vec3::new(0.25, 0.5, 3.0));
+    /// assert_eq!(film.linear_rgb(), [0.25, 0.5, 3.0]);
+    /// ```
     pub fn linear_rgb(&self) -> Vec<f32> {
         let unit = (1u64 << FRACTION_BITS) as f64;
         self.sums()
@@ -211,6 +353,14 @@ impl Film {
     }
 
     /// The image as 8-bit sRGB, row-major RGB triples.
+    ///
+    /// ```
+    /// # use renderer::film::Film;
+    /// # use renderer::math::Vec3;
+    /// let film = Film::new(2, 1, false);
+    /// film.add(0, Vec3::new(1.0, 0.0, 2.0));
+    /// assert_eq!(film.resolve(), [255, 0, 255, 0, 0, 0]);
+    /// ```
     pub fn resolve(&self) -> Vec<u8> {
         self.sums().iter().flat_map(|&s| resolve_pixel(s)).collect()
     }
@@ -219,6 +369,14 @@ impl Film {
 /// One pixel's sums to 8-bit sRGB: the linear value is clamped to `[0, 1]` and encoded with
 /// the sRGB curve, rounded to the nearest code. Pure integer work against a table of
 /// thresholds fixed at compile time, so it is the same everywhere.
+///
+/// ```
+/// use renderer::film::resolve_pixel;
+///
+/// assert_eq!(resolve_pixel([0, 1 << 32, 5 << 32]), [0, 255, 255]);
+/// // Linear 0.5 is sRGB code 188.
+/// assert_eq!(resolve_pixel([1 << 31; 3]), [188; 3]);
+/// ```
 #[inline]
 pub fn resolve_pixel(sums: [u64; 3]) -> [u8; 3] {
     sums.map(srgb_code)

@@ -1,5 +1,19 @@
 //! Files written: images (PNG, OpenEXR, PFM) and JSON reports, written so that a failure never
 //! leaves a half-written file or clobbers an existing one.
+//!
+//! ```
+//! use renderer::output::StagedFiles;
+//!
+//! # let dir = std::env::temp_dir().join(format!("raylb-doc-output-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir)?;
+//! let mut staged = StagedFiles::new();
+//! staged.png(&dir.join("frame.png"), 1, 1, &[255, 128, 0])?;
+//! staged.text(&dir.join("report.json"), "{}")?;
+//! staged.commit()?;
+//! assert!(dir.join("frame.png").exists() && dir.join("report.json").exists());
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Cursor, Seek, Write};
@@ -17,6 +31,15 @@ use crate::image_io::{encode_exr, encode_pfm};
 
 /// Where an output's bytes go, once the links its path names are followed
 /// ([`resolve_output`]).
+///
+/// ```
+/// use std::path::Path;
+/// use renderer::output::{OutputTarget, resolve_output};
+///
+/// assert_eq!(resolve_output(Path::new("/dev/stderr")), Ok(OutputTarget::Stderr));
+/// let file = Path::new("frame.png");
+/// assert_eq!(resolve_output(file), Ok(OutputTarget::File(file.into())));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OutputTarget {
     /// A regular file (or none yet), replaced whole: the path with every symbolic link
@@ -59,6 +82,14 @@ fn descriptor_named(path: &Path) -> Option<u32> {
 /// # Errors
 /// Says why, without the path: a dangling link, a loop of links, a descriptor other than 1
 /// and 2, or the system's reason a link cannot be read.
+///
+/// ```
+/// use std::path::Path;
+/// use renderer::output::{OutputTarget, resolve_output};
+///
+/// assert_eq!(resolve_output(Path::new("/dev/fd/1")), Ok(OutputTarget::Stdout));
+/// assert!(resolve_output(Path::new("/dev/fd/0")).is_err());
+/// ```
 pub fn resolve_output(path: &Path) -> Result<OutputTarget, String> {
     // Linux's own bound on the links one lookup follows.
     const MOST_LINKS: usize = 40;
@@ -100,6 +131,17 @@ pub fn resolve_output(path: &Path) -> Result<OutputTarget, String> {
 
 /// What an output is written to while staged: a temporary file, or memory for a standard
 /// stream. Seekable, as OpenEXR's writer needs.
+///
+/// ```
+/// use std::io::{Cursor, Write};
+/// use renderer::output::StagedWrite;
+///
+/// let mut memory = Cursor::new(Vec::new());
+/// let out: &mut dyn StagedWrite = &mut memory;
+/// out.write_all(b"raylb")?;
+/// assert_eq!(memory.into_inner(), b"raylb");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait StagedWrite: Write + Seek {}
 
 impl<T: Write + Seek> StagedWrite for T {}
@@ -124,6 +166,22 @@ fn forget_temporary(list: &mut Vec<PathBuf>, path: &Path) {
 /// temporary file not yet committed, and returns the lock that commits take, to be held until
 /// the process ends. A commit under way finishes first (the lock waits for it), so a signal
 /// never leaves some outputs new and others old, nor a hidden temporary file.
+///
+/// ```
+/// # let dir = std::env::temp_dir().join(format!("raylb-doc-abandon-{}", std::process::id()));
+/// use renderer::output::{StagedFiles, abandon_staged};
+///
+/// # std::fs::create_dir_all(&dir)?;
+/// let mut staged = StagedFiles::new();
+/// staged.text(&dir.join("report.json"), "{}")?;
+/// let list = abandon_staged();
+/// assert!(list.is_empty());
+/// assert_eq!(std::fs::read_dir(&dir)?.count(), 0, "the temporary file is gone");
+/// drop(list);
+/// # drop(staged);
+/// # std::fs::remove_dir(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn abandon_staged() -> MutexGuard<'static, Vec<PathBuf>> {
     let mut list = temporaries();
     for path in list.drain(..) {
@@ -149,6 +207,21 @@ enum Staged {
 /// A path through a symbolic link writes the link's target and leaves the link; one that
 /// names standard output or standard error ([`resolve_output`]) is held until the commit and
 /// written there. Temporary files not committed are removed when this is dropped.
+///
+/// ```
+/// # let dir = std::env::temp_dir().join(format!("raylb-doc-staged-{}", std::process::id()));
+/// use renderer::output::StagedFiles;
+///
+/// # std::fs::create_dir_all(&dir)?;
+/// let mut staged = StagedFiles::new();
+/// staged.text(&dir.join("a.txt"), "a")?;
+/// staged.text(&dir.join("b.txt"), "b")?;
+/// assert!(!dir.join("a.txt").exists(), "nothing is in place before the commit");
+/// staged.commit()?;
+/// assert_eq!(std::fs::read_to_string(dir.join("b.txt"))?, "b");
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Default)]
 pub struct StagedFiles {
     /// Outputs written and not yet put in place.
@@ -157,12 +230,34 @@ pub struct StagedFiles {
 
 impl StagedFiles {
     /// Nothing staged yet.
+    ///
+    /// ```
+    /// # let path = std::env::temp_dir().join(format!("raylb-doc-new-{}", std::process::id()));
+    /// # use renderer::output::StagedFiles;
+    /// let mut staged = StagedFiles::new();
+    /// staged.text(&path, "draft")?;
+    /// drop(staged);
+    /// assert!(!path.exists(), "what is not committed never appears");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Writes the future contents of `path` to a temporary file beside the file it names (or
     /// to memory, for a standard stream).
+    ///
+    /// ```
+    /// # let path = std::env::temp_dir().join(format!("raylb-doc-write-{}", std::process::id()));
+    /// # use std::io::Write;
+    /// # use renderer::output::StagedFiles;
+    /// let mut staged = StagedFiles::new();
+    /// staged.write(&path, |out| out.write_all(b"raw bytes"))?;
+    /// staged.commit()?;
+    /// assert_eq!(std::fs::read(&path)?, b"raw bytes");
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn write(
         &mut self,
         path: &Path,
@@ -200,6 +295,19 @@ impl StagedFiles {
     }
 
     /// Stages an 8-bit RGB image (row-major triples) as PNG.
+    ///
+    /// ```
+    /// # let path = std::env::temp_dir().join(format!("raylb-doc-png-{}", std::process::id()));
+    /// # let path = path.with_extension("png");
+    /// # use renderer::output::StagedFiles;
+    /// let mut staged = StagedFiles::new();
+    /// staged.png(&path, 2, 1, &[255, 0, 0, 0, 0, 255])?;
+    /// staged.commit()?;
+    /// let image = renderer::image_io::read_image(&path, u64::MAX)?;
+    /// assert_eq!((image.width(), image.height()), (2, 1));
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn png(&mut self, path: &Path, width: u32, height: u32, rgb: &[u8]) -> io::Result<()> {
         self.write(path, |out| {
             PngEncoder::new(out)
@@ -210,6 +318,19 @@ impl StagedFiles {
 
     /// Stages linear RGB (row-major float triples from the top row) as OpenEXR: channels R, G
     /// and B at `precision`, the same bytes for the same pixels every time.
+    ///
+    /// ```
+    /// # let path = std::env::temp_dir().join(format!("raylb-doc-exr-{}", std::process::id()));
+    /// # let path = path.with_extension("exr");
+    /// use renderer::output::{ExrPrecision, StagedFiles};
+    ///
+    /// let mut staged = StagedFiles::new();
+    /// staged.exr(&path, 1, 1, &[0.25, 0.5, 2.0], ExrPrecision::Float)?;
+    /// staged.commit()?;
+    /// assert!(std::fs::read(&path)?.starts_with(&[0x76, 0x2f, 0x31, 0x01]));
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn exr(
         &mut self,
         path: &Path,
@@ -225,6 +346,18 @@ impl StagedFiles {
 
     /// Stages linear RGB (row-major float triples from the top row) as a Portable Float Map:
     /// `PF`, little-endian, bottom row first, as the format has it.
+    ///
+    /// ```
+    /// # let path = std::env::temp_dir().join(format!("raylb-doc-pfm-{}", std::process::id()));
+    /// # let path = path.with_extension("pfm");
+    /// # use renderer::output::StagedFiles;
+    /// let mut staged = StagedFiles::new();
+    /// staged.pfm(&path, 2, 1, &[0.25, 0.5, 2.0, 0.0, 0.0, 1.0])?;
+    /// staged.commit()?;
+    /// assert!(std::fs::read(&path)?.starts_with(b"PF"));
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn pfm(
         &mut self,
         path: &Path,
@@ -240,6 +373,23 @@ impl StagedFiles {
     /// Stages the image in `film` in the format `path`'s extension names: 8-bit sRGB PNG, or
     /// linear float OpenEXR (at `precision`) or PFM, all resolved from the same fixed-point
     /// sums.
+    ///
+    /// ```
+    /// # let path = std::env::temp_dir().join(format!("raylb-doc-frame-{}", std::process::id()));
+    /// # let path = path.with_extension("png");
+    /// use renderer::film::Film;
+    /// use renderer::output::{ExrPrecision, StagedFiles};
+    ///
+    /// let film = Film::new(4, 3, false);
+    /// let mut staged = StagedFiles::new();
+    /// assert!(staged.frame("frame.bmp".as_ref(), &film, ExrPrecision::Half).is_err());
+    /// staged.frame(&path, &film, ExrPrecision::Half)?;
+    /// staged.commit()?;
+    /// let image = renderer::image_io::read_image(&path, u64::MAX)?;
+    /// assert_eq!((image.width(), image.height()), (4, 3));
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn frame(&mut self, path: &Path, film: &Film, precision: ExrPrecision) -> io::Result<()> {
         let (w, h) = (film.width(), film.height());
         match ImageFormat::of(path).map_err(io::Error::other)? {
@@ -250,12 +400,36 @@ impl StagedFiles {
     }
 
     /// Stages `text`.
+    ///
+    /// ```
+    /// # let path = std::env::temp_dir().join(format!("raylb-doc-text-{}", std::process::id()));
+    /// # use renderer::output::StagedFiles;
+    /// let mut staged = StagedFiles::new();
+    /// staged.text(&path, "{\"frames\": 1}\n")?;
+    /// staged.commit()?;
+    /// assert_eq!(std::fs::read_to_string(&path)?, "{\"frames\": 1}\n");
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn text(&mut self, path: &Path, text: &str) -> io::Result<()> {
         self.write(path, |out| out.write_all(text.as_bytes()))
     }
 
     /// Renames every staged file over its target, then writes what goes to a standard
     /// stream.
+    ///
+    /// ```
+    /// # let path = std::env::temp_dir().join(format!("raylb-doc-commit-{}", std::process::id()));
+    /// # use renderer::output::StagedFiles;
+    /// # std::fs::write(&path, "old")?;
+    /// let mut staged = StagedFiles::new();
+    /// staged.text(&path, "new")?;
+    /// assert_eq!(std::fs::read_to_string(&path)?, "old");
+    /// staged.commit()?;
+    /// assert_eq!(std::fs::read_to_string(&path)?, "new");
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn commit(mut self) -> io::Result<()> {
         let pending = std::mem::take(&mut self.pending);
         let (files, streams): (Vec<_>, Vec<_>) = pending
@@ -349,6 +523,15 @@ fn remove_temporary(list: &mut Vec<PathBuf>, temporary: tempfile::TempPath) -> i
 /// is created and removed again. The error says what is wrong, without the path: `is a
 /// directory`, `no such directory: DIR`, `not a directory: DIR`, or the system's reason, such
 /// as `permission denied`.
+///
+/// ```
+/// use renderer::output::check_writable;
+///
+/// let dir = std::env::temp_dir();
+/// assert_eq!(check_writable(&dir), Err("is a directory".into()));
+/// assert_eq!(check_writable(&dir.join("raylb-frame.png")), Ok(()));
+/// assert!(check_writable(&dir.join("no-such-dir/frame.png")).is_err());
+/// ```
 pub fn check_writable(path: &Path) -> Result<(), String> {
     let path = match resolve_output(path)? {
         OutputTarget::File(target) => target,
@@ -386,6 +569,18 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
 /// The input that `output` would replace, if any: the same file under another name, through
 /// a symbolic link or a hard link included. An output that does not exist yet replaces
 /// nothing.
+///
+/// ```
+/// # let path = std::env::temp_dir().join(format!("raylb-doc-replaces-{}.toml", std::process::id()));
+/// use renderer::output::replaces_input;
+///
+/// # std::fs::write(&path, "")?;
+/// let inputs = [path.clone()];
+/// assert_eq!(replaces_input(&path, &inputs), Some(path.as_path()));
+/// assert_eq!(replaces_input("not-there.png".as_ref(), &inputs), None);
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn replaces_input<'a>(output: &Path, inputs: &'a [PathBuf]) -> Option<&'a Path> {
     inputs
         .iter()
@@ -394,6 +589,14 @@ pub fn replaces_input<'a>(output: &Path, inputs: &'a [PathBuf]) -> Option<&'a Pa
 }
 
 /// Writes `text` to `path`, atomically.
+///
+/// ```
+/// # let path = std::env::temp_dir().join(format!("raylb-doc-write-text-{}", std::process::id()));
+/// renderer::output::write_text(&path, "done\n")?;
+/// assert_eq!(std::fs::read_to_string(&path)?, "done\n");
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn write_text(path: &Path, text: &str) -> io::Result<()> {
     let mut staged = StagedFiles::new();
     staged.text(path, text)?;
@@ -401,6 +604,15 @@ pub fn write_text(path: &Path, text: &str) -> io::Result<()> {
 }
 
 /// Writes an 8-bit RGB image (row-major triples) as PNG, atomically.
+///
+/// ```
+/// # let path = std::env::temp_dir().join(format!("raylb-doc-write-png-{}.png", std::process::id()));
+/// renderer::output::write_png(&path, 1, 2, &[0, 0, 0, 255, 255, 255])?;
+/// let image = renderer::image_io::read_image(&path, u64::MAX)?;
+/// assert_eq!((image.width(), image.height()), (1, 2));
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn write_png(path: &Path, width: u32, height: u32, rgb: &[u8]) -> io::Result<()> {
     let mut staged = StagedFiles::new();
     staged.png(path, width, height, rgb)?;

@@ -5,12 +5,31 @@
 //! [`FrameWatch`] stamp is set); the rest keep what they showed before: the previous frame,
 //! or a neutral grey at first. In the [`Layer::Image`] layer a finished frame draws exactly
 //! the bytes [`Film::resolve`] gives, so a screenshot of it is the frame's PNG.
+//!
+//! ```
+//! use renderer::film::Film;
+//! use renderer::preview::{Layer, Pixels, Preview};
+//! use renderer::watch::FrameWatch;
+//!
+//! let film = Film::new(4, 4, false);
+//! let mut preview = Preview::new(4, 4);
+//! preview.draw(&film, &FrameWatch::new(4, 4), Layer::Image, Pixels::All);
+//! assert_eq!(preview.to_rgb(), film.resolve());
+//! ```
 
 use crate::film::{Film, resolve_pixel};
 use crate::watch::FrameWatch;
 use crate::workmap::HeatScale;
 
 /// What a [`Preview`] shows of a frame.
+///
+/// ```
+/// use balancers::Choice;
+/// use renderer::preview::Layer;
+///
+/// assert_eq!(Layer::from_keyword("work-map"), Some(Layer::WorkMap));
+/// assert_eq!(Layer::default(), Layer::Image);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Layer {
     /// The image.
@@ -25,6 +44,12 @@ pub enum Layer {
 
 impl Layer {
     /// The layer after this one, in the order image → work map → workers → image.
+    ///
+    /// ```
+    /// # use renderer::preview::Layer;
+    /// assert_eq!(Layer::Image.next(), Layer::WorkMap);
+    /// assert_eq!(Layer::Workers.next(), Layer::Image);
+    /// ```
     pub fn next(self) -> Self {
         match self {
             Layer::Image => Layer::WorkMap,
@@ -34,6 +59,11 @@ impl Layer {
     }
 
     /// A short name for titles.
+    ///
+    /// ```
+    /// # use renderer::preview::Layer;
+    /// assert_eq!(Layer::WorkMap.name(), "work map");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Layer::Image => "image",
@@ -50,6 +80,20 @@ balancers::choices!(Layer {
 });
 
 /// Which pixels [`Preview::draw`] draws.
+///
+/// ```
+/// use renderer::film::Film;
+/// use renderer::preview::{Layer, NEUTRAL_GREY, Pixels, Preview};
+/// use renderer::watch::FrameWatch;
+///
+/// let film = Film::new(2, 1, false);
+/// let mut preview = Preview::new(2, 1);
+/// // Nothing is traced yet: `New` draws no pixel, `All` draws both.
+/// preview.draw(&film, &FrameWatch::new(2, 1), Layer::Image, Pixels::New);
+/// assert_eq!(preview.pixels(), &[NEUTRAL_GREY; 2]);
+/// preview.draw(&film, &FrameWatch::new(2, 1), Layer::Image, Pixels::All);
+/// assert_eq!(preview.pixels(), &[0, 0]);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pixels {
     /// Those traced since the last few draws of this frame: for a frame still rendering. A
@@ -70,6 +114,20 @@ pub const RECENT_DRAWS: u8 = 3;
 pub const NEUTRAL_GREY: u32 = 0x0080_8080;
 
 /// A frame as a window shows it: `width × height` 0RGB words, row-major.
+///
+/// ```
+/// use renderer::film::Film;
+/// use renderer::math::Vec3;
+/// use renderer::preview::{Layer, NEUTRAL_GREY, Pixels, Preview};
+/// use renderer::watch::{FrameObserver, FrameWatch};
+///
+/// let (film, watch) = (Film::new(2, 1, false), FrameWatch::new(2, 1));
+/// film.add(0, Vec3::ONE);
+/// watch.stamp(0, 0);
+/// let mut preview = Preview::new(2, 1);
+/// preview.draw(&film, &watch, Layer::Image, Pixels::New);
+/// assert_eq!(preview.pixels(), &[0x00ff_ffff, NEUTRAL_GREY]);
+/// ```
 #[derive(Clone, Debug)]
 pub struct Preview {
     width: u32,
@@ -83,6 +141,13 @@ pub struct Preview {
 
 impl Preview {
     /// A neutral grey picture.
+    ///
+    /// ```
+    /// use renderer::preview::{NEUTRAL_GREY, Preview};
+    ///
+    /// let preview = Preview::new(3, 2);
+    /// assert!(preview.pixels().iter().all(|&p| p == NEUTRAL_GREY));
+    /// ```
     pub fn new(width: u32, height: u32) -> Self {
         let pixels = width as usize * height as usize;
         Self {
@@ -95,26 +160,59 @@ impl Preview {
     }
 
     /// Width in pixels.
+    ///
+    /// ```
+    /// # use renderer::preview::Preview;
+    /// assert_eq!(Preview::new(3, 2).width(), 3);
+    /// ```
     pub fn width(&self) -> u32 {
         self.width
     }
 
     /// Height in pixels.
+    ///
+    /// ```
+    /// # use renderer::preview::Preview;
+    /// assert_eq!(Preview::new(3, 2).height(), 2);
+    /// ```
     pub fn height(&self) -> u32 {
         self.height
     }
 
     /// The picture, 0RGB words, row-major.
+    ///
+    /// ```
+    /// # use renderer::preview::Preview;
+    /// assert_eq!(Preview::new(3, 2).pixels().len(), 6);
+    /// ```
     pub fn pixels(&self) -> &[u32] {
         &self.pixels
     }
 
     /// The fewest and most rays per pixel over the pixels drawn last in the work-map layer.
+    ///
+    /// ```
+    /// use renderer::film::Film;
+    /// use renderer::preview::{Layer, Pixels, Preview};
+    /// use renderer::watch::FrameWatch;
+    ///
+    /// let film = Film::new(2, 1, true);
+    /// film.count_rays(0, 3);
+    /// film.count_rays(1, 7);
+    /// let mut preview = Preview::new(2, 1);
+    /// preview.draw(&film, &FrameWatch::new(2, 1), Layer::WorkMap, Pixels::All);
+    /// assert_eq!(preview.rays_range(), Some((3, 7)));
+    /// ```
     pub fn rays_range(&self) -> Option<(u32, u32)> {
         self.rays_range
     }
 
     /// The picture as 8-bit RGB triples, row-major, for a PNG.
+    ///
+    /// ```
+    /// # use renderer::preview::Preview;
+    /// assert_eq!(Preview::new(1, 1).to_rgb(), [0x80, 0x80, 0x80]);
+    /// ```
     pub fn to_rgb(&self) -> Vec<u8> {
         self.pixels
             .iter()
@@ -124,6 +222,20 @@ impl Preview {
 
     /// Forgets which pixels were drawn: call when a new frame starts, before drawing it with
     /// [`Pixels::New`]. The picture itself stays until the new frame's pixels replace it.
+    ///
+    /// ```
+    /// use renderer::film::Film;
+    /// use renderer::preview::{Layer, Pixels, Preview};
+    /// use renderer::watch::FrameWatch;
+    ///
+    /// let film = Film::new(2, 1, true);
+    /// film.count_rays(1, 4);
+    /// let mut preview = Preview::new(2, 1);
+    /// preview.draw(&film, &FrameWatch::new(2, 1), Layer::WorkMap, Pixels::All);
+    /// preview.start_frame();
+    /// assert_eq!(preview.rays_range(), None);
+    /// assert_eq!(preview.pixels().len(), 2);
+    /// ```
     pub fn start_frame(&mut self) {
         self.draws.fill(0);
         self.rays_range = None;
@@ -135,6 +247,21 @@ impl Preview {
     /// a quarter of headroom at the top, and every traced pixel is drawn again when it does:
     /// a handful of times per frame, not at every draw. A film that counts no rays draws the
     /// image instead.
+    ///
+    /// ```
+    /// use renderer::film::Film;
+    /// use renderer::math::Vec3;
+    /// use renderer::preview::{Layer, Pixels, Preview, worker_colour};
+    /// use renderer::watch::{FrameObserver, FrameWatch};
+    ///
+    /// let (film, watch) = (Film::new(1, 1, false), FrameWatch::new(1, 1));
+    /// film.add(0, Vec3::ONE);
+    /// watch.stamp(0, 5);
+    /// let mut preview = Preview::new(1, 1);
+    /// preview.draw(&film, &watch, Layer::Workers, Pixels::Traced);
+    /// let [r, g, b] = worker_colour(5).map(u32::from);
+    /// assert_eq!(preview.pixels(), &[(r << 16) | (g << 8) | b]);
+    /// ```
     ///
     /// # Panics
     /// When `film` or `watch` is not of this picture's size.
@@ -280,6 +407,13 @@ pub const DEVICE_COLOUR: [u8; 3] = [255, 255, 255];
 
 /// A colour for worker `worker`: hues a golden angle apart, so that neighbouring numbers
 /// differ clearly for any count of workers.
+///
+/// ```
+/// use renderer::preview::{DEVICE_COLOUR, worker_colour};
+///
+/// assert_ne!(worker_colour(0), worker_colour(1));
+/// assert_ne!(worker_colour(3), DEVICE_COLOUR);
+/// ```
 pub fn worker_colour(worker: u16) -> [u8; 3] {
     let hue = (f32::from(worker) * 0.381_966).fract() * 6.0;
     let sector = hue as u32;

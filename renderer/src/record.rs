@@ -14,6 +14,23 @@
 //! memory bandwidth, a host shared with other work), a task takes longer while the other
 //! workers run, and a model fitted on `n` busy threads is the one to simulate `n` workers
 //! with.
+//!
+//! ```
+//! use std::num::{NonZeroU32, NonZeroUsize};
+//! use balancers::BalancerKind;
+//! use renderer::record::{KINDS, count};
+//! use renderer::scene::{Scene, SceneOverrides};
+//!
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+//! # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+//! let scene = Scene::load(path.as_ref(), overrides)?;
+//! let one = NonZeroUsize::MIN;
+//! let tree = count(&scene, NonZeroU32::new(8).unwrap(), &BalancerKind::counter(one), one)?;
+//! // Every task after the tiles was spawned by another.
+//! assert!((tree.initial()..tree.len()).all(|i| tree.parent(i).is_some()));
+//! assert!((0..tree.len()).all(|i| usize::from(tree.kind(i)) < KINDS.len()));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::cell::Cell;
 use std::fmt;
@@ -50,6 +67,22 @@ pub const FEATURES: [&str; 7] = [
 ];
 
 /// A recorded frame, and how long recording it took.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use balancers::BalancerKind;
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let (tile, one) = (NonZeroU32::new(8).unwrap(), NonZeroUsize::MIN);
+/// # let balancer = BalancerKind::counter(one);
+/// let recording = renderer::record::record(&scene, tile, &balancer, one, one)?;
+/// // A 32×32 frame in tiles of 8: 16 tiles, then the rays they spawned.
+/// assert_eq!(recording.tree.initial(), 16);
+/// assert!(recording.tree.len() >= 16);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct Recording {
     /// The tree, with the fitted model.
@@ -61,6 +94,22 @@ pub struct Recording {
 }
 
 /// Why a frame could not be recorded.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use balancers::BalancerKind;
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let (tile, one) = (NonZeroU32::new(8).unwrap(), NonZeroUsize::MIN);
+/// # let balancer = BalancerKind::counter(one);
+/// use renderer::record::{RecordError, record_within};
+///
+/// let refused = record_within(&scene, tile, &balancer, one, one, 4);
+/// assert!(matches!(refused, Err(RecordError::TooManyTasks(4))));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub enum RecordError {
     /// A worker thread could not be started.
@@ -96,6 +145,21 @@ impl std::error::Error for RecordError {}
 /// Records the frame of `scene` cut into tiles of edge `tile`: counted with `balancer` on
 /// `threads` workers (the tree does not depend on either), then timed by `static` on
 /// `timing_threads` workers.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use balancers::BalancerKind;
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let (tile, one) = (NonZeroU32::new(8).unwrap(), NonZeroUsize::MIN);
+/// # let balancer = BalancerKind::counter(one);
+/// let recording = renderer::record::record(&scene, tile, &balancer, one, one)?;
+/// let tiles = (0..recording.tree.len()).filter(|&i| recording.tree.kind(i) == 0);
+/// assert_eq!(tiles.count(), 16);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn record(
     scene: &Scene,
     tile: NonZeroU32,
@@ -109,6 +173,23 @@ pub fn record(
 /// [`record`], holding at most `max_tasks` tasks: a frame with more is refused
 /// ([`RecordError::TooManyTasks`]) as soon as the counting run passes the bound, before their
 /// records are kept. A recording peaks at about [`BYTES_PER_TASK`] a task.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use balancers::BalancerKind;
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let (tile, one) = (NonZeroU32::new(8).unwrap(), NonZeroUsize::MIN);
+/// # let balancer = BalancerKind::counter(one);
+/// use renderer::record::{RecordError, record_within};
+///
+/// let e = record_within(&scene, tile, &balancer, one, one, 10).unwrap_err();
+/// assert!(matches!(e, RecordError::TooManyTasks(10)));
+/// assert!(e.to_string().starts_with("the frame has more than 10 tasks"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn record_within(
     scene: &Scene,
     tile: NonZeroU32,
@@ -160,6 +241,22 @@ pub fn record_within(
 /// The task tree of the frame of `scene` cut into tiles of edge `tile`, counted with
 /// `balancer` on `threads` workers, with a model of no cost: [`record`] without its timed run,
 /// for trees to be simulated on another recording's model.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use balancers::BalancerKind;
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let (tile, one) = (NonZeroU32::new(8).unwrap(), NonZeroUsize::MIN);
+/// # let balancer = BalancerKind::counter(one);
+/// let tree = renderer::record::count(&scene, tile, &balancer, one)?;
+/// let again = renderer::record::count(&scene, tile, &BalancerKind::counter(one), one)?;
+/// assert!(tree.same_shape(&again));
+/// assert_eq!(tree.initial(), 16);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn count(
     scene: &Scene,
     tile: NonZeroU32,

@@ -6,6 +6,29 @@
 //! pixel, depth and cumulative weight. Nothing waits for a child, so tasks can run in any
 //! order on any worker, and the film's exact sums make the image the same whatever order
 //! that is.
+//!
+//! ```
+//! use std::num::{NonZeroU32, NonZeroUsize};
+//! use balancers::{Balancer, BalancerKind};
+//! use renderer::film::Film;
+//! use renderer::integrator::{RenderTask, Whitted, tiles};
+//! use renderer::scene::{Scene, SceneOverrides};
+//! use renderer::watch::Unwatched;
+//!
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+//! # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+//! let scene = Scene::load(path.as_ref(), overrides)?;
+//! let film = Film::new(32, 32, false);
+//! let tasks: Vec<RenderTask> = tiles(32, 32, NonZeroU32::new(8).unwrap())
+//!     .into_iter()
+//!     .map(RenderTask::Tile)
+//!     .collect();
+//! let balancer = BalancerKind::counter(NonZeroUsize::MIN);
+//! let outcome = balancer.run(NonZeroUsize::new(2).unwrap(), &tasks, &Whitted::new(&scene, &film, &Unwatched))?;
+//! let camera: u64 = outcome.locals.iter().map(|worker| worker.rays.camera).sum();
+//! assert_eq!(camera, 32 * 32 * scene.samples.offsets().len() as u64);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod packet;
 
@@ -25,6 +48,13 @@ use crate::scene::{CameraExt, Light, LightExt, Material, Scene, TriangleShading}
 use crate::watch::FrameObserver;
 
 /// Why a ray was traced; its value is the kernels' code for the same kind of task.
+///
+/// ```
+/// use renderer::integrator::{RayKind, RayRole};
+///
+/// assert_ne!(RayKind::Reflection as u8, RayKind::Refraction as u8);
+/// assert_eq!(RayRole::from(RayKind::Camera), RayRole::Camera);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum RayKind {
@@ -38,6 +68,16 @@ pub enum RayKind {
 
 /// Which of a frame's rays a ray is: one of the three kinds of task, or a shadow ray a hit
 /// casts towards a light.
+///
+/// ```
+/// use renderer::integrator::{RayKind, RayRole};
+///
+/// assert_eq!(RayRole::from(RayKind::Refraction), RayRole::Refraction);
+/// // Shadow rays are rays, but never tasks: no kind of task turns into one.
+/// assert!([RayKind::Camera, RayKind::Reflection, RayKind::Refraction]
+///     .iter()
+///     .all(|&kind| RayRole::from(kind) != RayRole::Shadow));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RayRole {
     /// From the eye through a pixel.
@@ -63,8 +103,62 @@ impl From<RayKind> for RayRole {
 /// What the integrator reports as it traces: the traversal's box and triangle tests, and
 /// each ray just before it is traced. What ignores a report costs nothing: the calls are
 /// inlined away.
+///
+/// ```
+/// # use std::num::NonZeroU32;
+/// # use balancers::{Spawn, TaskRunner};
+/// # use renderer::film::Film;
+/// # use renderer::integrator::{RenderTask, Whitted, tiles};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # use renderer::watch::Unwatched;
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # struct Collect(Vec<RenderTask>);
+/// # impl Spawn<RenderTask> for Collect {
+/// #     fn spawn(&mut self, task: RenderTask) { self.0.push(task); }
+/// # }
+/// use renderer::bvh::TraversalCounters;
+/// use renderer::geometry::Ray;
+/// use renderer::integrator::{RayRole, TraceObserver};
+///
+/// /// Counts the shadow rays, and ignores the tests.
+/// #[derive(Default)]
+/// struct Shadows(u64);
+/// impl TraversalCounters for Shadows {
+///     fn box_test(&mut self) {}
+///     fn triangle_test(&mut self) {}
+/// }
+/// impl TraceObserver for Shadows {
+///     fn ray(&mut self, role: RayRole, _ray: &Ray) {
+///         self.0 += u64::from(role == RayRole::Shadow);
+///     }
+/// }
+///
+/// # let film = Film::new(32, 32, false);
+/// # let whitted = Whitted::new(&scene, &film, &Unwatched);
+/// # let (mut local, mut spawned) = (whitted.local(0), Collect(Vec::new()));
+/// let mut shadows = Shadows::default();
+/// for tile in tiles(32, 32, NonZeroU32::new(8).unwrap()) {
+///     whitted.run_counted(RenderTask::Tile(tile), &mut local, &mut shadows, &mut spawned);
+/// }
+/// assert_eq!(shadows.0, local.rays.shadow);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait TraceObserver: TraversalCounters {
     /// `ray`, of `role`, is about to be traced.
+    ///
+    /// ```
+    /// use renderer::bvh::TestCounts;
+    /// use renderer::geometry::Ray;
+    /// use renderer::integrator::{RayRole, TraceObserver};
+    /// use renderer::math::Vec3;
+    ///
+    /// // What counts tests alone hears of a ray and keeps nothing of it.
+    /// let mut counts = TestCounts::default();
+    /// counts.ray(RayRole::Camera, &Ray::new(Vec3::ZERO, Vec3::Z));
+    /// assert_eq!(counts, TestCounts::default());
+    /// ```
     #[inline(always)]
     fn ray(&mut self, role: RayRole, ray: &Ray) {
         let _ = (role, ray);
@@ -75,6 +169,33 @@ impl TraceObserver for NoCounters {}
 impl TraceObserver for TestCounts {}
 
 /// A ray still to be traced, with everything it needs to contribute to its pixel.
+///
+/// ```
+/// # use std::num::NonZeroU32;
+/// # use balancers::{Spawn, TaskRunner};
+/// # use renderer::film::Film;
+/// # use renderer::integrator::{RenderTask, Whitted, tiles};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # use renderer::watch::Unwatched;
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # struct Collect(Vec<RenderTask>);
+/// # impl Spawn<RenderTask> for Collect {
+/// #     fn spawn(&mut self, task: RenderTask) { self.0.push(task); }
+/// # }
+/// # let film = Film::new(32, 32, false);
+/// # let whitted = Whitted::new(&scene, &film, &Unwatched);
+/// # let (mut local, mut spawned) = (whitted.local(0), Collect(Vec::new()));
+/// for tile in tiles(32, 32, NonZeroU32::new(32).unwrap()) {
+///     whitted.run(RenderTask::Tile(tile), &mut local, &mut spawned);
+/// }
+/// // quick.toml has a mirror ball: some camera rays spawn a reflection, one generation down.
+/// let RenderTask::Ray(ray) = spawned.0[0] else { panic!("a tile spawns rays") };
+/// assert_eq!(ray.depth, 1);
+/// assert!(ray.pixel < 32 * 32);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RayTask {
     /// Where the ray starts.
@@ -93,6 +214,14 @@ pub struct RayTask {
 }
 
 /// A rectangle of pixels `[x0, x1) × [y0, y1)`.
+///
+/// ```
+/// use renderer::integrator::Tile;
+///
+/// let tile = Tile { x0: 8, y0: 0, x1: 16, y1: 4 };
+/// assert_eq!(tile.pixels(), 32);
+/// assert_eq!(tile.pieces().count(), 1);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tile {
     /// Left column.
@@ -107,12 +236,26 @@ pub struct Tile {
 
 impl Tile {
     /// Pixels in the tile.
+    ///
+    /// ```
+    /// # use renderer::integrator::Tile;
+    /// assert_eq!(Tile { x0: 0, y0: 0, x1: 3, y1: 2 }.pixels(), 6);
+    /// ```
     pub fn pixels(&self) -> u32 {
         (self.x1 - self.x0) * (self.y1 - self.y0)
     }
 
     /// The tile cut into pieces of at most [`PIECE`] × [`PIECE`] pixels, row-major; a tile of
     /// at most [`SPLIT_ABOVE`] pixels is its own only piece.
+    ///
+    /// ```
+    /// use renderer::integrator::{PIECE, SPLIT_ABOVE, Tile};
+    ///
+    /// let large = Tile { x0: 0, y0: 0, x1: 4 * PIECE, y1: 4 * PIECE };
+    /// assert!(large.pixels() > SPLIT_ABOVE);
+    /// assert!(large.pieces().all(|piece| piece.pixels() == PIECE * PIECE));
+    /// assert_eq!(large.pieces().map(|piece| piece.pixels()).sum::<u32>(), large.pixels());
+    /// ```
     pub fn pieces(&self) -> impl DoubleEndedIterator<Item = Tile> + use<> {
         let tile = *self;
         let (edge_x, edge_y) = if tile.pixels() <= SPLIT_ABOVE {
@@ -140,6 +283,15 @@ pub use layout::task::{PIECE, SPLIT_ABOVE};
 
 /// The tiles of edge `edge` covering a `width × height` image, row-major; the last row and
 /// column are clipped to the image.
+///
+/// ```
+/// use std::num::NonZeroU32;
+/// use renderer::integrator::{Tile, tiles};
+///
+/// let all = tiles(40, 20, NonZeroU32::new(16).unwrap());
+/// assert_eq!(all.len(), 3 * 2);
+/// assert_eq!(all[5], Tile { x0: 32, y0: 16, x1: 40, y1: 20 });
+/// ```
 pub fn tiles(width: u32, height: u32, edge: NonZeroU32) -> Vec<Tile> {
     let edge = edge.get();
     let mut out = Vec::with_capacity((width.div_ceil(edge) * height.div_ceil(edge)) as usize);
@@ -157,6 +309,17 @@ pub fn tiles(width: u32, height: u32, edge: NonZeroU32) -> Vec<Tile> {
 }
 
 /// The unit of work handed to a balancer.
+///
+/// ```
+/// use std::num::NonZeroU32;
+/// use renderer::integrator::{RenderTask, tiles};
+///
+/// let tasks: Vec<RenderTask> = tiles(64, 64, NonZeroU32::new(32).unwrap())
+///     .into_iter()
+///     .map(RenderTask::Tile)
+///     .collect();
+/// assert_eq!(tasks.len(), 4);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum RenderTask {
     /// Trace the camera rays of a tile.
@@ -166,6 +329,13 @@ pub enum RenderTask {
 }
 
 /// Rays one worker traced, by kind.
+///
+/// ```
+/// use renderer::integrator::RayCounts;
+///
+/// let counts = RayCounts { camera: 64, shadow: 100, reflection: 7, refraction: 3 };
+/// assert_eq!(counts.total(), 174);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RayCounts {
     /// Camera rays.
@@ -190,11 +360,23 @@ impl RayCounts {
     }
 
     /// All rays.
+    ///
+    /// ```
+    /// # use renderer::integrator::RayCounts;
+    /// assert_eq!(RayCounts { camera: 4, shadow: 2, ..Default::default() }.total(), 6);
+    /// ```
     pub fn total(&self) -> u64 {
         self.camera + self.shadow + self.reflection + self.refraction
     }
 
     /// Adds `other` to `self`.
+    ///
+    /// ```
+    /// # use renderer::integrator::RayCounts;
+    /// let mut all = RayCounts { camera: 4, ..Default::default() };
+    /// all.merge(&RayCounts { camera: 1, refraction: 2, ..Default::default() });
+    /// assert_eq!(all, RayCounts { camera: 5, refraction: 2, ..Default::default() });
+    /// ```
     pub fn merge(&mut self, other: &RayCounts) {
         self.camera += other.camera;
         self.shadow += other.shadow;
@@ -204,6 +386,30 @@ impl RayCounts {
 }
 
 /// What one worker of a frame keeps: its number and the rays it traced.
+///
+/// ```
+/// # use std::num::NonZeroU32;
+/// # use balancers::{Spawn, TaskRunner};
+/// # use renderer::film::Film;
+/// # use renderer::integrator::{RenderTask, Whitted, tiles};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # use renderer::watch::Unwatched;
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # struct Collect(Vec<RenderTask>);
+/// # impl Spawn<RenderTask> for Collect {
+/// #     fn spawn(&mut self, task: RenderTask) { self.0.push(task); }
+/// # }
+/// # let film = Film::new(32, 32, false);
+/// let whitted = Whitted::new(&scene, &film, &Unwatched);
+/// let mut local = whitted.local(3);
+/// assert_eq!((local.worker, local.rays.total()), (3, 0));
+/// let tile = tiles(32, 32, NonZeroU32::new(8).unwrap())[0];
+/// whitted.run(RenderTask::Tile(tile), &mut local, &mut Collect(Vec::new()));
+/// assert!(local.rays.camera >= 64);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WorkerRays {
     /// The worker's number, stamped on the pixels whose camera rays it traces.
@@ -215,6 +421,34 @@ pub struct WorkerRays {
 /// The Whitted integrator over one scene and film: the [`TaskRunner`] the balancers drive.
 /// `O` hears of its progress and may cancel it ([`Unwatched`](crate::watch::Unwatched) for a
 /// frame nobody watches, which costs nothing).
+///
+/// ```
+/// # use std::num::NonZeroU32;
+/// # use balancers::{Spawn, TaskRunner};
+/// # use renderer::film::Film;
+/// # use renderer::integrator::{RenderTask, Whitted, tiles};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # use renderer::watch::Unwatched;
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # struct Collect(Vec<RenderTask>);
+/// # impl Spawn<RenderTask> for Collect {
+/// #     fn spawn(&mut self, task: RenderTask) { self.0.push(task); }
+/// # }
+/// let film = Film::new(32, 32, false);
+/// let whitted = Whitted::new(&scene, &film, &Unwatched);
+/// let (mut local, mut spawned) = (whitted.local(0), Collect(Vec::new()));
+/// for tile in tiles(32, 32, NonZeroU32::new(8).unwrap()) {
+///     whitted.run(RenderTask::Tile(tile), &mut local, &mut spawned);
+/// }
+/// // Secondary rays are tasks of their own, left to whoever runs the frame.
+/// while let Some(task) = spawned.0.pop() {
+///     whitted.run(task, &mut local, &mut spawned);
+/// }
+/// assert!(film.sums().iter().all(|s| *s != [0; 3]), "every pixel lit");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct Whitted<'a, O: FrameObserver> {
     scene: &'a Scene,
@@ -225,6 +459,33 @@ pub struct Whitted<'a, O: FrameObserver> {
 impl<'a, O: FrameObserver> Whitted<'a, O> {
     /// An integrator that traces `scene` into `film` (of the scene's size), reporting its
     /// progress to `watch` and dropping its tasks once `watch` is cancelled.
+    ///
+    /// ```
+    /// # use std::num::NonZeroU32;
+    /// # use balancers::{Spawn, TaskRunner};
+    /// # use renderer::film::Film;
+    /// # use renderer::integrator::{RenderTask, Whitted, tiles};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # use renderer::watch::Unwatched;
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # struct Collect(Vec<RenderTask>);
+    /// # impl Spawn<RenderTask> for Collect {
+    /// #     fn spawn(&mut self, task: RenderTask) { self.0.push(task); }
+    /// # }
+    /// use renderer::watch::FrameWatch;
+    ///
+    /// # let film = Film::new(32, 32, false);
+    /// let watch = FrameWatch::new(32, 32);
+    /// watch.cancel();
+    /// let whitted = Whitted::new(&scene, &film, &watch);
+    /// let mut local = whitted.local(0);
+    /// let tile = tiles(32, 32, NonZeroU32::new(8).unwrap())[0];
+    /// whitted.run(RenderTask::Tile(tile), &mut local, &mut Collect(Vec::new()));
+    /// assert_eq!(local.rays.total(), 0, "a cancelled frame drops its tasks");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(scene: &'a Scene, film: &'a Film, watch: &'a O) -> Self {
         Self { scene, film, watch }
     }
@@ -567,6 +828,32 @@ impl<O: FrameObserver> TaskRunner<RenderTask> for Whitted<'_, O> {
 impl<O: FrameObserver> Whitted<'_, O> {
     /// Runs `task` as [`TaskRunner::run`] does, reporting every box and triangle test of its
     /// rays (closest hits and shadow rays) to `tests`; with [`NoCounters`] that is `run`.
+    ///
+    /// ```
+    /// # use std::num::NonZeroU32;
+    /// # use balancers::{Spawn, TaskRunner};
+    /// # use renderer::film::Film;
+    /// # use renderer::integrator::{RenderTask, Whitted, tiles};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # use renderer::watch::Unwatched;
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # struct Collect(Vec<RenderTask>);
+    /// # impl Spawn<RenderTask> for Collect {
+    /// #     fn spawn(&mut self, task: RenderTask) { self.0.push(task); }
+    /// # }
+    /// use renderer::bvh::TestCounts;
+    ///
+    /// # let film = Film::new(32, 32, false);
+    /// # let whitted = Whitted::new(&scene, &film, &Unwatched);
+    /// # let mut local = whitted.local(0);
+    /// let mut tests = TestCounts::default();
+    /// let tile = tiles(32, 32, NonZeroU32::new(8).unwrap())[0];
+    /// whitted.run_counted(RenderTask::Tile(tile), &mut local, &mut tests, &mut Collect(Vec::new()));
+    /// assert!(tests.boxes > 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn run_counted<S: Spawn<RenderTask>, C: TraceObserver>(
         &self,
         task: RenderTask,
