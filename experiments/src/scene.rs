@@ -54,6 +54,7 @@ use renderer::scene::Scene;
 pub trait SceneSettings: std::fmt::Debug {
     /// Refuses settings that do not apply to the acceleration structure they build.
     ///
+    /// ```
     /// # use std::num::{NonZeroU32, NonZeroUsize};
     /// # use experiments::scene::SceneSettings;
     /// # use renderer::render::{CpuBalancer, FrameExtras};
