@@ -4,6 +4,7 @@
 //! run on CPU threads, through the same interface a GPU's does.
 
 use std::num::NonZeroUsize;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -245,38 +246,63 @@ fn cpu_workers_take_initial_tasks_from_a_slow_device() {
     assert_eq!(device.taken, 0, "{device:?}");
 }
 
+/// A batch processor on a CPU thread, taking up to `max` initial tasks a batch, that counts
+/// the initial tasks it ran (its batches' roots) and keeps its first batch's size.
+struct Counting<'a> {
+    forest: &'a Forest,
+    max: usize,
+    roots: Arc<AtomicUsize>,
+    first_batch: Arc<AtomicUsize>,
+}
+
+impl<'a> Counting<'a> {
+    fn new(forest: &'a Forest, max: usize) -> Self {
+        Self {
+            forest,
+            max,
+            roots: Arc::default(),
+            first_batch: Arc::default(),
+        }
+    }
+}
+
+impl BatchRunner<u32> for Counting<'_> {
+    type Error = String;
+    fn max_batch(&self) -> usize {
+        self.max
+    }
+    fn run_batch(&mut self, batch: &[u32]) -> Result<(), String> {
+        for &root in batch {
+            self.forest.run_subtree(root);
+        }
+        self.roots.fetch_add(batch.len(), Ordering::Relaxed);
+        let _ =
+            self.first_batch
+                .compare_exchange(0, batch.len(), Ordering::Relaxed, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// Holds every CPU worker's task until `count` reaches `at_least`.
+fn gate_cpus(forest: &mut Forest, what: &'static str, count: &Arc<AtomicUsize>, at_least: usize) {
+    let count = Arc::clone(count);
+    forest.cpu_gate = Some(Box::new(move || {
+        wait_until(what, Duration::from_secs(60), || {
+            count.load(Ordering::Relaxed) >= at_least
+        });
+    }));
+}
+
 #[test]
 fn a_fast_device_takes_initial_tasks_from_slow_cpu_workers() {
     // CPU workers that cannot finish a task until the device has run 200 initial tasks, more
     // than its share of 150: it must steal them from the CPU workers' deques.
-    let device_roots = std::sync::Arc::new(AtomicUsize::new(0));
     let (mut forest, tasks) = Forest::new(300, Duration::ZERO);
-    let seen = device_roots.clone();
-    forest.cpu_gate = Some(Box::new(move || {
-        wait_until("the device took 200 tiles", Duration::from_secs(60), || {
-            seen.load(Ordering::Relaxed) >= 200
-        });
-    }));
-    struct Counting<'a> {
-        forest: &'a Forest,
-        roots: &'a AtomicUsize,
-    }
-    impl BatchRunner<u32> for Counting<'_> {
-        type Error = String;
-        fn max_batch(&self) -> usize {
-            32
-        }
-        fn run_batch(&mut self, batch: &[u32]) -> Result<(), String> {
-            for &root in batch {
-                self.forest.run_subtree(root);
-            }
-            self.roots.fetch_add(batch.len(), Ordering::Relaxed);
-            Ok(())
-        }
-    }
+    let roots = Arc::new(AtomicUsize::new(0));
+    gate_cpus(&mut forest, "the device took 200 tiles", &roots, 200);
     let device = Counting {
-        forest: &forest,
-        roots: &device_roots,
+        roots,
+        ..Counting::new(&forest, 32)
     };
     let outcome = two_cpus_and(&forest, &tasks, device);
     assert!(forest.all_ran_once());
@@ -297,36 +323,12 @@ fn the_first_batch_is_the_devices_own_pool() {
     // 50 are dealt to the device, and until it has timed a batch it cannot know how many of
     // the CPU workers' it should take, so its first batch is its own 50. The CPU workers wait
     // for that batch, so that their pools are whole when the device looks at them.
-    let first_batch = std::sync::Arc::new(AtomicUsize::new(0));
     let (mut forest, tasks) = Forest::new(100, Duration::ZERO);
-    let seen = first_batch.clone();
-    forest.cpu_gate = Some(Box::new(move || {
-        wait_until("the device's first batch", Duration::from_secs(60), || {
-            seen.load(Ordering::Relaxed) > 0
-        });
-    }));
-    struct Recording<'a> {
-        forest: &'a Forest,
-        first: &'a AtomicUsize,
-    }
-    impl BatchRunner<u32> for Recording<'_> {
-        type Error = String;
-        fn max_batch(&self) -> usize {
-            100
-        }
-        fn run_batch(&mut self, batch: &[u32]) -> Result<(), String> {
-            for &root in batch {
-                self.forest.run_subtree(root);
-            }
-            let _ =
-                self.first
-                    .compare_exchange(0, batch.len(), Ordering::Relaxed, Ordering::Relaxed);
-            Ok(())
-        }
-    }
-    let device = Recording {
-        forest: &forest,
-        first: &first_batch,
+    let first_batch = Arc::new(AtomicUsize::new(0));
+    gate_cpus(&mut forest, "the device's first batch", &first_batch, 1);
+    let device = Counting {
+        first_batch: Arc::clone(&first_batch),
+        ..Counting::new(&forest, 100)
     };
     let outcome = two_cpus_and(&forest, &tasks, device);
     assert!(forest.all_ran_once());
