@@ -11,6 +11,8 @@
 //! checked before any work is done. Standard output is written through [`outln!`] and
 //! [`out!`], which hand a closed or full output back as an error rather than panicking.
 
+#![deny(missing_docs)]
+
 #[macro_use]
 pub mod terminal;
 

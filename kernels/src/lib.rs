@@ -16,6 +16,8 @@
 //! sizes) comes from there too; `cuda/raylb_layout.cuh` is generated from the same
 //! definitions, and `tests/layout_header.rs` checks that it is.
 
+#![deny(missing_docs)]
+
 pub mod check;
 mod device;
 pub mod emulator;

@@ -21,6 +21,8 @@
 //! of the kernels fails when it differs from what these definitions generate (its message
 //! says how to write it again: [`header::REGENERATE`]).
 
+#![deny(missing_docs)]
+
 #[macro_use]
 mod macros;
 

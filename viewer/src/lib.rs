@@ -8,6 +8,8 @@
 //! outputs); [`run`] opens the window and keeps it until it is closed or the script ends. What
 //! the viewer prints goes through the caller's [`Lines`], which says what a failure means.
 
+#![deny(missing_docs)]
+
 mod display;
 mod fly;
 mod lineup;
