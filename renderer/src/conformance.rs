@@ -2,12 +2,14 @@
 //! bytes as `static`, whatever its worker count and tile size. The balancer-level properties
 //! (every task once, telemetry, termination, panics) are `balancers::conformance`'s.
 //!
-//! ```no_run
+//! ```
 //! use std::num::NonZeroUsize;
 //! use balancers::BalancerKind;
 //! use renderer::scene::{Scene, SceneOverrides};
 //!
-//! let scene = Scene::load("scenes/cornell.toml".as_ref(), SceneOverrides::default())?;
+//! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/cornell.toml");
+//! let small = SceneOverrides { width: Some(48), height: Some(48), ..Default::default() };
+//! let scene = Scene::load(path.as_ref(), small)?;
 //! renderer::conformance::check_same_bytes(&BalancerKind::counter(NonZeroUsize::MIN), &scene)?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

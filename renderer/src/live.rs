@@ -1,18 +1,31 @@
 //! A frame rendered on a thread of its own, watched and cancelled from another: what the
 //! viewer drives, and what a progress bar watches.
 //!
-//! ```no_run
+//! ```
+//! # use std::num::{NonZeroU32, NonZeroUsize};
 //! # use std::sync::Arc;
+//! # use balancers::BalancerKind;
 //! # use renderer::device::FrameJob;
 //! # use renderer::live::LiveFrame;
-//! # fn demo(scene: Arc<renderer::scene::Scene>, job: FrameJob) -> anyhow::Result<()> {
+//! # use renderer::render::RenderOptions;
+//! # use renderer::scene::{Scene, SceneOverrides};
+//! # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+//! # let scene = Arc::new(Scene::load(path.as_ref(), overrides)?);
+//! # let job = FrameJob::Cpu(RenderOptions {
+//! #     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+//! #     threads: NonZeroUsize::new(2).unwrap(),
+//! #     tile: NonZeroU32::new(8).unwrap(),
+//! #     work_map: false,
+//! # });
 //! let live = LiveFrame::start(scene, job, None)?;
 //! while !live.is_finished() {
 //!     println!("{} pixels traced", live.watch().pixels_done());
-//!     std::thread::sleep(std::time::Duration::from_millis(100));
+//!     std::thread::sleep(std::time::Duration::from_millis(1));
 //! }
 //! let frame = live.finish()?;
-//! # Ok(()) }
+//! assert_eq!(frame.total_rays().camera, 32 * 32);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 use std::sync::Arc;
