@@ -688,6 +688,11 @@ impl<'a, D: Family, T: Send, R> Shared<'a, D, T, R> {
         }
     }
 
+    /// Initial tasks waiting in the pools (a hint: each pool's length as last written).
+    fn waiting(&self) -> usize {
+        self.victims.iter().map(|v| v.pool.len()).sum()
+    }
+
     /// Whether a CPU worker that takes `per_task` for an initial task should start another
     /// (see the overview); yes while it has not timed one, or no batch has been timed.
     fn cpu_may_start_initial(&self, per_task: Option<Duration>) -> bool {
@@ -701,8 +706,7 @@ impl<'a, D: Family, T: Send, R> Shared<'a, D, T, R> {
             .iter()
             .map(|r| f64::from_bits(r.load(Ordering::Relaxed)))
             .sum();
-        let waiting: usize = self.victims.iter().map(|v| v.pool.len()).sum();
-        !batch_processors_finish_first(waiting, rate, per_task)
+        !batch_processors_finish_first(self.waiting(), rate, per_task)
     }
 }
 
@@ -722,8 +726,6 @@ struct CpuWorker<'a, D: Family, T: Send> {
     loot: Vec<Job<T>>,
     /// Its hybrid figures.
     extra: ProcessorTelemetry,
-    /// Whether it may start initial tasks now (see the overview), or only spawned ones.
-    take_initial: bool,
 }
 
 /// What a processor's thread hands back.
@@ -907,7 +909,6 @@ impl HybridStealing {
             selector: VictimSelector::new(self.victim, me, shared.victims.len()),
             loot: Vec::new(),
             extra: ProcessorTelemetry::new(ProcessorKind::Cpu),
-            take_initial: true,
         };
         let mut finished = 0u64;
         let mut initial = Vec::with_capacity(1);
@@ -915,12 +916,14 @@ impl HybridStealing {
         // spawned, is the time since over the number started.
         let mut first_initial: Option<Instant> = None;
         while !stop.requested() {
+            // Whether it may start an initial task now (see the overview), or only spawned
+            // ones: asked only where it would take one, since a spawned task always runs.
+            let mut take_initial = true;
             let job = worker.state.newest().or_else(|| {
-                // Only where it would take an initial task: a spawned one always runs.
                 let started = u32::try_from(telemetry.initial_tasks.max(1)).unwrap_or(u32::MAX);
                 let per_task = first_initial.map(|t| t.elapsed() / started);
-                worker.take_initial = shared.cpu_may_start_initial(per_task);
-                if !worker.take_initial {
+                take_initial = shared.cpu_may_start_initial(per_task);
+                if !take_initial {
                     return None;
                 }
                 shared.victims[me].pool.take_front(1, &mut initial);
@@ -931,7 +934,7 @@ impl HybridStealing {
                 None => {
                     // The last task ended when the search began.
                     worker.extra.last_task_end = shared.start.elapsed();
-                    match self.steal(&mut worker, shared, stop, telemetry) {
+                    match self.steal(&mut worker, take_initial, shared, stop, telemetry) {
                         Some(job) => job,
                         None => break,
                     }
@@ -956,12 +959,13 @@ impl HybridStealing {
         (local, worker.extra)
     }
 
-    /// A CPU worker looks for work: initial tasks from any processor's pool, or spawned tasks
-    /// from a CPU worker's deque; returns the task to run next, or `None` when the run is over
-    /// or `stop` is requested.
+    /// A CPU worker looks for work: initial tasks from any processor's pool (where
+    /// `take_initial`), or spawned tasks from a CPU worker's deque; returns the task to run
+    /// next, or `None` when the run is over or `stop` is requested.
     fn steal<D: Family, T, R>(
         &self,
         worker: &mut CpuWorker<'_, D, T>,
+        take_initial: bool,
         shared: &Shared<'_, D, T, R>,
         stop: &Stop,
         telemetry: &mut WorkerTelemetry,
@@ -974,9 +978,7 @@ impl HybridStealing {
             selector,
             loot,
             extra,
-            take_initial,
         } = worker;
-        let take_initial = *take_initial;
         let max = self.amount.at_most();
         let mut initial = Vec::new();
         let search = Search {
@@ -1038,8 +1040,11 @@ where
     let mut finished = 0u64;
     let mut sizer = BatchSizer::new(runner.max_batch());
     while !stop.requested() {
-        let remaining: usize = shared.victims.iter().map(|v| v.pool.len()).sum();
-        let size = sizer.size(remaining, &shared.cpu_initial, shared.start.elapsed());
+        let size = sizer.size(
+            shared.waiting(),
+            &shared.cpu_initial,
+            shared.start.elapsed(),
+        );
         batch.clear();
         shared.victims[me].pool.take_front(size, &mut batch);
         // The first batch is this processor's own pool (see the overview), unless it is empty.

@@ -289,12 +289,7 @@ static REGISTERED: OnceLock<Vec<UserBalancer>> = OnceLock::new();
 /// assert_eq!(keywords, ["fours", "thief"]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub struct Registration {
-    keyword: &'static str,
-    about: &'static str,
-    balancer: &'static dyn FrameBalancer,
-    simulated: Option<&'static (dyn DynSimulated + Send + Sync)>,
-}
+pub struct Registration(UserBalancer);
 
 impl Registration {
     /// `balancer`, for the commands that render.
@@ -314,12 +309,12 @@ impl Registration {
     where
         B: Balancer + Send + Sync + fmt::Debug + 'static,
     {
-        Self {
+        Self(UserBalancer {
             keyword,
             about,
             balancer: Box::leak(Box::new(balancer)),
             simulated: None,
-        }
+        })
     }
 
     /// `balancer`, for the commands that render and for the simulator, which replays its
@@ -340,18 +335,18 @@ impl Registration {
         B: Simulated + Send + Sync + fmt::Debug + 'static,
     {
         let balancer: &'static B = Box::leak(Box::new(balancer));
-        Self {
+        Self(UserBalancer {
             keyword,
             about,
             balancer,
             simulated: Some(balancer),
-        }
+        })
     }
 }
 
 impl fmt::Debug for Registration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Registration({})", self.keyword)
+        write!(f, "Registration({})", self.0.keyword)
     }
 }
 
@@ -385,8 +380,8 @@ pub fn register(balancers: Vec<Registration>) -> Result<(), String> {
 /// The handles of `balancers`, their keywords checked.
 fn handles(balancers: Vec<Registration>) -> Result<Vec<UserBalancer>, String> {
     let mut list: Vec<UserBalancer> = Vec::with_capacity(balancers.len());
-    for registration in balancers {
-        let keyword = registration.keyword;
+    for Registration(handle) in balancers {
+        let keyword = handle.keyword;
         let allowed = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
         if keyword.is_empty() || !keyword.chars().all(allowed) {
             return Err(format!(
@@ -401,12 +396,7 @@ fn handles(balancers: Vec<Registration>) -> Result<Vec<UserBalancer>, String> {
         if list.iter().any(|b| b.keyword == keyword) {
             return Err(format!("balancer keyword {keyword:?} is registered twice"));
         }
-        list.push(UserBalancer {
-            keyword,
-            about: registration.about,
-            balancer: registration.balancer,
-            simulated: registration.simulated,
-        });
+        list.push(handle);
     }
     Ok(list)
 }
