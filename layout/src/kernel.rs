@@ -29,7 +29,6 @@ pub const PERSISTENT_THREADS: u32 = WARPS_PER_BLOCK * WARP;
 shared_enum! {
     /// The figures a persistent warp (or a `cuda-managed` block slot) writes back, by slot.
     #[c(RL_ST, Int)]
-    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
     ///
     /// ```
     /// use layout::kernel::{STAT_SLOTS, Stat};
@@ -78,7 +77,6 @@ const _: () = assert!(Stat::ALL.len() <= STAT_SLOTS);
 shared_enum! {
     /// Where a persistent warp's next tile comes from: the balancer.
     #[c(RL_MODE, Unsigned)]
-    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
     ///
     /// ```
     /// use layout::kernel::Mode;
@@ -101,7 +99,6 @@ shared_enum! {
 shared_enum! {
     /// The warps' deques under `stealing`.
     #[c(RL_DEQUE, Unsigned)]
-    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
     ///
     /// ```
     /// use layout::kernel::WarpDeque;
@@ -124,7 +121,6 @@ shared_enum! {
 shared_enum! {
     /// The bits of the error word the kernels set and the host reads back.
     #[c(RL_ERROR, Unsigned)]
-    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
     ///
     /// ```
     /// use layout::kernel::ErrorBit;
@@ -154,7 +150,6 @@ shared_struct! {
     /// only advance `top`. In the non-blocking deque `lock` is unused and `top` and `bot` only
     /// grow. The host allocates the heads zeroed.
     #[c(rl_deque_head, size = 16)]
-    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
     ///
     /// ```
     /// use layout::kernel::DequeHead;
@@ -185,7 +180,6 @@ shared_struct! {
 shared_struct! {
     /// Rays one worker traced, by kind (the renderer's `RayCounts`).
     #[c(rl_counts, size = 32)]
-    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
     ///
     /// ```
     /// use layout::kernel::Counts;

@@ -21,6 +21,9 @@
 /// The size and every offset written in the definition are asserted at compile time, so a
 /// change of layout is a change of the definition's text, never a side effect; the header
 /// asserts the same numbers on the C side.
+///
+/// Documentation before `#[c(...)]` is copied into the header; documentation after it (the
+/// struct's examples, as `#[doc]` attributes among the others) reaches rustdoc alone.
 macro_rules! shared_struct {
     (
         $(#[doc = $doc:literal])*
@@ -102,6 +105,9 @@ macro_rules! shared_struct {
 ///     }
 /// }
 /// ```
+///
+/// As with [`shared_struct!`], documentation before `#[c(...)]` goes into the header, and
+/// documentation after it (the enum's examples) to rustdoc alone.
 macro_rules! shared_enum {
     (
         $(#[doc = $doc:literal])*

@@ -15,7 +15,6 @@ shared_struct! {
     /// wide BVH's GPU form (`wide_nodes`, with `nodes` null); the per-triangle arrays are in
     /// that structure's leaf order.
     #[c(rl_scene, size = 168)]
-    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
     ///
     /// ```
     /// use bytemuck::Zeroable;
@@ -93,7 +92,6 @@ shared_struct! {
 shared_struct! {
     /// Where traced rays' results go.
     #[c(rl_film, size = 16)]
-    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
     ///
     /// ```
     /// use layout::PtrMut;
@@ -120,7 +118,6 @@ shared_struct! {
 shared_struct! {
     /// The persistent kernel's work: its balancer, its tiles and its deques.
     #[c(rl_work, size = 96)]
-    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
     ///
     /// ```
     /// use bytemuck::Zeroable;
@@ -202,7 +199,6 @@ shared_struct! {
     /// The `cuda-managed` kernel's work: one block per tile, each with a task stack in a slot
     /// of its own.
     #[c(rl_managed, size = 56)]
-    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
     ///
     /// ```
     /// use bytemuck::Zeroable;
@@ -261,7 +257,6 @@ shared_struct! {
     /// The wide BVH in its GPU form ([`WideNode`]), as its traversal reads it. Its arrays are
     /// in the wide tree's own leaf order, which is not the octree's.
     #[c(rl_wide_bvh, size = 32)]
-    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
     ///
     /// ```
     /// use bytemuck::Zeroable;

@@ -32,7 +32,6 @@ shared_struct! {
     /// this order's octant enters by) with the skip index in the fourth lane, and the three
     /// *far* faces with the leaf word in the fourth lane. The integers are stored by their bits.
     #[c(rl_node, size = 32)]
-    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
     ///
     /// ```
     /// use layout::FlatNode;
@@ -138,7 +137,6 @@ shared_struct! {
     /// A triangle by its three vertices, in the order that defines its front face
     /// (counter-clockwise seen from the front).
     #[c(rl_triangle, size = 36)]
-    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
     ///
     /// ```
     /// use glam::Vec3;
@@ -161,7 +159,6 @@ shared_struct! {
     /// What shading needs of one triangle beyond its vertices, in a structure's leaf order
     /// (indexed like its triangles).
     #[c(rl_shading, size = 40)]
-    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
     ///
     /// ```
     /// use glam::Vec3;
@@ -191,7 +188,6 @@ shared_struct! {
     /// `diffuse · max(0, n·l) + specular · max(0, r·v)^shininess` times the light's colour; a
     /// reflection ray carries weight `reflectivity` and a refraction ray `refractivity`.
     #[c(rl_material, size = 68)]
-    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
     ///
     /// ```
     /// use glam::Vec3;
@@ -249,7 +245,6 @@ shared_struct! {
     /// A point or spot light. A point light has `cos_outer = −2`, so every direction is inside
     /// its "cone".
     #[c(rl_light, size = 44)]
-    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
     ///
     /// ```
     /// use glam::Vec3;
@@ -312,7 +307,6 @@ shared_struct! {
     /// plane at distance 1. The tangent of the half field of view is computed once on the host
     /// and handed to every device as a value.
     #[c(rl_camera, size = 52)]
-    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
     ///
     /// ```
     /// use glam::Vec3;
@@ -352,7 +346,6 @@ shared_struct! {
 shared_struct! {
     /// Settings of the integrator, from the scene's `[render]` table.
     #[c(rl_settings, size = 36)]
-    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
     ///
     /// ```
     /// use glam::Vec3;

@@ -10,7 +10,6 @@ use glam::Vec3;
 shared_enum! {
     /// What a task is: why its ray was traced, or a tile.
     #[c(RL_KIND, Unsigned)]
-    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
     ///
     /// ```
     /// use layout::task::{KIND_SHIFT, TaskKind};
@@ -59,7 +58,6 @@ shared_struct! {
     /// A ray task or a tile, 48 bytes; 16-byte aligned, so that the kernels move tasks with
     /// 16-byte loads and stores.
     #[c(rl_task, size = 48)]
-    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
     ///
     /// ```
     /// use glam::Vec3;

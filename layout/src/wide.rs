@@ -57,7 +57,6 @@ shared_struct! {
     /// One node of the wide BVH's GPU form: eight quantized child boxes, 80 bytes, 16-byte
     /// aligned for `float4`-sized loads.
     #[c(rl_wide_node, size = 80)]
-    // Examples follow `#[c]`: the macro hands them to rustdoc, not to the header.
     ///
     /// ```
     /// use bytemuck::Zeroable;
