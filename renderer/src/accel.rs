@@ -8,8 +8,8 @@ use std::num::NonZeroUsize;
 
 use crate::bvh::wide::RayPacket;
 use crate::bvh::{
-    BuildThreadError, BvhHit, BvhSettings, BvhStats, NoCounters, OctreeBvh, TraversalCounters,
-    WideBvh, build_thread_count, on_threads,
+    Blockers, BuildThreadError, BvhHit, BvhSettings, BvhStats, NoCounters, OctreeBvh,
+    TraversalCounters, WideBvh, build_thread_count, on_threads,
 };
 use crate::geometry::{Aabb, Ray, Triangle};
 
@@ -441,6 +441,48 @@ impl Accel {
         match self {
             Accel::Wide(b) => b.occluded_counted(ray, counters),
             Accel::Octree(b) => b.occluded_counted(ray, counters),
+        }
+    }
+
+    /// [`occluded_counted`](Self::occluded_counted), testing first what blocked the latest
+    /// rays asked with `recent` (see [`Blockers`]), and remembering there what blocks this
+    /// ray. The answer is the same with any `recent`; the integrator keeps one a light for
+    /// each worker.
+    ///
+    /// ```
+    /// # use renderer::accel::{Accel, AccelKind};
+    /// # use renderer::bvh::BvhSettings;
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let accel = Accel::build(AccelKind::Wide, &triangles, BvhSettings::default())?;
+    /// # use renderer::geometry::Ray;
+    /// # let down = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, -1.0));
+    /// # let up = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, 1.0));
+    /// use renderer::bvh::{Blockers, NoCounters};
+    ///
+    /// let mut recent = Blockers::default();
+    /// assert!(accel.occluded_remembering(&down, &mut recent, &mut NoCounters));
+    /// assert_eq!(recent.len(), 1, "what blocked it is remembered");
+    /// assert!(!accel.occluded_remembering(&up, &mut recent, &mut NoCounters));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
+    pub fn occluded_remembering<C: TraversalCounters>(
+        &self,
+        ray: &Ray,
+        recent: &mut Blockers,
+        counters: &mut C,
+    ) -> bool {
+        match self {
+            Accel::Wide(b) => b.occluded_remembering(ray, recent, counters),
+            Accel::Octree(b) => b.occluded_remembering(ray, recent, counters),
         }
     }
 

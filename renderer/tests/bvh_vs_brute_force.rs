@@ -6,7 +6,7 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use renderer::accel::{Accel, AccelKind};
 use renderer::bvh::wide::Width;
-use renderer::bvh::{BvhSettings, BvhSplit, OctreeBvh, WideBvh};
+use renderer::bvh::{Blockers, BvhSettings, BvhSplit, NoCounters, OctreeBvh, TestCounts, WideBvh};
 use renderer::geometry::{PreparedRay, Ray, Triangle, TriangleExt};
 use renderer::math::Vec3;
 
@@ -73,6 +73,9 @@ fn check_one(
     let name = format!("{name} ({label})");
     let mut rng = StdRng::seed_from_u64(seed);
     let mut hits = 0;
+    // Kept across the rays, as the integrator keeps one a light: whatever it remembers, the
+    // answer is the brute force's.
+    let mut recent = Blockers::default();
     for (n, ray) in rays(&mut rng, triangles, count).iter().enumerate() {
         let expected = brute_force(triangles, bvh.padding(), ray);
         let got = bvh.closest_hit(ray).map(|h| (h.t.to_bits(), h.original));
@@ -94,6 +97,11 @@ fn check_one(
             bvh.occluded(ray),
             expected.is_some(),
             "{name}: shadow ray {n} {ray:?}"
+        );
+        assert_eq!(
+            bvh.occluded_remembering(ray, &mut recent, &mut NoCounters),
+            expected.is_some(),
+            "{name}: shadow ray {n} {ray:?} after blockers {recent:?}"
         );
     }
     // A test that never hits proves nothing.
@@ -323,5 +331,55 @@ fn a_ray_with_a_nan_gets_the_brute_force_answer() {
             assert_eq!(got, expected, "{label}: {ray:?}");
             assert_eq!(bvh.occluded(ray), expected.is_some(), "{label}: {ray:?}");
         }
+    }
+}
+
+/// Shadow rays from a grid of points under a row of slats towards one light: most are blocked,
+/// mostly by a slat that blocked one of the rays just before. Each structure answers every ray
+/// as without remembered blockers, and answers some from them alone, without a box test.
+#[test]
+fn remembered_blockers_answer_shadow_rays_as_the_traversal_does() {
+    let mut triangles = Vec::new();
+    for slat in 0..16 {
+        let x = slat as f32 * 0.5;
+        let (a, b, c, d) = (
+            [x, 1.0, -4.0],
+            [x + 0.3, 1.0, -4.0],
+            [x + 0.3, 1.0, 4.0],
+            [x, 1.0, 4.0],
+        );
+        triangles.push(tri(a, b, c));
+        triangles.push(tri(a, c, d));
+    }
+    let light = Vec3::new(4.0, 10.0, 0.0);
+    let rays: Vec<Ray> = (0..64)
+        .flat_map(|i| (0..8).map(move |j| Vec3::new(i as f32 * 0.125, 0.0, j as f32 * 0.25 - 1.0)))
+        .map(|point| {
+            let to_light = light - point;
+            let distance = to_light.length();
+            Ray {
+                origin: point,
+                dir: to_light / distance,
+                t_min: 0.0,
+                t_max: distance,
+            }
+        })
+        .collect();
+    for (label, build) in STRUCTURES {
+        let bvh = build(&triangles, SETTINGS[0]);
+        let mut recent = Blockers::default();
+        let (mut blocked, mut from_memory) = (0, 0);
+        for (n, ray) in rays.iter().enumerate() {
+            let mut counts = TestCounts::default();
+            let answer = bvh.occluded_remembering(ray, &mut recent, &mut counts);
+            assert_eq!(answer, bvh.occluded(ray), "{label}: ray {n}");
+            blocked += usize::from(answer);
+            from_memory += usize::from(answer && counts.boxes == 0);
+        }
+        assert!(blocked > rays.len() / 3, "{label}: only {blocked} blocked");
+        assert!(
+            from_memory > blocked / 2,
+            "{label}: {from_memory} of {blocked} answered from memory"
+        );
     }
 }

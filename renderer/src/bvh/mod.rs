@@ -32,7 +32,7 @@ use crate::geometry::{Aabb, Triangle};
 pub use layout::{FlatNode, MAX_LEAF_SIZE, MAX_TRIANGLES};
 pub use threads::BuildThreadError;
 pub(crate) use threads::{on_threads, thread_count as build_thread_count};
-pub use traverse::{BvhHit, NoCounters, TestCounts, TraversalCounters};
+pub use traverse::{Blockers, BvhHit, NoCounters, TestCounts, TraversalCounters};
 pub use wide::{WideBvh, Width};
 
 use traverse::Closest;

@@ -38,7 +38,7 @@ use balancers::{Spawn, TaskRunner};
 use layout::task::TaskKind;
 
 use crate::accel::Packets;
-use crate::bvh::{BvhHit, NoCounters, TestCounts, TraversalCounters};
+use crate::bvh::{Blockers, BvhHit, NoCounters, TestCounts, TraversalCounters};
 use crate::film::Film;
 use crate::geometry::{Ray, Triangle, TriangleExt};
 use crate::math::{
@@ -410,12 +410,15 @@ impl RayCounts {
 /// assert!(local.rays.camera >= 64);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WorkerRays {
     /// The worker's number, stamped on the pixels whose camera rays it traces.
     pub worker: usize,
     /// Rays traced, by kind.
     pub rays: RayCounts,
+    /// For each of the scene's lights, what blocked the worker's latest shadow rays towards
+    /// it, tested first by the next: a worker's rays come mostly from one part of the image.
+    blockers: Vec<Blockers>,
 }
 
 /// The Whitted integrator over one scene and film: the [`TaskRunner`] the balancers drive.
@@ -502,11 +505,11 @@ impl<'a, O: FrameObserver> Whitted<'a, O> {
     fn trace<S: Spawn<RenderTask>, C: TraceObserver>(
         &self,
         task: RayTask,
-        counts: &mut RayCounts,
+        local: &mut WorkerRays,
         tests: &mut C,
         spawn: &mut S,
     ) {
-        counts.add(task.kind);
+        local.rays.add(task.kind);
         let scene = self.scene;
         let bvh = &scene.accel;
         let ray = Ray::new(task.origin, task.dir);
@@ -518,17 +521,25 @@ impl<'a, O: FrameObserver> Whitted<'a, O> {
         let (surface, material) = self.surface(&task, &hit);
         let mut color = scene.settings.ambient * material.ambient;
         let mut shadow_rays = 0;
-        for light in &scene.lights {
+        for (light, recent) in scene.lights.iter().zip(&mut local.blockers) {
             let Some(path) = self.light_path(&surface, light) else {
                 continue;
             };
             shadow_rays += 1;
             tests.ray(RayRole::Shadow, &path.shadow);
-            if !bvh.occluded_counted(&path.shadow, tests) {
+            if !bvh.occluded_remembering(&path.shadow, recent, tests) {
                 color += self.lit(&task, &surface, material, light, &path);
             }
         }
-        self.finish(&task, &surface, material, color, shadow_rays, counts, spawn);
+        self.finish(
+            &task,
+            &surface,
+            material,
+            color,
+            shadow_rays,
+            &mut local.rays,
+            spawn,
+        );
     }
 
     /// What a ray that hits nothing adds: the background.
@@ -737,7 +748,7 @@ impl<O: FrameObserver> Whitted<'_, O> {
             for x in tile.x0..tile.x1 {
                 for &offset in self.scene.samples.offsets() {
                     let task = self.camera_task(x, y, offset);
-                    self.trace(task, &mut local.rays, tests, spawn);
+                    self.trace(task, local, tests, spawn);
                 }
                 self.watch.stamp(y * self.scene.width + x, local.worker);
             }
@@ -817,6 +828,7 @@ impl<O: FrameObserver> TaskRunner<RenderTask> for Whitted<'_, O> {
         WorkerRays {
             worker,
             rays: RayCounts::default(),
+            blockers: vec![Blockers::default(); self.scene.lights.len()],
         }
     }
 
@@ -865,9 +877,8 @@ impl<O: FrameObserver> Whitted<'_, O> {
             self.watch.note_dropped();
             return;
         }
-        let counts = &mut local.rays;
         match task {
-            RenderTask::Ray(ray) => self.trace(ray, counts, tests, spawn),
+            RenderTask::Ray(ray) => self.trace(ray, local, tests, spawn),
             RenderTask::Tile(tile) => {
                 // A large tile hands all its pieces but the first out as new tiles, last first,
                 // and traces the first: a worker then goes on through its pieces in order (the

@@ -7,7 +7,7 @@ use glam::Vec4;
 
 use crate::geometry::{BoxRay, PreparedRay, Ray};
 
-use super::super::{BvhHit, Closest, NoCounters, TraversalCounters};
+use super::super::{Blockers, BvhHit, Closest, NoCounters, TraversalCounters};
 use super::build::STACK_SIZE;
 use super::lanes::{Halves, Lanes, key_lane};
 use super::{LANES, Nodes, TrianglePack, WideBvh, WideNode};
@@ -247,22 +247,61 @@ impl WideBvh {
     /// assert!(!bvh.occluded_counted(&up, &mut counts));
     /// ```
     pub fn occluded_counted<C: TraversalCounters>(&self, ray: &Ray, counters: &mut C) -> bool {
+        self.occluded_remembering(ray, &mut Blockers::default(), counters)
+    }
+
+    /// [`occluded_counted`](Self::occluded_counted), testing first the packs that blocked the
+    /// latest rays asked with `recent`, and remembering there the pack that blocks this ray.
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, WideBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # // A row of sixteen triangles in the plane z = 0, triangle i over x in [i, i + 1].
+    /// # let triangles: Vec<Triangle> = (0..16)
+    /// #     .map(|i| {
+    /// #         let x = i as f32;
+    /// #         Triangle { v: [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0)] }
+    /// #     })
+    /// #     .collect();
+    /// # let bvh = WideBvh::build(&triangles, BvhSettings::default());
+    /// # use renderer::geometry::Ray;
+    /// # let down = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, -1.0));
+    /// use renderer::bvh::{Blockers, TestCounts};
+    ///
+    /// let mut recent = Blockers::default();
+    /// assert!(bvh.occluded_remembering(&down, &mut recent, &mut TestCounts::default()));
+    /// // The same ray again: the pack remembered blocks it, and no box is tested.
+    /// let mut again = TestCounts::default();
+    /// assert!(bvh.occluded_remembering(&down, &mut recent, &mut again));
+    /// assert_eq!(again.boxes, 0);
+    /// ```
+    pub fn occluded_remembering<C: TraversalCounters>(
+        &self,
+        ray: &Ray,
+        recent: &mut Blockers,
+        counters: &mut C,
+    ) -> bool {
         if is_nan(ray) {
             let prepared = PreparedRay::new(ray);
-            return self
+            let blocker = self
                 .packs
                 .iter()
-                .any(|pack| pack_blocks(pack, &prepared, self.padding, counters));
+                .position(|pack| pack_blocks(pack, &prepared, self.padding, counters));
+            if let Some(k) = blocker {
+                recent.remember(k);
+            }
+            return blocker.is_some();
         }
         match &self.nodes {
-            Nodes::Four(nodes) => self.occluded_in::<Vec4, 4, C>(nodes, ray, counters),
+            Nodes::Four(nodes) => self.occluded_in::<Vec4, 4, C>(nodes, ray, recent, counters),
             Nodes::Eight(nodes) => {
                 #[cfg(target_arch = "x86_64")]
                 if self.avx2 {
                     // SAFETY: `avx2` is set only where the processor was seen to have AVX2.
-                    return unsafe { self.occluded_avx2(nodes, ray, counters) };
+                    return unsafe { self.occluded_avx2(nodes, ray, recent, counters) };
                 }
-                self.occluded_in::<Halves, 8, C>(nodes, ray, counters)
+                self.occluded_in::<Halves, 8, C>(nodes, ray, recent, counters)
             }
         }
     }
@@ -273,9 +312,16 @@ impl WideBvh {
         &self,
         nodes: &[WideNode<W>],
         ray: &Ray,
+        recent: &mut Blockers,
         counters: &mut C,
     ) -> bool {
         let prepared = PreparedRay::new(ray);
+        if recent.any_blocks(|k| {
+            let pack = self.packs.get(k)?;
+            Some(pack_blocks(pack, &prepared, self.padding, counters))
+        }) {
+            return true;
+        }
         let wide = WideRay::<V>::new(&prepared.boxes());
         let mut stack = Stack::new();
         let mut node = 0u32;
@@ -290,12 +336,12 @@ impl WideBvh {
                 mask &= mask - 1;
                 let child = Child::of(n, lane);
                 if child.count != 0 {
-                    if self
-                        .leaf_packs(child)
-                        .iter()
-                        .any(|pack| pack_blocks(pack, &prepared, self.padding, counters))
-                    {
-                        return true;
+                    let first = child.reference as usize;
+                    for (k, pack) in self.leaf_packs(child).iter().enumerate() {
+                        if pack_blocks(pack, &prepared, self.padding, counters) {
+                            recent.remember(first + k);
+                            return true;
+                        }
                     }
                 } else if next.is_none() {
                     next = Some(child.reference);
@@ -464,7 +510,7 @@ fn visit_nearest_first<V: Lanes<W>, const W: usize>(
 mod avx {
     use std::arch::x86_64::*;
 
-    use super::super::super::{BvhHit, TraversalCounters};
+    use super::super::super::{Blockers, BvhHit, TraversalCounters};
     use super::super::lanes::Lanes;
     use super::super::packet::{PACKET_LANES, RayPacket};
     use super::super::{WideBvh, WideNode};
@@ -497,9 +543,10 @@ mod avx {
             &self,
             nodes: &[WideNode<8>],
             ray: &Ray,
+            recent: &mut Blockers,
             counters: &mut C,
         ) -> bool {
-            self.occluded_in::<Avx, 8, C>(nodes, ray, counters)
+            self.occluded_in::<Avx, 8, C>(nodes, ray, recent, counters)
         }
 
         /// The closest-hit query of a packet compiled for AVX2, eight rays to the eight lanes
