@@ -93,7 +93,12 @@ impl Blockers {
                 None => return false,
                 Some(false) => {}
                 Some(true) => {
-                    self.recent[..=k].rotate_right(1);
+                    // To the front, by hand: `rotate_right` was a call and a `memmove`.
+                    let found = self.recent[k];
+                    for j in (1..=k).rev() {
+                        self.recent[j] = self.recent[j - 1];
+                    }
+                    self.recent[0] = found;
                     return true;
                 }
             }
@@ -104,7 +109,9 @@ impl Blockers {
     /// Remembers `index` as the latest blocker, forgetting the oldest.
     #[inline(always)]
     pub(crate) fn remember(&mut self, index: usize) {
-        self.recent.rotate_right(1);
+        for j in (1..Self::KEPT).rev() {
+            self.recent[j] = self.recent[j - 1];
+        }
         self.recent[0] = index as u32;
     }
 }

@@ -247,7 +247,7 @@ impl WideBvh {
     /// assert!(!bvh.occluded_counted(&up, &mut counts));
     /// ```
     pub fn occluded_counted<C: TraversalCounters>(&self, ray: &Ray, counters: &mut C) -> bool {
-        self.occluded_remembering(ray, &mut Blockers::default(), counters)
+        self.occluded_query::<false, C>(ray, &mut Blockers::default(), counters)
     }
 
     /// [`occluded_counted`](Self::occluded_counted), testing first the packs that blocked the
@@ -282,33 +282,53 @@ impl WideBvh {
         recent: &mut Blockers,
         counters: &mut C,
     ) -> bool {
+        self.occluded_query::<true, C>(ray, recent, counters)
+    }
+
+    /// The occlusion query, with `recent` tested first and the blocker remembered there where
+    /// `REMEMBER` holds; compiled apart for each, since with the remembered packs' test in its
+    /// function a plain query's traversal ran 4% more instructions.
+    #[inline(always)]
+    fn occluded_query<const REMEMBER: bool, C: TraversalCounters>(
+        &self,
+        ray: &Ray,
+        recent: &mut Blockers,
+        counters: &mut C,
+    ) -> bool {
         if is_nan(ray) {
             let prepared = PreparedRay::new(ray);
             let blocker = self
                 .packs
                 .iter()
                 .position(|pack| pack_blocks(pack, &prepared, self.padding, counters));
-            if let Some(k) = blocker {
+            if let Some(k) = blocker
+                && REMEMBER
+            {
                 recent.remember(k);
             }
             return blocker.is_some();
         }
         match &self.nodes {
-            Nodes::Four(nodes) => self.occluded_in::<Vec4, 4, C>(nodes, ray, recent, counters),
+            Nodes::Four(nodes) => {
+                self.occluded_in::<Vec4, 4, C, REMEMBER>(nodes, ray, recent, counters)
+            }
             Nodes::Eight(nodes) => {
                 #[cfg(target_arch = "x86_64")]
                 if self.avx2 {
                     // SAFETY: `avx2` is set only where the processor was seen to have AVX2.
-                    return unsafe { self.occluded_avx2(nodes, ray, recent, counters) };
+                    return unsafe {
+                        self.occluded_avx2::<C, REMEMBER>(nodes, ray, recent, counters)
+                    };
                 }
-                self.occluded_in::<Halves, 8, C>(nodes, ray, recent, counters)
+                self.occluded_in::<Halves, 8, C, REMEMBER>(nodes, ray, recent, counters)
             }
         }
     }
 
-    /// The occlusion traversal over nodes of `W` children tested with `V`.
+    /// The occlusion traversal over nodes of `W` children tested with `V`, after the
+    /// remembered packs where `REMEMBER` holds.
     #[inline(always)]
-    fn occluded_in<V: Lanes<W>, const W: usize, C: TraversalCounters>(
+    fn occluded_in<V: Lanes<W>, const W: usize, C: TraversalCounters, const REMEMBER: bool>(
         &self,
         nodes: &[WideNode<W>],
         ray: &Ray,
@@ -316,10 +336,12 @@ impl WideBvh {
         counters: &mut C,
     ) -> bool {
         let prepared = PreparedRay::new(ray);
-        if recent.any_blocks(|k| {
-            let pack = self.packs.get(k)?;
-            Some(pack_blocks(pack, &prepared, self.padding, counters))
-        }) {
+        if REMEMBER
+            && recent.any_blocks(|k| {
+                let pack = self.packs.get(k)?;
+                Some(pack_blocks(pack, &prepared, self.padding, counters))
+            })
+        {
             return true;
         }
         let wide = WideRay::<V>::new(&prepared.boxes());
@@ -339,7 +361,9 @@ impl WideBvh {
                     let first = child.reference as usize;
                     for (k, pack) in self.leaf_packs(child).iter().enumerate() {
                         if pack_blocks(pack, &prepared, self.padding, counters) {
-                            recent.remember(first + k);
+                            if REMEMBER {
+                                recent.remember(first + k);
+                            }
                             return true;
                         }
                     }
@@ -539,14 +563,14 @@ mod avx {
         /// # Safety
         /// The processor must have AVX2.
         #[target_feature(enable = "avx2")]
-        pub(super) unsafe fn occluded_avx2<C: TraversalCounters>(
+        pub(super) unsafe fn occluded_avx2<C: TraversalCounters, const REMEMBER: bool>(
             &self,
             nodes: &[WideNode<8>],
             ray: &Ray,
             recent: &mut Blockers,
             counters: &mut C,
         ) -> bool {
-            self.occluded_in::<Avx, 8, C>(nodes, ray, recent, counters)
+            self.occluded_in::<Avx, 8, C, REMEMBER>(nodes, ray, recent, counters)
         }
 
         /// The closest-hit query of a packet compiled for AVX2, eight rays to the eight lanes
