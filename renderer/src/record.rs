@@ -513,7 +513,9 @@ impl<M: Measure> TaskRunner<Tracked> for Recorder<'_, M> {
 
     fn local(&self, worker: usize) -> Log {
         Log {
-            rays: self.whitted.local(worker),
+            // Every balancer must record the same tree: no task's work may depend on what its
+            // worker ran before it.
+            rays: self.whitted.local_without_blockers(worker),
             worker: worker as u64,
             spawned: 0,
             tasks: Vec::new(),

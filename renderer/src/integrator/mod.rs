@@ -418,6 +418,8 @@ pub struct WorkerRays {
     pub rays: RayCounts,
     /// For each of the scene's lights, what blocked the worker's latest shadow rays towards
     /// it, tested first by the next: a worker's rays come mostly from one part of the image.
+    /// Empty for a worker whose tasks must do the same work whoever ran what before
+    /// ([`Whitted::local_without_blockers`]).
     blockers: Vec<Blockers>,
 }
 
@@ -493,6 +495,41 @@ impl<'a, O: FrameObserver> Whitted<'a, O> {
         Self { scene, film, watch }
     }
 
+    /// A worker's state, as [`TaskRunner::local`] makes it, but without remembered blockers:
+    /// each shadow ray traverses the structure, so a task's box and triangle tests do not
+    /// depend on the tasks its worker ran before. The recorder uses it, since the task tree
+    /// it records must be the same under every balancer; the image is the same either way.
+    ///
+    /// ```
+    /// # use std::num::NonZeroU32;
+    /// # use balancers::{Spawn, TaskRunner};
+    /// # use renderer::film::Film;
+    /// # use renderer::integrator::{RenderTask, Whitted, tiles};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # use renderer::watch::Unwatched;
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// # struct Collect(Vec<RenderTask>);
+    /// # impl Spawn<RenderTask> for Collect {
+    /// #     fn spawn(&mut self, task: RenderTask) { self.0.push(task); }
+    /// # }
+    /// # let film = Film::new(32, 32, false);
+    /// let whitted = Whitted::new(&scene, &film, &Unwatched);
+    /// let mut local = whitted.local_without_blockers(0);
+    /// let tile = tiles(32, 32, NonZeroU32::new(8).unwrap())[0];
+    /// whitted.run(RenderTask::Tile(tile), &mut local, &mut Collect(Vec::new()));
+    /// assert!(local.rays.camera >= 64);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn local_without_blockers(&self, worker: usize) -> WorkerRays {
+        WorkerRays {
+            worker,
+            rays: RayCounts::default(),
+            blockers: Vec::new(),
+        }
+    }
+
     /// Traces one ray: adds its contribution to the film and spawns its children. A ray's
     /// weight is its path's alone (a camera ray's is 1, so that the weight cutoff means the
     /// same at any number of samples); what it adds to the film is that times the sample
@@ -521,13 +558,17 @@ impl<'a, O: FrameObserver> Whitted<'a, O> {
         let (surface, material) = self.surface(&task, &hit);
         let mut color = scene.settings.ambient * material.ambient;
         let mut shadow_rays = 0;
-        for (light, recent) in scene.lights.iter().zip(&mut local.blockers) {
+        for (k, light) in scene.lights.iter().enumerate() {
             let Some(path) = self.light_path(&surface, light) else {
                 continue;
             };
             shadow_rays += 1;
             tests.ray(RayRole::Shadow, &path.shadow);
-            if !bvh.occluded_remembering(&path.shadow, recent, tests) {
+            let blocked = match local.blockers.get_mut(k) {
+                Some(recent) => bvh.occluded_remembering(&path.shadow, recent, tests),
+                None => bvh.occluded_counted(&path.shadow, tests),
+            };
+            if !blocked {
                 color += self.lit(&task, &surface, material, light, &path);
             }
         }
