@@ -93,12 +93,7 @@ impl Blockers {
                 None => return false,
                 Some(false) => {}
                 Some(true) => {
-                    // To the front, by hand: `rotate_right` was a call and a `memmove`.
-                    let found = self.recent[k];
-                    for j in (1..=k).rev() {
-                        self.recent[j] = self.recent[j - 1];
-                    }
-                    self.recent[0] = found;
+                    self.put_first(k, self.recent[k]);
                     return true;
                 }
             }
@@ -109,10 +104,17 @@ impl Blockers {
     /// Remembers `index` as the latest blocker, forgetting the oldest.
     #[inline(always)]
     pub(crate) fn remember(&mut self, index: usize) {
-        for j in (1..Self::KEPT).rev() {
+        self.put_first(Self::KEPT - 1, index as u32);
+    }
+
+    /// Entries `0..k` move one place back, over entry `k`, and `index` goes first. By hand:
+    /// `rotate_right` was a call and a `memmove` on every blocked ray.
+    #[inline(always)]
+    fn put_first(&mut self, k: usize, index: u32) {
+        for j in (1..=k).rev() {
             self.recent[j] = self.recent[j - 1];
         }
-        self.recent[0] = index as u32;
+        self.recent[0] = index;
     }
 }
 

@@ -867,9 +867,8 @@ impl<O: FrameObserver> TaskRunner<RenderTask> for Whitted<'_, O> {
 
     fn local(&self, worker: usize) -> WorkerRays {
         WorkerRays {
-            worker,
-            rays: RayCounts::default(),
             blockers: vec![Blockers::default(); self.scene.lights.len()],
+            ..self.local_without_blockers(worker)
         }
     }
 
