@@ -513,9 +513,15 @@ impl<M: Measure> TaskRunner<Tracked> for Recorder<'_, M> {
 
     fn local(&self, worker: usize) -> Log {
         Log {
-            // Every balancer must record the same tree: no task's work may depend on what its
-            // worker ran before it.
-            rays: self.whitted.local_without_blockers(worker),
+            // The counted run: every balancer must record the same tree and counts, so no
+            // task's work may depend on what its worker ran before it. The timed run traces as
+            // a frame does, remembered blockers and all, so that the fitted costs are the
+            // real run's; its tree is compared by shape alone.
+            rays: if M::COUNTS {
+                self.whitted.local_without_blockers(worker)
+            } else {
+                self.whitted.local(worker)
+            },
             worker: worker as u64,
             spawned: 0,
             tasks: Vec::new(),
@@ -601,4 +607,43 @@ impl<M: Measure> TaskRunner<Tracked> for Recorder<'_, M> {
 /// The row-major index of a tile's top-left pixel.
 fn first_pixel(tile: &Tile, width: u32) -> u32 {
     tile.y0 * width + tile.x0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::SceneOverrides;
+
+    fn recorder<'a, M>(scene: &'a Scene, film: &'a Film) -> Recorder<'a, M> {
+        Recorder {
+            whitted: Whitted::new(scene, film, &Unwatched),
+            width: scene.width,
+            limit: TaskLimit {
+                max: u64::MAX,
+                claimed: AtomicU64::new(0),
+            },
+            measure: PhantomData,
+        }
+    }
+
+    /// The counted run's workers do the same work whoever ran what before; the timed run's
+    /// trace as a frame's do, so that the costs fitted to its seconds are a frame's.
+    #[test]
+    fn only_the_timed_run_remembers_blockers() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+        let overrides = SceneOverrides {
+            width: Some(16),
+            height: Some(16),
+            ..Default::default()
+        };
+        let scene = Scene::load(path.as_ref(), overrides).unwrap();
+        assert!(!scene.lights.is_empty());
+        let film = Film::new(16, 16, false);
+        let whitted = Whitted::new(&scene, &film, &Unwatched);
+        let counted = recorder::<Counting>(&scene, &film).local(1);
+        let timed = recorder::<NoCounting>(&scene, &film).local(1);
+        assert_eq!(counted.rays, whitted.local_without_blockers(1));
+        assert_eq!(timed.rays, whitted.local(1));
+        assert_ne!(timed.rays, counted.rays);
+    }
 }
