@@ -206,6 +206,16 @@ for accel, scene in ((a, s) for a in accels for s in ("treasure", "treasure-calm
         for share in runs[len(runs) // 2]["hybrid"]["shares"]:
             print(f"    {share['processor']}: {share['share'] * 100:.1f}% of rays, {share['tiles']} tiles, "
                   f"idle {share['idle_at_end_seconds']:.4f} s at the end")
+        # Each GPU batch of the same run: on the host (launch, tail, the host's part) and by
+        # the kernel's own events.
+        for p in runs[len(runs) // 2]["hybrid"]["processors"]:
+            if p["kind"] == "cpu":
+                continue
+            for b in p["batch_timeline"]:
+                kernel = b["device_seconds"]
+                kernel = "-" if kernel is None else f"{kernel * 1e3:.2f}"
+                print(f"    batch of {b['tiles']} tiles from {b['began_seconds'] * 1e3:.1f} ms: "
+                      f"{b['seconds'] * 1e3:.2f} ms on the host, {kernel} ms kernel")
 PY
 fi
 

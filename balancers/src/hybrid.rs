@@ -276,7 +276,7 @@ impl<E: std::fmt::Debug + std::fmt::Display> std::error::Error for HybridError<E
 ///     .run(NonZeroUsize::new(2).unwrap(), &tasks, &chains, vec![device])?;
 /// // Two CPU workers and one batch processor.
 /// assert_eq!(outcome.telemetry.workers.len(), 3);
-/// assert_eq!(outcome.processors[2].batches, outcome.batch_runners[0].batches.len() as u64);
+/// assert_eq!(outcome.processors[2].batches.len(), outcome.batch_runners[0].batches.len());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -388,8 +388,8 @@ pub enum ProcessorKind {
 pub struct ProcessorTelemetry {
     /// What the processor is.
     pub kind: ProcessorKind,
-    /// Batches launched (batch processors).
-    pub batches: u64,
+    /// The batches it ran, in order (batch processors; empty for CPU workers).
+    pub batches: Vec<BatchRecord>,
     /// Initial tasks it was dealt before the run.
     pub dealt: u64,
     /// Initial tasks taken from its pool by other processors.
@@ -406,13 +406,62 @@ impl ProcessorTelemetry {
     fn new(kind: ProcessorKind) -> Self {
         Self {
             kind,
-            batches: 0,
+            batches: Vec::new(),
             dealt: 0,
             given: 0,
             taken: 0,
             last_task_end: Duration::ZERO,
         }
     }
+}
+
+/// One batch of a batch processor: its initial tasks, when it began, from the start of the run,
+/// and how long the batch runner took over it, from the call to its return (a GPU's launch,
+/// its tail and the host's part: the upload, the wait, the figures read back).
+///
+/// ```
+/// # use std::num::NonZeroUsize;
+/// # use std::sync::atomic::{AtomicU64, Ordering};
+/// # use balancers::{BatchRunner, HybridStealing, Spawn, TaskRunner};
+/// # struct Chains { ran: AtomicU64 }
+/// # impl TaskRunner<u32> for Chains {
+/// #     type Local = ();
+/// #     fn local(&self, _worker: usize) {}
+/// #     fn run<S: Spawn<u32>>(&self, n: u32, _: &mut (), spawn: &mut S) {
+/// #         self.ran.fetch_add(1, Ordering::Relaxed);
+/// #         if n > 0 { spawn.spawn(n - 1); }
+/// #     }
+/// # }
+/// # struct Device<'a> { chains: &'a Chains, batches: Vec<usize> }
+/// # impl BatchRunner<u32> for Device<'_> {
+/// #     type Error = String;
+/// #     fn max_batch(&self) -> usize { 64 }
+/// #     fn run_batch(&mut self, batch: &[u32]) -> Result<(), String> {
+/// #         for &n in batch { self.chains.ran.fetch_add(u64::from(n) + 1, Ordering::Relaxed); }
+/// #         self.batches.push(batch.len());
+/// #         Ok(())
+/// #     }
+/// # }
+/// # let chains = Chains { ran: AtomicU64::new(0) };
+/// # let tasks: Vec<u32> = (0..100).collect();
+/// # let device = Device { chains: &chains, batches: Vec::new() };
+/// let outcome = HybridStealing::default()
+///     .run(NonZeroUsize::new(2).unwrap(), &tasks, &chains, vec![device])?;
+/// let records = &outcome.processors[2].batches;
+/// // One record a batch the runner saw, of the same sizes, one after the other.
+/// let sizes: Vec<usize> = records.iter().map(|b| b.tasks as usize).collect();
+/// assert_eq!(sizes, outcome.batch_runners[0].batches);
+/// assert!(records.windows(2).all(|w| w[0].began + w[0].took <= w[1].began));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BatchRecord {
+    /// Initial tasks in the batch.
+    pub tasks: u64,
+    /// When the batch runner was called, from the start of the run.
+    pub began: Duration,
+    /// From the call to its return.
+    pub took: Duration,
 }
 
 /// A hybrid run's results: the usual telemetry (CPU workers first, then batch processors,
@@ -1089,15 +1138,20 @@ where
         shared
             .unstarted
             .fetch_sub(batch.len() as u64, Ordering::Relaxed);
-        let began = Instant::now();
+        let began = shared.start.elapsed();
         if let Err(error) = runner.run_batch(&batch) {
             stop.request();
             return (extra, Some(error));
         }
-        sizer.ran(batch.len(), began.elapsed());
+        let took = shared.start.elapsed().saturating_sub(began);
+        sizer.ran(batch.len(), took);
+        extra.batches.push(BatchRecord {
+            tasks: batch.len() as u64,
+            began,
+            took,
+        });
         // Relaxed: a hint (see `Shared::cpu_may_start_initial`).
         shared.batch_rates[me - shared.cpus].store(sizer.rate().to_bits(), Ordering::Relaxed);
-        extra.batches += 1;
         telemetry.tasks += batch.len() as u64;
         telemetry.initial_tasks += batch.len() as u64;
         finished += batch.len() as u64;

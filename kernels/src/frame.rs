@@ -245,8 +245,9 @@ pub struct GpuFrame {
     pub rays: Option<Vec<u32>>,
     /// One entry per worker.
     pub workers: Vec<WarpStats>,
-    /// Kernel time, from events around the launch(es), summed over the batches.
-    pub kernel_time: Duration,
+    /// Kernel time of each launch, from events around it: one launch for a whole frame, one
+    /// a batch for a frame traced in batches ([`Gpu::batches`]).
+    pub launch_times: Vec<Duration>,
     /// Threads per block and blocks launched (for `cuda-managed`, one per tile).
     pub launch: (u32, u32),
     /// The kernel that traced the frame: its registers, local and shared memory, and the
@@ -255,6 +256,11 @@ pub struct GpuFrame {
 }
 
 impl GpuFrame {
+    /// Kernel time, summed over the launches.
+    pub fn kernel_time(&self) -> Duration {
+        self.launch_times.iter().sum()
+    }
+
     /// Mean active lanes per warp step over 32: the SIMT efficiency.
     pub fn simt_efficiency(&self) -> f64 {
         let steps: u64 = self.workers.iter().map(|w| w.steps).sum();
@@ -340,7 +346,7 @@ impl Gpu {
             rays,
             error,
             workers: Vec::new(),
-            kernel_time: Duration::ZERO,
+            launch_times: Vec::new(),
             launch: (0, 0),
             resources: None,
         })
@@ -607,7 +613,7 @@ pub struct GpuBatches<'g> {
     error: DeviceArray<u32>,
     /// Each worker's figures, summed over the launches so far.
     workers: Vec<WarpStats>,
-    kernel_time: Duration,
+    launch_times: Vec<Duration>,
     launch: (u32, u32),
     resources: Option<KernelResources>,
 }
@@ -616,7 +622,7 @@ impl std::fmt::Debug for GpuBatches<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GpuBatches")
             .field("request", &self.request)
-            .field("launches_time", &self.kernel_time)
+            .field("launch_times", &self.launch_times)
             .finish_non_exhaustive()
     }
 }
@@ -689,7 +695,7 @@ impl GpuBatches<'_> {
                 None => self.workers.push(w),
             }
         }
-        self.kernel_time += elapsed;
+        self.launch_times.push(elapsed);
         self.launch = launched.launch;
         self.resources = launched.resources;
         Ok(())
@@ -718,7 +724,7 @@ impl GpuBatches<'_> {
                 r
             }),
             workers: self.workers,
-            kernel_time: self.kernel_time,
+            launch_times: self.launch_times,
             launch: self.launch,
             resources: self.resources,
         })

@@ -217,4 +217,7 @@ pub struct HybridFigures {
     pub processors: Vec<ProcessorTelemetry>,
     /// The devices' names, in order.
     pub devices: Vec<String>,
+    /// Per device, in the same order, the time it measured for each of its batches
+    /// ([`DeviceSums::batch_times`](crate::hybrid::DeviceSums::batch_times)).
+    pub batch_times: Vec<Vec<Duration>>,
 }

@@ -315,7 +315,7 @@ fn frame_of(gpu: &Gpu, scene: &Scene, options: &GpuOptions, frame: GpuFrame) -> 
         film,
         telemetry: Telemetry {
             balancer: options.balancer.name(),
-            wall: frame.kernel_time,
+            wall: frame.kernel_time(),
             workers,
             // cuda-managed moves no work between workers: zero steals is the truth there.
             steals_observed: true,
@@ -510,6 +510,7 @@ impl TileDevice for GpuTiles<'_> {
             sums: frame.sums,
             rays_per_pixel: frame.rays,
             rays,
+            batch_times: frame.launch_times,
         })
     }
 }

@@ -9,6 +9,7 @@
 
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::sync::Arc;
+use std::time::Duration;
 
 use balancers::{Assignment, Balancer, BalancerKind, BatchRunner, HybridError, HybridStealing};
 
@@ -84,7 +85,9 @@ pub trait TileDevice: Send {
     /// let frame = render_hybrid(&scene, &options, vec![device])?;
     /// // 16 tiles: the device's batches took at most 4 each.
     /// let device = frame.hybrid.unwrap().processors[2].clone();
-    /// assert!(device.batches * 4 >= device.dealt - device.given + device.taken);
+    /// assert!(device.batches.iter().all(|b| b.tasks <= 4));
+    /// let batched: u64 = device.batches.iter().map(|b| b.tasks).sum();
+    /// assert_eq!(batched, device.dealt - device.given + device.taken);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     fn max_batch(&self) -> usize;
@@ -186,6 +189,9 @@ pub struct DeviceSums {
     pub rays_per_pixel: Option<Vec<u32>>,
     /// Its rays by kind.
     pub rays: RayCounts,
+    /// Per batch, in order, the time the device itself measured for it (a GPU's kernel time,
+    /// without the host's part); empty for a device without a clock of its own.
+    pub batch_times: Vec<Duration>,
 }
 
 /// How to render a frame on the CPU and devices together.
@@ -469,6 +475,7 @@ fn render_hybrid_observed<D: TileDevice, O: FrameObserver>(
             },
         })?;
     let mut rays: Vec<RayCounts> = outcome.locals.iter().map(|l| l.rays).collect();
+    let mut batch_times = Vec::new();
     for (k, mut runner) in outcome.batch_runners.into_iter().enumerate() {
         let device = runner
             .device
@@ -479,6 +486,7 @@ fn render_hybrid_observed<D: TileDevice, O: FrameObserver>(
             })?;
         film.add_sums(&device.sums, device.rays_per_pixel.as_deref());
         rays.push(device.rays);
+        batch_times.push(device.batch_times);
         for tile in &runner.traced {
             for y in tile.y0..tile.y1 {
                 for x in tile.x0..tile.x1 {
@@ -498,6 +506,7 @@ fn render_hybrid_observed<D: TileDevice, O: FrameObserver>(
         hybrid: Some(HybridFigures {
             processors: outcome.processors,
             devices: names,
+            batch_times,
         }),
         cancelled,
     })
@@ -602,6 +611,7 @@ impl TileDevice for CpuTiles<'_> {
             sums: self.film.sums(),
             rays_per_pixel: self.film.ray_counts(),
             rays: self.rays,
+            batch_times: Vec::new(),
         })
     }
 }

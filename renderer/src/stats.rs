@@ -2,6 +2,7 @@
 //! (`--stats`).
 
 use std::fmt::{self, Write as _};
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -133,6 +134,49 @@ pub struct ProcessorReport {
     pub tiles_taken: u64,
     /// Seconds from its last task's end to the end of the frame: its idle time at the end.
     pub idle_at_end_seconds: f64,
+    /// Its batches, in order (devices; empty for CPU workers).
+    pub batch_timeline: Vec<BatchReport>,
+}
+
+/// One batch of tiles a device traced in a hybrid frame: when it began and how long it took
+/// on the host, beside the time the device measured for it where it keeps one (a GPU's kernel
+/// time): the difference is the host's part (the upload, the wait, the figures read back).
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use renderer::hybrid::{CpuTiles, HybridOptions, render_hybrid};
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # use renderer::stats::HybridReport;
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let options = HybridOptions {
+/// #     balancer: Default::default(),
+/// #     threads: NonZeroUsize::new(2).unwrap(),
+/// #     tile: NonZeroU32::new(8).unwrap(),
+/// #     work_map: false,
+/// # };
+/// # let device = CpuTiles::new(&scene, NonZeroUsize::new(2).unwrap(), 4, false);
+/// # let frame = render_hybrid(&scene, &options, vec![device])?;
+/// # let report = HybridReport::new(&frame, frame.hybrid.as_ref().unwrap());
+/// let device = &report.processors[2];
+/// assert_eq!(device.batch_timeline.len() as u64, device.batches);
+/// let tiles: u64 = device.batch_timeline.iter().map(|b| b.tiles).sum();
+/// assert_eq!(tiles, report.shares[1].tiles);
+/// // CPU threads posing as a device keep no clock of their own.
+/// assert!(device.batch_timeline.iter().all(|b| b.device_seconds.is_none()));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, Serialize)]
+pub struct BatchReport {
+    /// Tiles in the batch.
+    pub tiles: u64,
+    /// When it began, in seconds from the start of the frame.
+    pub began_seconds: f64,
+    /// Seconds from its start to its end on the host.
+    pub seconds: f64,
+    /// Seconds the device measured for it, where it measures.
+    pub device_seconds: Option<f64>,
 }
 
 /// What one kind of processor traced of a hybrid frame.
@@ -215,7 +259,21 @@ impl HybridReport {
             .map(|(k, p)| ProcessorReport {
                 worker: k,
                 kind: kind(k),
-                batches: p.batches,
+                batches: p.batches.len() as u64,
+                batch_timeline: p
+                    .batches
+                    .iter()
+                    .enumerate()
+                    .map(|(b, record)| BatchReport {
+                        tiles: record.tasks,
+                        began_seconds: record.began.as_secs_f64(),
+                        seconds: record.took.as_secs_f64(),
+                        device_seconds: k
+                            .checked_sub(cpus)
+                            .and_then(|d| hybrid.batch_times[d].get(b))
+                            .map(Duration::as_secs_f64),
+                    })
+                    .collect(),
                 tiles_dealt: p.dealt,
                 tiles_given: p.given,
                 tiles_taken: p.taken,
@@ -839,13 +897,29 @@ impl fmt::Display for HybridReport {
                 )
             })
             .collect();
-        let batches: u64 = self.processors.iter().map(|p| p.batches).sum();
+        let batches: Vec<&BatchReport> = self
+            .processors
+            .iter()
+            .flat_map(|p| &p.batch_timeline)
+            .collect();
+        // The batches' time on the host, and by the devices' own clocks where they keep one.
+        let mut times = String::new();
+        if !batches.is_empty() {
+            let host: f64 = batches.iter().map(|b| b.seconds).sum();
+            write!(times, " ({host:.3} s on the host")?;
+            let timed: Vec<f64> = batches.iter().filter_map(|b| b.device_seconds).collect();
+            if !timed.is_empty() {
+                let device: f64 = timed.iter().sum();
+                write!(times, ", {device:.3} s by the device's clock")?;
+            }
+            times.push(')');
+        }
         let moved: u64 = self.processors.iter().map(|p| p.tiles_taken).sum();
         writeln!(
             f,
-            "hybrid  {}; {}, {} stolen",
+            "hybrid  {}; {}{times}, {} stolen",
             shares.join(", "),
-            counted(batches, "batch"),
+            counted(batches.len() as u64, "batch"),
             counted(moved, "tile")
         )
     }

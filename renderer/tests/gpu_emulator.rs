@@ -124,6 +124,19 @@ fn the_hybrid_with_an_emulated_gpu_writes_the_cpus_bytes_on_every_scene() {
                 "{label}: {:?}",
                 hybrid.devices
             );
+            // The device's own clock timed each of its batches, one launch a batch.
+            assert_eq!(hybrid.batch_times.len(), 1, "{label}");
+            assert_eq!(
+                hybrid.batch_times[0].len(),
+                hybrid.processors[2].batches.len(),
+                "{label}"
+            );
+            let report = renderer::stats::HybridReport::new(&frame, hybrid);
+            let timeline = &report.processors[2].batch_timeline;
+            assert!(
+                timeline.iter().all(|b| b.device_seconds.is_some()),
+                "{label}: {timeline:?}"
+            );
         }
     }
 }
