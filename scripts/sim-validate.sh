@@ -2,7 +2,9 @@
 # The simulator against real runs: for each scene and thread count N, each round records the
 # frame with its cost model fitted on N busy threads (`raylb record --timing-threads N`),
 # simulates every CPU balancer on N workers with that model, and renders the frame for real
-# with each of them on N threads (the order rotating from round to round). Each balancer's
+# with each of them on N threads (the order rotating from round to round). rayon's job cost,
+# which depends on how many threads spawn at once, is measured first at each N (`raylb bench
+# costs --threads N`, at 2 for N = 1) and given to the simulator. Each balancer's
 # simulated time is set against its real time of the same round (the balancer's wall time from
 # --stats), so that the machine's drift from minute to minute touches both alike.
 #
@@ -32,6 +34,16 @@ raylb=${RAYLB:-target/release/raylb}
 [ -n "${RAYLB:-}" ] || cargo build --release --quiet
 balancers=(static counter stealing rayon)
 mkdir -p "$out"
+# rayon's job cost at each thread count, in nanoseconds (bench costs needs two threads).
+declare -A rayon_cost
+for t in ${threads//,/ }; do
+    n=$((t < 2 ? 2 : t))
+    "$raylb" bench costs --threads "$n" --rounds 3 --out "$out/costs-$t" --quiet
+    rayon_cost[$t]=$(python3 -c '
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["option"] == "--rayon-cost"]
+print(rows[0]["median_ns"])' "$out/costs-$t/costs.csv")
+done
 for scene in ${scenes//,/ }; do
     for t in ${threads//,/ }; do
         dir="$out/$scene-$t"
@@ -40,7 +52,8 @@ for scene in ${scenes//,/ }; do
             "$raylb" record "scenes/$scene.toml" --threads "$t" --timing-threads "$t" \
                 -o "$dir/round-$round.tasks" --quiet
             "$raylb" sim "$dir/round-$round.tasks" --workers "$t" \
-                --balancers "$(IFS=,; echo "${balancers[*]}")" --out "$dir/sim-$round" --quiet
+                --balancers "$(IFS=,; echo "${balancers[*]}")" --rayon-cost "${rayon_cost[$t]}" \
+                --out "$dir/sim-$round" --quiet
             n=${#balancers[@]}
             for k in $(seq 0 $((n - 1))); do
                 b=${balancers[$(((k + round) % n))]}

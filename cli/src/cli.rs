@@ -114,7 +114,7 @@ Examples:
     #[command(
         after_help = "Deterministic: the same file and options give the same figures \
 on any machine. Task times come from the file's cost model (--task-cost and --unit-cost \
-override it); scheduling costs are the options from --steal-cost to --locked-cost.
+override it); scheduling costs are the options from --steal-cost to --rayon-cost.
 
 With --wool-tree, no file: the balanced binary tree of the Wool paper's simulation (depth \
 log2(workers) + 2, leaves of 1 µs on average, exponentially distributed), stolen from one \
@@ -763,6 +763,10 @@ pub(crate) struct SimArgs {
     /// A push and pop on the `locked` deque beyond a local queue's [default: 6.5].
     #[arg(long, value_name = "NS", value_parser = nanoseconds)]
     pub(crate) locked_cost: Option<f64>,
+    /// A rayon job beyond a push and pop on its deque, each worker paying it once for every
+    /// worker (the scope's shared lines, written in turn) [default: 32.6].
+    #[arg(long, value_name = "NS", value_parser = nanoseconds)]
+    pub(crate) rayon_cost: Option<f64>,
     /// Folder for sim.csv and sim.svg (speedup against workers); with --wool-tree,
     /// wool.csv, wool-time.svg and wool-steals.svg.
     #[arg(long, value_name = "DIR")]

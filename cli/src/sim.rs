@@ -45,6 +45,7 @@ fn options(args: &SimArgs) -> SimOptions {
             counter: args.counter_cost,
             abp: args.abp_cost,
             locked: args.locked_cost,
+            rayon: args.rayon_cost,
         },
         out: args.out.clone(),
         quiet: args.quiet,

@@ -399,6 +399,17 @@ fn sim_refuses_what_its_modes_do_not_take() {
             ],
             "--samples applies to stealing with --victim sample",
         ),
+        (
+            vec![
+                "sim",
+                "q.tasks",
+                "--balancers",
+                "static,stealing",
+                "--rayon-cost",
+                "40",
+            ],
+            "--rayon-cost applies to rayon, which is not among the policies simulated",
+        ),
         (vec!["sim"], "required"),
     ] {
         refused_in_one_line(dir.path(), &args, says);

@@ -1,5 +1,5 @@
 //! `raylb bench costs`: the scheduling costs the simulator (`raylb sim`) charges, measured on
-//! this machine with the balancers' own deques and the counter's atomic add.
+//! this machine with the balancers' own deques, the counter's atomic add and rayon's scope.
 //!
 //! Each cost is timed in a loop of the operation as the balancers do it, on threads that share
 //! the data the way a run does (an owner busy on its deque while a thief steals from it, all
@@ -12,11 +12,12 @@ use std::path::PathBuf;
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 use balancers::deque::Steal;
 use balancers::sim::Costs;
+use balancers::{Balancer, BalancerKind, RayonScope, Spawn, TaskRunner, WorkStealing};
 use serde::Serialize;
 
 use crate::deque::{Abp, BenchDeque, Locked};
@@ -39,7 +40,11 @@ const FILES: &[&str] = &["costs.csv"];
 ///     quiet: true,
 /// };
 /// experiments::costs::run(&options)?;
-/// assert!(out.join("costs.csv").is_file());
+/// let csv = std::fs::read_to_string(out.join("costs.csv"))?;
+/// // One row a cost the simulator charges, by the option that sets it.
+/// for option in ["--abp-cost", "--steal-cost", "--counter-cost", "--rayon-cost"] {
+///     assert!(csv.contains(option), "{option}");
+/// }
 /// std::fs::remove_dir_all(&out)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -218,6 +223,50 @@ fn counter(threads: usize) -> f64 {
     times.iter().copied().fold(0.0, f64::max) / (per_thread * threads) as f64
 }
 
+/// Levels of the binary tree of empty tasks that `rayon_job` runs: 2^18 tasks.
+const TREE_LEVELS: u32 = 17;
+
+/// A binary tree of empty tasks: task `level` spawns two of `level + 1` below
+/// [`TREE_LEVELS`]. Nothing but scheduling: what a balancer costs a task.
+struct EmptyTree;
+
+impl TaskRunner<u32> for EmptyTree {
+    type Local = ();
+
+    fn local(&self, _worker: usize) {}
+
+    fn run<S: Spawn<u32>>(&self, level: u32, _: &mut (), spawn: &mut S) {
+        if level < TREE_LEVELS {
+            spawn.spawn(level + 1);
+            spawn.spawn(level + 1);
+        }
+    }
+}
+
+/// Seconds a spawned task costs `rayon` beyond what it costs `stealing` (whose deque costs
+/// are charged apart), with `threads` workers on a tree of empty tasks: the difference of
+/// their wall times over the tasks spawned, each the best of three runs. All workers spawn
+/// and finish jobs at once, as in a frame; the simulator's `rayon_job`.
+fn rayon_job(threads: usize) -> f64 {
+    let workers = NonZeroUsize::new(threads).expect("at least two threads");
+    let best = |balancer: &dyn Fn() -> Duration| (0..3).map(|_| balancer()).min();
+    let wall = |kind: BalancerKind| {
+        move || {
+            kind.run(workers, &[0u32], &EmptyTree)
+                .unwrap_or_else(|e| panic!("starting {threads} threads: {e}"))
+                .telemetry
+                .wall
+        }
+    };
+    let rayon = best(&wall(BalancerKind::Rayon(RayonScope)));
+    let stealing = best(&wall(BalancerKind::Stealing(WorkStealing::default())));
+    let spawned = (1u64 << (TREE_LEVELS + 1)) - 2;
+    match (rayon, stealing) {
+        (Some(r), Some(s)) => (r.as_secs_f64() - s.as_secs_f64()).max(0.0) / spawned as f64,
+        _ => 0.0,
+    }
+}
+
 /// The median and quartiles of `xs` (sorted here).
 fn quartiles(xs: &mut [f64]) -> (f64, f64, f64) {
     xs.sort_by(f64::total_cmp);
@@ -259,7 +308,7 @@ pub fn run(options: &CostsOptions) -> Result<()> {
     let rounds = options.rounds.get();
     let defaults = Costs::default();
     type Measure = fn(usize) -> f64;
-    let measures: [(&str, &str, f64, Measure); 7] = [
+    let measures: [(&str, &str, f64, Measure); 8] = [
         (
             "abp push and pop, beyond a local queue's",
             "--abp-cost",
@@ -305,6 +354,12 @@ pub fn run(options: &CostsOptions) -> Result<()> {
             "--counter-cost",
             defaults.counter,
             counter,
+        ),
+        (
+            "a rayon job beyond stealing's task, all threads spawning",
+            "--rayon-cost",
+            defaults.rayon_job,
+            rayon_job,
         ),
     ];
     let mut rows = Vec::new();

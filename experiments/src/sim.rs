@@ -110,6 +110,8 @@ pub struct CostOverrides {
     pub abp: Option<f64>,
     /// A push and pop on the `locked` deque beyond a local queue's.
     pub locked: Option<f64>,
+    /// A rayon job beyond a deque's push and pop.
+    pub rayon: Option<f64>,
 }
 
 /// What `raylb sim` simulates, and where it writes.
@@ -611,6 +613,12 @@ fn refuse_unused_costs(costs: &CostOverrides, policies: &[Replayed]) -> Result<(
             "stealing with the abp deque, and rayon",
         ),
         (
+            "--rayon-cost",
+            costs.rayon.is_some(),
+            any(&|p| matches!(p, BalancerKind::Rayon(_))),
+            "rayon",
+        ),
+        (
             "--locked-cost",
             costs.locked.is_some(),
             any(&deque(DequeKind::Locked)),
@@ -718,6 +726,7 @@ fn costs(options: &SimOptions, d: Costs) -> Costs {
         per_stolen_task: ns(o.stolen_task, d.per_stolen_task),
         probe: ns(o.probe, d.probe),
         counter: ns(o.counter, d.counter),
+        rayon_job: ns(o.rayon, d.rayon_job),
         timing: d.timing,
         sampling: Sampling {
             size: options

@@ -271,7 +271,8 @@ impl Policy for Stealing {
 /// worker's deque (its owner runs the last first, thieves take the first); a task's children
 /// all go to its worker's deque as they are spawned (rayon has no slot for the next task),
 /// and a thief takes one task from victims tried in turn from a random start, as rayon's
-/// workers do; deque costs are `abp`'s (rayon's deque is also lock-free).
+/// workers do; deque costs are `abp`'s (rayon's deque is also lock-free), and each child
+/// costs its spawner [`Costs::rayon_job`] once for each worker besides.
 #[derive(Debug)]
 pub(super) struct Rayon {
     /// Each worker's round of victims.
@@ -314,7 +315,8 @@ impl Policy for Rayon {
     }
 
     fn push_pop(&self, costs: &Costs) -> f64 {
-        costs.abp_push_pop
+        // One round per worker: the workers' count.
+        costs.abp_push_pop + costs.rayon_job * self.rounds.len() as f64
     }
 
     fn next_task(&mut self, sim: &mut Simulation<'_>, _now: f64, w: usize) -> Next {

@@ -62,6 +62,12 @@ pub struct Costs {
     /// The counter's fetch-and-add; the counter serves one worker at a time, so workers that
     /// arrive together wait for each other.
     pub counter: f64,
+    /// What a job of a rayon scope costs beyond a deque's push and pop, with every worker
+    /// spawning: rayon counts each job on the scope's latch and tells its sleeping workers
+    /// of it through a counter they all share, lines that every worker writes in turn. Each
+    /// of `p` workers pays it `p` times over for each child it spawns, so that together they
+    /// lose it once per job, however many they are (what real runs show from 4 threads on).
+    pub rayon_job: f64,
     /// Whether each of these costs is always its value or varies about it.
     pub timing: Timing,
     /// How `sample` chooses its victims.
@@ -116,6 +122,12 @@ pub enum Timing {
     },
 }
 
+/// [`Costs::rayon_job`]'s default: `raylb bench costs --threads 2 --rounds 5` on two vCPUs of
+/// an Intel Xeon, the development machine of 2026-11-27 (the median). It grows with the
+/// threads that spawn at once: on a many-core machine, measure it there at the workers'
+/// count.
+const RAYON_JOB_DEFAULT: f64 = 32.6e-9;
+
 impl Default for Costs {
     /// Measured on this project's development machine, two vCPUs of an AMD EPYC, by
     /// `raylb bench costs --rounds 7` (medians; BENCHMARKS.md, "The simulator's scheduling
@@ -131,6 +143,7 @@ impl Default for Costs {
             per_stolen_task: 83e-9,
             probe: 4.0e-9,
             counter: 13.5e-9,
+            rayon_job: RAYON_JOB_DEFAULT,
             timing: Timing::Fixed,
             sampling: Sampling::default(),
         }
@@ -1763,6 +1776,7 @@ mod tests {
             per_stolen_task: 0.0,
             probe: 0.0,
             counter: 0.0,
+            rayon_job: 0.0,
             timing: Timing::Fixed,
             sampling: Sampling::default(),
         }
@@ -1837,6 +1851,24 @@ mod tests {
             let r = simulate(&t, &s, policy, 1, &free);
             assert_eq!(r.makespan, 10.0, "{policy:?}");
             assert_eq!(r.speedup(), 1.0);
+        }
+    }
+
+    #[test]
+    fn rayon_loses_its_job_cost_once_a_spawned_task_however_many_workers() {
+        let (tree, seconds) = super::super::wool::tree(1024, 3);
+        let spawned = (tree.len() - tree.initial()) as f64;
+        let job = 1e-3;
+        for workers in [4, 16] {
+            let rayon = BalancerKind::Rayon(RayonScope);
+            let without = simulate(&tree, &seconds, rayon, workers, &free()).makespan;
+            let costs = Costs {
+                rayon_job: job,
+                ..free()
+            };
+            let with = simulate(&tree, &seconds, rayon, workers, &costs).makespan;
+            let lost = (with - without) / (spawned * job);
+            assert!((0.7..1.5).contains(&lost), "{workers} workers: {lost}");
         }
     }
 

@@ -120,6 +120,7 @@ pub fn costs(seed: u64) -> Costs {
         per_stolen_task: 0.0,
         probe: LEAF / 2.0,
         counter: 0.0,
+        rayon_job: 0.0,
         timing: Timing::Exponential { seed },
         sampling: Sampling {
             size: Some(2),
