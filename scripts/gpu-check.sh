@@ -3,8 +3,8 @@
 # every GPU balancer through both structures (the octree and the wide BVH), at one and at four
 # samples per pixel, and byte-compared with the CPU's render, then the treasure targets at
 # 2048×2048 in both structures. The CPU's reference is `rayon`, the CPU balancer of one
-# variant: with `static` (two assignments, two orders) the CPU's frames of treasure at 2048²
-# took 81 of the fifth run's seconds, three times what the GPU's own did. Prints one table:
+# variant: with `static` (two assignments, two orders) the CPU's 27 frames of treasure at
+# 2048² took 84 of the fifth run's seconds, the GPU's 42 frames 3.3. Prints one table:
 # scene, structure and balancer, Mrays/s, SIMT efficiency, steals, identical.
 # Then the hybrid frame (--device hybrid): every scene byte-compared with the CPU's, and
 # treasure and treasure-calm at 2048² with the CPU alone (32-pixel tiles), the GPU alone (4, its
