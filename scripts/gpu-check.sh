@@ -8,7 +8,7 @@
 # scene, structure and balancer, Mrays/s, SIMT efficiency, steals, identical.
 # Then the hybrid frame (--device hybrid): every scene byte-compared with the CPU's, and
 # treasure and treasure-calm at 2048² with the CPU alone (32-pixel tiles), the GPU alone (4, its
-# best) and both at each of HYBRID_TILES (default 32 and 4; the GPU traces 4-pixel pieces of either), alternating for
+# best) and both as each of HYBRID_RUNS (default tiles 32 and 4, and 32 with --first-batch all; the GPU traces 4-pixel pieces of each), alternating for
 # HYBRID_ROUNDS rounds (default 3): medians, hybrid over the faster device alone paired by
 # round, hybrid's speed over the sum of the two alone, the GPU's batches, and each device's
 # share and idle time at the end of the frame. Last (SECTIONS=cores), on the machine's CPU cores alone: the simulator against real
@@ -160,31 +160,34 @@ for scene in scenes/*.toml; do
 done
 
 echo "== hybrid speed at 2048² (CPU: stealing on every core at 32-pixel tiles; GPU: stealing, steal"
-echo "   half, at its best tile, 4; hybrid at each of HYBRID_TILES; order reversed every other round)"
+echo "   half, at its best tile, 4; hybrid as each of HYBRID_RUNS; order reversed every other round)"
 HYBRID_ACCELS=${HYBRID_ACCELS:-octree wide}
-HYBRID_TILES=${HYBRID_TILES:-32 4}
-hybrid_run() { # scene device accel tile round
-    gpu_step "$RAYLB" render "scenes/$1.toml" --width 2048 --height 2048 --device "$2" \
+# The hybrid's runs, MODE:TILE: `hybrid` with the GPU's first batch its own pool, `hybrid-all`
+# with every waiting tile in it (--first-batch all).
+HYBRID_RUNS=${HYBRID_RUNS:-hybrid:32 hybrid:4 hybrid-all:32}
+hybrid_run() { # scene mode accel tile round
+    local device=(--device "$2")
+    [ "$2" = hybrid-all ] && device=(--device hybrid --first-batch all)
+    gpu_step "$RAYLB" render "scenes/$1.toml" --width 2048 --height 2048 "${device[@]}" \
         --balancer stealing --accel "$3" --tile "$4" -o "$OUT/hybrid-$1-$2-$4.png" \
         --stats "$OUT/hybrid-$3-$1-$2-$4-$5.json" --quiet || status=1
 }
 for round in $(seq "${HYBRID_ROUNDS:-3}"); do
     for accel in $HYBRID_ACCELS; do
     for scene in treasure treasure-calm; do
-        runs="cpu:32 gpu:4"
-        for tile in $HYBRID_TILES; do runs="$runs hybrid:$tile"; done
+        runs="cpu:32 gpu:4 $HYBRID_RUNS"
         [ $((round % 2)) = 0 ] && runs=$(echo "$runs" | tr ' ' '\n' | tac | paste -sd' ')
         for run in $runs; do hybrid_run "$scene" "${run%:*}" "$accel" "${run#*:}" "$round"; done
-        for run in gpu-4 $(for tile in $HYBRID_TILES; do echo "hybrid-$tile"; done); do
+        for run in gpu-4 $(for r in $HYBRID_RUNS; do echo "${r%:*}-${r#*:}"; done); do
             "$RAYLB" compare "$OUT/hybrid-$scene-cpu-32.png" "$OUT/hybrid-$scene-$run.png" \
                 >/dev/null || { echo "$scene $run round $round: image DIFFERS"; status=1; }
         done
     done
     done
 done
-python3 - "$OUT" "${HYBRID_ROUNDS:-3}" "$HYBRID_TILES" $HYBRID_ACCELS <<'PY' || status=1
+python3 - "$OUT" "${HYBRID_ROUNDS:-3}" "$HYBRID_RUNS" $HYBRID_ACCELS <<'PY' || status=1
 import json, statistics, sys
-out, rounds, tiles, accels = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4:]
+out, rounds, modes, accels = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4:]
 def walls(accel, scene, device, tile):
     runs = [json.load(open(f"{out}/hybrid-{accel}-{scene}-{device}-{tile}-{r}.json"))
             for r in range(1, rounds + 1)]
@@ -192,15 +195,15 @@ def walls(accel, scene, device, tile):
 for accel, scene in ((a, s) for a in accels for s in ("treasure", "treasure-calm")):
     _, cpu = walls(accel, scene, "cpu", 32)
     _, gpu = walls(accel, scene, "gpu", 4)
-    for tile in tiles:
-        runs, hybrid = walls(accel, scene, "hybrid", tile)
+    for mode, tile in (m.split(":") for m in modes):
+        runs, hybrid = walls(accel, scene, mode, tile)
         med = {d: statistics.median(w) for d, w in (("cpu", cpu), ("gpu", gpu), ("hybrid", hybrid))}
         faster = cpu if med["cpu"] < med["gpu"] else gpu
         paired = sorted(faster[r] / hybrid[r] for r in range(rounds))
         rays = runs[0]["render"]["rays"]["total"]
         speed = {d: rays / med[d] for d in med}
         batches = [p["batches"] for p in runs[len(runs) // 2]["hybrid"]["processors"] if p["kind"] != "cpu"]
-        print(f"{scene} 2048², {accel}, hybrid tile {tile}: median s cpu {med['cpu']:.3f} (tile 32), "
+        print(f"{scene} 2048², {accel}, {mode} tile {tile}: median s cpu {med['cpu']:.3f} (tile 32), "
               f"gpu {med['gpu']:.4f} (tile 4, kernel time), hybrid {med['hybrid']:.4f}; hybrid over the faster "
               f"alone {statistics.median(paired):.3f}x (paired, {paired[0]:.3f}-{paired[-1]:.3f}); "
               f"hybrid speed over cpu + gpu speeds {speed['hybrid'] / (speed['cpu'] + speed['gpu']):.3f}; "

@@ -11,7 +11,7 @@
 
 use std::fmt;
 
-use crate::{Assignment, DequeKind, Order, StealAmount, VictimPolicy};
+use crate::{Assignment, DequeKind, FirstBatch, Order, StealAmount, VictimPolicy};
 
 /// A setting with a set of named values: fixed ([`ALL`](Self::ALL)), or grown at run time
 /// ([`every`](Self::every)).
@@ -97,6 +97,11 @@ choices!(VictimPolicy {
 choices!(StealAmount {
     One => "one", "The oldest task.";
     Half => "half", "Half of the victim's tasks, oldest first.";
+});
+
+choices!(FirstBatch {
+    Own => "own", "Its own pool, dealt before the run: half the tiles; later batches sized by the speed the first showed (for a GPU about as fast as the CPU's threads, or of unknown speed).";
+    All => "all", "Every tile waiting when it starts: nearly the whole frame in one launch, the CPU's threads keeping the tiles they began (for a GPU many times faster than the CPU's threads, where a launch beyond the first costs more than they add).";
 });
 
 choices!(Order {

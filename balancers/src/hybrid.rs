@@ -189,13 +189,23 @@ pub trait BatchRunner<T>: Send {
 ///
 /// ```
 /// use std::num::NonZeroUsize;
+/// use std::sync::atomic::{AtomicBool, Ordering};
 /// use balancers::{BatchRunner, HybridError, HybridStealing, Spawn, TaskRunner};
 ///
+/// /// Set once the device has been handed a batch.
+/// static LAUNCHED: AtomicBool = AtomicBool::new(false);
+///
+/// /// Leaves that wait for the device's first batch, so that the CPU workers cannot run
+/// /// every task (the device's pool too) before the device is asked for any.
 /// struct Leaves;
 /// impl TaskRunner<u32> for Leaves {
 ///     type Local = ();
 ///     fn local(&self, _worker: usize) {}
-///     fn run<S: Spawn<u32>>(&self, _task: u32, _: &mut (), _spawn: &mut S) {}
+///     fn run<S: Spawn<u32>>(&self, _task: u32, _: &mut (), _spawn: &mut S) {
+///         while !LAUNCHED.load(Ordering::Acquire) {
+///             std::thread::yield_now();
+///         }
+///     }
 /// }
 ///
 /// /// A device whose every batch fails.
@@ -207,6 +217,7 @@ pub trait BatchRunner<T>: Send {
 ///         8
 ///     }
 ///     fn run_batch(&mut self, _batch: &[u32]) -> Result<(), String> {
+///         LAUNCHED.store(true, Ordering::Release);
 ///         Err("the device fell off the bus".into())
 ///     }
 /// }
@@ -287,18 +298,69 @@ pub struct HybridStealing {
     pub victim: VictimPolicy,
     /// How much a CPU worker takes from a CPU worker's pool or deque.
     pub amount: StealAmount,
+    /// What a batch processor's first batch holds.
+    pub first_batch: FirstBatch,
 }
 
 impl Default for HybridStealing {
-    /// As [`WorkStealing`]'s defaults: the non-blocking deque, random victims, steal half.
+    /// As [`WorkStealing`]'s defaults: the non-blocking deque, random victims, steal half;
+    /// a first batch of the batch processor's own pool.
     fn default() -> Self {
         let w = WorkStealing::default();
         Self {
             deque: w.deque,
             victim: w.victim,
             amount: w.amount,
+            first_batch: FirstBatch::Own,
         }
     }
+}
+
+/// What a batch processor's first batch holds, before any batch has shown its speed.
+///
+/// ```
+/// use std::num::NonZeroUsize;
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use balancers::{BatchRunner, FirstBatch, HybridStealing, Spawn, TaskRunner};
+/// # struct Chains { ran: AtomicU64 }
+/// # impl TaskRunner<u32> for Chains {
+/// #     type Local = ();
+/// #     fn local(&self, _worker: usize) {}
+/// #     fn run<S: Spawn<u32>>(&self, n: u32, _: &mut (), spawn: &mut S) {
+/// #         self.ran.fetch_add(1, Ordering::Relaxed);
+/// #         if n > 0 { spawn.spawn(n - 1); }
+/// #     }
+/// # }
+/// # struct Device<'a> { chains: &'a Chains, batches: Vec<usize> }
+/// # impl BatchRunner<u32> for Device<'_> {
+/// #     type Error = String;
+/// #     fn max_batch(&self) -> usize { 1000 }
+/// #     fn run_batch(&mut self, batch: &[u32]) -> Result<(), String> {
+/// #         for &n in batch { self.chains.ran.fetch_add(u64::from(n) + 1, Ordering::Relaxed); }
+/// #         self.batches.push(batch.len());
+/// #         Ok(())
+/// #     }
+/// # }
+/// # let chains = Chains { ran: AtomicU64::new(0) };
+/// # let tasks: Vec<u32> = (0..100).collect();
+/// # let device = Device { chains: &chains, batches: Vec::new() };
+/// let all = HybridStealing { first_batch: FirstBatch::All, ..HybridStealing::default() };
+/// let outcome = all.run(NonZeroUsize::new(2).unwrap(), &tasks, &chains, vec![device])?;
+/// // Whatever the device's first batch took from the CPU workers' pools, and they from its,
+/// // every link of every chain ran once.
+/// assert_eq!(chains.ran.load(Ordering::Relaxed), (1..=100).sum::<u64>());
+/// let given: u64 = outcome.processors.iter().map(|p| p.given).sum();
+/// let taken: u64 = outcome.processors.iter().map(|p| p.taken).sum();
+/// assert_eq!(given, taken);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirstBatch {
+    /// Its own pool, dealt before the run: as many initial tasks as all CPU workers'.
+    Own,
+    /// Every initial task waiting in any pool, as much as a batch holds: one launch for nearly
+    /// the whole run, the CPU workers keeping the tasks they started.
+    All,
 }
 
 /// What kind of processor a telemetry entry is.
@@ -647,13 +709,25 @@ impl<T> Pool<T> {
     /// A thief's take from the back: one task, or half of them (rounded up) and at most
     /// `max`, into `out`, oldest of the taken first.
     fn steal_back(&self, amount: StealAmount, max: usize, out: &mut Vec<T>) -> usize {
+        self.take_back(
+            |len| match amount {
+                StealAmount::One => 1,
+                StealAmount::Half => len.div_ceil(2),
+            },
+            max,
+            out,
+        )
+    }
+
+    /// A thief's take of the whole pool, at most `max` tasks from the back, into `out`.
+    fn steal_all(&self, max: usize, out: &mut Vec<T>) -> usize {
+        self.take_back(|len| len, max, out)
+    }
+
+    /// Takes `count(len)` tasks from the back, at most `max`, into `out`, oldest first.
+    fn take_back(&self, count: impl FnOnce(usize) -> usize, max: usize, out: &mut Vec<T>) -> usize {
         let mut tasks = self.lock();
-        let n = match amount {
-            StealAmount::One => 1,
-            StealAmount::Half => tasks.len().div_ceil(2),
-        }
-        .min(max)
-        .min(tasks.len());
+        let n = count(tasks.len()).min(max).min(tasks.len());
         let from = tasks.len() - n;
         out.extend(tasks.drain(from..));
         self.len.store(tasks.len() as u64, Ordering::Relaxed);
@@ -716,15 +790,24 @@ struct Shared<'a, D: Family, T: Send, R> {
     /// Each batch processor's speed in its batches so far, initial tasks a second (`f64`
     /// bits; 0 until a batch is timed): when the CPU workers leave the last tasks to them.
     batch_rates: Vec<AtomicU64>,
+    /// What a batch processor's first batch holds.
+    first_batch: FirstBatch,
     start: Instant,
 }
 
 impl<'a, D: Family, T: Send, R> Shared<'a, D, T, R> {
     /// The start of a run of `tasks` initial tasks on `victims`, the first `cpus` of them CPU
     /// workers: nothing started, nobody searching.
-    fn new(runner: &'a R, victims: Vec<Victim<D, T>>, cpus: usize, tasks: usize) -> Self {
+    fn new(
+        runner: &'a R,
+        victims: Vec<Victim<D, T>>,
+        cpus: usize,
+        tasks: usize,
+        first_batch: FirstBatch,
+    ) -> Self {
         let batch_processors = victims.len() - cpus;
         Self {
+            first_batch,
             runner,
             termination: Termination::new(victims.len(), tasks as u64),
             victims,
@@ -784,16 +867,23 @@ enum Done<L, B, E> {
 }
 
 impl HybridStealing {
-    /// The balancer's name for reports, e.g. `hybrid/abp/random/half`.
+    /// The balancer's name for reports, e.g. `hybrid/abp/random/half`; a first batch of
+    /// every waiting task adds `first=all`.
     ///
     /// ```
-    /// use balancers::HybridStealing;
+    /// use balancers::{FirstBatch, HybridStealing};
     ///
     /// assert_eq!(HybridStealing::default().name(), "hybrid/abp/random/half");
+    /// let all = HybridStealing { first_batch: FirstBatch::All, ..HybridStealing::default() };
+    /// assert_eq!(all.name(), "hybrid/abp/random/half/first=all");
     /// ```
     pub fn name(&self) -> String {
         let cpu = crate::Balancer::name(&self.cpu());
-        cpu.replacen("stealing", "hybrid", 1)
+        let name = cpu.replacen("stealing", "hybrid", 1);
+        match self.first_batch {
+            FirstBatch::Own => name,
+            FirstBatch::All => format!("{name}/first=all"),
+        }
     }
 
     /// The CPU workers' side as the `stealing` balancer it works like.
@@ -908,7 +998,7 @@ impl HybridStealing {
             })
             .unzip();
         let victims = victims::<D, T>(pools, stealers);
-        let shared = Shared::new(runner, victims, p, tasks.len());
+        let shared = Shared::new(runner, victims, p, tasks.len(), self.first_batch);
         let batch_runners: Vec<Mutex<Option<B>>> = batch_runners
             .into_iter()
             .map(|b| Mutex::new(Some(b)))
@@ -1096,8 +1186,10 @@ where
         );
         batch.clear();
         shared.victims[me].pool.take_front(size, &mut batch);
-        // The first batch is this processor's own pool (see the overview), unless it is empty.
-        if batch.len() < size && (sizer.timed() || batch.is_empty()) {
+        // The first batch is this processor's own pool (see the overview), unless it is empty
+        // or the first batch is to hold every waiting task.
+        let take_all = !sizer.timed() && shared.first_batch == FirstBatch::All;
+        if batch.len() < size && (sizer.timed() || batch.is_empty() || take_all) {
             let searching = Instant::now();
             // The other processors' pools, in turn from a random one, half of each (for a CPU
             // worker's, what it has not begun), until the batch is full.
@@ -1110,9 +1202,13 @@ where
                 }
                 telemetry.steal_attempts += 1;
                 let want = size - batch.len();
-                let n = shared.victims[v]
-                    .pool
-                    .steal_back(StealAmount::Half, want, &mut batch);
+                let n = if take_all {
+                    shared.victims[v].pool.steal_all(want, &mut batch)
+                } else {
+                    shared.victims[v]
+                        .pool
+                        .steal_back(StealAmount::Half, want, &mut batch)
+                };
                 if n > 0 {
                     telemetry.steal_successes += 1;
                     telemetry.tasks_stolen += n as u64;

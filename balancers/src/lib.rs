@@ -68,8 +68,8 @@ pub use balancer::{Balancer, Outcome, Spawn, SpawnError, Stop, TaskRunner, run_w
 pub use choice::Choice;
 pub use counter::CentralCounter;
 pub use hybrid::{
-    BatchRecord, BatchRunner, HybridError, HybridOutcome, HybridStealing, ProcessorKind,
-    ProcessorTelemetry,
+    BatchRecord, BatchRunner, FirstBatch, HybridError, HybridOutcome, HybridStealing,
+    ProcessorKind, ProcessorTelemetry,
 };
 pub use kind::BalancerKind;
 pub use local_queue::LocalQueue;

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use balancers::{
-    BatchRunner, DequeKind, HybridError, HybridOutcome, HybridStealing, ProcessorKind, Spawn,
-    StealAmount, TaskRunner, VictimPolicy,
+    BatchRunner, DequeKind, FirstBatch, HybridError, HybridOutcome, HybridStealing, ProcessorKind,
+    Spawn, StealAmount, TaskRunner, VictimPolicy,
 };
 
 /// A forest of uneven trees: node `n` has 0 to 2 children by a hash of `n`, to depth 8.
@@ -129,6 +129,7 @@ fn hybrid(deque: DequeKind, victim: VictimPolicy, amount: StealAmount) -> Hybrid
         deque,
         victim,
         amount,
+        ..HybridStealing::default()
     }
 }
 
@@ -221,6 +222,7 @@ cases! {
     cpus_alone => (hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::One), 4, 0, 300),
     no_tasks => (hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half), 3, 1, 0),
     fewer_tasks_than_processors => (hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half), 4, 2, 3),
+    first_batch_of_all => (HybridStealing { first_batch: FirstBatch::All, ..hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half) }, 3, 2, 500),
 }
 
 #[test]
@@ -338,6 +340,39 @@ fn the_first_batch_is_the_devices_own_pool() {
         50,
         "its own pool, no more"
     );
+}
+
+#[test]
+fn a_first_batch_of_all_takes_every_waiting_task() {
+    // The same, with the first batch asked to hold every waiting task: the CPU workers are
+    // held until it is taken, each with at most the one task it began, so the device's batch
+    // holds all the others, its own 50 and the rest of the CPU workers' pools, at once.
+    let (mut forest, tasks) = Forest::new(100, Duration::ZERO);
+    let first_batch = Arc::new(AtomicUsize::new(0));
+    gate_cpus(&mut forest, "the device's first batch", &first_batch, 1);
+    let device = Counting {
+        first_batch: Arc::clone(&first_batch),
+        ..Counting::new(&forest, 100)
+    };
+    let all = HybridStealing {
+        first_batch: FirstBatch::All,
+        ..hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half)
+    };
+    let outcome = all
+        .run(NonZeroUsize::new(2).unwrap(), &tasks, &forest, vec![device])
+        .expect("threads start");
+    assert!(forest.all_ran_once());
+    let device = &outcome.processors[2];
+    let begun: u64 = outcome.telemetry.workers[..2]
+        .iter()
+        .map(|w| w.initial_tasks)
+        .sum();
+    assert!(begun <= 2, "one task a CPU worker at most: {begun}");
+    assert_eq!(device.dealt, 50);
+    let first = first_batch.load(Ordering::Relaxed) as u64;
+    assert_eq!(first, 100 - begun, "{device:?}");
+    assert_eq!(device.taken, first - 50, "{device:?}");
+    assert_eq!(device.batches.len(), 1, "one batch for the whole run");
 }
 
 #[test]

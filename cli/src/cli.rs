@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
-use balancers::{Assignment, DequeKind, Order, StealAmount, VictimPolicy};
+use balancers::{Assignment, DequeKind, FirstBatch, Order, StealAmount, VictimPolicy};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use renderer::accel::{AccelKind, Packets};
 use renderer::bvh::{BvhSplit, Width};
@@ -526,6 +526,9 @@ pub(crate) struct RunArgs {
     /// [default: depth-first].
     #[arg(long, value_parser = choice::<Order>())]
     pub(crate) order: Option<Order>,
+    /// What the GPU's first batch of a `--device hybrid` frame holds [default: own].
+    #[arg(long, value_parser = choice::<FirstBatch>())]
+    pub(crate) first_batch: Option<FirstBatch>,
     /// Worker threads on the CPU (default: every core).
     #[arg(long, value_name = "N", value_parser = positive::<4096>)]
     pub(crate) threads: Option<NonZeroUsize>,
@@ -545,6 +548,7 @@ impl RunArgs {
             steal: self.steal,
             chunk: self.chunk,
             order: self.order,
+            first_batch: self.first_batch,
         }
     }
 

@@ -189,6 +189,21 @@ fn settings_a_balancer_does_not_use_are_refused() {
             &["--device", "gpu", "--balancer", "counter", "--steal", "one"],
             "--steal applies to stealing",
         ),
+        (
+            &["--first-batch", "all"],
+            "--first-batch applies to --device hybrid, not to --balancer static",
+        ),
+        (
+            &[
+                "--device",
+                "gpu",
+                "--balancer",
+                "stealing",
+                "--first-batch",
+                "all",
+            ],
+            "--first-batch applies to --device hybrid",
+        ),
     ];
     for (flags, message) in cases {
         let mut args = vec!["render", quick.as_str(), "-o", "q.png"];

@@ -551,7 +551,7 @@ fn policies(p: &Policies, defaults: &Defaults) -> Result<Vec<Replayed>> {
                         deque: Some(choice.deque),
                         victim: Some(choice.victim),
                         steal: Some(choice.amount),
-                        order: None,
+                        ..BalancerRequest::default()
                     };
                     let policy = match request.cpu_balancer() {
                         Some(CpuBalancer::Builtin(policy)) => policy,

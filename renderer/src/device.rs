@@ -25,8 +25,8 @@ use std::num::{NonZeroU32, NonZeroUsize};
 
 use anyhow::{Result, anyhow, bail};
 use balancers::{
-    Assignment, BalancerKind, Choice, DequeKind, HybridStealing, Order, RayonScope, StealAmount,
-    VictimPolicy, WorkStealing,
+    Assignment, BalancerKind, Choice, DequeKind, FirstBatch, HybridStealing, Order, RayonScope,
+    StealAmount, VictimPolicy, WorkStealing,
 };
 
 use crate::accel::AccelKind;
@@ -114,6 +114,8 @@ pub struct BalancerRequest {
     pub chunk: Option<NonZeroUsize>,
     /// Which of its tasks a CPU worker runs first [default: depth-first].
     pub order: Option<Order>,
+    /// What the GPU's first batch of a hybrid frame holds [default: its own pool].
+    pub first_batch: Option<FirstBatch>,
 }
 
 /// How a device schedules a frame's work: the balancer it runs, with its settings.
@@ -391,6 +393,7 @@ impl BalancerRequest {
             ("--steal", self.steal.is_some()),
             ("--chunk", self.chunk.is_some()),
             ("--order", self.order.is_some()),
+            ("--first-batch", self.first_batch.is_some()),
         ];
         for (flag, _) in given.iter().filter(|(_, given)| *given) {
             if !uses.contains(flag) {
@@ -398,6 +401,7 @@ impl BalancerRequest {
                     "--assign" => "static and stealing on the CPU",
                     "--chunk" => "counter",
                     "--order" => "static, counter and stealing on the CPU",
+                    "--first-batch" => "--device hybrid",
                     _ => "stealing",
                 };
                 bail!("{flag} applies to {applies}, not to {chosen}");
@@ -438,12 +442,16 @@ fn hybrid_balancer(request: &BalancerRequest) -> Result<HybridStealing> {
             "--assign does not apply to --device hybrid: each CPU thread starts with an equal share of half the tiles, the GPU with the other half"
         );
     }
-    request.refuse_unused(&["--deque", "--victim", "--steal"], "--device hybrid")?;
+    request.refuse_unused(
+        &["--deque", "--victim", "--steal", "--first-batch"],
+        "--device hybrid",
+    )?;
     let cpu = request.work_stealing();
     Ok(HybridStealing {
         deque: cpu.deque,
         victim: cpu.victim,
         amount: cpu.amount,
+        first_batch: request.first_batch.unwrap_or(FirstBatch::Own),
     })
 }
 

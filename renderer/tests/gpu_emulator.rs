@@ -95,7 +95,11 @@ fn the_hybrid_with_an_emulated_gpu_writes_the_cpus_bytes_on_every_scene() {
     use renderer::gpu::GpuTiles;
     use renderer::hybrid::{HybridOptions, render_hybrid};
     for name in ["quick", "cornell", "treasure", "treasure-calm"] {
-        for (accel, samples, seed) in [(AccelKind::Wide, 1, 1), (AccelKind::Octree, 2, 2)] {
+        // The GPU's first batch its own pool, or every waiting tile.
+        for (accel, samples, seed, first_batch) in [
+            (AccelKind::Wide, 1, 1, balancers::FirstBatch::Own),
+            (AccelKind::Octree, 2, 2, balancers::FirstBatch::All),
+        ] {
             let s = load_scene_as(name, 64, 48, accel, samples);
             let cpu = cpu_reference(&s);
             let gpu = Gpu::emulated(EmulatorOptions {
@@ -104,14 +108,17 @@ fn the_hybrid_with_an_emulated_gpu_writes_the_cpus_bytes_on_every_scene() {
             })
             .unwrap();
             let options = HybridOptions {
-                balancer: balancers::HybridStealing::default(),
+                balancer: balancers::HybridStealing {
+                    first_batch,
+                    ..Default::default()
+                },
                 threads: NonZeroUsize::new(2).unwrap(),
                 tile: NonZeroU32::new(8).unwrap(),
                 work_map: true,
             };
             let device = GpuTiles::new(&gpu, &s, options.tile, true).unwrap();
             let frame = render_hybrid(&s, &options, vec![device]).unwrap();
-            let label = format!("{name} {} spp {samples}", accel.name());
+            let label = format!("{name} {} spp {samples} {first_batch:?}", accel.name());
             assert_eq!(frame.film.sums(), cpu.film.sums(), "{label}: sums");
             assert_eq!(
                 frame.film.ray_counts(),

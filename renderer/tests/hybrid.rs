@@ -50,6 +50,7 @@ fn same_as_cpu(
             deque: DequeKind::Locked,
             victim: VictimPolicy::Sample,
             amount: StealAmount::Half,
+            ..HybridStealing::default()
         },
         threads: n(cpus),
         tile,
