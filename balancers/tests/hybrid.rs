@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use balancers::{
     BatchRunner, DequeKind, FirstBatch, HybridError, HybridOutcome, HybridStealing, ProcessorKind,
-    Spawn, StealAmount, TaskRunner, VictimPolicy,
+    ProcessorTelemetry, Spawn, StealAmount, TaskRunner, VictimPolicy,
 };
 
 /// A forest of uneven trees: node `n` has 0 to 2 children by a hash of `n`, to depth 8.
@@ -319,12 +319,11 @@ fn a_fast_device_takes_initial_tasks_from_slow_cpu_workers() {
     assert!(outcome.telemetry.workers[2].steal_successes > 0);
 }
 
-#[test]
-fn the_first_batch_is_the_devices_own_pool() {
-    // 100 initial tasks on two CPU workers and a device that could take all of them at once:
-    // 50 are dealt to the device, and until it has timed a batch it cannot know how many of
-    // the CPU workers' it should take, so its first batch is its own 50. The CPU workers wait
-    // for that batch, so that their pools are whole when the device looks at them.
+/// Runs 100 initial tasks on two CPU workers and a device that could take all of them at
+/// once, with the device's first batch as `first` says; the CPU workers are held in the first
+/// task each begins until the device has taken that batch. Gives the device's figures, the
+/// first batch's size and the initial tasks the CPU workers began.
+fn first_batch_of(first: FirstBatch) -> (ProcessorTelemetry, u64, u64) {
     let (mut forest, tasks) = Forest::new(100, Duration::ZERO);
     let first_batch = Arc::new(AtomicUsize::new(0));
     gate_cpus(&mut forest, "the device's first batch", &first_batch, 1);
@@ -332,44 +331,40 @@ fn the_first_batch_is_the_devices_own_pool() {
         first_batch: Arc::clone(&first_batch),
         ..Counting::new(&forest, 100)
     };
-    let outcome = two_cpus_and(&forest, &tasks, device);
-    assert!(forest.all_ran_once());
-    assert_eq!(outcome.processors[2].dealt, 50);
-    assert_eq!(
-        first_batch.load(Ordering::Relaxed),
-        50,
-        "its own pool, no more"
-    );
-}
-
-#[test]
-fn a_first_batch_of_all_takes_every_waiting_task() {
-    // The same, with the first batch asked to hold every waiting task: the CPU workers are
-    // held until it is taken, each with at most the one task it began, so the device's batch
-    // holds all the others, its own 50 and the rest of the CPU workers' pools, at once.
-    let (mut forest, tasks) = Forest::new(100, Duration::ZERO);
-    let first_batch = Arc::new(AtomicUsize::new(0));
-    gate_cpus(&mut forest, "the device's first batch", &first_batch, 1);
-    let device = Counting {
-        first_batch: Arc::clone(&first_batch),
-        ..Counting::new(&forest, 100)
-    };
-    let all = HybridStealing {
-        first_batch: FirstBatch::All,
+    let h = HybridStealing {
+        first_batch: first,
         ..hybrid(DequeKind::Abp, VictimPolicy::Random, StealAmount::Half)
     };
-    let outcome = all
+    let outcome = h
         .run(NonZeroUsize::new(2).unwrap(), &tasks, &forest, vec![device])
         .expect("threads start");
     assert!(forest.all_ran_once());
-    let device = &outcome.processors[2];
+    assert_eq!(
+        outcome.processors[2].dealt, 50,
+        "half the tasks to the device"
+    );
     let begun: u64 = outcome.telemetry.workers[..2]
         .iter()
         .map(|w| w.initial_tasks)
         .sum();
-    assert!(begun <= 2, "one task a CPU worker at most: {begun}");
-    assert_eq!(device.dealt, 50);
     let first = first_batch.load(Ordering::Relaxed) as u64;
+    (outcome.processors[2].clone(), first, begun)
+}
+
+#[test]
+fn the_first_batch_is_the_devices_own_pool() {
+    // Until the device has timed a batch it cannot know how many of the CPU workers' tasks
+    // it should take, so its first batch is its own 50.
+    let (_, first, _) = first_batch_of(FirstBatch::Own);
+    assert_eq!(first, 50, "its own pool, no more");
+}
+
+#[test]
+fn a_first_batch_of_all_takes_every_waiting_task() {
+    // Asked to hold every waiting task, the first batch holds all but the one task each CPU
+    // worker began: its own 50 and the rest of the CPU workers' pools, in one batch.
+    let (device, first, begun) = first_batch_of(FirstBatch::All);
+    assert!(begun <= 2, "one task a CPU worker at most: {begun}");
     assert_eq!(first, 100 - begun, "{device:?}");
     assert_eq!(device.taken, first - 50, "{device:?}");
     assert_eq!(device.batches.len(), 1, "one batch for the whole run");
