@@ -100,7 +100,7 @@ choices!(StealAmount {
 });
 
 choices!(FirstBatch {
-    Own => "own", "Its own pool, dealt before the run: half the tiles; later batches sized by the speed the first showed (for a GPU about as fast as the CPU's threads, or of unknown speed).";
+    Own => "own", "Its own pool, dealt before the run: as many tiles as all CPU threads'; later batches sized by the speed the first showed (for a GPU about as fast as the CPU's threads, or of unknown speed).";
     All => "all", "Every tile waiting when it starts: nearly the whole frame in one launch, the CPU's threads keeping the tiles they began (for a GPU many times faster than the CPU's threads, where a launch beyond the first costs more than they add).";
 });
 

@@ -19,7 +19,9 @@
 //!   With its pool short of a batch it steals half of another processor's pool (at most what
 //!   the batch lacks), victims in turn from a random one. Its first batch is its own pool, as
 //!   much of it as it can take at once ([`BatchRunner::max_batch`]): before a batch has been
-//!   timed it cannot know how much of the others' work it should take. Then batches shrink
+//!   timed it cannot know how much of the others' work it should take. With
+//!   [`FirstBatch::All`] its first batch is instead every initial task waiting in any pool, up
+//!   to that much: one batch for nearly the whole run. Then batches shrink
 //!   toward the end of the run: a batch is half of the processor's share of the initial
 //!   tasks still waiting, its share being its speed over its own and the CPU workers'
 //!   together (guided self-scheduling), so that no processor is left with a long batch when
@@ -192,17 +194,16 @@ pub trait BatchRunner<T>: Send {
 /// use std::sync::atomic::{AtomicBool, Ordering};
 /// use balancers::{BatchRunner, HybridError, HybridStealing, Spawn, TaskRunner};
 ///
-/// /// Set once the device has been handed a batch.
-/// static LAUNCHED: AtomicBool = AtomicBool::new(false);
-///
-/// /// Leaves that wait for the device's first batch, so that the CPU workers cannot run
-/// /// every task (the device's pool too) before the device is asked for any.
-/// struct Leaves;
-/// impl TaskRunner<u32> for Leaves {
+/// /// Leaves that wait until the device has been handed a batch (`launched`), so that the
+/// /// CPU workers cannot run every task, the device's pool too, before it is asked for any.
+/// struct Leaves<'a> {
+///     launched: &'a AtomicBool,
+/// }
+/// impl TaskRunner<u32> for Leaves<'_> {
 ///     type Local = ();
 ///     fn local(&self, _worker: usize) {}
 ///     fn run<S: Spawn<u32>>(&self, _task: u32, _: &mut (), _spawn: &mut S) {
-///         while !LAUNCHED.load(Ordering::Acquire) {
+///         while !self.launched.load(Ordering::Acquire) {
 ///             std::thread::yield_now();
 ///         }
 ///     }
@@ -210,21 +211,25 @@ pub trait BatchRunner<T>: Send {
 ///
 /// /// A device whose every batch fails.
 /// #[derive(Debug)]
-/// struct Broken;
-/// impl BatchRunner<u32> for Broken {
+/// struct Broken<'a> {
+///     launched: &'a AtomicBool,
+/// }
+/// impl BatchRunner<u32> for Broken<'_> {
 ///     type Error = String;
 ///     fn max_batch(&self) -> usize {
 ///         8
 ///     }
 ///     fn run_batch(&mut self, _batch: &[u32]) -> Result<(), String> {
-///         LAUNCHED.store(true, Ordering::Release);
+///         self.launched.store(true, Ordering::Release);
 ///         Err("the device fell off the bus".into())
 ///     }
 /// }
 ///
+/// let launched = AtomicBool::new(false);
 /// let tasks: Vec<u32> = (0..100).collect();
+/// let leaves = Leaves { launched: &launched };
 /// let failed = HybridStealing::default()
-///     .run(NonZeroUsize::new(2).unwrap(), &tasks, &Leaves, vec![Broken])
+///     .run(NonZeroUsize::new(2).unwrap(), &tasks, &leaves, vec![Broken { launched: &launched }])
 ///     .unwrap_err();
 /// // Processors are numbered CPU workers first: the device is processor 2.
 /// assert!(matches!(failed, HybridError::Batch { processor: 2, .. }));
@@ -311,7 +316,7 @@ impl Default for HybridStealing {
             deque: w.deque,
             victim: w.victim,
             amount: w.amount,
-            first_batch: FirstBatch::Own,
+            first_batch: FirstBatch::default(),
         }
     }
 }
@@ -354,9 +359,10 @@ impl Default for HybridStealing {
 /// assert_eq!(given, taken);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FirstBatch {
     /// Its own pool, dealt before the run: as many initial tasks as all CPU workers'.
+    #[default]
     Own,
     /// Every initial task waiting in any pool, as much as a batch holds: one launch for nearly
     /// the whole run, the CPU workers keeping the tasks they started.
@@ -1191,8 +1197,9 @@ where
         let take_all = !sizer.timed() && shared.first_batch == FirstBatch::All;
         if batch.len() < size && (sizer.timed() || batch.is_empty() || take_all) {
             let searching = Instant::now();
-            // The other processors' pools, in turn from a random one, half of each (for a CPU
-            // worker's, what it has not begun), until the batch is full.
+            // The other processors' pools, in turn from a random one, half of each (all of
+            // each for a first batch of all; for a CPU worker's, what it has not begun), until
+            // the batch is full.
             let others = shared.victims.len();
             let start = rng.below(others);
             for k in 0..others {

@@ -451,7 +451,7 @@ fn hybrid_balancer(request: &BalancerRequest) -> Result<HybridStealing> {
         deque: cpu.deque,
         victim: cpu.victim,
         amount: cpu.amount,
-        first_batch: request.first_batch.unwrap_or(FirstBatch::Own),
+        first_batch: request.first_batch.unwrap_or_default(),
     })
 }
 

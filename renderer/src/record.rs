@@ -4,10 +4,12 @@
 //!
 //! The frame is rendered twice. The first run counts: each task's box and triangle tests (of
 //! its closest-hit queries and its shadow rays), its shadow rays and its rays, and how far
-//! through its tests it was when it spawned each child. The second runs with nothing counted
-//! and times every task; the two runs make the same tree (it is the frame's, not the
-//! balancer's), so each time is matched to its task's counts, and a least-squares fit gives
-//! the cost of a task and of each unit ([`CostModel::fit`]).
+//! through its tests it was when it spawned each child; its workers do not remember their
+//! shadow rays' blockers, so that a task's counts do not depend on what its worker ran
+//! before. The second runs with nothing counted and times every task, tracing as a frame
+//! does, blockers and all; the two runs make the same tree (it is the frame's, not the
+//! balancer's; compared by shape), so each time is matched to its task's counts, and a
+//! least-squares fit gives the cost of a task and of each unit ([`CostModel::fit`]).
 //!
 //! The timed run is `static` on one thread unless asked for more: on a machine whose cores
 //! slow each other down when all are busy (siblings of one physical core, shared caches and

@@ -270,7 +270,7 @@ impl HybridReport {
                         seconds: record.took.as_secs_f64(),
                         device_seconds: k
                             .checked_sub(cpus)
-                            .and_then(|d| hybrid.batch_times[d].get(b))
+                            .and_then(|d| hybrid.batch_times.get(d)?.get(b))
                             .map(Duration::as_secs_f64),
                     })
                     .collect(),
@@ -908,7 +908,8 @@ impl fmt::Display for HybridReport {
             let host: f64 = batches.iter().map(|b| b.seconds).sum();
             write!(times, " ({host:.3} s on the host")?;
             let timed: Vec<f64> = batches.iter().filter_map(|b| b.device_seconds).collect();
-            if !timed.is_empty() {
+            // The two sums over the same batches: every batch timed by its device.
+            if timed.len() == batches.len() {
                 let device: f64 = timed.iter().sum();
                 write!(times, ", {device:.3} s by the device's clock")?;
             }

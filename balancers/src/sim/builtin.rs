@@ -272,11 +272,13 @@ impl Policy for Stealing {
 /// all go to its worker's deque as they are spawned (rayon has no slot for the next task),
 /// and a thief takes one task from victims tried in turn from a random start, as rayon's
 /// workers do; deque costs are `abp`'s (rayon's deque is also lock-free), and each child
-/// costs its spawner [`Costs::rayon_job`] once for each worker besides.
+/// costs its spawner [`Costs::rayon_job`] once for each worker, itself included.
 #[derive(Debug)]
 pub(super) struct Rayon {
     /// Each worker's round of victims.
     rounds: Vec<Round>,
+    /// The workers.
+    workers: usize,
 }
 
 /// Where a `rayon` thief's round of victims started, how many it has tried, and the
@@ -297,7 +299,7 @@ impl Rayon {
                 rng: XorShift::new(w as u64),
             })
             .collect();
-        Self { rounds }
+        Self { rounds, workers }
     }
 }
 
@@ -315,8 +317,7 @@ impl Policy for Rayon {
     }
 
     fn push_pop(&self, costs: &Costs) -> f64 {
-        // One round per worker: the workers' count.
-        costs.abp_push_pop + costs.rayon_job * self.rounds.len() as f64
+        costs.abp_push_pop + costs.rayon_job * self.workers as f64
     }
 
     fn next_task(&mut self, sim: &mut Simulation<'_>, _now: f64, w: usize) -> Next {

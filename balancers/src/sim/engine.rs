@@ -131,7 +131,8 @@ const RAYON_JOB_DEFAULT: f64 = 32.6e-9;
 impl Default for Costs {
     /// Measured on this project's development machine, two vCPUs of an AMD EPYC, by
     /// `raylb bench costs --rounds 7` (medians; BENCHMARKS.md, "The simulator's scheduling
-    /// costs"). Its two vCPUs share a core's caches, so moving a cache line between them is
+    /// costs"); `rayon_job`, added later, by `raylb bench costs --threads 2 --rounds 5` on
+    /// two vCPUs of an Intel Xeon. Its two vCPUs share a core's caches, so moving a cache line between them is
     /// cheaper than between the cores of a many-core machine: the steal, probe and counter
     /// figures are low for those, where `raylb bench costs` on the machine itself says better.
     fn default() -> Self {
