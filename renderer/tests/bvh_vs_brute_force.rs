@@ -13,9 +13,12 @@ use renderer::math::Vec3;
 mod common;
 use common::meshes::{boxes, coincident, flat_grid, piles, random_point, rays, soup, tri};
 
+/// A closest hit's `t` (its bits) and triangle, or none.
+type Answer = Option<(u32, u32)>;
+
 /// The reference: every triangle, smallest `t`, ties to the smaller index. `padding` is the
 /// BVH's, which the triangle test takes so that it reports distances inside padded boxes.
-fn brute_force(triangles: &[Triangle], padding: f32, ray: &Ray) -> Option<(u32, u32)> {
+fn brute_force(triangles: &[Triangle], padding: f32, ray: &Ray) -> Answer {
     let ray = PreparedRay::new(ray);
     let mut best: Option<(f32, u32)> = None;
     for (i, tri) in triangles.iter().enumerate() {
@@ -56,28 +59,66 @@ const STRUCTURES: [Structure; 5] = [
 ];
 
 fn check(name: &str, triangles: &[Triangle], settings: BvhSettings, count: usize, seed: u64) {
+    let mut reference = Reference::new(triangles, count, seed);
     for structure in STRUCTURES {
-        check_one(name, structure, triangles, settings, count, seed);
+        check_one(name, structure, settings, &mut reference);
+    }
+}
+
+/// Seeded rays against a mesh and their brute-force answers, which are most of a check's time:
+/// computed once for every structure built over the mesh (all pad their boxes alike, by the
+/// mesh's box), and again only for one that pads differently.
+struct Reference<'a> {
+    triangles: &'a [Triangle],
+    rays: Vec<Ray>,
+    /// The padding the answers were computed with (its bits), and the answers.
+    answers: Option<(u32, Vec<Answer>)>,
+}
+
+impl<'a> Reference<'a> {
+    fn new(triangles: &'a [Triangle], count: usize, seed: u64) -> Self {
+        let rays = rays(&mut StdRng::seed_from_u64(seed), triangles, count);
+        Self {
+            triangles,
+            rays,
+            answers: None,
+        }
+    }
+
+    /// The rays and their brute-force answers with boxes padded by `padding`.
+    fn answers(&mut self, padding: f32) -> (&[Ray], &[Answer]) {
+        if self
+            .answers
+            .as_ref()
+            .is_none_or(|(bits, _)| *bits != padding.to_bits())
+        {
+            let answers = self
+                .rays
+                .iter()
+                .map(|ray| brute_force(self.triangles, padding, ray))
+                .collect();
+            self.answers = Some((padding.to_bits(), answers));
+        }
+        let (_, answers) = self.answers.as_ref().expect("computed above");
+        (&self.rays, answers)
     }
 }
 
 fn check_one(
     name: &str,
     (label, build): Structure,
-    triangles: &[Triangle],
     settings: BvhSettings,
-    count: usize,
-    seed: u64,
+    reference: &mut Reference<'_>,
 ) {
+    let triangles = reference.triangles;
     let bvh = build(triangles, settings);
     let name = format!("{name} ({label})");
-    let mut rng = StdRng::seed_from_u64(seed);
     let mut hits = 0;
     // Kept across the rays, as the integrator keeps one a light: whatever it remembers, the
     // answer is the brute force's.
     let mut recent = Blockers::default();
-    for (n, ray) in rays(&mut rng, triangles, count).iter().enumerate() {
-        let expected = brute_force(triangles, bvh.padding(), ray);
+    let (rays, answers) = reference.answers(bvh.padding());
+    for (n, (ray, &expected)) in rays.iter().zip(answers).enumerate() {
         let got = bvh.closest_hit(ray).map(|h| (h.t.to_bits(), h.original));
         assert_eq!(got, expected, "{name}: ray {n} {ray:?} with {settings:?}");
         if let Some(h) = bvh.closest_hit(ray) {
@@ -105,6 +146,7 @@ fn check_one(
         );
     }
     // A test that never hits proves nothing.
+    let count = rays.len();
     assert!(hits > count / 10, "{name}: only {hits} of {count} rays hit");
 }
 
@@ -254,15 +296,9 @@ fn a_tree_deeper_than_the_heuristic_goes() {
     // Four children per node halve the binary tree's depth: past 20 wide levels, the binary
     // tree went past the heuristic's 40.
     assert!(bvh.stats().depth > 20, "depth {}", bvh.stats().depth);
+    let mut reference = Reference::new(&triangles, 20_000, 70);
     for structure in STRUCTURES {
-        check_one(
-            "deep",
-            structure,
-            &triangles,
-            BvhSettings::default(),
-            20_000,
-            70,
-        );
+        check_one("deep", structure, BvhSettings::default(), &mut reference);
     }
 }
 
