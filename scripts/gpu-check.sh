@@ -21,8 +21,12 @@
 #
 # SECTIONS (default gpu,hybrid: about seven minutes on an H100 or H200, NCU=0) picks the parts;
 # SECTIONS=cores runs the CPU's part, SECTIONS=gpu,hybrid,cores all three.
-# Every command that runs on the GPU is cut off after STEP_TIMEOUT seconds (default 300), so
-# that one livelocked kernel costs that step, counted as a failure, and not the whole session.
+# The whole run keeps within BUDGET seconds (default 480, the eight minutes a GPU machine's
+# call is sized for): every command is cut off at STEP_TIMEOUT seconds (default 300) or where
+# the budget ends, whichever comes first, so that one livelocked kernel costs that step, counted
+# as a failure, and not the whole session; a part that would begin with the budget spent is
+# skipped, said, and counted as a failure. Last, a table of each part's seconds, to size the
+# next run by.
 #
 #   scripts/gpu-check.sh                 # builds with cargo where there is one
 #   RAYLB=path/to/raylb GPU_TESTS=path/to/gpu-test-binary scripts/gpu-check.sh
@@ -43,60 +47,98 @@ status=0
 SECTIONS=${SECTIONS:-gpu,hybrid}
 section() { [[ ",$SECTIONS," == *",$1,"* ]]; }
 STEP_TIMEOUT=${STEP_TIMEOUT:-300}
-# Runs a command that uses the GPU under STEP_TIMEOUT (then SIGKILL 10 s after the SIGTERM), and
-# says on stderr when it was cut off; its exit status is the command's, or 124/137 if cut off.
-gpu_step() {
-    timeout --kill-after=10 "$STEP_TIMEOUT" "$@"
+BUDGET=${BUDGET:-480}
+# Runs a command under STEP_TIMEOUT or what is left of the budget, whichever is less (then
+# SIGKILL 10 s after the SIGTERM), and says on stderr when it was cut off; its exit status is
+# the command's, or 124/137 if cut off (at once, without running it, once the budget is spent).
+step() {
+    local left=$((deadline - SECONDS)) limit=$STEP_TIMEOUT
+    [ "$left" -lt "$limit" ] && limit=$left
+    if [ "$limit" -le 0 ]; then
+        echo "NOT RUN, the $BUDGET s budget is spent: $*" >&2
+        return 124
+    fi
+    timeout --kill-after=10 "$limit" "$@"
     local rc=$?
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-        echo "TIMED OUT after $STEP_TIMEOUT s: $*" >&2
+        echo "TIMED OUT after $limit s: $*" >&2
     fi
     return "$rc"
+}
+# Each part's seconds, in the order run, for the table at the end.
+part_times=()
+part_name=""
+part_start=0
+# Ends the part under way (its time kept) and begins part "$1", unless the budget is spent:
+# then the part is skipped (exit status 1) and the run counts as failed.
+part() {
+    if [ -n "$part_name" ]; then
+        part_times+=("$(printf '%-48s %5d' "$part_name" $((SECONDS - part_start)))")
+        part_name=""
+    fi
+    [ $# -eq 0 ] && return 0
+    echo
+    if [ "$SECONDS" -ge "$deadline" ]; then
+        echo "== $1: SKIPPED, the $BUDGET s budget is spent"
+        part_times+=("$(printf '%-48s %5s' "$1" skipped)")
+        status=1
+        return 1
+    fi
+    echo "== $1"
+    part_name=$1
+    part_start=$SECONDS
 }
 
 if [ -z "${RAYLB:-}" ]; then
     cargo build --release --locked || exit 2
     RAYLB=target/release/raylb
 fi
+# The budget begins here: the binary is built (where cargo builds it) outside it.
+deadline=$((SECONDS + BUDGET))
 
 if section gpu; then
-echo "== the #[ignore]d GPU tests"
+if part "the #[ignore]d GPU tests"; then
 if [ -n "${GPU_TESTS:-}" ]; then
     # A carried test binary finds the scenes through the renderer's folder here.
-    CARGO_MANIFEST_DIR="$PWD/renderer" gpu_step "$GPU_TESTS" --ignored --test-threads 1 \
+    CARGO_MANIFEST_DIR="$PWD/renderer" step "$GPU_TESTS" --ignored --test-threads 1 \
         --nocapture || status=1
 elif command -v cargo >/dev/null; then
     # Built first, outside the time limit, which is for the tests alone.
     cargo test --release --locked -p renderer --test gpu --no-run || status=1
-    gpu_step cargo test --release --locked -p renderer --test gpu -- --ignored --test-threads 1 \
+    step cargo test --release --locked -p renderer --test gpu -- --ignored --test-threads 1 \
         || status=1
 else
     echo "skipped: no cargo and no GPU_TESTS binary"
 fi
+fi
 
-echo "== every scene, every GPU balancer, both structures, against the CPU's render"
+if part "every scene, every GPU balancer, both structures"; then
 for scene in scenes/*.toml; do
     name=$(basename "$scene" .toml)
-    gpu_step "$RAYLB" validate "$scene" --balancers rayon --threads "$(nproc)" \
+    step "$RAYLB" validate "$scene" --balancers rayon --threads "$(nproc)" \
         --tiles "$TILES" --gpu --accels octree,wide \
         --gpu-balancers static,counter,stealing,cuda-managed | tee "$OUT/validate-$name.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 done
+fi
 
-echo "== every scene at four samples per pixel"
+if part "every scene at four samples per pixel"; then
 for scene in scenes/*.toml; do
     name=$(basename "$scene" .toml)
-    gpu_step "$RAYLB" validate "$scene" --spp 4 --balancers rayon --threads "$(nproc)" \
+    step "$RAYLB" validate "$scene" --spp 4 --balancers rayon --threads "$(nproc)" \
         --tiles 16 --gpu --accels octree,wide \
         --gpu-balancers static,counter,stealing,cuda-managed | tee "$OUT/validate-spp4-$name.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 done
+fi
 
-echo "== treasure at 2048×2048"
-gpu_step "$RAYLB" validate scenes/treasure.toml --width 2048 --height 2048 --balancers rayon \
+if part "treasure at 2048×2048"; then
+step "$RAYLB" validate scenes/treasure.toml --width 2048 --height 2048 --balancers rayon \
     --threads "$(nproc)" --tiles 4,8,16 --gpu --accels octree,wide \
     --gpu-balancers static,counter,stealing,cuda-managed | tee "$OUT/validate-treasure-2048.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
+part
 
 echo
 echo "scene                 structure and balancer    tile    Mrays/s    SIMT     steals  identical"
@@ -113,10 +155,9 @@ for f in "$OUT"/validate-*.txt; do
         }' "$f"
 done
 
-echo
-echo "== the kernels: what the compiler gave them, and the occupancy it gives"
+if part "the kernels: registers, memory and occupancy"; then
 for balancer in stealing cuda-managed; do
-    gpu_step "$RAYLB" render scenes/treasure.toml --width 2048 --height 2048 --device gpu \
+    step "$RAYLB" render scenes/treasure.toml --width 2048 --height 2048 --device gpu \
         --balancer "$balancer" --tile 8 -o "$OUT/kernel-$balancer.png" \
         --stats "$OUT/kernel-$balancer.json" 2>&1 | grep '^kernel' || status=1
 done
@@ -131,7 +172,7 @@ fi
 if command -v ptxas >/dev/null; then
     for ptx in "$RAYLB_CACHE_DIR"/kernels-*.ptx; do
         [ -e "$ptx" ] || continue
-        cap=$(gpu_step nvidia-smi --query-gpu=compute_cap --format=csv,noheader | tr -d .)
+        cap=$(step nvidia-smi --query-gpu=compute_cap --format=csv,noheader | tr -d .)
         ptxas -arch="sm_$cap" -v "$ptx" -o /dev/null 2>&1 \
             | grep -E 'Compiling entry|registers|spill' | sed -e 's/^ptxas info *: //'
     done
@@ -148,19 +189,21 @@ if [ "${NCU:-1}" != 0 ] && command -v ncu >/dev/null; then
         "$OUT/ncu.txt" | head -40
 fi
 fi
+fi
 
 if section hybrid; then
-echo
-echo "== hybrid: every scene, the CPU's threads and the GPU together, against the CPU's render"
+if part "hybrid: every scene against the CPU's render"; then
 for scene in scenes/*.toml; do
     name=$(basename "$scene" .toml)
-    gpu_step "$RAYLB" validate "$scene" --balancers rayon --accels octree,wide \
+    step "$RAYLB" validate "$scene" --balancers rayon --accels octree,wide \
         --threads "$(nproc)" --tiles 16,64 --hybrid | tee "$OUT/hybrid-validate-$name.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 done
+fi
 
-echo "== hybrid speed at 2048² (CPU: stealing on every core at 32-pixel tiles; GPU: stealing, steal"
-echo "   half, at its best tile, 4; hybrid as each of HYBRID_RUNS; order reversed every other round)"
+if part "hybrid speed at 2048²"; then
+echo "   (CPU: stealing on every core at 32-pixel tiles; GPU: stealing, steal half, at its best"
+echo "   tile, 4; hybrid as each of HYBRID_RUNS; order reversed every other round)"
 HYBRID_ACCELS=${HYBRID_ACCELS:-octree wide}
 # The hybrid's runs, MODE:TILE: `hybrid` with the GPU's first batch its own pool, `hybrid-all`
 # with every waiting tile in it (--first-batch all).
@@ -168,7 +211,7 @@ HYBRID_RUNS=${HYBRID_RUNS:-hybrid:32 hybrid:4 hybrid-all:32}
 hybrid_run() { # scene mode accel tile round
     local device=(--device "$2")
     [ "$2" = hybrid-all ] && device=(--device hybrid --first-batch all)
-    gpu_step "$RAYLB" render "scenes/$1.toml" --width 2048 --height 2048 "${device[@]}" \
+    step "$RAYLB" render "scenes/$1.toml" --width 2048 --height 2048 "${device[@]}" \
         --balancer stealing --accel "$3" --tile "$4" -o "$OUT/hybrid-$1-$2-$4.png" \
         --stats "$OUT/hybrid-$3-$1-$2-$4-$5.json" --quiet || status=1
 }
@@ -223,18 +266,26 @@ for accel, scene in ((a, s) for a in accels for s in ("treasure", "treasure-calm
                       f"{b['seconds'] * 1e3:.2f} ms on the host, {kernel} ms kernel")
 PY
 fi
+fi
 
 if section cores; then
-echo
-echo "== the simulator against real runs on $(nproc) cores: cornell and treasure, 1 to 16 threads"
 threads=$(for t in 1 2 4 8 16; do [ "$t" -le "$(nproc)" ] && echo "$t"; done | paste -sd,)
-RAYLB="$RAYLB" scripts/sim-validate.sh --threads "$threads" --rounds "${SIM_ROUNDS:-3}" \
+if part "the simulator against real runs, $threads threads"; then
+step env RAYLB="$RAYLB" scripts/sim-validate.sh --threads "$threads" --rounds "${SIM_ROUNDS:-3}" \
     --out "$OUT/sim-validate" | tee "$OUT/sim-validate.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-echo "== scaling: treasure, static, counter, stealing and rayon, $threads threads"
-"$RAYLB" bench scaling scenes/treasure.toml --threads "$threads" \
+fi
+if part "scaling: treasure, every CPU balancer, $threads threads"; then
+step "$RAYLB" bench scaling scenes/treasure.toml --threads "$threads" \
     --balancers static,counter,stealing,rayon --repeat 3 --out "$OUT/scaling" \
     | tee "$OUT/scaling.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
+fi
+part
+
+echo
+echo "== seconds by part (budget $BUDGET s, STEP_TIMEOUT $STEP_TIMEOUT s)"
+printf '%s\n' "${part_times[@]}"
+echo "all parts: $SECONDS s"
 exit $status
