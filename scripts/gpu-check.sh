@@ -8,7 +8,9 @@
 # scene, structure and balancer, Mrays/s, SIMT efficiency, steals, identical.
 # Then the hybrid frame (--device hybrid): every scene byte-compared with the CPU's, and
 # treasure and treasure-calm at 2048² with the CPU alone (32-pixel tiles), the GPU alone (4, its
-# best) and both as each of HYBRID_RUNS (default tiles 32 and 4, and 32 with --first-batch all; the GPU traces 4-pixel pieces of each), alternating for
+# best) and both as each of HYBRID_RUNS (default tile 32, with the GPU's first batch its own
+# pool and with --first-batch all; the GPU traces 4-pixel pieces of each; tile 4, slower in
+# every run so far, is `HYBRID_RUNS="hybrid:32 hybrid:4 hybrid-all:32"`), alternating for
 # HYBRID_ROUNDS rounds (default 3): medians, hybrid over the faster device alone paired by
 # round, hybrid's speed over the sum of the two alone, the GPU's batches, and each device's
 # share and idle time at the end of the frame. Last (SECTIONS=cores), on the machine's CPU cores alone: the simulator against real
@@ -207,7 +209,7 @@ echo "   tile, 4; hybrid as each of HYBRID_RUNS; order reversed every other roun
 HYBRID_ACCELS=${HYBRID_ACCELS:-octree wide}
 # The hybrid's runs, MODE:TILE: `hybrid` with the GPU's first batch its own pool, `hybrid-all`
 # with every waiting tile in it (--first-batch all).
-HYBRID_RUNS=${HYBRID_RUNS:-hybrid:32 hybrid:4 hybrid-all:32}
+HYBRID_RUNS=${HYBRID_RUNS:-hybrid:32 hybrid-all:32}
 hybrid_run() { # scene mode accel tile round
     local device=(--device "$2")
     [ "$2" = hybrid-all ] && device=(--device hybrid --first-batch all)
