@@ -21,14 +21,15 @@
 # memory, the occupancy that gives; with cuobjdump or ptxas, spills too) and, where Nsight Compute's ncu is
 # found, profiles one persistent-kernel frame of treasure at 2048² (NCU=0 leaves it out).
 #
-# SECTIONS (default gpu,hybrid: about seven minutes on an H100 or H200, NCU=0) picks the parts;
-# SECTIONS=cores runs the CPU's part, SECTIONS=gpu,hybrid,cores all three.
-# The whole run keeps within BUDGET seconds (default 480, the eight minutes a GPU machine's
-# call is sized for): every command is cut off at STEP_TIMEOUT seconds (default 300) or where
-# the budget ends, whichever comes first, so that one livelocked kernel costs that step, counted
-# as a failure, and not the whole session; a part that would begin with the budget spent is
-# skipped, said, and counted as a failure. Last, a table of each part's seconds, to size the
-# next run by.
+# SECTIONS (default gpu,hybrid, sized for the budget below on an H100 or H200 with NCU=0)
+# picks the parts; SECTIONS=cores runs the CPU's part, SECTIONS=gpu,hybrid,cores all three.
+# The whole run keeps within BUDGET seconds (default 400: it can run twice in a session's 15
+# minutes of device time, the machine's start included): every command is cut off at
+# STEP_TIMEOUT seconds (default 300) or where the budget ends, whichever comes first, so that
+# one livelocked kernel costs that step, counted as a failure, and not the whole session; a
+# part that would begin with the budget spent is skipped, said, and counted as a failure, and
+# the hybrid's speed rounds stop after the last whole round that fits. Last, a table of each
+# part's seconds, to size the next run by.
 #
 #   scripts/gpu-check.sh                 # builds with cargo where there is one
 #   RAYLB=path/to/raylb GPU_TESTS=path/to/gpu-test-binary scripts/gpu-check.sh
@@ -49,7 +50,9 @@ status=0
 SECTIONS=${SECTIONS:-gpu,hybrid}
 section() { [[ ",$SECTIONS," == *",$1,"* ]]; }
 STEP_TIMEOUT=${STEP_TIMEOUT:-300}
-BUDGET=${BUDGET:-480}
+# 400 s: twice in the 15 minutes of device time a session may be lent, a machine's start
+# included, and within the eight minutes a call is sized for.
+BUDGET=${BUDGET:-400}
 # Runs a command under STEP_TIMEOUT or what is left of the budget, whichever is less (then
 # SIGKILL 10 s after the SIGTERM), and says on stderr when it was cut off; its exit status is
 # the command's, or 124/137 if cut off (at once, without running it, once the budget is spent).
@@ -217,7 +220,17 @@ hybrid_run() { # scene mode accel tile round
         --balancer stealing --accel "$3" --tile "$4" -o "$OUT/hybrid-$1-$2-$4.png" \
         --stats "$OUT/hybrid-$3-$1-$2-$4-$5.json" --quiet || status=1
 }
+# A round begins only where the budget leaves time for one as long as the last: the rounds
+# done are analysed, and the ones left out said, rather than a round cut halfway.
+rounds_done=0
+round_seconds=0
 for round in $(seq "${HYBRID_ROUNDS:-3}"); do
+    if [ $((deadline - SECONDS)) -le "$round_seconds" ]; then
+        echo "hybrid rounds $round to ${HYBRID_ROUNDS:-3} SKIPPED: $((deadline - SECONDS)) s of the budget left, a round took $round_seconds s"
+        status=1
+        break
+    fi
+    round_began=$SECONDS
     for accel in $HYBRID_ACCELS; do
     for scene in treasure treasure-calm; do
         runs="cpu:32 gpu:4 $HYBRID_RUNS"
@@ -229,8 +242,10 @@ for round in $(seq "${HYBRID_ROUNDS:-3}"); do
         done
     done
     done
+    round_seconds=$((SECONDS - round_began))
+    rounds_done=$round
 done
-python3 - "$OUT" "${HYBRID_ROUNDS:-3}" "$HYBRID_RUNS" $HYBRID_ACCELS <<'PY' || status=1
+[ "$rounds_done" -gt 0 ] && python3 - "$OUT" "$rounds_done" "$HYBRID_RUNS" $HYBRID_ACCELS <<'PY' || status=1
 import json, statistics, sys
 out, rounds, modes, accels = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4:]
 def walls(accel, scene, device, tile):
