@@ -50,56 +50,75 @@ status=0
 SECTIONS=${SECTIONS:-gpu,hybrid}
 section() { [[ ",$SECTIONS," == *",$1,"* ]]; }
 STEP_TIMEOUT=${STEP_TIMEOUT:-300}
-# 400 s: twice in the 15 minutes of device time a session may be lent, a machine's start
-# included, and within the eight minutes a call is sized for.
-BUDGET=${BUDGET:-400}
-# Runs a command under STEP_TIMEOUT or what is left of the budget, whichever is less (then
-# SIGKILL 10 s after the SIGTERM), and says on stderr when it was cut off; its exit status is
-# the command's, or 124/137 if cut off (at once, without running it, once the budget is spent).
+# 380 s: twice in the 15 minutes of device time a session may be lent, with two minutes for
+# the machine's start and the transfers, and within the eight minutes a call is sized for.
+BUDGET=${BUDGET:-380}
+# A command cut off at the budget's end gets this long to end after its SIGTERM before the
+# SIGKILL; the budget's last seconds are left for it.
+KILL_GRACE=5
+# Milliseconds on the wall clock (bash's SECONDS counts whole ticks of the clock, up to a
+# second off).
+now_ms() {
+    local t=${EPOCHREALTIME/[.,]/}
+    echo $((t / 1000))
+}
+# Runs a command under STEP_TIMEOUT or what is left of the budget less KILL_GRACE, whichever is
+# less (then SIGKILL KILL_GRACE seconds after the SIGTERM), and says on stderr when it was cut
+# off; its exit status is the command's, or 124/137 if cut off (124 at once, without running
+# it, once the budget is spent).
 step() {
-    local left=$((deadline - SECONDS)) limit=$STEP_TIMEOUT
-    [ "$left" -lt "$limit" ] && limit=$left
-    if [ "$limit" -le 0 ]; then
+    local left_ms=$((deadline_ms - KILL_GRACE * 1000 - $(now_ms)))
+    local limit_ms=$((STEP_TIMEOUT * 1000))
+    [ "$left_ms" -lt "$limit_ms" ] && limit_ms=$left_ms
+    if [ "$limit_ms" -le 0 ]; then
         echo "NOT RUN, the $BUDGET s budget is spent: $*" >&2
         return 124
     fi
-    timeout --kill-after=10 "$limit" "$@"
+    local limit
+    limit=$(printf '%d.%03d' $((limit_ms / 1000)) $((limit_ms % 1000)))
+    timeout --kill-after="$KILL_GRACE" "$limit" "$@"
     local rc=$?
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
         echo "TIMED OUT after $limit s: $*" >&2
     fi
     return "$rc"
 }
+# Whether the budget is spent (what is left is only the grace for a command cut off).
+budget_spent() { [ $(($(now_ms) + KILL_GRACE * 1000)) -ge "$deadline_ms" ]; }
 # Each part's seconds, in the order run, for the table at the end.
 part_times=()
 part_name=""
-part_start=0
+part_start_ms=0
 # Ends the part under way (its time kept) and begins part "$1", unless the budget is spent:
 # then the part is skipped (exit status 1) and the run counts as failed.
 part() {
     if [ -n "$part_name" ]; then
-        part_times+=("$(printf '%-48s %5d' "$part_name" $((SECONDS - part_start)))")
+        part_times+=("$(printf '%7d  %s' $((($(now_ms) - part_start_ms + 500) / 1000)) "$part_name")")
         part_name=""
     fi
     [ $# -eq 0 ] && return 0
     echo
-    if [ "$SECONDS" -ge "$deadline" ]; then
+    if budget_spent; then
         echo "== $1: SKIPPED, the $BUDGET s budget is spent"
-        part_times+=("$(printf '%-48s %5s' "$1" skipped)")
+        part_times+=("$(printf '%7s  %s' skipped "$1")")
         status=1
         return 1
     fi
     echo "== $1"
     part_name=$1
-    part_start=$SECONDS
+    part_start_ms=$(now_ms)
 }
 
 if [ -z "${RAYLB:-}" ]; then
     cargo build --release --locked || exit 2
     RAYLB=target/release/raylb
 fi
-# The budget begins here: the binary is built (where cargo builds it) outside it.
-deadline=$((SECONDS + BUDGET))
+if section gpu && [ -z "${GPU_TESTS:-}" ] && command -v cargo >/dev/null; then
+    cargo test --release --locked -p renderer --test gpu --no-run || status=1
+fi
+# The budget begins here: what cargo builds, where it builds, is outside it.
+run_start_ms=$(now_ms)
+deadline_ms=$((run_start_ms + BUDGET * 1000))
 
 if section gpu; then
 if part "the #[ignore]d GPU tests"; then
@@ -108,8 +127,7 @@ if [ -n "${GPU_TESTS:-}" ]; then
     CARGO_MANIFEST_DIR="$PWD/renderer" step "$GPU_TESTS" --ignored --test-threads 1 \
         --nocapture || status=1
 elif command -v cargo >/dev/null; then
-    # Built first, outside the time limit, which is for the tests alone.
-    cargo test --release --locked -p renderer --test gpu --no-run || status=1
+    # Built above, before the budget began.
     step cargo test --release --locked -p renderer --test gpu -- --ignored --test-threads 1 \
         || status=1
 else
@@ -184,7 +202,7 @@ if command -v ptxas >/dev/null; then
 fi
 if [ "${NCU:-1}" != 0 ] && command -v ncu >/dev/null; then
     echo "== Nsight Compute: one stealing/half frame of treasure 2048², tile 4"
-    timeout 100 ncu --clock-control none -k rl_persistent --launch-count 1 \
+    STEP_TIMEOUT=100 step ncu --clock-control none -k rl_persistent --launch-count 1 \
         --section SpeedOfLight --section Occupancy --section LaunchStats \
         --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
         "$RAYLB" render scenes/treasure.toml --width 2048 --height 2048 --device gpu \
@@ -213,36 +231,51 @@ HYBRID_ACCELS=${HYBRID_ACCELS:-octree wide}
 # The hybrid's runs, MODE:TILE: `hybrid` with the GPU's first batch its own pool, `hybrid-all`
 # with every waiting tile in it (--first-batch all).
 HYBRID_RUNS=${HYBRID_RUNS:-hybrid:32 hybrid-all:32}
+# One render of a round; its exit status is the render's (124 or 137 where the budget cut it).
 hybrid_run() { # scene mode accel tile round
     local device=(--device "$2")
     [ "$2" = hybrid-all ] && device=(--device hybrid --first-batch all)
     step "$RAYLB" render "scenes/$1.toml" --width 2048 --height 2048 "${device[@]}" \
         --balancer stealing --accel "$3" --tile "$4" -o "$OUT/hybrid-$1-$2-$4.png" \
-        --stats "$OUT/hybrid-$3-$1-$2-$4-$5.json" --quiet || status=1
+        --stats "$OUT/hybrid-$3-$1-$2-$4-$5.json" --quiet
 }
-# A round begins only where the budget leaves time for one as long as the last: the rounds
-# done are analysed, and the ones left out said, rather than a round cut halfway.
+# Files of an earlier run in the same folder are not read as this one's.
+rm -f "$OUT"/hybrid-*.png "$OUT"/hybrid-*-[0-9]*.json
+# A round begins only where the budget leaves time for one as long as the last, and only the
+# rounds whose every render ran whole are analysed: a round cut by the budget, the first
+# included, is said and left out.
 rounds_done=0
-round_seconds=0
+round_ms=0
 for round in $(seq "${HYBRID_ROUNDS:-3}"); do
-    if [ $((deadline - SECONDS)) -le "$round_seconds" ]; then
-        echo "hybrid rounds $round to ${HYBRID_ROUNDS:-3} SKIPPED: $((deadline - SECONDS)) s of the budget left, a round took $round_seconds s"
+    left_ms=$((deadline_ms - KILL_GRACE * 1000 - $(now_ms)))
+    if [ "$round" -gt 1 ] && [ "$left_ms" -le "$round_ms" ]; then
+        echo "hybrid rounds $round to ${HYBRID_ROUNDS:-3} SKIPPED: $((left_ms / 1000)) s of the budget left, a round took $((round_ms / 1000)) s"
         status=1
         break
     fi
-    round_began=$SECONDS
+    round_began_ms=$(now_ms)
+    whole=1
     for accel in $HYBRID_ACCELS; do
     for scene in treasure treasure-calm; do
         runs="cpu:32 gpu:4 $HYBRID_RUNS"
         [ $((round % 2)) = 0 ] && runs=$(echo "$runs" | tr ' ' '\n' | tac | paste -sd' ')
-        for run in $runs; do hybrid_run "$scene" "${run%:*}" "$accel" "${run#*:}" "$round"; done
+        scene_whole=1
+        for run in $runs; do
+            hybrid_run "$scene" "${run%:*}" "$accel" "${run#*:}" "$round" \
+                || { status=1; whole=0; scene_whole=0; }
+        done
+        [ "$scene_whole" = 1 ] || continue
         for run in gpu-4 $(for r in $HYBRID_RUNS; do echo "${r%:*}-${r#*:}"; done); do
             "$RAYLB" compare "$OUT/hybrid-$scene-cpu-32.png" "$OUT/hybrid-$scene-$run.png" \
                 >/dev/null || { echo "$scene $run round $round: image DIFFERS"; status=1; }
         done
     done
     done
-    round_seconds=$((SECONDS - round_began))
+    if [ "$whole" = 0 ]; then
+        echo "hybrid round $round cut short: left out of the figures"
+        break
+    fi
+    round_ms=$(($(now_ms) - round_began_ms))
     rounds_done=$round
 done
 [ "$rounds_done" -gt 0 ] && python3 - "$OUT" "$rounds_done" "$HYBRID_RUNS" $HYBRID_ACCELS <<'PY' || status=1
@@ -304,5 +337,5 @@ part
 echo
 echo "== seconds by part (budget $BUDGET s, STEP_TIMEOUT $STEP_TIMEOUT s)"
 printf '%s\n' "${part_times[@]}"
-echo "all parts: $SECONDS s"
+echo "all parts: $((($(now_ms) - run_start_ms + 500) / 1000)) s"
 exit $status

@@ -40,45 +40,61 @@ fn validate_reaches_the_emulator_from_the_command_line() {
     }
 }
 
-/// `scripts/gpu-check.sh` keeps to its budget: a command still running when the budget ends is
-/// cut off, the parts after it are skipped and said to be, the run fails, and the table of
-/// seconds by part names every part. Every command is a stand-in that sleeps, so this needs
-/// neither a GPU nor the emulator.
+/// What `scripts/gpu-check.sh` did, run in a temporary folder with every command a stand-in:
+/// `raylb` and the GPU test binary are the shell script `stand_in` (given the arguments).
 #[cfg(unix)]
-#[test]
-fn the_gpu_check_keeps_to_its_budget() {
+struct GpuCheckRun {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    seconds: f64,
+}
+
+#[cfg(unix)]
+fn run_gpu_check(stand_in: &str, sections: &str, budget: u32) -> GpuCheckRun {
     use std::os::unix::fs::PermissionsExt;
     use std::time::Instant;
 
     let dir = tempfile::tempdir().unwrap();
-    let stand_in = dir.path().join("raylb");
-    std::fs::write(&stand_in, "#!/bin/sh\nsleep 2\n").unwrap();
-    std::fs::set_permissions(&stand_in, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = dir.path().join("raylb");
+    std::fs::write(&path, format!("#!/bin/sh\n{stand_in}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/gpu-check.sh");
     let started = Instant::now();
     let out = std::process::Command::new("bash")
         .arg(&script)
-        .env("RAYLB", &stand_in)
-        .env("GPU_TESTS", &stand_in)
+        .env("RAYLB", &path)
+        .env("GPU_TESTS", &path)
         .env("GPU_CHECK_OUT", dir.path().join("out"))
-        .env("SECTIONS", "gpu,hybrid")
-        .env("BUDGET", "5")
+        .env("SECTIONS", sections)
+        .env("BUDGET", budget.to_string())
         .env("NCU", "0")
         .output()
         .expect("bash runs");
-    let took = started.elapsed().as_secs_f64();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
-    // Two stand-ins of 2 s fit in 5 s; the third is cut off at the budget's end.
-    assert!(stderr.contains("TIMED OUT after 1 s"), "{stderr}");
+    GpuCheckRun {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        seconds: started.elapsed().as_secs_f64(),
+    }
+}
+
+/// `scripts/gpu-check.sh` keeps to its budget: a command still running when the budget ends is
+/// cut off, the ones after it are not run, the parts after it are skipped and said to be, the
+/// run fails, and the table of seconds by part names every part. Every command is a stand-in
+/// that sleeps, so this needs neither a GPU nor the emulator.
+#[cfg(unix)]
+#[test]
+fn the_gpu_check_keeps_to_its_budget() {
+    // 10 s, of which the last 5 are the grace a command cut off has to end: two stand-ins of
+    // 2 s fit, the third is cut off after about 1 s, the rest are not run.
+    let run = run_gpu_check("sleep 2", "gpu,hybrid", 10);
+    let (stdout, stderr) = (&run.stdout, &run.stderr);
+    assert_eq!(run.code, Some(1), "{stdout}\n{stderr}");
+    assert!(stderr.contains("TIMED OUT after"), "{stderr}");
     assert!(
-        stderr.contains("NOT RUN, the 5 s budget is spent"),
+        stderr.contains("NOT RUN, the 10 s budget is spent"),
         "{stderr}"
-    );
-    assert!(
-        stdout.contains("== hybrid speed at 2048²: SKIPPED, the 5 s budget is spent"),
-        "{stdout}"
     );
     let table = stdout
         .split("== seconds by part")
@@ -87,10 +103,49 @@ fn the_gpu_check_keeps_to_its_budget() {
     for part in [
         "the #[ignore]d GPU tests",
         "every scene, every GPU balancer, both structures",
-        "treasure at 2048×2048",
-        "hybrid: every scene against the CPU's render",
     ] {
         assert!(table.contains(part), "{part}: {table}");
     }
-    assert!(took < 12.0, "the 5 s budget took {took:.1} s");
+    for skipped in [
+        "every scene at four samples per pixel",
+        "treasure at 2048×2048",
+        "the kernels: registers, memory and occupancy",
+        "hybrid: every scene against the CPU's render",
+        "hybrid speed at 2048²",
+    ] {
+        assert!(
+            stdout.contains(&format!("== {skipped}: SKIPPED, the 10 s budget is spent")),
+            "{skipped}: {stdout}"
+        );
+        assert!(
+            table
+                .lines()
+                .any(|line| line.contains("skipped") && line.ends_with(skipped)),
+            "{skipped}: {table}"
+        );
+    }
+    assert!(
+        run.seconds < 15.0,
+        "the 10 s budget took {:.1} s",
+        run.seconds
+    );
+}
+
+/// The hybrid's speed rounds stop where the next would not fit in the budget, as long as the
+/// last took: the rounds left are said to be skipped rather than cut halfway.
+#[cfg(unix)]
+#[test]
+fn the_gpu_checks_hybrid_rounds_stop_before_the_budget_ends() {
+    // Renders take 0.2 s: a round of 16 renders about 3.2 s, in the 5 s the budget leaves.
+    let run = run_gpu_check(r#"case "$1" in render) sleep 0.2 ;; esac"#, "hybrid", 10);
+    let (stdout, stderr) = (&run.stdout, &run.stderr);
+    assert_eq!(run.code, Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.contains("hybrid rounds 2 to 3 SKIPPED"), "{stdout}");
+    assert!(!stdout.contains("cut short"), "{stdout}");
+    assert!(!stderr.contains("TIMED OUT"), "{stderr}");
+    assert!(
+        run.seconds < 15.0,
+        "the 10 s budget took {:.1} s",
+        run.seconds
+    );
 }
