@@ -39,6 +39,21 @@
 # folder on LD_LIBRARY_PATH (PTX from an NVRTC newer than the driver does not load).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# A command cut off at the budget's end gets this long to end after its SIGTERM before the
+# SIGKILL; the budget's last seconds are left for it.
+KILL_GRACE=5
+# The settings are checked before anything is written.
+for setting in BUDGET STEP_TIMEOUT HYBRID_ROUNDS; do
+    value=${!setting:-1}
+    if ! [[ $value =~ ^[1-9][0-9]{0,5}$ ]]; then
+        echo "gpu-check.sh: $setting=$value: a whole number of at least 1 (and at most 999999)" >&2
+        exit 2
+    fi
+done
+if ((${BUDGET:-380} <= KILL_GRACE)); then
+    echo "gpu-check.sh: BUDGET=$BUDGET: more than the $KILL_GRACE s a command cut off is given to end" >&2
+    exit 2
+fi
 OUT=${GPU_CHECK_OUT:-gpu-check-out}
 # One tile edge by default: the GPU tests already compare tiles of 1, 8, 33, 64 and 512 pixels,
 # and a second edge here renders as many frames again (the fourth run's call was cut at 420 s).
@@ -53,9 +68,6 @@ STEP_TIMEOUT=${STEP_TIMEOUT:-300}
 # 380 s: twice in the 15 minutes of device time a session may be lent, with two minutes for
 # the machine's start and the transfers, and within the eight minutes a call is sized for.
 BUDGET=${BUDGET:-380}
-# A command cut off at the budget's end gets this long to end after its SIGTERM before the
-# SIGKILL; the budget's last seconds are left for it.
-KILL_GRACE=5
 # Milliseconds on the wall clock (bash's SECONDS counts whole ticks of the clock, up to a
 # second off).
 now_ms() {

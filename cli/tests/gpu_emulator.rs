@@ -44,6 +44,8 @@ fn validate_reaches_the_emulator_from_the_command_line() {
 /// `raylb` and the GPU test binary are the shell script `stand_in` (given the arguments).
 #[cfg(unix)]
 struct GpuCheckRun {
+    /// Whether the script made its output folder.
+    wrote_output: bool,
     code: Option<i32>,
     stdout: String,
     stderr: String,
@@ -51,7 +53,7 @@ struct GpuCheckRun {
 }
 
 #[cfg(unix)]
-fn run_gpu_check(stand_in: &str, sections: &str, budget: u32) -> GpuCheckRun {
+fn run_gpu_check(stand_in: &str, sections: &str, budget: &str) -> GpuCheckRun {
     use std::os::unix::fs::PermissionsExt;
     use std::time::Instant;
 
@@ -67,11 +69,12 @@ fn run_gpu_check(stand_in: &str, sections: &str, budget: u32) -> GpuCheckRun {
         .env("GPU_TESTS", &path)
         .env("GPU_CHECK_OUT", dir.path().join("out"))
         .env("SECTIONS", sections)
-        .env("BUDGET", budget.to_string())
+        .env("BUDGET", budget)
         .env("NCU", "0")
         .output()
         .expect("bash runs");
     GpuCheckRun {
+        wrote_output: dir.path().join("out").exists(),
         code: out.status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -88,7 +91,7 @@ fn run_gpu_check(stand_in: &str, sections: &str, budget: u32) -> GpuCheckRun {
 fn the_gpu_check_keeps_to_its_budget() {
     // 10 s, of which the last 5 are the grace a command cut off has to end: two stand-ins of
     // 2 s fit, the third is cut off after about 1 s, the rest are not run.
-    let run = run_gpu_check("sleep 2", "gpu,hybrid", 10);
+    let run = run_gpu_check("sleep 2", "gpu,hybrid", "10");
     let (stdout, stderr) = (&run.stdout, &run.stderr);
     assert_eq!(run.code, Some(1), "{stdout}\n{stderr}");
     assert!(stderr.contains("TIMED OUT after"), "{stderr}");
@@ -137,7 +140,7 @@ fn the_gpu_check_keeps_to_its_budget() {
 #[test]
 fn the_gpu_checks_hybrid_rounds_stop_before_the_budget_ends() {
     // Renders take 0.2 s: a round of 16 renders about 3.2 s, in the 5 s the budget leaves.
-    let run = run_gpu_check(r#"case "$1" in render) sleep 0.2 ;; esac"#, "hybrid", 10);
+    let run = run_gpu_check(r#"case "$1" in render) sleep 0.2 ;; esac"#, "hybrid", "10");
     let (stdout, stderr) = (&run.stdout, &run.stderr);
     assert_eq!(run.code, Some(1), "{stdout}\n{stderr}");
     assert!(stdout.contains("hybrid rounds 2 to 3 SKIPPED"), "{stdout}");
@@ -148,4 +151,24 @@ fn the_gpu_checks_hybrid_rounds_stop_before_the_budget_ends() {
         "the 10 s budget took {:.1} s",
         run.seconds
     );
+}
+
+/// A budget that is no whole number of seconds, or too small to cut a command off in, is
+/// refused in one line naming it, before anything is run or written.
+#[cfg(unix)]
+#[test]
+fn the_gpu_check_refuses_a_malformed_budget() {
+    for budget in ["abc", "0", "08", "-3", "3", "99999999"] {
+        let run = run_gpu_check("exit 1", "gpu", budget);
+        assert_eq!(run.code, Some(2), "BUDGET={budget}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .starts_with(&format!("gpu-check.sh: BUDGET={budget}: ")),
+            "{}",
+            run.stderr
+        );
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+        assert!(run.stdout.is_empty(), "{}", run.stdout);
+        assert!(!run.wrote_output, "BUDGET={budget} made the output folder");
+    }
 }
