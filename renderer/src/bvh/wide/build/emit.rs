@@ -2,50 +2,34 @@
 //! [`collapse`], its nodes in pre-order, a leaf's triangles and packs where the walk meets it.
 //!
 //! Every binary node knows what its wide subtree fills ([`Size`]), so a wide node knows where
-//! each child's subtree goes before writing any of it. On more than one worker, a wide subtree
-//! over more than [`PARALLEL_THRESHOLD`] triangles is a task that writes its own node and its
-//! leaves, and spawns one task for each inner child; a smaller one writes its whole subtree. The
-//! output is the same, byte for byte, as one [`Writer`] walking the whole tree.
+//! each child's subtree goes before writing any of it. On one worker, one [`Writer`] walks the
+//! whole tree ([`wide_here`]). On several, the tree is written by tasks of the same run that
+//! built the binary tree ([`Stage`], started by that run's last binary task): a wide subtree over
+//! more than [`PARALLEL_THRESHOLD`] triangles is a task that writes its own node and its leaves,
+//! and spawns one task for each inner child; a smaller one writes its whole subtree. The output
+//! is the same, byte for byte, either way.
 
-use std::num::NonZeroUsize;
+use std::mem::MaybeUninit;
 
-use balancers::{Balancer, Spawn, SpawnError, TaskRunner};
+use balancers::Spawn;
 
 use crate::geometry::{Aabb, Triangle};
 
 use super::super::{EMPTY, LANES, Nodes, TrianglePack, WideNode};
 use super::shared::Shared;
-use super::tasks::BALANCER;
 use super::{BinaryNode, Built, Children, Forest, NodeRef, PARALLEL_THRESHOLD, Size, collapse};
 
 /// The wide tree, `W` children per node, over the binary tree `forest`, whose leaves'
 /// records are the triangles `ids` (indices into `input`) in order; boxes grown by `padding`.
-/// On `workers` workers, where given.
-///
-/// # Errors
-/// When the operating system refuses to start a worker.
-pub(super) fn wide<const W: usize>(
+/// Written on the calling thread.
+pub(super) fn wide_here<const W: usize>(
     forest: &Forest,
     input: &[Triangle],
     ids: &[u32],
     padding: f32,
-    workers: Option<NonZeroUsize>,
-) -> Result<Emitted<W>, SpawnError> {
-    // The sizes that place every subtree were counted for this width: the parts of the tasks
-    // below are disjoint only if they are exact.
-    assert_eq!(
-        forest.width, W,
-        "the binary tree's sizes are for {W} children a node"
-    );
+) -> Emitted<W> {
     let (children, size) = forest.root_children(W);
-    let mut out = Emitted {
-        nodes: bytemuck::zeroed_vec(size.nodes),
-        triangles: bytemuck::zeroed_vec(ids.len()),
-        packs: bytemuck::zeroed_vec(size.packs),
-        ids: bytemuck::zeroed_vec(ids.len()),
-        figures: Figures::default(),
-        padding,
-    };
+    let mut out = Unwritten::<W>::new(forest, size, ids.len());
     let source = Source {
         forest,
         input,
@@ -58,29 +42,102 @@ pub(super) fn wide<const W: usize>(
         triangles: Shared::new(&mut out.triangles),
         ids: Shared::new(&mut out.ids),
     };
-    let figures = match workers {
-        None => {
-            // SAFETY: the whole output, to this one writer alone.
-            let mut writer = unsafe { output.writer(&source, Offsets::default(), size, ids.len()) };
-            writer.node(&children, 1);
-            writer.finish()
+    // SAFETY: the whole output, to this one writer alone.
+    let mut writer = unsafe { output.writer(&source, Offsets::default(), size, ids.len()) };
+    writer.node(&children, 1);
+    let figures = writer.finish();
+    // SAFETY: the one writer had the whole of every array and filled its parts exactly
+    // (`finish` checked it).
+    unsafe { out.written(figures, padding) }
+}
+
+/// The wide tree being written by tasks: the binary tree and the leaves' triangles it is
+/// written from, and the output, lent to the tasks in disjoint parts.
+pub(super) struct Stage<const W: usize> {
+    forest: Forest,
+    ids: Vec<u32>,
+    padding: f32,
+    /// The arrays written, at their exact sizes; `output` lends their parts out.
+    out: Unwritten<W>,
+    /// Views of `out`'s arrays, made once from their buffers (see [`Stage::new`]).
+    output: Output<'static, W>,
+}
+
+impl<const W: usize> Stage<W> {
+    /// The stage that writes the wide tree over `forest`, whose leaves' records are the
+    /// triangles `ids` in order; boxes grown by `padding`.
+    pub(super) fn new(forest: Forest, ids: Vec<u32>, padding: f32) -> Self {
+        let (_, size) = forest.root_children(W);
+        let mut out = Unwritten::<W>::new(&forest, size, ids.len());
+        // SAFETY: each view covers the buffer of one of `out`'s vectors, whose length never
+        // changes while the stage lives (nothing pushes to it or shrinks it), so the buffer
+        // neither moves nor is freed: moving a `Vec` moves its pointer, not what it points to.
+        // The views are only lent out through `&self` (never beyond the stage's life, so the
+        // `'static` is never observed) and are dropped with the stage or taken apart in
+        // `finish` before `out` is handed back; the rest of the stage reads `out` only there.
+        let output = unsafe {
+            Output {
+                nodes: Shared::from_raw_parts(out.nodes.as_mut_ptr(), out.nodes.len()),
+                packs: Shared::from_raw_parts(out.packs.as_mut_ptr(), out.packs.len()),
+                triangles: Shared::from_raw_parts(out.triangles.as_mut_ptr(), out.triangles.len()),
+                ids: Shared::from_raw_parts(out.ids.as_mut_ptr(), out.ids.len()),
+            }
+        };
+        Self {
+            forest,
+            ids,
+            padding,
+            out,
+            output,
         }
-        Some(workers) => {
-            let root = EmitTask {
-                node: forest.root,
-                depth: 1,
-                at: Offsets::default(),
-            };
-            let run = WideRun { source, output };
-            let outcome = BALANCER.run(workers, &[root], &run)?;
-            outcome
-                .locals
-                .into_iter()
-                .fold(Figures::default(), Figures::merge)
+    }
+
+    /// The task that writes the whole tree.
+    pub(super) fn root_task(&self) -> EmitTask {
+        EmitTask {
+            node: self.forest.root,
+            depth: 1,
+            at: Offsets::default(),
         }
-    };
-    out.figures = figures;
-    Ok(out)
+    }
+
+    /// Runs `task`, its figures added to `figures`; the inner children it leaves to other
+    /// tasks go to `spawn`.
+    pub(super) fn run<S: Spawn<EmitTask>>(
+        &self,
+        input: &[Triangle],
+        task: EmitTask,
+        figures: &mut Figures,
+        spawn: &mut S,
+    ) {
+        let run = WideRun {
+            source: Source {
+                forest: &self.forest,
+                input,
+                ids: &self.ids,
+                padding: self.padding,
+            },
+            output: &self.output,
+        };
+        *figures = figures.merge(run.run(task, spawn));
+    }
+
+    /// The tree written, once every task of the stage has run, with `figures` summed over
+    /// them; and the binary tree's bounds.
+    pub(super) fn finish(self, figures: Figures) -> (Emitted<W>, Aabb) {
+        // The views of the arrays (`output`) end here, unused since the last task.
+        let Self {
+            forest,
+            out,
+            padding,
+            ..
+        } = self;
+        // SAFETY: every task of the stage has run, and together they wrote every element:
+        // the root's task had the whole of every array, and each task filled its part exactly
+        // (its writers' `finish`) or handed the rest to tasks whose parts tile it (`split`).
+        let out = unsafe { out.written(figures, padding) };
+        (out, forest.get(forest.root).bounds)
+    }
 }
 
 /// The wide tree as written.
@@ -111,9 +168,56 @@ impl<const W: usize> Emitted<W> {
     }
 }
 
+/// The wide tree's arrays before they are written: allocated at their exact sizes and not
+/// touched, so that the pages are first written by the tasks that fill them, in parallel, and
+/// nothing is zeroed only to be overwritten.
+struct Unwritten<const W: usize> {
+    nodes: Box<[MaybeUninit<WideNode<W>>]>,
+    triangles: Box<[MaybeUninit<Triangle>]>,
+    packs: Box<[MaybeUninit<TrianglePack>]>,
+    ids: Box<[MaybeUninit<u32>]>,
+}
+
+impl<const W: usize> Unwritten<W> {
+    /// The arrays of the wide tree over `forest`, which fills `size`, over `triangles`
+    /// triangles.
+    fn new(forest: &Forest, size: Size, triangles: usize) -> Self {
+        // The sizes that place every subtree were counted for this width: the parts the
+        // writers take are disjoint, and fill the arrays, only if they are exact.
+        assert_eq!(
+            forest.width, W,
+            "the binary tree's sizes are for {W} children a node"
+        );
+        Self {
+            nodes: Box::new_uninit_slice(size.nodes),
+            triangles: Box::new_uninit_slice(triangles),
+            packs: Box::new_uninit_slice(size.packs),
+            ids: Box::new_uninit_slice(triangles),
+        }
+    }
+
+    /// The tree, with the figures of its writers and its padding.
+    ///
+    /// # Safety
+    /// Every element of every array must have been written.
+    unsafe fn written(self, figures: Figures, padding: f32) -> Emitted<W> {
+        // SAFETY: every element is written (the caller's guarantee).
+        unsafe {
+            Emitted {
+                nodes: self.nodes.assume_init().into_vec(),
+                triangles: self.triangles.assume_init().into_vec(),
+                packs: self.packs.assume_init().into_vec(),
+                ids: self.ids.assume_init().into_vec(),
+                figures,
+                padding,
+            }
+        }
+    }
+}
+
 /// Counts over the leaves and nodes written.
 #[derive(Clone, Copy, Debug, Default)]
-struct Figures {
+pub(super) struct Figures {
     leaves: usize,
     /// The deepest wide node (the root at 1).
     depth: u32,
@@ -121,7 +225,7 @@ struct Figures {
 }
 
 impl Figures {
-    fn merge(self, other: Self) -> Self {
+    pub(super) fn merge(self, other: Self) -> Self {
         Self {
             leaves: self.leaves + other.leaves,
             depth: self.depth.max(other.depth),
@@ -160,10 +264,10 @@ struct Source<'a> {
 
 /// The output arrays, lent to the writers.
 struct Output<'a, const W: usize> {
-    nodes: Shared<'a, WideNode<W>>,
-    packs: Shared<'a, TrianglePack>,
-    triangles: Shared<'a, Triangle>,
-    ids: Shared<'a, u32>,
+    nodes: Shared<'a, MaybeUninit<WideNode<W>>>,
+    packs: Shared<'a, MaybeUninit<TrianglePack>>,
+    triangles: Shared<'a, MaybeUninit<Triangle>>,
+    ids: Shared<'a, MaybeUninit<u32>>,
 }
 
 impl<const W: usize> Output<'_, W> {
@@ -203,10 +307,10 @@ struct Writer<'a, const W: usize> {
     at: Offsets,
     end: Offsets,
     cursor: Offsets,
-    nodes: &'a mut [WideNode<W>],
-    packs: &'a mut [TrianglePack],
-    triangles: &'a mut [Triangle],
-    ids: &'a mut [u32],
+    nodes: &'a mut [MaybeUninit<WideNode<W>>],
+    packs: &'a mut [MaybeUninit<TrianglePack>],
+    triangles: &'a mut [MaybeUninit<Triangle>],
+    ids: &'a mut [MaybeUninit<u32>],
     figures: Figures,
 }
 
@@ -229,7 +333,7 @@ impl<const W: usize> Writer<'_, W> {
             };
             node.set_child(lane, child, reference, self.source.padding);
         }
-        self.nodes[index - self.at.node] = node;
+        self.nodes[index - self.at.node].write(node);
         index as u32
     }
 
@@ -241,17 +345,23 @@ impl<const W: usize> Writer<'_, W> {
         let at = self.at;
         let local = first - at.triangle..first - at.triangle + n;
         for (k, &i) in local.clone().zip(&self.source.ids[leaf.range()]) {
-            self.triangles[k] = self.source.input[i as usize];
-            self.ids[k] = i;
+            self.triangles[k].write(self.source.input[i as usize]);
+            self.ids[k].write(i);
         }
-        let triangles = &self.triangles[local.clone()];
         for (p, start) in (0..n).step_by(LANES).enumerate() {
             let end = (start + LANES).min(n);
-            self.packs[first_pack - at.pack + p] = TrianglePack::new(
-                &triangles[start..end],
+            // Read back from the leaf's triangles just written, in order, rather than from the
+            // input again, where they lie scattered.
+            let triangles: [Triangle; LANES] = std::array::from_fn(|lane| {
+                let k = local.start + (start + lane).min(end - 1);
+                // SAFETY: every triangle of the leaf was written just above.
+                unsafe { self.triangles[k].assume_init_read() }
+            });
+            self.packs[first_pack - at.pack + p].write(TrianglePack::new(
+                &triangles[..end - start],
                 (first + start) as u32,
                 self.source.padding,
-            );
+            ));
         }
         self.cursor.pack += n.div_ceil(LANES);
         self.cursor.triangle += n;
@@ -307,26 +417,22 @@ impl<const W: usize> WideNode<W> {
 /// A wide subtree to write: the one of binary node `node` (the wide root's children where it
 /// is the forest's root), at depth `depth`, starting at `at`.
 #[derive(Clone, Copy, Debug)]
-struct EmitTask {
+pub(super) struct EmitTask {
     node: NodeRef,
     depth: u32,
     at: Offsets,
 }
 
-/// The wide tree written by tasks.
+/// The wide tree written by tasks: what one task reads and where it writes.
 struct WideRun<'a, const W: usize> {
     source: Source<'a>,
-    output: Output<'a, W>,
+    output: &'a Output<'a, W>,
 }
 
-impl<const W: usize> TaskRunner<EmitTask> for WideRun<'_, W> {
-    type Local = Figures;
-
-    fn local(&self, _worker: usize) -> Figures {
-        Figures::default()
-    }
-
-    fn run<S: Spawn<EmitTask>>(&self, task: EmitTask, figures: &mut Figures, spawn: &mut S) {
+impl<const W: usize> WideRun<'_, W> {
+    /// Writes the wide subtree of `task`, or, where it is large, its own node and leaves,
+    /// spawning a task for each inner child; returns the figures of what it wrote.
+    fn run<S: Spawn<EmitTask>>(&self, task: EmitTask, spawn: &mut S) -> Figures {
         let forest = self.source.forest;
         let (children, size) = if task.node == forest.root {
             forest.root_children(W)
@@ -341,10 +447,9 @@ impl<const W: usize> TaskRunner<EmitTask> for WideRun<'_, W> {
             // subtrees before it, to one task and writes none of it.
             let mut writer = unsafe { self.output.writer(&self.source, task.at, size, triangles) };
             writer.node(&children, task.depth);
-            *figures = figures.merge(writer.finish());
-            return;
+            return writer.finish();
         }
-        *figures = figures.merge(self.split(task, &children, size, spawn));
+        self.split(task, &children, size, spawn)
     }
 }
 
@@ -418,7 +523,7 @@ impl<const W: usize> WideRun<'_, W> {
         // SAFETY: the task's own node, the first of its subtree's, written by no other task
         // (the children's parts were checked above to end where the subtree's part ends).
         let slot = unsafe { self.output.nodes.part(task.at.node..task.at.node + 1) };
-        slot[0] = node;
+        slot[0].write(node);
         figures
     }
 }

@@ -83,22 +83,38 @@ pub(super) fn build(
     let workers = (triangles.len() > PARALLEL_THRESHOLD)
         .then_some(workers)
         .filter(|w| w.get() > 1);
-    let (forest, records) = match workers {
-        Some(workers) => tasks::binary_on(triangles, splitter, workers)?,
-        None => binary_here(triangles, splitter),
-    };
+    Ok(match width {
+        Width::Four => {
+            let (tree, bounds) = wide_on::<4>(triangles, splitter, workers)?;
+            tree.built(Nodes::Four, bounds)
+        }
+        Width::Eight => {
+            let (tree, bounds) = wide_on::<8>(triangles, splitter, workers)?;
+            tree.built(Nodes::Eight, bounds)
+        }
+    })
+}
+
+/// The wide tree of `W` children a node over `triangles`, built on `workers` workers (the
+/// binary tree, then the wide one, in one run of the balancer), or on the calling thread; and
+/// the bounds of the triangles.
+fn wide_on<const W: usize>(
+    triangles: &[Triangle],
+    splitter: Splitter,
+    workers: Option<NonZeroUsize>,
+) -> Result<(emit::Emitted<W>, Aabb), SpawnError> {
+    if let Some(workers) = workers {
+        return tasks::build_on::<W>(triangles, splitter, workers);
+    }
+    let (forest, records) = binary_here(triangles, splitter);
     let ids: Vec<u32> = records.iter().map(Record::index).collect();
     drop(records);
     let bounds = forest.get(forest.root).bounds;
     let padding = padding_for(&bounds);
-    Ok(match width {
-        Width::Four => {
-            emit::wide::<4>(&forest, triangles, &ids, padding, workers)?.built(Nodes::Four, bounds)
-        }
-        Width::Eight => {
-            emit::wide::<8>(&forest, triangles, &ids, padding, workers)?.built(Nodes::Eight, bounds)
-        }
-    })
+    Ok((
+        emit::wide_here::<W>(&forest, triangles, &ids, padding),
+        bounds,
+    ))
 }
 
 /// The binary tree over `triangles`, built on the calling thread, and the records in the

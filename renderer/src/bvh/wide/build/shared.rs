@@ -30,6 +30,19 @@ impl<'a, T> Shared<'a, T> {
         }
     }
 
+    /// Lends out the `len` elements from `start`, for as long as the caller says.
+    ///
+    /// # Safety
+    /// Those elements must be one allocation's, initialised, and stay where they are, neither
+    /// freed nor used otherwise than through this `Shared`, for all of `'a`.
+    pub(super) unsafe fn from_raw_parts(start: *mut T, len: usize) -> Self {
+        Self {
+            start,
+            len,
+            slice: PhantomData,
+        }
+    }
+
     /// The elements `range`.
     ///
     /// # Panics

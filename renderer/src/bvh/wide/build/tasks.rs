@@ -1,17 +1,18 @@
-//! The binary tree built on raylb's own work-stealing balancer ([`WorkStealing`]).
+//! The whole build on raylb's own work-stealing balancer ([`WorkStealing`]), in one run.
 //!
 //! The run starts with one task per chunk of triangles, each writing those triangles' records;
 //! the last of them to finish spawns the root. A node of more than [`PARALLEL_THRESHOLD`]
 //! triangles is a task that cuts its records in two and spawns a task for each half; a smaller
-//! one builds its whole subtree into its worker's [`Arena`]. Each task leaves what it did with
-//! its worker (a [`Piece`]), and the top of the tree is put together from the pieces when the
-//! run is over, by the ranges of records they cover: the same tree whichever worker built
-//! which piece.
+//! one builds its whole subtree into an [`Arena`] of its own. Each task hands in what it did (a
+//! [`Piece`], and the arena) and the last one puts the top of the tree together from the pieces,
+//! by the ranges of records they cover (the same tree whichever worker built which piece), and
+//! spawns the wide tree's writing ([`emit::Stage`]) into the same run: the workers started for
+//! the binary tree write the wide one, with no second start.
 
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
 use std::ops::Range;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use balancers::{
     Assignment, Balancer, DequeKind, Order, Spawn, SpawnError, StealAmount, TaskRunner,
@@ -20,7 +21,9 @@ use balancers::{
 
 use crate::geometry::{Aabb, Triangle};
 
+use super::super::super::padding_for;
 use super::binned::{Cut, Extent, OctantStep, Record, Splitter};
+use super::emit::{self, EmitTask, Emitted, Figures};
 use super::shared::Shared;
 use super::{Arena, BinaryNode, Forest, NodeRef, PARALLEL_THRESHOLD};
 
@@ -28,9 +31,9 @@ use super::{Arena, BinaryNode, Forest, NodeRef, PARALLEL_THRESHOLD};
 /// it (tens of microseconds), few enough that a mesh of a few thousand triangles is shared.
 const RECORD_CHUNK: usize = 2048;
 
-/// The balancer of both stages of the build: oldest tasks stolen one at a time (the oldest are
-/// the largest nodes, each worth a steal of its own), newest run first by their owner (depth
-/// first, so that a worker goes on with the records it has just cut, still in its cache).
+/// The balancer of the build: oldest tasks stolen one at a time (the oldest are the largest
+/// nodes, each worth a steal of its own), newest run first by their owner (depth first, so
+/// that a worker goes on with the records it has just cut, still in its cache).
 pub(super) const BALANCER: WorkStealing = WorkStealing {
     deque: DequeKind::Abp,
     victim: VictimPolicy::Random,
@@ -39,16 +42,16 @@ pub(super) const BALANCER: WorkStealing = WorkStealing {
     order: Order::DepthFirst,
 };
 
-/// The binary tree over `triangles` built on `workers` workers, and the records in the order
-/// its leaves refer to.
+/// The wide tree over `triangles`, `W` children a node, built on `workers` workers, and the
+/// bounds of the triangles.
 ///
 /// # Errors
 /// When the operating system refuses to start a worker.
-pub(super) fn binary_on(
+pub(super) fn build_on<const W: usize>(
     triangles: &[Triangle],
     splitter: Splitter,
     workers: NonZeroUsize,
-) -> Result<(Forest, Vec<Record>), SpawnError> {
+) -> Result<(Emitted<W>, Aabb), SpawnError> {
     let n = triangles.len();
     // Zeroed memory from the allocator, its pages first touched by the tasks that write them.
     let mut records: Vec<Record> = bytemuck::zeroed_vec(n);
@@ -56,7 +59,7 @@ pub(super) fn binary_on(
         .step_by(RECORD_CHUNK)
         .map(|start| BuildTask::Records(start..(start + RECORD_CHUNK).min(n)))
         .collect();
-    let build = TreeBuild {
+    let build = TreeBuild::<W> {
         triangles,
         splitter,
         records: Shared::new(&mut records),
@@ -64,37 +67,30 @@ pub(super) fn binary_on(
             left: chunks.len(),
             extent: Extent::EMPTY,
         }),
+        handed_in: Mutex::new(HandedIn::default()),
+        arenas: (0..workers.get()).map(|_| Mutex::new(Vec::new())).collect(),
+        stage: OnceLock::new(),
     };
     let outcome = BALANCER.run(workers, &chunks, &build)?;
-    let mut inners = HashMap::new();
-    let mut subtrees = HashMap::new();
-    let mut arenas = Vec::with_capacity(workers.get() + 1);
-    for built in outcome.locals {
-        for piece in built.pieces {
-            match piece {
-                Piece::Inner { range, mid, bounds } => {
-                    inners.insert((range.start, range.end), (mid, bounds));
-                }
-                Piece::Subtree { start, root } => {
-                    subtrees.insert(start, root);
-                }
-            }
-        }
-        arenas.push(built.arena.nodes);
-    }
-    let mut forest = Forest {
-        arenas,
-        root: NodeRef { arena: 0, index: 0 },
-        width: splitter.width,
-    };
-    let top = Top {
-        inners: &inners,
-        subtrees: &subtrees,
-        width: splitter.width,
-    };
-    forest.arenas.push(Vec::new());
-    forest.root = top.assemble(0..n, &mut forest);
-    Ok((forest, records))
+    let figures = outcome
+        .locals
+        .into_iter()
+        .map(|(_, figures)| figures)
+        .fold(Figures::default(), Figures::merge);
+    let stage = build
+        .stage
+        .into_inner()
+        .expect("the last binary task starts the wide tree's stage");
+    Ok(stage.finish(figures))
+}
+
+/// What the binary tree's tasks have handed in: their pieces, and how many of them are still
+/// to run.
+#[derive(Default)]
+struct HandedIn {
+    pieces: Vec<Piece>,
+    /// Node tasks spawned and not yet handed in.
+    open: usize,
 }
 
 /// The top of the tree as the tasks cut it: the nodes they split, by their records, and the
@@ -135,6 +131,8 @@ enum BuildTask {
     Records(Range<usize>),
     /// Split a node.
     Node(NodeTask),
+    /// Write (part of) the wide tree.
+    Emit(EmitTask),
 }
 
 /// A node to split: the records `range`, spanning `extent`, at depth `depth`; `octant`, where
@@ -145,6 +143,17 @@ struct NodeTask {
     depth: u32,
     octant: Option<OctantStep>,
     extent: Extent,
+}
+
+/// What a node task did, to hand in. (Made and matched on one task's stack, never stored:
+/// the size of its larger variant costs nothing.)
+#[allow(clippy::large_enum_variant)]
+enum NodeDone {
+    /// Cut the node (`piece`) into `halves`, to spawn.
+    Cut { piece: Piece, halves: [NodeTask; 2] },
+    /// Built the whole subtree over records from `start` into its worker's arena, rooted at
+    /// `root`.
+    Built { start: usize, root: NodeRef },
 }
 
 /// What a task did.
@@ -160,45 +169,65 @@ enum Piece {
     Subtree { start: usize, root: NodeRef },
 }
 
-/// What one worker built: its pieces, and the nodes of its subtrees.
-struct WorkerTrees {
-    pieces: Vec<Piece>,
-    arena: Arena,
-}
-
 /// The chunks of records not yet written, and what the written ones span.
 struct Chunks {
     left: usize,
     extent: Extent,
 }
 
-/// The build's shared state: the input, the records, and the chunk count.
-struct TreeBuild<'a> {
+/// The build's shared state: the input, the records, the chunk count, what the binary tree's
+/// tasks have handed in, and, once it is whole, the wide tree's stage.
+struct TreeBuild<'a, const W: usize> {
     triangles: &'a [Triangle],
     splitter: Splitter,
     records: Shared<'a, Record>,
     chunks: Mutex<Chunks>,
+    handed_in: Mutex<HandedIn>,
+    /// Each worker's arena: the nodes of the subtrees it built, arena `k` of the forest being
+    /// worker `k`'s. Only its worker takes its lock while the binary tree is built, and the
+    /// last binary task takes them all once every other has handed in.
+    arenas: Vec<Mutex<Vec<BinaryNode>>>,
+    stage: OnceLock<emit::Stage<W>>,
 }
 
-impl TaskRunner<BuildTask> for TreeBuild<'_> {
-    type Local = WorkerTrees;
+impl<const W: usize> TaskRunner<BuildTask> for TreeBuild<'_, W> {
+    /// The worker's number, and what its wide-tree tasks wrote.
+    type Local = (usize, Figures);
 
-    fn local(&self, worker: usize) -> WorkerTrees {
-        WorkerTrees {
-            pieces: Vec::new(),
-            arena: Arena::new(worker as u32),
-        }
+    fn local(&self, worker: usize) -> (usize, Figures) {
+        (worker, Figures::default())
     }
 
-    fn run<S: Spawn<BuildTask>>(&self, task: BuildTask, built: &mut WorkerTrees, spawn: &mut S) {
+    fn run<S: Spawn<BuildTask>>(
+        &self,
+        task: BuildTask,
+        (worker, figures): &mut (usize, Figures),
+        spawn: &mut S,
+    ) {
         match task {
             BuildTask::Records(range) => self.write_records(range, spawn),
-            BuildTask::Node(node) => self.split_node(node, built, spawn),
+            BuildTask::Node(node) => self.split_node(node, *worker, spawn),
+            BuildTask::Emit(task) => {
+                let stage = self
+                    .stage
+                    .get()
+                    .expect("wide-tree tasks are spawned once the stage is set");
+                stage.run(self.triangles, task, figures, &mut EmitSpawn(spawn));
+            }
         }
     }
 }
 
-impl TreeBuild<'_> {
+/// The wide tree's tasks spawned as the build's.
+struct EmitSpawn<'s, S>(&'s mut S);
+
+impl<S: Spawn<BuildTask>> Spawn<EmitTask> for EmitSpawn<'_, S> {
+    fn spawn(&mut self, task: EmitTask) {
+        self.0.spawn(BuildTask::Emit(task));
+    }
+}
+
+impl<const W: usize> TreeBuild<'_, W> {
     /// Writes the records of `range`; the last chunk to be written spawns the root.
     fn write_records<S: Spawn<BuildTask>>(&self, range: Range<usize>, spawn: &mut S) {
         // SAFETY: chunks do not overlap, so these records are this task's alone; and no task
@@ -215,6 +244,10 @@ impl TreeBuild<'_> {
         chunks.extent.merge(&extent);
         chunks.left -= 1;
         if chunks.left == 0 {
+            self.handed_in
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .open = 1;
             spawn.spawn(BuildTask::Node(NodeTask {
                 range: 0..self.triangles.len(),
                 depth: 0,
@@ -225,13 +258,8 @@ impl TreeBuild<'_> {
     }
 
     /// Cuts the node's records in two and spawns both halves, or, for a small node, builds
-    /// its whole subtree.
-    fn split_node<S: Spawn<BuildTask>>(
-        &self,
-        node: NodeTask,
-        built: &mut WorkerTrees,
-        spawn: &mut S,
-    ) {
+    /// its whole subtree; then hands in what it did.
+    fn split_node<S: Spawn<BuildTask>>(&self, node: NodeTask, worker: usize, spawn: &mut S) {
         let NodeTask {
             range,
             depth,
@@ -244,40 +272,130 @@ impl TreeBuild<'_> {
         // may run at once never overlap.
         let records = unsafe { self.records.part(range.clone()) };
         let start = range.start;
-        if records.len() <= PARALLEL_THRESHOLD {
-            let root =
+        let done = if records.len() <= PARALLEL_THRESHOLD {
+            let root = self.in_arena(worker, |arena| {
                 self.splitter
-                    .subtree(records, start, depth, octant, &extent, &mut built.arena);
-            built.pieces.push(Piece::Subtree { start, root });
-            return;
-        }
-        let bounds = extent.bounds.to_aabb();
-        match self.splitter.cut(records, depth, octant, &extent) {
-            Cut::Leaf => {
-                let root = built.arena.push(BinaryNode::leaf(bounds, range));
-                built.pieces.push(Piece::Subtree { start, root });
+                    .subtree(records, start, depth, octant, &extent, arena)
+            });
+            NodeDone::Built { start, root }
+        } else {
+            let bounds = extent.bounds.to_aabb();
+            match self.splitter.cut(records, depth, octant, &extent) {
+                Cut::Leaf => {
+                    let root =
+                        self.in_arena(worker, |arena| arena.push(BinaryNode::leaf(bounds, range)));
+                    NodeDone::Built { start, root }
+                }
+                Cut::Split {
+                    mid,
+                    next,
+                    left,
+                    right,
+                } => {
+                    let mid = start + mid;
+                    let half = |range, extent| NodeTask {
+                        range,
+                        depth: depth + 1,
+                        octant: next,
+                        extent,
+                    };
+                    NodeDone::Cut {
+                        piece: Piece::Inner {
+                            range: range.clone(),
+                            mid,
+                            bounds,
+                        },
+                        halves: [half(start..mid, left), half(mid..range.end, right)],
+                    }
+                }
             }
-            Cut::Split {
-                mid,
-                next,
-                left,
-                right,
-            } => {
-                let mid = start + mid;
-                spawn.spawn(BuildTask::Node(NodeTask {
-                    range: start..mid,
-                    depth: depth + 1,
-                    octant: next,
-                    extent: left,
-                }));
-                spawn.spawn(BuildTask::Node(NodeTask {
-                    range: mid..range.end,
-                    depth: depth + 1,
-                    octant: next,
-                    extent: right,
-                }));
-                built.pieces.push(Piece::Inner { range, mid, bounds });
+        };
+        let mut handed_in = self
+            .handed_in
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match done {
+            NodeDone::Cut { piece, halves } => {
+                // Counted before they are spawned, so that no half can be handed in first.
+                handed_in.open += 1;
+                handed_in.pieces.push(piece);
+                drop(handed_in);
+                for half in halves {
+                    spawn.spawn(BuildTask::Node(half));
+                }
+            }
+            NodeDone::Built { start, root } => {
+                handed_in.pieces.push(Piece::Subtree { start, root });
+                handed_in.open -= 1;
+                if handed_in.open == 0 {
+                    // The lock orders every task's hand-in, and its records, before this.
+                    let done = std::mem::take(&mut *handed_in);
+                    drop(handed_in);
+                    self.start_stage(done, spawn);
+                }
             }
         }
+    }
+
+    /// Runs `build` on worker `worker`'s arena.
+    fn in_arena<R>(&self, worker: usize, build: impl FnOnce(&mut Arena) -> R) -> R {
+        let mut nodes = self.arenas[worker]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut arena = Arena {
+            id: worker as u32,
+            nodes: std::mem::take(&mut *nodes),
+        };
+        let built = build(&mut arena);
+        *nodes = arena.nodes;
+        built
+    }
+
+    /// Puts the binary tree together from what every task handed in, and starts writing the
+    /// wide tree from it.
+    fn start_stage<S: Spawn<BuildTask>>(&self, done: HandedIn, spawn: &mut S) {
+        let n = self.triangles.len();
+        let mut inners = HashMap::new();
+        let mut subtrees = HashMap::new();
+        for piece in done.pieces {
+            match piece {
+                Piece::Inner { range, mid, bounds } => {
+                    inners.insert((range.start, range.end), (mid, bounds));
+                }
+                Piece::Subtree { start, root } => {
+                    subtrees.insert(start, root);
+                }
+            }
+        }
+        // Every node task has handed in: no worker builds in its arena any more.
+        let arenas = self
+            .arenas
+            .iter()
+            .map(|a| std::mem::take(&mut *a.lock().unwrap_or_else(PoisonError::into_inner)))
+            .collect();
+        let mut forest = Forest {
+            arenas,
+            root: NodeRef { arena: 0, index: 0 },
+            width: self.splitter.width,
+        };
+        let top = Top {
+            inners: &inners,
+            subtrees: &subtrees,
+            width: self.splitter.width,
+        };
+        forest.arenas.push(Vec::new());
+        forest.root = top.assemble(0..n, &mut forest);
+        // SAFETY: every task that took a part of the records has handed in (under the lock
+        // this task took last), and none is left to take one: the records are this task's.
+        let records = unsafe { self.records.part(0..n) };
+        let ids: Vec<u32> = records.iter().map(Record::index).collect();
+        let padding = padding_for(&forest.get(forest.root).bounds);
+        let stage = emit::Stage::<W>::new(forest, ids, padding);
+        let root = stage.root_task();
+        assert!(
+            self.stage.set(stage).is_ok(),
+            "the binary tree is finished once"
+        );
+        spawn.spawn(BuildTask::Emit(root));
     }
 }
