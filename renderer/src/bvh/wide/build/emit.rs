@@ -69,12 +69,14 @@ impl<const W: usize> Stage<W> {
     pub(super) fn new(forest: Forest, ids: Vec<u32>, padding: f32) -> Self {
         let (_, size) = forest.root_children(W);
         let mut out = Unwritten::<W>::new(&forest, size, ids.len());
-        // SAFETY: each view covers the buffer of one of `out`'s vectors, whose length never
-        // changes while the stage lives (nothing pushes to it or shrinks it), so the buffer
-        // neither moves nor is freed: moving a `Vec` moves its pointer, not what it points to.
-        // The views are only lent out through `&self` (never beyond the stage's life, so the
-        // `'static` is never observed) and are dropped with the stage or taken apart in
-        // `finish` before `out` is handed back; the rest of the stage reads `out` only there.
+        // SAFETY: each view covers the buffer of one of `out`'s vectors, taken by `as_mut_ptr`,
+        // which makes no reference to the elements, so the pointer stays valid as the `Vec`
+        // moves (into the stage, into and out of the build's `OnceLock`): a `Vec` moves its
+        // pointer, not its buffer, and claims no uniqueness over it as a `Box` would. Nothing
+        // pushes to, shrinks or frees those vectors while the stage lives, and nothing but the
+        // views touches their elements until `finish`, which ends the views first. The views
+        // are lent out only through `&self`, so no part outlives the stage: the `'static` is
+        // never observed.
         let output = unsafe {
             Output {
                 nodes: Shared::from_raw_parts(out.nodes.as_mut_ptr(), out.nodes.len()),
@@ -172,10 +174,10 @@ impl<const W: usize> Emitted<W> {
 /// touched, so that the pages are first written by the tasks that fill them, in parallel, and
 /// nothing is zeroed only to be overwritten.
 struct Unwritten<const W: usize> {
-    nodes: Box<[MaybeUninit<WideNode<W>>]>,
-    triangles: Box<[MaybeUninit<Triangle>]>,
-    packs: Box<[MaybeUninit<TrianglePack>]>,
-    ids: Box<[MaybeUninit<u32>]>,
+    nodes: Vec<MaybeUninit<WideNode<W>>>,
+    triangles: Vec<MaybeUninit<Triangle>>,
+    packs: Vec<MaybeUninit<TrianglePack>>,
+    ids: Vec<MaybeUninit<u32>>,
 }
 
 impl<const W: usize> Unwritten<W> {
@@ -189,10 +191,10 @@ impl<const W: usize> Unwritten<W> {
             "the binary tree's sizes are for {W} children a node"
         );
         Self {
-            nodes: Box::new_uninit_slice(size.nodes),
-            triangles: Box::new_uninit_slice(triangles),
-            packs: Box::new_uninit_slice(size.packs),
-            ids: Box::new_uninit_slice(triangles),
+            nodes: Box::new_uninit_slice(size.nodes).into_vec(),
+            triangles: Box::new_uninit_slice(triangles).into_vec(),
+            packs: Box::new_uninit_slice(size.packs).into_vec(),
+            ids: Box::new_uninit_slice(triangles).into_vec(),
         }
     }
 
@@ -201,13 +203,14 @@ impl<const W: usize> Unwritten<W> {
     /// # Safety
     /// Every element of every array must have been written.
     unsafe fn written(self, figures: Figures, padding: f32) -> Emitted<W> {
-        // SAFETY: every element is written (the caller's guarantee).
+        // SAFETY: every element is written (the caller's guarantee). Each vector's length is
+        // its capacity (made from a boxed slice), so no boxing below moves its elements.
         unsafe {
             Emitted {
-                nodes: self.nodes.assume_init().into_vec(),
-                triangles: self.triangles.assume_init().into_vec(),
-                packs: self.packs.assume_init().into_vec(),
-                ids: self.ids.assume_init().into_vec(),
+                nodes: self.nodes.into_boxed_slice().assume_init().into_vec(),
+                triangles: self.triangles.into_boxed_slice().assume_init().into_vec(),
+                packs: self.packs.into_boxed_slice().assume_init().into_vec(),
+                ids: self.ids.into_boxed_slice().assume_init().into_vec(),
                 figures,
                 padding,
             }

@@ -1,8 +1,8 @@
 //! The binned-SAH build (or the octree's octant split, as a choice to measure it by) and its
 //! collapse to four or eight children per node.
 //!
-//! Two stages, each on the calling thread or, given more than one worker, as tasks of raylb's
-//! own work-stealing balancer:
+//! Two stages, both on the calling thread or, given more than one worker, as tasks of one run
+//! of raylb's own work-stealing balancer (the last binary task starts the wide stage):
 //! - the binary tree ([`binned`], [`tasks`]): each node large enough is a task that cuts its
 //!   triangles in two and spawns a task for each half; a smaller one builds its subtree. Every
 //!   node is cut by the same code from the same records, so the tree does not depend on the
@@ -135,8 +135,8 @@ fn binary_here(triangles: &[Triangle], splitter: Splitter) -> (Forest, Vec<Recor
     (forest, records)
 }
 
-/// Where a binary node is: its arena (one per worker that built nodes, and one for those put
-/// together after a run), and its index there.
+/// Where a binary node is: its arena (one per worker, and one for the top of the tree, put
+/// together once every subtree is built), and its index there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct NodeRef {
     arena: u32,

@@ -3,8 +3,8 @@
 //! The run starts with one task per chunk of triangles, each writing those triangles' records;
 //! the last of them to finish spawns the root. A node of more than [`PARALLEL_THRESHOLD`]
 //! triangles is a task that cuts its records in two and spawns a task for each half; a smaller
-//! one builds its whole subtree into an [`Arena`] of its own. Each task hands in what it did (a
-//! [`Piece`], and the arena) and the last one puts the top of the tree together from the pieces,
+//! one builds its whole subtree into its worker's [`Arena`]. Each task hands in what it did (a
+//! [`Piece`]) and the last one puts the top of the tree together from the pieces,
 //! by the ranges of records they cover (the same tree whichever worker built which piece), and
 //! spawns the wide tree's writing ([`emit::Stage`]) into the same run: the workers started for
 //! the binary tree write the wide one, with no second start.
