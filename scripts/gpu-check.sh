@@ -74,12 +74,16 @@ now_ms() {
     local t=${EPOCHREALTIME/[.,]/}
     echo $((t / 1000))
 }
+# Milliseconds of the budget left for commands (its last KILL_GRACE seconds are the grace of a
+# command cut off); 0 or less once it is spent.
+left_ms() { echo $((deadline_ms - KILL_GRACE * 1000 - $(now_ms))); }
 # Runs a command under STEP_TIMEOUT or what is left of the budget less KILL_GRACE, whichever is
 # less (then SIGKILL KILL_GRACE seconds after the SIGTERM), and says on stderr when it was cut
 # off; its exit status is the command's, or 124/137 if cut off (124 at once, without running
 # it, once the budget is spent).
 step() {
-    local left_ms=$((deadline_ms - KILL_GRACE * 1000 - $(now_ms)))
+    local left_ms
+    left_ms=$(left_ms)
     local limit_ms=$((STEP_TIMEOUT * 1000))
     [ "$left_ms" -lt "$limit_ms" ] && limit_ms=$left_ms
     if [ "$limit_ms" -le 0 ]; then
@@ -95,8 +99,6 @@ step() {
     fi
     return "$rc"
 }
-# Whether the budget is spent (what is left is only the grace for a command cut off).
-budget_spent() { [ $(($(now_ms) + KILL_GRACE * 1000)) -ge "$deadline_ms" ]; }
 # Each part's seconds, in the order run, for the table at the end.
 part_times=()
 part_name=""
@@ -110,7 +112,7 @@ part() {
     fi
     [ $# -eq 0 ] && return 0
     echo
-    if budget_spent; then
+    if [ "$(left_ms)" -le 0 ]; then
         echo "== $1: SKIPPED, the $BUDGET s budget is spent"
         part_times+=("$(printf '%7s  %s' skipped "$1")")
         status=1
@@ -259,7 +261,7 @@ rm -f "$OUT"/hybrid-*.png "$OUT"/hybrid-*-[0-9]*.json
 rounds_done=0
 round_ms=0
 for round in $(seq "${HYBRID_ROUNDS:-3}"); do
-    left_ms=$((deadline_ms - KILL_GRACE * 1000 - $(now_ms)))
+    left_ms=$(left_ms)
     if [ "$round" -gt 1 ] && [ "$left_ms" -le "$round_ms" ]; then
         echo "hybrid rounds $round to ${HYBRID_ROUNDS:-3} SKIPPED: $((left_ms / 1000)) s of the budget left, a round took $((round_ms / 1000)) s"
         status=1

@@ -36,12 +36,8 @@ pub(super) fn wide_here<const W: usize>(
         ids,
         padding,
     };
-    let output = Output {
-        nodes: Shared::new(&mut out.nodes),
-        packs: Shared::new(&mut out.packs),
-        triangles: Shared::new(&mut out.triangles),
-        ids: Shared::new(&mut out.ids),
-    };
+    // SAFETY: the views end with this function, before `out` is used again.
+    let output = unsafe { out.views() };
     // SAFETY: the whole output, to this one writer alone.
     let mut writer = unsafe { output.writer(&source, Offsets::default(), size, ids.len()) };
     writer.node(&children, 1);
@@ -69,22 +65,11 @@ impl<const W: usize> Stage<W> {
     pub(super) fn new(forest: Forest, ids: Vec<u32>, padding: f32) -> Self {
         let (_, size) = forest.root_children(W);
         let mut out = Unwritten::<W>::new(&forest, size, ids.len());
-        // SAFETY: each view covers the buffer of one of `out`'s vectors, taken by `as_mut_ptr`,
-        // which makes no reference to the elements, so the pointer stays valid as the `Vec`
-        // moves (into the stage, into and out of the build's `OnceLock`): a `Vec` moves its
-        // pointer, not its buffer, and claims no uniqueness over it as a `Box` would. Nothing
-        // pushes to, shrinks or frees those vectors while the stage lives, and nothing but the
-        // views touches their elements until `finish`, which ends the views first. The views
-        // are lent out only through `&self`, so no part outlives the stage: the `'static` is
-        // never observed.
-        let output = unsafe {
-            Output {
-                nodes: Shared::from_raw_parts(out.nodes.as_mut_ptr(), out.nodes.len()),
-                packs: Shared::from_raw_parts(out.packs.as_mut_ptr(), out.packs.len()),
-                triangles: Shared::from_raw_parts(out.triangles.as_mut_ptr(), out.triangles.len()),
-                ids: Shared::from_raw_parts(out.ids.as_mut_ptr(), out.ids.len()),
-            }
-        };
+        // SAFETY: `out` moves with the stage (into the build's `OnceLock` and out), which
+        // moves the vectors, not their buffers; nothing else touches them while the stage
+        // lives, and `finish` ends the views before it reads them. The views are lent out
+        // only through `&self`, so no part outlives the stage: the `'static` is never observed.
+        let output = unsafe { out.views() };
         Self {
             forest,
             ids,
@@ -195,6 +180,33 @@ impl<const W: usize> Unwritten<W> {
             triangles: Box::new_uninit_slice(triangles).into_vec(),
             packs: Box::new_uninit_slice(size.packs).into_vec(),
             ids: Box::new_uninit_slice(triangles).into_vec(),
+        }
+    }
+
+    /// Views of the arrays, to lend their parts to writers.
+    ///
+    /// # Safety
+    /// Nothing but the views may touch the vectors, nor resize or free them, for all of `'a`.
+    /// (The views point at the buffers, taken by `as_mut_ptr`, which makes no reference to
+    /// the elements and claims no uniqueness over them, as a `Box` would: they stay valid as
+    /// the vectors move.)
+    unsafe fn views<'a>(&mut self) -> Output<'a, W> {
+        /// A view of `vector`'s buffer.
+        ///
+        /// # Safety
+        /// As `views`.
+        unsafe fn view<'a, T>(vector: &mut Vec<T>) -> Shared<'a, T> {
+            // SAFETY: the buffer's own elements, kept for `'a` (the caller's guarantee).
+            unsafe { Shared::from_raw_parts(vector.as_mut_ptr(), vector.len()) }
+        }
+        // SAFETY: the caller's guarantee.
+        unsafe {
+            Output {
+                nodes: view(&mut self.nodes),
+                packs: view(&mut self.packs),
+                triangles: view(&mut self.triangles),
+                ids: view(&mut self.ids),
+            }
         }
     }
 

@@ -107,14 +107,20 @@ fn wide_on<const W: usize>(
         return tasks::build_on::<W>(triangles, splitter, workers);
     }
     let (forest, records) = binary_here(triangles, splitter);
-    let ids: Vec<u32> = records.iter().map(Record::index).collect();
+    let (ids, padding) = leaf_order(&forest, &records);
     drop(records);
-    let bounds = forest.get(forest.root).bounds;
-    let padding = padding_for(&bounds);
     Ok((
         emit::wide_here::<W>(&forest, triangles, &ids, padding),
-        bounds,
+        forest.get(forest.root).bounds,
     ))
+}
+
+/// What the wide tree is written with, once the binary tree `forest` over `records` is
+/// built: the leaves' triangles in order, as indices into the input, and the padding of its
+/// boxes.
+fn leaf_order(forest: &Forest, records: &[Record]) -> (Vec<u32>, f32) {
+    let ids = records.iter().map(Record::index).collect();
+    (ids, padding_for(&forest.get(forest.root).bounds))
 }
 
 /// The binary tree over `triangles`, built on the calling thread, and the records in the

@@ -21,11 +21,10 @@ use balancers::{
 
 use crate::geometry::{Aabb, Triangle};
 
-use super::super::super::padding_for;
 use super::binned::{Cut, Extent, OctantStep, Record, Splitter};
 use super::emit::{self, EmitTask, Emitted, Figures};
 use super::shared::Shared;
-use super::{Arena, BinaryNode, Forest, NodeRef, PARALLEL_THRESHOLD};
+use super::{Arena, BinaryNode, Forest, NodeRef, PARALLEL_THRESHOLD, leaf_order};
 
 /// Triangles whose records one task writes: enough that a chunk takes far longer than taking
 /// it (tens of microseconds), few enough that a mesh of a few thousand triangles is shared.
@@ -388,8 +387,7 @@ impl<const W: usize> TreeBuild<'_, W> {
         // SAFETY: every task that took a part of the records has handed in (under the lock
         // this task took last), and none is left to take one: the records are this task's.
         let records = unsafe { self.records.part(0..n) };
-        let ids: Vec<u32> = records.iter().map(Record::index).collect();
-        let padding = padding_for(&forest.get(forest.root).bounds);
+        let (ids, padding) = leaf_order(&forest, records);
         let stage = emit::Stage::<W>::new(forest, ids, padding);
         let root = stage.root_task();
         assert!(
