@@ -20,9 +20,10 @@ use crate::math::Vec3;
 /// Triangles per pack: the four lanes of an SSE register.
 pub const LANES: usize = 4;
 
-/// Up to four triangles of one leaf, coordinate by coordinate.
+/// Up to four triangles of one leaf, coordinate by coordinate. Aligned to a cache line, so that
+/// a pack is four whole lines, all of them asked for when a traversal enters its leaf.
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C, align(16))]
+#[repr(C, align(64))]
 pub struct TrianglePack {
     /// `v[vertex][axis][lane]`: coordinate `axis` of vertex `vertex` of the triangle in `lane`.
     /// Unused lanes repeat lane 0 and are masked off.
@@ -95,32 +96,16 @@ impl TrianglePack {
         }
     }
 
-    /// The watertight test of every used lane against `ray`, for a hierarchy padded by
-    /// `padding`.
-    #[inline(always)]
-    pub(crate) fn hits(&self, ray: &PreparedRay, padding: f32) -> PackHits {
-        match ray.axes {
-            [1, 2, 0] => self.hits_in::<1, 2, 0>(ray, padding),
-            [2, 1, 0] => self.hits_in::<2, 1, 0>(ray, padding),
-            [2, 0, 1] => self.hits_in::<2, 0, 1>(ray, padding),
-            [0, 2, 1] => self.hits_in::<0, 2, 1>(ray, padding),
-            [0, 1, 2] => self.hits_in::<0, 1, 2>(ray, padding),
-            _ => self.hits_in::<1, 0, 2>(ray, padding),
-        }
-    }
-
     /// The lanes in use, as a bit mask.
     #[inline(always)]
     fn used(&self) -> u32 {
         (1u32 << self.lanes) - 1
     }
 
+    /// The watertight test of every used lane against `ray`, for a hierarchy padded by
+    /// `padding`.
     #[inline(always)]
-    fn hits_in<const KX: usize, const KY: usize, const KZ: usize>(
-        &self,
-        ray: &PreparedRay,
-        padding: f32,
-    ) -> PackHits {
+    pub(crate) fn hits(&self, ray: &PreparedRay, padding: f32) -> PackHits {
         let none = || PackHits {
             mask: 0,
             t: [0.0; LANES],
@@ -129,10 +114,12 @@ impl TrianglePack {
         };
         let o = ray.origin;
         let [sx, sy, sz] = ray.shear.map(Vec4::splat);
-        // Vertex `i` relative to the origin, in the ray's permuted axes.
+        // Vertex `i` relative to the origin, in the ray's permuted axes: the axes by index, not
+        // by a copy of the test for each permutation, since a random ray's permutation is
+        // another branch target from one ray to the next.
         let rel = |i: usize| {
-            let c = |k: usize| Vec4::from_array(self.v[i][k]) - Vec4::splat(o[k]);
-            [c(KX), c(KY), c(KZ)]
+            ray.axes
+                .map(|k| Vec4::from_array(self.v[i][k]) - Vec4::splat(o[k]))
         };
         let (a, b, c) = (rel(0), rel(1), rel(2));
         let (ax, ay) = (a[0] - sx * a[2], a[1] - sy * a[2]);
@@ -158,13 +145,14 @@ impl TrianglePack {
         let mut enter = Vec4::NEG_INFINITY;
         let mut leave = Vec4::INFINITY;
         for (axis, &origin) in o.iter().enumerate() {
+            // The plane the ray enters by: the box's `max` where the direction is negative.
+            // Chosen by a blend rather than by a branch, whose outcome would change from one
+            // random ray to the next.
             let min = Vec4::from_array(self.bounds[2 * axis]);
             let max = Vec4::from_array(self.bounds[2 * axis + 1]);
-            let (near, far) = if ray.octant >> axis & 1 == 1 {
-                (max, min)
-            } else {
-                (min, max)
-            };
+            let negative = BVec4A::splat(ray.octant >> axis & 1 == 1);
+            let near = Vec4::select(negative, max, min);
+            let far = Vec4::select(negative, min, max);
             let origin = Vec4::splat(origin);
             let inv = Vec4::splat(ray.inv[axis]);
             // The NaN operand first: a NaN lane (0 · ∞) constrains nothing.

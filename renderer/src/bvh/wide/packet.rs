@@ -346,7 +346,7 @@ impl WideBvh {
                 self.closest_group_in(nodes, &group, packet, &mut closest, counters);
             }
             for lane in lanes(split.together()) {
-                hits[lane] = closest[lane].hit();
+                hits[lane] = closest[lane].hit(&self.ids);
             }
         }
         for lane in lanes(split.alone) {
@@ -430,10 +430,9 @@ impl WideBvh {
                 let (t, det) = (hit.t.to_array(), hit.det.to_array());
                 let uvw = hit.uvw.map(V::to_array);
                 let index = pack.first + lane_of_pack as u32;
-                let original = self.ids[index as usize];
                 for lane in lanes(hit.mask & !found.alone) {
                     let edges = [uvw[0][lane], uvw[1][lane], uvw[2][lane]];
-                    closest[lane].offer(t[lane], index, original, edges, det[lane]);
+                    closest[lane].offer(t[lane], index, &self.ids, edges, det[lane]);
                     t_max[lane] = closest[lane].t();
                 }
             }
