@@ -118,13 +118,12 @@ impl Blockers {
     }
 }
 
-/// The closest hit so far of a traversal, with the edge functions it will divide once. Its
-/// input index is looked up only where a tie needs it and once at the end: that lookup is a
-/// load from an array the traversal does not otherwise touch, often a cache miss.
+/// The closest hit so far of a traversal, with the edge functions it will divide once.
 #[derive(Clone, Copy, Debug)]
 struct Candidate {
     t: f32,
     index: u32,
+    original: u32,
     uvw: [f32; 3],
     det: f32,
 }
@@ -172,7 +171,7 @@ impl Closest {
         for k in range {
             counters.triangle_test();
             if let Some((t, uvw, det)) = intersect_unnormalised(&triangles[k], ray, padding) {
-                self.offer(t, k as u32, ids, uvw, det);
+                self.offer(t, k as u32, ids[k], uvw, det);
             }
         }
     }
@@ -203,33 +202,44 @@ impl Closest {
                 mask &= mask - 1;
                 let index = pack.first + lane as u32;
                 let uvw = [hits.uvw[0][lane], hits.uvw[1][lane], hits.uvw[2][lane]];
-                self.offer(hits.t[lane], index, ids, uvw, hits.det[lane]);
+                self.offer(
+                    hits.t[lane],
+                    index,
+                    ids[index as usize],
+                    uvw,
+                    hits.det[lane],
+                );
             }
         }
     }
 
-    /// Keeps the hit of triangle `index` (of leaf order; `ids` maps it to its input index) at
-    /// `t` if it is closer than the closest so far, or as close with a smaller input index.
+    /// Keeps the hit of triangle `index` (input index `original`) at `t` if it is closer than
+    /// the closest so far, or as close with a smaller input index.
     #[inline(always)]
-    pub(super) fn offer(&mut self, t: f32, index: u32, ids: &[u32], uvw: [f32; 3], det: f32) {
+    pub(super) fn offer(&mut self, t: f32, index: u32, original: u32, uvw: [f32; 3], det: f32) {
         let closer = match self.best {
             None => t < self.t,
-            Some(b) => t < b.t || (t == b.t && ids[index as usize] < ids[b.index as usize]),
+            Some(b) => t < b.t || (t == b.t && original < b.original),
         };
         if closer {
             self.t = t;
-            self.best = Some(Candidate { t, index, uvw, det });
+            self.best = Some(Candidate {
+                t,
+                index,
+                original,
+                uvw,
+                det,
+            });
         }
     }
 
-    /// The closest hit, its barycentrics divided out once; `ids` as given to
-    /// [`offer`](Self::offer).
+    /// The closest hit, its barycentrics divided out once.
     #[inline(always)]
-    pub(super) fn hit(self, ids: &[u32]) -> Option<BvhHit> {
+    pub(super) fn hit(self) -> Option<BvhHit> {
         self.best.map(|b| BvhHit {
             t: b.t,
             index: b.index,
-            original: ids[b.index as usize],
+            original: b.original,
             bary: barycentrics(b.uvw, b.det),
         })
     }
@@ -358,7 +368,7 @@ impl OctreeBvh {
                 node.skip() as usize
             };
         }
-        closest.hit(&self.ids)
+        closest.hit()
     }
 
     /// Whether any triangle blocks the ray within `(t_min, t_max)`: the shadow-ray query.

@@ -346,7 +346,7 @@ impl WideBvh {
                 self.closest_group_in(nodes, &group, packet, &mut closest, counters);
             }
             for lane in lanes(split.together()) {
-                hits[lane] = closest[lane].hit(&self.ids);
+                hits[lane] = closest[lane].hit();
             }
         }
         for lane in lanes(split.alone) {
@@ -430,9 +430,10 @@ impl WideBvh {
                 let (t, det) = (hit.t.to_array(), hit.det.to_array());
                 let uvw = hit.uvw.map(V::to_array);
                 let index = pack.first + lane_of_pack as u32;
+                let original = self.ids[index as usize];
                 for lane in lanes(hit.mask & !found.alone) {
                     let edges = [uvw[0][lane], uvw[1][lane], uvw[2][lane]];
-                    closest[lane].offer(t[lane], index, &self.ids, edges, det[lane]);
+                    closest[lane].offer(t[lane], index, original, edges, det[lane]);
                     t_max[lane] = closest[lane].t();
                 }
             }
@@ -879,7 +880,10 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
     }
 
     /// Every used triangle of `pack` against the rays `lanes`, by the pack test's arithmetic
-    /// for the group's axes.
+    /// for the group's axes. A copy for each permutation of the axes: a group's rays share
+    /// theirs, so the choice is one branch a group, and the copy's loads have fixed offsets.
+    /// (The single-ray pack test indexes by the axes instead: there the permutation can change
+    /// from one ray to the next.)
     #[inline(always)]
     fn pack_hits(&self, pack: &TrianglePack, lanes: u32) -> PackLanes<V> {
         match self.axes {
@@ -892,7 +896,7 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
         }
     }
 
-    /// `TrianglePack::hits_in` turned on its side: a triangle at a time, in every lane a ray,
+    /// `TrianglePack::hits` turned on its side: a triangle at a time, in every lane a ray,
     /// the same operations in the same order.
     #[inline(always)]
     fn pack_hits_in<const KX: usize, const KY: usize, const KZ: usize>(

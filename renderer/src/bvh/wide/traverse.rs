@@ -136,7 +136,7 @@ impl WideBvh {
             let prepared = PreparedRay::new(ray);
             let mut closest = Closest::new(prepared.t_max);
             closest.test_packs(&self.packs, &self.ids, &prepared, self.padding, counters);
-            return closest.hit(&self.ids);
+            return closest.hit();
         }
         match &self.nodes {
             Nodes::Four(nodes) => self.closest_in::<Vec4, 4, C>(nodes, ray, counters),
@@ -194,7 +194,7 @@ impl WideBvh {
             }
             match stack.pop_within(closest.t()) {
                 Some(child) => current = child,
-                None => return closest.hit(&self.ids),
+                None => return closest.hit(),
             }
         }
     }
