@@ -21,7 +21,8 @@ use crate::math::Vec3;
 pub const LANES: usize = 4;
 
 /// Up to four triangles of one leaf, coordinate by coordinate. Aligned to a cache line, so that
-/// a pack is four whole lines, all of them asked for when a traversal enters its leaf.
+/// a pack is four whole lines: a traversal that enters a leaf asks for all four of its first
+/// pack's.
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C, align(64))]
 pub struct TrianglePack {

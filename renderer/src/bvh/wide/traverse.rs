@@ -387,10 +387,10 @@ impl WideBvh {
     }
 
     /// Asks the memory for every child of `node` in `mask` (the children the ray enters): an
-    /// inner node, or the first pack of a leaf. On a scene larger than the
-    /// caches, a random ray's time went mostly to waiting for its nodes and packs, one after
-    /// the other; asked for together, the children the traversal visits later, and the lines
-    /// of the one it visits next, arrive while it works.
+    /// inner node, or the first pack of a leaf. On a scene larger than the caches, a random
+    /// ray's time went mostly to waiting for its nodes and packs, one after the other; asked
+    /// for together, the children the traversal visits later, and the lines of the one it
+    /// visits next, arrive while it works.
     #[inline(always)]
     fn prefetch_children<const W: usize>(
         &self,
