@@ -440,8 +440,8 @@ fn pack_blocks<C: TraversalCounters>(
 fn prefetch<T>(at: *const T) {
     #[cfg(target_arch = "x86_64")]
     for offset in (0..size_of::<T>()).step_by(64) {
-        // SAFETY: SSE is part of x86-64; a prefetch reads no memory the program sees and
-        // never faults, whatever the address.
+        // SAFETY: [1] SSE is part of x86-64; [2] a prefetch reads no memory the program sees
+        // and never faults, whatever the address.
         unsafe {
             use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
             _mm_prefetch::<_MM_HINT_T0>(at.cast::<i8>().wrapping_add(offset));
