@@ -175,12 +175,17 @@ impl<const W: usize> Unwritten<W> {
             forest.width, W,
             "the binary tree's sizes are for {W} children a node"
         );
-        Self {
+        let mut unwritten = Self {
             nodes: Box::new_uninit_slice(size.nodes).into_vec(),
             triangles: Box::new_uninit_slice(triangles).into_vec(),
             packs: Box::new_uninit_slice(size.packs).into_vec(),
             ids: Box::new_uninit_slice(triangles).into_vec(),
-        }
+        };
+        // The arrays a traversal reads at random: asked for before they are first written,
+        // when the pages they will be given are not chosen yet.
+        ask_for_huge_pages(&mut unwritten.nodes);
+        ask_for_huge_pages(&mut unwritten.packs);
+        unwritten
     }
 
     /// Views of the arrays, to lend their parts to writers.
@@ -228,6 +233,31 @@ impl<const W: usize> Unwritten<W> {
             }
         }
     }
+}
+
+/// Asks the operating system to back `buffer` with huge pages (2 MiB) where it covers whole
+/// ones, on Linux, where transparent huge pages are often given only to memory that asks. A
+/// random ray's nodes and packs lie anywhere in tens of megabytes; in 4 KiB pages each of its
+/// loads may also wait for the page's translation, which the processor's translation caches
+/// hold for only a few megabytes. Where the system gives no huge pages the request changes
+/// nothing, and where it fails it is not an error: the pages are the same memory either way.
+fn ask_for_huge_pages<T>(buffer: &mut [MaybeUninit<T>]) {
+    // Not under Miri, which runs no foreign function.
+    #[cfg(all(target_os = "linux", not(miri)))]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = buffer.as_mut_ptr() as usize;
+        let end = start + size_of_val(buffer);
+        let first = start.next_multiple_of(HUGE);
+        if end >= first.saturating_add(HUGE) {
+            let len = (end - first) / HUGE * HUGE;
+            // SAFETY: [1] `first..first + len` lies inside `buffer`, memory this process owns;
+            // [2] `MADV_HUGEPAGE` changes only how that memory is backed, never what it holds.
+            let _ = unsafe { libc::madvise(first as *mut libc::c_void, len, libc::MADV_HUGEPAGE) };
+        }
+    }
+    #[cfg(not(all(target_os = "linux", not(miri))))]
+    let _ = buffer;
 }
 
 /// Counts over the leaves and nodes written.
