@@ -36,20 +36,21 @@ pub(super) trait Lanes<const W: usize>: Copy {
     fn sign_mask(self) -> u32;
     fn to_array(self) -> [f32; W];
 
-    /// The [`sort_key`]s of the lanes in `mask` (two or more), `self` holding the distances
-    /// at which the ray enters each, in increasing order: the nearest first. Entries from
-    /// the `mask.count_ones()`th on are unspecified. An insertion sort here; the AVX
-    /// implementation sorts all eight lanes at once with a sorting network.
+    /// The [`sort_key`]s of the lanes in `mask` (two or more), `self` holding a distance
+    /// along the ray for each (where it enters the child, or where it leaves it), in
+    /// increasing order: the nearest first. Entries from the `mask.count_ones()`th on are
+    /// unspecified. An insertion sort here; the AVX implementation sorts all eight lanes at
+    /// once with a sorting network.
     #[inline(always)]
-    fn nearest_first(self, mask: u32) -> [u32; W] {
-        let enter = self.to_array();
+    fn sorted_keys(self, mask: u32) -> [u32; W] {
+        let distances = self.to_array();
         let mut keys = [0u32; W];
         let mut len = 0;
         let mut lanes = mask;
         while lanes != 0 {
             let lane = lanes.trailing_zeros() as usize;
             lanes &= lanes - 1;
-            let key = sort_key(enter[lane], lane);
+            let key = sort_key(distances[lane], lane);
             let mut k = len;
             while k > 0 && keys[k - 1] > key {
                 keys[k] = keys[k - 1];
