@@ -145,8 +145,8 @@ impl Stop {
     }
 }
 
-/// Starts `workers` scoped threads running `body(worker, telemetry, stop)` and gathers the
-/// results.
+/// Runs `body(worker, telemetry, stop)` for `workers` workers, worker 0 on the calling thread
+/// and each other on a scoped thread started for it, and gathers the results.
 ///
 /// `body` returns when its worker has no more work, or soon after `stop` is requested (which
 /// it must check before every task). The time from its start to that point is the worker's busy
@@ -224,52 +224,63 @@ where
 {
     let start = Instant::now();
     let stop = Stop::new();
+    // One worker's whole run, on whichever thread runs it.
+    let work = |worker: usize| {
+        let began = Instant::now();
+        let mut telemetry = WorkerTelemetry::default();
+        let local = panic::catch_unwind(AssertUnwindSafe(|| body(worker, &mut telemetry, &stop)))
+            .unwrap_or_else(|payload| {
+                stop.request();
+                panic::resume_unwind(payload)
+            });
+        let finished = Instant::now();
+        let active = finished - began;
+        telemetry.busy = active.saturating_sub(telemetry.idle);
+        // Thread start-up counts as idle: the worker exists but cannot work yet.
+        telemetry.idle += began - start;
+        (local, telemetry, finished)
+    };
+    let refused = |worker, source| SpawnError {
+        worker,
+        workers: workers.get(),
+        source,
+    };
+    // Worker 0 runs on the calling thread, which would only wait otherwise: one thread fewer
+    // to start, and to wake at the end. Its start can be refused by a test all the same.
+    fault::check_start(0).map_err(|source| refused(0, source))?;
     let results = thread::scope(|scope| {
-        let mut handles = Vec::with_capacity(workers.get());
-        let mut refused = None;
-        for worker in 0..workers.get() {
-            let (body, stop) = (&body, &stop);
+        let mut handles = Vec::with_capacity(workers.get() - 1);
+        let mut refusal = None;
+        for worker in 1..workers.get() {
+            let work = &work;
             let spawned = fault::check_start(worker).and_then(|()| {
                 thread::Builder::new()
                     .name(format!("raylb-worker-{worker}"))
-                    .spawn_scoped(scope, move || {
-                        let began = Instant::now();
-                        let mut telemetry = WorkerTelemetry::default();
-                        let local = panic::catch_unwind(AssertUnwindSafe(|| {
-                            body(worker, &mut telemetry, stop)
-                        }))
-                        .unwrap_or_else(|payload| {
-                            stop.request();
-                            panic::resume_unwind(payload)
-                        });
-                        let finished = Instant::now();
-                        let active = finished - began;
-                        telemetry.busy = active.saturating_sub(telemetry.idle);
-                        // Thread start-up counts as idle: the worker exists but cannot work yet.
-                        telemetry.idle += began - start;
-                        (local, telemetry, finished)
-                    })
+                    .spawn_scoped(scope, move || work(worker))
             });
             match spawned {
                 Ok(handle) => handles.push(handle),
                 Err(source) => {
                     stop.request();
-                    refused = Some(SpawnError {
-                        worker,
-                        workers: workers.get(),
-                        source,
-                    });
+                    refusal = Some(refused(worker, source));
                     break;
                 }
             }
         }
+        // A panic of worker 0 has told the others to stop; the scope joins them before it
+        // reaches the caller.
+        let first = refusal.is_none().then(|| work(0));
         // Join everything that started, also when a later start failed: a worker's panic
         // must reach the caller either way.
-        let joined: Vec<(L, WorkerTelemetry, Instant)> = handles
+        let joined: Vec<(L, WorkerTelemetry, Instant)> = first
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|panic| panic::resume_unwind(panic)))
+            .chain(
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|panic| panic::resume_unwind(panic))),
+            )
             .collect();
-        refused.map_or(Ok(joined), Err)
+        refusal.map_or(Ok(joined), Err)
     })?;
     let end = Instant::now();
     let mut locals = Vec::with_capacity(results.len());
@@ -283,4 +294,32 @@ where
         telemetry: Telemetry::new(name, end - start, per_worker),
         locals,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+    use std::thread::ThreadId;
+
+    use super::*;
+
+    /// Worker 0 runs on the calling thread, each other worker on a thread of its own.
+    #[test]
+    fn worker_0_runs_on_the_calling_thread() {
+        let caller = thread::current().id();
+        let seen: Mutex<Vec<(usize, ThreadId)>> = Mutex::new(Vec::new());
+        let workers = NonZeroUsize::new(4).unwrap();
+        let outcome = run_workers("threads".into(), workers, |worker, _telemetry, _stop| {
+            seen.lock().unwrap().push((worker, thread::current().id()));
+            worker
+        })
+        .expect("the workers start");
+        assert_eq!(outcome.locals, [0, 1, 2, 3]);
+        let mut seen = seen.into_inner().unwrap();
+        seen.sort_by_key(|&(worker, _)| worker);
+        assert_eq!(seen[0], (0, caller));
+        let threads: HashSet<ThreadId> = seen.iter().map(|&(_, id)| id).collect();
+        assert_eq!(threads.len(), 4, "one thread a worker: {seen:?}");
+    }
 }
