@@ -4,10 +4,10 @@
 //! Every binary node knows what its wide subtree fills ([`Size`]), so a wide node knows where
 //! each child's subtree goes before writing any of it. On one worker, one [`Writer`] walks the
 //! whole tree ([`wide_here`]). On several, the tree is written by tasks of the same run that
-//! built the binary tree ([`Stage`], started by that run's last binary task): a wide subtree over
-//! more than [`PARALLEL_THRESHOLD`] triangles is a task that writes its own node and its leaves,
-//! and spawns one task for each inner child; a smaller one writes its whole subtree. The output
-//! is the same, byte for byte, either way.
+//! built the binary tree ([`Stage`], started by that run's last binary task): a wide subtree
+//! over more triangles than the build's task size ([`task_size`](super::task_size)) is a task
+//! that writes its own node and its leaves, and spawns one task for each inner child; a smaller
+//! one writes its whole subtree. The output is the same, byte for byte, either way.
 
 use std::mem::MaybeUninit;
 
@@ -17,7 +17,7 @@ use crate::geometry::{Aabb, Triangle};
 
 use super::super::{EMPTY, LANES, Nodes, TrianglePack, WideNode};
 use super::shared::Shared;
-use super::{BinaryNode, Built, Children, Forest, NodeRef, PARALLEL_THRESHOLD, Size, collapse};
+use super::{BinaryNode, Built, Children, Forest, NodeRef, Size, collapse};
 
 /// The wide tree, `W` children per node, over the binary tree `forest`, whose leaves'
 /// records are the triangles `ids` (indices into `input`) in order; boxes grown by `padding`.
@@ -53,6 +53,8 @@ pub(super) struct Stage<const W: usize> {
     forest: Forest,
     ids: Vec<u32>,
     padding: f32,
+    /// Up to how many triangles a wide subtree is written by one task.
+    task_size: usize,
     /// The arrays written, at their exact sizes; `output` lends their parts out.
     out: Unwritten<W>,
     /// Views of `out`'s arrays, made once from their buffers (see [`Stage::new`]).
@@ -61,8 +63,9 @@ pub(super) struct Stage<const W: usize> {
 
 impl<const W: usize> Stage<W> {
     /// The stage that writes the wide tree over `forest`, whose leaves' records are the
-    /// triangles `ids` in order; boxes grown by `padding`.
-    pub(super) fn new(forest: Forest, ids: Vec<u32>, padding: f32) -> Self {
+    /// triangles `ids` in order; boxes grown by `padding`; subtrees of up to `task_size`
+    /// triangles each written by one task.
+    pub(super) fn new(forest: Forest, ids: Vec<u32>, padding: f32, task_size: usize) -> Self {
         let (_, size) = forest.root_children(W);
         let mut out = Unwritten::<W>::new(&forest, size, ids.len());
         // SAFETY: `out` moves with the stage (into the build's `OnceLock` and out), which
@@ -74,6 +77,7 @@ impl<const W: usize> Stage<W> {
             forest,
             ids,
             padding,
+            task_size,
             out,
             output,
         }
@@ -105,6 +109,7 @@ impl<const W: usize> Stage<W> {
                 padding: self.padding,
             },
             output: &self.output,
+            task_size: self.task_size,
         };
         *figures = figures.merge(run.run(task, spawn));
     }
@@ -472,6 +477,8 @@ pub(super) struct EmitTask {
 struct WideRun<'a, const W: usize> {
     source: Source<'a>,
     output: &'a Output<'a, W>,
+    /// Up to how many triangles a wide subtree is written by this task alone.
+    task_size: usize,
 }
 
 impl<const W: usize> WideRun<'_, W> {
@@ -486,7 +493,7 @@ impl<const W: usize> WideRun<'_, W> {
             (collapse(node, W, |n| forest.get(n)), node.size)
         };
         let triangles = forest.get(task.node).range().len();
-        if triangles <= PARALLEL_THRESHOLD {
+        if triangles <= self.task_size {
             // SAFETY: the subtree's parts are this task's alone: the root's task has the whole
             // output, and a task gives each inner child's subtree, at its own offsets after the
             // subtrees before it, to one task and writes none of it.

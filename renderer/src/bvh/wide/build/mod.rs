@@ -29,11 +29,32 @@ use super::super::padding_for;
 use super::{LANES, Nodes, TrianglePack, Width};
 use binned::{Extent, Record, SPLIT_DEPTH, Splitter};
 
-/// Up to this many triangles a node's subtree, binary or wide, is built by one task: spreading
-/// smaller ones over the workers costs more in task overhead than it saves. (Cow and teapot,
-/// 6,000 triangles, built 1.4-1.5x faster on two workers than one at 1,024, 1.2-1.3x at 4,096;
-/// the bunny, 69,451, 1.8x at both.)
-const PARALLEL_THRESHOLD: usize = 1024;
+/// A mesh of at most this many triangles is built on the calling thread: shared out, its
+/// build would take less time than starting a thread.
+const SHARED_FROM: usize = 1024;
+
+/// The fewest triangles a task builds or writes on its own ([`task_size`]): below this, the
+/// task's own cost (a lock, a hand-in) is no longer small beside its work.
+const SMALLEST_TASK: usize = 256;
+
+/// The most triangles a task builds or writes on its own: spreading larger meshes more finely
+/// over two workers gained nothing (the bunny, 69,451 triangles, built 1.8x faster on two
+/// workers than on one with tasks of up to 1,024 triangles as with 4,096).
+const LARGEST_TASK: usize = 1024;
+
+/// Tasks a worker gets, as the build aims to share it: enough that the last ones, of unequal
+/// sizes, end close together.
+const TASKS_PER_WORKER: usize = 16;
+
+/// Up to how many triangles a node's subtree, binary or wide, is built by one task on
+/// `workers` workers: about [`TASKS_PER_WORKER`] tasks each, within [`SMALLEST_TASK`] and
+/// [`LARGEST_TASK`]. The size decides only which worker builds which part; the tree is the
+/// same whatever it is. (Cow and teapot, 6,000 triangles, were cut into eight tasks at 1,024,
+/// too few for two workers to end together: at 256 their two-worker builds were 1.24-1.28x
+/// faster.)
+fn task_size(triangles: usize, workers: NonZeroUsize) -> usize {
+    (triangles / (TASKS_PER_WORKER * workers.get())).clamp(SMALLEST_TASK, LARGEST_TASK)
+}
 
 /// The deepest a wide inner node can be (the root at 0): the binary tree's inner nodes are at
 /// most `SPLIT_DEPTH + 27` deep (27: median splits of at most 2^27 triangles), and every wide
@@ -80,7 +101,7 @@ pub(super) fn build(
         split,
         width: width.children(),
     };
-    let workers = (triangles.len() > PARALLEL_THRESHOLD)
+    let workers = (triangles.len() > SHARED_FROM)
         .then_some(workers)
         .filter(|w| w.get() > 1);
     Ok(match width {

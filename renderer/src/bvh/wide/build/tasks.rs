@@ -1,9 +1,9 @@
 //! The whole build on raylb's own work-stealing balancer ([`WorkStealing`]), in one run.
 //!
 //! The run starts with one task per chunk of triangles, each writing those triangles' records;
-//! the last of them to finish spawns the root. A node of more than [`PARALLEL_THRESHOLD`]
-//! triangles is a task that cuts its records in two and spawns a task for each half; a smaller
-//! one builds its whole subtree into its worker's [`Arena`]. Each task hands in what it did (a
+//! the last of them to finish spawns the root. A node of more than [`task_size`] triangles is
+//! a task that cuts its records in two and spawns a task for each half; a smaller one builds
+//! its whole subtree into its worker's [`Arena`]. Each task hands in what it did (a
 //! [`Piece`]) and the last one puts the top of the tree together from the pieces,
 //! by the ranges of records they cover (the same tree whichever worker built which piece), and
 //! spawns the wide tree's writing ([`emit::Stage`]) into the same run: the workers started for
@@ -24,7 +24,7 @@ use crate::geometry::{Aabb, Triangle};
 use super::binned::{Cut, Extent, OctantStep, Record, Splitter};
 use super::emit::{self, EmitTask, Emitted, Figures};
 use super::shared::Shared;
-use super::{Arena, BinaryNode, Forest, NodeRef, PARALLEL_THRESHOLD, leaf_order};
+use super::{Arena, BinaryNode, Forest, NodeRef, leaf_order, task_size};
 
 /// Triangles whose records one task writes: enough that a chunk takes far longer than taking
 /// it (tens of microseconds), few enough that a mesh of a few thousand triangles is shared.
@@ -68,6 +68,7 @@ pub(super) fn build_on<const W: usize>(
         }),
         handed_in: Mutex::new(HandedIn::default()),
         arenas: (0..workers.get()).map(|_| Mutex::new(Vec::new())).collect(),
+        task_size: task_size(n, workers),
         stage: OnceLock::new(),
     };
     let outcome = BALANCER.run(workers, &chunks, &build)?;
@@ -186,6 +187,8 @@ struct TreeBuild<'a, const W: usize> {
     /// worker `k`'s. Only its worker takes its lock while the binary tree is built, and the
     /// last binary task takes them all once every other has handed in.
     arenas: Vec<Mutex<Vec<BinaryNode>>>,
+    /// Up to how many triangles a subtree is built, or written wide, by one task.
+    task_size: usize,
     stage: OnceLock<emit::Stage<W>>,
 }
 
@@ -271,7 +274,7 @@ impl<const W: usize> TreeBuild<'_, W> {
         // may run at once never overlap.
         let records = unsafe { self.records.part(range.clone()) };
         let start = range.start;
-        let done = if records.len() <= PARALLEL_THRESHOLD {
+        let done = if records.len() <= self.task_size {
             let root = self.in_arena(worker, |arena| {
                 self.splitter
                     .subtree(records, start, depth, octant, &extent, arena)
@@ -388,7 +391,7 @@ impl<const W: usize> TreeBuild<'_, W> {
         // this task took last), and none is left to take one: the records are this task's.
         let records = unsafe { self.records.part(0..n) };
         let (ids, padding) = leaf_order(&forest, records);
-        let stage = emit::Stage::<W>::new(forest, ids, padding);
+        let stage = emit::Stage::<W>::new(forest, ids, padding, self.task_size);
         let root = stage.root_task();
         assert!(
             self.stage.set(stage).is_ok(),
