@@ -5,7 +5,8 @@
 #     and in packets (Embree's rtcIntersect8 over 4x2 pixels and rtcIntersect16 over 4x4,
 #     raylb's packets of 4x2);
 #   - the build of every mesh, in Mtriangles/s (Embree's rtcCommitScene on a one-thread
-#     device, beside `raylb bench build --threads 1`, and raylb's on 2 threads);
+#     device, beside raylb's on one thread), and raylb's on two threads over one, the two
+#     alternating build by build (`raylb bench build --threads 2 --against 1`);
 #   - with --files: the same rays from files, both tracers reading one RAYLBRAY file of each kind
 #     through one geometry (the mesh as `raylb export` writes it):
 #       * 1M random surface-to-surface rays of every mesh, closest hit and occlusion;
@@ -99,25 +100,30 @@ for mesh in "${meshes[@]}"; do
     fi
 done
 
-# The build: one line of Mtriangles/s per mesh.
-printf '\n%-32s %12s %12s %12s %8s\n' build "embree Mt/s" "raylb 1 thr" "raylb 2 thr" ratio
+# The build: one line of Mtriangles/s per mesh (Embree's one build a round against raylb's
+# best of three), and raylb's scaling from one thread to two: `bench build --threads 2
+# --against 1`, the two alternating build by build, 50 of each a round, the best against the
+# best; the median of the rounds.
+printf '\n%-32s %12s %12s %12s %8s %8s\n' build "embree Mt/s" "raylb 1 thr" "raylb 2 thr" ratio "2 / 1"
 for mesh in "${meshes[@]}"; do
-    embree_builds=() raylb_one=() raylb_two=()
+    embree_builds=() raylb_one=() raylb_two=() scalings=()
     for _ in $(seq "$rounds"); do
         out=$(target/embree-trace "$mesh" 16 16 1 2>&1) || { echo "$out" >&2; exit 1; }
         embree_builds+=("$(field build <<<"$out" | awk '{print $(NF-1)}')")
-        for threads in 1 2; do
-            out=$("$raylb" bench build --mesh "$mesh" --accel "$accel" --threads "$threads" \
-                  --repeat 3 2>"$errors") || { cat "$errors" >&2; exit 1; }
-            speed=$(field time <<<"$out" | awk '{print $(NF-1)}')
-            if [ "$threads" = 1 ]; then raylb_one+=("$speed"); else raylb_two+=("$speed"); fi
-        done
+        out=$("$raylb" bench build --mesh "$mesh" --accel "$accel" --threads 1 --repeat 3 \
+              2>"$errors") || { cat "$errors" >&2; exit 1; }
+        raylb_one+=("$(field time <<<"$out" | awk '{print $(NF-1)}')")
+        out=$("$raylb" bench build --mesh "$mesh" --accel "$accel" --threads 2 --against 1 \
+              --repeat 50 2>"$errors") || { cat "$errors" >&2; exit 1; }
+        raylb_two+=("$(field time <<<"$out" | awk '{print $(NF-1)}')")
+        scalings+=("$(field scaling <<<"$out" | awk '{sub(/x,$/, "", $6); print $6}')")
     done
     e=$(printf '%s\n' "${embree_builds[@]}" | best)
     r1=$(printf '%s\n' "${raylb_one[@]}" | best)
     r2=$(printf '%s\n' "${raylb_two[@]}" | best)
-    printf '%-32s %12s %12s %12s %8.2f\n' "$(basename "$mesh")" "$e" "$r1" "$r2" \
-        "$(awk -v r="$r1" -v e="$e" 'BEGIN { print r / e }')"
+    scaling=$(printf '%s\n' "${scalings[@]}" | sort -g | awk '{a[NR] = $1} END { print a[int((NR + 1) / 2)] }')
+    printf '%-32s %12s %12s %12s %8.2f %8.2f\n' "$(basename "$mesh")" "$e" "$r1" "$r2" \
+        "$(awk -v r="$r1" -v e="$e" 'BEGIN { print r / e }')" "$scaling"
 done
 [ "$files" = 1 ] || exit 0
 printf '\n%-32s %12s %10s %12s %10s %8s\n' rays "embree Mr/s" hits "raylb Mr/s" hits ratio

@@ -886,7 +886,8 @@ pub(crate) enum Bench {
     /// triangles a second, on --threads threads of the build's own.
     #[command(after_help = "Examples:
   raylb bench build scenes/treasure.toml --threads 1
-  raylb bench build --mesh bunny.obj --threads 2 --repeat 10")]
+  raylb bench build --mesh bunny.obj --threads 2 --repeat 10
+  raylb bench build --mesh bunny.obj --threads 2 --against 1 --repeat 100")]
     Build(BuildArgs),
     /// Time per pixel against tile edge for each balancer (Wende's figures 4.6 to 4.9).
     Sweep(SweepArgs),
@@ -1147,6 +1148,11 @@ pub(crate) struct TraceArgs {
 pub(crate) struct BuildArgs {
     #[command(flatten)]
     pub(crate) timed: TimedScene,
+    /// Also build on N threads, alternating with --threads build by build (--repeat times
+    /// each), and report the speed on --threads over the speed on N: the scaling, from
+    /// builds side by side, so that a machine whose speed drifts slows both alike.
+    #[arg(long, value_name = "N", value_parser = positive::<4096>)]
+    pub(crate) against: Option<NonZeroUsize>,
 }
 
 /// Prints a command-line error on one line (help and version in full) and gives the exit

@@ -164,6 +164,44 @@ fn bench_build_reports_the_speed_of_each_structure() {
 }
 
 #[test]
+fn bench_build_against_a_second_thread_count_reports_the_scaling() {
+    let dir = tempfile::tempdir().unwrap();
+    let cornell = scene_path("cornell");
+    let args = |against: &str| {
+        [
+            "bench",
+            "build",
+            cornell.to_str().unwrap(),
+            "--threads",
+            "2",
+            "--against",
+            against,
+            "--repeat",
+            "3",
+        ]
+        .map(String::from)
+    };
+    let out = ok(&raylb(
+        dir.path(),
+        &args("1").each_ref().map(String::as_str),
+    ));
+    assert!(out.contains("time    best of 3 builds"), "{out}");
+    assert!(out.contains("against 1 thread, best of 3 builds"), "{out}");
+    let scaling = out
+        .lines()
+        .find_map(|l| l.strip_prefix("scaling 2 threads over 1: "))
+        .unwrap_or_else(|| panic!("no scaling line: {out}"));
+    let best: f64 = scaling.split('x').next().unwrap().parse().unwrap();
+    assert!(best > 0.0 && best.is_finite(), "{out}");
+    let refused = raylb(dir.path(), &args("0").each_ref().map(String::as_str));
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("--against"),
+        "{refused:?}"
+    );
+}
+
+#[test]
 fn camera_rays_in_packets_find_the_same_hits() {
     let dir = tempfile::tempdir().unwrap();
     let cornell = scene_path("cornell");

@@ -1,11 +1,13 @@
 //! `raylb bench build`: how fast the scene's acceleration structure is built, in triangles a
-//! second, on a given number of threads (the build's own, started and joined for each build).
+//! second, on a given number of threads (the build's own, started and joined for each build),
+//! and, against a second number, how the build scales.
 
 use std::num::NonZeroUsize;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use renderer::accel::Accel;
+use renderer::geometry::Triangle;
 use renderer::scene::Scene;
 use renderer::stats::counted;
 
@@ -22,7 +24,7 @@ use crate::progress::Progress;
 /// let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
 /// let scene = Scene::load(file.as_ref(), SceneOverrides::default())?;
 /// let threads = NonZeroUsize::MIN;
-/// let options = BuildOptions { scene: &scene, threads, repeat: 2, quiet: true };
+/// let options = BuildOptions { scene: &scene, threads, against: None, repeat: 2, quiet: true };
 /// assert!(experiments::build::run(&options).is_ok());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -32,13 +34,17 @@ pub struct BuildOptions<'a> {
     pub scene: &'a Scene,
     /// Threads of each build.
     pub threads: NonZeroUsize,
-    /// Timed builds; the best is reported.
+    /// Threads of a second series of builds, alternating with the first build by build, for
+    /// the scaling from one to the other.
+    pub against: Option<NonZeroUsize>,
+    /// Timed builds (of each series); the best is reported.
     pub repeat: u32,
     /// Print nothing.
     pub quiet: bool,
 }
 
-/// Builds the scene's structure `repeat` times and reports the best.
+/// Builds the scene's structure `repeat` times (on each thread count, alternating, where
+/// `against` gives a second) and reports the best, and the scaling.
 ///
 /// # Errors
 /// When a build's thread cannot be started.
@@ -50,7 +56,13 @@ pub struct BuildOptions<'a> {
 /// # let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
 /// # let scene = Scene::load(file.as_ref(), SceneOverrides::default())?;
 /// let two_threads = NonZeroUsize::new(2).unwrap();
-/// let options = BuildOptions { scene: &scene, threads: two_threads, repeat: 1, quiet: true };
+/// let options = BuildOptions {
+///     scene: &scene,
+///     threads: two_threads,
+///     against: Some(NonZeroUsize::MIN),
+///     repeat: 1,
+///     quiet: true,
+/// };
 /// experiments::build::run(&options)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -59,20 +71,36 @@ pub fn run(options: &BuildOptions<'_>) -> Result<()> {
     let kind = scene.accel.kind();
     // In the order the scene was built from, so that each build is the scene's own.
     let triangles = scene.accel.input_triangles();
-    let mut best = Duration::MAX;
-    let mut progress = Progress::new(u64::from(options.repeat), "builds", options.quiet);
-    for round in 1..=options.repeat {
+    let build = |threads: NonZeroUsize| -> Result<Duration> {
         let started = Instant::now();
-        let built = Accel::build_on(kind, &triangles, scene.bvh_settings, options.threads)?;
+        let built = Accel::build_on(kind, &triangles, scene.bvh_settings, threads)?;
         let took = started.elapsed();
         // Dropped outside the timing: freeing the tree is not the build.
         drop(built);
-        best = best.min(took);
+        Ok(took)
+    };
+    let series = 1 + u64::from(options.against.is_some());
+    let mut progress = Progress::new(u64::from(options.repeat) * series, "builds", options.quiet);
+    let mut times = Vec::with_capacity(options.repeat as usize);
+    let mut against_times = Vec::with_capacity(options.repeat as usize);
+    for round in 1..=options.repeat {
+        let took = build(options.threads)?;
+        times.push(took);
         progress.step(&format!(
             "build {round}/{}: {:.3} s",
             options.repeat,
             took.as_secs_f64()
         ));
+        if let Some(against) = options.against {
+            let took = build(against)?;
+            against_times.push(took);
+            progress.step(&format!(
+                "build {round}/{} on {}: {:.3} s",
+                options.repeat,
+                counted(against.get() as u64, "thread"),
+                took.as_secs_f64()
+            ));
+        }
     }
     progress.finish();
     say!(
@@ -85,10 +113,100 @@ pub fn run(options: &BuildOptions<'_>) -> Result<()> {
     );
     say!(
         options.quiet,
-        "time    best of {}: {:.4} s, {:.2} Mtriangles/s",
-        counted(u64::from(options.repeat), "build"),
+        "time    {}",
+        best_line(&times, &triangles, options.repeat)
+    );
+    if let Some(against) = options.against {
+        say!(
+            options.quiet,
+            "against {}, {}",
+            counted(against.get() as u64, "thread"),
+            best_line(&against_times, &triangles, options.repeat)
+        );
+        let scaling = Scaling::of(&times, &against_times);
+        say!(
+            options.quiet,
+            "scaling {} over {}: {:.3}x, best against best; {:.3}x ({:.3}-{:.3}), the median \
+             and quartiles of the builds side by side",
+            counted(options.threads.get() as u64, "thread"),
+            against,
+            scaling.best,
+            scaling.median,
+            scaling.quartiles.0,
+            scaling.quartiles.1
+        );
+    }
+    Ok(())
+}
+
+/// The best of `times`, as `best of N builds: S s, M Mtriangles/s`.
+fn best_line(times: &[Duration], triangles: &[Triangle], repeat: u32) -> String {
+    let best = times.iter().min().copied().unwrap_or(Duration::MAX);
+    format!(
+        "best of {}: {:.4} s, {:.2} Mtriangles/s",
+        counted(u64::from(repeat), "build"),
         best.as_secs_f64(),
         triangles.len() as f64 / best.as_secs_f64() / 1e6
-    );
-    Ok(())
+    )
+}
+
+/// How much faster one series of builds ran than another built alongside it.
+#[derive(Debug, PartialEq)]
+struct Scaling {
+    /// The other series' best time over this one's.
+    best: f64,
+    /// The median of the ratios of the builds side by side (the other's time over this
+    /// one's, round by round).
+    median: f64,
+    /// Their first and third quartiles.
+    quartiles: (f64, f64),
+}
+
+impl Scaling {
+    /// `times` against `against`, round by round (both of at least one build, and as many).
+    fn of(times: &[Duration], against: &[Duration]) -> Self {
+        let best = |t: &[Duration]| t.iter().min().copied().unwrap_or(Duration::MAX);
+        let ratio = |mine: Duration, theirs: Duration| theirs.as_secs_f64() / mine.as_secs_f64();
+        let mut ratios: Vec<f64> = times
+            .iter()
+            .zip(against)
+            .map(|(&mine, &theirs)| ratio(mine, theirs))
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        let at = |q: usize| ratios[(ratios.len() - 1) * q / 4];
+        Self {
+            best: ratio(best(times), best(against)),
+            median: at(2),
+            quartiles: (at(1), at(3)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scaling_is_the_other_series_time_over_this_ones() {
+        let ms = Duration::from_millis;
+        // Rounds of 2 ms against 4, 1 against 3, 2 against 5, 1 against 2, 2 against 2.
+        let scaling = Scaling::of(
+            &[ms(2), ms(1), ms(2), ms(1), ms(2)],
+            &[ms(4), ms(3), ms(5), ms(2), ms(2)],
+        );
+        // Best against best: 2 over 1; the ratios sorted: 1, 2, 2, 2.5, 3.
+        assert_eq!(
+            scaling,
+            Scaling {
+                best: 2.0,
+                median: 2.0,
+                quartiles: (2.0, 2.5)
+            }
+        );
+        let alone = Scaling::of(&[ms(3)], &[ms(6)]);
+        assert_eq!(
+            (alone.best, alone.median, alone.quartiles),
+            (2.0, 2.0, (2.0, 2.0))
+        );
+    }
 }

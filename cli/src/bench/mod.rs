@@ -119,6 +119,7 @@ fn build(args: &BuildArgs, quiet: bool) -> Result<()> {
     experiments::build::run(&BuildOptions {
         scene: &scene,
         threads: timed.threads,
+        against: args.against,
         repeat: timed.repeat,
         quiet,
     })
