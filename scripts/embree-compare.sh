@@ -102,11 +102,11 @@ done
 
 # The build: one line of Mtriangles/s per mesh (Embree's one build a round against raylb's
 # best of three), and raylb's scaling from one thread to two: `bench build --threads 2
-# --against 1`, the two alternating build by build, 50 of each a round, the best against the
+# --against 1`, the two alternating build by build, 100 of each a round, the best against the
 # best; the median of the rounds.
-printf '\n%-32s %12s %12s %12s %8s %8s\n' build "embree Mt/s" "raylb 1 thr" "raylb 2 thr" ratio "2 / 1"
+printf '\n%-32s %12s %12s %8s %8s\n' build "embree Mt/s" "raylb 1 thr" ratio "2 / 1"
 for mesh in "${meshes[@]}"; do
-    embree_builds=() raylb_one=() raylb_two=() scalings=()
+    embree_builds=() raylb_one=() scalings=()
     for _ in $(seq "$rounds"); do
         out=$(target/embree-trace "$mesh" 16 16 1 2>&1) || { echo "$out" >&2; exit 1; }
         embree_builds+=("$(field build <<<"$out" | awk '{print $(NF-1)}')")
@@ -114,15 +114,13 @@ for mesh in "${meshes[@]}"; do
               2>"$errors") || { cat "$errors" >&2; exit 1; }
         raylb_one+=("$(field time <<<"$out" | awk '{print $(NF-1)}')")
         out=$("$raylb" bench build --mesh "$mesh" --accel "$accel" --threads 2 --against 1 \
-              --repeat 50 2>"$errors") || { cat "$errors" >&2; exit 1; }
-        raylb_two+=("$(field time <<<"$out" | awk '{print $(NF-1)}')")
+              --repeat 100 2>"$errors") || { cat "$errors" >&2; exit 1; }
         scalings+=("$(field scaling <<<"$out" | awk '{sub(/x,$/, "", $6); print $6}')")
     done
     e=$(printf '%s\n' "${embree_builds[@]}" | best)
     r1=$(printf '%s\n' "${raylb_one[@]}" | best)
-    r2=$(printf '%s\n' "${raylb_two[@]}" | best)
     scaling=$(printf '%s\n' "${scalings[@]}" | sort -g | awk '{a[NR] = $1} END { print a[int((NR + 1) / 2)] }')
-    printf '%-32s %12s %12s %12s %8.2f %8.2f\n' "$(basename "$mesh")" "$e" "$r1" "$r2" \
+    printf '%-32s %12s %12s %8.2f %8.2f\n' "$(basename "$mesh")" "$e" "$r1" \
         "$(awk -v r="$r1" -v e="$e" 'BEGIN { print r / e }')" "$scaling"
 done
 [ "$files" = 1 ] || exit 0
