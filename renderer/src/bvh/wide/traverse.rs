@@ -861,20 +861,20 @@ mod avx {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Width;
+    use super::super::{RayPacket, Width};
     use super::*;
     use crate::bvh::{BvhSettings, TestCounts};
     use crate::geometry::Triangle;
     use crate::math::Vec3;
 
     /// A shadow ray crosses a clutter of triangles near its origin whose boxes it enters but
-    /// which it misses, then one blocker far along: the child the ray leaves last, the
-    /// blocker's, is visited first, and none of the clutter is tested.
+    /// which it misses, then a wall far along: the children the ray leaves last, the wall's,
+    /// are visited first, and none of the clutter is tested; by a packet of such rays too.
     #[test]
     fn occlusion_visits_the_child_the_ray_leaves_last_first() {
         // Planes across the ray at x = −5, −4.99, …, each with the half of the square
-        // [−1, 1]² below the diagonal y + z = 0: its box holds the point (0.5, 0.5), the
-        // triangle does not.
+        // [−1, 1]² below the diagonal y + z = 0: its box holds the points the rays cross,
+        // near (0.55, 0.5), the triangle does not.
         let mut triangles: Vec<Triangle> = (0..64)
             .map(|k| {
                 let x = -5.0 + k as f32 * 0.01;
@@ -887,27 +887,45 @@ mod tests {
                 }
             })
             .collect();
-        // The blocker at x = 5: the half above the diagonal, which holds (0.5, 0.5).
-        triangles.push(Triangle {
-            v: [
-                Vec3::new(5.0, 3.0, 3.0),
-                Vec3::new(5.0, -3.0, 3.0),
-                Vec3::new(5.0, 3.0, -3.0),
-            ],
-        });
-        let ray = Ray::new(Vec3::new(-10.0, 0.5, 0.5), Vec3::new(1.0, 0.0, 0.0));
+        // The wall at x = 5: [−1, 1]² in 8 × 8 squares of two triangles, more than a leaf
+        // holds, so that it hangs under inner nodes as the clutter does.
+        for i in 0..8 {
+            for j in 0..8 {
+                let (y, z) = (-1.0 + 0.25 * i as f32, -1.0 + 0.25 * j as f32);
+                let corner = |dy: f32, dz: f32| Vec3::new(5.0, y + dy, z + dz);
+                triangles.push(Triangle {
+                    v: [corner(0.0, 0.0), corner(0.25, 0.0), corner(0.0, 0.25)],
+                });
+                triangles.push(Triangle {
+                    v: [corner(0.25, 0.0), corner(0.25, 0.25), corner(0.0, 0.25)],
+                });
+            }
+        }
+        let rays: Vec<Ray> = (0..8)
+            .map(|k| {
+                let origin = Vec3::new(-10.0, 0.55, 0.41 + 0.02 * k as f32);
+                Ray::new(origin, Vec3::new(1.0, 0.0, 0.0))
+            })
+            .collect();
+        // Far fewer than the 64 triangles of the clutter.
+        let few = 4 * LANES as u64;
         for width in [Width::Four, Width::Eight] {
             let bvh = WideBvh::build_with_width(&triangles, BvhSettings::default(), width);
             let mut counts = TestCounts::default();
-            assert!(bvh.occluded_counted(&ray, &mut counts), "{width:?}");
+            assert!(bvh.occluded_counted(&rays[0], &mut counts), "{width:?}");
             assert!(
-                counts.triangles <= LANES as u64,
+                counts.triangles <= few,
                 "{width:?}: {} triangle tests",
                 counts.triangles
             );
-            // The same ray the other way round meets the blocker first anyway.
-            let back = Ray::new(Vec3::new(10.0, 0.5, 0.5), Vec3::new(-1.0, 0.0, 0.0));
-            assert!(bvh.occluded(&back), "{width:?}");
+            let mut counts = TestCounts::default();
+            let blocked = bvh.occluded_packet_counted(&RayPacket::new(&rays), &mut counts);
+            assert_eq!(blocked.count(), 8, "{width:?}");
+            assert!(
+                counts.triangles <= 8 * few,
+                "{width:?}: {} triangle tests for a packet",
+                counts.triangles
+            );
         }
     }
 }
