@@ -43,24 +43,29 @@ pub(super) trait Lanes<const W: usize>: Copy {
     /// once with a sorting network.
     #[inline(always)]
     fn sorted_keys(self, mask: u32) -> [u32; W] {
-        let distances = self.to_array();
-        let mut keys = [0u32; W];
-        let mut len = 0;
-        let mut lanes = mask;
-        while lanes != 0 {
-            let lane = lanes.trailing_zeros() as usize;
-            lanes &= lanes - 1;
-            let key = sort_key(distances[lane], lane);
-            let mut k = len;
-            while k > 0 && keys[k - 1] > key {
-                keys[k] = keys[k - 1];
-                k -= 1;
-            }
-            keys[k] = key;
-            len += 1;
-        }
-        keys
+        insertion_sorted_keys(&self.to_array(), mask)
     }
+}
+
+/// [`Lanes::sorted_keys`] by an insertion sort, of `distances` in an array.
+#[inline(always)]
+pub(super) fn insertion_sorted_keys<const W: usize>(distances: &[f32; W], mask: u32) -> [u32; W] {
+    let mut keys = [0u32; W];
+    let mut len = 0;
+    let mut lanes = mask;
+    while lanes != 0 {
+        let lane = lanes.trailing_zeros() as usize;
+        lanes &= lanes - 1;
+        let key = sort_key(distances[lane], lane);
+        let mut k = len;
+        while k > 0 && keys[k - 1] > key {
+            keys[k] = keys[k - 1];
+            k -= 1;
+        }
+        keys[k] = key;
+        len += 1;
+    }
+    keys
 }
 
 /// A key that orders children by the distance `t` at which the ray enters them: the bits of

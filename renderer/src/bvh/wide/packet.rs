@@ -46,7 +46,7 @@ use crate::math::Vec3;
 use super::super::{BvhHit, Closest, NoCounters, TraversalCounters};
 use super::build::STACK_SIZE;
 use super::lanes::{Halves, Lanes};
-use super::lanes::{key_lane, sort_key};
+use super::lanes::{insertion_sorted_keys, key_lane, sort_key};
 use super::traverse::Child;
 use super::{EMPTY, LANES, Nodes, TrianglePack, WideBvh, WideNode};
 
@@ -1127,20 +1127,13 @@ impl<const W: usize> Entered<W> {
             stack.push(self.visit(node, sooner));
             return self.visit(node, later);
         }
-        // More: an insertion sort of their keys, the ray's last exit last, then pushed in
-        // that order.
-        let mut keys = [0u32; W];
-        let mut len = 0;
+        // More: their keys sorted, the ray's last exit last, then pushed in that order.
+        let mut distances = [0.0; W];
         for slot in lanes(self.children) {
-            let key = sort_key(distance(slot), slot);
-            let mut k = len;
-            while k > 0 && keys[k - 1] > key {
-                keys[k] = keys[k - 1];
-                k -= 1;
-            }
-            keys[k] = key;
-            len += 1;
+            distances[slot] = distance(slot);
         }
+        let keys = insertion_sorted_keys(&distances, self.children);
+        let len = self.children.count_ones() as usize;
         for &key in &keys[..len - 1] {
             stack.push(self.visit(node, key_lane(key)));
         }
