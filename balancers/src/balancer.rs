@@ -236,7 +236,8 @@ where
         let finished = Instant::now();
         let active = finished - began;
         telemetry.busy = active.saturating_sub(telemetry.idle);
-        // Thread start-up counts as idle: the worker exists but cannot work yet.
+        // Thread start-up counts as idle: the worker exists but cannot work yet (worker 0
+        // begins once the calling thread has started the others).
         telemetry.idle += began - start;
         (local, telemetry, finished)
     };

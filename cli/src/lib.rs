@@ -79,7 +79,8 @@ fn end_cleanly_on_signals() {
             std::process::exit(128 + signal);
         }
     };
-    // A small stack of its own: RUST_MIN_STACK, which sizes the workers, does not apply.
+    // A small stack of its own: RUST_MIN_STACK, which sizes the threads started for workers,
+    // does not apply.
     let started = std::thread::Builder::new()
         .name("signals".into())
         .stack_size(64 * 1024)

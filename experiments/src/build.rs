@@ -12,6 +12,7 @@ use renderer::scene::Scene;
 use renderer::stats::counted;
 
 use crate::progress::Progress;
+use crate::report::quantiles;
 
 /// What `raylb bench build` builds.
 ///
@@ -67,6 +68,7 @@ pub struct BuildOptions<'a> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn run(options: &BuildOptions<'_>) -> Result<()> {
+    anyhow::ensure!(options.repeat > 0, "--repeat: at least one build, not 0");
     let scene = options.scene;
     let kind = scene.accel.kind();
     // In the order the scene was built from, so that each build is the scene's own.
@@ -84,13 +86,22 @@ pub fn run(options: &BuildOptions<'_>) -> Result<()> {
     let mut times = Vec::with_capacity(options.repeat as usize);
     let mut against_times = Vec::with_capacity(options.repeat as usize);
     for round in 1..=options.repeat {
-        let took = build(options.threads)?;
-        times.push(took);
-        progress.step(&format!(
-            "build {round}/{}: {:.3} s",
-            options.repeat,
-            took.as_secs_f64()
-        ));
+        // With a second series, each goes first in every other round: the first build of a
+        // round follows the other series' last, and neither always does.
+        let against_first = options.against.is_some() && round % 2 == 0;
+        let mut ours = |progress: &mut Progress| -> Result<()> {
+            let took = build(options.threads)?;
+            times.push(took);
+            progress.step(&format!(
+                "build {round}/{}: {:.3} s",
+                options.repeat,
+                took.as_secs_f64()
+            ));
+            Ok(())
+        };
+        if !against_first {
+            ours(&mut progress)?;
+        }
         if let Some(against) = options.against {
             let took = build(against)?;
             against_times.push(took);
@@ -100,6 +111,9 @@ pub fn run(options: &BuildOptions<'_>) -> Result<()> {
                 counted(against.get() as u64, "thread"),
                 took.as_secs_f64()
             ));
+        }
+        if against_first {
+            ours(&mut progress)?;
         }
     }
     progress.finish();
@@ -158,7 +172,7 @@ struct Scaling {
     /// The median of the ratios of the builds side by side (the other's time over this
     /// one's, round by round).
     median: f64,
-    /// Their first and third quartiles.
+    /// Their first and third quartiles (interpolated between ratios, as every report's).
     quartiles: (f64, f64),
 }
 
@@ -167,17 +181,16 @@ impl Scaling {
     fn of(times: &[Duration], against: &[Duration]) -> Self {
         let best = |t: &[Duration]| t.iter().min().copied().unwrap_or(Duration::MAX);
         let ratio = |mine: Duration, theirs: Duration| theirs.as_secs_f64() / mine.as_secs_f64();
-        let mut ratios: Vec<f64> = times
+        let ratios: Vec<f64> = times
             .iter()
             .zip(against)
             .map(|(&mine, &theirs)| ratio(mine, theirs))
             .collect();
-        ratios.sort_by(f64::total_cmp);
-        let at = |q: usize| ratios[(ratios.len() - 1) * q / 4];
+        let [low, median, high] = quantiles(&ratios);
         Self {
             best: ratio(best(times), best(against)),
-            median: at(2),
-            quartiles: (at(1), at(3)),
+            median,
+            quartiles: (low, high),
         }
     }
 }
@@ -208,5 +221,8 @@ mod tests {
             (alone.best, alone.median, alone.quartiles),
             (2.0, 2.0, (2.0, 2.0))
         );
+        // Two rounds: the median halfway between their ratios, 2 and 3.
+        let two = Scaling::of(&[ms(1), ms(1)], &[ms(2), ms(3)]);
+        assert_eq!((two.median, two.quartiles), (2.5, (2.25, 2.75)));
     }
 }

@@ -68,8 +68,8 @@ pub(super) fn insertion_sorted_keys<const W: usize>(distances: &[f32; W], mask: 
     keys
 }
 
-/// A key that orders children by the distance `t` at which the ray enters them: the bits of
-/// `t` with the lane in the three lowest. Keys compare as the distances do where these are of
+/// A key that orders children by a distance `t` along the ray (where it enters them, or where
+/// it leaves them): the bits of `t` with the lane in the three lowest. Keys compare as the distances do where these are of
 /// one sign, and ties go to the lower lane; the order only decides how soon a child is
 /// visited, never whether it is, and the distance kept with it is its own.
 #[inline(always)]

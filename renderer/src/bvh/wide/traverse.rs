@@ -1,5 +1,6 @@
-//! Front-to-back traversal of the wide BVH with a fixed stack, for nodes of four children
-//! (SSE) and of eight (AVX2 where the processor has it, two SSE halves elsewhere).
+//! Traversal of the wide BVH with a fixed stack, for nodes of four children (SSE) and of eight
+//! (AVX2 where the processor has it, two SSE halves elsewhere): front to back for the closest
+//! hit, and in the order the ray leaves boxes, the last first, for occlusion.
 
 use std::mem::MaybeUninit;
 
@@ -489,8 +490,8 @@ fn count_boxes<const W: usize, C: TraversalCounters>(node: &WideNode<W>, counter
     }
 }
 
-/// Children waiting to be visited, with the distance at which the ray enters each; of
-/// fixed size, and left uninitialised: it is set up for every ray, and clearing its
+/// Children waiting to be visited, each with the distance it was ordered by (where the ray
+/// enters it for the closest hit, where it leaves it for occlusion); of fixed size, and left uninitialised: it is set up for every ray, and clearing its
 /// [`STACK_SIZE`] entries would cost more than the traversal of a short ray.
 struct Stack {
     entries: [MaybeUninit<(Child, f32)>; STACK_SIZE],
@@ -506,7 +507,7 @@ impl Stack {
         }
     }
 
-    /// Keeps `child`, entered at `t`, for later.
+    /// Keeps `child`, ordered by the distance `t`, for later.
     #[inline(always)]
     fn defer(&mut self, child: Child, t: f32) {
         // Indexing checks the bound: the build keeps the tree shallow enough

@@ -29,9 +29,9 @@ use super::super::padding_for;
 use super::{LANES, Nodes, TrianglePack, Width};
 use binned::{Extent, Record, SPLIT_DEPTH, Splitter};
 
-/// A mesh of at most this many triangles is built on the calling thread: shared out, its
-/// build would take less time than starting a thread.
-const SHARED_FROM: usize = 1024;
+/// A mesh of more triangles than this is shared out; a smaller one is built on the calling
+/// thread: its build would take less time than starting a thread.
+const SHARED_ABOVE: usize = 1024;
 
 /// The fewest triangles a task builds or writes on its own ([`task_size`]): below this, the
 /// task's own cost (a lock, a hand-in) is no longer small beside its work.
@@ -101,7 +101,7 @@ pub(super) fn build(
         split,
         width: width.children(),
     };
-    let workers = (triangles.len() > SHARED_FROM)
+    let workers = (triangles.len() > SHARED_ABOVE)
         .then_some(workers)
         .filter(|w| w.get() > 1);
     Ok(match width {
