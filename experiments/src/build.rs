@@ -85,35 +85,39 @@ pub fn run(options: &BuildOptions<'_>) -> Result<()> {
     let mut progress = Progress::new(u64::from(options.repeat) * series, "builds", options.quiet);
     let mut times = Vec::with_capacity(options.repeat as usize);
     let mut against_times = Vec::with_capacity(options.repeat as usize);
+    // One build of a series: timed, kept, and shown as `build k/n` and what tells the series
+    // apart (`on N threads` for the second).
+    let mut build_one = |threads: NonZeroUsize, times: &mut Vec<Duration>, round: u32, on: &str| {
+        let took = build(threads)?;
+        times.push(took);
+        progress.step(&format!(
+            "build {round}/{}{on}: {:.3} s",
+            options.repeat,
+            took.as_secs_f64()
+        ));
+        anyhow::Ok(())
+    };
+    let against_label = options
+        .against
+        .map(|n| format!(" on {}", counted(n.get() as u64, "thread")))
+        .unwrap_or_default();
     for round in 1..=options.repeat {
-        // With a second series, each goes first in every other round: the first build of a
-        // round follows the other series' last, and neither always does.
-        let against_first = options.against.is_some() && round % 2 == 0;
-        let mut ours = |progress: &mut Progress| -> Result<()> {
-            let took = build(options.threads)?;
-            times.push(took);
-            progress.step(&format!(
-                "build {round}/{}: {:.3} s",
-                options.repeat,
-                took.as_secs_f64()
-            ));
-            Ok(())
-        };
-        if !against_first {
-            ours(&mut progress)?;
-        }
-        if let Some(against) = options.against {
-            let took = build(against)?;
-            against_times.push(took);
-            progress.step(&format!(
-                "build {round}/{} on {}: {:.3} s",
-                options.repeat,
-                counted(against.get() as u64, "thread"),
-                took.as_secs_f64()
-            ));
-        }
-        if against_first {
-            ours(&mut progress)?;
+        match options.against {
+            None => build_one(options.threads, &mut times, round, "")?,
+            // Each series goes first in every other round: the first build of a round follows
+            // the other series' last, and neither always does.
+            Some(against) => {
+                let mut series = [
+                    (options.threads, &mut times, ""),
+                    (against, &mut against_times, against_label.as_str()),
+                ];
+                if round % 2 == 0 {
+                    series.reverse();
+                }
+                for (threads, times, on) in series {
+                    build_one(threads, times, round, on)?;
+                }
+            }
         }
     }
     progress.finish();

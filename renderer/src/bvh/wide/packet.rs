@@ -1051,10 +1051,7 @@ impl<const W: usize> Entered<W> {
     ) -> Visit {
         // A sort key holds the slot in three bits.
         const { assert!(W <= 8) };
-        let visit = |slot: usize| Visit {
-            child: Child::of(node, slot),
-            lanes: self.lanes[slot],
-        };
+        let visit = |slot: usize| self.visit(node, slot);
         let mut defer = |slot: usize| {
             stack.push(Deferred {
                 child: Child::of(node, slot),
