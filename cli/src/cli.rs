@@ -307,8 +307,9 @@ pub(crate) struct SceneArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
     pub(crate) bvh_depth: Option<u32>,
     /// With the wide BVH: children per node, 4 (one SSE register per plane of their boxes)
-    /// or 8 (one AVX2 register, or two SSE ones where the processor lacks AVX2) [default: 8
-    /// where the processor has AVX2, else 4]; both give the same bytes.
+    /// or 8 (one AVX register, on AVX-512 or AVX2 as the processor has them, or two SSE ones
+    /// where it lacks AVX2) [default: 8 where the processor has AVX2, else 4]; both give the
+    /// same bytes.
     #[arg(long, value_name = "N", value_parser = parse_bvh_width)]
     pub(crate) bvh_width: Option<Width>,
     /// With the wide BVH: how a node is split [default: sah].

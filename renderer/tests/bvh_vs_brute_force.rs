@@ -5,7 +5,7 @@
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use renderer::accel::{Accel, AccelKind};
-use renderer::bvh::wide::Width;
+use renderer::bvh::wide::{Simd, Width};
 use renderer::bvh::{Blockers, BvhSettings, BvhSplit, NoCounters, OctreeBvh, TestCounts, WideBvh};
 use renderer::geometry::{PreparedRay, Ray, Triangle, TriangleExt};
 use renderer::math::Vec3;
@@ -35,16 +35,20 @@ fn brute_force(triangles: &[Triangle], padding: f32, ray: &Ray) -> Answer {
 type Structure = (&'static str, fn(&[Triangle], BvhSettings) -> Accel);
 
 /// Every structure that each test runs against: the wide BVH at both widths, the eight-wide
-/// one also without AVX2 (its portable path) and split by octant, and the octree.
-const STRUCTURES: [Structure; 5] = [
+/// one also held to AVX2 (where the processor has AVX-512), without AVX2 (its portable path)
+/// and split by octant, and the octree.
+const STRUCTURES: [Structure; 6] = [
     ("wide4", |t, s| {
         Accel::Wide(WideBvh::build_with_width(t, s, Width::Four))
     }),
     ("wide8", |t, s| {
         Accel::Wide(WideBvh::build_with_width(t, s, Width::Eight))
     }),
+    ("wide8 on AVX2 at most", |t, s| {
+        Accel::Wide(WideBvh::build_with_width(t, s, Width::Eight).limited_to(Simd::Avx2))
+    }),
     ("wide8 without AVX2", |t, s| {
-        Accel::Wide(WideBvh::build_with_width(t, s, Width::Eight).portable())
+        Accel::Wide(WideBvh::build_with_width(t, s, Width::Eight).limited_to(Simd::Baseline))
     }),
     ("wide8, octant split", |t, s| {
         let s = BvhSettings {
@@ -307,13 +311,14 @@ fn rays_running_in_the_planes_of_the_wide_nodes_boxes() {
     // An origin coordinate on a box plane with a zero direction component along it gives
     // 0 · ∞ = NaN in the box test, which must constrain nothing.
     let triangles = soup(&mut StdRng::seed_from_u64(8), 300);
-    for (width, portable) in [
-        (Width::Four, false),
-        (Width::Eight, false),
-        (Width::Eight, true),
+    for (width, simd) in [
+        (Width::Four, Simd::Baseline),
+        (Width::Eight, Simd::Avx512),
+        (Width::Eight, Simd::Avx2),
+        (Width::Eight, Simd::Baseline),
     ] {
-        let wide = WideBvh::build_with_width(&triangles, BvhSettings::default(), width);
-        let wide = if portable { wide.portable() } else { wide };
+        let wide =
+            WideBvh::build_with_width(&triangles, BvhSettings::default(), width).limited_to(simd);
         let padding = wide.padding();
         let mut rng = StdRng::seed_from_u64(80);
         let mut hits = 0;

@@ -4,12 +4,12 @@
 //! (coherent: one group, now and then split where the block straddles an axis or a diagonal)
 //! and on packets of unrelated rays (split into groups and rays traced alone), with inactive
 //! lanes, rays with NaN or zero direction components, and meshes full of equal-`t` ties; for
-//! the eight-wide tree (AVX2 where the processor has it), its portable path, and the
-//! four-wide tree.
+//! the eight-wide tree (AVX-512 or AVX2 where the processor has them), the same tree held to
+//! AVX2, its portable path, and the four-wide tree.
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use renderer::bvh::wide::{LaneMask, PACKET_LANES, RayPacket, Width};
+use renderer::bvh::wide::{LaneMask, PACKET_LANES, RayPacket, Simd, Width};
 use renderer::bvh::{BvhHit, BvhSettings, WideBvh};
 use renderer::geometry::{Ray, Triangle};
 use renderer::math::{Vec3, normalize};
@@ -25,8 +25,12 @@ fn wide8(triangles: &[Triangle]) -> WideBvh {
     WideBvh::build_with_width(triangles, BvhSettings::default(), Width::Eight)
 }
 
+fn wide8_avx2(triangles: &[Triangle]) -> WideBvh {
+    wide8(triangles).limited_to(Simd::Avx2)
+}
+
 fn wide8_portable(triangles: &[Triangle]) -> WideBvh {
-    wide8(triangles).portable()
+    wide8(triangles).limited_to(Simd::Baseline)
 }
 
 fn wide4(triangles: &[Triangle]) -> WideBvh {
@@ -252,6 +256,12 @@ macro_rules! packet_tests {
                 }
 
                 #[test]
+                fn eight_wide_avx2() {
+                    let what = concat!(stringify!($mesh), ", wide8 on AVX2 at most");
+                    check(what, &$triangles, wide8_avx2, $seed);
+                }
+
+                #[test]
                 fn eight_wide_portable() {
                     let what = concat!(stringify!($mesh), ", wide8 without AVX2");
                     check(what, &$triangles, wide8_portable, $seed);
@@ -284,6 +294,7 @@ fn a_shipped_scenes_camera() {
         let triangles = scene.accel.input_triangles();
         for (label, structure) in [
             ("wide8", wide8 as Structure),
+            ("wide8 on AVX2 at most", wide8_avx2),
             ("wide8 without AVX2", wide8_portable),
             ("wide4", wide4),
         ] {
@@ -317,6 +328,7 @@ fn a_shipped_scenes_frame_rays() {
     let rays = meshes::scene_rays(&scene, &mut StdRng::seed_from_u64(60), 20_000);
     for (label, structure) in [
         ("wide8", wide8 as Structure),
+        ("wide8 on AVX2 at most", wide8_avx2),
         ("wide8 without AVX2", wide8_portable),
         ("wide4", wide4),
     ] {

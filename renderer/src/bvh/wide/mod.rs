@@ -81,7 +81,7 @@ impl Width {
     /// assert!(children == 4 || children == 8);
     /// ```
     pub fn best() -> Self {
-        if has_avx2() {
+        if Simd::detected() >= Simd::Avx2 {
             Width::Eight
         } else {
             Width::Four
@@ -103,23 +103,77 @@ impl Width {
     }
 }
 
-/// The name of the four-lane instructions every build uses: SSE on x86-64, elsewhere whatever
-/// the compiler makes of four-lane code.
-const BASELINE_SIMD: &str = if cfg!(target_arch = "x86_64") {
-    "sse"
-} else {
-    "128-bit"
-};
+/// The vector instructions an eight-wide tree's traversals are compiled for, each detected on
+/// the processor when the tree is built (never assumed at compile time). Every level gives
+/// every ray the same bits: they differ in speed alone.
+///
+/// ```
+/// use renderer::bvh::wide::Simd;
+///
+/// assert!(Simd::detected() >= Simd::Baseline);
+/// assert_eq!(Simd::Avx2.name(), "avx2");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Simd {
+    /// Four lanes: SSE on x86-64, elsewhere whatever the compiler makes of four-lane code; an
+    /// eight-wide node is tested as two halves.
+    Baseline,
+    /// AVX2: eight lanes in one register, sixteen registers.
+    Avx2,
+    /// AVX-512 (its foundation and vector-length extensions) on the same eight lanes: thirty-two
+    /// registers, which hold the ray, the node and the triangle test at once where sixteen
+    /// spilled, and comparisons into mask registers.
+    Avx512,
+}
 
-/// Whether the processor running this has AVX2.
-fn has_avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2")
+impl Simd {
+    /// The best level this processor has.
+    ///
+    /// ```
+    /// use renderer::bvh::wide::Simd;
+    ///
+    /// let simd = Simd::detected();
+    /// assert!(["sse", "128-bit", "avx2", "avx512"].contains(&simd.name()));
+    /// ```
+    pub fn detected() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512vl")
+                && std::arch::is_x86_feature_detected!("avx2")
+            {
+                return Simd::Avx512;
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                return Simd::Avx2;
+            }
+        }
+        Simd::Baseline
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
+
+    /// The level a node's box test of `width` runs on: four children take SSE's four lanes
+    /// whatever the processor has.
+    fn for_boxes_of(self, width: Width) -> Self {
+        match width {
+            Width::Four => Simd::Baseline,
+            Width::Eight => self,
+        }
+    }
+
+    /// The name reports give it: `sse` (`128-bit` off x86-64), `avx2` or `avx512`.
+    ///
+    /// ```
+    /// use renderer::bvh::wide::Simd;
+    ///
+    /// assert_eq!(Simd::Avx512.name(), "avx512");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Simd::Baseline if cfg!(target_arch = "x86_64") => "sse",
+            Simd::Baseline => "128-bit",
+            Simd::Avx2 => "avx2",
+            Simd::Avx512 => "avx512",
+        }
     }
 }
 
@@ -315,8 +369,9 @@ pub const EMPTY: u32 = u32::MAX;
 pub struct WideBvh {
     /// The nodes; the root is node 0.
     nodes: Nodes,
-    /// Whether the eight-wide traversal may use AVX2 (the processor has it).
-    avx2: bool,
+    /// The instructions the traversals run on (the processor has them): the eight-wide box
+    /// tests, and packets at both widths.
+    simd: Simd,
     /// The triangles in leaf order: each leaf's triangles are contiguous.
     triangles: Vec<Triangle>,
     /// The same triangles four at a time, each leaf's in packs of its own: what the traversal
@@ -440,7 +495,7 @@ impl WideBvh {
             triangles.len() <= super::MAX_TRIANGLES,
             "too many triangles for the node format"
         );
-        let avx2 = has_avx2();
+        let simd = Simd::detected();
         let start = Instant::now();
         let built = build::build(
             triangles,
@@ -453,11 +508,7 @@ impl WideBvh {
         let stats = BvhStats {
             structure: "wide",
             children: width.children() as u32,
-            simd: if width == Width::Eight && avx2 {
-                "avx2"
-            } else {
-                BASELINE_SIMD
-            },
+            simd: simd.for_boxes_of(width).name(),
             triangles: triangles.len(),
             nodes: built.nodes.len(),
             leaves: built.leaves,
@@ -472,7 +523,7 @@ impl WideBvh {
         Ok(Self {
             nodes: built.nodes,
             root_box,
-            avx2,
+            simd,
             triangles: built.triangles,
             packs: built.packs,
             ids: built.ids,
@@ -502,8 +553,10 @@ impl WideBvh {
         &self.nodes
     }
 
-    /// The same tree, traversed without AVX2 even where the processor has it: the portable
-    /// eight-wide path (two SSE halves), for comparing the two; no change to four-wide trees.
+    /// The same tree, traversed with no more than the instructions of `simd` even where the
+    /// processor has more: for comparing the paths, the portable one (two SSE halves) among
+    /// them. A four-wide tree tests its boxes on SSE whatever is asked, its packets as asked;
+    /// a level the processor lacks is never taken.
     ///
     /// ```
     /// # use renderer::bvh::{BvhSettings, WideBvh};
@@ -520,16 +573,17 @@ impl WideBvh {
     /// # use renderer::geometry::Ray;
     /// # let down = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, -1.0));
     /// # let up = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::new(0.0, 0.0, 1.0));
-    /// use renderer::bvh::wide::Width;
+    /// use renderer::bvh::wide::{Simd, Width};
     ///
     /// let eight = WideBvh::build_with_width(&triangles, BvhSettings::default(), Width::Eight);
-    /// let portable = WideBvh::build_with_width(&triangles, BvhSettings::default(), Width::Eight).portable();
-    /// assert_ne!(portable.stats().simd, "avx2");
+    /// let portable = WideBvh::build_with_width(&triangles, BvhSettings::default(), Width::Eight)
+    ///     .limited_to(Simd::Baseline);
+    /// assert_eq!(portable.stats().simd, Simd::Baseline.name());
     /// assert_eq!(portable.closest_hit(&down), eight.closest_hit(&down));
     /// ```
-    pub fn portable(mut self) -> Self {
-        self.avx2 = false;
-        self.stats.simd = BASELINE_SIMD;
+    pub fn limited_to(mut self, simd: Simd) -> Self {
+        self.simd = self.simd.min(simd);
+        self.stats.simd = self.simd.for_boxes_of(self.width()).name();
         self
     }
 
@@ -716,6 +770,35 @@ mod tests {
         let copy = out[0];
         out.extend(std::iter::repeat_n(copy, n / 4));
         out
+    }
+
+    /// An eight-wide tree runs on the best instructions the processor has, and reports them;
+    /// `limited_to` lowers the level, never raises it, and a four-wide tree's box test is SSE's
+    /// whatever is asked.
+    #[test]
+    fn the_instructions_traversed_on_are_the_processors_best_or_those_asked() {
+        let t = triangles(200);
+        let eight = |simd| {
+            WideBvh::build_with_width(&t, BvhSettings::default(), Width::Eight).limited_to(simd)
+        };
+        let best = Simd::detected();
+        assert_eq!(eight(Simd::Avx512).simd, best);
+        assert_eq!(eight(Simd::Avx512).stats().simd, best.name());
+        for simd in [Simd::Baseline, Simd::Avx2, Simd::Avx512] {
+            let held = eight(simd);
+            assert_eq!(held.simd, simd.min(best), "{simd:?}");
+            assert_eq!(held.stats().simd, simd.min(best).name(), "{simd:?}");
+            let four =
+                WideBvh::build_with_width(&t, BvhSettings::default(), Width::Four).limited_to(simd);
+            assert_eq!(four.stats().simd, Simd::Baseline.name(), "{simd:?}");
+            assert_eq!(four.simd, simd.min(best), "{simd:?}: the packets' level");
+        }
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512vl")
+            && std::arch::is_x86_feature_detected!("avx512f")
+        {
+            assert_eq!(best, Simd::Avx512);
+        }
     }
 
     /// Walks the tree from the root, checking every node's shape, and returns how many

@@ -48,7 +48,7 @@ use super::build::STACK_SIZE;
 use super::lanes::{Halves, Lanes};
 use super::lanes::{insertion_sorted_keys, key_lane, sort_key};
 use super::traverse::Child;
-use super::{EMPTY, LANES, Nodes, TrianglePack, WideBvh, WideNode};
+use super::{EMPTY, LANES, Nodes, Simd, TrianglePack, WideBvh, WideNode};
 
 /// Rays in a packet: the lanes of one AVX register.
 pub const PACKET_LANES: usize = 8;
@@ -289,8 +289,8 @@ impl WideBvh {
         LaneMask(blocked as u8)
     }
 
-    /// The closest-hit query of a packet over nodes of `W` children, with AVX2 where the
-    /// processor has it, else two SSE halves.
+    /// The closest-hit query of a packet over nodes of `W` children, on AVX-512 or AVX2 where
+    /// the processor has them, else on two SSE halves.
     #[inline(always)]
     fn closest_packet_dispatch<const W: usize, C: TraversalCounters>(
         &self,
@@ -298,12 +298,16 @@ impl WideBvh {
         packet: &RayPacket,
         counters: &mut C,
     ) -> [Option<BvhHit>; PACKET_LANES] {
-        #[cfg(target_arch = "x86_64")]
-        if self.avx2 {
-            // SAFETY: `avx2` is set only where the processor was seen to have AVX2.
-            return unsafe { self.closest_packet_avx2(nodes, packet, counters) };
+        match self.simd {
+            // SAFETY: `simd` is at most what the processor was seen to have
+            // (`Simd::detected`), here AVX2 and AVX-512 (F and VL).
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx512 => unsafe { self.closest_packet_avx512(nodes, packet, counters) },
+            // SAFETY: as above, here AVX2.
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx2 => unsafe { self.closest_packet_avx2(nodes, packet, counters) },
+            _ => self.closest_packet_in::<Halves, W, C>(nodes, packet, counters),
         }
-        self.closest_packet_in::<Halves, W, C>(nodes, packet, counters)
     }
 
     /// The occlusion query of a packet over nodes of `W` children: the blocked lanes.
@@ -314,12 +318,16 @@ impl WideBvh {
         packet: &RayPacket,
         counters: &mut C,
     ) -> u32 {
-        #[cfg(target_arch = "x86_64")]
-        if self.avx2 {
-            // SAFETY: `avx2` is set only where the processor was seen to have AVX2.
-            return unsafe { self.occluded_packet_avx2(nodes, packet, counters) };
+        match self.simd {
+            // SAFETY: `simd` is at most what the processor was seen to have
+            // (`Simd::detected`), here AVX2 and AVX-512 (F and VL).
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx512 => unsafe { self.occluded_packet_avx512(nodes, packet, counters) },
+            // SAFETY: as above, here AVX2.
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx2 => unsafe { self.occluded_packet_avx2(nodes, packet, counters) },
+            _ => self.occluded_packet_in::<Halves, W, C>(nodes, packet, counters),
         }
-        self.occluded_packet_in::<Halves, W, C>(nodes, packet, counters)
     }
 
     /// The closest hits of a packet's rays in the lanes of `V` over nodes of `W` children: its

@@ -11,7 +11,7 @@ use crate::geometry::{BoxRay, PreparedRay, Ray};
 use super::super::{Blockers, BvhHit, Closest, NoCounters, TraversalCounters};
 use super::build::STACK_SIZE;
 use super::lanes::{Halves, Lanes, key_lane};
-use super::{LANES, Nodes, TrianglePack, WideBvh, WideNode};
+use super::{LANES, Nodes, Simd, TrianglePack, WideBvh, WideNode};
 
 /// A ray ready for `W` boxes at a time: its origin and reciprocal direction in every lane,
 /// and the octant of its direction, which says by which of a node's planes it enters and
@@ -141,14 +141,16 @@ impl WideBvh {
         }
         match &self.nodes {
             Nodes::Four(nodes) => self.closest_in::<Vec4, 4, C>(nodes, ray, counters),
-            Nodes::Eight(nodes) => {
+            Nodes::Eight(nodes) => match self.simd {
+                // SAFETY: `simd` is at most what the processor was seen to have
+                // (`Simd::detected`), here AVX2 and AVX-512 (F and VL).
                 #[cfg(target_arch = "x86_64")]
-                if self.avx2 {
-                    // SAFETY: `avx2` is set only where the processor was seen to have AVX2.
-                    return unsafe { self.closest_avx2(nodes, ray, counters) };
-                }
-                self.closest_in::<Halves, 8, C>(nodes, ray, counters)
-            }
+                Simd::Avx512 => unsafe { self.closest_avx512(nodes, ray, counters) },
+                // SAFETY: as above, here AVX2.
+                #[cfg(target_arch = "x86_64")]
+                Simd::Avx2 => unsafe { self.closest_avx2(nodes, ray, counters) },
+                _ => self.closest_in::<Halves, 8, C>(nodes, ray, counters),
+            },
         }
     }
 
@@ -319,16 +321,20 @@ impl WideBvh {
             Nodes::Four(nodes) => {
                 self.occluded_in::<Vec4, 4, C, REMEMBER>(nodes, ray, recent, counters)
             }
-            Nodes::Eight(nodes) => {
+            Nodes::Eight(nodes) => match self.simd {
+                // SAFETY: `simd` is at most what the processor was seen to have
+                // (`Simd::detected`), here AVX2 and AVX-512 (F and VL).
                 #[cfg(target_arch = "x86_64")]
-                if self.avx2 {
-                    // SAFETY: `avx2` is set only where the processor was seen to have AVX2.
-                    return unsafe {
-                        self.occluded_avx2::<C, REMEMBER>(nodes, ray, recent, counters)
-                    };
-                }
-                self.occluded_in::<Halves, 8, C, REMEMBER>(nodes, ray, recent, counters)
-            }
+                Simd::Avx512 => unsafe {
+                    self.occluded_avx512::<C, REMEMBER>(nodes, ray, recent, counters)
+                },
+                // SAFETY: as above, here AVX2.
+                #[cfg(target_arch = "x86_64")]
+                Simd::Avx2 => unsafe {
+                    self.occluded_avx2::<C, REMEMBER>(nodes, ray, recent, counters)
+                },
+                _ => self.occluded_in::<Halves, 8, C, REMEMBER>(nodes, ray, recent, counters),
+            },
         }
     }
 
@@ -606,12 +612,13 @@ fn visit_in_order<V: Lanes<W>, const W: usize, const LARGEST: bool>(
     }
 }
 
-/// Eight lanes in one AVX register, and the traversals compiled for AVX2 that use them: the
-/// single-ray ones of this module and the packet ones of `packet`.
+/// Eight lanes in one AVX register, and the traversals compiled for AVX2, and for AVX-512,
+/// that use them: the single-ray ones of this module and the packet ones of `packet`.
 ///
-/// The type is private to this module, and its values are made only inside the four functions
-/// below, compiled with `#[target_feature(enable = "avx2")]` and entered only after the
-/// processor was seen to have AVX2: that is what makes each `unsafe` intrinsic call sound.
+/// The type is private to this module, and its values are made only inside the functions
+/// below, compiled with `#[target_feature(enable = "avx2")]` or more and entered only after the
+/// processor was seen to have those features: that is what makes each `unsafe` intrinsic call
+/// sound.
 #[cfg(target_arch = "x86_64")]
 mod avx {
     use std::arch::x86_64::*;
@@ -625,68 +632,106 @@ mod avx {
     #[derive(Clone, Copy, Debug)]
     struct Avx(__m256);
 
-    impl WideBvh {
-        /// The eight-wide closest-hit traversal compiled for AVX2.
-        ///
-        /// # Safety
-        /// The processor must have AVX2.
-        #[target_feature(enable = "avx2")]
-        pub(super) unsafe fn closest_avx2<C: TraversalCounters>(
-            &self,
-            nodes: &[WideNode<8>],
-            ray: &Ray,
-            counters: &mut C,
-        ) -> Option<BvhHit> {
-            self.closest_in::<Avx, 8, C>(nodes, ray, counters)
-        }
+    /// The four eight-wide traversals, the same code compiled for the target features
+    /// `$features` (named `$name` in their documentation).
+    macro_rules! traversals_compiled_for {
+        (
+            $features:literal,
+            $name:literal,
+            $closest:ident,
+            $occluded:ident,
+            $closest_packet:ident,
+            $occluded_packet:ident $(,)?
+        ) => {
+            impl WideBvh {
+                #[doc = concat!("The eight-wide closest-hit traversal compiled for ", $name, ".")]
+                ///
+                /// # Safety
+                #[doc = concat!("The processor must have ", $name, ".")]
+                #[target_feature(enable = $features)]
+                pub(super) unsafe fn $closest<C: TraversalCounters>(
+                    &self,
+                    nodes: &[WideNode<8>],
+                    ray: &Ray,
+                    counters: &mut C,
+                ) -> Option<BvhHit> {
+                    self.closest_in::<Avx, 8, C>(nodes, ray, counters)
+                }
 
-        /// The eight-wide occlusion traversal compiled for AVX2.
-        ///
-        /// # Safety
-        /// The processor must have AVX2.
-        #[target_feature(enable = "avx2")]
-        pub(super) unsafe fn occluded_avx2<C: TraversalCounters, const REMEMBER: bool>(
-            &self,
-            nodes: &[WideNode<8>],
-            ray: &Ray,
-            recent: &mut Blockers,
-            counters: &mut C,
-        ) -> bool {
-            self.occluded_in::<Avx, 8, C, REMEMBER>(nodes, ray, recent, counters)
-        }
+                #[doc = concat!("The eight-wide occlusion traversal compiled for ", $name, ".")]
+                ///
+                /// # Safety
+                #[doc = concat!("The processor must have ", $name, ".")]
+                #[target_feature(enable = $features)]
+                pub(super) unsafe fn $occluded<C: TraversalCounters, const REMEMBER: bool>(
+                    &self,
+                    nodes: &[WideNode<8>],
+                    ray: &Ray,
+                    recent: &mut Blockers,
+                    counters: &mut C,
+                ) -> bool {
+                    self.occluded_in::<Avx, 8, C, REMEMBER>(nodes, ray, recent, counters)
+                }
 
-        /// The closest-hit query of a packet compiled for AVX2, eight rays to the eight lanes
-        /// of a register.
-        ///
-        /// # Safety
-        /// The processor must have AVX2.
-        #[target_feature(enable = "avx2")]
-        pub(in super::super) unsafe fn closest_packet_avx2<const W: usize, C: TraversalCounters>(
-            &self,
-            nodes: &[WideNode<W>],
-            packet: &RayPacket,
-            counters: &mut C,
-        ) -> [Option<BvhHit>; PACKET_LANES] {
-            self.closest_packet_in::<Avx, W, C>(nodes, packet, counters)
-        }
+                #[doc = concat!("The closest-hit query of a packet compiled for ", $name, ",")]
+                /// eight rays to the eight lanes of a register.
+                ///
+                /// # Safety
+                #[doc = concat!("The processor must have ", $name, ".")]
+                #[target_feature(enable = $features)]
+                pub(in super::super) unsafe fn $closest_packet<
+                    const W: usize,
+                    C: TraversalCounters,
+                >(
+                    &self,
+                    nodes: &[WideNode<W>],
+                    packet: &RayPacket,
+                    counters: &mut C,
+                ) -> [Option<BvhHit>; PACKET_LANES] {
+                    self.closest_packet_in::<Avx, W, C>(nodes, packet, counters)
+                }
 
-        /// The occlusion query of a packet compiled for AVX2: the blocked lanes.
-        ///
-        /// # Safety
-        /// The processor must have AVX2.
-        #[target_feature(enable = "avx2")]
-        pub(in super::super) unsafe fn occluded_packet_avx2<
-            const W: usize,
-            C: TraversalCounters,
-        >(
-            &self,
-            nodes: &[WideNode<W>],
-            packet: &RayPacket,
-            counters: &mut C,
-        ) -> u32 {
-            self.occluded_packet_in::<Avx, W, C>(nodes, packet, counters)
-        }
+                #[doc = concat!("The occlusion query of a packet compiled for ", $name, ":")]
+                /// the blocked lanes.
+                ///
+                /// # Safety
+                #[doc = concat!("The processor must have ", $name, ".")]
+                #[target_feature(enable = $features)]
+                pub(in super::super) unsafe fn $occluded_packet<
+                    const W: usize,
+                    C: TraversalCounters,
+                >(
+                    &self,
+                    nodes: &[WideNode<W>],
+                    packet: &RayPacket,
+                    counters: &mut C,
+                ) -> u32 {
+                    self.occluded_packet_in::<Avx, W, C>(nodes, packet, counters)
+                }
+            }
+        };
     }
+
+    traversals_compiled_for!(
+        "avx2",
+        "AVX2",
+        closest_avx2,
+        occluded_avx2,
+        closest_packet_avx2,
+        occluded_packet_avx2,
+    );
+
+    // AVX-512's foundation and vector-length extensions: the same eight-lane operations, with
+    // thirty-two registers instead of sixteen and comparisons into mask registers; the
+    // arithmetic is the same IEEE operations, so the bits are too.
+    traversals_compiled_for!(
+        "avx2,avx512f,avx512vl",
+        "AVX2 and AVX-512 (F and VL)",
+        closest_avx512,
+        occluded_avx512,
+        closest_packet_avx512,
+        occluded_packet_avx512,
+    );
 
     impl Lanes<8> for Avx {
         #[inline(always)]
