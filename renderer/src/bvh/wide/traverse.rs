@@ -14,14 +14,18 @@ use super::lanes::{Halves, Lanes, key_lane};
 use super::{LANES, Nodes, Simd, TrianglePack, WideBvh, WideNode};
 
 /// A ray ready for `W` boxes at a time: its origin and reciprocal direction in every lane,
-/// and the octant of its direction, which says by which of a node's planes it enters and
-/// leaves along each axis.
+/// and, from the octant of its direction, where in a node's planes are the ones it enters and
+/// leaves by along each axis.
 struct WideRay<V> {
     origin: [V; 3],
     inv: [V; 3],
-    /// Bit `a` set: the direction is negative along axis `a`, so the ray enters by the
-    /// `max` plane.
-    octant: usize,
+    /// `enter[axis]`, `leave[axis]`: the offset, in floats from the start of a node's
+    /// [`WideNode::planes`], of the plane the ray enters by along `axis` (`max` where the
+    /// direction is negative, else `min`), and of the one it leaves by. Offsets rather than
+    /// plane numbers: a load then scales its index by the size of a float, which an address
+    /// can, rather than by that of a row of planes, which took an instruction each.
+    enter: [usize; 3],
+    leave: [usize; 3],
 }
 
 impl<V> WideRay<V> {
@@ -30,24 +34,15 @@ impl<V> WideRay<V> {
     where
         V: Lanes<W>,
     {
+        // Bit `a` of the octant set: the direction is negative along axis `a`, so the ray
+        // enters by the `max` plane.
+        let enter = std::array::from_fn(|axis| (2 * axis + (ray.octant >> axis & 1)) * W);
         Self {
             origin: ray.origin.map(V::splat),
             inv: ray.inv.map(V::splat),
-            octant: ray.octant,
+            enter,
+            leave: enter.map(|offset| offset ^ W),
         }
-    }
-
-    /// The plane (of [`WideNode::planes`]) the ray enters by along `axis`. Computed where it
-    /// is used, so that the compiler sees it is below 6 and checks no bound.
-    #[inline(always)]
-    fn near(&self, axis: usize) -> usize {
-        2 * axis + (self.octant >> axis & 1)
-    }
-
-    /// The plane the ray leaves by along `axis`.
-    #[inline(always)]
-    fn far(&self, axis: usize) -> usize {
-        self.near(axis) ^ 1
     }
 
     /// The part of `[t_min, t_max]` the ray spends in each of the node's boxes, as
@@ -60,17 +55,20 @@ impl<V> WideRay<V> {
     where
         V: Lanes<W>,
     {
-        let t = |plane: usize, axis: usize| {
-            V::load(&node.planes[plane])
-                .sub(self.origin[axis])
-                .mul(self.inv[axis])
+        let planes = node.planes.as_ptr().cast::<f32>();
+        let t = |offset: usize, axis: usize| {
+            // SAFETY: `offset` is `(2 axis + b) W` for an axis below 3 and `b` 0 or 1 (`new`),
+            // so the `W` floats from it are plane `2 axis + b` of the six, inside `planes`,
+            // and as aligned as a `[f32; W]`.
+            let plane = unsafe { &*planes.add(offset).cast::<[f32; W]>() };
+            V::load(plane).sub(self.origin[axis]).mul(self.inv[axis])
         };
         // `min`/`max` give their argument for a NaN lane: the NaN operand comes first.
         let mut enter = V::splat(t_min);
         let mut leave = V::splat(t_max);
         for axis in 0..3 {
-            enter = t(self.near(axis), axis).max(enter);
-            leave = t(self.far(axis), axis).min(leave);
+            enter = t(self.enter[axis], axis).max(enter);
+            leave = t(self.leave[axis], axis).min(leave);
         }
         (enter, leave)
     }
