@@ -34,6 +34,9 @@ impl<V> WideRay<V> {
     where
         V: Lanes<W>,
     {
+        // `^ W` below flips between the two planes of an axis: `(2 axis + b) W` has bit `W`
+        // set exactly where `b` is 1 when `W` is a power of two.
+        const { assert!(W.is_power_of_two()) };
         // Bit `a` of the octant set: the direction is negative along axis `a`, so the ray
         // enters by the `max` plane.
         let enter = std::array::from_fn(|axis| (2 * axis + (ray.octant >> axis & 1)) * W);
