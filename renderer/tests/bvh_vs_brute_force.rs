@@ -344,11 +344,12 @@ fn rays_running_in_the_planes_of_the_wide_nodes_boxes() {
             assert_eq!(
                 wide.closest_hit(&ray).map(|h| (h.t.to_bits(), h.original)),
                 expected,
-                "{width:?} {ray:?}"
+                "{width:?} {simd:?} {ray:?}"
             );
-            assert_eq!(wide.occluded(&ray), expected.is_some(), "{width:?} {ray:?}");
+            let blocked = wide.occluded(&ray);
+            assert_eq!(blocked, expected.is_some(), "{width:?} {simd:?} {ray:?}");
         }
-        assert!(hits > 100, "{width:?}: only {hits} hits");
+        assert!(hits > 100, "{width:?} {simd:?}: only {hits} hits");
     }
 }
 

@@ -131,9 +131,10 @@ pub struct BvhStats {
     pub triangles: usize,
     /// The most children a node has: the wide BVH's width (4 or 8), the octree's 8.
     pub children: u32,
-    /// The vector instructions that test a node's boxes: `avx512`, `avx2`, or `sse` (the
-    /// 128-bit baseline: on x86-64 SSE, elsewhere what the compiler makes of four-lane code,
-    /// named `128-bit`); see [`wide::Simd`].
+    /// The vector instructions that test a node's boxes for a single ray: `avx512`, `avx2`, or
+    /// `sse` (the 128-bit baseline: on x86-64 SSE, elsewhere what the compiler makes of
+    /// four-lane code, named `128-bit`); see [`wide::Simd`]. A four-wide tree's are SSE's,
+    /// its packets' the best the processor has.
     pub simd: &'static str,
     /// Nodes: of the wide BVH, or of one of the octree's eight flattened orders (each has the
     /// same nodes).

@@ -37,7 +37,8 @@ pub struct BvhReport {
     pub structure: &'static str,
     /// The most children a node has.
     pub children: u32,
-    /// The vector instructions that test a node's boxes: `avx512`, `avx2` or `sse`.
+    /// The vector instructions that test a node's boxes for a single ray: `avx512`, `avx2` or
+    /// `sse`.
     pub simd: &'static str,
     /// Nodes (per flattened order, in the octree).
     pub nodes: usize,

@@ -138,9 +138,13 @@ impl Simd {
     pub fn detected() -> Self {
         #[cfg(target_arch = "x86_64")]
         {
+            // Every feature the AVX-512 traversals are compiled with, those `avx512f` brings
+            // along included (`fma`, `f16c`): a virtual machine may hide any of them.
             if std::arch::is_x86_feature_detected!("avx512f")
                 && std::arch::is_x86_feature_detected!("avx512vl")
                 && std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+                && std::arch::is_x86_feature_detected!("f16c")
             {
                 return Simd::Avx512;
             }

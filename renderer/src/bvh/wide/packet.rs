@@ -48,7 +48,7 @@ use super::build::STACK_SIZE;
 use super::lanes::{Halves, Lanes};
 use super::lanes::{insertion_sorted_keys, key_lane, sort_key};
 use super::traverse::Child;
-use super::{EMPTY, LANES, Nodes, Simd, TrianglePack, WideBvh, WideNode};
+use super::{EMPTY, LANES, Nodes, TrianglePack, WideBvh, WideNode};
 
 /// Rays in a packet: the lanes of one AVX register.
 pub const PACKET_LANES: usize = 8;
@@ -302,10 +302,10 @@ impl WideBvh {
             // SAFETY: `simd` is at most what the processor was seen to have
             // (`Simd::detected`), here AVX2 and AVX-512 (F and VL).
             #[cfg(target_arch = "x86_64")]
-            Simd::Avx512 => unsafe { self.closest_packet_avx512(nodes, packet, counters) },
+            super::Simd::Avx512 => unsafe { self.closest_packet_avx512(nodes, packet, counters) },
             // SAFETY: as above, here AVX2.
             #[cfg(target_arch = "x86_64")]
-            Simd::Avx2 => unsafe { self.closest_packet_avx2(nodes, packet, counters) },
+            super::Simd::Avx2 => unsafe { self.closest_packet_avx2(nodes, packet, counters) },
             _ => self.closest_packet_in::<Halves, W, C>(nodes, packet, counters),
         }
     }
@@ -322,10 +322,10 @@ impl WideBvh {
             // SAFETY: `simd` is at most what the processor was seen to have
             // (`Simd::detected`), here AVX2 and AVX-512 (F and VL).
             #[cfg(target_arch = "x86_64")]
-            Simd::Avx512 => unsafe { self.occluded_packet_avx512(nodes, packet, counters) },
+            super::Simd::Avx512 => unsafe { self.occluded_packet_avx512(nodes, packet, counters) },
             // SAFETY: as above, here AVX2.
             #[cfg(target_arch = "x86_64")]
-            Simd::Avx2 => unsafe { self.occluded_packet_avx2(nodes, packet, counters) },
+            super::Simd::Avx2 => unsafe { self.occluded_packet_avx2(nodes, packet, counters) },
             _ => self.occluded_packet_in::<Halves, W, C>(nodes, packet, counters),
         }
     }
@@ -854,7 +854,7 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
         counters: &mut C,
     ) {
         // The plane (of `WideNode::planes`) the rays enter by along `axis`, and the one they
-        // leave by, as `WideRay::near` and `far` have them.
+        // leave by, as the single-ray `WideRay` has them (there as offsets into the planes).
         let near = |axis: usize| 2 * axis + (OCTANT >> axis & 1);
         let far = |axis: usize| near(axis) ^ 1;
         entered.children = 0;

@@ -1,6 +1,6 @@
 //! Traversal of the wide BVH with a fixed stack, for nodes of four children (SSE) and of eight
-//! (AVX2 where the processor has it, two SSE halves elsewhere): front to back for the closest
-//! hit, and in the order the ray leaves boxes, the last first, for occlusion.
+//! (AVX-512 or AVX2 where the processor has them, two SSE halves elsewhere): front to back for
+//! the closest hit, and in the order the ray leaves boxes, the last first, for occlusion.
 
 use std::mem::MaybeUninit;
 
@@ -11,12 +11,12 @@ use crate::geometry::{BoxRay, PreparedRay, Ray};
 use super::super::{Blockers, BvhHit, Closest, NoCounters, TraversalCounters};
 use super::build::STACK_SIZE;
 use super::lanes::{Halves, Lanes, key_lane};
-use super::{LANES, Nodes, Simd, TrianglePack, WideBvh, WideNode};
+use super::{LANES, Nodes, TrianglePack, WideBvh, WideNode};
 
 /// A ray ready for `W` boxes at a time: its origin and reciprocal direction in every lane,
 /// and, from the octant of its direction, where in a node's planes are the ones it enters and
 /// leaves by along each axis.
-struct WideRay<V> {
+struct WideRay<V, const W: usize> {
     origin: [V; 3],
     inv: [V; 3],
     /// `enter[axis]`, `leave[axis]`: the offset, in floats from the start of a node's
@@ -28,12 +28,9 @@ struct WideRay<V> {
     leave: [usize; 3],
 }
 
-impl<V> WideRay<V> {
+impl<V: Lanes<W>, const W: usize> WideRay<V, W> {
     #[inline(always)]
-    fn new<const W: usize>(ray: &BoxRay) -> Self
-    where
-        V: Lanes<W>,
-    {
+    fn new(ray: &BoxRay) -> Self {
         // `^ W` below flips between the two planes of an axis: `(2 axis + b) W` has bit `W`
         // set exactly where `b` is 1 when `W` is a power of two.
         const { assert!(W.is_power_of_two()) };
@@ -54,15 +51,13 @@ impl<V> WideRay<V> {
     /// the near distances and the smallest of the far ones, where a NaN (a zero direction
     /// component with the origin on the plane) constrains nothing.
     #[inline(always)]
-    fn boxes<const W: usize>(&self, node: &WideNode<W>, t_min: f32, t_max: f32) -> (V, V)
-    where
-        V: Lanes<W>,
-    {
+    fn boxes(&self, node: &WideNode<W>, t_min: f32, t_max: f32) -> (V, V) {
         let planes = node.planes.as_ptr().cast::<f32>();
         let t = |offset: usize, axis: usize| {
-            // SAFETY: `offset` is `(2 axis + b) W` for an axis below 3 and `b` 0 or 1 (`new`),
-            // so the `W` floats from it are plane `2 axis + b` of the six, inside `planes`,
-            // and as aligned as a `[f32; W]`.
+            // SAFETY: `offset` is `(2 axis + b) W` for an axis below 3 and `b` 0 or 1 (`new`,
+            // for this `W`, the node's width: both are the type's), so the `W` floats from it
+            // are plane `2 axis + b` of the six, inside `planes`, and as aligned as a
+            // `[f32; W]`.
             let plane = unsafe { &*planes.add(offset).cast::<[f32; W]>() };
             V::load(plane).sub(self.origin[axis]).mul(self.inv[axis])
         };
@@ -146,10 +141,10 @@ impl WideBvh {
                 // SAFETY: `simd` is at most what the processor was seen to have
                 // (`Simd::detected`), here AVX2 and AVX-512 (F and VL).
                 #[cfg(target_arch = "x86_64")]
-                Simd::Avx512 => unsafe { self.closest_avx512(nodes, ray, counters) },
+                super::Simd::Avx512 => unsafe { self.closest_avx512(nodes, ray, counters) },
                 // SAFETY: as above, here AVX2.
                 #[cfg(target_arch = "x86_64")]
-                Simd::Avx2 => unsafe { self.closest_avx2(nodes, ray, counters) },
+                super::Simd::Avx2 => unsafe { self.closest_avx2(nodes, ray, counters) },
                 _ => self.closest_in::<Halves, 8, C>(nodes, ray, counters),
             },
         }
@@ -164,7 +159,7 @@ impl WideBvh {
         counters: &mut C,
     ) -> Option<BvhHit> {
         let boxes = BoxRay::new(ray);
-        let wide = WideRay::<V>::new(&boxes);
+        let wide = WideRay::<V, W>::new(&boxes);
         // The root on its own: whether a ray meets the scene at all is then predicted from
         // the rays before it, apart from the branches of the nodes below, and a ray that
         // misses is done before anything else is prepared.
@@ -326,12 +321,12 @@ impl WideBvh {
                 // SAFETY: `simd` is at most what the processor was seen to have
                 // (`Simd::detected`), here AVX2 and AVX-512 (F and VL).
                 #[cfg(target_arch = "x86_64")]
-                Simd::Avx512 => unsafe {
+                super::Simd::Avx512 => unsafe {
                     self.occluded_avx512::<C, REMEMBER>(nodes, ray, recent, counters)
                 },
                 // SAFETY: as above, here AVX2.
                 #[cfg(target_arch = "x86_64")]
-                Simd::Avx2 => unsafe {
+                super::Simd::Avx2 => unsafe {
                     self.occluded_avx2::<C, REMEMBER>(nodes, ray, recent, counters)
                 },
                 _ => self.occluded_in::<Halves, 8, C, REMEMBER>(nodes, ray, recent, counters),
@@ -358,7 +353,7 @@ impl WideBvh {
         {
             return true;
         }
-        let wide = WideRay::<V>::new(&prepared.boxes());
+        let wide = WideRay::<V, W>::new(&prepared.boxes());
         let mut stack = Stack::new();
         // The child visited now, from the root.
         let mut current = Child {
