@@ -8,12 +8,14 @@
 #     device, beside raylb's on one thread), and raylb's on two threads over one, the two
 #     alternating build by build (`raylb bench build --threads 2 --against 1`);
 #   - with --files: the same rays from files, both tracers reading one RAYLBRAY file of each kind
-#     through one geometry (the mesh as `raylb export` writes it):
+#     through one geometry (the mesh as `raylb export` writes it), on --threads N threads
+#     (default 1; blocks of 4096 rays dealt out in turn, by both):
 #       * 1M random surface-to-surface rays of every mesh, closest hit and occlusion;
 #       * the rays of a treasure frame by kind (`raylb bench trace --rays KIND --dump`), at
 #         --size (default 512).
 #
-#   scripts/embree-compare.sh [--accel wide|octree] [--rounds N] [--files] [--size N] [MESH.obj ...]
+#   scripts/embree-compare.sh [--accel wide|octree] [--rounds N] [--files] [--threads N] [--size N]
+#                             [MESH.obj ...]
 #
 # Meshes default to ../shared/assets/*.obj. Builds scripts/embree/trace.c (our own harness)
 # against Debian's libembree-dev, installing it when missing, and raylb with cargo.
@@ -24,6 +26,7 @@ accel=wide
 rounds=3
 files=0
 size=512
+threads=1
 meshes=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -31,12 +34,14 @@ while [ $# -gt 0 ]; do
         --rounds) rounds="$2"; shift 2 ;;
         --files) files=1; shift ;;
         --size) size="$2"; shift 2 ;;
+        --threads) threads="$2"; shift 2 ;;
         *) meshes+=("$1"); shift ;;
     esac
 done
 case "$accel" in wide|octree) ;; *) echo "--accel: wide or octree, not $accel" >&2; exit 2 ;; esac
 case "$rounds" in ''|*[!0-9]*|0) echo "--rounds: a whole number from 1, not $rounds" >&2; exit 2 ;; esac
 case "$size" in ''|*[!0-9]*|0) echo "--size: a whole number from 1, not $size" >&2; exit 2 ;; esac
+case "$threads" in ''|*[!0-9]*|0) echo "--threads: a whole number from 1, not $threads" >&2; exit 2 ;; esac
 if [ ${#meshes[@]} -eq 0 ]; then
     meshes=(../shared/assets/*.obj)
     [ -e "${meshes[0]}" ] || { echo "no meshes given and none in ../shared/assets" >&2; exit 2; }
@@ -49,7 +54,7 @@ if [ ! -e /usr/include/embree3/rtcore.h ]; then
 fi
 mkdir -p target
 # No floating contraction: the camera rays are computed with raylb's operations.
-cc -O2 -Wall -ffp-contract=off -o target/embree-trace scripts/embree/trace.c -lembree3 -lm
+cc -O2 -Wall -ffp-contract=off -pthread -o target/embree-trace scripts/embree/trace.c -lembree3 -lm
 cargo build --release --quiet
 raylb=target/release/raylb
 work=$(mktemp -d)
@@ -124,7 +129,7 @@ for mesh in "${meshes[@]}"; do
         "$(awk -v r="$r1" -v e="$e" 'BEGIN { print r / e }')" "$scaling"
 done
 [ "$files" = 1 ] || exit 0
-printf '\n%-32s %12s %10s %12s %10s %8s\n' rays "embree Mr/s" hits "raylb Mr/s" hits ratio
+printf '\n%-32s %12s %10s %12s %10s %8s\n' "rays, $threads thread(s)" "embree Mr/s" hits "raylb Mr/s" hits ratio
 
 for mesh in "${meshes[@]}"; do
     name=$(basename "$mesh" .obj)
@@ -133,9 +138,11 @@ for mesh in "${meshes[@]}"; do
     for query in 0 1; do
         target/embree-trace "$work/$name.obj" --random 1000000 1 "$query" "$work/$name-$query.rays"
         kind=closest; [ "$query" = 1 ] && kind=occluded
-        pair "$name random $kind" -- target/embree-trace "$work/$name.obj" --rays "$work/$name-$query.rays" 3 -- \
-            "$raylb" bench trace --mesh "$work/$name.obj" --accel "$accel" --threads 1 --repeat 3 \
-            --ray-file "$work/$name-$query.rays"
+        pair "$name random $kind" -- \
+            target/embree-trace "$work/$name.obj" --rays "$work/$name-$query.rays" 3 \
+            --threads "$threads" -- \
+            "$raylb" bench trace --mesh "$work/$name.obj" --accel "$accel" --threads "$threads" \
+            --repeat 3 --ray-file "$work/$name-$query.rays"
     done
 done
 
@@ -143,7 +150,9 @@ done
 for kind in camera shadow reflection refraction; do
     "$raylb" bench trace scenes/treasure.toml --width "$size" --height "$size" --rays "$kind" \
         --dump "$work/treasure-$kind.rays" --repeat 1 -q
-    pair "treasure $size² $kind" -- target/embree-trace "$work/treasure.obj" --rays "$work/treasure-$kind.rays" 3 -- \
-        "$raylb" bench trace --mesh "$work/treasure.obj" --accel "$accel" --threads 1 --repeat 3 \
-        --ray-file "$work/treasure-$kind.rays"
+    pair "treasure $size² $kind" -- \
+        target/embree-trace "$work/treasure.obj" --rays "$work/treasure-$kind.rays" 3 \
+        --threads "$threads" -- \
+        "$raylb" bench trace --mesh "$work/treasure.obj" --accel "$accel" --threads "$threads" \
+        --repeat 3 --ray-file "$work/treasure-$kind.rays"
 done

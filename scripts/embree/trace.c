@@ -1,13 +1,17 @@
-/* The anchor of raylb's traversal benchmark: Embree 3 on the rays raylb traces, on one thread.
+/* The anchor of raylb's traversal benchmark: Embree 3 on the rays raylb traces, on one thread
+ * (or, for a ray file, on N).
  *
  *   trace MESH.obj WIDTH HEIGHT PASSES       the camera rays of `raylb bench trace --mesh FILE`
  *   trace MESH.obj WIDTH HEIGHT PASSES --packet 8|16
  *                                            the same camera rays in packets: blocks of 4x2
  *                                            pixels through rtcIntersect8, or of 4x4 through
  *                                            rtcIntersect16 (a coherent context)
- *   trace MESH.obj --rays RAYS PASSES        the rays of a RAYLBRAY file (`raylb bench trace
+ *   trace MESH.obj --rays RAYS PASSES [--threads N]
+ *                                            the rays of a RAYLBRAY file (`raylb bench trace
  *                                            --dump`), rtcIntersect1 or rtcOccluded1 as the
- *                                            file's query says
+ *                                            file's query says; on N threads (default 1), blocks
+ *                                            of 4096 rays dealt out in turn, as `raylb bench
+ *                                            trace --threads N` deals its tasks
  *   trace MESH.obj --random COUNT SEED QUERY OUT.rays
  *                                            writes COUNT random surface-to-surface rays of the
  *                                            mesh: from area-weighted points of its triangles,
@@ -28,6 +32,7 @@
 
 #include <embree3/rtcore.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,12 +143,18 @@ static int read_rays(const char *path, RayFile *r) {
     return 1;
 }
 
-/* Traces every ray of `r` once; returns the hits. */
-static unsigned long trace_file(RTCScene scene, const RayFile *r) {
+/* Rays a thread takes at a time: raylb's bench traces a ray file in tasks of as many. */
+#define BLOCK 4096ul
+
+/* Traces the rays of `r` in the blocks `first`, `first + step`, ...; returns the hits. */
+static unsigned long trace_blocks(RTCScene scene, const RayFile *r, unsigned long first,
+                                  unsigned long step) {
     struct RTCIntersectContext context;
     rtcInitIntersectContext(&context);
     unsigned long hits = 0;
-    for (unsigned long i = 0; i < r->count; i++) {
+    for (unsigned long block = first; block * BLOCK < r->count; block += step) {
+    unsigned long end = (block + 1) * BLOCK < r->count ? (block + 1) * BLOCK : r->count;
+    for (unsigned long i = block * BLOCK; i < end; i++) {
         const float *q = &r->rays[8 * i];
         struct RTCRayHit rh;
         rh.ray.org_x = q[0];
@@ -166,6 +177,41 @@ static unsigned long trace_file(RTCScene scene, const RayFile *r) {
             rtcIntersect1(scene, &context, &rh);
             hits += rh.hit.geomID != RTC_INVALID_GEOMETRY_ID;
         }
+    }
+    }
+    return hits;
+}
+
+/* One thread's share of a pass over a ray file. */
+typedef struct {
+    RTCScene scene;
+    const RayFile *rays;
+    unsigned long first, step, hits;
+} Share;
+
+static void *trace_share(void *arg) {
+    Share *s = arg;
+    s->hits = trace_blocks(s->scene, s->rays, s->first, s->step);
+    return NULL;
+}
+
+/* Traces every ray of `r` once on `threads` threads (the calling one among them); returns
+   the hits. */
+static unsigned long trace_file(RTCScene scene, const RayFile *r, unsigned threads) {
+    Share shares[64];
+    pthread_t ids[64];
+    for (unsigned t = 0; t < threads; t++)
+        shares[t] = (Share){.scene = scene, .rays = r, .first = t, .step = threads};
+    for (unsigned t = 1; t < threads; t++)
+        if (pthread_create(&ids[t], NULL, trace_share, &shares[t]) != 0) {
+            fprintf(stderr, "cannot start a thread\n");
+            exit(2);
+        }
+    trace_share(&shares[0]);
+    unsigned long hits = shares[0].hits;
+    for (unsigned t = 1; t < threads; t++) {
+        pthread_join(ids[t], NULL);
+        hits += shares[t].hits;
     }
     return hits;
 }
@@ -320,14 +366,21 @@ PACKET_PASS(8, 2)
 PACKET_PASS(16, 4)
 
 int main(int argc, char **argv) {
-    int file_mode = argc == 5 && strcmp(argv[2], "--rays") == 0;
+    int file_mode = (argc == 5 || (argc == 7 && strcmp(argv[5], "--threads") == 0)) &&
+                    strcmp(argv[2], "--rays") == 0;
+    unsigned threads = argc == 7 && file_mode ? (unsigned)atoi(argv[6]) : 1;
+    if (threads < 1 || threads > 64) {
+        fprintf(stderr, "--threads: 1 to 64\n");
+        return 2;
+    }
     int random_mode = argc == 7 && strcmp(argv[2], "--random") == 0;
     int packet_mode = argc == 7 && strcmp(argv[5], "--packet") == 0;
     int lanes = packet_mode ? atoi(argv[6]) : 1;
-    if ((argc != 5 && !random_mode && !packet_mode) || (packet_mode && lanes != 8 && lanes != 16)) {
+    if ((argc != 5 && !random_mode && !packet_mode && !file_mode) ||
+        (packet_mode && lanes != 8 && lanes != 16)) {
         fprintf(stderr,
                 "usage: %s MESH.obj WIDTH HEIGHT PASSES [--packet 8|16]\n"
-                "       %s MESH.obj --rays RAYS PASSES\n"
+                "       %s MESH.obj --rays RAYS PASSES [--threads N]\n"
                 "       %s MESH.obj --random COUNT SEED QUERY OUT.rays\n",
                 argv[0], argv[0], argv[0]);
         return 2;
@@ -388,7 +441,7 @@ int main(int argc, char **argv) {
         unsigned long hits = 0;
         for (int pass = 0; pass < passes; pass++) {
             double started = now();
-            hits = trace_file(scene, &rays);
+            hits = trace_file(scene, &rays, threads);
             double elapsed = now() - started;
             if (elapsed < best) best = elapsed;
         }
