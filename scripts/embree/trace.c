@@ -146,6 +146,32 @@ static int read_rays(const char *path, RayFile *r) {
 /* Rays a thread takes at a time: raylb's bench traces a ray file in tasks of as many. */
 #define BLOCK 4096ul
 
+/* Traces one ray of a file (8 floats: origin, direction, t_min, t_max) as `query` says;
+   returns whether it hit. */
+static int trace_ray(RTCScene scene, struct RTCIntersectContext *context, const float *q,
+                     unsigned query) {
+    struct RTCRayHit rh;
+    rh.ray.org_x = q[0];
+    rh.ray.org_y = q[1];
+    rh.ray.org_z = q[2];
+    rh.ray.dir_x = q[3];
+    rh.ray.dir_y = q[4];
+    rh.ray.dir_z = q[5];
+    rh.ray.tnear = q[6];
+    rh.ray.tfar = q[7];
+    rh.ray.mask = 0xffffffffu;
+    rh.ray.flags = 0;
+    rh.ray.time = 0.0f;
+    if (query == 1) {
+        rtcOccluded1(scene, context, &rh.ray);
+        return rh.ray.tfar < 0.0f; /* Embree marks an occluded ray with tfar = -inf */
+    }
+    rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
+    rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
+    rtcIntersect1(scene, context, &rh);
+    return rh.hit.geomID != RTC_INVALID_GEOMETRY_ID;
+}
+
 /* Traces the rays of `r` in the blocks `first`, `first + step`, ...; returns the hits. */
 static unsigned long trace_blocks(RTCScene scene, const RayFile *r, unsigned long first,
                                   unsigned long step) {
@@ -153,31 +179,9 @@ static unsigned long trace_blocks(RTCScene scene, const RayFile *r, unsigned lon
     rtcInitIntersectContext(&context);
     unsigned long hits = 0;
     for (unsigned long block = first; block * BLOCK < r->count; block += step) {
-    unsigned long end = (block + 1) * BLOCK < r->count ? (block + 1) * BLOCK : r->count;
-    for (unsigned long i = block * BLOCK; i < end; i++) {
-        const float *q = &r->rays[8 * i];
-        struct RTCRayHit rh;
-        rh.ray.org_x = q[0];
-        rh.ray.org_y = q[1];
-        rh.ray.org_z = q[2];
-        rh.ray.dir_x = q[3];
-        rh.ray.dir_y = q[4];
-        rh.ray.dir_z = q[5];
-        rh.ray.tnear = q[6];
-        rh.ray.tfar = q[7];
-        rh.ray.mask = 0xffffffffu;
-        rh.ray.flags = 0;
-        rh.ray.time = 0.0f;
-        if (r->query == 1) {
-            rtcOccluded1(scene, &context, &rh.ray);
-            hits += rh.ray.tfar < 0.0f; /* Embree marks an occluded ray with tfar = -inf */
-        } else {
-            rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
-            rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
-            rtcIntersect1(scene, &context, &rh);
-            hits += rh.hit.geomID != RTC_INVALID_GEOMETRY_ID;
-        }
-    }
+        unsigned long end = (block + 1) * BLOCK < r->count ? (block + 1) * BLOCK : r->count;
+        for (unsigned long i = block * BLOCK; i < end; i++)
+            hits += trace_ray(scene, &context, &r->rays[8 * i], r->query);
     }
     return hits;
 }
