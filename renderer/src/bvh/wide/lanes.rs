@@ -45,6 +45,27 @@ pub(super) trait Lanes<const W: usize>: Copy {
     fn sorted_keys(self, mask: u32) -> [u32; W] {
         insertion_sorted_keys(&self.to_array(), mask)
     }
+
+    /// The [`sort_key`] that [`sorted_keys`](Self::sorted_keys) puts last (with `LARGEST`) or
+    /// first among the lanes in `mask` (one or more): the child visited next, found without
+    /// ordering the others, so that its load need not wait for their order.
+    #[inline(always)]
+    fn extreme_key<const LARGEST: bool>(self, mask: u32) -> u32 {
+        let distances = self.to_array();
+        let mut best = if LARGEST { 0 } else { u32::MAX };
+        let mut lanes = mask;
+        while lanes != 0 {
+            let lane = lanes.trailing_zeros() as usize;
+            lanes &= lanes - 1;
+            let key = sort_key(distances[lane], lane);
+            best = if LARGEST {
+                best.max(key)
+            } else {
+                best.min(key)
+            };
+        }
+        best
+    }
 }
 
 /// [`Lanes::sorted_keys`] by an insertion sort, of `distances` in an array.
