@@ -300,10 +300,10 @@ impl WideBvh {
     ) -> [Option<BvhHit>; PACKET_LANES] {
         match self.simd {
             // SAFETY: `simd` is at most what the processor was seen to have
-            // (`Simd::detected`), here AVX2, FMA and AVX-512 (F and VL).
+            // (`Simd::detected`), here AVX2 and AVX-512 (F and VL).
             #[cfg(target_arch = "x86_64")]
             super::Simd::Avx512 => unsafe { self.closest_packet_avx512(nodes, packet, counters) },
-            // SAFETY: as above, here AVX2 and FMA.
+            // SAFETY: as above, here AVX2.
             #[cfg(target_arch = "x86_64")]
             super::Simd::Avx2 => unsafe { self.closest_packet_avx2(nodes, packet, counters) },
             _ => self.closest_packet_in::<Halves, W, C>(nodes, packet, counters),
@@ -320,10 +320,10 @@ impl WideBvh {
     ) -> u32 {
         match self.simd {
             // SAFETY: `simd` is at most what the processor was seen to have
-            // (`Simd::detected`), here AVX2, FMA and AVX-512 (F and VL).
+            // (`Simd::detected`), here AVX2 and AVX-512 (F and VL).
             #[cfg(target_arch = "x86_64")]
             super::Simd::Avx512 => unsafe { self.occluded_packet_avx512(nodes, packet, counters) },
-            // SAFETY: as above, here AVX2 and FMA.
+            // SAFETY: as above, here AVX2.
             #[cfg(target_arch = "x86_64")]
             super::Simd::Avx2 => unsafe { self.occluded_packet_avx2(nodes, packet, counters) },
             _ => self.occluded_packet_in::<Halves, W, C>(nodes, packet, counters),

@@ -157,12 +157,12 @@ impl WideBvh {
             Nodes::Four(nodes) => self.closest_in::<Vec4, 4, C>(nodes, ray, counters),
             Nodes::Eight(nodes) => match self.simd {
                 // SAFETY: `simd` is at most what the processor was seen to have
-                // (`Simd::detected`), here AVX2, FMA and AVX-512 (F and VL).
+                // (`Simd::detected`), here AVX2 and AVX-512 (F and VL).
                 #[cfg(target_arch = "x86_64")]
                 super::Simd::Avx512 if fuses(ray) => unsafe {
                     self.closest_avx512(nodes, ray, counters)
                 },
-                // SAFETY: as above, here AVX2 and FMA.
+                // SAFETY: as above, here AVX2.
                 #[cfg(target_arch = "x86_64")]
                 super::Simd::Avx2 if fuses(ray) => unsafe {
                     self.closest_avx2(nodes, ray, counters)
@@ -341,12 +341,12 @@ impl WideBvh {
             }
             Nodes::Eight(nodes) => match self.simd {
                 // SAFETY: `simd` is at most what the processor was seen to have
-                // (`Simd::detected`), here AVX2, FMA and AVX-512 (F and VL).
+                // (`Simd::detected`), here AVX2 and AVX-512 (F and VL).
                 #[cfg(target_arch = "x86_64")]
                 super::Simd::Avx512 if fuses(ray) => unsafe {
                     self.occluded_avx512::<C, REMEMBER>(nodes, ray, recent, counters)
                 },
-                // SAFETY: as above, here AVX2 and FMA.
+                // SAFETY: as above, here AVX2.
                 #[cfg(target_arch = "x86_64")]
                 super::Simd::Avx2 if fuses(ray) => unsafe {
                     self.occluded_avx2::<C, REMEMBER>(nodes, ray, recent, counters)
