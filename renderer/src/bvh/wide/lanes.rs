@@ -6,11 +6,9 @@
 //! implementation lives beside the traversals compiled for it, in `traverse`, the only code
 //! that may make its values), and two SSE halves elsewhere, so that an eight-wide tree runs
 //! on any machine. Every operation is the IEEE one lane by lane, the same bits in each
-//! implementation, `min`/`max` give their second operand when either is NaN (SSE's and AVX's
-//! rule, and glam's fallback's), and every comparison is false where either operand is NaN.
-//! The one exception is [`Lanes::mul_sub`], which AVX fuses into one rounding: the single-ray
-//! box test's, whose bits decide only which boxes a ray opens, never what it hits (see
-//! `traverse`).
+//! implementation (no two are ever fused into one rounding), `min`/`max` give their second
+//! operand when either is NaN (SSE's and AVX's rule, and glam's fallback's), and every
+//! comparison is false where either operand is NaN.
 
 use glam::Vec4;
 
@@ -22,16 +20,6 @@ pub(super) trait Lanes<const W: usize>: Copy {
     fn sub(self, other: Self) -> Self;
     fn mul(self, other: Self) -> Self;
     fn div(self, other: Self) -> Self;
-    /// Whether [`mul_sub`](Self::mul_sub) rounds once: the box test then takes each plane's
-    /// distance as `plane · inv − origin · inv` in one instruction, rather than as
-    /// `(plane − origin) · inv` in two.
-    const FUSED: bool = false;
-    /// `self · a − b`, rounded once where [`FUSED`](Self::FUSED) (the product is exact
-    /// inside), else as a product and then a difference.
-    #[inline(always)]
-    fn mul_sub(self, a: Self, b: Self) -> Self {
-        self.mul(a).sub(b)
-    }
     /// The smaller per lane; `other` where either is NaN.
     fn min(self, other: Self) -> Self;
     /// The larger per lane; `other` where either is NaN.

@@ -118,8 +118,7 @@ pub enum Simd {
     /// Four lanes: SSE on x86-64, elsewhere whatever the compiler makes of four-lane code; an
     /// eight-wide node is tested as two halves.
     Baseline,
-    /// AVX2 and FMA: eight lanes in one register, sixteen registers, and a box test's
-    /// distances as one fused multiply-subtract a plane.
+    /// AVX2: eight lanes in one register, sixteen registers.
     Avx2,
     /// AVX-512 (its foundation and vector-length extensions) on the same eight lanes: thirty-two
     /// registers, which hold the ray, the node and the triangle test at once where sixteen
@@ -149,9 +148,7 @@ impl Simd {
             {
                 return Simd::Avx512;
             }
-            if std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("fma")
-            {
+            if std::arch::is_x86_feature_detected!("avx2") {
                 return Simd::Avx2;
             }
         }

@@ -7,7 +7,6 @@ use std::mem::MaybeUninit;
 use glam::Vec4;
 
 use crate::geometry::{BoxRay, PreparedRay, Ray};
-use crate::math::Vec3;
 
 use super::super::{Blockers, BvhHit, Closest, NoCounters, TraversalCounters};
 use super::build::STACK_SIZE;
@@ -18,8 +17,6 @@ use super::{LANES, Nodes, TrianglePack, WideBvh, WideNode};
 /// and, from the octant of its direction, where in a node's planes are the ones it enters and
 /// leaves by along each axis.
 struct WideRay<V, const W: usize> {
-    /// The origin, or, where the lanes fuse a product and a difference ([`Lanes::FUSED`]),
-    /// the origin times the reciprocal direction.
     origin: [V; 3],
     inv: [V; 3],
     /// `enter[axis]`, `leave[axis]`: the offset, in floats from the start of a node's
@@ -40,12 +37,8 @@ impl<V: Lanes<W>, const W: usize> WideRay<V, W> {
         // Bit `a` of the octant set: the direction is negative along axis `a`, so the ray
         // enters by the `max` plane.
         let enter = std::array::from_fn(|axis| (2 * axis + (ray.octant >> axis & 1)) * W);
-        let origin = std::array::from_fn(|axis| match V::FUSED {
-            true => ray.origin[axis] * ray.inv[axis],
-            false => ray.origin[axis],
-        });
         Self {
-            origin: origin.map(V::splat),
+            origin: ray.origin.map(V::splat),
             inv: ray.inv.map(V::splat),
             enter,
             leave: enter.map(|offset| offset ^ W),
@@ -53,18 +46,10 @@ impl<V: Lanes<W>, const W: usize> WideRay<V, W> {
     }
 
     /// The part of `[t_min, t_max]` the ray spends in each of the node's boxes, as
-    /// `(enter, leave)` lanes; a lane with `enter > leave` is missed. Each plane's distance is
-    /// the octree's, `(plane − origin) · (1 / direction)`, or, where the lanes fuse it
-    /// ([`Lanes::FUSED`]), `plane · inv − origin · inv` rounded once, one instruction fewer
-    /// on the path from one node to the next (only for rays that [`fuses`] admits); then the
-    /// largest of the near distances and the smallest of the far ones, where a NaN (a zero
-    /// direction component with the origin on the plane) constrains nothing.
-    ///
-    /// Either rounding is far inside the boxes' padding (`flat::BOX_PADDING`, 2^-16 of the
-    /// scene's largest coordinate): the fused distance errs by at most 2^-24 of the origin's
-    /// and the plane's distance from it together, along the axis, the octree's by twice
-    /// 2^-24 of the plane's distance from the origin. Which boxes a ray enters can differ by
-    /// a box it grazes; which triangle it hits, and where, cannot.
+    /// `(enter, leave)` lanes; a lane with `enter > leave` is missed. The arithmetic of the
+    /// octree's box test, lane by lane: `(plane − origin) · (1 / direction)`, the largest of
+    /// the near distances and the smallest of the far ones, where a NaN (a zero direction
+    /// component with the origin on the plane) constrains nothing.
     #[inline(always)]
     fn boxes(&self, node: &WideNode<W>, t_min: f32, t_max: f32) -> (V, V) {
         let planes = node.planes.as_ptr().cast::<f32>();
@@ -74,10 +59,7 @@ impl<V: Lanes<W>, const W: usize> WideRay<V, W> {
             // are plane `2 axis + b` of the six, inside `planes`, and as aligned as a
             // `[f32; W]`.
             let plane = unsafe { &*planes.add(offset).cast::<[f32; W]>() };
-            match V::FUSED {
-                true => V::load(plane).mul_sub(self.inv[axis], self.origin[axis]),
-                false => V::load(plane).sub(self.origin[axis]).mul(self.inv[axis]),
-            }
+            V::load(plane).sub(self.origin[axis]).mul(self.inv[axis])
         };
         // `min`/`max` give their argument for a NaN lane: the NaN operand comes first.
         let mut enter = V::splat(t_min);
@@ -159,14 +141,10 @@ impl WideBvh {
                 // SAFETY: `simd` is at most what the processor was seen to have
                 // (`Simd::detected`), here AVX2 and AVX-512 (F and VL).
                 #[cfg(target_arch = "x86_64")]
-                super::Simd::Avx512 if fuses(ray) => unsafe {
-                    self.closest_avx512(nodes, ray, counters)
-                },
+                super::Simd::Avx512 => unsafe { self.closest_avx512(nodes, ray, counters) },
                 // SAFETY: as above, here AVX2.
                 #[cfg(target_arch = "x86_64")]
-                super::Simd::Avx2 if fuses(ray) => unsafe {
-                    self.closest_avx2(nodes, ray, counters)
-                },
+                super::Simd::Avx2 => unsafe { self.closest_avx2(nodes, ray, counters) },
                 _ => self.closest_in::<Halves, 8, C>(nodes, ray, counters),
             },
         }
@@ -343,12 +321,12 @@ impl WideBvh {
                 // SAFETY: `simd` is at most what the processor was seen to have
                 // (`Simd::detected`), here AVX2 and AVX-512 (F and VL).
                 #[cfg(target_arch = "x86_64")]
-                super::Simd::Avx512 if fuses(ray) => unsafe {
+                super::Simd::Avx512 => unsafe {
                     self.occluded_avx512::<C, REMEMBER>(nodes, ray, recent, counters)
                 },
                 // SAFETY: as above, here AVX2.
                 #[cfg(target_arch = "x86_64")]
-                super::Simd::Avx2 if fuses(ray) => unsafe {
+                super::Simd::Avx2 => unsafe {
                     self.occluded_avx2::<C, REMEMBER>(nodes, ray, recent, counters)
                 },
                 _ => self.occluded_in::<Halves, 8, C, REMEMBER>(nodes, ray, recent, counters),
@@ -482,19 +460,6 @@ fn prefetch<T>(at: *const T) {
 #[inline(always)]
 pub(super) fn is_nan(ray: &Ray) -> bool {
     ray.origin.is_nan() || ray.dir.is_nan()
-}
-
-/// Whether the fused box test ([`Lanes::FUSED`]) may take `ray`: each component of its
-/// direction far enough from zero that its reciprocal, and the origin times that, are finite.
-/// The fused distance of a plane along an axis the ray runs parallel to would be `∞ − ∞`, a
-/// NaN that lets every box through, where the octree's arithmetic, which the others take,
-/// gives the infinity that turns away the boxes the ray passes beside.
-#[inline(always)]
-fn fuses(ray: &Ray) -> bool {
-    let (origin, dir) = (ray.origin.abs(), ray.dir.abs());
-    // `|1 / dir| <= 1e37` and `|origin / dir| < 1e38`, below `f32::MAX` with room for their
-    // rounding. (`dir · 1e38` is infinite for large components, which admits any origin.)
-    dir.cmpge(Vec3::splat(1e-37)).all() && origin.cmplt(dir * 1e38).all()
 }
 
 /// A child of a node: an inner node (`count` 0) or a leaf's triangles.
@@ -649,9 +614,9 @@ fn visit_in_order<V: Lanes<W>, const W: usize, const LARGEST: bool>(
 /// that use them: the single-ray ones of this module and the packet ones of `packet`.
 ///
 /// The type is private to this module, and its values are made only inside the functions
-/// below, compiled with `#[target_feature(enable = "avx2,fma")]` or more and entered only after
-/// the processor was seen to have those features: that is what makes each `unsafe` intrinsic
-/// call sound.
+/// below, compiled with `#[target_feature(enable = "avx2")]` or more and entered only after the
+/// processor was seen to have those features: that is what makes each `unsafe` intrinsic call
+/// sound.
 #[cfg(target_arch = "x86_64")]
 mod avx {
     use std::arch::x86_64::*;
@@ -746,8 +711,8 @@ mod avx {
     }
 
     traversals_compiled_for!(
-        "avx2,fma",
-        "AVX2 and FMA",
+        "avx2",
+        "AVX2",
         closest_avx2,
         occluded_avx2,
         closest_packet_avx2,
@@ -758,8 +723,8 @@ mod avx {
     // thirty-two registers instead of sixteen and comparisons into mask registers; the
     // arithmetic is the same IEEE operations, so the bits are too.
     traversals_compiled_for!(
-        "avx2,fma,avx512f,avx512vl",
-        "AVX2, FMA and AVX-512 (F and VL)",
+        "avx2,avx512f,avx512vl",
+        "AVX2 and AVX-512 (F and VL)",
         closest_avx512,
         occluded_avx512,
         closest_packet_avx512,
@@ -796,14 +761,6 @@ mod avx {
         fn div(self, o: Self) -> Self {
             // SAFETY: AVX is present. `vdivps` rounds once, as SSE's `divps` and `f32`'s `/`.
             Self(unsafe { _mm256_div_ps(self.0, o.0) })
-        }
-        const FUSED: bool = true;
-        #[inline(always)]
-        fn mul_sub(self, a: Self, b: Self) -> Self {
-            // SAFETY: FMA is present: every function these lanes are made in enables it, and
-            // is entered only where the processor was seen to have it (see the module's
-            // comment). `vfmsub` rounds `self · a − b` once.
-            Self(unsafe { _mm256_fmsub_ps(self.0, a.0, b.0) })
         }
         #[inline(always)]
         fn min(self, o: Self) -> Self {
@@ -962,20 +919,18 @@ mod avx {
         /// keys found apart from it are its ends.
         #[test]
         fn the_network_sorts_as_the_insertion_sort() {
-            if !(std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("fma"))
-            {
+            if !std::arch::is_x86_feature_detected!("avx2") {
                 return;
             }
-            // SAFETY: the processor was just seen to have AVX2 and FMA.
+            // SAFETY: the processor was just seen to have AVX2.
             unsafe { compare_sorts() }
         }
 
-        /// The comparison, compiled for AVX2 and FMA, as the traversals that make `Avx` values.
+        /// The comparison, compiled for AVX2.
         ///
         /// # Safety
-        /// The processor must have AVX2 and FMA.
-        #[target_feature(enable = "avx2,fma")]
+        /// The processor must have AVX2.
+        #[target_feature(enable = "avx2")]
         unsafe fn compare_sorts() {
             let mut next = floats(0x5851_f42d_4c95_7f2d);
             for round in 0..2_000 {
@@ -1022,70 +977,6 @@ mod tests {
     use crate::bvh::{BvhSettings, TestCounts};
     use crate::geometry::Triangle;
     use crate::math::Vec3;
-
-    /// Rays parallel to one or two of the axes take the octree's box arithmetic on every
-    /// level, not the fused one (whose `∞ − ∞` would let every box they pass beside through),
-    /// so they are answered with the portable level's very tests; other rays, fused, get the
-    /// same answers.
-    #[test]
-    fn rays_along_the_axes_are_tested_as_the_portable_level_tests_them() {
-        use super::super::Simd;
-        let mut next = super::super::tests::floats(0x9e37_79b9_7f4a_7c15);
-        let triangles: Vec<Triangle> = (0..3_000)
-            .map(|_| {
-                let c = Vec3::new(next(), next(), next()) * 4.0;
-                let mut corner = || c + Vec3::new(next(), next(), next()) * 0.3;
-                Triangle {
-                    v: [corner(), corner(), corner()],
-                }
-            })
-            .collect();
-        let bvh = |simd| {
-            WideBvh::build_with_width(&triangles, BvhSettings::default(), Width::Eight)
-                .limited_to(simd)
-        };
-        let portable = bvh(Simd::Baseline);
-        let (mut parallel, mut oblique) = (Vec::new(), Vec::new());
-        for k in 0..600 {
-            let origin = Vec3::new(next(), next(), next()) * 5.0;
-            let mut dir = Vec3::new(next(), next(), next());
-            // Zero one or two components, or (a third of the rays) none.
-            match k % 3 {
-                0 => dir[k % 9 / 3] = 0.0,
-                1 => {
-                    dir[k % 9 / 3] = 0.0;
-                    dir[(k % 9 / 3 + 1) % 3] = -0.0;
-                }
-                _ => {}
-            }
-            let ray = Ray::new(origin, dir);
-            if fuses(&ray) {
-                oblique.push(ray);
-            } else {
-                parallel.push(ray);
-            }
-        }
-        assert_eq!((parallel.len(), oblique.len()), (400, 200));
-        for simd in [Simd::Avx2, Simd::Avx512] {
-            let held = bvh(simd);
-            for ray in &parallel {
-                let (mut a, mut b) = (TestCounts::default(), TestCounts::default());
-                let answers = (
-                    held.closest_hit_counted(ray, &mut a),
-                    held.occluded_counted(ray, &mut a),
-                );
-                let expected = (
-                    portable.closest_hit_counted(ray, &mut b),
-                    portable.occluded_counted(ray, &mut b),
-                );
-                assert_eq!((answers, a), (expected, b), "{simd:?} {ray:?}");
-            }
-            for ray in &oblique {
-                assert_eq!(held.closest_hit(ray), portable.closest_hit(ray), "{ray:?}");
-                assert_eq!(held.occluded(ray), portable.occluded(ray), "{ray:?}");
-            }
-        }
-    }
 
     /// A shadow ray crosses a clutter of triangles near its origin whose boxes it enters but
     /// which it misses, then a wall far along: the children the ray leaves last, the wall's,
