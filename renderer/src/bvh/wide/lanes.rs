@@ -46,25 +46,19 @@ pub(super) trait Lanes<const W: usize>: Copy {
         insertion_sorted_keys(&self.to_array(), mask)
     }
 
-    /// The [`sort_key`] that [`sorted_keys`](Self::sorted_keys) puts last (with `LARGEST`) or
-    /// first among the lanes in `mask` (one or more): the child visited next, found without
-    /// ordering the others, so that its load need not wait for their order.
+    /// The [`sorted_keys`](Self::sorted_keys) of the lanes in `mask` (two or more), and the
+    /// key at the end that `LARGEST` names (the last, else the first): the child visited next.
+    /// Here taken from the sorted keys; the AVX implementation finds it apart, so that the
+    /// next child's load waits for no sorting network.
     #[inline(always)]
-    fn extreme_key<const LARGEST: bool>(self, mask: u32) -> u32 {
-        let distances = self.to_array();
-        let mut best = if LARGEST { 0 } else { u32::MAX };
-        let mut lanes = mask;
-        while lanes != 0 {
-            let lane = lanes.trailing_zeros() as usize;
-            lanes &= lanes - 1;
-            let key = sort_key(distances[lane], lane);
-            best = if LARGEST {
-                best.max(key)
-            } else {
-                best.min(key)
-            };
-        }
-        best
+    fn sorted_keys_and_next<const LARGEST: bool>(self, mask: u32) -> ([u32; W], u32) {
+        let keys = self.sorted_keys(mask);
+        let next = if LARGEST {
+            keys[mask.count_ones() as usize - 1]
+        } else {
+            keys[0]
+        };
+        (keys, next)
     }
 }
 

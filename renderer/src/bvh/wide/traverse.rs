@@ -592,8 +592,8 @@ fn visit_in_order<V: Lanes<W>, const W: usize, const LARGEST: bool>(
     // then their keys sorted, smallest first, and the others pushed so that the next to visit
     // after this one is on top. (Taking the next from the sorted keys instead kept every node
     // of three or more children waiting for the whole sort: 2-5% of a ray's time.)
-    let next = Child::of(node, key_lane(at.extreme_key::<LARGEST>(mask)));
-    let keys = at.sorted_keys(mask);
+    let (keys, next) = at.sorted_keys_and_next::<LARGEST>(mask);
+    let next = Child::of(node, key_lane(next));
     let count = mask.count_ones() as usize;
     let defer = |stack: &mut Stack, key: u32| {
         let lane = key_lane(key);
@@ -805,10 +805,12 @@ mod avx {
             out
         }
 
+        /// The next key found apart from the sort, by [`extreme_key`].
         #[inline(always)]
-        fn extreme_key<const LARGEST: bool>(self, mask: u32) -> u32 {
+        fn sorted_keys_and_next<const LARGEST: bool>(self, mask: u32) -> ([u32; 8], u32) {
             // SAFETY: AVX2 is present (see the module's comment).
-            unsafe { extreme_key_avx::<LARGEST>(self.0, mask) }
+            let next = unsafe { extreme_key::<LARGEST>(self.0, mask) };
+            (self.sorted_keys(mask), next)
         }
 
         /// All eight keys sorted at once: the lanes outside `mask` get the largest key, so
@@ -868,7 +870,7 @@ mod avx {
     /// # Safety
     /// The processor must have AVX2.
     #[inline(always)]
-    unsafe fn extreme_key_avx<const LARGEST: bool>(distances: __m256, mask: u32) -> u32 {
+    unsafe fn extreme_key<const LARGEST: bool>(distances: __m256, mask: u32) -> u32 {
         // SAFETY: AVX2 is present (the caller's promise).
         unsafe {
             let (keys, inside) = keys_in_mask(distances, mask);
@@ -950,19 +952,18 @@ mod avx {
                     let insertion = Halves::load(&distances).sorted_keys(mask);
                     assert_eq!(network[..n], insertion[..n], "{distances:?} {mask:#b}");
                     // The child visited next, found apart from the sort: its ends.
-                    for (avx, portable, end) in [
+                    for (avx, portable) in [
                         (
-                            Avx::load(&distances).extreme_key::<true>(mask),
-                            Halves::load(&distances).extreme_key::<true>(mask),
-                            insertion[n - 1],
+                            Avx::load(&distances).sorted_keys_and_next::<true>(mask),
+                            Halves::load(&distances).sorted_keys_and_next::<true>(mask),
                         ),
                         (
-                            Avx::load(&distances).extreme_key::<false>(mask),
-                            Halves::load(&distances).extreme_key::<false>(mask),
-                            insertion[0],
+                            Avx::load(&distances).sorted_keys_and_next::<false>(mask),
+                            Halves::load(&distances).sorted_keys_and_next::<false>(mask),
                         ),
                     ] {
-                        assert_eq!((avx, portable), (end, end), "{distances:?} {mask:#b}");
+                        assert_eq!(avx.0[..n], portable.0[..n], "{distances:?} {mask:#b}");
+                        assert_eq!(avx.1, portable.1, "{distances:?} {mask:#b}");
                     }
                 }
             }
