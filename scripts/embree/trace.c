@@ -497,22 +497,8 @@ int main(int argc, char **argv) {
                 float d[3];
                 for (int a = 0; a < 3; a++) d[a] = forward[a] + right[a] * sx + up[a] * sy;
                 normalize(d);
-                struct RTCRayHit rh;
-                rh.ray.org_x = eye[0];
-                rh.ray.org_y = eye[1];
-                rh.ray.org_z = eye[2];
-                rh.ray.dir_x = d[0];
-                rh.ray.dir_y = d[1];
-                rh.ray.dir_z = d[2];
-                rh.ray.tnear = 0.0f;
-                rh.ray.tfar = INFINITY;
-                rh.ray.mask = 0xffffffffu;
-                rh.ray.flags = 0;
-                rh.ray.time = 0.0f;
-                rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
-                rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
-                rtcIntersect1(scene, &context, &rh);
-                pass_hits += rh.hit.geomID != RTC_INVALID_GEOMETRY_ID;
+                const float ray[8] = {eye[0], eye[1], eye[2], d[0], d[1], d[2], 0.0f, INFINITY};
+                pass_hits += trace_ray(scene, &context, ray, 0);
             }
         }
         double elapsed = now() - started;
