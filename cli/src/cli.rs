@@ -298,7 +298,8 @@ pub(crate) struct SceneArgs {
     /// Image height in pixels, instead of the scene's.
     #[arg(long, value_name = "PIXELS", value_parser = clap::value_parser!(u32).range(1..=16384))]
     pub(crate) height: Option<u32>,
-    /// Triangles per BVH leaf (1 to 31), instead of the scene's (default 4).
+    /// Triangles per BVH leaf (1 to 31), instead of the scene's (default: 8 for the wide BVH, one
+    /// pack of its triangle test; 4 for the octree).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=31))]
     pub(crate) leaf_size: Option<u32>,
     /// With --accel octree: the depth at which octant splitting stops (1 to 64), instead of

@@ -37,8 +37,9 @@ impl AccelKind {
     /// Measured as the peak resident memory of `raylb render` on heightfields of 2,097,152 and
     /// 8,388,608 triangles, the difference over the difference in triangles (wide, four
     /// children a node: 606 and 2,147 MiB, 257 bytes a triangle; eight: 631 and 2,105 MiB,
-    /// 246 bytes, with each pack's padded triangle boxes stored; octree: 800 and 3,138 MiB,
-    /// 386 bytes), rounded up over both widths.
+    /// 246 bytes, with each pack's padded triangle boxes stored, 635 and 2,232 MiB, 266 bytes,
+    /// measured again later, and 523 and 2,083 MiB, 260 bytes, with leaves of one pack of
+    /// eight triangles; octree: 800 and 3,138 MiB, 386 bytes), rounded up over both widths.
     ///
     /// ```
     /// use renderer::accel::AccelKind;
@@ -51,6 +52,23 @@ impl AccelKind {
         match self {
             AccelKind::Wide => 260,
             AccelKind::Octree => 390,
+        }
+    }
+
+    /// The leaf size a scene gets where neither it nor the command line gives one: the wide
+    /// BVH's is one pack of its triangle test ([`LANES`](crate::bvh::wide::LANES), eight), whose
+    /// lanes cost about what four cost; the octree keeps the four of Wende's thesis.
+    ///
+    /// ```
+    /// use renderer::accel::AccelKind;
+    ///
+    /// assert_eq!(AccelKind::Wide.default_leaf_size(), 8);
+    /// assert_eq!(AccelKind::Octree.default_leaf_size(), 4);
+    /// ```
+    pub fn default_leaf_size(self) -> u32 {
+        match self {
+            AccelKind::Wide => crate::bvh::wide::LANES as u32,
+            AccelKind::Octree => 4,
         }
     }
 

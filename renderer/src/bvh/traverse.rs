@@ -7,7 +7,8 @@ use crate::geometry::{
 };
 
 use super::OctreeBvh;
-use super::wide::TrianglePack;
+use super::wide::lanes::Lanes;
+use super::wide::{LANES, TrianglePack};
 
 /// The closest hit of a ray.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -101,6 +102,21 @@ impl Blockers {
         false
     }
 
+    /// The `k`th remembered index, the most recent first; `None` past the last.
+    #[inline(always)]
+    pub(crate) fn entry(&self, k: usize) -> Option<usize> {
+        self.recent
+            .get(k)
+            .filter(|&&index| index != Self::EMPTY)
+            .map(|&index| index as usize)
+    }
+
+    /// Moves the `k`th remembered index, found to block a ray, to the front.
+    #[inline(always)]
+    pub(crate) fn move_to_front(&mut self, k: usize) {
+        self.put_first(k, self.recent[k]);
+    }
+
     /// Remembers `index` as the latest blocker, forgetting the oldest.
     #[inline(always)]
     pub(crate) fn remember(&mut self, index: usize) {
@@ -177,13 +193,14 @@ impl Closest {
     }
 
     /// Tests the triangles of `packs` (of a wide BVH's leaf; `ids` maps their leaf-order
-    /// indices to input indices) four at a time, keeping the closest hit by the same rule as
-    /// [`test_leaf`](Self::test_leaf). Inlined into the traversal, unlike `test_leaf`: a wide
-    /// leaf is mostly one pack, and a call per leaf spilled the traversal's vector registers
-    /// and broadcast the ray into the pack test's lanes again, a sixth of a random ray's
-    /// instructions; inlined, the pack test is also compiled for AVX where the traversal is.
+    /// indices to input indices) a pack at a time in the lanes of `P`, keeping the closest hit
+    /// by the same rule as [`test_leaf`](Self::test_leaf). Inlined into the traversal, unlike
+    /// `test_leaf`: a wide leaf is mostly one pack, and a call per leaf spilled the
+    /// traversal's vector registers and broadcast the ray into the pack test's lanes again, a
+    /// sixth of a random ray's instructions; inlined, the pack test is also compiled for AVX
+    /// where the traversal is.
     #[inline(always)]
-    pub(super) fn test_packs<C: TraversalCounters>(
+    pub(super) fn test_packs<P: Lanes<LANES>, C: TraversalCounters>(
         &mut self,
         packs: &[TrianglePack],
         ids: &[u32],
@@ -195,7 +212,7 @@ impl Closest {
             for _ in 0..pack.lanes {
                 counters.triangle_test();
             }
-            let hits = pack.hits(ray, padding);
+            let hits = pack.hits_with::<P>(ray, padding);
             let mut mask = hits.mask;
             while mask != 0 {
                 let lane = mask.trailing_zeros() as usize;

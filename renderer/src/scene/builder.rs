@@ -383,7 +383,7 @@ impl<'a> SceneBuilder<'a> {
             leaf_size: overrides
                 .leaf_size
                 .or(bvh.leaf_size.map(|v| v.0))
-                .unwrap_or(4),
+                .unwrap_or(overrides.accel_kind().default_leaf_size()),
             max_depth: overrides
                 .bvh_max_depth
                 .or(bvh.max_depth.map(|v| v.0))

@@ -609,7 +609,9 @@ impl Scene {
             lights: vec![Light::point(light, Vec3::ONE)],
             materials,
             bvh: BvhSettings {
-                leaf_size: overrides.leaf_size.unwrap_or(4),
+                leaf_size: overrides
+                    .leaf_size
+                    .unwrap_or(overrides.accel_kind().default_leaf_size()),
                 max_depth: overrides.bvh_max_depth.unwrap_or(24),
                 width: overrides.bvh_width,
                 split: overrides.bvh_split.unwrap_or_default(),

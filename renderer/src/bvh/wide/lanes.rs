@@ -13,7 +13,7 @@
 use glam::Vec4;
 
 /// `W` floats operated on at once.
-pub(super) trait Lanes<const W: usize>: Copy {
+pub(in crate::bvh) trait Lanes<const W: usize>: Copy {
     fn splat(x: f32) -> Self;
     fn load(a: &[f32; W]) -> Self;
     fn add(self, other: Self) -> Self;
@@ -161,7 +161,7 @@ impl Lanes<4> for Vec4 {
 
 /// Eight lanes as two halves of four: the portable eight-wide.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Halves([Vec4; 2]);
+pub(in crate::bvh) struct Halves([Vec4; 2]);
 
 impl Lanes<8> for Halves {
     #[inline(always)]

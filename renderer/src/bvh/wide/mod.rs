@@ -14,7 +14,7 @@
 //! *Layout* ([`WideNode`]): the children's boxes as six planes of `W` lanes (`min x`, `max x`,
 //! `min y`, …), then each child's reference (a node index, or the first [`TrianglePack`] of
 //! a leaf) and its triangle count (0 for an inner node): 128 bytes for four, 256 for eight.
-//! A leaf's triangles are tested four at a time (`pack`).
+//! A leaf's triangles are tested eight at a time (`pack`).
 //!
 //! *Traverse* (`traverse`): the ray's per-axis near and far planes follow from the signs of
 //! its direction; a node's boxes are tested at once, and the children hit are visited nearest
@@ -36,7 +36,7 @@
 
 mod build;
 mod gpu;
-mod lanes;
+pub(super) mod lanes;
 mod pack;
 mod packet;
 mod traverse;
@@ -378,7 +378,7 @@ pub struct WideBvh {
     simd: Simd,
     /// The triangles in leaf order: each leaf's triangles are contiguous.
     triangles: Vec<Triangle>,
-    /// The same triangles four at a time, each leaf's in packs of its own: what the traversal
+    /// The same triangles eight at a time, each leaf's in packs of its own: what the traversal
     /// tests.
     packs: Vec<TrianglePack>,
     /// `ids[k]`: the index in the input of the triangle stored at `k`.

@@ -1,27 +1,31 @@
-//! A leaf's triangles four at a time: their vertices stored coordinate by coordinate, so that
-//! the watertight test runs on all four in the lanes of one SIMD register.
+//! A leaf's triangles eight at a time: their vertices stored coordinate by coordinate, so that
+//! the watertight test runs on all eight in the lanes of one AVX register (two SSE halves where
+//! the processor has no AVX2), at about the cost of four in SSE's lanes. A wide BVH's leaf is
+//! by default one such pack: against packs of four and leaves of four, a ray visits fewer nodes
+//! for a few more triangle tests (`treasure`'s reflection rays: 90.3 against 101.0 box tests,
+//! 44.1 against 25.8 triangle tests, 1.11 times as fast; BENCHMARKS.md).
 //!
 //! The test is the one-triangle test (`geometry::intersect_unnormalised`) lane by lane, with
 //! the same operations in the same order, so each lane gives the bits the one-triangle test
 //! gives: IEEE arithmetic rounds the same in a vector lane as in a scalar register, the minimum
 //! and maximum of a set of numbers do not depend on the order they are taken in, and a NaN is
 //! skipped by both (the NaN operand comes first, as in the node test). One difference is left:
-//! of `+0` and `−0`, SSE's `max` gives its second operand and `f32::max` either, so a distance
+//! of `+0` and `−0`, SSE's and AVX's `max` give their second operand and `f32::max` either, so a distance
 //! of exactly zero may differ in sign; no ray with `t_min ≥ 0`, as every ray the renderer
 //! traces, reports a hit at zero. The one step that is not lane-wise, the double-precision edge
 //! function when an edge rounds to zero, sends the pack to the one-triangle test instead; it is
 //! rare (a ray through a vertex or along an edge).
 
-use glam::{BVec4A, Vec4};
+use super::lanes::Lanes;
 
 use crate::geometry::{PreparedRay, Triangle, intersect_unnormalised};
 use crate::math::Vec3;
 
-/// Triangles per pack: the four lanes of an SSE register.
-pub const LANES: usize = 4;
+/// Triangles per pack: the eight lanes of an AVX register.
+pub const LANES: usize = 8;
 
-/// Up to four triangles of one leaf, coordinate by coordinate. Aligned to a cache line, so that
-/// a pack is four whole lines: a traversal that enters a leaf asks for all four of its first
+/// Up to eight triangles of one leaf, coordinate by coordinate. Aligned to a cache line, so that
+/// a pack is eight whole lines: a traversal that enters a leaf asks for all eight of its first
 /// pack's.
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C, align(64))]
@@ -35,12 +39,12 @@ pub struct TrianglePack {
     pub bounds: [[f32; LANES]; 6],
     /// The leaf-order index of lane 0's triangle; lane `k` holds the next `k`th.
     pub first: u32,
-    /// Lanes in use, 1 to 4.
+    /// Lanes in use, 1 to 8.
     pub lanes: u32,
-    _pad: [u32; 2],
+    _pad: [u32; 6],
 }
 
-const _: () = assert!(size_of::<TrianglePack>() == 256);
+const _: () = assert!(size_of::<TrianglePack>() == 512);
 
 /// What a pack's test found: which lanes hit, and for each its distance, unnormalised edge
 /// functions and their sum (the outputs of the one-triangle test).
@@ -53,12 +57,12 @@ pub(crate) struct PackHits {
 }
 
 impl TrianglePack {
-    /// The pack holding `triangles` (1 to 4 of them), whose first has leaf-order index `first`,
+    /// The pack holding `triangles` (1 to 8 of them), whose first has leaf-order index `first`,
     /// in a hierarchy padded by `padding`.
     pub fn new(triangles: &[Triangle], first: u32, padding: f32) -> Self {
         assert!(
             (1..=LANES).contains(&triangles.len()),
-            "a pack holds one to four triangles"
+            "a pack holds one to eight triangles"
         );
         // Unused lanes repeat the first triangle.
         let v = std::array::from_fn(|vertex| {
@@ -84,7 +88,7 @@ impl TrianglePack {
             bounds,
             first,
             lanes: triangles.len() as u32,
-            _pad: [0; 2],
+            _pad: [0; 6],
         }
     }
 
@@ -100,71 +104,84 @@ impl TrianglePack {
     /// The lanes in use, as a bit mask.
     #[inline(always)]
     fn used(&self) -> u32 {
-        (1u32 << self.lanes) - 1
+        ((1u64 << self.lanes) - 1) as u32
     }
 
     /// The watertight test of every used lane against `ray`, for a hierarchy padded by
-    /// `padding`.
+    /// `padding`, in the lanes of `P`: AVX inside the traversals compiled for it, two SSE
+    /// halves elsewhere. Written without closures, which would be compiled as functions of their own, without
+    /// the traversal's target features, and leave each vector operation a call.
     #[inline(always)]
-    pub(crate) fn hits(&self, ray: &PreparedRay, padding: f32) -> PackHits {
-        let none = || PackHits {
-            mask: 0,
-            t: [0.0; LANES],
-            uvw: [[0.0; LANES]; 3],
-            det: [0.0; LANES],
-        };
+    pub(in crate::bvh) fn hits_with<P: Lanes<LANES>>(
+        &self,
+        ray: &PreparedRay,
+        padding: f32,
+    ) -> PackHits {
         let o = ray.origin;
-        let [sx, sy, sz] = ray.shear.map(Vec4::splat);
-        // Vertex `i` relative to the origin, in the ray's permuted axes: the axes by index, not
-        // by a copy of the test for each permutation, since a random ray's permutation is
-        // another branch target from one ray to the next.
-        let rel = |i: usize| {
-            ray.axes
-                .map(|k| Vec4::from_array(self.v[i][k]) - Vec4::splat(o[k]))
-        };
-        let (a, b, c) = (rel(0), rel(1), rel(2));
-        let (ax, ay) = (a[0] - sx * a[2], a[1] - sy * a[2]);
-        let (bx, by) = (b[0] - sx * b[2], b[1] - sy * b[2]);
-        let (cx, cy) = (c[0] - sx * c[2], c[1] - sy * c[2]);
-        let u = cx * by - cy * bx;
-        let v = ax * cy - ay * cx;
-        let w = bx * ay - by * ax;
-        let zero = Vec4::ZERO;
+        let (sx, sy, sz) = (
+            P::splat(ray.shear[0]),
+            P::splat(ray.shear[1]),
+            P::splat(ray.shear[2]),
+        );
+        let [k0, k1, k2] = ray.axes;
+        let (o0, o1, o2) = (P::splat(o[k0]), P::splat(o[k1]), P::splat(o[k2]));
+        let a = [
+            P::load(&self.v[0][k0]).sub(o0),
+            P::load(&self.v[0][k1]).sub(o1),
+            P::load(&self.v[0][k2]).sub(o2),
+        ];
+        let b = [
+            P::load(&self.v[1][k0]).sub(o0),
+            P::load(&self.v[1][k1]).sub(o1),
+            P::load(&self.v[1][k2]).sub(o2),
+        ];
+        let c = [
+            P::load(&self.v[2][k0]).sub(o0),
+            P::load(&self.v[2][k1]).sub(o1),
+            P::load(&self.v[2][k2]).sub(o2),
+        ];
+        let (ax, ay) = (a[0].sub(sx.mul(a[2])), a[1].sub(sy.mul(a[2])));
+        let (bx, by) = (b[0].sub(sx.mul(b[2])), b[1].sub(sy.mul(b[2])));
+        let (cx, cy) = (c[0].sub(sx.mul(c[2])), c[1].sub(sy.mul(c[2])));
+        let u = cx.mul(by).sub(cy.mul(bx));
+        let v = ax.mul(cy).sub(ay.mul(cx));
+        let w = bx.mul(ay).sub(by.mul(ax));
+        let zero = P::splat(0.0);
         let used = self.used();
-        if (u.cmpeq(zero) | v.cmpeq(zero) | w.cmpeq(zero)).bitmask() & used != 0 {
+        if (u.eq_mask(zero) | v.eq_mask(zero) | w.eq_mask(zero)) & used != 0 {
             return self.hits_one_by_one(ray, padding);
         }
-        let outside = (u.cmplt(zero) | v.cmplt(zero) | w.cmplt(zero))
-            & (u.cmpgt(zero) | v.cmpgt(zero) | w.cmpgt(zero));
-        let det = u + v + w;
-        let mut missed = outside | det.cmpeq(zero);
-        if (!missed.bitmask() & used) == 0 {
-            return none();
+        let outside = (u.lt_mask(zero) | v.lt_mask(zero) | w.lt_mask(zero))
+            & (u.gt_mask(zero) | v.gt_mask(zero) | w.gt_mask(zero));
+        let det = u.add(v).add(w);
+        let mut missed = outside | det.eq_mask(zero);
+        if (!missed & used) == 0 {
+            return PackHits {
+                mask: 0,
+                t: [0.0; LANES],
+                uvw: [[0.0; LANES]; 3],
+                det: [0.0; LANES],
+            };
         }
-        let t_raw = (u * (sz * a[2]) + v * (sz * b[2]) + w * (sz * c[2])) / det;
-        // The slab test of each triangle's padded box, as `PreparedRay::slab_box` does it.
-        let mut enter = Vec4::NEG_INFINITY;
-        let mut leave = Vec4::INFINITY;
-        for (axis, &origin) in o.iter().enumerate() {
+        let t_raw = u
+            .mul(sz.mul(a[2]))
+            .add(v.mul(sz.mul(b[2])))
+            .add(w.mul(sz.mul(c[2])))
+            .div(det);
+        let mut enter = P::splat(f32::NEG_INFINITY);
+        let mut leave = P::splat(f32::INFINITY);
+        for (axis, (&origin, &inv)) in o.iter().zip(&ray.inv).enumerate() {
             // The plane the ray enters by: the box's `max` where the direction is negative.
-            // Chosen by a blend rather than by a branch, whose outcome would change from one
-            // random ray to the next.
-            let min = Vec4::from_array(self.bounds[2 * axis]);
-            let max = Vec4::from_array(self.bounds[2 * axis + 1]);
-            let negative = BVec4A::splat(ray.octant >> axis & 1 == 1);
-            let near = Vec4::select(negative, max, min);
-            let far = Vec4::select(negative, min, max);
-            let origin = Vec4::splat(origin);
-            let inv = Vec4::splat(ray.inv[axis]);
-            // The NaN operand first: a NaN lane (0 · ∞) constrains nothing.
-            enter = ((near - origin) * inv).max(enter);
-            leave = ((far - origin) * inv).min(leave);
+            let near = 2 * axis + (ray.octant >> axis & 1);
+            let far = near ^ 1;
+            let (origin, inv) = (P::splat(origin), P::splat(inv));
+            enter = P::load(&self.bounds[near]).sub(origin).mul(inv).max(enter);
+            leave = P::load(&self.bounds[far]).sub(origin).mul(inv).min(leave);
         }
-        missed |= enter.cmpgt(leave);
-        // `max` gives `enter` for a NaN distance, as `f32::max` does.
+        missed |= enter.gt_mask(leave);
         let t = t_raw.max(enter).min(leave);
-        let within: BVec4A = t.cmpgt(Vec4::splat(ray.t_min)) & t.cmplt(Vec4::splat(ray.t_max));
-        let mask = (within & !missed).bitmask() & used;
+        let within = t.gt_mask(P::splat(ray.t_min)) & t.lt_mask(P::splat(ray.t_max));
+        let mask = within & !missed & used;
         PackHits {
             mask,
             t: t.to_array(),
@@ -201,6 +218,7 @@ impl TrianglePack {
 
 #[cfg(test)]
 mod tests {
+    use super::super::lanes::Halves;
     use super::super::tests::floats;
     use super::*;
     use crate::geometry::Ray;
@@ -243,7 +261,7 @@ mod tests {
                 ray.t_min = -0.25;
             }
             let prepared = PreparedRay::new(&ray);
-            let found = pack.hits(&prepared, padding);
+            let found = pack.hits_with::<Halves>(&prepared, padding);
             for (lane, triangle) in triangles.iter().enumerate() {
                 let expected = intersect_unnormalised(triangle, &prepared, padding);
                 let got = (found.mask >> lane & 1 == 1).then(|| {

@@ -448,7 +448,13 @@ impl WideBvh {
             for lane in lanes(found.alone) {
                 let pack = std::slice::from_ref(pack);
                 let ray = PreparedRay::new(&packet.rays[lane]);
-                closest[lane].test_packs(pack, &self.ids, &ray, self.padding, &mut NoCounters);
+                closest[lane].test_packs::<V, _>(
+                    pack,
+                    &self.ids,
+                    &ray,
+                    self.padding,
+                    &mut NoCounters,
+                );
                 t_max[lane] = closest[lane].t();
             }
         }
@@ -566,7 +572,7 @@ impl WideBvh {
             }
             for lane in self::lanes(found.alone) {
                 let ray = PreparedRay::new(&packet.rays[lane]);
-                if pack.hits(&ray, self.padding).mask != 0 {
+                if pack.hits_with::<V>(&ray, self.padding).mask != 0 {
                     blocked |= 1 << lane;
                 }
             }
@@ -928,11 +934,25 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
             .take(pack.lanes as usize)
         {
             // Vertex `i` relative to each origin, in the rays' permuted axes.
-            let rel = |i: usize| {
-                let c = |k: usize| V::splat(pack.v[i][k][slot]).sub(o[k]);
-                [c(KX), c(KY), c(KZ)]
-            };
-            let (a, b, c) = (rel(0), rel(1), rel(2));
+            // Written out rather than through a closure: a closure is compiled as a function
+            // of its own, without the traversal's target features, and its vector operations
+            // were left as calls once the pack's eight lanes made it too large to inline.
+            let v = &pack.v;
+            let a = [
+                V::splat(v[0][KX][slot]).sub(o[KX]),
+                V::splat(v[0][KY][slot]).sub(o[KY]),
+                V::splat(v[0][KZ][slot]).sub(o[KZ]),
+            ];
+            let b = [
+                V::splat(v[1][KX][slot]).sub(o[KX]),
+                V::splat(v[1][KY][slot]).sub(o[KY]),
+                V::splat(v[1][KZ][slot]).sub(o[KZ]),
+            ];
+            let c = [
+                V::splat(v[2][KX][slot]).sub(o[KX]),
+                V::splat(v[2][KY][slot]).sub(o[KY]),
+                V::splat(v[2][KZ][slot]).sub(o[KZ]),
+            ];
             let (ax, ay) = (a[0].sub(sx.mul(a[2])), a[1].sub(sy.mul(a[2])));
             let (bx, by) = (b[0].sub(sx.mul(b[2])), b[1].sub(sy.mul(b[2])));
             let (cx, cy) = (c[0].sub(sx.mul(c[2])), c[1].sub(sy.mul(c[2])));
@@ -960,14 +980,12 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
             for (axis, &origin) in o.iter().enumerate() {
                 let near = 2 * axis + (self.octant >> axis & 1);
                 let far = near ^ 1;
-                let t = |plane: usize| {
-                    V::splat(pack.bounds[plane][slot])
-                        .sub(origin)
-                        .mul(self.inv[axis])
-                };
+                let inv = self.inv[axis];
+                let near = V::splat(pack.bounds[near][slot]).sub(origin).mul(inv);
+                let far = V::splat(pack.bounds[far][slot]).sub(origin).mul(inv);
                 // The NaN operand first: a NaN lane (0 · ∞) constrains nothing.
-                enter = t(near).max(enter);
-                leave = t(far).min(leave);
+                enter = near.max(enter);
+                leave = far.min(leave);
             }
             candidates &= !enter.gt_mask(leave);
             // `max` gives `enter` for a NaN distance, as `f32::max` does.

@@ -132,11 +132,17 @@ impl WideBvh {
             // triangle instead, which finds what the triangle test says such a ray hits.
             let prepared = PreparedRay::new(ray);
             let mut closest = Closest::new(prepared.t_max);
-            closest.test_packs(&self.packs, &self.ids, &prepared, self.padding, counters);
+            closest.test_packs::<Halves, C>(
+                &self.packs,
+                &self.ids,
+                &prepared,
+                self.padding,
+                counters,
+            );
             return closest.hit();
         }
         match &self.nodes {
-            Nodes::Four(nodes) => self.closest_in::<Vec4, 4, C>(nodes, ray, counters),
+            Nodes::Four(nodes) => self.closest_in::<Vec4, 4, Halves, C>(nodes, ray, counters),
             Nodes::Eight(nodes) => match self.simd {
                 // SAFETY: `simd` is at most what the processor was seen to have
                 // (`Simd::detected`), here AVX2 and AVX-512 (F and VL).
@@ -145,14 +151,14 @@ impl WideBvh {
                 // SAFETY: as above, here AVX2.
                 #[cfg(target_arch = "x86_64")]
                 super::Simd::Avx2 => unsafe { self.closest_avx2(nodes, ray, counters) },
-                _ => self.closest_in::<Halves, 8, C>(nodes, ray, counters),
+                _ => self.closest_in::<Halves, 8, Halves, C>(nodes, ray, counters),
             },
         }
     }
 
     /// The closest-hit traversal over nodes of `W` children tested with `V`.
     #[inline(always)]
-    fn closest_in<V: Lanes<W>, const W: usize, C: TraversalCounters>(
+    fn closest_in<V: Lanes<W>, const W: usize, P: Lanes<LANES>, C: TraversalCounters>(
         &self,
         nodes: &[WideNode<W>],
         ray: &Ray,
@@ -179,7 +185,7 @@ impl WideBvh {
         loop {
             if current.count != 0 {
                 let packs = self.leaf_packs(current);
-                closest.test_packs(packs, &self.ids, &prepared, self.padding, counters);
+                closest.test_packs::<P, C>(packs, &self.ids, &prepared, self.padding, counters);
             } else {
                 let n = &nodes[current.reference as usize];
                 count_boxes(n, counters);
@@ -305,7 +311,7 @@ impl WideBvh {
             let blocker = self
                 .packs
                 .iter()
-                .position(|pack| pack_blocks(pack, &prepared, self.padding, counters));
+                .position(|pack| pack_blocks::<Halves, C>(pack, &prepared, self.padding, counters));
             if let Some(k) = blocker
                 && REMEMBER
             {
@@ -315,7 +321,7 @@ impl WideBvh {
         }
         match &self.nodes {
             Nodes::Four(nodes) => {
-                self.occluded_in::<Vec4, 4, C, REMEMBER>(nodes, ray, recent, counters)
+                self.occluded_in::<Vec4, 4, Halves, C, REMEMBER>(nodes, ray, recent, counters)
             }
             Nodes::Eight(nodes) => match self.simd {
                 // SAFETY: `simd` is at most what the processor was seen to have
@@ -329,7 +335,9 @@ impl WideBvh {
                 super::Simd::Avx2 => unsafe {
                     self.occluded_avx2::<C, REMEMBER>(nodes, ray, recent, counters)
                 },
-                _ => self.occluded_in::<Halves, 8, C, REMEMBER>(nodes, ray, recent, counters),
+                _ => {
+                    self.occluded_in::<Halves, 8, Halves, C, REMEMBER>(nodes, ray, recent, counters)
+                }
             },
         }
     }
@@ -337,7 +345,13 @@ impl WideBvh {
     /// The occlusion traversal over nodes of `W` children tested with `V`, after the
     /// remembered packs where `REMEMBER` holds.
     #[inline(always)]
-    fn occluded_in<V: Lanes<W>, const W: usize, C: TraversalCounters, const REMEMBER: bool>(
+    fn occluded_in<
+        V: Lanes<W>,
+        const W: usize,
+        P: Lanes<LANES>,
+        C: TraversalCounters,
+        const REMEMBER: bool,
+    >(
         &self,
         nodes: &[WideNode<W>],
         ray: &Ray,
@@ -345,13 +359,18 @@ impl WideBvh {
         counters: &mut C,
     ) -> bool {
         let prepared = PreparedRay::new(ray);
-        if REMEMBER
-            && recent.any_blocks(|k| {
-                let pack = self.packs.get(k)?;
-                Some(pack_blocks(pack, &prepared, self.padding, counters))
-            })
-        {
-            return true;
+        // The remembered packs by a loop of this function's own, not through a closure: a
+        // closure is compiled without the traversal's target features, and its AVX pack test
+        // was left as calls.
+        if REMEMBER {
+            let mut k = 0;
+            while let Some(pack) = recent.entry(k).and_then(|index| self.packs.get(index)) {
+                if pack_blocks::<P, C>(pack, &prepared, self.padding, counters) {
+                    recent.move_to_front(k);
+                    return true;
+                }
+                k += 1;
+            }
         }
         let wide = WideRay::<V, W>::new(&prepared.boxes());
         let mut stack = Stack::new();
@@ -364,7 +383,7 @@ impl WideBvh {
             if current.count != 0 {
                 let first = current.reference as usize;
                 for (k, pack) in self.leaf_packs(current).iter().enumerate() {
-                    if pack_blocks(pack, &prepared, self.padding, counters) {
+                    if pack_blocks::<P, C>(pack, &prepared, self.padding, counters) {
                         if REMEMBER {
                             recent.remember(first + k);
                         }
@@ -424,7 +443,7 @@ impl WideBvh {
 
 /// Whether a triangle of `pack` blocks the ray, reporting its lanes' tests to `counters`.
 #[inline(always)]
-fn pack_blocks<C: TraversalCounters>(
+fn pack_blocks<P: Lanes<LANES>, C: TraversalCounters>(
     pack: &TrianglePack,
     ray: &PreparedRay,
     padding: f32,
@@ -433,7 +452,7 @@ fn pack_blocks<C: TraversalCounters>(
     for _ in 0..pack.lanes {
         counters.triangle_test();
     }
-    pack.hits(ray, padding).mask != 0
+    pack.hits_with::<P>(ray, padding).mask != 0
 }
 
 /// Asks for the cache lines of the `T` at `at` (a node or a pack, both aligned to a line) into
@@ -652,7 +671,7 @@ mod avx {
                     ray: &Ray,
                     counters: &mut C,
                 ) -> Option<BvhHit> {
-                    self.closest_in::<Avx, 8, C>(nodes, ray, counters)
+                    self.closest_in::<Avx, 8, Avx, C>(nodes, ray, counters)
                 }
 
                 #[doc = concat!("The eight-wide occlusion traversal compiled for ", $name, ".")]
@@ -667,7 +686,7 @@ mod avx {
                     recent: &mut Blockers,
                     counters: &mut C,
                 ) -> bool {
-                    self.occluded_in::<Avx, 8, C, REMEMBER>(nodes, ray, recent, counters)
+                    self.occluded_in::<Avx, 8, Avx, C, REMEMBER>(nodes, ray, recent, counters)
                 }
 
                 #[doc = concat!("The closest-hit query of a packet compiled for ", $name, ",")]
@@ -925,6 +944,75 @@ mod avx {
             }
             // SAFETY: the processor was just seen to have AVX2.
             unsafe { compare_sorts() }
+        }
+
+        /// A pack's test in AVX's lanes gives the bits it gives in two SSE halves (which the
+        /// pack's own tests hold to the one-triangle test): packs of one to eight triangles,
+        /// rays aimed inside them, at their vertices and along their edges, and rays parallel
+        /// to an axis.
+        #[test]
+        fn the_pack_test_in_avx_lanes_gives_the_bits_of_the_halves() {
+            if !std::arch::is_x86_feature_detected!("avx2") {
+                return;
+            }
+            // SAFETY: the processor was just seen to have AVX2.
+            unsafe { compare_pack_tests() }
+        }
+
+        /// The comparison, compiled for AVX2.
+        ///
+        /// # Safety
+        /// The processor must have AVX2.
+        #[target_feature(enable = "avx2")]
+        unsafe fn compare_pack_tests() {
+            use crate::geometry::{PreparedRay, Ray, Triangle};
+            use crate::math::Vec3;
+
+            use super::super::super::{LANES, TrianglePack};
+
+            let mut next = floats(0x2545_f491_4f6c_dd1d);
+            let padding = 1.0 / 65536.0;
+            let mut hits = 0;
+            for round in 0..20_000 {
+                let lanes = 1 + round % LANES;
+                let triangles: Vec<Triangle> = (0..lanes)
+                    .map(|_| {
+                        let c = Vec3::new(next(), next(), next());
+                        let mut corner = || c + Vec3::new(next(), next(), next()) * 0.5;
+                        Triangle {
+                            v: [corner(), corner(), corner()],
+                        }
+                    })
+                    .collect();
+                let pack = TrianglePack::new(&triangles, 0, padding);
+                let target = &triangles[round % lanes];
+                let aim = match round % 4 {
+                    0 => target.v[round % 3],
+                    1 => (target.v[0] + target.v[1]) * 0.5,
+                    _ => target.v[0] * 0.4 + target.v[1] * 0.3 + target.v[2] * 0.3,
+                };
+                let origin = Vec3::new(next(), next(), next()) * 3.0;
+                let mut dir = aim - origin;
+                if round % 7 == 0 {
+                    dir[round % 3] = 0.0;
+                }
+                let prepared = PreparedRay::new(&Ray::new(origin, dir));
+                let avx = pack.hits_with::<Avx>(&prepared, padding);
+                let halves = pack.hits_with::<Halves>(&prepared, padding);
+                assert_eq!(avx.mask, halves.mask, "round {round}");
+                for lane in (0..LANES).filter(|&lane| avx.mask >> lane & 1 == 1) {
+                    let bits = |h: &super::super::super::pack::PackHits| {
+                        (
+                            h.t[lane].to_bits(),
+                            h.uvw.map(|edge| edge[lane].to_bits()),
+                            h.det[lane].to_bits(),
+                        )
+                    };
+                    assert_eq!(bits(&avx), bits(&halves), "round {round} lane {lane}");
+                    hits += 1;
+                }
+            }
+            assert!(hits > 5_000, "only {hits} hits");
         }
 
         /// The comparison, compiled for AVX2.

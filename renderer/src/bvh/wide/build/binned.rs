@@ -15,7 +15,7 @@ use super::{Arena, BinaryNode, NodeRef};
 /// SAH-based bounding volume hierarchies", 2007, uses 16 to 32).
 const BINS: usize = 16;
 
-/// The cost of visiting a binary node against testing one pack of four triangles, in the SAH
+/// The cost of visiting a binary node against testing one pack of eight triangles, in the SAH
 /// (a leaf costs one per pack it fills). Half and twice this traced the same to within 2%
 /// on the meshes we measured (BENCHMARKS.md).
 const TRAVERSAL_COST: f32 = 1.0;
