@@ -46,6 +46,57 @@ pub struct TrianglePack {
 
 const _: () = assert!(size_of::<TrianglePack>() == 512);
 
+/// The watertight test's edge functions, lane by lane, of a triangle's vertices `a`, `b`, `c`
+/// taken relative to the ray's origin in its permuted axes: the operations of the
+/// one-triangle test (`geometry::intersect_unnormalised`) in its order. Shared by the pack's
+/// test (a triangle in each lane) and the packet's (a ray in each lane).
+pub(super) struct EdgeFunctions<P> {
+    /// `u`, `v`, `w`: the unnormalised edge functions.
+    pub(super) uvw: [P; 3],
+    /// Their sum.
+    pub(super) det: P,
+    /// The lanes where one of them is zero: the one-triangle test then computes all three
+    /// again in double precision, which the lanes do not.
+    pub(super) zero: u32,
+    /// The lanes the ray passes outside the triangle (edge functions of both signs), or
+    /// whose edge functions sum to zero.
+    pub(super) missed: u32,
+}
+
+impl<P: Lanes<LANES>> EdgeFunctions<P> {
+    /// The edge functions of `a`, `b`, `c` sheared by `sx`, `sy` (the ray's shear).
+    #[inline(always)]
+    pub(super) fn of(a: &[P; 3], b: &[P; 3], c: &[P; 3], sx: P, sy: P) -> Self {
+        let (ax, ay) = (a[0].sub(sx.mul(a[2])), a[1].sub(sy.mul(a[2])));
+        let (bx, by) = (b[0].sub(sx.mul(b[2])), b[1].sub(sy.mul(b[2])));
+        let (cx, cy) = (c[0].sub(sx.mul(c[2])), c[1].sub(sy.mul(c[2])));
+        let u = cx.mul(by).sub(cy.mul(bx));
+        let v = ax.mul(cy).sub(ay.mul(cx));
+        let w = bx.mul(ay).sub(by.mul(ax));
+        let zero = P::splat(0.0);
+        let outside = (u.lt_mask(zero) | v.lt_mask(zero) | w.lt_mask(zero))
+            & (u.gt_mask(zero) | v.gt_mask(zero) | w.gt_mask(zero));
+        let det = u.add(v).add(w);
+        Self {
+            uvw: [u, v, w],
+            det,
+            zero: u.eq_mask(zero) | v.eq_mask(zero) | w.eq_mask(zero),
+            missed: outside | det.eq_mask(zero),
+        }
+    }
+
+    /// The distance along the ray before the clamp to the triangle's padded box, with `sz`
+    /// the ray's third shear component.
+    #[inline(always)]
+    pub(super) fn distance(&self, a: &[P; 3], b: &[P; 3], c: &[P; 3], sz: P) -> P {
+        let [u, v, w] = self.uvw;
+        u.mul(sz.mul(a[2]))
+            .add(v.mul(sz.mul(b[2])))
+            .add(w.mul(sz.mul(c[2])))
+            .div(self.det)
+    }
+}
+
 /// What a pack's test found: which lanes hit, and for each its distance, unnormalised edge
 /// functions and their sum (the outputs of the one-triangle test).
 pub(crate) struct PackHits {
@@ -140,21 +191,14 @@ impl TrianglePack {
             P::load(&self.v[2][k1]).sub(o1),
             P::load(&self.v[2][k2]).sub(o2),
         ];
-        let (ax, ay) = (a[0].sub(sx.mul(a[2])), a[1].sub(sy.mul(a[2])));
-        let (bx, by) = (b[0].sub(sx.mul(b[2])), b[1].sub(sy.mul(b[2])));
-        let (cx, cy) = (c[0].sub(sx.mul(c[2])), c[1].sub(sy.mul(c[2])));
-        let u = cx.mul(by).sub(cy.mul(bx));
-        let v = ax.mul(cy).sub(ay.mul(cx));
-        let w = bx.mul(ay).sub(by.mul(ax));
-        let zero = P::splat(0.0);
+        let edges = EdgeFunctions::of(&a, &b, &c, sx, sy);
+        let [u, v, w] = edges.uvw;
         let used = self.used();
-        if (u.eq_mask(zero) | v.eq_mask(zero) | w.eq_mask(zero)) & used != 0 {
+        if edges.zero & used != 0 {
             return self.hits_one_by_one(ray, padding);
         }
-        let outside = (u.lt_mask(zero) | v.lt_mask(zero) | w.lt_mask(zero))
-            & (u.gt_mask(zero) | v.gt_mask(zero) | w.gt_mask(zero));
-        let det = u.add(v).add(w);
-        let mut missed = outside | det.eq_mask(zero);
+        let det = edges.det;
+        let mut missed = edges.missed;
         if (!missed & used) == 0 {
             return PackHits {
                 mask: 0,
@@ -163,11 +207,7 @@ impl TrianglePack {
                 det: [0.0; LANES],
             };
         }
-        let t_raw = u
-            .mul(sz.mul(a[2]))
-            .add(v.mul(sz.mul(b[2])))
-            .add(w.mul(sz.mul(c[2])))
-            .div(det);
+        let t_raw = edges.distance(&a, &b, &c, sz);
         let mut enter = P::splat(f32::NEG_INFINITY);
         let mut leave = P::splat(f32::INFINITY);
         for (axis, (&origin, &inv)) in o.iter().zip(&ray.inv).enumerate() {
@@ -217,53 +257,71 @@ impl TrianglePack {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::lanes::Halves;
     use super::super::tests::floats;
     use super::*;
     use crate::geometry::Ray;
 
-    /// Each lane of the pack test gives the bits of the one-triangle test: random triangles and
-    /// rays, rays aimed at vertices and along edges (the double-precision fallback), and
-    /// partly filled packs.
+    /// The padding the packs of [`cases`] are tested with.
+    pub(in crate::bvh::wide) const PADDING: f32 = 1.0 / 65536.0;
+
+    /// `rounds` random packs of one to eight triangles, each with a ray: rays aimed inside
+    /// the first triangle, at its vertices and along its edges (the double-precision
+    /// fallback), some parallel to an axis, some with a bounded or negative interval.
+    pub(in crate::bvh::wide) fn cases(
+        seed: u64,
+        rounds: usize,
+    ) -> Vec<(Vec<Triangle>, TrianglePack, PreparedRay)> {
+        let mut next = floats(seed);
+        (0..rounds)
+            .map(|round| {
+                let lanes = 1 + round % LANES;
+                let triangles: Vec<Triangle> = (0..lanes)
+                    .map(|_| {
+                        let c = Vec3::new(next(), next(), next());
+                        let s = if round % 7 == 0 { 1e-3 } else { 0.5 };
+                        let mut d = || c + Vec3::new(next(), next(), next()) * s;
+                        Triangle { v: [d(), d(), d()] }
+                    })
+                    .collect();
+                let pack = TrianglePack::new(&triangles, 0, PADDING);
+                let origin = Vec3::new(next(), next(), next()) * 3.0;
+                let target = match round % 5 {
+                    // A vertex, or a point on an edge: edge functions of exactly zero.
+                    0 => triangles[0].v[round % 3],
+                    1 => (triangles[0].v[0] + triangles[0].v[1]) * 0.5,
+                    _ => {
+                        triangles[0].v[0] * 0.4 + triangles[0].v[1] * 0.3 + triangles[0].v[2] * 0.3
+                    }
+                };
+                let mut dir = target - origin;
+                if round % 11 == 0 {
+                    dir[round % 3] = 0.0;
+                }
+                let mut ray = Ray::new(origin, dir);
+                if round % 13 == 0 {
+                    ray.t_min = 0.5;
+                    ray.t_max = 0.9;
+                } else if round % 17 == 0 {
+                    ray.t_min = -0.25;
+                }
+                (triangles, pack, PreparedRay::new(&ray))
+            })
+            .collect()
+    }
+
+    /// Each lane of the pack test gives the bits of the one-triangle test, partly filled
+    /// packs included ([`cases`]).
     #[test]
     fn every_lane_matches_the_one_triangle_test() {
-        let mut next = floats(0x9e37_79b9_7f4a_7c15);
-        let padding = 1.0 / 65536.0;
         let mut hits = 0;
-        for round in 0..20_000 {
-            let lanes = 1 + round % LANES;
-            let triangles: Vec<Triangle> = (0..lanes)
-                .map(|_| {
-                    let c = Vec3::new(next(), next(), next());
-                    let s = if round % 7 == 0 { 1e-3 } else { 0.5 };
-                    let mut d = || c + Vec3::new(next(), next(), next()) * s;
-                    Triangle { v: [d(), d(), d()] }
-                })
-                .collect();
-            let pack = TrianglePack::new(&triangles, 0, padding);
-            let origin = Vec3::new(next(), next(), next()) * 3.0;
-            let target = match round % 5 {
-                // A vertex, or a point on an edge: edge functions of exactly zero.
-                0 => triangles[0].v[round % 3],
-                1 => (triangles[0].v[0] + triangles[0].v[1]) * 0.5,
-                _ => triangles[0].v[0] * 0.4 + triangles[0].v[1] * 0.3 + triangles[0].v[2] * 0.3,
-            };
-            let mut dir = target - origin;
-            if round % 11 == 0 {
-                dir[round % 3] = 0.0;
-            }
-            let mut ray = Ray::new(origin, dir);
-            if round % 13 == 0 {
-                ray.t_min = 0.5;
-                ray.t_max = 0.9;
-            } else if round % 17 == 0 {
-                ray.t_min = -0.25;
-            }
-            let prepared = PreparedRay::new(&ray);
-            let found = pack.hits_with::<Halves>(&prepared, padding);
+        for (round, (triangles, pack, prepared)) in
+            cases(0x9e37_79b9_7f4a_7c15, 20_000).iter().enumerate()
+        {
+            let found = pack.hits_with::<Halves>(prepared, PADDING);
             for (lane, triangle) in triangles.iter().enumerate() {
-                let expected = intersect_unnormalised(triangle, &prepared, padding);
+                let expected = intersect_unnormalised(triangle, prepared, PADDING);
                 let got = (found.mask >> lane & 1 == 1).then(|| {
                     (
                         found.t[lane],
@@ -277,7 +335,7 @@ mod tests {
                 assert_eq!(bits(got), bits(expected), "round {round} lane {lane}");
                 hits += usize::from(expected.is_some());
             }
-            assert_eq!(found.mask >> lanes, 0, "unused lanes never hit");
+            assert_eq!(found.mask >> triangles.len(), 0, "unused lanes never hit");
         }
         assert!(hits > 5_000, "only {hits} hits");
     }

@@ -47,6 +47,7 @@ use super::super::{BvhHit, Closest, NoCounters, TraversalCounters};
 use super::build::STACK_SIZE;
 use super::lanes::{Halves, Lanes};
 use super::lanes::{insertion_sorted_keys, key_lane, sort_key};
+use super::pack::EdgeFunctions;
 use super::traverse::Child;
 use super::{EMPTY, LANES, Nodes, TrianglePack, WideBvh, WideNode};
 
@@ -926,7 +927,6 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
         };
         let o = &self.origin;
         let [sx, sy, sz] = self.shear;
-        let zero = V::splat(0.0);
         for (slot, found_here) in found
             .triangles
             .iter_mut()
@@ -953,27 +953,15 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
                 V::splat(v[2][KY][slot]).sub(o[KY]),
                 V::splat(v[2][KZ][slot]).sub(o[KZ]),
             ];
-            let (ax, ay) = (a[0].sub(sx.mul(a[2])), a[1].sub(sy.mul(a[2])));
-            let (bx, by) = (b[0].sub(sx.mul(b[2])), b[1].sub(sy.mul(b[2])));
-            let (cx, cy) = (c[0].sub(sx.mul(c[2])), c[1].sub(sy.mul(c[2])));
-            let u = cx.mul(by).sub(cy.mul(bx));
-            let v = ax.mul(cy).sub(ay.mul(cx));
-            let w = bx.mul(ay).sub(by.mul(ax));
+            let edges = EdgeFunctions::of(&a, &b, &c, sx, sy);
             // An edge function of zero sends the whole pack to the ray's own pack test.
-            let edge_zero = (u.eq_mask(zero) | v.eq_mask(zero) | w.eq_mask(zero)) & lanes;
+            let edge_zero = edges.zero & lanes;
             found.alone |= edge_zero;
-            let outside = (u.lt_mask(zero) | v.lt_mask(zero) | w.lt_mask(zero))
-                & (u.gt_mask(zero) | v.gt_mask(zero) | w.gt_mask(zero));
-            let det = u.add(v).add(w);
-            let mut candidates = lanes & !edge_zero & !(outside | det.eq_mask(zero));
+            let mut candidates = lanes & !edge_zero & !edges.missed;
             if candidates == 0 {
                 continue;
             }
-            let t_raw = u
-                .mul(sz.mul(a[2]))
-                .add(v.mul(sz.mul(b[2])))
-                .add(w.mul(sz.mul(c[2])))
-                .div(det);
+            let t_raw = edges.distance(&a, &b, &c, sz);
             // The slab test of the triangle's padded box, as `PreparedRay::slab_box` does it.
             let mut enter = V::splat(f32::NEG_INFINITY);
             let mut leave = V::splat(f32::INFINITY);
@@ -995,8 +983,8 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
                 *found_here = Some(TriangleLanes {
                     mask,
                     t,
-                    uvw: [u, v, w],
-                    det,
+                    uvw: edges.uvw,
+                    det: edges.det,
                 });
             }
         }

@@ -947,9 +947,7 @@ mod avx {
         }
 
         /// A pack's test in AVX's lanes gives the bits it gives in two SSE halves (which the
-        /// pack's own tests hold to the one-triangle test): packs of one to eight triangles,
-        /// rays aimed inside them, at their vertices and along their edges, and rays parallel
-        /// to an axis.
+        /// pack's own tests hold to the one-triangle test), on the pack's own test cases.
         #[test]
         fn the_pack_test_in_avx_lanes_gives_the_bits_of_the_halves() {
             if !std::arch::is_x86_feature_detected!("avx2") {
@@ -965,43 +963,16 @@ mod avx {
         /// The processor must have AVX2.
         #[target_feature(enable = "avx2")]
         unsafe fn compare_pack_tests() {
-            use crate::geometry::{PreparedRay, Ray, Triangle};
-            use crate::math::Vec3;
+            use super::super::super::pack::PackHits;
+            use super::super::super::pack::tests::{PADDING, cases};
 
-            use super::super::super::{LANES, TrianglePack};
-
-            let mut next = floats(0x2545_f491_4f6c_dd1d);
-            let padding = 1.0 / 65536.0;
             let mut hits = 0;
-            for round in 0..20_000 {
-                let lanes = 1 + round % LANES;
-                let triangles: Vec<Triangle> = (0..lanes)
-                    .map(|_| {
-                        let c = Vec3::new(next(), next(), next());
-                        let mut corner = || c + Vec3::new(next(), next(), next()) * 0.5;
-                        Triangle {
-                            v: [corner(), corner(), corner()],
-                        }
-                    })
-                    .collect();
-                let pack = TrianglePack::new(&triangles, 0, padding);
-                let target = &triangles[round % lanes];
-                let aim = match round % 4 {
-                    0 => target.v[round % 3],
-                    1 => (target.v[0] + target.v[1]) * 0.5,
-                    _ => target.v[0] * 0.4 + target.v[1] * 0.3 + target.v[2] * 0.3,
-                };
-                let origin = Vec3::new(next(), next(), next()) * 3.0;
-                let mut dir = aim - origin;
-                if round % 7 == 0 {
-                    dir[round % 3] = 0.0;
-                }
-                let prepared = PreparedRay::new(&Ray::new(origin, dir));
-                let avx = pack.hits_with::<Avx>(&prepared, padding);
-                let halves = pack.hits_with::<Halves>(&prepared, padding);
+            for (round, (_, pack, ray)) in cases(0x2545_f491_4f6c_dd1d, 20_000).iter().enumerate() {
+                let avx = pack.hits_with::<Avx>(ray, PADDING);
+                let halves = pack.hits_with::<Halves>(ray, PADDING);
                 assert_eq!(avx.mask, halves.mask, "round {round}");
-                for lane in (0..LANES).filter(|&lane| avx.mask >> lane & 1 == 1) {
-                    let bits = |h: &super::super::super::pack::PackHits| {
+                for lane in (0..8).filter(|&lane| avx.mask >> lane & 1 == 1) {
+                    let bits = |h: &PackHits| {
                         (
                             h.t[lane].to_bits(),
                             h.uvw.map(|edge| edge[lane].to_bits()),
