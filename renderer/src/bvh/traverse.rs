@@ -84,25 +84,10 @@ impl Blockers {
         self.recent[0] == Self::EMPTY
     }
 
-    /// Whether one of the remembered blocks the ray, as `blocks` says of an index (`None`: not
-    /// an index of the structure, which ends the list); the one that does is moved to the
-    /// front.
-    #[inline(always)]
-    pub(crate) fn any_blocks(&mut self, mut blocks: impl FnMut(usize) -> Option<bool>) -> bool {
-        for k in 0..Self::KEPT {
-            match blocks(self.recent[k] as usize) {
-                None => return false,
-                Some(false) => {}
-                Some(true) => {
-                    self.put_first(k, self.recent[k]);
-                    return true;
-                }
-            }
-        }
-        false
-    }
-
-    /// The `k`th remembered index, the most recent first; `None` past the last.
+    /// The `k`th remembered index, the most recent first; `None` past the last. A query
+    /// walks them with a loop of its own (not through a closure, which the wide BVH's AVX
+    /// traversals would compile without their target features) and moves the one that blocks
+    /// its ray to the front ([`move_to_front`](Self::move_to_front)).
     #[inline(always)]
     pub(crate) fn entry(&self, k: usize) -> Option<usize> {
         self.recent
@@ -477,12 +462,14 @@ impl OctreeBvh {
         counters: &mut C,
     ) -> bool {
         let ray = PreparedRay::new(ray);
-        if recent.any_blocks(|k| {
-            let triangle = self.triangles.get(k)?;
+        let mut k = 0;
+        while let Some(triangle) = recent.entry(k).and_then(|index| self.triangles.get(index)) {
             counters.triangle_test();
-            Some(triangle.intersect(&ray, self.padding).is_some())
-        }) {
-            return true;
+            if triangle.intersect(&ray, self.padding).is_some() {
+                recent.move_to_front(k);
+                return true;
+            }
+            k += 1;
         }
         let nodes = &self.orders[ray.octant()];
         let mut i = 0;

@@ -160,8 +160,9 @@ impl TrianglePack {
 
     /// The watertight test of every used lane against `ray`, for a hierarchy padded by
     /// `padding`, in the lanes of `P`: AVX inside the traversals compiled for it, two SSE
-    /// halves elsewhere. Written without closures, which would be compiled as functions of their own, without
-    /// the traversal's target features, and leave each vector operation a call.
+    /// halves elsewhere. Written without closures, which would be compiled as functions of
+    /// their own, without the traversal's target features, and leave each vector operation a
+    /// call.
     #[inline(always)]
     pub(in crate::bvh) fn hits_with<P: Lanes<LANES>>(
         &self,

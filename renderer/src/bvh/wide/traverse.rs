@@ -359,9 +359,6 @@ impl WideBvh {
         counters: &mut C,
     ) -> bool {
         let prepared = PreparedRay::new(ray);
-        // The remembered packs by a loop of this function's own, not through a closure: a
-        // closure is compiled without the traversal's target features, and its AVX pack test
-        // was left as calls.
         if REMEMBER {
             let mut k = 0;
             while let Some(pack) = recent.entry(k).and_then(|index| self.packs.get(index)) {
