@@ -64,7 +64,7 @@ pub(in crate::bvh) trait Lanes<const W: usize>: Copy {
 
 /// [`Lanes::sorted_keys`] by an insertion sort, of `distances` in an array.
 #[inline(always)]
-pub(super) fn insertion_sorted_keys<const W: usize>(distances: &[f32; W], mask: u32) -> [u32; W] {
+fn insertion_sorted_keys<const W: usize>(distances: &[f32; W], mask: u32) -> [u32; W] {
     let mut keys = [0u32; W];
     let mut len = 0;
     let mut lanes = mask;
@@ -88,7 +88,7 @@ pub(super) fn insertion_sorted_keys<const W: usize>(distances: &[f32; W], mask: 
 /// one sign, and ties go to the lower lane; the order only decides how soon a child is
 /// visited, never whether it is, and the distance kept with it is its own.
 #[inline(always)]
-pub(super) fn sort_key(t: f32, lane: usize) -> u32 {
+fn sort_key(t: f32, lane: usize) -> u32 {
     // A key holds the lane in three bits.
     debug_assert!(lane < 8);
     t.to_bits() & !7 | lane as u32

@@ -16,26 +16,33 @@
 //! diagonal where the dominant axis changes.
 //!
 //! *Traversal*: a group first tests the box around the root's children (`WideBvh::root_box`),
-//! so that rays that miss the mesh cost one box test; then a child is visited if any ray of
-//! the group enters its box within its own interval (`t_min` to its closest hit so far),
-//! with the rays that do; the children hit are
-//! visited nearest first by the distance at which the group's first ray enters them, the
-//! others kept on a stack with the rays that entered each and where, and a child popped behind
-//! the closest hits of all its rays is skipped. Occlusion takes the children, leaves and inner
-//! nodes alike, in the order the group's first ray leaves them, the last first, as the
-//! single-ray query does; it drops each ray once it is blocked, and ends when every ray is.
+//! so that rays that miss the mesh cost one box test. Then the group is taken as one bundle
+//! ([`Frustum`]: per axis the extremes of its origins and reciprocal directions), and an inner
+//! node's children are tested against the bundle all at once, in the lanes of one register,
+//! as the single-ray traversal tests them against one ray: a child passes if some ray of the
+//! group may enter it before the farthest of the rays' closest hits so far. A leaf's box is
+//! then tested ray by ray, and its triangles against the rays that enter it. The children
+//! that pass are visited in the order of the earliest any ray may enter them, the others kept
+//! on a stack with that distance, and one popped beyond every ray's closest hit is skipped.
+//! Occlusion takes the children in the order of the latest any ray may leave them, the last
+//! first; it drops each ray once it is blocked, and ends when every ray is. (Testing each
+//! child against every ray instead, one child at a time, cost camera packets 6–10% more
+//! time; BENCHMARKS.md, "Packets tested as one bundle".)
 //!
 //! *The same bits*: every ray gets the answer [`WideBvh::closest_hit`] and
-//! [`WideBvh::occluded`] give it, bit for bit. A lane's box test is the single-ray box test of
-//! its ray (the same subtraction and multiplication, the same NaN rules), and a ray's closest
-//! hit depends only on the tests of the triangles it could hit, never on which other boxes
-//! were opened nor in which order: the closest-hit rule is order-free, and a box never
-//! rejects a hit on a triangle inside it (the node's box holds the triangle's padded box, to
-//! which the triangle test clamps its distance). A lane's triangle test is the pack test of
-//! its ray ([`pack`](super::pack)), operation for operation, with the triangle's coordinates
-//! in every lane where the pack test has the ray's; a ray for which one of a pack's edge
-//! functions rounds to zero is given its own pack test of that pack, which takes the
-//! double-precision fallback for every triangle of the pack, as it does for that ray alone.
+//! [`WideBvh::occluded`] give it, bit for bit. A ray's closest hit depends only on the tests
+//! of the triangles it could hit, never on which other boxes were opened nor in which order:
+//! the closest-hit rule is order-free, and a box never rejects a hit on a triangle inside it
+//! (the node's box holds the triangle's padded box, to which the triangle test clamps its
+//! distance). So a packet may open more boxes than a ray alone would, as long as it opens
+//! every box the ray's own test enters: the bundle's test lets through every child some ray
+//! enters (see [`Frustum`]), and a leaf's box is tested for each ray by the single-ray box
+//! test's arithmetic (the same subtraction and multiplication, the same NaN rules). A lane's
+//! triangle test is the pack test of its ray ([`pack`](super::pack)), operation for
+//! operation, with the triangle's coordinates in every lane where the pack test has the
+//! ray's; a ray for which one of a pack's edge functions rounds to zero is given its own pack
+//! test of that pack, which takes the double-precision fallback for every triangle of the
+//! pack, as it does for that ray alone.
 
 use std::array::from_fn;
 use std::mem::MaybeUninit;
@@ -45,21 +52,22 @@ use crate::math::Vec3;
 
 use super::super::{BvhHit, Closest, NoCounters, TraversalCounters};
 use super::build::STACK_SIZE;
+use super::lanes::key_lane;
 use super::lanes::{Halves, Lanes};
-use super::lanes::{insertion_sorted_keys, key_lane, sort_key};
 use super::pack::EdgeFunctions;
-use super::traverse::Child;
+use super::traverse::{Child, LAST_FIRST, NEAREST_FIRST};
 use super::{EMPTY, LANES, Nodes, TrianglePack, WideBvh, WideNode};
 
 /// Rays in a packet: the lanes of one AVX register.
 pub const PACKET_LANES: usize = 8;
 
-/// Groups of fewer rays than this go through the single-ray traversal, ray by ray: a packet
-/// tests each child of a node with an instruction for every box plane, where the single-ray
-/// traversal tests all of a node's children with one, so a few rays do not pay for it. Camera
-/// rays of a row of a block (256², one thread, AVX2), as packets against alone: three rays
-/// 0.99× on `cornell` and 0.81× on `treasure`, four 1.15–1.22× and 0.91×, five 1.40× and
-/// 1.02× (BENCHMARKS.md, "Packets of camera rays").
+/// Groups of fewer rays than this go through the single-ray traversal, ray by ray: a group
+/// pays for gathering its rays and bounding them before its first node. When each child was
+/// tested against each ray, camera rays of a row of a block (256², one thread, AVX2), as
+/// packets against alone, ran: three rays 0.99× on `cornell` and 0.81× on `treasure`, four
+/// 1.15–1.22× and 0.91×, five 1.40× and 1.02× (BENCHMARKS.md, "Packets of camera rays").
+/// With the bundle's test, groups from two rays up ran as fast as this threshold on `treasure`,
+/// `cornell` and the bunny (1.001–1.003), so it stays.
 const MIN_GROUP: u32 = 4;
 
 /// A set of a packet's lanes: bit `k` for lane `k`.
@@ -186,11 +194,12 @@ impl WideBvh {
     }
 
     /// [`closest_hit_packet`](Self::closest_hit_packet), reporting the tests to `counters`:
-    /// a child's box tested for a packet counts once for every ray of the packet that reached
-    /// its node, a triangle once for every ray that reached its leaf, and the box around the
-    /// root's children, which a packet tests first, once for every ray, so that the counts per
-    /// ray compare with those of the single-ray traversal (which the rays traced alone report
-    /// as it does).
+    /// a node's child boxes tested against a group count once for every ray of the group (the
+    /// rays not yet blocked, for occlusion), a leaf's box tested ray by ray once more for each,
+    /// a triangle once for every ray that entered its leaf, and the box around the root's
+    /// children, which a packet tests first, once for every ray, so that the counts per ray
+    /// compare with those of the single-ray traversal (which the rays traced alone report as
+    /// it does).
     ///
     /// ```
     /// # use renderer::bvh::{BvhSettings, WideBvh};
@@ -375,51 +384,62 @@ impl WideBvh {
         closest: &mut [Closest; PACKET_LANES],
         counters: &mut C,
     ) {
-        // Where each ray's closest hit so far is: the far end of its box tests.
-        let mut t_max: [f32; PACKET_LANES] = from_fn(|lane| closest[lane].t());
+        // Where each ray's closest hit so far is: the far end of its box tests. Lanes of
+        // other groups hold −∞, so that the farthest of all eight is the group's.
+        let mut t_max: [f32; PACKET_LANES] = from_fn(|lane| {
+            if group.lanes >> lane & 1 == 1 {
+                closest[lane].t()
+            } else {
+                f32::NEG_INFINITY
+            }
+        });
         let lanes = group.enter_box(&self.root_box, group.lanes, V::load(&t_max));
         count_boxes(1, group.lanes, counters);
         if lanes == 0 {
             return;
         }
-        let mut stack = Stack::<Deferred>::new();
-        let mut entered = Entered::new();
-        let mut current = Visit {
-            child: Child {
-                reference: 0,
-                count: 0,
-            },
-            lanes,
-        };
+        let frustum = Frustum::new(group, lanes);
+        // The farthest of the rays' closest hits: no ray enters a box beyond it.
+        let mut far = farthest(&t_max);
+        let mut stack = Stack::<Opened>::new();
+        let mut current = Opened::ROOT;
         loop {
             if current.child.count != 0 {
-                self.closest_in_leaf(group, packet, current, closest, &mut t_max, counters);
+                // A leaf: its box tested ray by ray, then its triangles against the rays in it.
+                let parent = &nodes[current.parent as usize];
+                count_boxes(1, lanes, counters);
+                let entering =
+                    group.enter_box(&slot_box(parent, current.slot), lanes, V::load(&t_max));
+                if entering != 0 {
+                    let visit = Visit {
+                        child: current.child,
+                        lanes: entering,
+                    };
+                    self.closest_in_leaf(group, packet, visit, closest, &mut t_max, counters);
+                    far = farthest(&t_max);
+                }
             } else {
                 let node = &nodes[current.child.reference as usize];
-                let far = V::load(&t_max);
-                group.children::<W, false, C>(node, current.lanes, far, &mut entered, counters);
-                if entered.children != 0 {
-                    current = entered.visit_nearest_first(node, group.lead, &mut stack);
+                count_node_boxes(node, lanes, counters);
+                let (enter, _, mask) = frustum.children(node, far);
+                if mask != 0 {
+                    let index = current.child.reference;
+                    current =
+                        open_in_order::<V, W, NEAREST_FIRST>(node, index, enter, mask, &mut stack);
                     continue;
                 }
             }
-            // The next child some ray of it still needs.
-            let far = V::load(&t_max);
+            // The next child that some ray may still enter before its closest hit.
             current = loop {
-                let Some(deferred) = stack.pop() else {
+                let Some(opened) = stack.pop() else {
                     return;
                 };
-                let lanes = deferred.lanes & V::load(&deferred.enter).le_mask(far);
-                if lanes != 0 {
-                    break Visit {
-                        child: deferred.child,
-                        lanes,
-                    };
+                if opened.t <= far {
+                    break opened;
                 }
             };
         }
     }
-
     /// Tests the packs of the leaf `visit` against its rays, keeping each ray's closest hit.
     #[inline(always)]
     fn closest_in_leaf<V: Lanes<PACKET_LANES>, C: TraversalCounters>(
@@ -505,51 +525,45 @@ impl WideBvh {
         if entered_scene == 0 {
             return 0;
         }
-        let mut stack = Stack::<Visit>::new();
-        let mut entered = Entered::new();
+        let frustum = Frustum::new(group, entered_scene);
+        let t_max = group.t_max.to_array();
+        let far = farthest(&from_fn(|lane| {
+            if entered_scene >> lane & 1 == 1 {
+                t_max[lane]
+            } else {
+                f32::NEG_INFINITY
+            }
+        }));
+        let mut stack = Stack::<Opened>::new();
         let mut blocked = 0u32;
-        let mut current = Visit {
-            child: Child {
-                reference: 0,
-                count: 0,
-            },
-            lanes: entered_scene,
-        };
+        let mut current = Opened::ROOT;
         loop {
+            let open = entered_scene & !blocked;
             if current.child.count != 0 {
-                blocked |=
-                    self.blocked_in_leaf(group, packet, current.child, current.lanes, counters);
-                if blocked == entered_scene {
-                    return blocked;
+                let parent = &nodes[current.parent as usize];
+                count_boxes(1, open, counters);
+                let entering = group.enter_box(&slot_box(parent, current.slot), open, group.t_max);
+                if entering != 0 {
+                    blocked |=
+                        self.blocked_in_leaf(group, packet, current.child, entering, counters);
+                    if blocked == entered_scene {
+                        return blocked;
+                    }
                 }
             } else {
                 let node = &nodes[current.child.reference as usize];
-                group.children::<W, true, C>(
-                    node,
-                    current.lanes,
-                    group.t_max,
-                    &mut entered,
-                    counters,
-                );
-                if entered.children != 0 {
-                    current = entered.visit_last_exit_first(node, group.lead, &mut stack);
-                    current.lanes &= !blocked;
-                    if current.lanes != 0 {
-                        continue;
-                    }
+                count_node_boxes(node, open, counters);
+                let (_, leave, mask) = frustum.children(node, far);
+                if mask != 0 {
+                    let index = current.child.reference;
+                    current =
+                        open_in_order::<V, W, LAST_FIRST>(node, index, leave, mask, &mut stack);
+                    continue;
                 }
             }
-            // The next child some ray not yet blocked still needs.
-            current = loop {
-                let Some(visit) = stack.pop() else {
-                    return blocked;
-                };
-                if visit.lanes & !blocked != 0 {
-                    break Visit {
-                        lanes: visit.lanes & !blocked,
-                        ..visit
-                    };
-                }
+            current = match stack.pop() {
+                Some(opened) => opened,
+                None => return blocked,
             };
         }
     }
@@ -590,6 +604,20 @@ impl WideBvh {
 fn count_boxes<C: TraversalCounters>(boxes: u32, lanes: u32, counters: &mut C) {
     for _ in 0..boxes * lanes.count_ones() {
         counters.box_test();
+    }
+}
+
+/// Reports the tests of every used child box of `node` against the rays `lanes`.
+#[inline(always)]
+fn count_node_boxes<const W: usize, C: TraversalCounters>(
+    node: &WideNode<W>,
+    lanes: u32,
+    counters: &mut C,
+) {
+    for &child in &node.child {
+        if child != EMPTY {
+            count_boxes(1, lanes, counters);
+        }
     }
 }
 
@@ -751,13 +779,276 @@ struct Visit {
     lanes: u32,
 }
 
-/// A child left for later by the closest-hit traversal, with the rays that entered its box
-/// and the distance at which each did.
+/// A child some ray of a group may enter: slot `slot` of node `parent` (where a leaf's box is
+/// read when its rays are tested against it), with the distance it was ordered by.
 #[derive(Clone, Copy, Debug)]
-struct Deferred {
+struct Opened {
     child: Child,
-    lanes: u32,
-    enter: [f32; PACKET_LANES],
+    parent: u32,
+    slot: usize,
+    /// The earliest any ray may enter its box (closest hit), or the latest any may leave it
+    /// (occlusion).
+    t: f32,
+}
+
+impl Opened {
+    /// The root, where every traversal starts: an inner node.
+    const ROOT: Self = Self {
+        child: Child {
+            reference: 0,
+            count: 0,
+        },
+        parent: 0,
+        slot: 0,
+        t: f32::NEG_INFINITY,
+    };
+}
+
+/// A group's rays taken together for a node's box tests: per axis, the smallest and largest
+/// origin and reciprocal direction of its rays, so that all of a node's children are tested
+/// against the whole group at once, in the lanes of one register, as the single-ray traversal
+/// tests them against one ray.
+///
+/// A child passes if some ray of the group may enter it; the test is exact in this direction.
+/// A ray's distance to a plane is `(plane − origin) · inv`, each operation rounded once, and
+/// rounding keeps order: the difference falls as the origin grows, and the product moves one
+/// way with each factor while the other keeps its sign. So over all the rays, each distance
+/// lies between the products of the extreme differences and the extreme reciprocals (their
+/// four corners, two where the rays share an origin, as a camera's do), computed with the
+/// same roundings; where a ray enters a box (its largest near distance and `t_min`) lies at
+/// or beyond the largest of the lower bounds, and where it leaves (its smallest far distance
+/// and `t_max`) at or before the smallest of the upper bounds. A child that fails has been
+/// entered by no ray's own box test. Where a ray's origin is not finite, or its reciprocal
+/// direction is infinite (a zero component) or zero, the bounds could be NaN: along that axis
+/// the group is not bounded at all.
+struct Frustum<V> {
+    /// Per axis, the row of `WideNode::planes` the rays enter by (their octant's); they leave
+    /// by the other of the axis (`^ 1`).
+    near: [usize; 3],
+    origin_low: [V; 3],
+    origin_high: [V; 3],
+    inv_low: [V; 3],
+    inv_high: [V; 3],
+    /// Whether every ray has the same origin: then the two differences are one.
+    one_origin: bool,
+    /// Per axis, whether the bounds above hold (see the type's documentation).
+    bounded: [bool; 3],
+    /// The smallest `t_min` of the rays.
+    t_min: V,
+}
+
+impl<V: Lanes<PACKET_LANES>> Frustum<V> {
+    /// The bounds of the rays `lanes` of `group`.
+    #[inline(always)]
+    fn new(group: &GroupRays<V>, lanes: u32) -> Self {
+        let origins = [
+            group.origin[0].to_array(),
+            group.origin[1].to_array(),
+            group.origin[2].to_array(),
+        ];
+        let invs = [
+            group.inv[0].to_array(),
+            group.inv[1].to_array(),
+            group.inv[2].to_array(),
+        ];
+        let t_min = group.t_min.to_array();
+        // Finite and non-zero, lane by lane: `|x|` below infinity, and unequal to zero.
+        let (zero, infinity) = (V::splat(0.0), V::splat(f32::INFINITY));
+        // (Written out: a closure is compiled without the traversal's target features.)
+        let mut bounded = [false; 3];
+        for (axis, bounded) in bounded.iter_mut().enumerate() {
+            let (origin, inv) = (group.origin[axis], group.inv[axis]);
+            let finite_origin = origin.max(zero.sub(origin)).lt_mask(infinity);
+            let finite_inv = inv.max(zero.sub(inv)).lt_mask(infinity);
+            *bounded = finite_origin & finite_inv & !inv.eq_mask(zero) & lanes == lanes;
+        }
+        let mut low = [[f32::INFINITY; 3]; 2];
+        let mut high = [[f32::NEG_INFINITY; 3]; 2];
+        let mut least_t_min = f32::INFINITY;
+        for lane in self::lanes(lanes) {
+            for axis in 0..3 {
+                let (origin, inv) = (origins[axis][lane], invs[axis][lane]);
+                low[0][axis] = low[0][axis].min(origin);
+                high[0][axis] = high[0][axis].max(origin);
+                low[1][axis] = low[1][axis].min(inv);
+                high[1][axis] = high[1][axis].max(inv);
+            }
+            // `f32::min` passes over a NaN: a looser bound, where that ray's own test fails.
+            least_t_min = least_t_min.min(t_min[lane]);
+        }
+        Self {
+            near: [
+                group.octant & 1,
+                2 + (group.octant >> 1 & 1),
+                4 + (group.octant >> 2 & 1),
+            ],
+            origin_low: [
+                V::splat(low[0][0]),
+                V::splat(low[0][1]),
+                V::splat(low[0][2]),
+            ],
+            origin_high: [
+                V::splat(high[0][0]),
+                V::splat(high[0][1]),
+                V::splat(high[0][2]),
+            ],
+            inv_low: [
+                V::splat(low[1][0]),
+                V::splat(low[1][1]),
+                V::splat(low[1][2]),
+            ],
+            inv_high: [
+                V::splat(high[1][0]),
+                V::splat(high[1][1]),
+                V::splat(high[1][2]),
+            ],
+            one_origin: low[0] == high[0],
+            bounded,
+            t_min: V::splat(least_t_min),
+        }
+    }
+
+    /// The children of `node` that some ray of the group may enter before `t_max` (the
+    /// farthest any of them still looks), as a mask, with the earliest any ray may enter
+    /// each and the latest any may leave it, in the lanes of the children.
+    #[inline(always)]
+    fn children<const W: usize>(&self, node: &WideNode<W>, t_max: f32) -> (V, V, u32) {
+        let mut enter = self.t_min;
+        let mut leave = V::splat(t_max);
+        for axis in 0..3 {
+            if !self.bounded[axis] {
+                continue;
+            }
+            let near = node_planes::<V, W>(node, self.near[axis]);
+            let far = node_planes::<V, W>(node, self.near[axis] ^ 1);
+            let (low, high) = (self.inv_low[axis], self.inv_high[axis]);
+            // No NaN below: the planes of a used child are finite, those of an unused one
+            // infinite, and the origins and reciprocals finite and non-zero.
+            let (near_low, far_high) = if self.one_origin {
+                let near = near.sub(self.origin_low[axis]);
+                let far = far.sub(self.origin_low[axis]);
+                (
+                    near.mul(low).min(near.mul(high)),
+                    far.mul(low).max(far.mul(high)),
+                )
+            } else {
+                let (near_a, near_b) = (
+                    near.sub(self.origin_high[axis]),
+                    near.sub(self.origin_low[axis]),
+                );
+                let (far_a, far_b) = (
+                    far.sub(self.origin_high[axis]),
+                    far.sub(self.origin_low[axis]),
+                );
+                (
+                    near_a
+                        .mul(low)
+                        .min(near_a.mul(high))
+                        .min(near_b.mul(low))
+                        .min(near_b.mul(high)),
+                    far_a
+                        .mul(low)
+                        .max(far_a.mul(high))
+                        .max(far_b.mul(low))
+                        .max(far_b.mul(high)),
+                )
+            };
+            enter = near_low.max(enter);
+            leave = far_high.min(leave);
+        }
+        let mut mask = enter.le_mask(leave) & ((1 << W) - 1);
+        if self.bounded != [true; 3] {
+            // An unused slot's empty box may not have been tested along any axis.
+            mask &= used_slots(node);
+        }
+        (enter, leave, mask)
+    }
+}
+
+/// Row `row` of `node`'s planes in the lanes of `V`: slot `k` in lane `k`, lanes past `W`
+/// zero (and masked off by the callers).
+#[inline(always)]
+fn node_planes<V: Lanes<PACKET_LANES>, const W: usize>(node: &WideNode<W>, row: usize) -> V {
+    match <&[f32; PACKET_LANES]>::try_from(node.planes[row].as_slice()) {
+        Ok(planes) => V::load(planes),
+        Err(_) => V::load(&from_fn(|k| if k < W { node.planes[row][k] } else { 0.0 })),
+    }
+}
+
+/// The six planes of the box of `node`'s child in `slot`, in the order of
+/// [`WideNode::planes`].
+#[inline(always)]
+fn slot_box<const W: usize>(node: &WideNode<W>, slot: usize) -> [f32; 6] {
+    from_fn(|plane| node.planes[plane][slot])
+}
+
+/// The slots of `node` that hold a child, as a mask.
+#[inline(always)]
+fn used_slots<const W: usize>(node: &WideNode<W>) -> u32 {
+    (0..W)
+        .filter(|&slot| node.child[slot] != EMPTY)
+        .fold(0, |mask, slot| mask | 1 << slot)
+}
+
+/// The farthest of the distances `t`, NaNs passed over (a looser bound, where that ray's own
+/// tests fail).
+#[inline(always)]
+fn farthest(t: &[f32; PACKET_LANES]) -> f32 {
+    let [a, b, c, d, e, f, g, h] = *t;
+    (a.max(b).max(c.max(d))).max(e.max(f).max(g.max(h)))
+}
+
+/// Of the children of `node` (the node `index`) in `mask` (at least one), with the distances
+/// `at` in their lanes: the one to visit next, the smallest distance or, with `LARGEST`, the
+/// largest; the others are left on the stack with their distances, to be taken in the same
+/// order. As the single-ray traversal orders a node's children (`traverse::visit_in_order`).
+#[inline(always)]
+fn open_in_order<V: Lanes<PACKET_LANES>, const W: usize, const LARGEST: bool>(
+    node: &WideNode<W>,
+    index: u32,
+    at: V,
+    mask: u32,
+    stack: &mut Stack<Opened>,
+) -> Opened {
+    let distances = at.to_array();
+    let open = |slot: usize| Opened {
+        child: Child::of(node, slot),
+        parent: index,
+        slot,
+        t: distances[slot],
+    };
+    let first = mask.trailing_zeros() as usize;
+    let rest = mask & (mask - 1);
+    if rest == 0 {
+        return open(first);
+    }
+    if rest & (rest - 1) == 0 {
+        let second = rest.trailing_zeros() as usize;
+        let second_goes_first = if LARGEST {
+            distances[second] > distances[first]
+        } else {
+            distances[second] < distances[first]
+        };
+        let (next, later) = if second_goes_first {
+            (second, first)
+        } else {
+            (first, second)
+        };
+        stack.push(open(later));
+        return open(next);
+    }
+    let (keys, next) = at.sorted_keys_and_next::<LARGEST>(mask);
+    let count = mask.count_ones() as usize;
+    if LARGEST {
+        for &key in &keys[..count - 1] {
+            stack.push(open(key_lane(key)));
+        }
+    } else {
+        for &key in keys[1..count].iter().rev() {
+            stack.push(open(key_lane(key)));
+        }
+    }
+    open(key_lane(next))
 }
 
 /// The rays of one group, in the lanes of `V`, with what the box and triangle tests need of
@@ -776,8 +1067,6 @@ struct GroupRays<V> {
     axes: [usize; 3],
     /// The group's lanes.
     lanes: u32,
-    /// The group's first lane: the ray whose distances order a node's children.
-    lead: usize,
 }
 
 impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
@@ -801,7 +1090,6 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
             octant: BoxRay::octant_of(lead_dir),
             axes,
             lanes,
-            lead,
         }
     }
 
@@ -822,78 +1110,6 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
             leave = t(near ^ 1, axis).min(leave);
         }
         enter.le_mask(leave) & lanes
-    }
-
-    /// Which of the rays `lanes` enter each child of `node` before their `t_max`, and where,
-    /// into `entered`: [`children_in`](Self::children_in) for the group's octant.
-    #[inline(always)]
-    fn children<const W: usize, const LEAVE: bool, C: TraversalCounters>(
-        &self,
-        node: &WideNode<W>,
-        lanes: u32,
-        t_max: V,
-        entered: &mut Entered<W>,
-        counters: &mut C,
-    ) {
-        match self.octant {
-            0 => self.children_in::<0, W, LEAVE, C>(node, lanes, t_max, entered, counters),
-            1 => self.children_in::<1, W, LEAVE, C>(node, lanes, t_max, entered, counters),
-            2 => self.children_in::<2, W, LEAVE, C>(node, lanes, t_max, entered, counters),
-            3 => self.children_in::<3, W, LEAVE, C>(node, lanes, t_max, entered, counters),
-            4 => self.children_in::<4, W, LEAVE, C>(node, lanes, t_max, entered, counters),
-            5 => self.children_in::<5, W, LEAVE, C>(node, lanes, t_max, entered, counters),
-            6 => self.children_in::<6, W, LEAVE, C>(node, lanes, t_max, entered, counters),
-            _ => self.children_in::<7, W, LEAVE, C>(node, lanes, t_max, entered, counters),
-        }
-    }
-
-    /// [`children`](Self::children) for rays of octant `OCTANT`, whose near and far planes
-    /// are then constants: one load of each plane of a child, no address computed from the
-    /// octant. Per lane the arithmetic of the single-ray box test (`WideRay::boxes`). With
-    /// `LEAVE`, where the rays leave each child entered is kept too.
-    #[inline(always)]
-    fn children_in<const OCTANT: usize, const W: usize, const LEAVE: bool, C: TraversalCounters>(
-        &self,
-        node: &WideNode<W>,
-        lanes: u32,
-        t_max: V,
-        entered: &mut Entered<W>,
-        counters: &mut C,
-    ) {
-        // The plane (of `WideNode::planes`) the rays enter by along `axis`, and the one they
-        // leave by, as the single-ray `WideRay` has them (there as offsets into the planes).
-        let near = |axis: usize| 2 * axis + (OCTANT >> axis & 1);
-        let far = |axis: usize| near(axis) ^ 1;
-        entered.children = 0;
-        let mut used = 0;
-        for slot in 0..W {
-            if node.child[slot] == EMPTY {
-                continue;
-            }
-            used += 1;
-            let t = |plane: usize, axis: usize| {
-                V::splat(node.planes[plane][slot])
-                    .sub(self.origin[axis])
-                    .mul(self.inv[axis])
-            };
-            // `min`/`max` give their argument for a NaN lane: the NaN operand comes first.
-            let mut enter = self.t_min;
-            let mut leave = t_max;
-            for axis in 0..3 {
-                enter = t(near(axis), axis).max(enter);
-                leave = t(far(axis), axis).min(leave);
-            }
-            let hit = enter.le_mask(leave) & lanes;
-            if hit != 0 {
-                entered.children |= 1 << slot;
-                entered.lanes[slot] = hit;
-                entered.enter[slot].write(enter.to_array());
-                if LEAVE {
-                    entered.leave[slot].write(leave.to_array());
-                }
-            }
-        }
-        count_boxes(used, lanes, counters);
     }
 
     /// Every used triangle of `pack` against the rays `lanes`, by the pack test's arithmetic
@@ -1009,156 +1225,6 @@ struct TriangleLanes<V> {
     t: V,
     uvw: [V; 3],
     det: V,
-}
-
-/// The children of a node that rays of a packet enter.
-struct Entered<const W: usize> {
-    /// Bit `slot` set: some ray enters child `slot`.
-    children: u32,
-    /// Per child: the rays that enter it.
-    lanes: [u32; W],
-    /// Per child that some ray enters: where each ray enters it (written only for those; the
-    /// others hold what an earlier node left, or nothing).
-    enter: [MaybeUninit<[f32; PACKET_LANES]>; W],
-    /// The same for where each ray leaves it, written only by the occlusion query's box
-    /// tests.
-    leave: [MaybeUninit<[f32; PACKET_LANES]>; W],
-}
-
-impl<const W: usize> Entered<W> {
-    #[inline(always)]
-    fn new() -> Self {
-        Self {
-            children: 0,
-            lanes: [0; W],
-            enter: [const { MaybeUninit::uninit() }; W],
-            leave: [const { MaybeUninit::uninit() }; W],
-        }
-    }
-
-    /// Where the rays enter child `slot`, which some ray enters.
-    #[inline(always)]
-    fn enter(&self, slot: usize) -> [f32; PACKET_LANES] {
-        debug_assert!(self.children >> slot & 1 == 1);
-        // SAFETY: `children` has bit `slot` set only where `children()` wrote `enter[slot]`.
-        unsafe { self.enter[slot].assume_init() }
-    }
-
-    /// Where the rays leave child `slot`, which some ray enters, in a node whose box tests
-    /// kept it (`LEAVE`).
-    #[inline(always)]
-    fn leave(&self, slot: usize) -> [f32; PACKET_LANES] {
-        debug_assert!(self.children >> slot & 1 == 1);
-        // SAFETY: `children` has bit `slot` set only where `children()` wrote `enter[slot]`,
-        // and the occlusion query, the only caller, asks it to write `leave[slot]` with it.
-        unsafe { self.leave[slot].assume_init() }
-    }
-
-    /// Of the children entered (at least one), the nearest to the ray in lane `lead`, to be
-    /// visited next; the others are left on the stack, nearer ones on top.
-    #[inline(always)]
-    fn visit_nearest_first(
-        &self,
-        node: &WideNode<W>,
-        lead: usize,
-        stack: &mut Stack<Deferred>,
-    ) -> Visit {
-        // A sort key holds the slot in three bits.
-        const { assert!(W <= 8) };
-        let visit = |slot: usize| self.visit(node, slot);
-        let mut defer = |slot: usize| {
-            stack.push(Deferred {
-                child: Child::of(node, slot),
-                lanes: self.lanes[slot],
-                enter: self.enter(slot),
-            })
-        };
-        let first = self.children.trailing_zeros() as usize;
-        let rest = self.children & (self.children - 1);
-        if rest == 0 {
-            return visit(first);
-        }
-        let distance = |slot: usize| self.enter(slot)[lead];
-        if rest & (rest - 1) == 0 {
-            let second = rest.trailing_zeros() as usize;
-            let (near, far) = if distance(second) < distance(first) {
-                (second, first)
-            } else {
-                (first, second)
-            };
-            defer(far);
-            return visit(near);
-        }
-        // More: an insertion sort of their keys, nearest last, then pushed far to near.
-        let mut keys = [0u32; W];
-        let mut len = 0;
-        for slot in lanes(self.children) {
-            let key = sort_key(distance(slot), slot);
-            let mut k = len;
-            while k > 0 && keys[k - 1] < key {
-                keys[k] = keys[k - 1];
-                k -= 1;
-            }
-            keys[k] = key;
-            len += 1;
-        }
-        for &key in &keys[..len - 1] {
-            defer(key_lane(key));
-        }
-        visit(key_lane(keys[len - 1]))
-    }
-
-    /// Of the children entered (at least one), the one the ray in lane `lead` leaves last, to
-    /// be visited next by the occlusion query; the others are left on the stack, later
-    /// leaving ones on top. The single-ray query's order (`WideBvh::occluded`), for the
-    /// group's first ray. (The closest hit's order, `visit_nearest_first`, is written apart:
-    /// one function for both cost its camera packets 4% more instructions.)
-    #[inline(always)]
-    fn visit_last_exit_first(
-        &self,
-        node: &WideNode<W>,
-        lead: usize,
-        stack: &mut Stack<Visit>,
-    ) -> Visit {
-        // A sort key holds the slot in three bits.
-        const { assert!(W <= 8) };
-        let first = self.children.trailing_zeros() as usize;
-        let rest = self.children & (self.children - 1);
-        if rest == 0 {
-            return self.visit(node, first);
-        }
-        let distance = |slot: usize| self.leave(slot)[lead];
-        if rest & (rest - 1) == 0 {
-            let second = rest.trailing_zeros() as usize;
-            let (later, sooner) = if distance(second) > distance(first) {
-                (second, first)
-            } else {
-                (first, second)
-            };
-            stack.push(self.visit(node, sooner));
-            return self.visit(node, later);
-        }
-        // More: their keys sorted, the ray's last exit last, then pushed in that order.
-        let mut distances = [0.0; W];
-        for slot in lanes(self.children) {
-            distances[slot] = distance(slot);
-        }
-        let keys = insertion_sorted_keys(&distances, self.children);
-        let len = self.children.count_ones() as usize;
-        for &key in &keys[..len - 1] {
-            stack.push(self.visit(node, key_lane(key)));
-        }
-        self.visit(node, key_lane(keys[len - 1]))
-    }
-
-    /// Child `slot` of `node`, with the rays that enter it.
-    #[inline(always)]
-    fn visit(&self, node: &WideNode<W>, slot: usize) -> Visit {
-        Visit {
-            child: Child::of(node, slot),
-            lanes: self.lanes[slot],
-        }
-    }
 }
 
 /// Children waiting to be visited by a packet, of fixed size and left uninitialised, as the

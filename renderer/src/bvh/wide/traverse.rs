@@ -562,10 +562,10 @@ impl Stack {
 }
 
 /// [`visit_in_order`]'s order for the closest hit: the child the ray enters first.
-const NEAREST_FIRST: bool = false;
+pub(super) const NEAREST_FIRST: bool = false;
 
 /// [`visit_in_order`]'s order for occlusion: the child the ray leaves last.
-const LAST_FIRST: bool = true;
+pub(super) const LAST_FIRST: bool = true;
 
 /// Of the children of `node` in `mask` (at least one), with the distances `at` (where the ray
 /// enters each, or where it leaves each): the one to visit next, the smallest distance or,
