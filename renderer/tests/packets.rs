@@ -154,8 +154,8 @@ fn camera_packets(bvh: &WideBvh) -> Vec<RayPacket> {
 
 /// Packets of unrelated rays: the features that break naive traversals (`meshes::rays`),
 /// with random lanes inactive, some rays given a NaN or a zero direction, some a zero or
-/// negative component, and some packets of eight rays from one point in random directions
-/// (the octants mixed).
+/// negative component, an infinite origin, a NaN `t_min` or `t_max`, or `t_min = −∞`, and
+/// some packets of eight rays from one point in random directions (the octants mixed).
 fn random_packets(triangles: &[Triangle], rng: &mut StdRng, count: usize) -> Vec<RayPacket> {
     let mut packets = Vec::with_capacity(count);
     for n in 0..count {
@@ -172,6 +172,10 @@ fn random_packets(triangles: &[Triangle], rng: &mut StdRng, count: usize) -> Vec
                 1 => ray.dir[rng.random_range(0..3)] = f32::NAN,
                 2 => ray.origin[rng.random_range(0..3)] = f32::NAN,
                 3 => ray.dir = -ray.dir,
+                4 => ray.origin[rng.random_range(0..3)] = f32::INFINITY,
+                5 => ray.t_max = f32::NAN,
+                6 => ray.t_min = f32::NAN,
+                7 => ray.t_min = f32::NEG_INFINITY,
                 _ => {}
             }
         }

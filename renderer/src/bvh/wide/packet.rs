@@ -1,6 +1,7 @@
 //! Packets of up to eight rays traced together through the wide BVH: one walk of the tree for
-//! all of them, each child box and each triangle tested against every ray of the packet at
-//! once, one ray to a lane of the register.
+//! all of them, an inner node's children tested against the whole group at once (a child to a
+//! lane of the register), a leaf's box and its triangles against every ray of the group at
+//! once (a ray to a lane).
 //!
 //! *Why*: neighbouring camera rays meet nearly the same nodes and leaves. Walking the tree once
 //! for eight of them shares the loads of each node, the ordering of its children, the stack and
@@ -11,7 +12,8 @@
 //! that a node's near and far planes are the same planes for all of them) and on the axes of
 //! the watertight test (so that one read of a triangle's coordinates serves all); a packet is
 //! split into groups that agree, and a group of fewer than [`MIN_GROUP`] rays, or a ray with a
-//! NaN coordinate, goes through the single-ray traversal. A camera's block of 4×2 pixels is
+//! NaN coordinate, an infinite origin or a zero direction, goes through the single-ray
+//! traversal. A camera's block of 4×2 pixels is
 //! one group unless it straddles a plane where a direction component changes sign, or a
 //! diagonal where the dominant axis changes.
 //!
@@ -26,8 +28,8 @@
 //! on a stack with that distance, and one popped beyond every ray's closest hit is skipped.
 //! Occlusion takes the children in the order of the latest any ray may leave them, the last
 //! first; it drops each ray once it is blocked, and ends when every ray is. (Testing each
-//! child against every ray instead, one child at a time, cost camera packets 6–10% more
-//! time; BENCHMARKS.md, "Packets tested as one bundle".)
+//! child against every ray instead, one child at a time, traced camera packets 1.01–1.11×
+//! slower; BENCHMARKS.md, "Packets tested as one bundle".)
 //!
 //! *The same bits*: every ray gets the answer [`WideBvh::closest_hit`] and
 //! [`WideBvh::occluded`] give it, bit for bit. A ray's closest hit depends only on the tests
@@ -52,10 +54,9 @@ use crate::math::Vec3;
 
 use super::super::{BvhHit, Closest, NoCounters, TraversalCounters};
 use super::build::STACK_SIZE;
-use super::lanes::key_lane;
-use super::lanes::{Halves, Lanes};
+use super::lanes::{Halves, Lanes, key_lane};
 use super::pack::EdgeFunctions;
-use super::traverse::{Child, LAST_FIRST, NEAREST_FIRST};
+use super::traverse::{Child, LAST_FIRST, NEAREST_FIRST, pair_in_order};
 use super::{EMPTY, LANES, Nodes, TrianglePack, WideBvh, WideNode};
 
 /// Rays in a packet: the lanes of one AVX register.
@@ -194,8 +195,9 @@ impl WideBvh {
     }
 
     /// [`closest_hit_packet`](Self::closest_hit_packet), reporting the tests to `counters`:
-    /// a node's child boxes tested against a group count once for every ray of the group (the
-    /// rays not yet blocked, for occlusion), a leaf's box tested ray by ray once more for each,
+    /// a node's child boxes tested against a group count once for every ray of the group that
+    /// entered the box around the root's children (and is not yet blocked, for occlusion), a
+    /// leaf's box tested ray by ray once more for each,
     /// a triangle once for every ray that entered its leaf, and the box around the root's
     /// children, which a packet tests first, once for every ray, so that the counts per ray
     /// compare with those of the single-ray traversal (which the rays traced alone report as
@@ -384,20 +386,23 @@ impl WideBvh {
         closest: &mut [Closest; PACKET_LANES],
         counters: &mut C,
     ) {
-        // Where each ray's closest hit so far is: the far end of its box tests. Lanes of
-        // other groups hold −∞, so that the farthest of all eight is the group's.
+        // A group's rays have found nothing yet (each lane is in one group), so their
+        // intervals are still their own.
+        let lanes = group.enter_box(&self.root_box, group.lanes, group.t_max);
+        count_boxes(group.lanes, counters);
+        if lanes == 0 {
+            return;
+        }
+        // Where each ray's closest hit so far is: the far end of its box tests. Lanes of other
+        // groups, and rays that miss the mesh's box, hold −∞, so that the farthest of all
+        // eight is that of the rays still looking.
         let mut t_max: [f32; PACKET_LANES] = from_fn(|lane| {
-            if group.lanes >> lane & 1 == 1 {
+            if lanes >> lane & 1 == 1 {
                 closest[lane].t()
             } else {
                 f32::NEG_INFINITY
             }
         });
-        let lanes = group.enter_box(&self.root_box, group.lanes, V::load(&t_max));
-        count_boxes(1, group.lanes, counters);
-        if lanes == 0 {
-            return;
-        }
         let frustum = Frustum::new(group, lanes);
         // The farthest of the rays' closest hits: no ray enters a box beyond it.
         let mut far = farthest(&t_max);
@@ -407,7 +412,7 @@ impl WideBvh {
             if current.child.count != 0 {
                 // A leaf: its box tested ray by ray, then its triangles against the rays in it.
                 let parent = &nodes[current.parent as usize];
-                count_boxes(1, lanes, counters);
+                count_boxes(lanes, counters);
                 let entering =
                     group.enter_box(&slot_box(parent, current.slot), lanes, V::load(&t_max));
                 if entering != 0 {
@@ -440,6 +445,7 @@ impl WideBvh {
             };
         }
     }
+
     /// Tests the packs of the leaf `visit` against its rays, keeping each ray's closest hit.
     #[inline(always)]
     fn closest_in_leaf<V: Lanes<PACKET_LANES>, C: TraversalCounters>(
@@ -521,7 +527,7 @@ impl WideBvh {
     ) -> u32 {
         // The rays that can be blocked at all.
         let entered_scene = group.enter_box(&self.root_box, group.lanes, group.t_max);
-        count_boxes(1, group.lanes, counters);
+        count_boxes(group.lanes, counters);
         if entered_scene == 0 {
             return 0;
         }
@@ -541,7 +547,7 @@ impl WideBvh {
             let open = entered_scene & !blocked;
             if current.child.count != 0 {
                 let parent = &nodes[current.parent as usize];
-                count_boxes(1, open, counters);
+                count_boxes(open, counters);
                 let entering = group.enter_box(&slot_box(parent, current.slot), open, group.t_max);
                 if entering != 0 {
                     blocked |=
@@ -599,10 +605,10 @@ impl WideBvh {
     }
 }
 
-/// Reports the tests of `boxes` boxes against the rays `lanes`.
+/// Reports the tests of one box against the rays `lanes`.
 #[inline(always)]
-fn count_boxes<C: TraversalCounters>(boxes: u32, lanes: u32, counters: &mut C) {
-    for _ in 0..boxes * lanes.count_ones() {
+fn count_boxes<C: TraversalCounters>(lanes: u32, counters: &mut C) {
+    for _ in 0..lanes.count_ones() {
         counters.box_test();
     }
 }
@@ -616,7 +622,7 @@ fn count_node_boxes<const W: usize, C: TraversalCounters>(
 ) {
     for &child in &node.child {
         if child != EMPTY {
-            count_boxes(1, lanes, counters);
+            count_boxes(lanes, counters);
         }
     }
 }
@@ -633,7 +639,8 @@ fn count_triangles<C: TraversalCounters>(pack: &TrianglePack, lanes: u32, counte
 struct Split {
     /// The groups, as lane masks, the first ones non-zero, the rest 0.
     groups: [u32; PACKET_LANES],
-    /// The lanes traced alone: rays with a NaN coordinate, and groups too small to pay.
+    /// The lanes traced alone: rays with a NaN coordinate, an infinite origin or a zero
+    /// direction, and groups too small to pay.
     alone: u32,
 }
 
@@ -711,8 +718,8 @@ impl<V: Lanes<PACKET_LANES>> PacketLanes<V> {
 
     /// The active rays (`active`) in groups that agree on their octant and on the axes of
     /// their triangle tests, as [`BoxRay::octant_of`] and [`PreparedRay::watertight_axes`]
-    /// decide them, worked out for all lanes at once; rays with a NaN coordinate, and groups
-    /// under [`MIN_GROUP`] rays, alone.
+    /// decide them, worked out for all lanes at once; rays with a NaN coordinate, an infinite
+    /// origin or a zero direction, and groups under [`MIN_GROUP`] rays, alone.
     #[inline(always)]
     fn split(&self, active: u32) -> Split {
         let mut split = Split {
@@ -723,18 +730,26 @@ impl<V: Lanes<PACKET_LANES>> PacketLanes<V> {
         let [dx, dy, dz] = self.dir;
         // A NaN is the one value unequal to itself. (Written out: an iterator here is not
         // always inlined, and out of line the vector operations are calls.)
-        let finite = active
+        let not_nan = active
             & ox.eq_mask(ox)
             & oy.eq_mask(oy)
             & oz.eq_mask(oz)
             & dx.eq_mask(dx)
             & dy.eq_mask(dy)
             & dz.eq_mask(dz);
-        split.alone = active & !finite;
         let zero = V::splat(0.0);
         // `|d|`, up to the sign of a zero (which no comparison below sees).
         let abs = |d: V| d.max(zero.sub(d));
         let (ax, ay, az) = (abs(dx), abs(dy), abs(dz));
+        // Rays a group's bounds would hold along no axis (`Frustum`): an infinite origin, or no
+        // direction at all. In a group they would open every node for all its rays; alone,
+        // they cost only themselves.
+        let infinity = V::splat(f32::INFINITY);
+        let finite_origin =
+            abs(ox).lt_mask(infinity) & abs(oy).lt_mask(infinity) & abs(oz).lt_mask(infinity);
+        let no_direction = dx.eq_mask(zero) & dy.eq_mask(zero) & dz.eq_mask(zero);
+        let finite = not_nan & finite_origin & !no_direction;
+        split.alone = active & !finite;
         // The dominant axis: x where `|x|` is the largest, else y where `|y| ≥ |z|`, else z.
         let along_x = ay.le_mask(ax) & az.le_mask(ax);
         let along_y = !along_x & az.le_mask(ay);
@@ -809,7 +824,8 @@ impl Opened {
 /// against the whole group at once, in the lanes of one register, as the single-ray traversal
 /// tests them against one ray.
 ///
-/// A child passes if some ray of the group may enter it; the test is exact in this direction.
+/// A child passes if some ray of the group may enter it: the test never turns away a child
+/// that a ray's own box test enters, though it may let through one that none does.
 /// A ray's distance to a plane is `(plane − origin) · inv`, each operation rounded once, and
 /// rounding keeps order: the difference falls as the origin grows, and the product moves one
 /// way with each factor while the other keeps its sign. So over all the rays, each distance
@@ -853,27 +869,30 @@ impl<V: Lanes<PACKET_LANES>> Frustum<V> {
         ];
         let t_min = group.t_min.to_array();
         // Finite and non-zero, lane by lane: `|x|` below infinity, and unequal to zero.
-        let (zero, infinity) = (V::splat(0.0), V::splat(f32::INFINITY));
         // (Written out: a closure is compiled without the traversal's target features.)
+        let (zero, infinity) = (V::splat(0.0), V::splat(f32::INFINITY));
         let mut bounded = [false; 3];
-        for (axis, bounded) in bounded.iter_mut().enumerate() {
+        for (axis, axis_bounded) in bounded.iter_mut().enumerate() {
             let (origin, inv) = (group.origin[axis], group.inv[axis]);
             let finite_origin = origin.max(zero.sub(origin)).lt_mask(infinity);
             let finite_inv = inv.max(zero.sub(inv)).lt_mask(infinity);
-            *bounded = finite_origin & finite_inv & !inv.eq_mask(zero) & lanes == lanes;
+            *axis_bounded = finite_origin & finite_inv & !inv.eq_mask(zero) & lanes == lanes;
         }
-        let mut low = [[f32::INFINITY; 3]; 2];
-        let mut high = [[f32::NEG_INFINITY; 3]; 2];
+        // The extremes over the group's lanes, then in every lane.
+        let mut origin_low = [f32::INFINITY; 3];
+        let mut origin_high = [f32::NEG_INFINITY; 3];
+        let mut inv_low = [f32::INFINITY; 3];
+        let mut inv_high = [f32::NEG_INFINITY; 3];
         let mut least_t_min = f32::INFINITY;
         for lane in self::lanes(lanes) {
             for axis in 0..3 {
                 let (origin, inv) = (origins[axis][lane], invs[axis][lane]);
-                low[0][axis] = low[0][axis].min(origin);
-                high[0][axis] = high[0][axis].max(origin);
-                low[1][axis] = low[1][axis].min(inv);
-                high[1][axis] = high[1][axis].max(inv);
+                origin_low[axis] = origin_low[axis].min(origin);
+                origin_high[axis] = origin_high[axis].max(origin);
+                inv_low[axis] = inv_low[axis].min(inv);
+                inv_high[axis] = inv_high[axis].max(inv);
             }
-            // `f32::min` passes over a NaN: a looser bound, where that ray's own test fails.
+            // `f32::min` passes over a NaN; no such ray gets here (it fails the root's box).
             least_t_min = least_t_min.min(t_min[lane]);
         }
         Self {
@@ -882,27 +901,11 @@ impl<V: Lanes<PACKET_LANES>> Frustum<V> {
                 2 + (group.octant >> 1 & 1),
                 4 + (group.octant >> 2 & 1),
             ],
-            origin_low: [
-                V::splat(low[0][0]),
-                V::splat(low[0][1]),
-                V::splat(low[0][2]),
-            ],
-            origin_high: [
-                V::splat(high[0][0]),
-                V::splat(high[0][1]),
-                V::splat(high[0][2]),
-            ],
-            inv_low: [
-                V::splat(low[1][0]),
-                V::splat(low[1][1]),
-                V::splat(low[1][2]),
-            ],
-            inv_high: [
-                V::splat(high[1][0]),
-                V::splat(high[1][1]),
-                V::splat(high[1][2]),
-            ],
-            one_origin: low[0] == high[0],
+            origin_low: splat3(origin_low),
+            origin_high: splat3(origin_high),
+            inv_low: splat3(inv_low),
+            inv_high: splat3(inv_high),
+            one_origin: origin_low == origin_high,
             bounded,
             t_min: V::splat(least_t_min),
         }
@@ -957,12 +960,20 @@ impl<V: Lanes<PACKET_LANES>> Frustum<V> {
             leave = far_high.min(leave);
         }
         let mut mask = enter.le_mask(leave) & ((1 << W) - 1);
-        if self.bounded != [true; 3] {
-            // An unused slot's empty box may not have been tested along any axis.
+        if self.bounded == [false; 3] {
+            // Along a bounded axis an unused slot's empty box gives `enter = +∞` and
+            // `leave = −∞`; with none, it was not tested at all.
             mask &= used_slots(node);
         }
         (enter, leave, mask)
     }
+}
+
+/// Each of three numbers in every lane. (A function, not a closure, so that it is compiled
+/// into the traversal with its target features.)
+#[inline(always)]
+fn splat3<V: Lanes<PACKET_LANES>>(x: [f32; 3]) -> [V; 3] {
+    [V::splat(x[0]), V::splat(x[1]), V::splat(x[2])]
 }
 
 /// Row `row` of `node`'s planes in the lanes of `V`: slot `k` in lane `k`, lanes past `W`
@@ -990,8 +1001,8 @@ fn used_slots<const W: usize>(node: &WideNode<W>) -> u32 {
         .fold(0, |mask, slot| mask | 1 << slot)
 }
 
-/// The farthest of the distances `t`, NaNs passed over (a looser bound, where that ray's own
-/// tests fail).
+/// The farthest of the distances `t`, NaNs passed over (a ray with a NaN `t_max` fails every
+/// box test of its own, the root's first).
 #[inline(always)]
 fn farthest(t: &[f32; PACKET_LANES]) -> f32 {
     let [a, b, c, d, e, f, g, h] = *t;
@@ -1001,7 +1012,9 @@ fn farthest(t: &[f32; PACKET_LANES]) -> f32 {
 /// Of the children of `node` (the node `index`) in `mask` (at least one), with the distances
 /// `at` in their lanes: the one to visit next, the smallest distance or, with `LARGEST`, the
 /// largest; the others are left on the stack with their distances, to be taken in the same
-/// order. As the single-ray traversal orders a node's children (`traverse::visit_in_order`).
+/// order. The single-ray traversal's order (`traverse::visit_in_order`), here for entries
+/// that keep their parent and slot; the single-ray one is left to itself, where sharing one
+/// function through a closure cost its occlusion 6.7% more instructions.
 #[inline(always)]
 fn open_in_order<V: Lanes<PACKET_LANES>, const W: usize, const LARGEST: bool>(
     node: &WideNode<W>,
@@ -1010,6 +1023,8 @@ fn open_in_order<V: Lanes<PACKET_LANES>, const W: usize, const LARGEST: bool>(
     mask: u32,
     stack: &mut Stack<Opened>,
 ) -> Opened {
+    // A sort key holds the slot in three bits.
+    const { assert!(W <= 8) };
     let distances = at.to_array();
     let open = |slot: usize| Opened {
         child: Child::of(node, slot),
@@ -1024,16 +1039,7 @@ fn open_in_order<V: Lanes<PACKET_LANES>, const W: usize, const LARGEST: bool>(
     }
     if rest & (rest - 1) == 0 {
         let second = rest.trailing_zeros() as usize;
-        let second_goes_first = if LARGEST {
-            distances[second] > distances[first]
-        } else {
-            distances[second] < distances[first]
-        };
-        let (next, later) = if second_goes_first {
-            (second, first)
-        } else {
-            (first, second)
-        };
+        let (next, later) = pair_in_order::<LARGEST>(&distances, first, second);
         stack.push(open(later));
         return open(next);
     }
@@ -1097,17 +1103,15 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
     /// [`WideNode::planes`]) before their `t_max`: a child's box test, for one box.
     #[inline(always)]
     fn enter_box(&self, planes: &[f32; 6], lanes: u32, t_max: V) -> u32 {
-        let t = |plane: usize, axis: usize| {
-            V::splat(planes[plane])
-                .sub(self.origin[axis])
-                .mul(self.inv[axis])
-        };
         let mut enter = self.t_min;
         let mut leave = t_max;
+        // Written out: a closure is compiled without the traversal's target features, and
+        // this runs for every leaf a group visits.
         for axis in 0..3 {
+            let (origin, inv) = (self.origin[axis], self.inv[axis]);
             let near = 2 * axis + (self.octant >> axis & 1);
-            enter = t(near, axis).max(enter);
-            leave = t(near ^ 1, axis).min(leave);
+            enter = V::splat(planes[near]).sub(origin).mul(inv).max(enter);
+            leave = V::splat(planes[near ^ 1]).sub(origin).mul(inv).min(leave);
         }
         enter.le_mask(leave) & lanes
     }
@@ -1288,7 +1292,7 @@ mod tests {
 
     /// Lanes share a group exactly where the single-ray preparation gives their rays the same
     /// octant and the same axes; every active ray is in one group or alone, and alone only
-    /// for a NaN or a group under `MIN_GROUP`.
+    /// for a NaN, an infinite origin, a zero direction or a group under `MIN_GROUP`.
     #[test]
     fn groups_follow_the_single_ray_octant_and_axes() {
         let mut next = floats(0x5851_f42d_4c95_7f2d);
@@ -1310,6 +1314,12 @@ mod tests {
             if round % 7 == 0 {
                 rays[round % n].origin.y = f32::NAN;
             }
+            if round % 11 == 0 {
+                rays[(round / 11) % n].origin.z = f32::NEG_INFINITY;
+            }
+            if round % 13 == 0 {
+                rays[(round / 13) % n].dir = Vec3::ZERO;
+            }
             let got = split(&rays);
             let kind = |ray: &Ray| {
                 (
@@ -1324,8 +1334,11 @@ mod tests {
                 seen |= group;
                 let lead = kind(&rays[group.trailing_zeros() as usize]);
                 for (lane, ray) in rays.iter().enumerate() {
-                    let nan = ray.origin.is_nan() || ray.dir.is_nan();
-                    let same = !nan && kind(ray) == lead;
+                    let alone = ray.origin.is_nan()
+                        || ray.dir.is_nan()
+                        || !ray.origin.is_finite()
+                        || ray.dir == Vec3::ZERO;
+                    let same = !alone && kind(ray) == lead;
                     assert_eq!(group >> lane & 1 == 1, same, "round {round} lane {lane}");
                 }
             }

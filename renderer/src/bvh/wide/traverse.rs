@@ -591,16 +591,7 @@ fn visit_in_order<V: Lanes<W>, const W: usize, const LARGEST: bool>(
     if rest & (rest - 1) == 0 {
         // Two, the most common case after one: one comparison.
         let second = rest.trailing_zeros() as usize;
-        let second_goes_first = if LARGEST {
-            distances[second] > distances[first]
-        } else {
-            distances[second] < distances[first]
-        };
-        let (next, later) = if second_goes_first {
-            (second, first)
-        } else {
-            (first, second)
-        };
+        let (next, later) = pair_in_order::<LARGEST>(&distances, first, second);
         stack.defer(Child::of(node, later), distances[later]);
         return Child::of(node, next);
     }
@@ -623,6 +614,27 @@ fn visit_in_order<V: Lanes<W>, const W: usize, const LARGEST: bool>(
             .for_each(|&key| defer(stack, key));
     }
     next
+}
+
+/// Of two lanes `first` and `second` with `distances`: the one to visit next and the one to
+/// leave for later, the smaller distance first or, with `LARGEST`, the larger; equal
+/// distances keep `first` first. [`visit_in_order`]'s case of two children, and the packet's.
+#[inline(always)]
+pub(super) fn pair_in_order<const LARGEST: bool>(
+    distances: &[f32],
+    first: usize,
+    second: usize,
+) -> (usize, usize) {
+    let second_goes_first = if LARGEST {
+        distances[second] > distances[first]
+    } else {
+        distances[second] < distances[first]
+    };
+    if second_goes_first {
+        (second, first)
+    } else {
+        (first, second)
+    }
 }
 
 /// Eight lanes in one AVX register, and the traversals compiled for AVX2, and for AVX-512,
