@@ -154,7 +154,7 @@ impl TrianglePack {
 
     /// The lanes in use, as a bit mask.
     #[inline(always)]
-    fn used(&self) -> u32 {
+    pub(super) fn used(&self) -> u32 {
         ((1u64 << self.lanes) - 1) as u32
     }
 

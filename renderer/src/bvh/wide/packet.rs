@@ -420,7 +420,10 @@ impl WideBvh {
                         child: current.child,
                         lanes: entering,
                     };
-                    self.closest_in_leaf(group, packet, visit, closest, &mut t_max, counters);
+                    let bounds = (&frustum, far);
+                    self.closest_in_leaf(
+                        group, packet, visit, bounds, closest, &mut t_max, counters,
+                    );
                     far = farthest(&t_max);
                 }
             } else {
@@ -453,13 +456,19 @@ impl WideBvh {
         group: &GroupRays<V>,
         packet: &RayPacket,
         visit: Visit,
+        (frustum, far): (&Frustum<V>, f32),
         closest: &mut [Closest; PACKET_LANES],
         t_max: &mut [f32; PACKET_LANES],
         counters: &mut C,
     ) {
         for pack in self.leaf_packs(visit.child) {
-            count_triangles(pack, visit.lanes, counters);
-            let found = group.pack_hits(pack, visit.lanes);
+            // The triangles some ray may hit before the farthest closest hit.
+            let triangles = frustum.triangles(pack, far) & pack.used();
+            if triangles == 0 {
+                continue;
+            }
+            count_triangles(triangles, visit.lanes, counters);
+            let found = group.pack_hits(pack, visit.lanes, triangles);
             for (lane_of_pack, hit) in found.triangles.iter().enumerate() {
                 let Some(hit) = hit else { continue };
                 let (t, det) = (hit.t.to_array(), hit.det.to_array());
@@ -550,8 +559,14 @@ impl WideBvh {
                 count_boxes(open, counters);
                 let entering = group.enter_box(&slot_box(parent, current.slot), open, group.t_max);
                 if entering != 0 {
-                    blocked |=
-                        self.blocked_in_leaf(group, packet, current.child, entering, counters);
+                    blocked |= self.blocked_in_leaf(
+                        group,
+                        packet,
+                        current.child,
+                        entering,
+                        (&frustum, far),
+                        counters,
+                    );
                     if blocked == entered_scene {
                         return blocked;
                     }
@@ -582,12 +597,17 @@ impl WideBvh {
         packet: &RayPacket,
         child: Child,
         lanes: u32,
+        (frustum, far): (&Frustum<V>, f32),
         counters: &mut C,
     ) -> u32 {
         let mut blocked = 0;
         for pack in self.leaf_packs(child) {
-            count_triangles(pack, lanes & !blocked, counters);
-            let found = group.pack_hits(pack, lanes & !blocked);
+            let triangles = frustum.triangles(pack, far) & pack.used();
+            if triangles == 0 {
+                continue;
+            }
+            count_triangles(triangles, lanes & !blocked, counters);
+            let found = group.pack_hits(pack, lanes & !blocked, triangles);
             for hit in found.triangles.iter().flatten() {
                 blocked |= hit.mask & !found.alone;
             }
@@ -627,10 +647,10 @@ fn count_node_boxes<const W: usize, C: TraversalCounters>(
     }
 }
 
-/// Reports the tests of `pack`'s triangles against the rays `lanes`.
+/// Reports the tests of the triangles `triangles` (of a pack) against the rays `lanes`.
 #[inline(always)]
-fn count_triangles<C: TraversalCounters>(pack: &TrianglePack, lanes: u32, counters: &mut C) {
-    for _ in 0..pack.lanes * lanes.count_ones() {
+fn count_triangles<C: TraversalCounters>(triangles: u32, lanes: u32, counters: &mut C) {
+    for _ in 0..triangles.count_ones() * lanes.count_ones() {
         counters.triangle_test();
     }
 }
@@ -916,17 +936,40 @@ impl<V: Lanes<PACKET_LANES>> Frustum<V> {
     /// each and the latest any may leave it, in the lanes of the children.
     #[inline(always)]
     fn children<const W: usize>(&self, node: &WideNode<W>, t_max: f32) -> (V, V, u32) {
+        let (enter, leave, mut mask) = self.boxes(&node.planes, t_max);
+        if self.bounded == [false; 3] {
+            // Along a bounded axis an unused slot's empty box gives `enter = +∞` and
+            // `leave = −∞`; with none, it was not tested at all.
+            mask &= used_slots(node);
+        }
+        (enter, leave, mask)
+    }
+
+    /// The triangles of `pack` whose padded boxes some ray of the group may enter before
+    /// `t_max`: the others are missed by every ray, whose own test clamps its distance into
+    /// that box (lanes past the pack's triangles may be set).
+    #[inline(always)]
+    fn triangles(&self, pack: &TrianglePack, t_max: f32) -> u32 {
+        self.boxes(&pack.bounds, t_max).2
+    }
+
+    /// The boxes of `planes` (in the rows of [`WideNode::planes`], box `k` in lane `k`, `W`
+    /// of them) that some ray may enter before `t_max`, as a mask, with the earliest any ray
+    /// may enter each and the latest any may leave it. An empty box (`min = +∞`,
+    /// `max = −∞`) is let through only where no axis is bounded.
+    #[inline(always)]
+    fn boxes<const W: usize>(&self, planes: &[[f32; W]; 6], t_max: f32) -> (V, V, u32) {
         let mut enter = self.t_min;
         let mut leave = V::splat(t_max);
         for axis in 0..3 {
             if !self.bounded[axis] {
                 continue;
             }
-            let near = node_planes::<V, W>(node, self.near[axis]);
-            let far = node_planes::<V, W>(node, self.near[axis] ^ 1);
+            let near = plane_row::<V, W>(&planes[self.near[axis]]);
+            let far = plane_row::<V, W>(&planes[self.near[axis] ^ 1]);
             let (low, high) = (self.inv_low[axis], self.inv_high[axis]);
-            // No NaN below: the planes of a used child are finite, those of an unused one
-            // infinite, and the origins and reciprocals finite and non-zero.
+            // No NaN below: the planes of a box are finite, those of an empty one infinite,
+            // and the origins and reciprocals finite and non-zero.
             let (near_low, far_high) = if self.one_origin {
                 let near = near.sub(self.origin_low[axis]);
                 let far = far.sub(self.origin_low[axis]);
@@ -959,13 +1002,7 @@ impl<V: Lanes<PACKET_LANES>> Frustum<V> {
             enter = near_low.max(enter);
             leave = far_high.min(leave);
         }
-        let mut mask = enter.le_mask(leave) & ((1 << W) - 1);
-        if self.bounded == [false; 3] {
-            // Along a bounded axis an unused slot's empty box gives `enter = +∞` and
-            // `leave = −∞`; with none, it was not tested at all.
-            mask &= used_slots(node);
-        }
-        (enter, leave, mask)
+        (enter, leave, enter.le_mask(leave) & ((1 << W) - 1))
     }
 }
 
@@ -976,13 +1013,13 @@ fn splat3<V: Lanes<PACKET_LANES>>(x: [f32; 3]) -> [V; 3] {
     [V::splat(x[0]), V::splat(x[1]), V::splat(x[2])]
 }
 
-/// Row `row` of `node`'s planes in the lanes of `V`: slot `k` in lane `k`, lanes past `W`
-/// zero (and masked off by the callers).
+/// A row of `W` planes in the lanes of `V`: plane `k` in lane `k`, lanes past `W` zero (and
+/// masked off by the callers).
 #[inline(always)]
-fn node_planes<V: Lanes<PACKET_LANES>, const W: usize>(node: &WideNode<W>, row: usize) -> V {
-    match <&[f32; PACKET_LANES]>::try_from(node.planes[row].as_slice()) {
-        Ok(planes) => V::load(planes),
-        Err(_) => V::load(&from_fn(|k| if k < W { node.planes[row][k] } else { 0.0 })),
+fn plane_row<V: Lanes<PACKET_LANES>, const W: usize>(row: &[f32; W]) -> V {
+    match <&[f32; PACKET_LANES]>::try_from(row.as_slice()) {
+        Ok(row) => V::load(row),
+        Err(_) => V::load(&from_fn(|k| if k < W { row[k] } else { 0.0 })),
     }
 }
 
@@ -1116,20 +1153,21 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
         enter.le_mask(leave) & lanes
     }
 
-    /// Every used triangle of `pack` against the rays `lanes`, by the pack test's arithmetic
-    /// for the group's axes. A copy for each permutation of the axes: a group's rays share
-    /// theirs, so the choice is one branch a group, and the copy's loads have fixed offsets.
+    /// The triangles `triangles` of `pack` (used ones, by bit) against the rays `lanes`, by
+    /// the pack test's arithmetic for the group's axes. A copy for each permutation of the
+    /// axes: a group's rays share theirs, so the choice is one branch a group, and the copy's
+    /// loads have fixed offsets.
     /// (The single-ray pack test indexes by the axes instead: there the permutation can change
     /// from one ray to the next.)
     #[inline(always)]
-    fn pack_hits(&self, pack: &TrianglePack, lanes: u32) -> PackLanes<V> {
+    fn pack_hits(&self, pack: &TrianglePack, lanes: u32, triangles: u32) -> PackLanes<V> {
         match self.axes {
-            [1, 2, 0] => self.pack_hits_in::<1, 2, 0>(pack, lanes),
-            [2, 1, 0] => self.pack_hits_in::<2, 1, 0>(pack, lanes),
-            [2, 0, 1] => self.pack_hits_in::<2, 0, 1>(pack, lanes),
-            [0, 2, 1] => self.pack_hits_in::<0, 2, 1>(pack, lanes),
-            [0, 1, 2] => self.pack_hits_in::<0, 1, 2>(pack, lanes),
-            _ => self.pack_hits_in::<1, 0, 2>(pack, lanes),
+            [1, 2, 0] => self.pack_hits_in::<1, 2, 0>(pack, lanes, triangles),
+            [2, 1, 0] => self.pack_hits_in::<2, 1, 0>(pack, lanes, triangles),
+            [2, 0, 1] => self.pack_hits_in::<2, 0, 1>(pack, lanes, triangles),
+            [0, 2, 1] => self.pack_hits_in::<0, 2, 1>(pack, lanes, triangles),
+            [0, 1, 2] => self.pack_hits_in::<0, 1, 2>(pack, lanes, triangles),
+            _ => self.pack_hits_in::<1, 0, 2>(pack, lanes, triangles),
         }
     }
 
@@ -1140,6 +1178,7 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
         &self,
         pack: &TrianglePack,
         lanes: u32,
+        triangles: u32,
     ) -> PackLanes<V> {
         let mut found = PackLanes {
             triangles: [None; LANES],
@@ -1153,6 +1192,9 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
             .enumerate()
             .take(pack.lanes as usize)
         {
+            if triangles >> slot & 1 == 0 {
+                continue;
+            }
             // Vertex `i` relative to each origin, in the rays' permuted axes.
             // Written out rather than through a closure: a closure is compiled as a function
             // of its own, without the traversal's target features, and its vector operations
