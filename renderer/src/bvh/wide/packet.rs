@@ -450,6 +450,9 @@ impl WideBvh {
     }
 
     /// Tests the packs of the leaf `visit` against its rays, keeping each ray's closest hit.
+    // Reads the group, its packet, the leaf and the group's bounds; writes the closest hits,
+    // their distances and the counters.
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn closest_in_leaf<V: Lanes<PACKET_LANES>, C: TraversalCounters>(
         &self,
