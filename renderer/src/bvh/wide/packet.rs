@@ -23,7 +23,9 @@
 //! node's children are tested against the bundle all at once, in the lanes of one register,
 //! as the single-ray traversal tests them against one ray: a child passes if some ray of the
 //! group may enter it before the farthest of the rays' closest hits so far. A leaf's box is
-//! then tested ray by ray, and its triangles against the rays that enter it. The children
+//! then tested ray by ray, its triangles' padded boxes against the bundle (a triangle whose
+//! box no ray may enter is missed by all of them, their own tests clamping their distances
+//! into it), and the triangles left against the rays that enter the leaf. The children
 //! that pass are visited in the order of the earliest any ray may enter them, the others kept
 //! on a stack with that distance, and one popped beyond every ray's closest hit is skipped.
 //! Occlusion takes the children in the order of the latest any ray may leave them, the last
