@@ -24,8 +24,9 @@
 //! as the single-ray traversal tests them against one ray: a child passes if some ray of the
 //! group may enter it before the farthest of the rays' closest hits so far. A leaf's box is
 //! then tested ray by ray, its triangles' padded boxes against the bundle (a triangle whose
-//! box no ray may enter is missed by all of them, their own tests clamping their distances
-//! into it), and the triangles left against the rays that enter the leaf. The children
+//! box no ray may enter before its closest hit is missed, or beaten, by all of them, their own
+//! tests clamping their distances into it), and the triangles left against the rays that
+//! enter the leaf. The children
 //! that pass are visited in the order of the earliest any ray may enter them, the others kept
 //! on a stack with that distance, and one popped beyond every ray's closest hit is skipped.
 //! Occlusion takes the children in the order of the latest any ray may leave them, the last
@@ -46,7 +47,10 @@
 //! operation, with the triangle's coordinates in every lane where the pack test has the
 //! ray's; a ray for which one of a pack's edge functions rounds to zero is given its own pack
 //! test of that pack, which takes the double-precision fallback for every triangle of the
-//! pack, as it does for that ray alone.
+//! pack, as it does for that ray alone. (Only if that triangle was not culled: where it was,
+//! the ray's other triangles keep their lanes' results, the same but for the sign of a
+//! distance of exactly zero, the one difference the pack test already has from the
+//! one-triangle test, which no ray with `t_min ≥ 0` sees.)
 
 use std::array::from_fn;
 use std::mem::MaybeUninit;
@@ -199,11 +203,11 @@ impl WideBvh {
     /// [`closest_hit_packet`](Self::closest_hit_packet), reporting the tests to `counters`:
     /// a node's child boxes tested against a group count once for every ray of the group that
     /// entered the box around the root's children (and is not yet blocked, for occlusion), a
-    /// leaf's box tested ray by ray once more for each,
-    /// a triangle once for every ray that entered its leaf, and the box around the root's
-    /// children, which a packet tests first, once for every ray, so that the counts per ray
-    /// compare with those of the single-ray traversal (which the rays traced alone report as
-    /// it does).
+    /// leaf's box tested ray by ray once more for each, a triangle that the group's bundle
+    /// lets through once for every ray that entered its leaf (the bundle's test of a pack's
+    /// eight triangle boxes is not counted), and the box around the root's children, which a
+    /// packet tests first, once for every ray, so that the counts per ray read as those of
+    /// the single-ray traversal do (which the rays traced alone report as it does).
     ///
     /// ```
     /// # use renderer::bvh::{BvhSettings, WideBvh};
@@ -951,8 +955,9 @@ impl<V: Lanes<PACKET_LANES>> Frustum<V> {
     }
 
     /// The triangles of `pack` whose padded boxes some ray of the group may enter before
-    /// `t_max`: the others are missed by every ray, whose own test clamps its distance into
-    /// that box (lanes past the pack's triangles may be set).
+    /// `t_max`: the others are missed, or beaten by a closest hit already found, by every
+    /// ray, whose own test clamps its distance into that box (lanes past the pack's triangles
+    /// may be set).
     #[inline(always)]
     fn triangles(&self, pack: &TrianglePack, t_max: f32) -> u32 {
         self.boxes(&pack.bounds, t_max).2
@@ -973,8 +978,8 @@ impl<V: Lanes<PACKET_LANES>> Frustum<V> {
             let near = plane_row::<V, W>(&planes[self.near[axis]]);
             let far = plane_row::<V, W>(&planes[self.near[axis] ^ 1]);
             let (low, high) = (self.inv_low[axis], self.inv_high[axis]);
-            // No NaN below: the planes of a box are finite, those of an empty one infinite,
-            // and the origins and reciprocals finite and non-zero.
+            // No NaN below: the planes of a box are finite (the scene's coordinates are), those
+            // of an empty one infinite, and the origins and reciprocals finite and non-zero.
             let (near_low, far_high) = if self.one_origin {
                 let near = near.sub(self.origin_low[axis]);
                 let far = far.sub(self.origin_low[axis]);
