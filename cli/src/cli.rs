@@ -1137,8 +1137,9 @@ pub(crate) struct TraceArgs {
     #[arg(long, value_parser = choice::<FrameRays>(), conflicts_with = "ray_file")]
     pub(crate) rays: Option<FrameRays>,
     /// Trace the rays of this ray file instead of a frame's (the RAYLBRAY format: docs/running.md),
-    /// each for its closest hit or for occlusion as the file says.
-    #[arg(long, value_name = "RAYS")]
+    /// each for its closest hit or for occlusion as the file says; the frame's flags (--width,
+    /// --height, --spp, --up, --view) have nothing to act on then, and are refused.
+    #[arg(long, value_name = "RAYS", conflicts_with_all = ["width", "height", "spp", "up", "view"])]
     pub(crate) ray_file: Option<PathBuf>,
     /// Write the frame's rays of the kind --rays names to this ray file, in the order one
     /// worker traces them, then trace them.

@@ -25,6 +25,21 @@ fn dumped_rays_trace_the_same_through_the_scene_and_its_exported_mesh() {
     let cornell = scene_path("cornell");
     let cornell = cornell.to_str().unwrap();
     let size = ["--width", "40", "--height", "30", "--repeat", "1"];
+    // The frame's size is refused beside a ray file, whose rays are already made.
+    let out = raylb(
+        dir.path(),
+        &[
+            "bench",
+            "trace",
+            cornell,
+            "--ray-file",
+            "any.rays",
+            "--width",
+            "40",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with '--width"));
     for (kind, query) in [
         ("shadow", "occlusion"),
         ("secondary", "closest hit"),
@@ -45,8 +60,15 @@ fn dumped_rays_trace_the_same_through_the_scene_and_its_exported_mesh() {
         assert_eq!(u64::from_le_bytes(bytes[16..24].try_into().unwrap()), rays);
         assert_eq!(bytes.len() as u64, 24 + 32 * rays);
 
-        let mut args = vec!["bench", "trace", cornell, "--ray-file", &file];
-        args.extend(size);
+        let args = vec![
+            "bench",
+            "trace",
+            cornell,
+            "--ray-file",
+            &file,
+            "--repeat",
+            "1",
+        ];
         let again = ok(&raylb(dir.path(), &args));
         assert_eq!(hits(&again), (hit, rays), "{again}");
         assert!(again.contains(query), "{again}");
@@ -55,15 +77,16 @@ fn dumped_rays_trace_the_same_through_the_scene_and_its_exported_mesh() {
             dir.path(),
             &["export", cornell, "-o", "cornell.ply", "-q"],
         ));
-        let mut args = vec![
+        let args = vec![
             "bench",
             "trace",
             "--mesh",
             "cornell.ply",
             "--ray-file",
             &file,
+            "--repeat",
+            "1",
         ];
-        args.extend(size);
         let through_mesh = ok(&raylb(dir.path(), &args));
         assert_eq!(hits(&through_mesh), (hit, rays), "{through_mesh}");
     }
@@ -95,6 +118,41 @@ fn bad_ray_files_and_outputs_are_refused_in_one_line() {
         &["bench", "trace", quick, "--ray-file", quick],
         "not a ray file",
     );
+    fs::write(
+        dir.path().join("none.rays"),
+        [&truncated[..16], &0u64.to_le_bytes()[..]].concat(),
+    )
+    .unwrap();
+    refused(
+        &["bench", "trace", quick, "--ray-file", "none.rays"],
+        "none.rays: no rays",
+    );
+    for flag in [["--spp", "4"], ["--height", "8"]] {
+        let mut args = vec!["bench", "trace", quick, "--ray-file", "short.rays"];
+        args.extend(flag);
+        refused(&args, "cannot be used with");
+    }
+    // A frame's rays are kept in memory while they are recorded: more than fit is refused,
+    // and nothing is written.
+    refused(
+        &[
+            "bench",
+            "trace",
+            quick,
+            "--width",
+            "64",
+            "--height",
+            "64",
+            "--rays",
+            "shadow",
+            "--dump",
+            "big.rays",
+            "--max-memory",
+            "300K",
+        ],
+        "shadow rays, more than fit, at 96 bytes each",
+    );
+    assert!(!dir.path().join("big.rays").exists());
     refused(
         &[
             "bench",

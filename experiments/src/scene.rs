@@ -91,6 +91,41 @@ pub trait SceneSettings: std::fmt::Debug {
     /// ```
     fn check_options(&self) -> Result<()>;
 
+    /// The memory the scene and each frame may take (`--max-memory`), where it was given;
+    /// `None` leaves the limit to what the machine has free.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use experiments::scene::SceneSettings;
+    /// # use renderer::render::{CpuBalancer, FrameExtras};
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # #[derive(Debug)]
+    /// # struct Small;
+    /// # impl SceneSettings for Small {
+    /// #     fn check_options(&self) -> anyhow::Result<()> {
+    /// #         Ok(())
+    /// #     }
+    /// #     fn load_file(&self, file: &std::path::Path, _: bool) -> anyhow::Result<Scene> {
+    /// #         Ok(Scene::load(file, SceneOverrides::default())?)
+    /// #     }
+    /// #     fn check_frames(
+    /// #         &self,
+    /// #         _: &Scene,
+    /// #         _: &[CpuBalancer],
+    /// #         _: &[NonZeroUsize],
+    /// #         _: &[NonZeroU32],
+    /// #         _: FrameExtras,
+    /// #     ) -> anyhow::Result<()> {
+    /// #         Ok(())
+    /// #     }
+    /// # }
+    /// // Settings that give no limit of their own.
+    /// assert_eq!(Small.max_memory(), None);
+    /// ```
+    fn max_memory(&self) -> Option<u64> {
+        None
+    }
+
     /// Loads the scene file `file`; its warnings go to standard error unless `quiet`.
     ///
     /// ```

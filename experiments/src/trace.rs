@@ -20,8 +20,9 @@ use renderer::file_errors::io_reason;
 use renderer::geometry::Ray;
 use renderer::integrator::{Tile, tiles};
 use renderer::math::Vec3;
+use renderer::memory::{Budget, format_bytes};
 use renderer::output::StagedFiles;
-use renderer::ray_file::{FrameRays, Query, RayFile, frame_rays};
+use renderer::ray_file::{FrameRays, FrameRaysError, MAX_RAYS, Query, RayFile, frame_rays};
 use renderer::render::FrameExtras;
 use renderer::scene::{CameraExt, Scene};
 use renderer::stats::counted;
@@ -436,7 +437,19 @@ fn recorded_rays<'a>(
         &[TILE],
         FrameExtras::default(),
     )?;
-    let file = frame_rays(scene, which, TILE).map_err(|e| anyhow!(e))?;
+    let limit = RecordedLimit::of(scene, options.settings.max_memory());
+    let file = frame_rays(scene, which, TILE, limit.rays).map_err(|e| match e {
+        FrameRaysError::MoreThan { limit: most, .. } => anyhow!(
+            "--rays {}: a frame of {} at {}×{} traces more than {}, {}",
+            which.keyword(),
+            scene.name,
+            scene.width,
+            scene.height,
+            counted(most as u64, &format!("{} ray", which.keyword())),
+            limit.why
+        ),
+        FrameRaysError::Frame(reason) => anyhow!(reason),
+    })?;
     if file.rays.is_empty() {
         let none = match which {
             FrameRays::Secondary => "spawns no reflection or refraction rays".to_string(),
@@ -458,6 +471,40 @@ fn recorded_rays<'a>(
         );
     }
     Ok(Some(Cow::Owned(file)))
+}
+
+/// Bytes of memory a recorded ray may take: the list grows by doubling, so while it moves it
+/// holds up to three times its rays.
+const RECORDED_RAY_BYTES: u64 = 3 * size_of::<Ray>() as u64;
+
+/// How many of a frame's rays may be recorded, and why no more.
+struct RecordedLimit {
+    rays: usize,
+    why: String,
+}
+
+impl RecordedLimit {
+    /// As many as a ray file holds ([`MAX_RAYS`]), and as fit, at [`RECORDED_RAY_BYTES`]
+    /// each, in the memory left once `scene` is built: `--max-memory`'s, or the machine's.
+    fn of(scene: &Scene, max_memory: Option<u64>) -> Self {
+        let left = Budget::of(max_memory).and_then(|b| b.after(scene.resident_bytes()));
+        match left {
+            Some(left) if left.bytes / RECORDED_RAY_BYTES < MAX_RAYS as u64 => Self {
+                rays: (left.bytes / RECORDED_RAY_BYTES) as usize,
+                why: format!(
+                    "more than fit, at {RECORDED_RAY_BYTES} bytes each while they are \
+                     recorded, in the {} available ({}): ask for fewer pixels or samples",
+                    format_bytes(left.bytes),
+                    left.source
+                ),
+            },
+            _ => Self {
+                rays: MAX_RAYS,
+                why: "the most a ray file holds (2^26): ask for fewer pixels or samples"
+                    .to_string(),
+            },
+        }
+    }
 }
 
 /// Writes `file` to `path`, put in place whole or not at all.

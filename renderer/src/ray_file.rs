@@ -15,8 +15,9 @@
 //! A ray is `origin + t · direction` for `t` in the open interval `(t_min, t_max)`; directions
 //! need not be unit length. A file is refused, in one line, when it is anything else: another
 //! magic, version or query, a length other than the count says, a coordinate that is not a
-//! finite number, a zero direction, or an interval that is not `0 ≤ t_min ≤ t_max` (`t_max`
-//! may be infinite). Nothing is allocated before the length is checked against the count.
+//! finite number, a zero direction, an interval that is not `0 ≤ t_min ≤ t_max` (`t_max`
+//! may be infinite), or no rays at all. Nothing is allocated before the length is checked
+//! against the count.
 //!
 //! ```
 //! # use renderer::geometry::Ray;
@@ -36,7 +37,7 @@ use std::io::{self, Read, Write};
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::Path;
 
-use balancers::{Assignment, Balancer, BalancerKind, Spawn, TaskRunner};
+use balancers::{Assignment, Balancer, BalancerKind, Choice, Spawn, TaskRunner};
 
 use crate::bvh::TraversalCounters;
 use crate::file_errors::io_reason;
@@ -62,7 +63,11 @@ pub const RAY_BYTES: u64 = 32;
 
 /// The largest ray file read: 2^26 rays (2 GiB), more than a `treasure` frame at 4096² traces
 /// of any one kind.
-pub const MAX_RAY_FILE_BYTES: u64 = HEADER_BYTES + RAY_BYTES * (1 << 26);
+pub const MAX_RAY_FILE_BYTES: u64 = HEADER_BYTES + RAY_BYTES * MAX_RAYS as u64;
+
+/// The most rays a ray file read here holds, and so the most of a frame's rays recorded
+/// ([`frame_rays`]): 2^26.
+pub const MAX_RAYS: usize = 1 << 26;
 
 /// What is asked of each ray of a file.
 ///
@@ -184,6 +189,9 @@ impl RayFile {
                 "{length} bytes, where a ray file of {count} rays has {}",
                 expected.map_or_else(|| "more than 2^64".to_string(), |b| b.to_string())
             ));
+        }
+        if count == 0 {
+            return Err("no rays: a ray file holds at least one".into());
         }
         let mut rays = Vec::new();
         rays.try_reserve_exact(count as usize)
@@ -308,25 +316,38 @@ impl FrameRays {
 /// it spawns, depth first; with the scene's `packets` on, a block's camera rays, then their
 /// shadow rays light by light, then their children), as a ray file.
 ///
+/// At most `limit` rays are kept: once the frame traces more of the kind, its remaining tiles
+/// are skipped and [`FrameRaysError::MoreThan`] is returned, so that what a frame's rays take
+/// stays within what the caller has room for.
+///
 /// # Errors
-/// When the frame's film cannot be had, or its one worker cannot be started.
+/// When the frame traces more than `limit` such rays, when its film cannot be had, or when
+/// its one worker cannot be started.
 ///
 /// ```
 /// # use renderer::scene::{Scene, SceneOverrides};
 /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
 /// # let small = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
 /// # let scene = Scene::load(path.as_ref(), small)?;
-/// use renderer::ray_file::{FrameRays, Query, frame_rays};
+/// use renderer::ray_file::{FrameRays, MAX_RAYS, Query, frame_rays};
 /// use std::num::NonZeroU32;
 ///
 /// let tile = NonZeroU32::new(16).unwrap();
-/// let camera = frame_rays(&scene, FrameRays::Camera, tile)?;
+/// let camera = frame_rays(&scene, FrameRays::Camera, tile, MAX_RAYS)?;
 /// assert_eq!(camera.query, Query::ClosestHit);
 /// assert_eq!(camera.rays.len(), 32 * 32 * scene.samples.offsets().len());
+/// // Fewer kept than the frame traces: refused, not cut short.
+/// let e = frame_rays(&scene, FrameRays::Camera, tile, 1000).unwrap_err();
+/// assert_eq!(e.to_string(), "it traces more than 1000 camera rays");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn frame_rays(scene: &Scene, which: FrameRays, tile: NonZeroU32) -> Result<RayFile, String> {
-    let film = Film::try_new(scene.width, scene.height, false)?;
+pub fn frame_rays(
+    scene: &Scene,
+    which: FrameRays,
+    tile: NonZeroU32,
+    limit: usize,
+) -> Result<RayFile, FrameRaysError> {
+    let film = Film::try_new(scene.width, scene.height, false).map_err(FrameRaysError::Frame)?;
     let tasks: Vec<RenderTask> = tiles(scene.width, scene.height, tile)
         .into_iter()
         .map(RenderTask::Tile)
@@ -334,33 +355,63 @@ pub fn frame_rays(scene: &Scene, which: FrameRays, tile: NonZeroU32) -> Result<R
     let recorder = Recorder {
         whitted: Whitted::new(scene, &film, &Unwatched),
         which,
+        limit,
     };
     let outcome = BalancerKind::static_tiles(Assignment::Interleaved)
         .run(NonZeroUsize::MIN, &tasks, &recorder)
-        .map_err(|e| e.to_string())?;
-    let rays = outcome
-        .locals
-        .into_iter()
-        .next()
-        .map(|(_, kept)| kept.rays)
-        .unwrap_or_default();
-    Ok(RayFile {
-        query: which.query(),
-        rays,
-    })
+        .map_err(|e| FrameRaysError::Frame(e.to_string()))?;
+    let kept = outcome.locals.into_iter().next().map(|(_, kept)| kept);
+    match kept {
+        Some(kept) if kept.over => Err(FrameRaysError::MoreThan { limit, which }),
+        kept => Ok(RayFile {
+            query: which.query(),
+            rays: kept.map(|k| k.rays).unwrap_or_default(),
+        }),
+    }
 }
 
-/// Runs a frame's tasks, keeping the rays `which` names.
+/// Why a frame's rays were not had ([`frame_rays`]).
+#[derive(Debug, PartialEq, Eq)]
+pub enum FrameRaysError {
+    /// The frame traces more rays of the kind than were to be kept.
+    MoreThan {
+        /// The most rays that were to be kept.
+        limit: usize,
+        /// Their kind.
+        which: FrameRays,
+    },
+    /// The frame could not be rendered: its film, or its worker.
+    Frame(String),
+}
+
+impl std::fmt::Display for FrameRaysError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::MoreThan { limit, which } => {
+                write!(f, "it traces more than {limit} {} rays", which.keyword())
+            }
+            Self::Frame(reason) => f.write_str(reason),
+        }
+    }
+}
+
+impl std::error::Error for FrameRaysError {}
+
+/// Runs a frame's tasks, keeping up to `limit` of the rays `which` names.
 struct Recorder<'a> {
     whitted: Whitted<'a, Unwatched>,
     which: FrameRays,
+    limit: usize,
 }
 
-/// The rays a worker has traced that `which` names.
+/// The rays a worker has traced that `which` names, up to `limit`; `over` once it has traced
+/// more.
 #[derive(Debug)]
 struct KeptRays {
     which: FrameRays,
     rays: Vec<Ray>,
+    limit: usize,
+    over: bool,
 }
 
 impl TraversalCounters for KeptRays {
@@ -373,7 +424,11 @@ impl TraversalCounters for KeptRays {
 impl TraceObserver for KeptRays {
     fn ray(&mut self, role: RayRole, ray: &Ray) {
         if self.which.includes(role) {
-            self.rays.push(*ray);
+            if self.rays.len() < self.limit {
+                self.rays.push(*ray);
+            } else {
+                self.over = true;
+            }
         }
     }
 }
@@ -385,13 +440,18 @@ impl TaskRunner<RenderTask> for Recorder<'_> {
         let kept = KeptRays {
             which: self.which,
             rays: Vec::new(),
+            limit: self.limit,
+            over: false,
         };
         (self.whitted.local(worker), kept)
     }
 
     fn run<S: Spawn<RenderTask>>(&self, task: RenderTask, local: &mut Self::Local, spawn: &mut S) {
         let (rays, kept) = local;
-        self.whitted.run_counted(task, rays, kept, spawn);
+        // Past the limit the recording has failed: the frame's other tasks are skipped.
+        if !kept.over {
+            self.whitted.run_counted(task, rays, kept, spawn);
+        }
     }
 }
 
@@ -507,6 +567,14 @@ mod tests {
         assert!(with(56 + 24, &8.0f32.to_le_bytes()).starts_with("ray 1: its interval"));
         assert!(decode(&good[..20]).unwrap_err().contains("end before"));
         assert!(decode(&[]).unwrap_err().contains("end before"));
+        let empty = RayFile {
+            query: Query::Occlusion,
+            rays: Vec::new(),
+        };
+        assert_eq!(
+            decode(&encoded(&empty)).unwrap_err(),
+            "no rays: a ray file holds at least one"
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::num::{NonZeroU32, NonZeroUsize};
 
 use balancers::{Assignment, BalancerKind};
 use common::load_scene;
-use renderer::ray_file::{FrameRays, Query, RayFile, frame_rays};
+use renderer::ray_file::{FrameRays, FrameRaysError, MAX_RAYS, Query, RayFile, frame_rays};
 use renderer::render::{RenderOptions, render};
 use renderer::scene::CameraExt;
 
@@ -27,7 +27,7 @@ fn a_frame_dumps_each_of_its_rays_once_by_role() {
     )
     .unwrap();
     let counted = frame.total_rays();
-    let dumped = |role| frame_rays(&scene, role, TILE).unwrap();
+    let dumped = |role| frame_rays(&scene, role, TILE, MAX_RAYS).unwrap();
     let camera = dumped(FrameRays::Camera);
     let shadow = dumped(FrameRays::Shadow);
     let reflection = dumped(FrameRays::Reflection);
@@ -65,12 +65,25 @@ fn a_frame_dumps_each_of_its_rays_once_by_role() {
         secondary.rays.iter().filter(|r| role.contains(r)).count()
     };
     assert_eq!(only(&reflection.rays), reflection.rays.len());
+    // Kept up to a limit: exactly as many as the frame traces pass, one fewer is refused.
+    let n = shadow.rays.len();
+    assert_eq!(
+        frame_rays(&scene, FrameRays::Shadow, TILE, n).unwrap(),
+        shadow
+    );
+    assert_eq!(
+        frame_rays(&scene, FrameRays::Shadow, TILE, n - 1).unwrap_err(),
+        FrameRaysError::MoreThan {
+            limit: n - 1,
+            which: FrameRays::Shadow
+        }
+    );
 }
 
 #[test]
 fn dumped_rays_survive_the_file_bit_for_bit() {
     let scene = load_scene("cornell", Some(48), Some(48));
-    let shadow = frame_rays(&scene, FrameRays::Shadow, TILE).unwrap();
+    let shadow = frame_rays(&scene, FrameRays::Shadow, TILE, MAX_RAYS).unwrap();
     let mut bytes = Vec::new();
     shadow.encode(&mut bytes).unwrap();
     let back = RayFile::decode(&mut &bytes[..], bytes.len() as u64).unwrap();

@@ -53,6 +53,10 @@ impl SceneSettings for SceneArgs {
         self.check_structure_options(&[self.accel_kind()])
     }
 
+    fn max_memory(&self) -> Option<u64> {
+        self.max_memory
+    }
+
     fn load_file(&self, file: &Path, quiet: bool) -> Result<Scene> {
         let source = SceneSource {
             scene: Some(file.to_path_buf()),
