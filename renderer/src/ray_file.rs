@@ -371,6 +371,13 @@ pub fn frame_rays(
 }
 
 /// Why a frame's rays were not had ([`frame_rays`]).
+///
+/// ```
+/// use renderer::ray_file::{FrameRays, FrameRaysError};
+///
+/// let e = FrameRaysError::MoreThan { limit: 10, which: FrameRays::Shadow };
+/// assert_eq!(e.to_string(), "it traces more than 10 shadow rays");
+/// ```
 #[derive(Debug, PartialEq, Eq)]
 pub enum FrameRaysError {
     /// The frame traces more rays of the kind than were to be kept.
