@@ -36,6 +36,11 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
             "--packets applies to the CPU's threads (--device cpu or hybrid); the GPU traces each ray on its own lane"
         );
     }
+    if device == DeviceKind::Cpu && args.gpu_source.gpu_emulator {
+        bail!(
+            "--gpu-emulator runs the GPU's kernels, which --device cpu does not: give --device gpu or hybrid"
+        );
+    }
     // The device and balancer are checked before the scene is loaded: a missing GPU is
     // reported at once.
     let schedule = args.run.schedule()?;

@@ -101,6 +101,9 @@ fn open_gpu(args: &ValidateArgs) -> Result<Option<Gpu>> {
                 .open()
                 .map_err(|e| anyhow!("--hybrid needs an NVIDIA GPU: {e}"))?,
         ),
+        (false, false) if args.gpu_source.gpu_emulator => {
+            bail!("--gpu-emulator runs the GPU's kernels: give --gpu or --hybrid as well")
+        }
         (false, false) => None,
     })
 }

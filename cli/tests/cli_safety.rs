@@ -204,12 +204,20 @@ fn settings_a_balancer_does_not_use_are_refused() {
             ],
             "--first-batch applies to --device hybrid",
         ),
+        (
+            &["--gpu-emulator"],
+            "--gpu-emulator runs the GPU's kernels, which --device cpu does not",
+        ),
     ];
     for (flags, message) in cases {
         let mut args = vec!["render", quick.as_str(), "-o", "q.png"];
         args.extend_from_slice(flags);
         refused(&args, &[message]);
     }
+    refused(
+        &["validate", &quick, "--threads", "1", "--gpu-emulator"],
+        &["--gpu-emulator runs the GPU's kernels: give --gpu or --hybrid as well"],
+    );
     refused(
         &["render", &quick, "-o", "q.png", "--up", "z"],
         &["--up and --view frame a bare --mesh"],
