@@ -176,6 +176,26 @@ fn nan_and_infinite_coordinates_in_a_scene() {
         &["render", "inf.toml", "-o", "out.png"],
         &["inf.toml:10:", "`corners`", "finite"],
     );
+    // Finite as written, but beyond a 32-bit float: reported as written, not as ∞.
+    s.write(
+        "huge.toml",
+        &scene_with("").replace("position = [0, 0, 5]", "position = [0, -1e308, 5]"),
+    );
+    s.fails(
+        &["render", "huge.toml", "-o", "out.png"],
+        &[
+            "huge.toml:6:",
+            "finite numbers within a 32-bit float's range, got [0, -1e308, 5]",
+        ],
+    );
+    s.write(
+        "dim.toml",
+        &scene_with("\n[[lights]]\nposition = [0, 2, 2]\nintensity = -1e308\n"),
+    );
+    s.fails(
+        &["render", "dim.toml", "-o", "out.png"],
+        &["dim.toml:", "got -1e308, beyond a 32-bit float's range"],
+    );
 }
 
 #[test]

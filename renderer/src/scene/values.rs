@@ -7,6 +7,35 @@ use std::marker::PhantomData;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 
+/// Defines a newtype over an `f32`, read as the `f64` a TOML float is and checked by `$check`
+/// once narrowed, so that a finite number beyond `f32`'s range is reported as written, not as
+/// the infinity it narrows to.
+macro_rules! checked_float {
+    ($(#[$doc:meta])* $name:ident, |$v:ident| $check:expr, $what:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Deserialize)]
+        #[serde(try_from = "f64")]
+        pub(crate) struct $name(pub(crate) f32);
+
+        impl TryFrom<f64> for $name {
+            type Error = String;
+            fn try_from(written: f64) -> Result<Self, String> {
+                let $v = written as f32;
+                if $check {
+                    Ok(Self($v))
+                } else if written.is_finite() && !$v.is_finite() {
+                    Err(format!(
+                        concat!("must be ", $what, ", got {:e}, beyond a 32-bit float's range"),
+                        written
+                    ))
+                } else {
+                    Err(format!(concat!("must be ", $what, ", got {}"), $v))
+                }
+            }
+        }
+    };
+}
+
 /// Defines a newtype over a number, parsed through `$raw` and checked by `$check`.
 macro_rules! checked_number {
     ($(#[$doc:meta])* $name:ident($ty:ty) from $raw:literal, |$v:ident| $check:expr, $what:literal) => {
@@ -24,24 +53,24 @@ macro_rules! checked_number {
     };
 }
 
-checked_number!(
+checked_float!(
     /// A finite number.
-    Finite(f32) from "f32", |v| v.is_finite(), "a finite number"
+    Finite, |v| v.is_finite(), "a finite number"
 );
-checked_number!(
+checked_float!(
     /// A finite number greater than zero.
-    Positive(f32) from "f32", |v| v.is_finite() && v > 0.0, "a finite number greater than 0"
+    Positive, |v| v.is_finite() && v > 0.0, "a finite number greater than 0"
 );
-checked_number!(
+checked_float!(
     /// A finite number of at least zero.
-    NonNegative(f32) from "f32", |v| v.is_finite() && v >= 0.0, "a finite number of at least 0"
+    NonNegative, |v| v.is_finite() && v >= 0.0, "a finite number of at least 0"
 );
-checked_number!(
+checked_float!(
     /// The weight below which secondary rays are not spawned: 0.0001 to 1. Not 0: with
     /// materials that return at most all the light they receive, the rays of one generation
     /// carry at most weight 1 together, so a cutoff `c` bounds each generation to `1 / c`
     /// rays per pixel; without one, a pair of mirrors makes 2^depth.
-    WeightCutoff(f32) from "f32", |v| (0.0001..=1.0).contains(&v), "between 0.0001 and 1"
+    WeightCutoff, |v| (0.0001..=1.0).contains(&v), "between 0.0001 and 1"
 );
 checked_number!(
     /// An image width or height: 1 to 16384 pixels.
@@ -51,18 +80,18 @@ checked_number!(
     /// The deepest generation of secondary rays: 0 to 64.
     MaxDepth(u32) from "u32", |v| v <= 64, "between 0 and 64"
 );
-checked_number!(
+checked_float!(
     /// A vertical field of view in degrees, strictly between 0 and 180.
-    FieldOfView(f32) from "f32", |v| v > 0.0 && v < 180.0, "strictly between 0 and 180 degrees"
+    FieldOfView, |v| v > 0.0 && v < 180.0, "strictly between 0 and 180 degrees"
 );
 checked_number!(
     /// A Phong exponent: a whole number from 0 to 10000 (whole, so that the highlight is
     /// computed by multiplication alone, the same on every device).
     Shininess(u32) from "u32", |v| v <= 10_000, "a whole number between 0 and 10000"
 );
-checked_number!(
+checked_float!(
     /// An index of refraction: a finite number from 0.1 to 10.
-    Ior(f32) from "f32", |v| (0.1..=10.0).contains(&v), "between 0.1 and 10"
+    Ior, |v| (0.1..=10.0).contains(&v), "between 0.1 and 10"
 );
 
 /// An array of exactly `N` values. serde's own fixed-size arrays let a TOML array carry
@@ -105,22 +134,38 @@ impl<'de, T: Deserialize<'de>, const N: usize> Deserialize<'de> for Exactly<T, N
     }
 }
 
-/// A finite 3-vector.
+/// A finite 3-vector, read as the `f64`s a TOML array holds and narrowed to `f32`.
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
-#[serde(try_from = "Exactly<f32, 3>")]
+#[serde(try_from = "Exactly<f64, 3>")]
 pub(crate) struct Vector(pub(crate) [f32; 3]);
 
-impl TryFrom<Exactly<f32, 3>> for Vector {
+impl TryFrom<Exactly<f64, 3>> for Vector {
     type Error = String;
-    fn try_from(Exactly(v): Exactly<f32, 3>) -> Result<Self, String> {
+    fn try_from(Exactly(written): Exactly<f64, 3>) -> Result<Self, String> {
+        let v = written.map(|c| c as f32);
         if v.iter().all(|c| c.is_finite()) {
-            Ok(Self(v))
-        } else {
-            Err(format!(
-                "coordinates must be finite numbers, got [{}, {}, {}]",
-                v[0], v[1], v[2]
-            ))
+            return Ok(Self(v));
         }
+        // As written: a finite number past `f32`'s range is not the infinity it narrows to.
+        let shown = |k: usize| match (written[k].is_finite(), v[k].is_finite()) {
+            (true, false) => format!("{:e}", written[k]),
+            _ => v[k].to_string(),
+        };
+        let beyond = written
+            .iter()
+            .zip(&v)
+            .any(|(w, n)| w.is_finite() && !n.is_finite());
+        Err(format!(
+            "coordinates must be finite numbers{}, got [{}, {}, {}]",
+            if beyond {
+                " within a 32-bit float's range"
+            } else {
+                ""
+            },
+            shown(0),
+            shown(1),
+            shown(2)
+        ))
     }
 }
 
