@@ -8,11 +8,9 @@ use balancers::Choice;
 use balancers::sim::TaskTree;
 use renderer::device::DeviceKind;
 use renderer::file_errors::io_reason;
-use renderer::memory::{Budget, format_bytes};
 use renderer::output::StagedFiles;
-use renderer::record::{BYTES_PER_TASK, FEATURES, KINDS, record_within};
-use renderer::render::{CpuBalancer, FrameExtras, FrameMemory, RenderOptions};
-use renderer::scene::Scene;
+use renderer::record::{FEATURES, KINDS, TaskRoom, record_within};
+use renderer::render::{CpuBalancer, FrameExtras, RenderOptions};
 use renderer::stats::counted;
 
 use crate::cli::RecordArgs;
@@ -72,25 +70,16 @@ pub(crate) fn run(args: &RecordArgs) -> Result<ExitCode> {
             args.timing_threads
         );
     }
-    let room = task_room(args, &scene, &options);
+    let room = TaskRoom::of(&scene, &options, args.scene.max_memory);
     let recording = record_within(
         &scene,
         args.run.tile,
         &balancer,
         threads,
         args.timing_threads,
-        room.as_ref().map_or(u64::MAX, |(_, tasks)| *tasks),
+        room.tasks,
     )
-    .map_err(|e| match (&e, &room) {
-        (renderer::record::RecordError::TooManyTasks(_), Some((left, _))) => anyhow!(
-            "{}×{}: {e}, within the {} left of the memory at hand ({})",
-            scene.width,
-            scene.height,
-            format_bytes(left.bytes),
-            left.source
-        ),
-        _ => anyhow!(e),
-    })?;
+    .map_err(|e| anyhow!(room.refusal(&scene, &e)))?;
     let tree = &recording.tree;
     let mut staged = StagedFiles::new();
     let mut bytes = 0u64;
@@ -202,22 +191,4 @@ impl<W: std::io::Write + ?Sized> std::io::Write for Counted<'_, W> {
     fn flush(&mut self) -> std::io::Result<()> {
         self.out.flush()
     }
-}
-
-/// What the task tree may take, and the most tasks that fit in it at [`BYTES_PER_TASK`] each:
-/// the memory at hand less the built scene and the frame's own memory. `None` where no limit
-/// is known.
-fn task_room(args: &RecordArgs, scene: &Scene, options: &RenderOptions) -> Option<(Budget, u64)> {
-    let left = Budget::of(args.scene.max_memory)?.after(scene.resident_bytes())?;
-    let frame = FrameMemory::estimate(scene, options, FrameExtras::default()).total();
-    let left = Budget {
-        bytes: left.bytes.saturating_sub(frame),
-        source: format!(
-            "{}, less {} for the frame",
-            left.source,
-            format_bytes(frame)
-        ),
-    };
-    let tasks = left.bytes / BYTES_PER_TASK;
-    Some((left, tasks))
 }

@@ -416,6 +416,38 @@ fn sim_refuses_what_its_modes_do_not_take() {
     }
 }
 
+#[test]
+fn sim_sweep_keeps_its_recordings_within_max_memory() {
+    // Each recording is held within what the scene and the frame leave of --max-memory, as
+    // `record`'s is: past it, refused in one line, and nothing is written.
+    let dir = tempfile::tempdir().unwrap();
+    let quick = scene_path("quick");
+    refused_in_one_line(
+        dir.path(),
+        &[
+            "bench",
+            "sim-sweep",
+            quick.to_str().unwrap(),
+            "--tiles",
+            "16",
+            "--model-tile",
+            "16",
+            "--workers",
+            "4",
+            "--width",
+            "256",
+            "--height",
+            "256",
+            "--max-memory",
+            "3M",
+            "--out",
+            "out",
+        ],
+        "the frame has more than",
+    );
+    assert!(!dir.path().join("out").exists());
+}
+
 /// Records `scenes/quick.toml` to `q.tasks` in `dir`.
 fn record_quick(dir: &Path) {
     let quick = scene_path("quick");

@@ -9,10 +9,11 @@
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{Result, anyhow};
 use balancers::sim::Costs;
 use balancers::{Assignment, BalancerKind};
-use renderer::record::{count, record};
+use renderer::record::{TaskRoom, count_within, record_within};
+use renderer::render::RenderOptions;
 use serde::Serialize;
 
 use crate::progress::Progress;
@@ -192,14 +193,27 @@ pub fn run(options: &SimSweepOptions<'_>) -> Result<()> {
         &edges,
         renderer::render::FrameExtras::default(),
     )?;
+    // Each recording is held on its own, and may take what the frame leaves of the memory.
+    let room = |tile: NonZeroU32| {
+        let frame = RenderOptions {
+            balancer: fixed.into(),
+            threads: counting,
+            tile,
+            work_map: false,
+        };
+        TaskRoom::of(&scene, &frame, options.scene.max_memory())
+    };
     let mut progress = Progress::new(1 + options.tiles.len() as u64, "recordings", quiet);
-    let model = record(
+    let model_room = room(options.model_tile);
+    let model = record_within(
         &scene,
         options.model_tile,
         &fixed,
         counting,
         NonZeroUsize::MIN,
-    )?
+        model_room.tasks,
+    )
+    .map_err(|e| anyhow!(model_room.refusal(&scene, &e)))?
     .tree
     .model;
     progress.step(&format!(
@@ -210,7 +224,9 @@ pub fn run(options: &SimSweepOptions<'_>) -> Result<()> {
     let costs = Costs::default();
     let mut rows = Vec::new();
     for &tile in &options.tiles {
-        let tree = count(&scene, tile, &fixed, counting)?;
+        let tile_room = room(tile);
+        let tree = count_within(&scene, tile, &fixed, counting, tile_room.tasks)
+            .map_err(|e| anyhow!(tile_room.refusal(&scene, &e)))?;
         let seconds = tree.costs(&model);
         for balancer in balancers {
             for &workers in &options.workers {

@@ -47,6 +47,8 @@ use balancers::{Assignment, Balancer, BalancerKind, Spawn, SpawnError, TaskRunne
 use crate::bvh::{NoCounters, TraversalCounters};
 use crate::film::Film;
 use crate::integrator::{RayKind, RenderTask, Tile, TraceObserver, Whitted, WorkerRays, tiles};
+use crate::memory::{Budget, format_bytes};
+use crate::render::{FrameExtras, FrameMemory, RenderOptions};
 use crate::scene::Scene;
 use crate::watch::Unwatched;
 
@@ -269,7 +271,24 @@ pub fn count(
 }
 
 /// [`count`], holding at most `max_tasks` tasks (see [`record_within`]).
-fn count_within(
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use balancers::BalancerKind;
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let (tile, one) = (NonZeroU32::new(8).unwrap(), NonZeroUsize::MIN);
+/// use renderer::record::{RecordError, count_within};
+///
+/// let balancer = BalancerKind::counter(one);
+/// let tree = count_within(&scene, tile, &balancer, one, 1 << 20)?;
+/// let too_many = count_within(&scene, tile, &balancer, one, tree.len() as u64 - 1);
+/// assert!(matches!(too_many, Err(RecordError::TooManyTasks(_))));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn count_within(
     scene: &Scene,
     tile: NonZeroU32,
     balancer: &BalancerKind,
@@ -423,6 +442,125 @@ struct Log {
 /// `scenes/treasure.toml` at 512² to 2048² (peak resident size less the scene and the frame,
 /// over the tasks), rounded up.
 pub const BYTES_PER_TASK: u64 = 400;
+
+/// The memory a recording may take, and the most tasks that fit in it at [`BYTES_PER_TASK`]
+/// each: the memory at hand (`--max-memory`, or what the machine has free) less the built
+/// scene and the frame's own memory.
+///
+/// ```
+/// # use std::num::{NonZeroU32, NonZeroUsize};
+/// # use balancers::BalancerKind;
+/// # use renderer::scene::{Scene, SceneOverrides};
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+/// # let scene = Scene::load(path.as_ref(), overrides)?;
+/// # let (tile, one) = (NonZeroU32::new(8).unwrap(), NonZeroUsize::MIN);
+/// use renderer::record::{BYTES_PER_TASK, TaskRoom, count_within};
+/// use renderer::render::RenderOptions;
+///
+/// let options = RenderOptions {
+///     balancer: BalancerKind::counter(one).into(),
+///     threads: one,
+///     tile,
+///     work_map: false,
+/// };
+/// // Room for the scene, the frame and ten tasks.
+/// let bytes = scene.resident_bytes()
+///     + renderer::render::FrameMemory::estimate(&scene, &options, Default::default()).total()
+///     + 10 * BYTES_PER_TASK;
+/// let room = TaskRoom::of(&scene, &options, Some(bytes));
+/// assert_eq!(room.tasks, 10);
+/// let e = count_within(&scene, tile, &BalancerKind::counter(one), one, room.tasks).unwrap_err();
+/// assert!(room.refusal(&scene, &e).starts_with("32×32: the frame has more than 10 tasks"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct TaskRoom {
+    /// What is left for the recording, and where the figure comes from; `None` where the
+    /// machine reports no limit.
+    pub left: Option<Budget>,
+    /// The most tasks that fit in it (`u64::MAX` without a limit).
+    pub tasks: u64,
+}
+
+impl TaskRoom {
+    /// The room left for recording a frame of `scene` rendered as `options` say, within
+    /// `max_memory` (else the machine's free memory).
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use balancers::BalancerKind;
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// use renderer::record::TaskRoom;
+    /// use renderer::render::RenderOptions;
+    ///
+    /// let options = RenderOptions {
+    ///     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+    ///     threads: NonZeroUsize::MIN,
+    ///     tile: NonZeroU32::new(8).unwrap(),
+    ///     work_map: false,
+    /// };
+    /// // Less memory than the scene takes: no room at all.
+    /// assert_eq!(TaskRoom::of(&scene, &options, Some(1)).tasks, 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn of(scene: &Scene, options: &RenderOptions, max_memory: Option<u64>) -> Self {
+        let Some(left) = Budget::of(max_memory).and_then(|b| b.after(scene.resident_bytes()))
+        else {
+            return Self {
+                left: None,
+                tasks: u64::MAX,
+            };
+        };
+        let frame = FrameMemory::estimate(scene, options, FrameExtras::default()).total();
+        let left = Budget {
+            bytes: left.bytes.saturating_sub(frame),
+            source: format!(
+                "{}, less {} for the frame",
+                left.source,
+                format_bytes(frame)
+            ),
+        };
+        Self {
+            tasks: left.bytes / BYTES_PER_TASK,
+            left: Some(left),
+        }
+    }
+
+    /// `e`, a recording's error, said with the frame's size and, where the frame had more tasks
+    /// than this room holds, the memory it had.
+    ///
+    /// ```
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// use renderer::memory::Budget;
+    /// use renderer::record::{RecordError, TaskRoom};
+    ///
+    /// let left = Budget { bytes: 4000, source: "--max-memory".into() };
+    /// let room = TaskRoom { left: Some(left), tasks: 10 };
+    /// let said = room.refusal(&scene, &RecordError::TooManyTasks(10));
+    /// assert!(said.starts_with("32×32: the frame has more than 10 tasks"));
+    /// assert!(said.ends_with("within the 3.9 KiB left of the memory at hand (--max-memory)"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn refusal(&self, scene: &Scene, e: &RecordError) -> String {
+        match (e, &self.left) {
+            (RecordError::TooManyTasks(_), Some(left)) => format!(
+                "{}×{}: {e}, within the {} left of the memory at hand ({})",
+                scene.width,
+                scene.height,
+                format_bytes(left.bytes),
+                left.source
+            ),
+            _ => e.to_string(),
+        }
+    }
+}
 
 /// How many tasks a run may record, shared by its workers, who claim it [`TaskLimit::CHUNK`]
 /// tasks at a time so that the shared count is touched once per chunk, not once per task.
