@@ -20,10 +20,10 @@ use renderer::file_errors::io_reason;
 use renderer::geometry::Ray;
 use renderer::integrator::{Tile, tiles};
 use renderer::math::Vec3;
-use renderer::memory::{Budget, format_bytes};
+use renderer::memory::format_bytes;
 use renderer::output::StagedFiles;
 use renderer::ray_file::{FrameRays, FrameRaysError, MAX_RAYS, Query, RayFile, frame_rays};
-use renderer::render::FrameExtras;
+use renderer::render::{FrameExtras, FrameMemory, RenderOptions};
 use renderer::scene::{CameraExt, Scene};
 use renderer::stats::counted;
 
@@ -437,7 +437,13 @@ fn recorded_rays<'a>(
         &[TILE],
         FrameExtras::default(),
     )?;
-    let limit = RecordedLimit::of(scene, options.settings.max_memory());
+    let frame = RenderOptions {
+        balancer: balancer.into(),
+        threads: NonZeroUsize::MIN,
+        tile: TILE,
+        work_map: false,
+    };
+    let limit = RecordedLimit::of(scene, &frame, options.settings.max_memory());
     let file = frame_rays(scene, which, TILE, limit.rays).map_err(|e| match e {
         FrameRaysError::MoreThan { limit: most, .. } => anyhow!(
             "--rays {}: a frame of {} at {}×{} traces more than {}, {}",
@@ -485,10 +491,10 @@ struct RecordedLimit {
 
 impl RecordedLimit {
     /// As many as a ray file holds ([`MAX_RAYS`]), and as fit, at [`RECORDED_RAY_BYTES`]
-    /// each, in the memory left once `scene` is built: `--max-memory`'s, or the machine's.
-    fn of(scene: &Scene, max_memory: Option<u64>) -> Self {
-        let left = Budget::of(max_memory).and_then(|b| b.after(scene.resident_bytes()));
-        match left {
+    /// each, in the memory that `scene` and its frame, rendered as `frame` says, leave
+    /// (`--max-memory`'s, or the machine's).
+    fn of(scene: &Scene, frame: &RenderOptions, max_memory: Option<u64>) -> Self {
+        match FrameMemory::left_beside(scene, frame, max_memory) {
             Some(left) if left.bytes / RECORDED_RAY_BYTES < MAX_RAYS as u64 => Self {
                 rays: (left.bytes / RECORDED_RAY_BYTES) as usize,
                 why: format!(

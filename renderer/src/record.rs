@@ -48,7 +48,7 @@ use crate::bvh::{NoCounters, TraversalCounters};
 use crate::film::Film;
 use crate::integrator::{RayKind, RenderTask, Tile, TraceObserver, Whitted, WorkerRays, tiles};
 use crate::memory::{Budget, format_bytes};
-use crate::render::{FrameExtras, FrameMemory, RenderOptions};
+use crate::render::{FrameMemory, RenderOptions};
 use crate::scene::Scene;
 use crate::watch::Unwatched;
 
@@ -508,25 +508,10 @@ impl TaskRoom {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn of(scene: &Scene, options: &RenderOptions, max_memory: Option<u64>) -> Self {
-        let Some(left) = Budget::of(max_memory).and_then(|b| b.after(scene.resident_bytes()))
-        else {
-            return Self {
-                left: None,
-                tasks: u64::MAX,
-            };
-        };
-        let frame = FrameMemory::estimate(scene, options, FrameExtras::default()).total();
-        let left = Budget {
-            bytes: left.bytes.saturating_sub(frame),
-            source: format!(
-                "{}, less {} for the frame",
-                left.source,
-                format_bytes(frame)
-            ),
-        };
+        let left = FrameMemory::left_beside(scene, options, max_memory);
         Self {
-            tasks: left.bytes / BYTES_PER_TASK,
-            left: Some(left),
+            tasks: left.as_ref().map_or(u64::MAX, |l| l.bytes / BYTES_PER_TASK),
+            left,
         }
     }
 

@@ -407,6 +407,50 @@ impl FrameMemory {
         self.parts.iter().map(|p| p.1).sum()
     }
 
+    /// What `max_memory` (else what the machine has free) leaves once `scene` is built and a
+    /// frame of it rendered as `options` say has taken its memory: the room for what a run
+    /// keeps beside the frame (a recording's tasks, a frame's rays). `None` where no limit is
+    /// known.
+    ///
+    /// ```
+    /// # use std::num::{NonZeroU32, NonZeroUsize};
+    /// # use balancers::BalancerKind;
+    /// # use renderer::scene::{Scene, SceneOverrides};
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// # let overrides = SceneOverrides { width: Some(32), height: Some(32), ..Default::default() };
+    /// # let scene = Scene::load(path.as_ref(), overrides)?;
+    /// use renderer::render::{FrameMemory, RenderOptions};
+    ///
+    /// let options = RenderOptions {
+    ///     balancer: BalancerKind::counter(NonZeroUsize::MIN).into(),
+    ///     threads: NonZeroUsize::MIN,
+    ///     tile: NonZeroU32::new(8).unwrap(),
+    ///     work_map: false,
+    /// };
+    /// let frame = FrameMemory::estimate(&scene, &options, Default::default()).total();
+    /// let limit = scene.resident_bytes() + frame + 1000;
+    /// let left = FrameMemory::left_beside(&scene, &options, Some(limit)).unwrap();
+    /// assert_eq!(left.bytes, 1000);
+    /// assert!(left.source.ends_with("for the frame"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn left_beside(
+        scene: &Scene,
+        options: &RenderOptions,
+        max_memory: Option<u64>,
+    ) -> Option<Budget> {
+        let left = Budget::of(max_memory)?.after(scene.resident_bytes())?;
+        let frame = Self::estimate(scene, options, FrameExtras::default()).total();
+        Some(Budget {
+            bytes: left.bytes.saturating_sub(frame),
+            source: format!(
+                "{}, less {} for the frame",
+                left.source,
+                format_bytes(frame)
+            ),
+        })
+    }
+
     /// Refuses a frame that needs more than `budget`, naming the figures.
     ///
     /// # Errors
