@@ -43,6 +43,79 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
+impl Cli {
+    /// The process's command line, parsed, with every list of values checked for repeats
+    /// ([`refuse_repeated_values`]).
+    pub(crate) fn parse_args() -> Result<Self, clap::Error> {
+        use clap::{CommandFactory, FromArgMatches};
+        let mut command = Self::command();
+        let matches = command.try_get_matches_from_mut(std::env::args_os())?;
+        refuse_repeated_values(&command, &matches)?;
+        Self::from_arg_matches(&matches)
+    }
+}
+
+/// Flags whose values may repeat: each occurrence is a word passed on, not an item to run.
+const REPEATABLE: [&str; 2] = [
+    // An argument for the MPI launcher (`-x` before each variable it exports).
+    "mpirun_arg",
+    // The words of a subcommand's name (`man bench sweep`).
+    "command",
+];
+
+/// Refuses a value given twice to a flag that takes a list (`--workers 4,4`, `--balancers
+/// static,static`, two scene files the same), in `matches` and its subcommands: each value is
+/// a row, a column or a run of its own, and a repeat would measure, print and plot it twice
+/// as if it were two. Values are compared as written, numbers by their value (`4` and `04`).
+/// `--unit-cost` says which name it gives twice itself.
+fn refuse_repeated_values(
+    command: &clap::Command,
+    matches: &clap::ArgMatches,
+) -> Result<(), clap::Error> {
+    use clap::parser::ValueSource;
+    for arg in command.get_arguments() {
+        let id = arg.get_id().as_str();
+        if !matches!(arg.get_action(), clap::ArgAction::Append)
+            || REPEATABLE.contains(&id)
+            || matches.value_source(id) != Some(ValueSource::CommandLine)
+        {
+            continue;
+        }
+        let Some(values) = matches.get_raw(id) else {
+            continue;
+        };
+        let mut seen = Vec::new();
+        for value in values {
+            let text = value.to_string_lossy();
+            let key = match text.parse::<u128>() {
+                Ok(number) => number.to_string(),
+                Err(_) => text.to_string(),
+            };
+            if seen.contains(&key) {
+                let flag = match (arg.get_long(), arg.get_value_names()) {
+                    (Some(long), _) => format!("--{long}"),
+                    (None, Some([name, ..])) => name.to_string(),
+                    (None, _) => id.to_uppercase(),
+                };
+                return Err(command.clone().error(
+                    clap::error::ErrorKind::ValueValidation,
+                    format!("{flag}: {text} is given twice"),
+                ));
+            }
+            seen.push(key);
+        }
+    }
+    match matches.subcommand() {
+        Some((name, sub_matches)) => {
+            let sub_command = command
+                .find_subcommand(name)
+                .expect("clap matched a subcommand of this command");
+            refuse_repeated_values(sub_command, sub_matches)
+        }
+        None => Ok(()),
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Render a scene file (or a bare OBJ or PLY mesh) to an image (PNG, OpenEXR or PFM) and

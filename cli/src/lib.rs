@@ -49,7 +49,6 @@ mod view;
 
 use std::process::ExitCode;
 
-use clap::Parser;
 // The progress bars, which the commands here share with the experiments.
 use experiments::progress;
 
@@ -137,7 +136,7 @@ fn run_command_line() -> ExitCode {
         return ExitCode::from(2);
     }
     end_cleanly_on_signals();
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::parse_args() {
         Ok(cli) => cli,
         Err(e) => return cli::usage_error(e),
     };

@@ -176,13 +176,6 @@ impl Plan {
         let kinds: Vec<AccelKind> = accels.to_vec();
         args.scene.check_structure_options(&kinds)?;
 
-        let mut seen = Vec::new();
-        for &a in &accels {
-            if seen.contains(&a) {
-                bail!("--accels names {} twice", a.name());
-            }
-            seen.push(a);
-        }
         let named = |family: &str| {
             args.balancers
                 .as_ref()

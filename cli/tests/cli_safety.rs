@@ -793,6 +793,64 @@ fn an_image_name_must_say_a_format_raylb_writes() {
     );
 }
 
+/// A value given twice to a list would be run, tabled and plotted twice as if it were two:
+/// every list flag of every command refuses it, numbers compared by their value, whether the
+/// repeat is in one list or across two occurrences of the flag.
+#[test]
+fn a_list_that_names_a_value_twice_is_refused() {
+    let quick = quick();
+    for (args, says) in [
+        (
+            vec!["sim", "--wool-tree", "--workers", "4,8,04", "--out", "o"],
+            "--workers: 04 is given twice",
+        ),
+        (
+            vec![
+                "bench",
+                "scaling",
+                &quick,
+                "--threads",
+                "1,2",
+                "--threads",
+                "1",
+            ],
+            "--threads: 1 is given twice",
+        ),
+        (vec!["bench", "sweep", &quick, &quick], "SCENES: "),
+        (
+            vec![
+                "bench",
+                "sweep",
+                &quick,
+                "--balancers",
+                "static,counter,static",
+            ],
+            "--balancers: static is given twice",
+        ),
+        (
+            vec!["bench", "sim-sweep", &quick, "--tiles", "8,16,8"],
+            "--tiles: 8 is given twice",
+        ),
+        (
+            vec![
+                "validate",
+                &quick,
+                "--balancers",
+                "static",
+                "--tiles",
+                "8,8",
+            ],
+            "--tiles: 8 is given twice",
+        ),
+        (
+            vec!["bench", "cluster", &quick, "--modes", "static,static"],
+            "--modes: static is given twice",
+        ),
+    ] {
+        refused(&args, &[says, "is given twice"]);
+    }
+}
+
 #[test]
 fn structures_are_named_where_they_apply() {
     let quick = quick();
@@ -802,7 +860,7 @@ fn structures_are_named_where_they_apply() {
     );
     refused(
         &["validate", &quick, "--accels", "wide,wide"],
-        &["--accels names wide twice"],
+        &["--accels: wide is given twice"],
     );
     refused(
         &["render", &quick, "-o", "q.png", "--bvh-depth", "4"],
