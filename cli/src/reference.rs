@@ -184,7 +184,9 @@ fn item(arg: &Arg, page: &mut String) {
         .unwrap_or_default();
     let mut text = vec![sentence(help.trim())];
     if let Some(delimiter) = arg.get_value_delimiter() {
-        text.push(format!("A list, separated by `{delimiter}`, each value once."));
+        text.push(format!(
+            "A list, separated by `{delimiter}`, each value once."
+        ));
     } else if matches!(arg.get_action(), ArgAction::Append) && !arg.is_positional() {
         text.push("May be given more than once.".to_owned());
     }

@@ -37,44 +37,26 @@ const DEADLINE: Duration = Duration::from_secs(30);
 fn stealing_fails_in_one_line_when_a_worker_cannot_start() {
     let dir = tempfile::tempdir().unwrap();
     let scene = scene_path("quick");
-    // `ulimit -v` limits the shell and what it execs, not this test. The pool that builds the
-    // BVH has one thread, so that the layout does not depend on the core count.
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -v {LIMIT_KIB} && RAYON_NUM_THREADS=1 RUST_MIN_STACK={STACK_BYTES} exec \"$0\" \"$@\""
-        ))
-        .arg(env!("CARGO_BIN_EXE_raylb"))
-        .args(["render", scene.to_str().unwrap(), "-o", "out.png"])
-        .args(["--threads", "8", "--balancer", "stealing"])
-        // A budget of the test's own: under `ulimit -v` alone raylb counts the threads'
-        // stacks against the limit and refuses the frame before starting any
-        // (`limits_on_address_space_are_kept_to_threads_included`).
-        .args(["--max-memory", "1T"])
-        .current_dir(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("sh runs");
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for raylb") {
-            break status;
-        }
-        if started.elapsed() > DEADLINE {
-            child.kill().ok();
-            child.wait().ok();
-            panic!("raylb still running after {DEADLINE:?}: a started worker waits forever");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    // The pool that builds the BVH has one thread, so that the layout does not depend on
+    // the core count.
+    let (status, stderr) = run_limited(
+        dir.path(),
+        &[
+            "render",
+            scene.to_str().unwrap(),
+            "-o",
+            "out.png",
+            "--threads",
+            "8",
+            "--balancer",
+            "stealing",
+            // A budget of the test's own: under `ulimit -v` alone raylb counts the threads'
+            // stacks against the limit and refuses the frame before starting any
+            // (`limits_on_address_space_are_kept_to_threads_included`).
+            "--max-memory",
+            "1T",
+        ],
+    );
     assert_eq!(status.code(), Some(2), "exit code; stderr: {stderr}");
     assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
     let refused: usize = stderr
@@ -89,6 +71,88 @@ fn stealing_fails_in_one_line_when_a_worker_cannot_start() {
          nothing is left to stop ({stderr})"
     );
     assert!(!dir.path().join("out.png").exists(), "no image written");
+}
+
+/// The benchmarks that time threads started together (`bench costs`' contended counter,
+/// `bench deque`'s races): a thread that cannot start calls the start off, and the threads
+/// already waiting for it are let go, where they used to wait forever after a panic.
+#[test]
+fn timed_threads_fail_in_one_line_when_one_cannot_start() {
+    for (args, output) in [
+        (
+            &["bench", "costs", "--threads", "8", "--rounds", "1"],
+            "costs.csv",
+        ),
+        (
+            &["bench", "deque", "--threads", "8", "--iterations", "1"],
+            "deque.csv",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let (status, stderr) = run_limited(dir.path(), &[&args[..], &["--out", "out"]].concat());
+        assert_eq!(
+            status.code(),
+            Some(2),
+            "{args:?}: exit code; stderr: {stderr}"
+        );
+        assert_eq!(
+            stderr.trim_end().lines().count(),
+            1,
+            "{args:?}: one line: {stderr}"
+        );
+        let refused: usize = stderr
+            .strip_prefix("raylb: error: --threads 8: cannot start thread ")
+            .and_then(|rest| rest.split_once(" of 8: "))
+            .and_then(|(thread, _reason)| thread.parse().ok())
+            .unwrap_or_else(|| panic!("{args:?}: not the refused-thread message: {stderr}"));
+        assert!(
+            (2..=8).contains(&refused),
+            "{args:?}: thread {refused} of 8 refused"
+        );
+        assert!(
+            !dir.path().join("out").join(output).exists(),
+            "{args:?}: wrote {output}"
+        );
+    }
+}
+
+/// Runs raylb with `args` in `dir` under [`LIMIT_KIB`] of address space and stacks of
+/// [`STACK_BYTES`], and returns its exit status and standard error; fails the test if it is
+/// still running after [`DEADLINE`], as a thread waiting for one that never started would be.
+fn run_limited(dir: &std::path::Path, args: &[&str]) -> (std::process::ExitStatus, String) {
+    // `ulimit -v` limits the shell and what it execs, not this test.
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {LIMIT_KIB} && RAYON_NUM_THREADS=1 RUST_MIN_STACK={STACK_BYTES} exec \"$0\" \"$@\""
+        ))
+        .arg(env!("CARGO_BIN_EXE_raylb"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sh runs");
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for raylb") {
+            break status;
+        }
+        if started.elapsed() > DEADLINE {
+            child.kill().ok();
+            child.wait().ok();
+            panic!("{args:?}: still running after {DEADLINE:?}: a started thread waits forever");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    (status, stderr)
 }
 
 #[test]

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use balancers::deque::Steal;
 use balancers::sim::Costs;
 use balancers::{Balancer, BalancerKind, RayonScope, Spawn, TaskRunner, WorkStealing};
@@ -22,6 +22,7 @@ use serde::Serialize;
 
 use crate::deque::{Abp, BenchDeque, Locked};
 use crate::report::{OutputFiles, Table, csv_text, rounded};
+use crate::start_line::{StartLine, start_threads};
 
 const FILES: &[&str] = &["costs.csv"];
 
@@ -119,7 +120,7 @@ enum Thief {
 /// Runs an owner that keeps its deque busy (popping and pushing, topping it up to `KEPT`)
 /// beside a thief doing `thief`; returns the thief's seconds per operation and tasks per
 /// operation.
-fn against_busy_owner<D: BenchDeque>(thief: Thief) -> (f64, f64) {
+fn against_busy_owner<D: BenchDeque>(thief: Thief) -> Result<(f64, f64)> {
     let (worker, stealer) = D::new(2 * KEPT);
     for x in 0..KEPT {
         D::push(&worker, x as u64);
@@ -128,24 +129,28 @@ fn against_busy_owner<D: BenchDeque>(thief: Thief) -> (f64, f64) {
     let start = Barrier::new(2);
     thread::scope(|scope| {
         let (done, start) = (&done, &start);
-        scope.spawn(move || {
-            start.wait();
-            let mut x = 0u64;
-            // Relaxed: a flag to stop; nothing is published through it.
-            while !done.load(Ordering::Relaxed) {
-                if let Some(task) = D::pop(&worker) {
-                    black_box(task);
-                }
-                while D::len(&worker) < KEPT {
-                    x += 1;
-                    if !D::push(&worker, x) {
-                        // `abp`'s array is not a ring: once thieves have moved its front
-                        // along, its end is reached; emptying it starts it over.
-                        while D::pop(&worker).is_some() {}
+        // The owner's thread is the only one the thief waits for: if it cannot start,
+        // nothing waits at the barrier.
+        thread::Builder::new()
+            .spawn_scoped(scope, move || {
+                start.wait();
+                let mut x = 0u64;
+                // Relaxed: a flag to stop; nothing is published through it.
+                while !done.load(Ordering::Relaxed) {
+                    if let Some(task) = D::pop(&worker) {
+                        black_box(task);
+                    }
+                    while D::len(&worker) < KEPT {
+                        x += 1;
+                        if !D::push(&worker, x) {
+                            // `abp`'s array is not a ring: once thieves have moved its front
+                            // along, its end is reached; emptying it starts it over.
+                            while D::pop(&worker).is_some() {}
+                        }
                     }
                 }
-            }
-        });
+            })
+            .context("cannot start the deque's owner thread")?;
         start.wait();
         let mut loot = Vec::with_capacity(64);
         let began = Instant::now();
@@ -170,7 +175,7 @@ fn against_busy_owner<D: BenchDeque>(thief: Thief) -> (f64, f64) {
         };
         let seconds = began.elapsed().as_secs_f64() / operations as f64;
         done.store(true, Ordering::Relaxed);
-        (seconds, taken as f64 / operations as f64)
+        Ok((seconds, taken as f64 / operations as f64))
     })
 }
 
@@ -194,33 +199,33 @@ fn failed_steal<D: BenchDeque>() -> f64 {
 
 /// Seconds per fetch-and-add on one counter that `threads` threads add to at once: the
 /// counter's service time when every worker comes for its next tile.
-fn counter(threads: usize) -> f64 {
+fn counter(threads: usize) -> Result<f64> {
     let counter = AtomicUsize::new(0);
-    let start = Barrier::new(threads);
+    let start = StartLine::new(threads);
     let per_thread = PAIRS / threads;
-    let (counter, start) = (&counter, &start);
+    let add = |_: usize, ()| {
+        if !start.wait() {
+            return 0.0;
+        }
+        let began = Instant::now();
+        for _ in 0..per_thread {
+            // Relaxed, as the counter balancer's.
+            black_box(counter.fetch_add(1, Ordering::Relaxed));
+        }
+        began.elapsed().as_secs_f64()
+    };
     let times: Vec<f64> = thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(move || {
-                    start.wait();
-                    let began = Instant::now();
-                    for _ in 0..per_thread {
-                        // Relaxed, as the counter balancer's.
-                        black_box(counter.fetch_add(1, Ordering::Relaxed));
-                    }
-                    began.elapsed().as_secs_f64()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    });
+        let handles = start_threads(scope, &start, vec![(); threads], &add)?;
+        Ok::<_, anyhow::Error>(
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect(),
+        )
+    })?;
     // All threads' adds pass through the counter one at a time: the slowest thread's time
     // over every add made.
-    times.iter().copied().fold(0.0, f64::max) / (per_thread * threads) as f64
+    Ok(times.iter().copied().fold(0.0, f64::max) / (per_thread * threads) as f64)
 }
 
 /// The deepest level of the binary tree of empty tasks that `rayon_job` runs (the root is
@@ -250,22 +255,19 @@ impl TaskRunner<u32> for EmptyTree {
 /// and finish jobs at once, as in a frame; the simulator's `rayon_job`. It holds about half a
 /// deque push and pop a task besides (rayon passes both children through its deque,
 /// `stealing` runs one next), which the simulator also charges: 2 of the 32.6 ns measured.
-fn rayon_job(threads: usize) -> f64 {
+fn rayon_job(threads: usize) -> Result<f64> {
     let workers = NonZeroUsize::new(threads).expect("a positive thread count");
-    let best =
-        |balancer: &dyn Fn() -> Duration| (0..3).map(|_| balancer()).min().expect("three runs");
-    let wall = |kind: BalancerKind| {
-        move || {
-            kind.run(workers, &[0u32], &EmptyTree)
-                .unwrap_or_else(|e| panic!("starting {threads} threads: {e}"))
-                .telemetry
-                .wall
+    let best = |kind: BalancerKind| -> Result<Duration> {
+        let mut best = Duration::MAX;
+        for _ in 0..3 {
+            best = best.min(kind.run(workers, &[0u32], &EmptyTree)?.telemetry.wall);
         }
+        Ok(best)
     };
-    let rayon = best(&wall(BalancerKind::Rayon(RayonScope)));
-    let stealing = best(&wall(BalancerKind::Stealing(WorkStealing::default())));
+    let rayon = best(BalancerKind::Rayon(RayonScope))?;
+    let stealing = best(BalancerKind::Stealing(WorkStealing::default()))?;
     let spawned = (1u64 << (TREE_LEVELS + 1)) - 2;
-    (rayon.as_secs_f64() - stealing.as_secs_f64()).max(0.0) / spawned as f64
+    Ok((rayon.as_secs_f64() - stealing.as_secs_f64()).max(0.0) / spawned as f64)
 }
 
 /// The median and quartiles of `xs` (sorted here).
@@ -308,47 +310,47 @@ pub fn run(options: &CostsOptions) -> Result<()> {
     }
     let rounds = options.rounds.get();
     let defaults = Costs::default();
-    type Measure = fn(usize) -> f64;
+    type Measure = fn(usize) -> Result<f64>;
     let measures: [(&str, &str, f64, Measure); 8] = [
         (
             "abp push and pop, beyond a local queue's",
             "--abp-cost",
             defaults.abp_push_pop,
-            |_| push_pop::<Abp>(),
+            |_| Ok(push_pop::<Abp>()),
         ),
         (
             "locked push and pop, beyond a local queue's",
             "--locked-cost",
             defaults.locked_push_pop,
-            |_| push_pop::<Locked>(),
+            |_| Ok(push_pop::<Locked>()),
         ),
         (
             "a steal that finds work (abp)",
             "--steal-cost",
             defaults.steal,
-            |_| against_busy_owner::<Abp>(Thief::Steal { max: 1 }).0,
+            |_| Ok(against_busy_owner::<Abp>(Thief::Steal { max: 1 })?.0),
         ),
         (
             "each further task of a steal-half (abp)",
             "--stolen-task-cost",
             defaults.per_stolen_task,
             |_| {
-                let (one, _) = against_busy_owner::<Abp>(Thief::Steal { max: 1 });
-                let (half, tasks) = against_busy_owner::<Abp>(Thief::Steal { max: 64 });
-                ((half - one) / (tasks - 1.0).max(1.0)).max(0.0)
+                let (one, _) = against_busy_owner::<Abp>(Thief::Steal { max: 1 })?;
+                let (half, tasks) = against_busy_owner::<Abp>(Thief::Steal { max: 64 })?;
+                Ok(((half - one) / (tasks - 1.0).max(1.0)).max(0.0))
             },
         ),
         (
             "a steal attempt that finds nothing",
             "--failed-steal-cost",
             defaults.failed_steal,
-            |_| failed_steal::<Abp>(),
+            |_| Ok(failed_steal::<Abp>()),
         ),
         (
             "reading a worker's deque for sample",
             "--probe-cost",
             defaults.probe,
-            |_| against_busy_owner::<Abp>(Thief::Probe).0,
+            |_| Ok(against_busy_owner::<Abp>(Thief::Probe)?.0),
         ),
         (
             "the counter's fetch-and-add, all threads at it",
@@ -365,7 +367,10 @@ pub fn run(options: &CostsOptions) -> Result<()> {
     ];
     let mut rows = Vec::new();
     for (cost, option, default, measure) in measures {
-        let mut samples: Vec<f64> = (0..rounds).map(|_| measure(threads) * 1e9).collect();
+        let mut samples = (0..rounds)
+            .map(|_| Ok(measure(threads)? * 1e9))
+            .collect::<Result<Vec<f64>>>()
+            .with_context(|| format!("--threads {threads}"))?;
         let (median, lower, upper) = quartiles(&mut samples);
         rows.push(CostRow {
             cost,
@@ -412,10 +417,10 @@ mod tests {
 
     #[test]
     fn a_steal_takes_what_it_asks_for_from_a_busy_owner() {
-        let (seconds, tasks) = against_busy_owner::<Abp>(Thief::Steal { max: 1 });
+        let (seconds, tasks) = against_busy_owner::<Abp>(Thief::Steal { max: 1 }).unwrap();
         assert!(seconds > 0.0);
         assert_eq!(tasks, 1.0);
-        let (_, tasks) = against_busy_owner::<Locked>(Thief::Steal { max: 64 });
+        let (_, tasks) = against_busy_owner::<Locked>(Thief::Steal { max: 64 }).unwrap();
         assert!(
             tasks > 1.0,
             "steal half takes several from a deque kept full"

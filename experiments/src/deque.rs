@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use balancers::StealAmount;
 use balancers::deque::{Steal, abp, locked};
 use renderer::memory::{Budget, format_bytes};
@@ -21,6 +21,7 @@ use renderer::stats::counted;
 use serde::Serialize;
 
 use crate::report::{OutputFiles, Table, csv_text, rounded};
+use crate::start_line::{StartLine, start_threads};
 
 /// What `--out` receives.
 const FILES: &[&str] = &["deque.csv"];
@@ -241,17 +242,15 @@ fn iterations<D: BenchDeque>(
         steal_max,
         stealers: &stealers,
         remaining: AtomicUsize::new(0),
-        start_line: Barrier::new(n + 1),
+        start_line: StartLine::new(n + 1),
         finish_line: Barrier::new(n + 1),
     };
     let mut totals = Totals::default();
+    let workers: Vec<D::Worker> = deques.into_iter().map(|(worker, _)| worker).collect();
+    let run = |me: usize, worker: D::Worker| race.run::<D>(me, &worker);
     thread::scope(|scope| {
         let race = &race;
-        let handles: Vec<_> = deques
-            .into_iter()
-            .enumerate()
-            .map(|(me, (worker, _))| scope.spawn(move || race.run::<D>(me, &worker)))
-            .collect();
+        let handles = start_threads(scope, &race.start_line, workers, &run)?;
         for _ in 0..iterations {
             race.remaining.store(n * per_iteration, Ordering::Relaxed);
             race.start_line.wait();
@@ -266,7 +265,8 @@ fn iterations<D: BenchDeque>(
             totals.successes += tally.successes;
             totals.stolen += tally.stolen;
         }
-    });
+        Ok::<_, anyhow::Error>(())
+    })?;
     Ok(totals)
 }
 
@@ -280,7 +280,7 @@ struct Race<'a, S> {
     steal_max: usize,
     stealers: &'a [S],
     remaining: AtomicUsize,
-    start_line: Barrier,
+    start_line: StartLine,
     finish_line: Barrier,
 }
 
@@ -313,7 +313,10 @@ impl<S> Race<'_, S> {
             for x in 0..self.elements {
                 let _ = D::push(worker, x as u64);
             }
-            self.start_line.wait();
+            if !self.start_line.wait() {
+                // A thread of the measurement could not start: no iteration runs.
+                break;
+            }
             let mut unpublished = 0usize;
             let mut to_push = if self.setup == Setup::PushPopSteal {
                 self.elements
@@ -379,7 +382,8 @@ fn measure<D: BenchDeque>(
             options.elements.get(),
             options.iterations.get(),
             steal_max,
-        )?;
+        )
+        .with_context(|| format!("--threads {n}"))?;
         rows.push(row(D::NAME, setup, n, options, &totals));
     }
     Ok(())

@@ -27,5 +27,6 @@ pub mod scaling;
 pub mod scene;
 pub mod sim;
 pub mod sim_sweep;
+mod start_line;
 pub mod sweep;
 pub mod trace;
