@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 use tempfile::TempDir;
 
 mod common;
-use common::{png_header_only, png_with_idat, png16};
+use common::{png_header_only, png_with_idat, png16, scene_path};
 
 const OLD_OUTPUT: &[u8] = b"an earlier render, which a failed run must not touch";
 
@@ -1187,6 +1187,41 @@ fn bench_deque_checks_its_memory_before_making_its_deques() {
         &["--elements 30000000: cannot allocate 2 deques of 60000000 slots: out of memory"],
     );
     assert!(!s.path("bench-out").exists());
+}
+
+/// `bench build` on more threads than `ulimit -v` leaves room for is refused before any
+/// starts, where the threads' stacks and malloc arenas used to leave a build's allocation to
+/// fail and abort the process.
+#[test]
+fn bench_build_on_threads_the_address_space_cannot_hold_is_refused() {
+    let s = Scratch::new();
+    let quick = scene_path("quick");
+    let args = [
+        "bench",
+        "build",
+        quick.to_str().unwrap(),
+        "--threads",
+        "4096",
+        "--repeat",
+        "1",
+    ];
+    let out = s.raylb_limited(1_500_000, &args);
+    s.failed(
+        &out,
+        &args,
+        &[
+            "--threads 4096: the build's threads reserve 264.0 GiB of address space",
+            "left under ulimit -v",
+        ],
+    );
+    // The same under --against.
+    let args = [&args[..4], &["2", "--against", "4096", "--repeat", "1"]].concat();
+    let out = s.raylb_limited(1_500_000, &args);
+    s.failed(
+        &out,
+        &args,
+        &["--threads 4096: the build's threads reserve"],
+    );
 }
 
 /// A scene of one heightfield of `x × z` cells (two triangles each).

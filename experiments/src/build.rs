@@ -5,9 +5,10 @@
 use std::num::NonZeroUsize;
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
-use renderer::accel::Accel;
+use anyhow::{Result, anyhow, bail};
+use renderer::accel::{Accel, AccelKind};
 use renderer::geometry::Triangle;
+use renderer::memory::{address_space_left, format_bytes, thread_address_space};
 use renderer::scene::Scene;
 use renderer::stats::counted;
 
@@ -73,9 +74,23 @@ pub fn run(options: &BuildOptions<'_>) -> Result<()> {
     let kind = scene.accel.kind();
     // In the order the scene was built from, so that each build is the scene's own.
     let triangles = scene.accel.input_triangles();
+    let most_threads = options
+        .threads
+        .max(options.against.unwrap_or(NonZeroUsize::MIN));
+    check_address_space(kind, triangles.len(), most_threads)?;
     let build = |threads: NonZeroUsize| -> Result<Duration> {
         let started = Instant::now();
-        let built = Accel::build_on(kind, &triangles, scene.bvh_settings, threads)?;
+        let built = Accel::build_on(kind, &triangles, scene.bvh_settings, threads).map_err(
+            // The count is the user's --threads, not the RAYON_NUM_THREADS the error suggests
+            // for a frame's build.
+            |e| {
+                anyhow!(
+                    "--threads {threads}: cannot start the BVH build's thread {} of {threads}: {}",
+                    e.thread + 1,
+                    e.source
+                )
+            },
+        )?;
         let took = started.elapsed();
         // Dropped outside the timing: freeing the tree is not the build.
         drop(built);
@@ -152,6 +167,28 @@ pub fn run(options: &BuildOptions<'_>) -> Result<()> {
             scaling.median,
             scaling.quartiles.0,
             scaling.quartiles.1
+        );
+    }
+    Ok(())
+}
+
+/// Refuses, in one line, builds on `threads` threads that the address space left under
+/// `ulimit -v` cannot hold: each thread reserves its stack and a malloc arena as it starts, and
+/// an allocation of the build that then fails aborts the process instead of reporting.
+fn check_address_space(kind: AccelKind, triangles: usize, threads: NonZeroUsize) -> Result<()> {
+    let Some(left) = address_space_left() else {
+        return Ok(());
+    };
+    let reserved = thread_address_space(threads.get());
+    let arrays = kind.bytes_per_triangle().saturating_mul(triangles as u64);
+    if reserved.saturating_add(arrays) > left {
+        bail!(
+            "--threads {threads}: the build's threads reserve {} of address space (their stacks \
+             and malloc arenas) beside about {} for its arrays, more than the {} left under \
+             ulimit -v",
+            format_bytes(reserved),
+            format_bytes(arrays),
+            format_bytes(left)
         );
     }
     Ok(())
