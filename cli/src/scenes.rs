@@ -36,7 +36,7 @@ pub(crate) fn run(args: &ScenesArgs) -> Result<ExitCode> {
     }
     if unread > 0 {
         bail!(
-            "{unread} of {} scene files in {} cannot be read; each one's row says why",
+            "{unread} of {} scene files in {} cannot be read or are malformed; each one's row says why",
             files.len(),
             dir.display()
         );
@@ -58,7 +58,7 @@ fn default_dir() -> Result<PathBuf> {
 }
 
 /// `path  WIDTH×HEIGHT  what the file's opening comment says of it`, read without building
-/// the scene; or why the file cannot be read. It is read as [`Scene::load`] reads it: only a
+/// the scene; or why the file cannot be read, is not TOML (and where), or has no image size. It is read as [`Scene::load`] reads it: only a
 /// regular file, and only up to [`MAX_SCENE_BYTES`] (a FIFO would block the listing, and
 /// `/dev/zero` fill memory).
 ///
@@ -66,17 +66,20 @@ fn default_dir() -> Result<PathBuf> {
 fn line(path: &Path) -> Result<String, String> {
     let bytes = read_regular_file(path, MAX_SCENE_BYTES)?;
     let text = String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())?;
-    let size = toml::from_str::<toml::Table>(&text)
-        .ok()
-        .and_then(|t| {
-            let image = t.get("image")?.as_table()?;
-            Some(format!(
-                "{}×{}",
-                image.get("width")?.as_integer()?,
-                image.get("height")?.as_integer()?
-            ))
-        })
-        .unwrap_or_else(|| "?".into());
+    let table = toml::from_str::<toml::Table>(&text).map_err(|e| {
+        let line = e
+            .span()
+            .map_or(1, |span| text[..span.start].matches('\n').count() + 1);
+        format!("line {line}: {}", e.message().trim_end())
+    })?;
+    let side = |key: &str| {
+        table
+            .get("image")
+            .and_then(|image| image.get(key))
+            .and_then(toml::Value::as_integer)
+            .ok_or_else(|| format!("[image] {key}: a whole number of pixels is needed"))
+    };
+    let size = format!("{}×{}", side("width")?, side("height")?);
     Ok(format!(
         "{:<28} {:>9}  {}",
         path.display(),

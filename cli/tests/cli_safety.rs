@@ -552,6 +552,17 @@ fn scenes_lists_a_special_or_oversized_file_in_a_row_of_its_own() {
     let huge = fs::File::create(d.join("huge.toml")).unwrap();
     huge.set_len(3 << 30).unwrap();
     drop(huge);
+    // Malformed: not TOML, and TOML without an image size.
+    fs::write(
+        d.join("garbled.toml"),
+        "# garbled\n[image]\nwidth = 4\nheight =\n",
+    )
+    .unwrap();
+    fs::write(
+        d.join("sizeless.toml"),
+        "[image]\nwidth = \"wide\"\nheight = 4\n",
+    )
+    .unwrap();
 
     let out = output_within(d, &["scenes", "."], Duration::from_secs(10));
     let listing = String::from_utf8_lossy(&out.stdout);
@@ -568,7 +579,12 @@ fn scenes_lists_a_special_or_oversized_file_in_a_row_of_its_own() {
         row("huge.toml").contains("too large: 3221225472 bytes"),
         "{listing}"
     );
-    let mut bad = 1;
+    assert!(row("garbled.toml").contains("?  line 4: "), "{listing}");
+    assert!(
+        row("sizeless.toml").contains("[image] width: a whole number of pixels is needed"),
+        "{listing}"
+    );
+    let mut bad = 3;
     if fifo {
         assert!(
             row("fifo.toml").contains("not a regular file (a FIFO)"),
