@@ -791,7 +791,8 @@ pub(crate) struct SimArgs {
     /// Tiles `counter` takes per visit [default: 1].
     #[arg(long, value_name = "N,…", value_delimiter = ',', value_parser = positive::<1_000_000>)]
     pub(crate) chunk: Vec<NonZeroUsize>,
-    /// The deque of `stealing`, whose push and pop cost differ [default: abp].
+    /// The deque of `stealing`, whose push and pop cost differ [default: abp]; with --wool-tree,
+    /// whose model charges them nothing, only beside its cost (--abp-cost, --locked-cost).
     #[arg(long, value_parser = choice::<DequeKind>(), value_delimiter = ',')]
     pub(crate) deque: Vec<DequeKind>,
     /// Victim selection of `stealing` [default: random; with --wool-tree, random,sample].

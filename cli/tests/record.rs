@@ -375,6 +375,10 @@ fn sim_refuses_what_its_modes_do_not_take() {
             vec!["sim", "--wool-tree", "--balancers", "static"],
             "--wool-tree runs stealing alone",
         ),
+        (
+            vec!["sim", "--wool-tree", "--deque", "abp,locked", "--abp-cost", "2"],
+            "--deque locked: --wool-tree charges a deque's push and pop nothing",
+        ),
         (vec!["sim", "q.tasks", "--runs", "3"], "--wool-tree"),
         (vec!["sim", "--wool-tree", "q.tasks"], "cannot be used with"),
         (

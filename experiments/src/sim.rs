@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, anyhow, bail};
 use balancers::sim::{Costs, Sampling, SimResult, TaskTree, simulate, simulate_policy, wool};
 use balancers::{
-    Assignment, Balancer, BalancerKind, DequeKind, Order, StealAmount, VictimPolicy, WorkStealing,
+    Assignment, Balancer, BalancerKind, Choice, DequeKind, Order, StealAmount, VictimPolicy,
+    WorkStealing,
 };
 use renderer::device::{BalancerName, BalancerRequest};
 use renderer::input::read_regular_file;
@@ -813,6 +814,21 @@ fn wool_tree(options: &SimOptions) -> Result<()> {
     }
     if !options.policies.assign.is_empty() {
         bail!("--assign does not apply to --wool-tree: its tree starts as one task, on worker 0");
+    }
+    // The model charges a deque's push and pop nothing: a deque named without a cost of its
+    // own would run as any other does, under its name.
+    for &deque in &options.policies.deque {
+        let (flag, given) = match deque {
+            DequeKind::Abp => ("--abp-cost", options.costs.abp.is_some()),
+            DequeKind::Locked => ("--locked-cost", options.costs.locked.is_some()),
+        };
+        if !given {
+            bail!(
+                "--deque {}: --wool-tree charges a deque's push and pop nothing, so every deque \
+                 runs alike; give {flag} to set what this one costs",
+                deque.keyword()
+            );
+        }
     }
     let policies = policies(&options.policies, &WOOL_DEFAULTS)?;
     refuse_unused_costs(&options.costs, &policies)?;
