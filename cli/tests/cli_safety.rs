@@ -809,6 +809,37 @@ fn an_image_name_must_say_a_format_raylb_writes() {
     );
 }
 
+/// `bench build` builds the structure alone: the flags of a frame (its size, samples,
+/// packets and a mesh's camera) would change nothing, and a comparison with itself says
+/// nothing.
+#[test]
+fn bench_build_refuses_what_only_a_frame_takes() {
+    let quick = quick();
+    let build = ["bench", "build", quick.as_str(), "--repeat", "1"];
+    for (extra, says) in [
+        (
+            &["--width", "64"][..],
+            "--width: bench build builds the acceleration structure alone",
+        ),
+        (&["--height", "64"], "--height: bench build"),
+        (&["--spp", "4"], "--spp: bench build"),
+        (&["--packets", "on"], "--packets: bench build"),
+        (
+            &["--threads", "2", "--against", "2"],
+            "--against 2: the same as --threads",
+        ),
+    ] {
+        refused(&[&build[..], extra].concat(), &[says]);
+    }
+    let mesh = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/crystal.obj");
+    refused(
+        &[
+            "bench", "build", "--mesh", mesh, "--up", "z", "--repeat", "1",
+        ],
+        &["--up: bench build"],
+    );
+}
+
 /// A value given twice to a list would be run, tabled and plotted twice as if it were two:
 /// every list flag of every command refuses it, numbers compared by their value, whether the
 /// repeat is in one list or across two occurrences of the flag.

@@ -376,7 +376,14 @@ fn sim_refuses_what_its_modes_do_not_take() {
             "--wool-tree runs stealing alone",
         ),
         (
-            vec!["sim", "--wool-tree", "--deque", "abp,locked", "--abp-cost", "2"],
+            vec![
+                "sim",
+                "--wool-tree",
+                "--deque",
+                "abp,locked",
+                "--abp-cost",
+                "2",
+            ],
             "--deque locked: --wool-tree charges a deque's push and pop nothing",
         ),
         (vec!["sim", "q.tasks", "--runs", "3"], "--wool-tree"),

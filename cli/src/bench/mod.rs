@@ -5,7 +5,7 @@ use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, bail};
 use balancers::Choice;
 use clap::ValueEnum;
 use experiments::build::BuildOptions;
@@ -119,6 +119,26 @@ fn trace(args: &TraceArgs, quiet: bool) -> Result<()> {
 fn build(args: &BuildArgs, quiet: bool) -> Result<()> {
     let timed = &args.timed;
     timed.scene.check_options()?;
+    // The structure alone is built: no frame, whose size, samples, packets and camera these
+    // set.
+    let scene = &timed.scene;
+    let frame_flags = [
+        ("--width", scene.width.is_some()),
+        ("--height", scene.height.is_some()),
+        ("--spp", scene.spp.is_some()),
+        ("--packets", scene.packets.is_some()),
+        ("--up", scene.up.is_some()),
+        ("--view", scene.view.is_some()),
+    ];
+    if let Some((flag, _)) = frame_flags.iter().find(|(_, given)| *given) {
+        bail!("{flag}: bench build builds the acceleration structure alone, and traces no frame");
+    }
+    if args.against == Some(timed.threads) {
+        bail!(
+            "--against {}: the same as --threads; name another thread count to compare with",
+            timed.threads
+        );
+    }
     let scene = timed.scene.load(&timed.source, quiet)?;
     experiments::build::run(&BuildOptions {
         scene: &scene,
