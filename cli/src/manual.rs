@@ -93,6 +93,9 @@ fn write_all(pages: &[Page], dir: &Path) -> Result<()> {
     let mut staged = StagedFiles::new();
     for page in pages {
         let path: PathBuf = dir.join(format!("{}.1", page.name));
+        // Said of the page before any is written: the renames at the end name no file.
+        renderer::output::check_writable(&path)
+            .map_err(|reason| anyhow!("cannot write {}: {reason}", path.display()))?;
         staged
             .text(&path, &page.roff)
             .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;

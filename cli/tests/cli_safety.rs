@@ -809,6 +809,31 @@ fn an_image_name_must_say_a_format_raylb_writes() {
     );
 }
 
+/// `man --out` writes a page per command, and a page it cannot write is named before any is
+/// written.
+#[test]
+fn man_writes_every_page_or_names_the_one_it_cannot() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| raylb().args(args).current_dir(dir.path()).output().unwrap();
+    let out = run(&["man", "--out", "pages"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let pages = fs::read_dir(dir.path().join("pages")).unwrap().count();
+    assert!(pages > 10, "{pages} pages");
+    assert!(dir.path().join("pages/raylb-bench-build.1").is_file());
+
+    fs::create_dir_all(dir.path().join("blocked/raylb-render.1")).unwrap();
+    let out = run(&["man", "--out", "blocked"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("cannot write blocked/raylb-render.1: is a directory"),
+        "{err}"
+    );
+    let left = fs::read_dir(dir.path().join("blocked")).unwrap().count();
+    assert_eq!(left, 1, "only the folder that was there");
+}
+
 /// `bench build` builds the structure alone: the flags of a frame (its size, samples,
 /// packets and a mesh's camera) would change nothing, and a comparison with itself says
 /// nothing.
