@@ -66,7 +66,8 @@ const REPEATABLE: [&str; 2] = [
 /// Refuses a value given twice to a flag that takes a list (`--workers 4,4`, `--balancers
 /// static,static`, two scene files the same), in `matches` and its subcommands: each value is
 /// a row, a column or a run of its own, and a repeat would measure, print and plot it twice
-/// as if it were two. Values are compared as written, numbers by their value (`4` and `04`).
+/// as if it were two. Values are compared as written, numbers by their value (`4` and `04`),
+/// and files by where they are (`a.toml` and `./a.toml`).
 /// `--unit-cost` says which name it gives twice itself.
 fn refuse_repeated_values(
     command: &clap::Command,
@@ -84,25 +85,33 @@ fn refuse_repeated_values(
         let Some(values) = matches.get_raw(id) else {
             continue;
         };
-        let mut seen = Vec::new();
+        let is_path = arg.get_value_parser().type_id() == std::any::TypeId::of::<PathBuf>();
+        let mut seen: Vec<(String, String)> = Vec::new();
         for value in values {
             let text = value.to_string_lossy();
-            let key = match text.parse::<u128>() {
-                Ok(number) => number.to_string(),
-                Err(_) => text.to_string(),
+            let key = match (text.parse::<u128>(), is_path) {
+                (Ok(number), false) => number.to_string(),
+                (_, true) => std::fs::canonicalize(value)
+                    .map_or_else(|_| text.to_string(), |p| p.to_string_lossy().into_owned()),
+                (Err(_), false) => text.to_string(),
             };
-            if seen.contains(&key) {
+            if let Some((_, first)) = seen.iter().find(|(k, _)| *k == key) {
                 let flag = match (arg.get_long(), arg.get_value_names()) {
                     (Some(long), _) => format!("--{long}"),
                     (None, Some([name, ..])) => name.to_string(),
                     (None, _) => id.to_uppercase(),
                 };
+                let spelled = if *first == text {
+                    String::new()
+                } else {
+                    format!(" (first as {first})")
+                };
                 return Err(command.clone().error(
                     clap::error::ErrorKind::ValueValidation,
-                    format!("{flag}: {text} is given twice"),
+                    format!("{flag}: {text} is given twice{spelled}"),
                 ));
             }
-            seen.push(key);
+            seen.push((key, text.into_owned()));
         }
     }
     match matches.subcommand() {

@@ -866,11 +866,19 @@ fn bench_build_refuses_what_only_a_frame_takes() {
 }
 
 /// A value given twice to a list would be run, tabled and plotted twice as if it were two:
-/// every list flag of every command refuses it, numbers compared by their value, whether the
-/// repeat is in one list or across two occurrences of the flag.
+/// every list flag of every command refuses it, numbers compared by their value and files by
+/// where they are, whether the repeat is in one list or across two occurrences of the flag.
 #[test]
 fn a_list_that_names_a_value_twice_is_refused() {
     let quick = quick();
+    // The same file by another path.
+    let respelled = scene_path("quick")
+        .parent()
+        .unwrap()
+        .join("../scenes/quick.toml")
+        .to_str()
+        .unwrap()
+        .to_string();
     for (args, says) in [
         (
             vec!["sim", "--wool-tree", "--workers", "4,8,04", "--out", "o"],
@@ -889,6 +897,7 @@ fn a_list_that_names_a_value_twice_is_refused() {
             "--threads: 1 is given twice",
         ),
         (vec!["bench", "sweep", &quick, &quick], "SCENES: "),
+        (vec!["bench", "sweep", &quick, &respelled], "(first as "),
         (
             vec![
                 "bench",
