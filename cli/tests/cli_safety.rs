@@ -536,6 +536,32 @@ fn output_within(dir: &Path, args: &[&str], limit: Duration) -> Output {
     child.wait_with_output().expect("raylb's output")
 }
 
+/// `bench deque` with many more threads than cores: its thieves yield as `stealing`'s do, so
+/// the owners of the last elements get the processor and each iteration ends (256 threads on
+/// the two-core development machine: 0.4 s, where thieves that only spun took over a minute).
+#[test]
+fn the_deque_benchmark_ends_with_many_more_threads_than_cores() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "bench",
+        "deque",
+        "--threads",
+        "256",
+        "--elements",
+        "1000",
+        "--iterations",
+        "2",
+        "--out",
+        "out",
+        "-q",
+    ];
+    let out = output_within(dir.path(), &args, Duration::from_secs(60));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = fs::read_to_string(dir.path().join("out/deque.csv")).unwrap();
+    // A header, and three setups for each of the two deques.
+    assert_eq!(csv.lines().count(), 7, "{csv}");
+}
+
 #[test]
 fn scenes_lists_a_special_or_oversized_file_in_a_row_of_its_own() {
     let dir = tempfile::tempdir().unwrap();

@@ -296,7 +296,8 @@ struct Tally {
 impl<S> Race<'_, S> {
     /// Thread `me`'s part, owning `worker`: each iteration it fills its deque, waits at the
     /// start line, then pops (pushing too, under push-pop-steal) and steals from random
-    /// victims until no element is left anywhere.
+    /// victims until no element is left anywhere, pausing between failed steals as
+    /// `stealing`'s thieves do.
     fn run<D: BenchDeque<Stealer = S>>(&self, me: usize, worker: &D::Worker) -> Tally {
         let n = self.stealers.len();
         let mut rng = 0x2545_F491_4F6C_DD1Du64 ^ (me as u64 + 1);
@@ -318,6 +319,7 @@ impl<S> Race<'_, S> {
                 break;
             }
             let mut unpublished = 0usize;
+            let mut failures = 0u32;
             let mut to_push = if self.setup == Setup::PushPopSteal {
                 self.elements
             } else {
@@ -361,6 +363,18 @@ impl<S> Race<'_, S> {
                     tally.acquired += k as u64;
                     unpublished += k;
                     loot.clear();
+                    failures = 0;
+                } else {
+                    // Between failures, as `stealing`'s thieves: a spin hint, and every fourth
+                    // the processor yielded. With more threads than cores, a thief that never
+                    // yields keeps the owners of the last elements off the processor, and an
+                    // iteration of 256 threads on two cores took minutes.
+                    failures += 1;
+                    if failures.is_multiple_of(4) {
+                        thread::yield_now();
+                    } else {
+                        std::hint::spin_loop();
+                    }
                 }
             }
             self.finish_line.wait();
