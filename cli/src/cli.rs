@@ -1144,9 +1144,9 @@ pub(crate) struct DequeArgs {
     /// Iterations per setup; the mean is reported.
     #[arg(long, value_name = "N", default_value = "50", value_parser = positive::<100_000>)]
     pub(crate) iterations: NonZeroUsize,
-    /// How much a steal takes.
-    #[arg(long, value_parser = choice::<StealAmount>(), default_value = "one")]
-    pub(crate) steal: StealAmount,
+    /// How much a steal takes [default: one].
+    #[arg(long, value_parser = choice::<StealAmount>())]
+    pub(crate) steal: Option<StealAmount>,
     /// The memory the deques may take, checked before they are made: 512M, 4G, 1.5GiB, or
     /// bytes (default: what the machine has free, from /proc/meminfo, the cgroup limit and
     /// ulimit -v).

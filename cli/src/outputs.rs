@@ -23,6 +23,11 @@ pub(crate) fn png_only(flag: &str, path: Option<&Path>) -> Result<()> {
             p.display(),
             other.name()
         ),
-        Some((_, Err(e))) => Err(e),
+        // Not an image name at all: the one format this image takes, rather than the three
+        // of the general message.
+        Some((p, Err(_))) => bail!(
+            "{flag} {}: this image is 8-bit colour, written as PNG; name it .png",
+            p.display()
+        ),
     }
 }

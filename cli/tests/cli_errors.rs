@@ -962,7 +962,7 @@ fn compare_refuses_a_difference_image_it_cannot_write() {
     );
     s.fails(
         &["compare", "a.png", "b.png", "--diff", "out"],
-        &["--diff out: no file extension", ".png, .exr or .pfm"],
+        &["--diff out: this image is 8-bit colour, written as PNG; name it .png"],
     );
     s.fails(
         &["compare", "a.png", "b.png", "--diff", "no/dir/out.png"],

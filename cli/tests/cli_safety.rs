@@ -860,6 +860,38 @@ fn man_writes_every_page_or_names_the_one_it_cannot() {
     assert_eq!(left, 1, "only the folder that was there");
 }
 
+/// A mesh given where a scene file goes is named as a mesh, where it was read as TOML and
+/// failed on its first line with a message about keys; `bench deque` on one thread refuses a
+/// steal amount no thief would use; an image only PNG can hold, named otherwise, is told the
+/// one extension it takes.
+#[test]
+fn a_flag_given_the_wrong_kind_of_file_or_count_says_so() {
+    let mesh = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/crystal.obj");
+    for args in [
+        &["render", mesh, "-o", "c.png"][..],
+        &["bench", "sweep", mesh],
+        &["bench", "trace", mesh],
+    ] {
+        refused(
+            args,
+            &["crystal.obj: a .obj mesh, not a scene file", "--mesh"],
+        );
+    }
+    refused(
+        &["bench", "deque", "--threads", "1", "--steal", "half"],
+        &["--steal half: one thread has no deque to steal from"],
+    );
+    let quick = quick();
+    refused(
+        &["view", &quick, "--frames", "1", "--screenshot", "shot.txt"],
+        &["--screenshot shot.txt: this image is 8-bit colour, written as PNG; name it .png"],
+    );
+    refused(
+        &["render", &quick, "-o", "q.png", "--workmap", "work"],
+        &["--workmap work: this image is 8-bit colour, written as PNG; name it .png"],
+    );
+}
+
 /// `bench build` builds the structure alone: the flags of a frame (its size, samples,
 /// packets and a mesh's camera) would change nothing, and a comparison with itself says
 /// nothing.

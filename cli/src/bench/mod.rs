@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Result, anyhow, bail};
-use balancers::Choice;
+use balancers::{Choice, StealAmount};
 use clap::ValueEnum;
 use experiments::build::BuildOptions;
 use experiments::cluster::ClusterOptions;
@@ -36,7 +36,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
         Bench::Build(a) => build(a, quiet)?,
         Bench::Sweep(a) => experiments::sweep::run(&sweep(a, quiet)?)?,
         Bench::Scaling(a) => experiments::scaling::run(&scaling(a, quiet)?)?,
-        Bench::Deque(a) => experiments::deque::run(&deque(a, quiet))?,
+        Bench::Deque(a) => experiments::deque::run(&deque(a, quiet)?)?,
         Bench::Costs(a) => experiments::costs::run(&costs(a, quiet))?,
         Bench::SimSweep(a) => experiments::sim_sweep::run(&sim_sweep(a, quiet)?)?,
         Bench::Cluster(a) => {
@@ -204,16 +204,25 @@ fn sim_sweep(args: &SimSweepArgs, quiet: bool) -> Result<SimSweepOptions<'_>> {
     })
 }
 
-fn deque(args: &DequeArgs, quiet: bool) -> DequeOptions {
-    DequeOptions {
-        threads: threads(args.threads),
+fn deque(args: &DequeArgs, quiet: bool) -> Result<DequeOptions> {
+    let threads = threads(args.threads);
+    if let Some(steal) = args.steal
+        && threads.get() == 1
+    {
+        bail!(
+            "--steal {}: one thread has no deque to steal from; give --threads 2 or more",
+            steal.keyword()
+        );
+    }
+    Ok(DequeOptions {
+        threads,
         elements: args.elements,
         iterations: args.iterations,
-        steal: args.steal,
+        steal: args.steal.unwrap_or(StealAmount::One),
         max_memory: args.max_memory,
         out: args.out.clone(),
         quiet,
-    }
+    })
 }
 
 fn costs(args: &CostsArgs, quiet: bool) -> CostsOptions {

@@ -434,6 +434,21 @@ impl Scene {
         observer: &mut dyn LoadObserver,
     ) -> Result<Self, SceneError> {
         let start = Instant::now();
+        // A mesh where a scene file was asked for would be read as TOML, and fail on its
+        // first line with a message about keys.
+        let extension = path
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase());
+        if let Some(ext @ ("obj" | "ply")) = extension.as_deref() {
+            return Err(SceneError::file(
+                path,
+                format!(
+                    "a .{ext} mesh, not a scene file: a scene file names its meshes in \
+                     [[objects]] (docs/scenes.md), and the commands with a --mesh flag take a \
+                     bare mesh with it"
+                ),
+            ));
+        }
         let source = obj::read_text(path, MAX_SCENE_BYTES)?;
         Self::from_source(path, &source, overrides, observer, MeshFiles::Read, start)
     }
