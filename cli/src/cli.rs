@@ -818,9 +818,9 @@ pub(crate) struct SimArgs {
     /// [default: depth-first].
     #[arg(long, value_parser = choice::<Order>(), value_delimiter = ',')]
     pub(crate) order: Vec<Order>,
-    /// The cost model of another recording of the same scene instead of this file's (to
-    /// compare recordings, of other tile sizes say, on the same costs); --task-cost and
-    /// --unit-cost then change that one.
+    /// The cost model of another recording instead of this file's (to compare recordings, of
+    /// other tile sizes or other scenes, on the same costs); its work counts must be this
+    /// file's. --task-cost and --unit-cost then change that one.
     #[arg(long, value_name = "FILE.tasks")]
     pub(crate) model_from: Option<PathBuf>,
     /// Seconds any task costs besides its work, in nanoseconds, instead of the file's model.

@@ -387,6 +387,10 @@ fn sim_refuses_what_its_modes_do_not_take() {
             "--deque locked: --wool-tree charges a deque's push and pop nothing",
         ),
         (vec!["sim", "q.tasks", "--runs", "3"], "--wool-tree"),
+        (
+            vec!["sim", "q.tasks", "--model-from", "./q.tasks"],
+            "--model-from ./q.tasks: the task file itself",
+        ),
         (vec!["sim", "--wool-tree", "q.tasks"], "cannot be used with"),
         (
             vec![

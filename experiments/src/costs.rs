@@ -18,6 +18,7 @@ use anyhow::{Context, Result, bail};
 use balancers::deque::Steal;
 use balancers::sim::Costs;
 use balancers::{Balancer, BalancerKind, RayonScope, Spawn, TaskRunner, WorkStealing};
+use renderer::stats::counted;
 use serde::Serialize;
 
 use crate::deque::{Abp, BenchDeque, Locked};
@@ -396,7 +397,9 @@ pub fn run(options: &CostsOptions) -> Result<()> {
     }
     say!(
         quiet,
-        "scheduling costs on {threads} threads, median of {rounds} rounds:"
+        "scheduling costs on {}, median of {}:",
+        counted(threads as u64, "thread"),
+        counted(rounds as u64, "round")
     );
     say!(quiet, "{}", table.render().trim_end());
     say!(quiet, "{}", files.summary());
