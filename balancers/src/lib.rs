@@ -76,6 +76,6 @@ pub use local_queue::LocalQueue;
 pub use order::Order;
 pub use rayon_scope::RayonScope;
 pub use static_tiles::{Assignment, StaticTiles};
-pub use stealing::{DequeKind, StealAmount, WorkStealing};
+pub use stealing::{DequeKind, StealAmount, WorkStealing, YIELD_EVERY};
 pub use telemetry::{Telemetry, WorkerTelemetry};
 pub use victim::{Prospect, VictimPolicy, VictimSelector};

@@ -110,8 +110,21 @@ pub(crate) const CAPACITY: usize = 1 << 14;
 pub(crate) const STEAL_HALF_AT_MOST: usize = 64;
 
 /// Failed steal attempts between yields of the processor: thieves that only spun would take
-/// time slices from workers that have work when threads outnumber cores.
-const YIELD_EVERY: u32 = 4;
+/// time slices from workers that have work when threads outnumber cores. The benchmarks'
+/// thieves (`raylb bench deque`, `bench costs`) pause at the same pace.
+///
+/// ```
+/// // A thief's pause after its `failures`th failed attempt in a row.
+/// let pause = |failures: u32| {
+///     if failures.is_multiple_of(balancers::YIELD_EVERY) {
+///         std::thread::yield_now();
+///     } else {
+///         std::hint::spin_loop();
+///     }
+/// };
+/// (1..=8).for_each(pause);
+/// ```
+pub const YIELD_EVERY: u32 = 4;
 
 /// A task in a deque, with its depth in the spawn tree (initial tasks are depth 0).
 pub(crate) struct Job<T> {

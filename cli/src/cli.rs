@@ -47,9 +47,18 @@ impl Cli {
     /// The process's command line, parsed, with every list of values checked for repeats
     /// ([`refuse_repeated_values`]).
     pub(crate) fn parse_args() -> Result<Self, clap::Error> {
+        Self::parse_args_from(std::env::args_os())
+    }
+
+    /// [`parse_args`](Self::parse_args) of `args`, the program's name first.
+    pub(crate) fn parse_args_from<I>(args: I) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator,
+        I::Item: Into<std::ffi::OsString> + Clone,
+    {
         use clap::{CommandFactory, FromArgMatches};
         let mut command = Self::command();
-        let matches = command.try_get_matches_from_mut(std::env::args_os())?;
+        let matches = command.try_get_matches_from_mut(args)?;
         refuse_repeated_values(&command, &matches)?;
         Self::from_arg_matches(&matches)
     }
@@ -67,8 +76,8 @@ const REPEATABLE: [&str; 2] = [
 /// static,static`, two scene files the same), in `matches` and its subcommands: each value is
 /// a row, a column or a run of its own, and a repeat would measure, print and plot it twice
 /// as if it were two. Values are compared as written, numbers by their value (`4` and `04`),
-/// and files by where they are (`a.toml` and `./a.toml`).
-/// `--unit-cost` says which name it gives twice itself.
+/// and files by where they are (`a.toml` and `./a.toml`). (A `--unit-cost` repeated as
+/// written is refused here; one name given two costs, by `sim` itself.)
 fn refuse_repeated_values(
     command: &clap::Command,
     matches: &clap::ArgMatches,
@@ -1284,5 +1293,63 @@ fn parse_bvh_width(s: &str) -> std::result::Result<Width, String> {
         "4" => Ok(Width::Four),
         "8" => Ok(Width::Eight),
         _ => Err(format!("children per node: 4 or 8, not {s}")),
+    }
+}
+
+#[cfg(test)]
+mod repeated_values {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::parse_args_from(std::iter::once("raylb").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn a_value_given_twice_to_a_list_is_refused() {
+        assert!(parse(&["sim", "--wool-tree", "--workers", "4,8"]).is_ok());
+        for args in [
+            &["sim", "--wool-tree", "--workers", "4,8,4"][..],
+            &["sim", "--wool-tree", "--workers", "4", "--workers", "+4"],
+            &["sim", "--wool-tree", "--victim", "random,random"],
+        ] {
+            let e = parse(args)
+                .err()
+                .unwrap_or_else(|| panic!("{args:?} parsed"));
+            assert_eq!(
+                e.kind(),
+                clap::error::ErrorKind::ValueValidation,
+                "{args:?}"
+            );
+            assert!(e.to_string().contains("is given twice"), "{args:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn words_passed_on_may_repeat() {
+        let cluster = ["bench", "cluster", "scenes/quick.toml"];
+        let args = [&cluster[..], &["--mpirun-arg=-x", "--mpirun-arg=-x"]].concat();
+        assert!(parse(&args).is_ok());
+    }
+
+    /// Every name in [`REPEATABLE`] is a flag or argument of some command that takes many
+    /// values: a renamed one would otherwise lose its exemption unseen.
+    #[test]
+    fn every_repeatable_name_is_a_list_somewhere() {
+        use clap::CommandFactory;
+        fn lists(command: &clap::Command, found: &mut Vec<String>) {
+            for arg in command.get_arguments() {
+                if matches!(arg.get_action(), clap::ArgAction::Append) {
+                    found.push(arg.get_id().to_string());
+                }
+            }
+            for sub in command.get_subcommands() {
+                lists(sub, found);
+            }
+        }
+        let mut found = Vec::new();
+        lists(&Cli::command(), &mut found);
+        for name in REPEATABLE {
+            assert!(found.iter().any(|f| f == name), "{name} is no list");
+        }
     }
 }

@@ -3,7 +3,6 @@
 //! values fails here, naming the file and line of each command that no longer parses. The
 //! commands that need only a CPU also run (cli/tests/docs.rs).
 
-use clap::Parser;
 use clap::error::ErrorKind;
 
 use crate::cli::Cli;
@@ -25,7 +24,7 @@ fn every_command_line_in_the_guide_parses() {
         .iter()
         .filter_map(|command| {
             let argv = std::iter::once("raylb").chain(command.args.iter().map(String::as_str));
-            match Cli::try_parse_from(argv) {
+            match Cli::parse_args_from(argv) {
                 Ok(_) => None,
                 Err(e)
                     if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) =>

@@ -74,18 +74,26 @@ pub fn run(options: &BuildOptions<'_>) -> Result<()> {
     let kind = scene.accel.kind();
     // In the order the scene was built from, so that each build is the scene's own.
     let triangles = scene.accel.input_triangles();
-    let most_threads = options
-        .threads
-        .max(options.against.unwrap_or(NonZeroUsize::MIN));
-    check_address_space(kind, triangles.len(), most_threads)?;
+    // Each series' builds run apart, so each count is checked alone, under the flag that
+    // gave it.
+    let series = std::iter::once(("--threads", options.threads))
+        .chain(options.against.map(|n| ("--against", n)));
+    for (flag, threads) in series {
+        check_address_space(kind, triangles.len(), flag, threads)?;
+    }
     let build = |threads: NonZeroUsize| -> Result<Duration> {
+        let flag = if threads == options.threads {
+            "--threads"
+        } else {
+            "--against"
+        };
         let started = Instant::now();
         let built = Accel::build_on(kind, &triangles, scene.bvh_settings, threads).map_err(
-            // The count is the user's --threads, not the RAYON_NUM_THREADS the error suggests
-            // for a frame's build.
+            // The count is the user's flag, not the RAYON_NUM_THREADS the error suggests for
+            // a frame's build.
             |e| {
                 anyhow!(
-                    "--threads {threads}: cannot start the BVH build's thread {} of {threads}: {}",
+                    "{flag} {threads}: cannot start the BVH build's thread {} of {threads}: {}",
                     e.thread + 1,
                     e.source
                 )
@@ -172,10 +180,16 @@ pub fn run(options: &BuildOptions<'_>) -> Result<()> {
     Ok(())
 }
 
-/// Refuses, in one line, builds on `threads` threads that the address space left under
-/// `ulimit -v` cannot hold: each thread reserves its stack and a malloc arena as it starts, and
-/// an allocation of the build that then fails aborts the process instead of reporting.
-fn check_address_space(kind: AccelKind, triangles: usize, threads: NonZeroUsize) -> Result<()> {
+/// Refuses, in one line, builds on `threads` threads (given by `flag`) that the address space
+/// left under `ulimit -v` cannot hold: each thread reserves its stack and a malloc arena as it
+/// starts, and an allocation of the build that then fails aborts the process instead of
+/// reporting.
+fn check_address_space(
+    kind: AccelKind,
+    triangles: usize,
+    flag: &str,
+    threads: NonZeroUsize,
+) -> Result<()> {
     let Some(left) = address_space_left() else {
         return Ok(());
     };
@@ -183,7 +197,7 @@ fn check_address_space(kind: AccelKind, triangles: usize, threads: NonZeroUsize)
     let arrays = kind.bytes_per_triangle().saturating_mul(triangles as u64);
     if reserved.saturating_add(arrays) > left {
         bail!(
-            "--threads {threads}: the build's threads reserve {} of address space (their stacks \
+            "{flag} {threads}: the build's threads reserve {} of address space (their stacks \
              and malloc arenas) beside about {} for its arrays, more than the {} left under \
              ulimit -v",
             format_bytes(reserved),

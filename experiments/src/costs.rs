@@ -189,7 +189,7 @@ fn failed_steal<D: BenchDeque>() -> f64 {
     let start = Instant::now();
     for failures in 1..=attempts {
         let _ = black_box(D::steal(&stealer, &mut loot, 1));
-        if failures % 4 == 0 {
+        if failures.is_multiple_of(balancers::YIELD_EVERY as usize) {
             thread::yield_now();
         } else {
             std::hint::spin_loop();

@@ -8,7 +8,6 @@
 
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
-use std::sync::Barrier;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -242,20 +241,25 @@ fn iterations<D: BenchDeque>(
         steal_max,
         stealers: &stealers,
         remaining: AtomicUsize::new(0),
-        start_line: StartLine::new(n + 1),
-        finish_line: Barrier::new(n + 1),
+        line: StartLine::new(n + 1),
     };
     let mut totals = Totals::default();
     let workers: Vec<D::Worker> = deques.into_iter().map(|(worker, _)| worker).collect();
     let run = |me: usize, worker: D::Worker| race.run::<D>(me, &worker);
     thread::scope(|scope| {
         let race = &race;
-        let handles = start_threads(scope, &race.start_line, workers, &run)?;
+        let handles = start_threads(scope, &race.line, workers, &run)?;
         for _ in 0..iterations {
             race.remaining.store(n * per_iteration, Ordering::Relaxed);
-            race.start_line.wait();
+            // A line called off (a thread panicked) ends the measurement; the join below
+            // passes the panic on.
+            if !race.line.wait() {
+                break;
+            }
             let started = Instant::now();
-            race.finish_line.wait();
+            if !race.line.wait() {
+                break;
+            }
             totals.time += started.elapsed();
         }
         for h in handles {
@@ -271,8 +275,8 @@ fn iterations<D: BenchDeque>(
 }
 
 /// What the threads of one measurement share: the setup, every deque's stealer, the count of
-/// elements not yet taken, and the two barriers that start and end each iteration (the main
-/// thread times between them).
+/// elements not yet taken, and the line passed at the start and at the end of each iteration
+/// (the main thread times between them).
 struct Race<'a, S> {
     setup: Setup,
     elements: usize,
@@ -280,8 +284,9 @@ struct Race<'a, S> {
     steal_max: usize,
     stealers: &'a [S],
     remaining: AtomicUsize,
-    start_line: StartLine,
-    finish_line: Barrier,
+    /// Passed twice an iteration, at its start and at its end; called off when a thread
+    /// cannot start or panics.
+    line: StartLine,
 }
 
 /// One thread's counts over every iteration.
@@ -314,7 +319,7 @@ impl<S> Race<'_, S> {
             for x in 0..self.elements {
                 let _ = D::push(worker, x as u64);
             }
-            if !self.start_line.wait() {
+            if !self.line.wait() {
                 // A thread of the measurement could not start: no iteration runs.
                 break;
             }
@@ -365,19 +370,21 @@ impl<S> Race<'_, S> {
                     loot.clear();
                     failures = 0;
                 } else {
-                    // Between failures, as `stealing`'s thieves: a spin hint, and every fourth
-                    // the processor yielded. With more threads than cores, a thief that never
-                    // yields keeps the owners of the last elements off the processor, and an
-                    // iteration of 256 threads on two cores took minutes.
+                    // Between failures, as `stealing`'s thieves: a spin hint, and every
+                    // `YIELD_EVERY`th the processor yielded. With more threads than cores, a
+                    // thief that never yields keeps the owners of the last elements off the
+                    // processor, and an iteration of 256 threads on two cores took minutes.
                     failures += 1;
-                    if failures.is_multiple_of(4) {
+                    if failures.is_multiple_of(balancers::YIELD_EVERY) {
                         thread::yield_now();
                     } else {
                         std::hint::spin_loop();
                     }
                 }
             }
-            self.finish_line.wait();
+            if !self.line.wait() {
+                break;
+            }
         }
         tally
     }

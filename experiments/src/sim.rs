@@ -288,7 +288,7 @@ fn frame_outputs(tasks: &Path, options: &SimOptions) -> Result<Option<OutputFile
 fn frame_tree(tasks: &Path, options: &SimOptions) -> Result<TaskTree> {
     let mut tree = read_tree(tasks)?;
     if let Some(other) = &options.model_from {
-        if same_file(tasks, other) {
+        if same_file::is_same_file(tasks, other).unwrap_or(false) {
             bail!(
                 "--model-from {}: the task file itself, whose model is used without it",
                 other.display()
@@ -307,14 +307,6 @@ fn frame_tree(tasks: &Path, options: &SimOptions) -> Result<TaskTree> {
     }
     override_model(&mut tree, options)?;
     Ok(tree)
-}
-
-/// Whether `a` and `b` name one file (by where they lead, links and `..` followed).
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
 }
 
 /// The tree's size and work, and its cost model.

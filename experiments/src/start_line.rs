@@ -33,6 +33,7 @@ struct LineState {
 impl StartLine {
     /// A line that lets its waiters go each time `parties` of them have arrived.
     pub(crate) fn new(parties: usize) -> Self {
+        assert!(parties > 0, "a start line waits for one party at least");
         Self {
             parties,
             state: Mutex::new(LineState::default()),
@@ -74,13 +75,26 @@ impl StartLine {
     }
 }
 
+/// Calls its line off if dropped while its thread panics: the other parties are let go
+/// rather than left waiting for it, and the panic reaches whoever joins the thread.
+struct CallOffOnPanic<'a>(&'a StartLine);
+
+impl Drop for CallOffOnPanic<'_> {
+    fn drop(&mut self) {
+        if thread::panicking() {
+            self.0.call_off();
+        }
+    }
+}
+
 /// Starts a thread in `scope` for each of `inputs`, thread `k` running `work(k, inputs[k])`;
 /// `work` waits at `line` before it does anything timed, and returns at once when the wait
 /// says the line is called off. If a thread cannot start, the line is called off, the threads
-/// already started are joined, and the error says which thread failed and why.
+/// already started are joined, and the error says which thread failed and why; if one
+/// panics, the line is called off too.
 pub(crate) fn start_threads<'scope, I, T, F>(
     scope: &'scope Scope<'scope, '_>,
-    line: &StartLine,
+    line: &'scope StartLine,
     inputs: Vec<I>,
     work: &'scope F,
 ) -> Result<Vec<ScopedJoinHandle<'scope, T>>>
@@ -92,7 +106,11 @@ where
     let count = inputs.len();
     let mut handles = Vec::with_capacity(count);
     for (k, input) in inputs.into_iter().enumerate() {
-        match thread::Builder::new().spawn_scoped(scope, move || work(k, input)) {
+        let run = move || {
+            let _guard = CallOffOnPanic(line);
+            work(k, input)
+        };
+        match thread::Builder::new().spawn_scoped(scope, run) {
             Ok(handle) => handles.push(handle),
             Err(e) => {
                 line.call_off();
@@ -116,23 +134,27 @@ mod tests {
     use super::*;
 
     /// Every party passes each round together, round after round, with many more parties
-    /// than cores.
+    /// than cores: none leaves round `r` before all have arrived at it.
     #[test]
     fn the_line_lets_all_parties_go_each_round() {
-        let line = StartLine::new(64);
-        let passed = AtomicUsize::new(0);
+        const PARTIES: usize = 64;
+        const ROUNDS: usize = 50;
+        let line = StartLine::new(PARTIES);
+        let arrived = AtomicUsize::new(0);
         thread::scope(|scope| {
-            for _ in 0..64 {
+            for _ in 0..PARTIES {
                 scope.spawn(|| {
-                    for _ in 0..50 {
+                    for round in 0..ROUNDS {
+                        // Relaxed: the line's lock orders each arrival before every release
+                        // of its round.
+                        arrived.fetch_add(1, Ordering::Relaxed);
                         assert!(line.wait());
-                        // Relaxed: a count read after the scope joins every thread.
-                        passed.fetch_add(1, Ordering::Relaxed);
+                        assert!(arrived.load(Ordering::Relaxed) >= (round + 1) * PARTIES);
                     }
                 });
             }
         });
-        assert_eq!(passed.into_inner(), 64 * 50);
+        assert_eq!(arrived.into_inner(), PARTIES * ROUNDS);
     }
 
     /// Waiters that can never be joined by the missing party are let go, with `false`, when
@@ -142,12 +164,35 @@ mod tests {
         let line = StartLine::new(5);
         thread::scope(|scope| {
             let waiters: Vec<_> = (0..3).map(|_| scope.spawn(|| line.wait())).collect();
+            // Called off once all three wait, not before they arrive.
+            while line.state.lock().unwrap().waiting < 3 {
+                thread::yield_now();
+            }
             line.call_off();
             for waiter in waiters {
                 assert!(!waiter.join().unwrap());
             }
         });
         assert!(!line.wait());
+    }
+
+    /// A thread that panics calls the line off: the others are let go, and the panic reaches
+    /// the join.
+    #[test]
+    fn a_panicking_thread_lets_the_others_go() {
+        let line = StartLine::new(4);
+        let work = |k: usize, (): ()| {
+            if k == 0 {
+                panic!("thread 0 fails before the start");
+            }
+            line.wait()
+        };
+        thread::scope(|scope| {
+            let handles = start_threads(scope, &line, vec![(); 4], &work).expect("4 threads start");
+            let joined: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
+            assert!(joined[0].is_err());
+            assert!(joined[1..].iter().all(|j| matches!(j, Ok(false))));
+        });
     }
 
     /// Many more threads than cores, on a line of their own count, all start and finish.
