@@ -376,6 +376,45 @@ fn a_ray_with_a_nan_gets_the_brute_force_answer() {
     }
 }
 
+/// Rays whose interval starts behind their origin (a negative `t_min`), or at `−0`, or ends at
+/// a NaN: the eight-wide box test on AVX compares distances as integers, which holds only from
+/// `t_min ≥ 0`, so these take the floats' test, and every structure answers as brute force
+/// does, hits behind the origin included.
+#[test]
+fn rays_from_behind_their_origin_get_the_brute_force_answer() {
+    let mut rng = StdRng::seed_from_u64(31);
+    let triangles = soup(&mut rng, 400);
+    let mut rays = rays(&mut rng, &triangles, 1500);
+    for (n, ray) in rays.iter_mut().enumerate() {
+        match n % 5 {
+            0 => ray.t_min = -0.0,
+            1 => ray.t_max = f32::NAN,
+            2 => ray.t_min = f32::NEG_INFINITY,
+            _ => ray.t_min = -rng.random_range(0.0..6.0),
+        }
+    }
+    for (label, build) in STRUCTURES {
+        let bvh = build(&triangles, BvhSettings::default());
+        let mut behind = 0;
+        for (n, ray) in rays.iter().enumerate() {
+            let expected = brute_force(&triangles, bvh.padding(), ray);
+            let got = bvh.closest_hit(ray).map(|h| (h.t.to_bits(), h.original));
+            assert_eq!(got, expected, "{label}: ray {n} {ray:?}");
+            assert_eq!(
+                bvh.occluded(ray),
+                expected.is_some(),
+                "{label}: ray {n} {ray:?}"
+            );
+            behind += usize::from(got.is_some_and(|(t, _)| f32::from_bits(t) < 0.0));
+        }
+        // A test whose rays never hit behind their origin would not tell the tests apart.
+        assert!(
+            behind > 100,
+            "{label}: only {behind} hits behind the origin"
+        );
+    }
+}
+
 /// Shadow rays from a grid of points under a row of slats towards one light: most are blocked,
 /// mostly by a slat that blocked one of the rays just before. Each structure answers every ray
 /// as without remembered blockers, and answers some from them alone, without a box test.
