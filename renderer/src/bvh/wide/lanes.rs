@@ -8,9 +8,10 @@
 //! on any machine. Every operation is the IEEE one lane by lane, the same bits in each
 //! implementation (no two are ever fused into one rounding), `min`/`max` give their second
 //! operand when either is NaN (SSE's and AVX's rule, and glam's fallback's), and every
-//! comparison is false where either operand is NaN. The box test's maximum, minimum and
-//! comparison of distances (`max_of_distances` and its kin) are the one exception: AVX takes
-//! them on the bits as integers, for rays whose distances allow it.
+//! comparison is false where either operand is NaN. The box test of a single ray is the one
+//! exception: AVX takes its distances to the planes in one fused operation, and their maxima,
+//! minima and comparison on the bits as integers (`plane_distance`, `max_of_distances` and its
+//! kin), which meet every box the floats' operations meet.
 
 use glam::Vec4;
 
@@ -37,6 +38,20 @@ pub(in crate::bvh) trait Lanes<const W: usize>: Copy {
     /// Bit `k` set where lane `k` has its sign bit set (`−0` and negative NaNs included).
     fn sign_mask(self) -> u32;
     fn to_array(self) -> [f32; W];
+
+    /// Whether [`plane_distance`](Self::plane_distance) takes the fused form, whose
+    /// `offset` the box test must then work out.
+    const FUSED_PLANE_DISTANCE: bool = false;
+
+    /// The box test's distance along a ray to the planes in `self`: `(plane − origin) · inv`,
+    /// the octree's arithmetic. AVX's implementation takes `plane · inv − offset` in one fused
+    /// operation instead, `offset` being `origin · inv` moved a little towards the side that
+    /// makes the test keep more boxes: see `WideRay` (in `traverse`).
+    #[inline(always)]
+    fn plane_distance(self, origin: Self, inv: Self, offset: Self) -> Self {
+        let _ = offset;
+        self.sub(origin).mul(inv)
+    }
 
     /// The box test's maximum, for lanes that hold no NaN: the larger of the two where
     /// either has its sign bit clear (`+0` and above), and one of them where both are

@@ -118,7 +118,8 @@ pub enum Simd {
     /// Four lanes: SSE on x86-64, elsewhere whatever the compiler makes of four-lane code; an
     /// eight-wide node is tested as two halves.
     Baseline,
-    /// AVX2: eight lanes in one register, sixteen registers.
+    /// AVX2 (with FMA, which every processor with AVX2 has but a virtual machine may hide):
+    /// eight lanes in one register, sixteen registers.
     Avx2,
     /// AVX-512 (its foundation and vector-length extensions) on the same eight lanes: thirty-two
     /// registers, which hold the ray, the node and the triangle test at once where sixteen
@@ -148,7 +149,9 @@ impl Simd {
             {
                 return Simd::Avx512;
             }
-            if std::arch::is_x86_feature_detected!("avx2") {
+            if std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+            {
                 return Simd::Avx2;
             }
         }
@@ -391,6 +394,9 @@ pub struct WideBvh {
     /// The box around the root's children, as [`WideNode::planes`] orders a box's planes: a
     /// ray that misses it misses them all, which a packet tests first.
     root_box: [f32; 6],
+    /// The largest magnitude of a plane along each axis, over every node's boxes (the root
+    /// box's): what bounds the rounding of the fused box test (`traverse::WideRay`).
+    plane_reach: [f32; 3],
     stats: BvhStats,
 }
 
@@ -527,6 +533,9 @@ impl WideBvh {
         Ok(Self {
             nodes: built.nodes,
             root_box,
+            plane_reach: std::array::from_fn(|axis| {
+                root_box[2 * axis].abs().max(root_box[2 * axis + 1].abs())
+            }),
             simd,
             triangles: built.triangles,
             packs: built.packs,

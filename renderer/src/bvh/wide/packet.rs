@@ -321,7 +321,7 @@ impl WideBvh {
             // (`Simd::detected`), here AVX2 and AVX-512 (F and VL).
             #[cfg(target_arch = "x86_64")]
             super::Simd::Avx512 => unsafe { self.closest_packet_avx512(nodes, packet, counters) },
-            // SAFETY: as above, here AVX2.
+            // SAFETY: as above, here AVX2 and FMA.
             #[cfg(target_arch = "x86_64")]
             super::Simd::Avx2 => unsafe { self.closest_packet_avx2(nodes, packet, counters) },
             _ => self.closest_packet_in::<Halves, W, C>(nodes, packet, counters),
@@ -341,7 +341,7 @@ impl WideBvh {
             // (`Simd::detected`), here AVX2 and AVX-512 (F and VL).
             #[cfg(target_arch = "x86_64")]
             super::Simd::Avx512 => unsafe { self.occluded_packet_avx512(nodes, packet, counters) },
-            // SAFETY: as above, here AVX2.
+            // SAFETY: as above, here AVX2 and FMA.
             #[cfg(target_arch = "x86_64")]
             super::Simd::Avx2 => unsafe { self.occluded_packet_avx2(nodes, packet, counters) },
             _ => self.occluded_packet_in::<Halves, W, C>(nodes, packet, counters),

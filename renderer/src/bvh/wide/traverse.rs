@@ -16,6 +16,22 @@ use super::{LANES, Nodes, TrianglePack, WideBvh, WideNode};
 /// A ray ready for `W` boxes at a time: its origin and reciprocal direction in every lane,
 /// and, from the octant of its direction, where in a node's planes are the ones it enters and
 /// leaves by along each axis.
+///
+/// Where the lanes take the fused form of [`Lanes::plane_distance`], `plane · inv − offset`,
+/// the ray also holds each axis's two offsets: `origin · inv`, moved up by `slack` for the
+/// planes it enters by and down by `slack` for those it leaves by, so that the fused distance
+/// to a near plane is never above the octree's `(plane − origin) · inv`, and to a far plane
+/// never below it. The box test then keeps every box the octree's arithmetic keeps, and a few
+/// it does not, which the triangle tests turn away: the same hits, in the same bits. With `u`
+/// the unit roundoff (2⁻²⁴), `R` the largest magnitude of a plane along the axis (the
+/// tree's `plane_reach`) and `o`, `i` the origin and reciprocal direction: the octree's
+/// distance is within `2u (R + |o|) |i|` of the exact `(plane − origin) · inv` (one rounding
+/// of the difference, of at most `R + |o|`, and one of the product), and so is the fused one
+/// (one rounding of `o · i`, and one of the result); the slack, `2⁻²⁰ (R + |o|) |i|` and the
+/// smallest normal float (for results too small to be rounded relatively), is four times
+/// their sum, so that the rounding of its own few operations is covered too. The slack is a
+/// few millionths of the scene's size along the ray: a box it keeps that the octree's
+/// arithmetic does not is one the ray misses by that much.
 struct WideRay<V, const W: usize> {
     origin: [V; 3],
     inv: [V; 3],
@@ -26,9 +42,15 @@ struct WideRay<V, const W: usize> {
     /// can, rather than by that of a row of planes, which took an instruction each.
     enter: [usize; 3],
     leave: [usize; 3],
+    /// The fused form's `offset` for the plane the ray enters by along each axis, and for the
+    /// one it leaves by; unused by lanes without it.
+    enter_offset: [V; 3],
+    leave_offset: [V; 3],
 }
 
 impl<V: Lanes<W>, const W: usize> WideRay<V, W> {
+    /// The ray `ray`, ready for the box test of the octree's arithmetic (`boxes::<false>`);
+    /// [`fuse`](Self::fuse) readies it for the fused one.
     #[inline(always)]
     fn new(ray: &BoxRay) -> Self {
         // `^ W` below flips between the two planes of an axis: `(2 axis + b) W` has bit `W`
@@ -42,6 +64,27 @@ impl<V: Lanes<W>, const W: usize> WideRay<V, W> {
             inv: ray.inv.map(V::splat),
             enter,
             leave: enter.map(|offset| offset ^ W),
+            enter_offset: [V::splat(0.0); 3],
+            leave_offset: [V::splat(0.0); 3],
+        }
+    }
+
+    /// Readies the ray `ray` for the fused box test (`boxes::<true>`) through a tree whose
+    /// planes are at most `plane_reach` from 0 along each axis, where the lanes have it. Kept
+    /// apart from [`new`](Self::new), so that the root's box test, in the octree's
+    /// arithmetic, need not wait for the offsets: 3–4% of a camera ray's time.
+    #[inline(always)]
+    fn fuse(&mut self, ray: &BoxRay, plane_reach: [f32; 3]) {
+        if V::FUSED_PLANE_DISTANCE {
+            let [ox, oy, oz] = ray.origin;
+            let [ix, iy, iz] = ray.inv;
+            let [rx, ry, rz] = plane_reach;
+            let (o, i) = (Vec4::new(ox, oy, oz, 0.0), Vec4::new(ix, iy, iz, 0.0));
+            let slack = (Vec4::new(rx, ry, rz, 0.0) + o.abs()) * i.abs() * SLACK
+                + Vec4::splat(f32::MIN_POSITIVE);
+            let (enter, leave) = ((o * i + slack).to_array(), (o * i - slack).to_array());
+            self.enter_offset = std::array::from_fn(|axis| V::splat(enter[axis]));
+            self.leave_offset = std::array::from_fn(|axis| V::splat(leave[axis]));
         }
     }
 
@@ -51,42 +94,57 @@ impl<V: Lanes<W>, const W: usize> WideRay<V, W> {
     /// the largest of the near distances and the smallest of the far ones, where a NaN (a zero
     /// direction component with the origin on the plane) constrains nothing.
     ///
-    /// The maxima, minima and the comparison are [`Lanes::max_of_distances`] and its kin,
-    /// which AVX takes on the bits as signed integers, in one cycle each rather than four: they
-    /// are most of the latency of a step from one node to the next (`treasure`'s rays 7–8%
-    /// faster, BENCHMARKS.md). For an [`ordinary`] ray they meet the same boxes as the floats'
-    /// operations, with the same distances, but for boxes no answer depends on:
+    /// On AVX, for an [`ordinary`] ray, the test is faster and keeps a few more boxes. Its
+    /// distances to the planes are fused ([`WideRay`]), each no nearer than the octree's for
+    /// the planes the ray enters by and no further for those it leaves by; its maxima, minima
+    /// and comparison are [`Lanes::max_of_distances`] and its kin, on the bits as signed
+    /// integers, one cycle each rather than four. Together they are most of the latency of a
+    /// step from one node to the next (`treasure`'s rays 11–13% faster, BENCHMARKS.md). It
+    /// keeps every box the octree's arithmetic keeps but for boxes no answer depends on:
     /// - no distance is NaN and `t_min` is at least `+0`, so `enter`, the maximum of the near
     ///   distances and `t_min`, has its sign bit clear and is the floats' maximum: the
     ///   negative lanes lose to `t_min`, and the others compare as their values do;
     /// - `leave` is the floats' minimum where the far distances and `t_max` all have their
     ///   sign bit clear, and negative where one does not;
     /// - so `enter ≤ leave` is the floats' comparison, but where `leave` is `−0` and `enter`
-    ///   is `+0`: a box the ray leaves at distance 0, which the floats keep and the integers
-    ///   do not. Every hit inside it would be at a distance of at most 0, so not beyond
-    ///   `t_min`, as a hit must be: a triangle's test clamps its distance into the triangle's
-    ///   box, which lies inside its leaf's, and a far distance of a box inside another is at
-    ///   most the other's, the arithmetic being monotonic.
+    ///   is `+0`: a box the ray leaves at distance 0 at the latest, which the floats keep and
+    ///   the integers do not. Every hit inside it would be at a distance of at most 0, so not
+    ///   beyond `t_min`, as a hit must be: a triangle's test clamps its distance into the
+    ///   triangle's box, which lies inside its leaf's, and a far distance of a box inside
+    ///   another is at most the other's, the octree's arithmetic being monotonic.
     ///
-    /// Other rays take the portable lanes, whose operations are the floats' own.
+    /// The distances a traversal orders children by, or drops them by, are then a little
+    /// nearer (`enter`) or further (`leave`) than the octree's: the order may differ where two
+    /// are that close, which changes the time alone, and a child is dropped later, never
+    /// sooner. Other rays, and other lanes, take the floats' own operations.
     #[inline(always)]
-    fn boxes(&self, node: &WideNode<W>, t_min: f32, t_max: f32) -> (V, V, u32) {
+    fn boxes<const FUSED: bool>(&self, node: &WideNode<W>, t_min: f32, t_max: f32) -> (V, V, u32) {
         let planes = node.planes.as_ptr().cast::<f32>();
-        let t = |offset: usize, axis: usize| {
+        let planes_at = |offset: usize| {
             // SAFETY: `offset` is `(2 axis + b) W` for an axis below 3 and `b` 0 or 1 (`new`,
             // for this `W`, the node's width: both are the type's), so the `W` floats from it
             // are plane `2 axis + b` of the six, inside `planes`, and as aligned as a
             // `[f32; W]`.
             let plane = unsafe { &*planes.add(offset).cast::<[f32; W]>() };
-            V::load(plane).sub(self.origin[axis]).mul(self.inv[axis])
+            V::load(plane)
         };
         // `+ 0.0` makes a `t_min` of `−0` `+0`, and leaves every other as it is. `min`/`max`
         // give their argument for a NaN lane: the NaN operand comes first.
         let mut enter = V::splat(t_min + 0.0);
         let mut leave = V::splat(t_max);
         for axis in 0..3 {
-            enter = t(self.enter[axis], axis).max_of_distances(enter);
-            leave = t(self.leave[axis], axis).min_of_distances(leave);
+            let (origin, inv) = (self.origin[axis], self.inv[axis]);
+            let (near, far) = (planes_at(self.enter[axis]), planes_at(self.leave[axis]));
+            let (near, far) = if FUSED {
+                (
+                    near.plane_distance(origin, inv, self.enter_offset[axis]),
+                    far.plane_distance(origin, inv, self.leave_offset[axis]),
+                )
+            } else {
+                (near.sub(origin).mul(inv), far.sub(origin).mul(inv))
+            };
+            enter = near.max_of_distances(enter);
+            leave = far.min_of_distances(leave);
         }
         (enter, leave, enter.le_mask_of_distances(leave))
     }
@@ -147,7 +205,7 @@ impl WideBvh {
         ray: &Ray,
         counters: &mut C,
     ) -> Option<BvhHit> {
-        if !ordinary(ray) {
+        if is_nan(ray) {
             return self.closest_hit_unusual(ray, counters);
         }
         match &self.nodes {
@@ -157,7 +215,7 @@ impl WideBvh {
                 // (`Simd::detected`), here AVX2 and AVX-512 (F and VL).
                 #[cfg(target_arch = "x86_64")]
                 super::Simd::Avx512 => unsafe { self.closest_avx512(nodes, ray, counters) },
-                // SAFETY: as above, here AVX2.
+                // SAFETY: as above, here AVX2 and FMA.
                 #[cfg(target_arch = "x86_64")]
                 super::Simd::Avx2 => unsafe { self.closest_avx2(nodes, ray, counters) },
                 _ => self.closest_in::<Halves, 8, Halves, C>(nodes, ray, counters),
@@ -174,16 +232,32 @@ impl WideBvh {
         counters: &mut C,
     ) -> Option<BvhHit> {
         let boxes = BoxRay::new(ray);
-        let wide = WideRay::<V, W>::new(&boxes);
+        if !ordinary(ray, &boxes, self.plane_reach) {
+            return self.closest_hit_unusual(ray, counters);
+        }
+        self.closest_from::<V, W, P, C>(nodes, ray, boxes, counters)
+    }
+
+    /// [`closest_in`](Self::closest_in) once the ray's box part, `boxes`, is made.
+    #[inline(always)]
+    fn closest_from<V: Lanes<W>, const W: usize, P: Lanes<LANES>, C: TraversalCounters>(
+        &self,
+        nodes: &[WideNode<W>],
+        ray: &Ray,
+        boxes: BoxRay,
+        counters: &mut C,
+    ) -> Option<BvhHit> {
+        let mut wide = WideRay::<V, W>::new(&boxes);
         // The root on its own: whether a ray meets the scene at all is then predicted from
         // the rays before it, apart from the branches of the nodes below, and a ray that
         // misses is done before anything else is prepared.
         let root = &nodes[0];
         count_boxes(root, counters);
-        let (enter, _, mask) = wide.boxes(root, ray.t_min, ray.t_max);
+        let (enter, _, mask) = wide.boxes::<false>(root, ray.t_min, ray.t_max);
         if mask == 0 {
             return None;
         }
+        wide.fuse(&boxes, self.plane_reach);
         let prepared = PreparedRay::with_boxes(ray, boxes);
         let mut closest = Closest::new(prepared.t_max);
         let mut stack = Stack::new();
@@ -197,7 +271,7 @@ impl WideBvh {
             } else {
                 let n = &nodes[current.reference as usize];
                 count_boxes(n, counters);
-                let (enter, _, mask) = wide.boxes(n, prepared.t_min, closest.t());
+                let (enter, _, mask) = wide.boxes::<true>(n, prepared.t_min, closest.t());
                 if mask != 0 {
                     self.prefetch_children(nodes, n, mask);
                     current = visit_in_order::<V, W, NEAREST_FIRST>(n, enter, mask, &mut stack);
@@ -313,7 +387,7 @@ impl WideBvh {
         recent: &mut Blockers,
         counters: &mut C,
     ) -> bool {
-        if !ordinary(ray) {
+        if is_nan(ray) {
             return self.occluded_unusual::<REMEMBER, C>(ray, recent, counters);
         }
         match &self.nodes {
@@ -327,7 +401,7 @@ impl WideBvh {
                 super::Simd::Avx512 => unsafe {
                     self.occluded_avx512::<C, REMEMBER>(nodes, ray, recent, counters)
                 },
-                // SAFETY: as above, here AVX2.
+                // SAFETY: as above, here AVX2 and FMA.
                 #[cfg(target_arch = "x86_64")]
                 super::Simd::Avx2 => unsafe {
                     self.occluded_avx2::<C, REMEMBER>(nodes, ray, recent, counters)
@@ -356,17 +430,39 @@ impl WideBvh {
         counters: &mut C,
     ) -> bool {
         let prepared = PreparedRay::new(ray);
+        if !ordinary(ray, &prepared.boxes(), self.plane_reach) {
+            return self.occluded_unusual::<REMEMBER, C>(ray, recent, counters);
+        }
+        self.occluded_from::<V, W, P, C, REMEMBER>(nodes, &prepared, recent, counters)
+    }
+
+    /// [`occluded_in`](Self::occluded_in) once the ray is prepared.
+    #[inline(always)]
+    fn occluded_from<
+        V: Lanes<W>,
+        const W: usize,
+        P: Lanes<LANES>,
+        C: TraversalCounters,
+        const REMEMBER: bool,
+    >(
+        &self,
+        nodes: &[WideNode<W>],
+        prepared: &PreparedRay,
+        recent: &mut Blockers,
+        counters: &mut C,
+    ) -> bool {
         if REMEMBER {
             let mut k = 0;
             while let Some(pack) = recent.entry(k).and_then(|index| self.packs.get(index)) {
-                if pack_blocks::<P, C>(pack, &prepared, self.padding, counters) {
+                if pack_blocks::<P, C>(pack, prepared, self.padding, counters) {
                     recent.move_to_front(k);
                     return true;
                 }
                 k += 1;
             }
         }
-        let wide = WideRay::<V, W>::new(&prepared.boxes());
+        let mut wide = WideRay::<V, W>::new(&prepared.boxes());
+        wide.fuse(&prepared.boxes(), self.plane_reach);
         let mut stack = Stack::new();
         // The child visited now, from the root.
         let mut current = Child {
@@ -377,7 +473,7 @@ impl WideBvh {
             if current.count != 0 {
                 let first = current.reference as usize;
                 for (k, pack) in self.leaf_packs(current).iter().enumerate() {
-                    if pack_blocks::<P, C>(pack, &prepared, self.padding, counters) {
+                    if pack_blocks::<P, C>(pack, prepared, self.padding, counters) {
                         if REMEMBER {
                             recent.remember(first + k);
                         }
@@ -387,7 +483,7 @@ impl WideBvh {
             } else {
                 let n = &nodes[current.reference as usize];
                 count_boxes(n, counters);
-                let (_, leave, mask) = wide.boxes(n, prepared.t_min, prepared.t_max);
+                let (_, leave, mask) = wide.boxes::<true>(n, prepared.t_min, prepared.t_max);
                 if mask != 0 {
                     self.prefetch_children(nodes, n, mask);
                     current = visit_in_order::<V, W, LAST_FIRST>(n, leave, mask, &mut stack);
@@ -424,9 +520,14 @@ impl WideBvh {
             );
             return closest.hit();
         }
+        let boxes = BoxRay::new(ray);
         match &self.nodes {
-            Nodes::Four(nodes) => self.closest_in::<Vec4, 4, Halves, C>(nodes, ray, counters),
-            Nodes::Eight(nodes) => self.closest_in::<Halves, 8, Halves, C>(nodes, ray, counters),
+            Nodes::Four(nodes) => {
+                self.closest_from::<Vec4, 4, Halves, C>(nodes, ray, boxes, counters)
+            }
+            Nodes::Eight(nodes) => {
+                self.closest_from::<Halves, 8, Halves, C>(nodes, ray, boxes, counters)
+            }
         }
     }
 
@@ -453,13 +554,13 @@ impl WideBvh {
             }
             return blocker.is_some();
         }
+        let prepared = PreparedRay::new(ray);
         match &self.nodes {
-            Nodes::Four(nodes) => {
-                self.occluded_in::<Vec4, 4, Halves, C, REMEMBER>(nodes, ray, recent, counters)
-            }
-            Nodes::Eight(nodes) => {
-                self.occluded_in::<Halves, 8, Halves, C, REMEMBER>(nodes, ray, recent, counters)
-            }
+            Nodes::Four(nodes) => self
+                .occluded_from::<Vec4, 4, Halves, C, REMEMBER>(nodes, &prepared, recent, counters),
+            Nodes::Eight(nodes) => self.occluded_from::<Halves, 8, Halves, C, REMEMBER>(
+                nodes, &prepared, recent, counters,
+            ),
         }
     }
 
@@ -528,25 +629,34 @@ fn prefetch<T>(at: *const T) {
     let _ = at;
 }
 
-/// Whether the box tests of `ray` may take their maxima, minima and comparison on the bits as
-/// integers ([`WideRay::boxes`]): whether none of their distances can be NaN, and `t_min` is
-/// not negative. A distance `(plane − origin) · (1 / direction)` is NaN only where an operand
-/// is, or for `0 · ∞`, `∞ · 0` or `∞ − ∞`; a finite origin and direction components that are
-/// normal numbers (not zero, and not so small that their reciprocal overflows) rule each out,
-/// the planes never being NaN (an unused slot's are infinite). Every ray the renderer traces
-/// is ordinary but one along an axis.
+/// Whether the box tests of `ray`, with its box part `boxes`, through a tree whose planes are
+/// at most `plane_reach` from 0 along each axis, may take the fused distances and integer
+/// comparisons of AVX ([`WideRay::boxes`]): whether none of their distances can be NaN,
+/// `t_min` is not negative, and the fused form's offsets are finite. A distance
+/// `(plane − origin) · inv` is NaN only where an operand is, or for `0 · ∞`, `∞ · 0` or
+/// `∞ − ∞`; a finite origin and a finite, non-zero `inv` (a direction component neither zero,
+/// nor infinite, nor so small that its reciprocal overflows) rule each out, the planes never
+/// being NaN (an unused slot's are infinite); a bound on `(plane_reach + |origin|) · |inv|`
+/// keeps the offsets finite. Every ray the renderer traces is ordinary but one along an axis.
 #[inline(always)]
-pub(super) fn ordinary(ray: &Ray) -> bool {
-    let direction = Vec4::new(ray.dir.x, ray.dir.y, ray.dir.z, 1.0).abs();
-    let origin = Vec4::new(ray.origin.x, ray.origin.y, ray.origin.z, 0.0).abs();
+pub(super) fn ordinary(ray: &Ray, boxes: &BoxRay, plane_reach: [f32; 3]) -> bool {
+    let [ox, oy, oz] = boxes.origin;
+    let [ix, iy, iz] = boxes.inv;
+    let [rx, ry, rz] = plane_reach;
+    let inv = Vec4::new(ix, iy, iz, 1.0).abs();
+    let origin = Vec4::new(ox, oy, oz, 0.0).abs();
+    // Four times: twice for `origin · inv` and the slack, and room for their rounding.
+    let reach = (Vec4::new(rx, ry, rz, 0.0) + origin) * inv * 4.0;
     // Every comparison is false for a NaN.
-    (direction.cmpge(Vec4::splat(f32::MIN_POSITIVE))
-        & direction.cmple(Vec4::splat(f32::MAX))
-        & origin.cmple(Vec4::splat(f32::MAX)))
-    .all()
+    let finite = Vec4::splat(f32::MAX);
+    (inv.cmpgt(Vec4::ZERO) & inv.cmple(finite) & origin.cmple(finite) & reach.cmple(finite)).all()
         && ray.t_min >= 0.0
         && !ray.t_max.is_nan()
 }
+
+/// The fused box test's slack, relative to the largest distance it rounds ([`WideRay`]):
+/// 2⁻²⁰, sixteen times the unit roundoff.
+const SLACK: f32 = 1.0 / (1 << 20) as f32;
 
 /// Whether the ray's origin or direction has a NaN coordinate (its box tests would let every
 /// child through, unused slots too). Such rays never come from the renderer, whose scenes
@@ -816,8 +926,8 @@ mod avx {
     }
 
     traversals_compiled_for!(
-        "avx2",
-        "AVX2",
+        "avx2,fma",
+        "AVX2 and FMA",
         closest_avx2,
         occluded_avx2,
         closest_packet_avx2,
@@ -901,6 +1011,13 @@ mod avx {
         fn sign_mask(self) -> u32 {
             // SAFETY: AVX is present. `vmovmskps` takes each lane's sign bit.
             unsafe { _mm256_movemask_ps(self.0) as u32 }
+        }
+        const FUSED_PLANE_DISTANCE: bool = true;
+
+        #[inline(always)]
+        fn plane_distance(self, _origin: Self, inv: Self, offset: Self) -> Self {
+            // SAFETY: AVX2 and FMA are present (see the module's comment).
+            Self(unsafe { _mm256_fmsub_ps(self.0, inv.0, offset.0) })
         }
         #[inline(always)]
         fn max_of_distances(self, o: Self) -> Self {
@@ -1062,6 +1179,119 @@ mod avx {
             }
             // SAFETY: the processor was just seen to have AVX2.
             unsafe { compare_sorts() }
+        }
+
+        /// The box test on AVX (fused distances, integer comparisons) keeps every box the
+        /// octree's arithmetic keeps (the portable lanes', float operations alone), with a
+        /// near distance no further and a far one no nearer, but for a box the ray leaves at
+        /// distance 0; on ordinary rays at every scale, near the scene and far from it, with
+        /// direction components from tiny to large, unused slots among the boxes.
+        #[test]
+        fn the_fused_box_test_keeps_every_box_the_octrees_arithmetic_keeps() {
+            if !std::arch::is_x86_feature_detected!("avx2")
+                || !std::arch::is_x86_feature_detected!("fma")
+            {
+                return;
+            }
+            // SAFETY: the processor was just seen to have AVX2 and FMA.
+            unsafe { compare_box_tests() }
+        }
+
+        /// The comparison, compiled for AVX2 and FMA.
+        ///
+        /// # Safety
+        /// The processor must have AVX2 and FMA.
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn compare_box_tests() {
+            use super::super::super::WideNode;
+            use super::super::{WideRay, ordinary};
+            use crate::geometry::BoxRay;
+            use crate::math::Vec3;
+
+            let mut next = floats(0x9e37_79b9_7f4a_7c15);
+            let (mut kept, mut grazing) = (0, 0);
+            for round in 0..200_000 {
+                let scale = [1.0, 1e3, 1e6, 1e-3][round % 4];
+                // Boxes around points of the scene, some of them a sliver thin.
+                let mut planes = [[0.0f32; 8]; 6];
+                for lane in 0..8 {
+                    for axis in 0..3 {
+                        let centre = next() * scale;
+                        let half = (next().abs() * [1.0, 1e-4, 1e-7][lane % 3]) * scale;
+                        planes[2 * axis][lane] = centre - half;
+                        planes[2 * axis + 1][lane] = centre + half;
+                    }
+                }
+                if round % 5 == 0 {
+                    let lane = (next().abs() * 7.99) as usize;
+                    for axis in 0..3 {
+                        planes[2 * axis][lane] = f32::INFINITY;
+                        planes[2 * axis + 1][lane] = f32::NEG_INFINITY;
+                    }
+                }
+                let node = WideNode::<8> {
+                    planes,
+                    child: [0; 8],
+                    count: [0; 8],
+                };
+                let reach: [f32; 3] = std::array::from_fn(|axis| {
+                    (0..8)
+                        .flat_map(|lane| [planes[2 * axis][lane], planes[2 * axis + 1][lane]])
+                        .filter(|p| p.is_finite())
+                        .fold(0.0f32, |r, p| r.max(p.abs()))
+                });
+                // Rays from near the boxes, and from far away, aimed at a box's corner or
+                // in a random direction, components as small as 1e-30.
+                let far = [1.0, 1.0, 100.0, 1e4][(round / 4) % 4];
+                let origin = Vec3::new(next(), next(), next()) * (scale * far);
+                let target = {
+                    let lane = (next().abs() * 7.99) as usize;
+                    Vec3::new(planes[0][lane], planes[2][lane], planes[4][lane])
+                };
+                let mut dir = if round % 3 == 0 {
+                    Vec3::new(next(), next(), next())
+                } else {
+                    target - origin
+                };
+                if round % 7 == 0 {
+                    let axis = (next().abs() * 2.99) as usize;
+                    dir[axis] *= [1e-30, 1e-10, 1e-3][round % 3];
+                }
+                let mut ray = Ray::new(origin, dir);
+                ray.t_min = [0.0, -0.0, next().abs() * scale][round % 3];
+                ray.t_max = [f32::INFINITY, next().abs() * scale * far * 2.0][round % 2];
+                let boxes = BoxRay::new(&ray);
+                if !ordinary(&ray, &boxes, reach) {
+                    continue;
+                }
+                let mut fused = WideRay::<Avx, 8>::new(&boxes);
+                fused.fuse(&boxes, reach);
+                let (enter, leave, mask) = fused.boxes::<true>(&node, ray.t_min, ray.t_max);
+                let (f_enter, f_leave, f_mask) =
+                    WideRay::<Halves, 8>::new(&boxes).boxes::<false>(&node, ray.t_min, ray.t_max);
+                let (enter, leave) = (enter.to_array(), leave.to_array());
+                let (f_enter, f_leave) = (f_enter.to_array(), f_leave.to_array());
+                for lane in (0..8).filter(|&lane| f_mask >> lane & 1 == 1) {
+                    if mask >> lane & 1 == 0 {
+                        assert_eq!(f_leave[lane], 0.0, "round {round} lane {lane}: {ray:?}");
+                        continue;
+                    }
+                    assert!(
+                        enter[lane] <= f_enter[lane] && leave[lane] >= f_leave[lane],
+                        "round {round} lane {lane}: {ray:?} enters and leaves at \
+                         {} and {}, the octree's arithmetic {} and {}",
+                        enter[lane],
+                        leave[lane],
+                        f_enter[lane],
+                        f_leave[lane],
+                    );
+                    kept += 1;
+                    // A box the ray passes through over a few units in the last place.
+                    grazing += usize::from(f_leave[lane] - f_enter[lane] <= f_leave[lane] * 1e-6);
+                }
+            }
+            assert!(kept > 50_000, "only {kept} boxes kept");
+            assert!(grazing > 100, "only {grazing} boxes grazed");
         }
 
         /// A pack's test in AVX's lanes gives the bits it gives in two SSE halves (which the
