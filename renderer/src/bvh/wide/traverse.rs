@@ -72,7 +72,7 @@ impl<V: Lanes<W>, const W: usize> WideRay<V, W> {
     /// Readies the ray `ray` for the fused box test (`boxes::<true>`) through a tree whose
     /// planes are at most `plane_reach` from 0 along each axis, where the lanes have it. Kept
     /// apart from [`new`](Self::new), so that the root's box test, in the octree's
-    /// arithmetic, need not wait for the offsets: 3–4% of a camera ray's time.
+    /// arithmetic, need not wait for the offsets: about 5% of a camera ray's time.
     #[inline(always)]
     fn fuse(&mut self, ray: &BoxRay, plane_reach: [f32; 3]) {
         if V::FUSED_PLANE_DISTANCE {
@@ -95,12 +95,13 @@ impl<V: Lanes<W>, const W: usize> WideRay<V, W> {
     /// direction component with the origin on the plane) constrains nothing.
     ///
     /// On AVX, for an [`ordinary`] ray, the test is faster and keeps a few more boxes. Its
-    /// distances to the planes are fused ([`WideRay`]), each no nearer than the octree's for
-    /// the planes the ray enters by and no further for those it leaves by; its maxima, minima
+    /// distances to the planes are fused ([`WideRay`]), each no further than the octree's for
+    /// the planes the ray enters by and no nearer for those it leaves by; its maxima, minima
     /// and comparison are [`Lanes::max_of_distances`] and its kin, on the bits as signed
     /// integers, one cycle each rather than four. Together they are most of the latency of a
-    /// step from one node to the next (`treasure`'s rays 11–13% faster, BENCHMARKS.md). It
-    /// keeps every box the octree's arithmetic keeps but for boxes no answer depends on:
+    /// step from one node to the next (`treasure`'s secondary rays 8–12% faster on an Intel
+    /// Xeon, BENCHMARKS.md). It keeps every box the octree's arithmetic keeps, but for boxes
+    /// no answer depends on:
     /// - no distance is NaN and `t_min` is at least `+0`, so `enter`, the maximum of the near
     ///   distances and `t_min`, has its sign bit clear and is the floats' maximum: the
     ///   negative lanes lose to `t_min`, and the others compare as their values do;
