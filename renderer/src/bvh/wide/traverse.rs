@@ -846,6 +846,22 @@ mod avx {
     #[derive(Clone, Copy, Debug)]
     struct Avx(__m256);
 
+    impl Avx {
+        /// The lanes' bits, as eight integers.
+        #[inline(always)]
+        fn bits(self) -> __m256i {
+            // SAFETY: AVX is present (see the module's comment); the cast only renames.
+            unsafe { _mm256_castps_si256(self.0) }
+        }
+
+        /// Eight integers' bits as the lanes' floats.
+        #[inline(always)]
+        fn of_bits(bits: __m256i) -> Self {
+            // SAFETY: as in `bits`.
+            Self(unsafe { _mm256_castsi256_ps(bits) })
+        }
+    }
+
     /// The four eight-wide traversals, the same code compiled for the target features
     /// `$features` (named `$name` in their documentation).
     macro_rules! traversals_compiled_for {
@@ -1022,34 +1038,19 @@ mod avx {
         }
         #[inline(always)]
         fn max_of_distances(self, o: Self) -> Self {
-            // SAFETY: AVX2 is present. The casts reinterpret the lanes' bits.
-            unsafe {
-                Self(_mm256_castsi256_ps(_mm256_max_epi32(
-                    _mm256_castps_si256(self.0),
-                    _mm256_castps_si256(o.0),
-                )))
-            }
+            // SAFETY: AVX2 is present.
+            Self::of_bits(unsafe { _mm256_max_epi32(self.bits(), o.bits()) })
         }
         #[inline(always)]
         fn min_of_distances(self, o: Self) -> Self {
-            // SAFETY: as in `max_of_distances`.
-            unsafe {
-                Self(_mm256_castsi256_ps(_mm256_min_epi32(
-                    _mm256_castps_si256(self.0),
-                    _mm256_castps_si256(o.0),
-                )))
-            }
+            // SAFETY: AVX2 is present.
+            Self::of_bits(unsafe { _mm256_min_epi32(self.bits(), o.bits()) })
         }
         #[inline(always)]
         fn le_mask_of_distances(self, o: Self) -> u32 {
-            // SAFETY: as in `max_of_distances`. `self ≤ other` is `!(self > other)`.
-            let above = unsafe {
-                _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(
-                    _mm256_castps_si256(self.0),
-                    _mm256_castps_si256(o.0),
-                ))) as u32
-            };
-            !above & 0xff
+            // `self ≤ other` is `!(self > other)`.
+            // SAFETY: AVX2 is present.
+            !Self::of_bits(unsafe { _mm256_cmpgt_epi32(self.bits(), o.bits()) }).sign_mask() & 0xff
         }
         #[inline(always)]
         fn to_array(self) -> [f32; 8] {
