@@ -376,10 +376,10 @@ fn a_ray_with_a_nan_gets_the_brute_force_answer() {
     }
 }
 
-/// Rays whose interval starts behind their origin (a negative `t_min`), or at `−0`, or ends at
-/// a NaN: the eight-wide box test on AVX compares distances as integers, which holds only from
-/// `t_min ≥ 0`, so these take the floats' test, and every structure answers as brute force
-/// does, hits behind the origin included.
+/// Rays whose interval starts behind their origin (a negative `t_min`), which the eight-wide
+/// box test on AVX, comparing distances as integers, would get wrong, and so leaves to the
+/// floats' test; and rays whose `t_min` is `−0` or whose `t_max` is NaN, which it takes. Every
+/// structure answers as brute force does, hits behind the origin included.
 #[test]
 fn rays_from_behind_their_origin_get_the_brute_force_answer() {
     let mut rng = StdRng::seed_from_u64(31);

@@ -11,7 +11,8 @@
 //! comparison is false where either operand is NaN. The box test of a single ray is the one
 //! exception: AVX takes its distances to the planes in one fused operation, and their maxima,
 //! minima and comparison on the bits as integers (`plane_distance`, `max_of_distances` and its
-//! kin), which meet every box the floats' operations meet.
+//! kin), which keep every box the floats' operations keep that could hold a hit (`WideRay`
+//! in `traverse`).
 
 use glam::Vec4;
 
