@@ -462,8 +462,9 @@ impl WideBvh {
                 k += 1;
             }
         }
-        let mut wide = WideRay::<V, W>::new(&prepared.boxes());
-        wide.fuse(&prepared.boxes(), self.plane_reach);
+        let boxes = prepared.boxes();
+        let mut wide = WideRay::<V, W>::new(&boxes);
+        wide.fuse(&boxes, self.plane_reach);
         let mut stack = Stack::new();
         // The child visited now, from the root.
         let mut current = Child {
