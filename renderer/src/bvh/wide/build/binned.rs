@@ -3,6 +3,7 @@
 //! the partition gathering, as it goes, what each side spans, so that no node takes a pass of
 //! its own over its triangles to find its box.
 
+use crate::bvh::MAX_TRIANGLES;
 use crate::geometry::{Aabb, Triangle, TriangleExt};
 use crate::math::Vec3;
 
@@ -87,20 +88,32 @@ impl Box4 {
 #[repr(C, align(16))]
 pub(super) struct Record {
     bounds: Box4,
-    /// The centroid's `x`, `y`, `z`, then the index's bits: one row of four lanes, so that
-    /// [`bins`] finds the centroid's bin on all three axes at once (and a fourth bin, of the
-    /// index, that nothing reads).
+    /// The centroid's `x`, `y`, `z`, then the index's bits with [`INDEX_TAG`] set: one row of
+    /// four lanes, so that [`bins`] finds the centroid's bin on all three axes at once (and a
+    /// fourth bin, of the index, that nothing reads).
     centroid: [f32; 4],
 }
+
+/// Set in the bits of a record's fourth centroid lane beside the index, which is below
+/// [`MAX_TRIANGLES`] (2^27): it makes the lane a normal float (an exponent of 128 to 144).
+/// Bare, an index's bits are a subnormal float, and the compiler may take that lane through
+/// arithmetic on the way to the record (the sum of the vertices, times a third, with the index
+/// inserted before the product); Intel processors take each subnormal operand through a
+/// microcode assist of a hundred cycles or more, which made writing the records ten times
+/// slower than the rest of a task's work.
+const INDEX_TAG: u32 = 1 << 30;
+
+const _: () = assert!(MAX_TRIANGLES as u64 <= INDEX_TAG as u64);
 
 impl Record {
     /// The triangle's index in the build's input.
     pub(super) fn index(&self) -> u32 {
-        self.centroid[3].to_bits()
+        self.centroid[3].to_bits() & !INDEX_TAG
     }
 
     /// The record of `triangle`, input index `index`.
     pub(super) fn new(triangle: &Triangle, index: u32) -> Self {
+        debug_assert!((index as usize) < MAX_TRIANGLES);
         let b = triangle.bounds();
         let c = triangle.centroid();
         Self {
@@ -108,7 +121,7 @@ impl Record {
                 lo: [b.min.x, b.min.y, b.min.z, 0.0],
                 hi: [b.max.x, b.max.y, b.max.z, 0.0],
             },
-            centroid: [c.x, c.y, c.z, f32::from_bits(index)],
+            centroid: [c.x, c.y, c.z, f32::from_bits(index | INDEX_TAG)],
         }
     }
 }
@@ -371,8 +384,7 @@ fn bins(c: &[f32; 4], origin: &[f32; 4], scale: &[f32; 4]) -> [i32; 4] {
             _mm_setzero_ps, _mm_sub_ps,
         };
         let lanes = |a: &[f32; 4]| bytemuck::cast::<[f32; 4], __m128>(*a);
-        // The fourth lane (a record's index bits, a subnormal float for most indices) is
-        // cleared first: some processors take a slow path for subnormal operands.
+        // The fourth lane (a record's index bits) is cleared first: it is no coordinate.
         let xyz = lanes(&[c[0], c[1], c[2], 0.0]);
         // SAFETY: SSE and SSE2, all these need, are part of every x86-64 processor, and of
         // the target's baseline features.
