@@ -37,7 +37,7 @@ const SHARED_ABOVE: usize = 1024;
 /// task's own cost (a lock, a hand-in) is no longer small beside its work.
 const SMALLEST_TASK: usize = 256;
 
-/// The most triangles a task builds or writes on its own: spreading larger meshes more finely
+/// The most triangles a task builds on its own: spreading larger meshes more finely
 /// over two workers gained nothing (the bunny, 69,451 triangles, built 1.8x faster on two
 /// workers than on one with tasks of up to 1,024 triangles as with 4,096).
 const LARGEST_TASK: usize = 1024;
@@ -46,14 +46,29 @@ const LARGEST_TASK: usize = 1024;
 /// sizes, end close together.
 const TASKS_PER_WORKER: usize = 16;
 
-/// Up to how many triangles a node's subtree, binary or wide, is built by one task on
-/// `workers` workers: about [`TASKS_PER_WORKER`] tasks each, within [`SMALLEST_TASK`] and
+/// Up to how many triangles a node's binary subtree is built by one task on `workers` workers
+/// (its wide subtree is written by tasks of [`emit_task_size`]): about [`TASKS_PER_WORKER`] tasks each, within [`SMALLEST_TASK`] and
 /// [`LARGEST_TASK`]. The size decides only which worker builds which part; the tree is the
 /// same whatever it is. (Cow and teapot, 6,000 triangles, were cut into eight tasks at 1,024,
 /// too few for two workers to end together: at 256 their two-worker builds were 1.24-1.28x
 /// faster.)
 fn task_size(triangles: usize, workers: NonZeroUsize) -> usize {
     (triangles / (TASKS_PER_WORKER * workers.get())).clamp(SMALLEST_TASK, LARGEST_TASK)
+}
+
+/// How many times the triangles of a binary-tree task a wide-stage task writes
+/// ([`emit_task_size`]).
+const EMIT_TASK_FACTOR: usize = 4;
+
+/// Up to how many triangles a wide subtree is written by one task, where the binary tree's
+/// subtrees of up to `task_size` are each built by one. Writing a subtree wide takes about a
+/// seventh of the time its binary build takes (the cow on one thread: 150 against 1,020 µs),
+/// so at the build's size the wide stage's tasks were of one to three microseconds (118 of
+/// them for the cow on two workers), and their hand-overs and the misses on nodes the other
+/// worker built made the stage no faster on two workers than on one. Four times as large, the
+/// cow's are 17, and the stage took 101–110 µs instead of 127–133 (the best of 200 builds).
+fn emit_task_size(task_size: usize) -> usize {
+    task_size * EMIT_TASK_FACTOR
 }
 
 /// The deepest a wide inner node can be (the root at 0): the binary tree's inner nodes are at

@@ -24,7 +24,7 @@ use crate::geometry::{Aabb, Triangle};
 use super::binned::{Cut, Extent, OctantStep, Record, Splitter};
 use super::emit::{self, EmitTask, Emitted, Figures};
 use super::shared::Shared;
-use super::{Arena, BinaryNode, Forest, NodeRef, leaf_order, task_size};
+use super::{Arena, BinaryNode, Forest, NodeRef, emit_task_size, leaf_order, task_size};
 
 /// Triangles whose records one task writes: enough that a chunk takes far longer than taking
 /// it (tens of microseconds), few enough that a mesh of a few thousand triangles is shared.
@@ -187,7 +187,8 @@ struct TreeBuild<'a, const W: usize> {
     /// worker `k`'s. Only its worker takes its lock while the binary tree is built, and the
     /// last binary task takes them all once every other has handed in.
     arenas: Vec<Mutex<Vec<BinaryNode>>>,
-    /// Up to how many triangles a subtree is built, or written wide, by one task.
+    /// Up to how many triangles a binary subtree is built by one task (its wide subtree is
+    /// written by tasks of [`emit_task_size`] of them).
     task_size: usize,
     stage: OnceLock<emit::Stage<W>>,
 }
@@ -391,7 +392,7 @@ impl<const W: usize> TreeBuild<'_, W> {
         // this task took last), and none is left to take one: the records are this task's.
         let records = unsafe { self.records.part(0..n) };
         let (ids, padding) = leaf_order(&forest, records);
-        let stage = emit::Stage::<W>::new(forest, ids, padding, self.task_size);
+        let stage = emit::Stage::<W>::new(forest, ids, padding, emit_task_size(self.task_size));
         let root = stage.root_task();
         assert!(
             self.stage.set(stage).is_ok(),
