@@ -400,8 +400,8 @@ pub(crate) struct SceneArgs {
     pub(crate) bvh_depth: Option<u32>,
     /// With the wide BVH: children per node, 4 (one SSE register per plane of their boxes)
     /// or 8 (one AVX register, on AVX-512 or AVX2 as the processor has them, or two SSE ones
-    /// where it lacks AVX2) [default: 8 where the processor has AVX2, else 4]; both give the
-    /// same bytes.
+    /// where it lacks AVX2 or FMA) [default: 8 where the processor has AVX2 and FMA, else 4];
+    /// both give the same bytes.
     #[arg(long, value_name = "N", value_parser = parse_bvh_width)]
     pub(crate) bvh_width: Option<Width>,
     /// With the wide BVH: how a node is split [default: sah].

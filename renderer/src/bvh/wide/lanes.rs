@@ -2,7 +2,7 @@
 //! box and triangle tests of a packet of eight rays (`packet`).
 //!
 //! Four lanes are SSE (glam's `Vec4`, which falls back to plain floats off x86). Eight are
-//! AVX where the processor has AVX2 (detected at run time: the build never assumes it; that
+//! AVX where the processor has AVX2 and FMA (detected at run time: the build never assumes it; that
 //! implementation lives beside the traversals compiled for it, in `traverse`, the only code
 //! that may make its values), and two SSE halves elsewhere, so that an eight-wide tree runs
 //! on any machine. Every operation is the IEEE one lane by lane, the same bits in each

@@ -8,8 +8,8 @@
 //! binary children of its binary children, opening the largest (by surface area) first.
 //! ([`BvhSplit::Octant`](super::BvhSplit::Octant) splits by the octree's rule instead, to
 //! measure that rule in this layout.)
-//! Eight where the processor has AVX2 (one register holds a plane of all eight boxes), four
-//! (SSE) elsewhere.
+//! Eight where the processor has AVX2 and FMA (one register holds a plane of all eight boxes),
+//! four (SSE) elsewhere.
 //!
 //! *Layout* ([`WideNode`]): the children's boxes as six planes of `W` lanes (`min x`, `max x`,
 //! `min y`, …), then each child's reference (a node index, or the first [`TrianglePack`] of
@@ -66,13 +66,13 @@ pub use packet::{LaneMask, PACKET_LANES, RayPacket};
 pub enum Width {
     /// Four: one SSE register holds a plane of every child's box.
     Four,
-    /// Eight: one AVX register (or two SSE ones, where the processor lacks AVX2).
+    /// Eight: one AVX register (or two SSE ones, where the processor lacks AVX2 or FMA).
     Eight,
 }
 
 impl Width {
-    /// The width that traces fastest on this processor: eight where it has AVX2 (detected
-    /// now, never assumed at compile time), else four.
+    /// The width that traces fastest on this processor: eight where it has AVX2 and FMA
+    /// (detected now, never assumed at compile time), else four.
     ///
     /// ```
     /// use renderer::bvh::wide::Width;
