@@ -4,11 +4,12 @@ use std::fmt;
 use std::io;
 use std::num::NonZeroUsize;
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::{Mutex, PoisonError};
 use std::thread;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::fault;
-use crate::sync::{AtomicBool, Ordering};
+use crate::sync::{AtomicBool, AtomicU32, Ordering};
 use crate::telemetry::{Telemetry, WorkerTelemetry};
 
 /// Where a running task puts the tasks it spawns.
@@ -224,22 +225,20 @@ where
 {
     let start = Instant::now();
     let stop = Stop::new();
-    // One worker's whole run, on whichever thread runs it.
-    let work = |worker: usize| {
+    // One worker's whole run, on whichever thread runs it, or the payload of its panic (the
+    // others told to stop).
+    let work = |worker: usize| -> thread::Result<Finished<L>> {
         let began = Instant::now();
         let mut telemetry = WorkerTelemetry::default();
         let local = panic::catch_unwind(AssertUnwindSafe(|| body(worker, &mut telemetry, &stop)))
-            .unwrap_or_else(|payload| {
-                stop.request();
-                panic::resume_unwind(payload)
-            });
+            .inspect_err(|_| stop.request())?;
         let finished = Instant::now();
         let active = finished - began;
         telemetry.busy = active.saturating_sub(telemetry.idle);
         // Thread start-up counts as idle: the worker exists but cannot work yet (worker 0
         // begins once the calling thread has started the others).
         telemetry.idle += began - start;
-        (local, telemetry, finished)
+        Ok((local, telemetry, finished))
     };
     let refused = |worker, source| SpawnError {
         worker,
@@ -249,18 +248,33 @@ where
     // Worker 0 runs on the calling thread, which would only wait otherwise: one thread fewer
     // to start, and to wake at the end. Its start can be refused by a test all the same.
     fault::check_start(0).map_err(|source| refused(0, source))?;
-    let results = thread::scope(|scope| {
-        let mut handles = Vec::with_capacity(workers.get() - 1);
+    // Where each other worker's thread leaves what its run gave, so that the caller takes it
+    // without joining the thread: a join also waits for the thread's exit (its stacks given
+    // back to the system), tens of microseconds on a virtual machine, which a short run such
+    // as a small mesh's build (under a millisecond) felt.
+    let slots: Vec<Mutex<Option<thread::Result<Finished<L>>>>> =
+        (1..workers.get()).map(|_| Mutex::new(None)).collect();
+    // How many of those have returned. Read only to know when to stop waiting actively: the
+    // slots are read after the scope, which orders every thread's writes before its end, so
+    // no ordering is needed here.
+    let returned = AtomicU32::new(0);
+    let (first, refusal) = thread::scope(|scope| {
+        let mut started = 0;
         let mut refusal = None;
-        for worker in 1..workers.get() {
-            let work = &work;
+        for (worker, slot) in (1..workers.get()).zip(&slots) {
+            let (work, returned) = (&work, &returned);
             let spawned = fault::check_start(worker).and_then(|()| {
                 thread::Builder::new()
                     .name(format!("raylb-worker-{worker}"))
-                    .spawn_scoped(scope, move || work(worker))
+                    .spawn_scoped(scope, move || {
+                        let result = work(worker);
+                        *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(result);
+                        returned.fetch_add(1, Ordering::Relaxed);
+                    })
             });
             match spawned {
-                Ok(handle) => handles.push(handle),
+                // Not joined: the scope waits for the thread's closure to return.
+                Ok(_) => started += 1,
                 Err(source) => {
                     stop.request();
                     refusal = Some(refused(worker, source));
@@ -268,21 +282,28 @@ where
                 }
             }
         }
-        // A panic of worker 0 has told the others to stop; the scope joins them before it
-        // reaches the caller.
         let first = refusal.is_none().then(|| work(0));
-        // Join everything that started, also when a later start failed: a worker's panic
-        // must reach the caller either way.
-        let joined: Vec<(L, WorkerTelemetry, Instant)> = first
-            .into_iter()
-            .chain(
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|panic| panic::resume_unwind(panic))),
-            )
-            .collect();
-        refusal.map_or(Ok(joined), Err)
-    })?;
+        // The others end about when this one does: waiting for them actively, for a while,
+        // spares the caller being put to sleep and woken by the last (on a virtual machine,
+        // tens of microseconds for the idle processor to be woken). After that the scope's
+        // end sleeps until they return.
+        let waiting = Instant::now();
+        while returned.load(Ordering::Relaxed) < started && waiting.elapsed() < ACTIVE_WAIT {
+            thread::yield_now();
+        }
+        (first, refusal)
+    });
+    // A worker's panic reaches the caller, worker 0's first, also when a later start failed.
+    let mut results = Vec::with_capacity(workers.get());
+    let others = slots
+        .into_iter()
+        .map_while(|slot| slot.into_inner().unwrap_or_else(PoisonError::into_inner));
+    for result in first.into_iter().chain(others) {
+        results.push(result.unwrap_or_else(|payload| panic::resume_unwind(payload)));
+    }
+    if let Some(refusal) = refusal {
+        return Err(refusal);
+    }
     let end = Instant::now();
     let mut locals = Vec::with_capacity(results.len());
     let mut per_worker = Vec::with_capacity(results.len());
@@ -296,6 +317,14 @@ where
         locals,
     })
 }
+
+/// What one worker's run gave: its local state, its telemetry, and when it ended.
+type Finished<L> = (L, WorkerTelemetry, Instant);
+
+/// How long the calling thread, its own worker done, waits actively for the other workers'
+/// threads before it sleeps until they end: long enough for the ends of one run, which come
+/// within microseconds of each other but for imbalance.
+const ACTIVE_WAIT: Duration = Duration::from_micros(200);
 
 #[cfg(test)]
 mod tests {
