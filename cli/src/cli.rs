@@ -1,7 +1,7 @@
 //! The command line: every subcommand and flag, with its help text.
 
 use std::num::{NonZeroU32, NonZeroUsize};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
@@ -315,10 +315,20 @@ pub(crate) struct ScenesArgs {
     pub(crate) dir: Option<PathBuf>,
 }
 
-/// Where the geometry comes from.
+/// Where the geometry comes from, and how a bare mesh is framed.
 #[derive(Debug, Args)]
-#[group(required = true, multiple = false)]
+#[group(skip)]
 pub(crate) struct SceneSource {
+    #[command(flatten)]
+    pub(crate) input: SceneInput,
+    #[command(flatten)]
+    pub(crate) framing: FramingArgs,
+}
+
+/// A scene file or a bare mesh: one of the two.
+#[derive(Clone, Debug, Args)]
+#[group(required = true, multiple = false)]
+pub(crate) struct SceneInput {
     /// A scene file (TOML; docs/scenes.md describes the format).
     pub(crate) scene: Option<PathBuf>,
     /// A bare mesh (OBJ or PLY, told by the extension) instead of a scene: an automatic camera
@@ -326,6 +336,33 @@ pub(crate) struct SceneSource {
     /// above and to the left of the camera, no reflection or refraction.
     #[arg(long, value_name = "FILE.obj|FILE.ply")]
     pub(crate) mesh: Option<PathBuf>,
+}
+
+/// How the automatic camera frames a bare --mesh: only commands that take one have these.
+#[derive(Clone, Debug, Default, Args)]
+#[group(skip)]
+pub(crate) struct FramingArgs {
+    /// With --mesh: the mesh's up direction, `x`, `y`, `z` or `-x`, `-y`, `-z` [default: y]
+    /// (scans and CAD often have z up).
+    #[arg(long, value_name = "AXIS", value_parser = AxisDirection::parse, allow_hyphen_values = true)]
+    pub(crate) up: Option<AxisDirection>,
+    /// With --mesh: the direction the camera looks in, `+x`, `-x`, `+y`, `-y`, `+z` or `-z`
+    /// [default: -z].
+    #[arg(long, value_name = "AXIS", value_parser = AxisDirection::parse, allow_hyphen_values = true)]
+    pub(crate) view: Option<AxisDirection>,
+}
+
+impl SceneSource {
+    /// The scene file `path`, as a benchmark that takes scene files alone loads it.
+    pub(crate) fn file(path: &Path) -> Self {
+        Self {
+            input: SceneInput {
+                scene: Some(path.to_path_buf()),
+                mesh: None,
+            },
+            framing: FramingArgs::default(),
+        }
+    }
 }
 
 /// Where the GPU's kernels run: an NVIDIA GPU, or the warp emulator.
@@ -375,14 +412,6 @@ pub(crate) struct SceneArgs {
     /// the GPU]; both give the same bytes on every device.
     #[arg(long, value_parser = choice::<AccelKind>())]
     pub(crate) accel: Option<AccelKind>,
-    /// With --mesh: the mesh's up direction, `x`, `y`, `z` or `-x`, `-y`, `-z` [default: y]
-    /// (scans and CAD often have z up).
-    #[arg(long, value_name = "AXIS", value_parser = AxisDirection::parse, allow_hyphen_values = true)]
-    pub(crate) up: Option<AxisDirection>,
-    /// With --mesh: the direction the camera looks in, `+x`, `-x`, `+y`, `-y`, `+z` or `-z`
-    /// [default: -z].
-    #[arg(long, value_name = "AXIS", value_parser = AxisDirection::parse, allow_hyphen_values = true)]
-    pub(crate) view: Option<AxisDirection>,
     /// Image width in pixels, instead of the scene's.
     #[arg(long, value_name = "PIXELS", value_parser = clap::value_parser!(u32).range(1..=16384))]
     pub(crate) width: Option<u32>,
@@ -426,7 +455,12 @@ pub(crate) struct SceneArgs {
 impl SceneSource {
     /// The file named on the command line.
     pub(crate) fn paths(&self) -> Vec<PathBuf> {
-        self.scene.iter().chain(&self.mesh).cloned().collect()
+        self.input
+            .scene
+            .iter()
+            .chain(&self.input.mesh)
+            .cloned()
+            .collect()
     }
 }
 
@@ -556,15 +590,16 @@ impl SceneArgs {
             memory_is_address_space: Budget::of(self.max_memory)
                 .is_some_and(|b| b.counts_address_space()),
         };
-        let mut scene = match (&source.scene, &source.mesh) {
-            (Some(_), None) if self.up.is_some() || self.view.is_some() => {
+        let FramingArgs { up, view } = source.framing;
+        let mut scene = match (&source.input.scene, &source.input.mesh) {
+            (Some(_), None) if up.is_some() || view.is_some() => {
                 bail!("--up and --view frame a bare --mesh; a scene file has its own [camera]")
             }
             (Some(path), None) => Scene::load_observed(path, overrides, observer)?,
             (None, Some(path)) => {
                 let framing = MeshFraming {
-                    up: self.up.unwrap_or(MeshFraming::default().up),
-                    view: self.view.unwrap_or(MeshFraming::default().view),
+                    up: up.unwrap_or(MeshFraming::default().up),
+                    view: view.unwrap_or(MeshFraming::default().view),
                 };
                 if framing.up.same_axis(framing.view) {
                     bail!(
@@ -768,8 +803,9 @@ pub(crate) struct RecordArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct ExportArgs {
+    /// The triangles alone are written: no camera, so no framing flags.
     #[command(flatten)]
-    pub(crate) source: SceneSource,
+    pub(crate) input: SceneInput,
     /// The mesh to write, OBJ or PLY as its extension says.
     #[arg(short, long, value_name = "FILE.obj|FILE.ply")]
     pub(crate) output: PathBuf,

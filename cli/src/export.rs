@@ -9,7 +9,7 @@ use renderer::mesh_export::{MeshFormat, write_mesh};
 use renderer::output::StagedFiles;
 use renderer::stats::counted;
 
-use crate::cli::{ExportArgs, SceneArgs};
+use crate::cli::{ExportArgs, FramingArgs, SceneArgs, SceneSource};
 
 pub(crate) fn run(args: &ExportArgs) -> Result<ExitCode> {
     let path = &args.output;
@@ -17,12 +17,16 @@ pub(crate) fn run(args: &ExportArgs) -> Result<ExitCode> {
     let mut outputs = Outputs::new();
     outputs.add("-o", Some(path));
     outputs.check_writable()?;
-    outputs.check_inputs(&args.source.paths())?;
+    let source = SceneSource {
+        input: args.input.clone(),
+        framing: FramingArgs::default(),
+    };
+    outputs.check_inputs(&source.paths())?;
     let settings = SceneArgs {
         max_memory: args.max_memory,
         ..SceneArgs::default()
     };
-    let scene = settings.load(&args.source, args.quiet)?;
+    let scene = settings.load(&source, args.quiet)?;
     outputs.check_inputs(&scene.inputs)?;
     let triangles = scene.accel.input_triangles();
     let cannot = |e: std::io::Error| anyhow!("cannot write {}: {}", path.display(), io_reason(&e));

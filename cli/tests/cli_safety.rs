@@ -222,6 +222,15 @@ fn settings_a_balancer_does_not_use_are_refused() {
         &["render", &quick, "-o", "q.png", "--up", "z"],
         &["--up and --view frame a bare --mesh"],
     );
+    // The framing flags belong to the commands that take a bare --mesh: the benchmarks over
+    // scene files alone, and `export`, which writes no camera, do not take them.
+    for args in [
+        &["bench", "sweep", &quick, "--up", "z"][..],
+        &["bench", "scaling", &quick, "--view", "+x"],
+        &["export", &quick, "-o", "q.obj", "--up", "z"],
+    ] {
+        refused(args, &["unexpected argument"]);
+    }
     let crystal = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/crystal.obj");
     refused(
         &[

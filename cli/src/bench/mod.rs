@@ -58,11 +58,7 @@ impl SceneSettings for SceneArgs {
     }
 
     fn load_file(&self, file: &Path, quiet: bool) -> Result<Scene> {
-        let source = SceneSource {
-            scene: Some(file.to_path_buf()),
-            mesh: None,
-        };
-        self.load(&source, quiet)
+        self.load(&SceneSource::file(file), quiet)
     }
 
     fn check_frames(
@@ -127,8 +123,8 @@ fn build(args: &BuildArgs, quiet: bool) -> Result<()> {
         ("--height", scene.height.is_some()),
         ("--spp", scene.spp.is_some()),
         ("--packets", scene.packets.is_some()),
-        ("--up", scene.up.is_some()),
-        ("--view", scene.view.is_some()),
+        ("--up", timed.source.framing.up.is_some()),
+        ("--view", timed.source.framing.view.is_some()),
     ];
     if let Some((flag, _)) = frame_flags.iter().find(|(_, given)| *given) {
         bail!("{flag}: bench build builds the acceleration structure alone, and traces no frame");
