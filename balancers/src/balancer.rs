@@ -63,14 +63,15 @@ pub trait Balancer {
     /// # Errors
     /// When the operating system refuses to start a worker thread. The workers already
     /// started are told to stop: each drops the tasks it has not begun (a task already running
-    /// runs to its end) and every one of them is joined before this returns. The run's results
+    /// runs to its end) and every one of them has returned before this returns (its thread
+    /// ends on its own, microseconds later). The run's results
     /// are incomplete and are discarded. Finishing the started workers' share instead is not
     /// an option: under work stealing a share is not fixed, and the missing workers' initial
     /// tasks would keep the others looking for work forever.
     ///
     /// # Panics
     /// When a task panics: the other workers stop as above, and the panic resumes on the
-    /// caller's thread once all of them are joined.
+    /// caller's thread once all of them have returned.
     fn run<T, R>(
         &self,
         workers: NonZeroUsize,
@@ -133,7 +134,7 @@ impl Stop {
     /// Whether the run has been told to stop.
     #[inline]
     pub fn requested(&self) -> bool {
-        // Relaxed: the flag carries no data; what went wrong travels by `join`.
+        // Relaxed: the flag carries no data; what went wrong travels in the workers' results.
         self.0.load(Ordering::Relaxed)
     }
 
@@ -155,7 +156,12 @@ impl Stop {
 /// vain); the wait for the slowest worker is added to `idle` here.
 ///
 /// When a thread cannot be started, or `body` panics on one, the others are told to stop; all
-/// that started are joined before the error (or the panic) reaches the caller.
+/// that started have returned before the error (or the panic) reaches the caller.
+///
+/// The caller takes each other worker's result from a slot its thread fills, without joining
+/// the thread: the scope the threads run in waits for their `body` to return, and orders all
+/// they wrote before its end, but not for the threads' exits, which follow on their own within
+/// microseconds.
 ///
 /// A whole balancer, static round robin: worker `w` runs initial tasks `w`, `w + p`, … and
 /// everything they spawn.
@@ -258,7 +264,7 @@ where
     // slots are read after the scope, which orders every thread's writes before its end, so
     // no ordering is needed here.
     let returned = AtomicU32::new(0);
-    let (first, refusal) = thread::scope(|scope| {
+    let (first, started, refusal) = thread::scope(|scope| {
         let mut started = 0;
         let mut refusal = None;
         for (worker, slot) in (1..workers.get()).zip(&slots) {
@@ -291,13 +297,16 @@ where
         while returned.load(Ordering::Relaxed) < started && waiting.elapsed() < ACTIVE_WAIT {
             thread::yield_now();
         }
-        (first, refusal)
+        (first, started, refusal)
     });
     // A worker's panic reaches the caller, worker 0's first, also when a later start failed.
     let mut results = Vec::with_capacity(workers.get());
-    let others = slots
-        .into_iter()
-        .map_while(|slot| slot.into_inner().unwrap_or_else(PoisonError::into_inner));
+    // The started workers are the first; each filled its slot before its closure returned.
+    let others = slots.into_iter().take(started as usize).map(|slot| {
+        slot.into_inner()
+            .unwrap_or_else(PoisonError::into_inner)
+            .expect("a started worker leaves its result before the scope ends")
+    });
     for result in first.into_iter().chain(others) {
         results.push(result.unwrap_or_else(|payload| panic::resume_unwind(payload)));
     }

@@ -460,7 +460,8 @@ impl TaskRunner<u32> for ForestRunner {
         WorkerCount { worker, tasks: 0 }
     }
     fn run<S: Spawn<u32>>(&self, node: u32, local: &mut WorkerCount, spawn: &mut S) {
-        // Relaxed: each counter is read only after the run, whose end joins every worker.
+        // Relaxed: each counter is read only after the run, whose end orders every worker's
+        // writes before it.
         self.ran[node as usize].fetch_add(1, Ordering::Relaxed);
         local.tasks += 1;
         for &child in &self.forest.children[node as usize] {

@@ -1,6 +1,6 @@
 //! Faults on purpose: refusing a worker thread's start, so that tests can check what every
 //! balancer does when the operating system refuses one (end promptly with [`SpawnError`],
-//! every started worker joined); and a `stealing` balancer that loses a stolen task, so that
+//! every started worker returned); and a `stealing` balancer that loses a stolen task, so that
 //! tests can check that the conformance kit catches it.
 //!
 //! The refusal is armed per calling thread ([`refuse_start`]), so tests running side by side

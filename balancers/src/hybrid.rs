@@ -662,7 +662,8 @@ fn gather<D: Family, T: Send, L, B, E>(
             }
         };
         extra.dealt = dealt[k];
-        // Relaxed: the threads that added to it have been joined.
+        // Relaxed: the workers that added to it have returned, and the run's end orders their
+        // writes before this.
         extra.given = victims[k].pool.given.load(Ordering::Relaxed);
         processors.push(extra);
     }
@@ -739,7 +740,7 @@ impl<T> Pool<T> {
         self.len.store(tasks.len() as u64, Ordering::Relaxed);
         drop(tasks);
         if n > 0 {
-            // Relaxed: a count read once the run is over (after the threads are joined).
+            // Relaxed: a count read once the run is over (after every worker has returned).
             self.given.fetch_add(n as u64, Ordering::Relaxed);
         }
         n
@@ -919,7 +920,7 @@ impl HybridStealing {
     ///
     /// # Panics
     /// When a task or a batch panics: the others stop, and the panic resumes here once every
-    /// thread is joined.
+    /// worker has returned.
     ///
     /// ```
     /// # use std::num::NonZeroUsize;

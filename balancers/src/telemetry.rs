@@ -60,7 +60,7 @@ pub struct WorkerTelemetry {
 pub struct Telemetry {
     /// The balancer and its settings, e.g. `counter/chunk=1`.
     pub balancer: String,
-    /// Wall-clock time from starting the first worker to joining the last.
+    /// Wall-clock time from starting the first worker to the last one's return.
     pub wall: Duration,
     /// One entry per worker, indexed by worker number.
     pub workers: Vec<WorkerTelemetry>,

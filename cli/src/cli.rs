@@ -332,8 +332,8 @@ pub(crate) struct SceneInput {
     /// A scene file (TOML; docs/scenes.md describes the format).
     pub(crate) scene: Option<PathBuf>,
     /// A bare mesh (OBJ or PLY, told by the extension) instead of a scene: an automatic camera
-    /// that frames it (looking along −z with +y up, or as --view and --up say), one light
-    /// above and to the left of the camera, no reflection or refraction.
+    /// that frames it, one light above and to the left of the camera, no reflection or
+    /// refraction.
     #[arg(long, value_name = "FILE.obj|FILE.ply")]
     pub(crate) mesh: Option<PathBuf>,
 }
@@ -342,8 +342,8 @@ pub(crate) struct SceneInput {
 #[derive(Clone, Debug, Default, Args)]
 #[group(skip)]
 pub(crate) struct FramingArgs {
-    /// With --mesh: the mesh's up direction, `x`, `y`, `z` or `-x`, `-y`, `-z` [default: y]
-    /// (scans and CAD often have z up).
+    /// With --mesh: the mesh's up direction, which the automatic camera keeps up, `x`, `y`,
+    /// `z` or `-x`, `-y`, `-z` [default: y] (scans and CAD often have z up).
     #[arg(long, value_name = "AXIS", value_parser = AxisDirection::parse, allow_hyphen_values = true)]
     pub(crate) up: Option<AxisDirection>,
     /// With --mesh: the direction the camera looks in, `+x`, `-x`, `+y`, `-y`, `+z` or `-z`

@@ -1,4 +1,4 @@
-//! Cancelling a frame mid-render: every balancer stops at once, joins every worker, and the
+//! Cancelling a frame mid-render: every balancer stops at once, every worker returns, and the
 //! frame says it was cancelled. A frame that is not cancelled is the frame `render` gives.
 //!
 //! One test function on purpose: it counts the process's threads, so no other test of this
@@ -40,7 +40,7 @@ fn frame_threads() -> Vec<String> {
         .collect()
 }
 
-/// Elsewhere the test relies on the join alone.
+/// Elsewhere the test relies on the workers' return alone.
 #[cfg(not(target_os = "linux"))]
 fn frame_threads() -> Vec<String> {
     Vec::new()
@@ -128,8 +128,8 @@ fn cancelled_frames_stop_join_every_worker_and_say_so() {
     assert_eq!(threads_left(), Vec::<String>::new());
 }
 
-/// The frame threads still listed after a moment's grace: a thread that has been joined can
-/// stay in the system's list for a moment while it is torn down; one still running stays.
+/// The frame threads still listed after a moment's grace: a thread whose worker has returned
+/// can stay in the system's list for a moment while it ends; one still running stays.
 fn threads_left() -> Vec<String> {
     let start = Instant::now();
     while !frame_threads().is_empty() && start.elapsed() < Duration::from_secs(2) {

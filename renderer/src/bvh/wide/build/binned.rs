@@ -95,7 +95,8 @@ pub(super) struct Record {
 }
 
 /// Set in the bits of a record's fourth centroid lane beside the index, which is below
-/// [`MAX_TRIANGLES`] (2^27): it makes the lane a normal float (an exponent of 128 to 144).
+/// [`MAX_TRIANGLES`] (2^27): it makes the lane a normal float (a biased exponent of 128 to
+/// 143).
 /// Bare, an index's bits are a subnormal float, and the compiler may take that lane through
 /// arithmetic on the way to the record (the sum of the vertices, times a third, with the index
 /// inserted before the product); Intel processors take each subnormal operand through a
@@ -103,7 +104,9 @@ pub(super) struct Record {
 /// slower than the rest of a task's work.
 const INDEX_TAG: u32 = 1 << 30;
 
-const _: () = assert!(MAX_TRIANGLES as u64 <= INDEX_TAG as u64);
+// Every tagged index below the exponent of infinities and NaNs (255): its bits are
+// `INDEX_TAG + index`, whose exponent is `128 + index / 2^23`.
+const _: () = assert!(MAX_TRIANGLES as u64 <= 127 << 23);
 
 impl Record {
     /// The triangle's index in the build's input.

@@ -5,9 +5,9 @@
 //! each child's subtree goes before writing any of it. On one worker, one [`Writer`] walks the
 //! whole tree ([`wide_here`]). On several, the tree is written by tasks of the same run that
 //! built the binary tree ([`Stage`], started by that run's last binary task): a wide subtree
-//! over more triangles than the stage's task size ([`emit_task_size`](super::emit_task_size)) is a task
-//! that writes its own node and its leaves, and spawns one task for each inner child; a smaller
-//! one writes its whole subtree. The output is the same, byte for byte, either way.
+//! over more triangles than the stage's task size ([`emit_task_size`](super::emit_task_size))
+//! is a task that writes its own node and its leaves, and spawns one task for each inner child;
+//! a smaller one writes its whole subtree. The output is the same, byte for byte, either way.
 
 use std::mem::MaybeUninit;
 

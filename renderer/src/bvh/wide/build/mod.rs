@@ -33,7 +33,7 @@ use binned::{Extent, Record, SPLIT_DEPTH, Splitter};
 /// thread: its build would take less time than starting a thread.
 const SHARED_ABOVE: usize = 1024;
 
-/// The fewest triangles a task builds or writes on its own ([`task_size`]): below this, the
+/// The fewest triangles a task builds on its own ([`task_size`]): below this, the
 /// task's own cost (a lock, a hand-in) is no longer small beside its work.
 const SMALLEST_TASK: usize = 256;
 
@@ -47,8 +47,8 @@ const LARGEST_TASK: usize = 1024;
 const TASKS_PER_WORKER: usize = 16;
 
 /// Up to how many triangles a node's binary subtree is built by one task on `workers` workers
-/// (its wide subtree is written by tasks of [`emit_task_size`]): about [`TASKS_PER_WORKER`] tasks each, within [`SMALLEST_TASK`] and
-/// [`LARGEST_TASK`]. The size decides only which worker builds which part; the tree is the
+/// (its wide subtree is written by tasks of [`emit_task_size`]): about [`TASKS_PER_WORKER`]
+/// tasks each, within [`SMALLEST_TASK`] and [`LARGEST_TASK`]. The size decides only which worker builds which part; the tree is the
 /// same whatever it is. (Cow and teapot, 6,000 triangles, were cut into eight tasks at 1,024,
 /// too few for two workers to end together: at 256 their two-worker builds were 1.24-1.28x
 /// faster.)
