@@ -64,10 +64,10 @@ pub trait Balancer {
     /// When the operating system refuses to start a worker thread. The workers already
     /// started are told to stop: each drops the tasks it has not begun (a task already running
     /// runs to its end) and every one of them has returned before this returns (its thread
-    /// ends on its own, microseconds later). The run's results
-    /// are incomplete and are discarded. Finishing the started workers' share instead is not
-    /// an option: under work stealing a share is not fixed, and the missing workers' initial
-    /// tasks would keep the others looking for work forever.
+    /// ends on its own, microseconds later). The run's results are incomplete and are
+    /// discarded. Finishing the started workers' share instead is not an option: under work
+    /// stealing a share is not fixed, and the missing workers' initial tasks would keep the
+    /// others looking for work forever.
     ///
     /// # Panics
     /// When a task panics: the other workers stop as above, and the panic resumes on the

@@ -353,15 +353,20 @@ pub(crate) struct FramingArgs {
 }
 
 impl SceneSource {
-    /// The scene file `path`, as a benchmark that takes scene files alone loads it.
-    pub(crate) fn file(path: &Path) -> Self {
+    /// `input` with no framing flags, for a command that takes none.
+    pub(crate) fn unframed(input: SceneInput) -> Self {
         Self {
-            input: SceneInput {
-                scene: Some(path.to_path_buf()),
-                mesh: None,
-            },
+            input,
             framing: FramingArgs::default(),
         }
+    }
+
+    /// The scene file `path`, as a benchmark that takes scene files alone loads it.
+    pub(crate) fn file(path: &Path) -> Self {
+        Self::unframed(SceneInput {
+            scene: Some(path.to_path_buf()),
+            mesh: None,
+        })
     }
 }
 

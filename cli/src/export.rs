@@ -9,7 +9,7 @@ use renderer::mesh_export::{MeshFormat, write_mesh};
 use renderer::output::StagedFiles;
 use renderer::stats::counted;
 
-use crate::cli::{ExportArgs, FramingArgs, SceneArgs, SceneSource};
+use crate::cli::{ExportArgs, SceneArgs, SceneSource};
 
 pub(crate) fn run(args: &ExportArgs) -> Result<ExitCode> {
     let path = &args.output;
@@ -17,10 +17,7 @@ pub(crate) fn run(args: &ExportArgs) -> Result<ExitCode> {
     let mut outputs = Outputs::new();
     outputs.add("-o", Some(path));
     outputs.check_writable()?;
-    let source = SceneSource {
-        input: args.input.clone(),
-        framing: FramingArgs::default(),
-    };
+    let source = SceneSource::unframed(args.input.clone());
     outputs.check_inputs(&source.paths())?;
     let settings = SceneArgs {
         max_memory: args.max_memory,
