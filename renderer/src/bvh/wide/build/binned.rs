@@ -245,41 +245,71 @@ impl Splitter {
         if n <= 1 || (self.split == BvhSplit::Sah && n <= self.leaf_size.min(LANES)) {
             return Cut::Leaf;
         }
-        let split = match self.split {
+        match self.split {
             BvhSplit::Sah => {
                 let best = if depth < SPLIT_DEPTH {
                     best_split(records, extent)
                 } else {
                     None
                 };
-                match best {
-                    Some(s) if n <= self.leaf_size && s.cost >= packs(n) => return Cut::Leaf,
-                    Some(s) => Some((partition(records, |r| s.bin_of(r) < s.bin), None)),
-                    None if n <= self.leaf_size => return Cut::Leaf,
-                    None => None,
-                }
+                self.cut_by(records, best)
             }
-            BvhSplit::Octant if n <= self.leaf_size => return Cut::Leaf,
-            BvhSplit::Octant if depth < SPLIT_DEPTH => octant_split(records, octant, extent),
-            BvhSplit::Octant => None,
+            BvhSplit::Octant if n <= self.leaf_size => Cut::Leaf,
+            BvhSplit::Octant => {
+                let split = if depth < SPLIT_DEPTH {
+                    octant_split(records, octant, extent)
+                } else {
+                    None
+                };
+                split_or_median(records, split)
+            }
+        }
+    }
+
+    /// Whether [`cut`](Self::cut) bins a node of `n` records at depth `depth` (its SAH
+    /// split found by [`Bins`], which may then be filled in parts and merged, and the cut
+    /// finished by [`cut_by`](Self::cut_by)).
+    pub(super) fn bins(&self, n: usize, depth: u32) -> bool {
+        self.split == BvhSplit::Sah && n > 1 && n > self.leaf_size.min(LANES) && depth < SPLIT_DEPTH
+    }
+
+    /// The SAH's cut of a node's `records`, of which `best` is the cheapest split (`None`
+    /// where all their centroids coincide, or past [`SPLIT_DEPTH`]): a leaf where it is small
+    /// enough and no split is cheaper than testing it, else the split, else the median.
+    pub(super) fn cut_by(&self, records: &mut [Record], best: Option<Split>) -> Cut {
+        let n = records.len();
+        if n <= 1 || n <= self.leaf_size.min(LANES) {
+            return Cut::Leaf;
+        }
+        let split = match best {
+            Some(s) if n <= self.leaf_size && s.cost >= packs(n) => return Cut::Leaf,
+            Some(s) => Some((partition(records, |r| s.bin_of(r) < s.bin), None)),
+            None if n <= self.leaf_size => return Cut::Leaf,
+            None => None,
         };
-        match split {
-            Some(((mid, left, right), next)) if mid != 0 && mid != n => Cut::Split {
+        split_or_median(records, split)
+    }
+}
+
+/// The cut of `records` by `split`, where it puts records on both sides; otherwise (no split
+/// found, or one that leaves a side empty: all centroids in one bin after all) at the median
+/// of the input order.
+fn split_or_median(records: &mut [Record], split: Option<(Parted, Option<OctantStep>)>) -> Cut {
+    let n = records.len();
+    match split {
+        Some(((mid, left, right), next)) if mid != 0 && mid != n => Cut::Split {
+            mid,
+            next,
+            left,
+            right,
+        },
+        _ => {
+            let mid = n / 2;
+            Cut::Split {
                 mid,
-                next,
-                left,
-                right,
-            },
-            // No split found, or one that leaves a side empty (all centroids in one bin after
-            // all): the median of the input order.
-            _ => {
-                let mid = n / 2;
-                Cut::Split {
-                    mid,
-                    next: None,
-                    left: Extent::of(&records[..mid]),
-                    right: Extent::of(&records[mid..]),
-                }
+                next: None,
+                left: Extent::of(&records[..mid]),
+                right: Extent::of(&records[mid..]),
             }
         }
     }
@@ -342,7 +372,7 @@ fn halve(records: &mut [Record], step: OctantStep) -> Option<(Parted, Option<Oct
 
 /// A candidate split: centroids in bins below `bin` along `axis` go left.
 #[derive(Clone, Copy, Debug)]
-struct Split {
+pub(super) struct Split {
     axis: usize,
     /// The centroid bounds' lower end along `axis`.
     origin: f32,
@@ -406,51 +436,104 @@ fn bins(c: &[f32; 4], origin: &[f32; 4], scale: &[f32; 4]) -> [i32; 4] {
 /// which the centroids spread, with its cost in units of one triangle test; `None` when all
 /// centroids coincide. The three axes are binned in one pass over the records.
 fn best_split(records: &[Record], extent: &Extent) -> Option<Split> {
-    let mut lo = extent.centroids.lo;
-    lo[3] = 0.0;
-    let size: [f32; 3] = std::array::from_fn(|k| extent.centroids.hi[k] - lo[k]);
-    // An axis without spread bins everything at 0 (and is passed over below), as does the
-    // fourth lane (the index).
-    let scale: [f32; 4] = std::array::from_fn(|k| {
-        if k < 3 && size[k] > 0.0 {
-            BINS as f32 / size[k]
-        } else {
-            0.0
+    let binning = Binning::of(extent);
+    let mut bins = Bins::EMPTY;
+    bins.add(records, &binning);
+    bins.best_split(&binning, extent)
+}
+
+/// Where a node's centroids are binned: the lower corner of their box, its size, and bins per
+/// unit of length along each axis (0 along an axis without spread, which bins everything at 0,
+/// as it does the fourth lane, the index).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Binning {
+    lo: [f32; 4],
+    size: [f32; 3],
+    scale: [f32; 4],
+}
+
+impl Binning {
+    /// The binning of the records that span `extent`.
+    pub(super) fn of(extent: &Extent) -> Self {
+        let mut lo = extent.centroids.lo;
+        lo[3] = 0.0;
+        let size: [f32; 3] = std::array::from_fn(|k| extent.centroids.hi[k] - lo[k]);
+        let scale: [f32; 4] = std::array::from_fn(|k| {
+            if k < 3 && size[k] > 0.0 {
+                BINS as f32 / size[k]
+            } else {
+                0.0
+            }
+        });
+        Self { lo, size, scale }
+    }
+}
+
+/// Records binned along every axis: per bin, how many centroids fell in it and the box of
+/// their triangles. Binned in parts and merged, they are what one pass over all the records
+/// gives (counts add up, boxes grow, in any order).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Bins {
+    counts: [[usize; BINS]; 3],
+    boxes: [[Box4; BINS]; 3],
+}
+
+impl Bins {
+    /// Of no records.
+    pub(super) const EMPTY: Self = Self {
+        counts: [[0; BINS]; 3],
+        boxes: [[Box4::EMPTY; BINS]; 3],
+    };
+
+    /// Adds `records`, binned by `binning`.
+    pub(super) fn add(&mut self, records: &[Record], binning: &Binning) {
+        for r in records {
+            let b = bins(&r.centroid, &binning.lo, &binning.scale);
+            for axis in 0..3 {
+                let b = b[axis] as usize;
+                self.counts[axis][b] += 1;
+                self.boxes[axis][b].grow(&r.bounds);
+            }
         }
-    });
-    let mut counts = [[0usize; BINS]; 3];
-    let mut boxes = [[Box4::EMPTY; BINS]; 3];
-    for r in records {
-        let b = bins(&r.centroid, &lo, &scale);
+    }
+
+    /// Adds the records binned in `other` (by the same binning).
+    pub(super) fn merge(&mut self, other: &Self) {
         for axis in 0..3 {
-            let b = b[axis] as usize;
-            counts[axis][b] += 1;
-            boxes[axis][b].grow(&r.bounds);
+            for b in 0..BINS {
+                self.counts[axis][b] += other.counts[axis][b];
+                self.boxes[axis][b].grow(&other.boxes[axis][b]);
+            }
         }
     }
-    let area = extent.bounds.half_area().max(f32::MIN_POSITIVE);
-    let mut best: Option<Split> = None;
-    for axis in 0..3 {
-        if size[axis] <= 0.0 {
-            continue;
+
+    /// The cheapest SAH split of the records binned here by `binning`, which span `extent`
+    /// ([`best_split`]).
+    pub(super) fn best_split(&self, binning: &Binning, extent: &Extent) -> Option<Split> {
+        let area = extent.bounds.half_area().max(f32::MIN_POSITIVE);
+        let mut best: Option<Split> = None;
+        for axis in 0..3 {
+            if binning.size[axis] <= 0.0 {
+                continue;
+            }
+            let split = cheapest_boundary(
+                &self.counts[axis],
+                &self.boxes[axis],
+                area,
+                Split {
+                    axis,
+                    origin: binning.lo[axis],
+                    scale: binning.scale[axis],
+                    bin: 0,
+                    cost: f32::INFINITY,
+                },
+            );
+            if best.as_ref().is_none_or(|s| split.cost < s.cost) && split.cost.is_finite() {
+                best = Some(split);
+            }
         }
-        let split = cheapest_boundary(
-            &counts[axis],
-            &boxes[axis],
-            area,
-            Split {
-                axis,
-                origin: lo[axis],
-                scale: scale[axis],
-                bin: 0,
-                cost: f32::INFINITY,
-            },
-        );
-        if best.as_ref().is_none_or(|s| split.cost < s.cost) && split.cost.is_finite() {
-            best = Some(split);
-        }
+        best
     }
-    best
 }
 
 /// `split` at the cheapest boundary between its axis's bins (of `counts` records spanning
