@@ -746,6 +746,70 @@ fn bench_sweep_scaling_and_deque_write_their_tables() {
 }
 
 #[test]
+fn sweeps_say_when_several_tile_edges_make_the_frame_one_tile() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = scene_path("quick");
+    let q = quick.to_str().unwrap();
+    // `quick` is 96×64: 96 and 128 each make it one tile; 64 does not.
+    let warning = "quick is 96×64 pixels: the tile edges 96, 128 each make it one tile";
+    let common = ["--tiles", "64,96,128", "--threads", "1", "--out"];
+    let sweep = raylb(
+        dir.path(),
+        &[
+            &["bench", "sweep", q, "--repeat", "1"][..],
+            &common,
+            &["sweep"],
+        ]
+        .concat(),
+    );
+    ok(&sweep);
+    let stderr = String::from_utf8_lossy(&sweep.stderr);
+    assert_eq!(stderr.matches(warning).count(), 1, "{stderr}");
+    let sim = raylb(
+        dir.path(),
+        &[
+            &["bench", "sim-sweep", q, "--workers", "2"][..],
+            &common,
+            &["sim"],
+        ]
+        .concat(),
+    );
+    ok(&sim);
+    let stderr = String::from_utf8_lossy(&sim.stderr);
+    assert_eq!(stderr.matches(warning).count(), 1, "{stderr}");
+    // Quiet, and where one edge alone covers the frame, nothing is said.
+    let quiet = raylb(
+        dir.path(),
+        &[
+            &["bench", "sweep", q, "-q", "--repeat", "1"][..],
+            &common,
+            &["quiet"],
+        ]
+        .concat(),
+    );
+    ok(&quiet);
+    assert!(!String::from_utf8_lossy(&quiet.stderr).contains("one tile"));
+    let one = raylb(
+        dir.path(),
+        &[
+            "bench",
+            "sweep",
+            q,
+            "--tiles",
+            "8,128",
+            "--repeat",
+            "1",
+            "--threads",
+            "1",
+            "--out",
+            "one",
+        ],
+    );
+    ok(&one);
+    assert!(!String::from_utf8_lossy(&one.stderr).contains("one tile"));
+}
+
+#[test]
 fn bench_files_are_written_before_the_tables_are_printed() {
     let dir = tempfile::tempdir().unwrap();
     let quick = scene_path("quick");

@@ -239,3 +239,52 @@ pub(crate) fn load_scene(
     settings.check_options()?;
     settings.load_file(&file, quiet)
 }
+
+/// Unless `quiet`, warns where two or more of the tile edges `tiles` reach across the whole of
+/// `scene` (at or beyond both its width and its height): each makes it one tile, so a sweep
+/// over them renders, or replays, the same frame again at each.
+pub(crate) fn warn_one_tile_edges(scene: &Scene, tiles: &[NonZeroU32], quiet: bool) {
+    if let Some(warning) = one_tile_edges(&scene.name, (scene.width, scene.height), tiles)
+        && !quiet
+    {
+        crate::errln!("raylb: warning: {warning}");
+    }
+}
+
+/// The warning of [`warn_one_tile_edges`] for the scene `name` of `width × height` pixels, if
+/// there is one.
+fn one_tile_edges(name: &str, (width, height): (u32, u32), tiles: &[NonZeroU32]) -> Option<String> {
+    let whole: Vec<String> = tiles
+        .iter()
+        .filter(|t| t.get() >= width && t.get() >= height)
+        .map(|t| t.to_string())
+        .collect();
+    (whole.len() > 1).then(|| {
+        format!(
+            "{name} is {width}×{height} pixels: the tile edges {} each make it one tile, so their results are the same frame's",
+            whole.join(", ")
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edges(tiles: &[u32]) -> Vec<NonZeroU32> {
+        tiles.iter().map(|&t| NonZeroU32::new(t).unwrap()).collect()
+    }
+
+    #[test]
+    fn edges_that_each_make_the_frame_one_tile_are_named() {
+        let warning = one_tile_edges("quick", (96, 64), &edges(&[8, 64, 96, 128])).unwrap();
+        assert_eq!(
+            warning,
+            "quick is 96×64 pixels: the tile edges 96, 128 each make it one tile, so their results are the same frame's"
+        );
+        // 64 is the height alone: two tiles across.
+        assert_eq!(one_tile_edges("quick", (96, 64), &edges(&[64, 96])), None);
+        assert_eq!(one_tile_edges("quick", (96, 64), &edges(&[8, 512])), None);
+        assert!(one_tile_edges("tall", (64, 96), &edges(&[96, 100])).is_some());
+    }
+}

@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use crate::progress::Progress;
 use crate::report::{Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, rounded};
-use crate::scene::{SceneSettings, load_scene};
+use crate::scene::{SceneSettings, load_scene, warn_one_tile_edges};
 use crate::sim::Replayed;
 
 /// What `--out` receives.
@@ -181,6 +181,7 @@ pub fn run(options: &SimSweepOptions<'_>) -> Result<()> {
     let files = OutputFiles::check(&options.out, FILES)?;
     let scene = load_scene(options.scene_file.as_deref(), options.scene, quiet)?;
     files.check_inputs(&scene.inputs)?;
+    warn_one_tile_edges(&scene, &options.tiles, quiet);
     let counting = options.threads;
     let fixed = BalancerKind::static_tiles(Assignment::Interleaved);
     let edges: Vec<NonZeroU32> = std::iter::once(options.model_tile)

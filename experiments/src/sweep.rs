@@ -15,7 +15,7 @@ use crate::progress::Progress;
 use crate::report::{
     Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, quantiles, rounded,
 };
-use crate::scene::SceneSettings;
+use crate::scene::{SceneSettings, warn_one_tile_edges};
 
 /// What `--out` receives.
 const FILES: &[&str] = &[
@@ -211,6 +211,7 @@ pub fn run(options: &SweepOptions<'_>) -> Result<()> {
     files.check_inputs(&inputs)?;
     let workers = options.threads;
     for scene in &scenes {
+        warn_one_tile_edges(scene, &options.tiles, quiet);
         options.scene.check_frames(
             scene,
             balancers,
