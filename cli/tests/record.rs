@@ -349,6 +349,13 @@ fn sim_runs_the_wool_tree_model() {
     ] {
         assert!(stdout.contains(part), "`{part}` missing from:\n{stdout}");
     }
+    // A line a point as it ends (stderr is no terminal here, so no bar).
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 2 * 2, "{stderr}");
+    assert!(
+        stderr.starts_with("stealing/abp/random/one on 4 workers: "),
+        "{stderr}"
+    );
     let csv = std::fs::read_to_string(dir.path().join("wool/wool.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 2 * 2, "{csv}");
     // 64 workers: a tree of depth 8, 256 leaves.
@@ -364,6 +371,9 @@ fn sim_runs_the_wool_tree_model() {
     );
     let other_seed = raylb(dir.path(), &[&args[..], &["--seed", "7"]].concat());
     assert_ne!(ok(&other_seed), ok(&again));
+    let quiet = raylb(dir.path(), &[&args[..], &["-q"]].concat());
+    ok(&quiet);
+    assert!(quiet.stderr.is_empty() && quiet.stdout.is_empty());
 }
 
 #[test]

@@ -16,6 +16,7 @@ use renderer::render::CpuBalancer;
 use renderer::user_balancer::UserBalancer;
 use serde::Serialize;
 
+use crate::progress::Progress;
 use crate::report::{Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, rounded};
 
 /// The largest task file read: `treasure` at 1024² records in about 40 MB, and reading takes
@@ -852,10 +853,17 @@ fn wool_tree(options: &SimOptions) -> Result<()> {
     ]);
     let mut rows = Vec::new();
     let (mut times, mut attempts) = (Vec::new(), Vec::new());
+    let points = policies.len() * options.workers.len();
+    let mut progress = Progress::new(points as u64, "points", options.quiet);
     for policy in &policies {
         let (mut time_points, mut attempt_points) = (Vec::new(), Vec::new());
         for &workers in &options.workers {
             let mean = wool_mean(options, policy, workers.get(), runs, seed);
+            progress.step(&format!(
+                "{} on {workers} workers: {:.2} leaf times",
+                policy.name(),
+                mean.time
+            ));
             let leaves = 1u64 << wool::depth(workers.get());
             table.row(vec![
                 policy.name(),
@@ -889,6 +897,7 @@ fn wool_tree(options: &SimOptions) -> Result<()> {
             points: attempt_points,
         });
     }
+    progress.finish();
     if !options.quiet {
         outln!(
             "model   Wool's tree: depth log2(workers) + 2, leaves of one leaf time on average; \
