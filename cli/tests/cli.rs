@@ -751,7 +751,7 @@ fn sweeps_say_when_several_tile_edges_make_the_frame_one_tile() {
     let quick = scene_path("quick");
     let q = quick.to_str().unwrap();
     // `quick` is 96×64: 96 and 128 each make it one tile; 64 does not.
-    let warning = "quick is 96×64 pixels: the tile edges 96, 128 each make it one tile";
+    let warning = "quick (96×64 pixels) is one tile at each of the tile edges 96, 128: they";
     let common = ["--tiles", "64,96,128", "--threads", "1", "--out"];
     let sweep = raylb(
         dir.path(),
@@ -788,7 +788,7 @@ fn sweeps_say_when_several_tile_edges_make_the_frame_one_tile() {
         .concat(),
     );
     ok(&quiet);
-    assert!(!String::from_utf8_lossy(&quiet.stderr).contains("one tile"));
+    assert!(!String::from_utf8_lossy(&quiet.stderr).contains("is one tile"));
     let one = raylb(
         dir.path(),
         &[
@@ -806,7 +806,7 @@ fn sweeps_say_when_several_tile_edges_make_the_frame_one_tile() {
         ],
     );
     ok(&one);
-    assert!(!String::from_utf8_lossy(&one.stderr).contains("one tile"));
+    assert!(!String::from_utf8_lossy(&one.stderr).contains("is one tile"));
 }
 
 #[test]

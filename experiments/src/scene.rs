@@ -244,8 +244,7 @@ pub(crate) fn load_scene(
 /// `scene` (at or beyond both its width and its height): each makes it one tile, so a sweep
 /// over them renders, or replays, the same frame again at each.
 pub(crate) fn warn_one_tile_edges(scene: &Scene, tiles: &[NonZeroU32], quiet: bool) {
-    if let Some(warning) = one_tile_edges(&scene.name, (scene.width, scene.height), tiles)
-        && !quiet
+    if !quiet && let Some(warning) = one_tile_edges(&scene.name, (scene.width, scene.height), tiles)
     {
         crate::errln!("raylb: warning: {warning}");
     }
@@ -261,7 +260,8 @@ fn one_tile_edges(name: &str, (width, height): (u32, u32), tiles: &[NonZeroU32])
         .collect();
     (whole.len() > 1).then(|| {
         format!(
-            "{name} is {width}×{height} pixels: the tile edges {} each make it one tile, so their results are the same frame's",
+            "{name} ({width}×{height} pixels) is one tile at each of the tile edges {}: \
+             they measure the same frame",
             whole.join(", ")
         )
     })
@@ -280,7 +280,8 @@ mod tests {
         let warning = one_tile_edges("quick", (96, 64), &edges(&[8, 64, 96, 128])).unwrap();
         assert_eq!(
             warning,
-            "quick is 96×64 pixels: the tile edges 96, 128 each make it one tile, so their results are the same frame's"
+            "quick (96×64 pixels) is one tile at each of the tile edges 96, 128: \
+             they measure the same frame"
         );
         // 64 is the height alone: two tiles across.
         assert_eq!(one_tile_edges("quick", (96, 64), &edges(&[64, 96])), None);

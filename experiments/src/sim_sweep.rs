@@ -181,7 +181,6 @@ pub fn run(options: &SimSweepOptions<'_>) -> Result<()> {
     let files = OutputFiles::check(&options.out, FILES)?;
     let scene = load_scene(options.scene_file.as_deref(), options.scene, quiet)?;
     files.check_inputs(&scene.inputs)?;
-    warn_one_tile_edges(&scene, &options.tiles, quiet);
     let counting = options.threads;
     let fixed = BalancerKind::static_tiles(Assignment::Interleaved);
     let edges: Vec<NonZeroU32> = std::iter::once(options.model_tile)
@@ -194,6 +193,7 @@ pub fn run(options: &SimSweepOptions<'_>) -> Result<()> {
         &edges,
         renderer::render::FrameExtras::default(),
     )?;
+    warn_one_tile_edges(&scene, &options.tiles, quiet);
     // Each recording is held on its own, and may take what the frame leaves of the memory.
     let room = |tile: NonZeroU32| {
         let frame = RenderOptions {

@@ -211,7 +211,6 @@ pub fn run(options: &SweepOptions<'_>) -> Result<()> {
     files.check_inputs(&inputs)?;
     let workers = options.threads;
     for scene in &scenes {
-        warn_one_tile_edges(scene, &options.tiles, quiet);
         options.scene.check_frames(
             scene,
             balancers,
@@ -219,6 +218,9 @@ pub fn run(options: &SweepOptions<'_>) -> Result<()> {
             &options.tiles,
             FrameExtras::default(),
         )?;
+    }
+    for scene in &scenes {
+        warn_one_tile_edges(scene, &options.tiles, quiet);
     }
     let (renders, rounds) = run_rounds(options, &scenes, balancers, workers, quiet)?;
 

@@ -269,13 +269,14 @@ impl Splitter {
     /// Whether [`cut`](Self::cut) bins a node of `n` records at depth `depth` (its SAH
     /// split found by [`Bins`], which may then be filled in parts and merged, and the cut
     /// finished by [`cut_by`](Self::cut_by)).
-    pub(super) fn bins(&self, n: usize, depth: u32) -> bool {
+    pub(super) fn is_binned(&self, n: usize, depth: u32) -> bool {
         self.split == BvhSplit::Sah && n > 1 && n > self.leaf_size.min(LANES) && depth < SPLIT_DEPTH
     }
 
     /// The SAH's cut of a node's `records`, of which `best` is the cheapest split (`None`
-    /// where all their centroids coincide, or past [`SPLIT_DEPTH`]): a leaf where it is small
-    /// enough and no split is cheaper than testing it, else the split, else the median.
+    /// where no boundary has records on both sides, all centroids coinciding, or past
+    /// [`SPLIT_DEPTH`]): a leaf where it is small enough and no split is cheaper than testing
+    /// it, else the split, else the median.
     pub(super) fn cut_by(&self, records: &mut [Record], best: Option<Split>) -> Cut {
         let n = records.len();
         if n <= 1 || n <= self.leaf_size.min(LANES) {
@@ -507,8 +508,9 @@ impl Bins {
         }
     }
 
-    /// The cheapest SAH split of the records binned here by `binning`, which span `extent`
-    /// ([`best_split`]).
+    /// The cheapest SAH split of the records binned here by `binning`, which span `extent`,
+    /// with its cost in units of one triangle test; `None` where no boundary has records on
+    /// both sides.
     pub(super) fn best_split(&self, binning: &Binning, extent: &Extent) -> Option<Split> {
         let area = extent.bounds.half_area().max(f32::MIN_POSITIVE);
         let mut best: Option<Split> = None;

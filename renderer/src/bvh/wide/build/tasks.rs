@@ -1,11 +1,12 @@
 //! The whole build on raylb's own work-stealing balancer ([`WorkStealing`]), in one run.
 //!
 //! The run starts with one task per chunk of triangles, each writing those triangles' records;
-//! the last of them to finish spawns the root's cut: one task a worker, each binning a part of
-//! its records ([`ROOT_BIN_PART`]), the last of which cuts it by all the bins (the same cut as
-//! one task binning them all, as a small mesh's root is). A node of more than [`task_size`]
-//! triangles is a task that cuts its records in two and spawns a task for each half; a
-//! smaller one builds its whole subtree into its worker's [`Arena`]. Each task hands in what
+//! the last of them to finish spawns the root's cut: for a binned (SAH) root, up to one task
+//! a worker, each binning a part of at least [`ROOT_BIN_PART`] of its records, the last of
+//! which cuts it by all the bins (the cut one task binning them all makes, as it does for a
+//! small mesh's root). Any other node of more than [`task_size`] triangles is a task that
+//! cuts its records in two and spawns a task for each half; a smaller one builds its whole
+//! subtree into its worker's [`Arena`]. Each task hands in what
 //! it did (a [`Piece`]) and the last one puts the top of the tree together from the pieces,
 //! by the ranges of records they cover (the same tree whichever worker built which piece), and
 //! spawns the wide tree's writing ([`emit::Stage`]) into the same run: the workers started for
@@ -32,12 +33,14 @@ use super::{Arena, BinaryNode, Forest, NodeRef, emit_task_size, leaf_order, task
 /// it (tens of microseconds), few enough that a mesh of a few thousand triangles is shared.
 const RECORD_CHUNK: usize = 2048;
 
-/// The fewest records a task bins of the root's: the root is binned in parts, one a worker,
-/// where each part is at least this large. Every other node is cut by one task, but the root
-/// is cut while the other workers have nothing else to do. (On two workers, the cow's root,
-/// 5,804 triangles, took 47 µs to cut on one, 6% of the build; binned in two parts, its
-/// two-worker build, and those of the spot and the teapot, were 5–8% faster.)
+/// The fewest of the root's records one task bins: the root is binned in up to one part a
+/// worker, each at least this large. Every other node is cut by one task, but the root is cut
+/// while the other workers have nothing else to do (BENCHMARKS.md: 47 µs of a cow's 720 µs
+/// build on two workers).
 const ROOT_BIN_PART: usize = 2048;
+
+// A root binned in parts (at least two) is never small enough to be built by one task.
+const _: () = assert!(2 * ROOT_BIN_PART > super::LARGEST_TASK);
 
 /// The balancer of the build: oldest tasks stolen one at a time (the oldest are the largest
 /// nodes, each worth a steal of its own), newest run first by their owner (depth first, so
@@ -265,7 +268,7 @@ impl<const W: usize> TreeBuild<'_, W> {
     /// Writes the records of `range`; the last chunk to be written spawns the root.
     fn write_records<S: Spawn<BuildTask>>(&self, range: Range<usize>, spawn: &mut S) {
         // SAFETY: chunks do not overlap, so these records are this task's alone; and no task
-        // reads a record before the root is spawned, once every chunk is written.
+        // reads a record before the root's cut is spawned, once every chunk is written.
         let records = unsafe { self.records.part(range.clone()) };
         let mut extent = Extent::EMPTY;
         for (record, i) in records.iter_mut().zip(range) {
@@ -299,7 +302,7 @@ impl<const W: usize> TreeBuild<'_, W> {
     fn spawn_root<S: Spawn<BuildTask>>(&self, root: NodeTask, spawn: &mut S) {
         let n = root.range.len();
         let parts = (n / ROOT_BIN_PART).min(self.workers);
-        if parts < 2 || n <= self.task_size || !self.splitter.bins(n, root.depth) {
+        if parts < 2 || !self.splitter.is_binned(n, root.depth) {
             spawn.spawn(BuildTask::Node(root));
             return;
         }
@@ -333,29 +336,31 @@ impl<const W: usize> TreeBuild<'_, W> {
         // and the parts do not overlap; no task takes the records as a whole before every
         // part has handed in (below), and no other task runs meanwhile.
         let records = unsafe { self.records.part(range) };
-        let mut bins = Bins::EMPTY;
-        bins.add(records, binning);
-        let mut root = self
+        let mut part = Bins::EMPTY;
+        part.add(records, binning);
+        let mut guard = self
             .root_bins
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let binned = root
+        let binned = guard
             .as_mut()
             .expect("the root's binning is set before its parts are spawned");
-        binned.bins.merge(&bins);
+        binned.bins.merge(&part);
         binned.left -= 1;
         if binned.left > 0 {
             return;
         }
-        let RootBinning { extent, bins, .. } = root.take().expect("checked above");
-        drop(root);
+        let RootBinning {
+            extent, bins: all, ..
+        } = guard.take().expect("checked above");
+        drop(guard);
         let n = self.triangles.len();
         // SAFETY: every part handed in under the lock this task took last, and read its
         // records before: they are this task's alone.
         let records = unsafe { self.records.part(0..n) };
         let cut = self
             .splitter
-            .cut_by(records, bins.best_split(binning, &extent));
+            .cut_by(records, all.best_split(binning, &extent));
         let done = self.cut_done(cut, 0..n, 0, &extent, worker);
         self.hand_in(done, spawn);
     }
@@ -369,10 +374,11 @@ impl<const W: usize> TreeBuild<'_, W> {
             octant,
             extent,
         } = node;
-        // SAFETY: every record was written before the root was spawned (`write_records`), and
-        // the range is this task's alone: the root's is all records, and a task hands each half
-        // of its range to one child and touches it no more, so the ranges of the tasks that
-        // may run at once never overlap.
+        // SAFETY: every record was written before the root's cut was spawned
+        // (`write_records`), and the range is this task's alone: the root's is all records
+        // (where the root was binned in parts, its last part spawned its halves once every part
+        // had handed in), and a task hands each half of its range to one child and touches it
+        // no more, so the ranges of the tasks that may run at once never overlap.
         let records = unsafe { self.records.part(range.clone()) };
         let start = range.start;
         let done = if records.len() <= self.task_size {
