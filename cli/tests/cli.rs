@@ -753,30 +753,15 @@ fn sweeps_say_when_several_tile_edges_make_the_frame_one_tile() {
     // `quick` is 96×64: 96 and 128 each make it one tile; 64 does not.
     let warning = "quick (96×64 pixels) is one tile at each of the tile edges 96, 128: they";
     let common = ["--tiles", "64,96,128", "--threads", "1", "--out"];
-    let sweep = raylb(
-        dir.path(),
-        &[
-            &["bench", "sweep", q, "--repeat", "1"][..],
-            &common,
-            &["sweep"],
-        ]
-        .concat(),
-    );
-    ok(&sweep);
-    let stderr = String::from_utf8_lossy(&sweep.stderr);
-    assert_eq!(stderr.matches(warning).count(), 1, "{stderr}");
-    let sim = raylb(
-        dir.path(),
-        &[
-            &["bench", "sim-sweep", q, "--workers", "2"][..],
-            &common,
-            &["sim"],
-        ]
-        .concat(),
-    );
-    ok(&sim);
-    let stderr = String::from_utf8_lossy(&sim.stderr);
-    assert_eq!(stderr.matches(warning).count(), 1, "{stderr}");
+    for (command, out) in [
+        (&["bench", "sweep", q, "--repeat", "1"][..], "sweep"),
+        (&["bench", "sim-sweep", q, "--workers", "2"][..], "sim"),
+    ] {
+        let run = raylb(dir.path(), &[command, &common, &[out]].concat());
+        ok(&run);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(stderr.matches(warning).count(), 1, "{stderr}");
+    }
     // Quiet, and where one edge alone covers the frame, nothing is said.
     let quiet = raylb(
         dir.path(),
