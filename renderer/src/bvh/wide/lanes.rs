@@ -134,7 +134,7 @@ fn insertion_sorted_keys<const W: usize>(distances: &[f32; W], mask: u32) -> [u3
 /// one sign, and ties go to the lower lane; the order only decides how soon a child is
 /// visited, never whether it is, and the distance kept with it is its own.
 #[inline(always)]
-fn sort_key(t: f32, lane: usize) -> u32 {
+pub(super) fn sort_key(t: f32, lane: usize) -> u32 {
     // A key holds the lane in three bits.
     debug_assert!(lane < 8);
     t.to_bits() & !7 | lane as u32
