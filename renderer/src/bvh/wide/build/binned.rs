@@ -240,20 +240,16 @@ impl Splitter {
         extent: &Extent,
     ) -> Cut {
         let n = records.len();
-        // A leaf of one pack costs 1, and a split at least that (one node visit and two
-        // children's non-negative shares): no split beats it.
-        if n <= 1 || (self.split == BvhSplit::Sah && n <= self.leaf_size.min(LANES)) {
-            return Cut::Leaf;
-        }
         match self.split {
             BvhSplit::Sah => {
-                let best = if depth < SPLIT_DEPTH {
+                let best = if self.is_binned(n, depth) {
                     best_split(records, extent)
                 } else {
                     None
                 };
                 self.cut_by(records, best)
             }
+            // Leaves hold at least one triangle (`leaf_size` is 1 or more).
             BvhSplit::Octant if n <= self.leaf_size => Cut::Leaf,
             BvhSplit::Octant => {
                 let split = if depth < SPLIT_DEPTH {
@@ -270,7 +266,14 @@ impl Splitter {
     /// split found by [`Bins`], which may then be filled in parts and merged, and the cut
     /// finished by [`cut_by`](Self::cut_by)).
     pub(super) fn is_binned(&self, n: usize, depth: u32) -> bool {
-        self.split == BvhSplit::Sah && n > 1 && n > self.leaf_size.min(LANES) && depth < SPLIT_DEPTH
+        self.split == BvhSplit::Sah && !self.within_one_pack(n) && depth < SPLIT_DEPTH
+    }
+
+    /// Whether a node of `n` records is an SAH leaf whatever its bins say: a leaf of one pack
+    /// costs 1, and a split at least that (one node visit and two children's non-negative
+    /// shares), so no split beats it.
+    fn within_one_pack(&self, n: usize) -> bool {
+        n <= 1 || n <= self.leaf_size.min(LANES)
     }
 
     /// The SAH's cut of a node's `records`, of which `best` is the cheapest split (`None`
@@ -279,7 +282,7 @@ impl Splitter {
     /// it, else the split, else the median.
     pub(super) fn cut_by(&self, records: &mut [Record], best: Option<Split>) -> Cut {
         let n = records.len();
-        if n <= 1 || n <= self.leaf_size.min(LANES) {
+        if self.within_one_pack(n) {
             return Cut::Leaf;
         }
         let split = match best {

@@ -48,10 +48,10 @@ const TASKS_PER_WORKER: usize = 16;
 
 /// Up to how many triangles a node's binary subtree is built by one task on `workers` workers
 /// (its wide subtree is written by tasks of [`emit_task_size`]): about [`TASKS_PER_WORKER`]
-/// tasks each, within [`SMALLEST_TASK`] and [`LARGEST_TASK`]. The size decides only which worker builds which part; the tree is the
-/// same whatever it is. (Cow and teapot, 6,000 triangles, were cut into eight tasks at 1,024,
-/// too few for two workers to end together: at 256 their two-worker builds were 1.24-1.28x
-/// faster.)
+/// tasks each, within [`SMALLEST_TASK`] and [`LARGEST_TASK`]. The size decides only which
+/// worker builds which part; the tree is the same whatever it is. (Cow and teapot, 6,000
+/// triangles, were cut into eight tasks at 1,024, too few for two workers to end together: at
+/// 256 their two-worker builds were 1.24-1.28x faster.)
 fn task_size(triangles: usize, workers: NonZeroUsize) -> usize {
     (triangles / (TASKS_PER_WORKER * workers.get())).clamp(SMALLEST_TASK, LARGEST_TASK)
 }

@@ -6,11 +6,11 @@
 //! which cuts it by all the bins (the cut one task binning them all makes, as it does for a
 //! small mesh's root). Any other node of more than [`task_size`] triangles is a task that
 //! cuts its records in two and spawns a task for each half; a smaller one builds its whole
-//! subtree into its worker's [`Arena`]. Each task hands in what
-//! it did (a [`Piece`]) and the last one puts the top of the tree together from the pieces,
-//! by the ranges of records they cover (the same tree whichever worker built which piece), and
-//! spawns the wide tree's writing ([`emit::Stage`]) into the same run: the workers started for
-//! the binary tree write the wide one, with no second start.
+//! subtree into its worker's [`Arena`]. Each task hands in what it did (a [`Piece`]) and the
+//! last one puts the top of the tree together from the pieces, by the ranges of records they
+//! cover (the same tree whichever worker built which piece), and spawns the wide tree's
+//! writing ([`emit::Stage`]) into the same run: the workers started for the binary tree write
+//! the wide one, with no second start.
 
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
