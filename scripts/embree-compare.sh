@@ -3,7 +3,7 @@
 # prints a table of Mrays/s and hit counts, and raylb's speed over Embree's:
 #   - camera rays of `raylb render --mesh MESH` at 1024x1024, on every mesh: one at a time,
 #     and in packets (Embree's rtcIntersect8 over 4x2 pixels and rtcIntersect16 over 4x4,
-#     raylb's packets of 4x2);
+#     raylb's packets of 4x4 where its traversal runs on AVX-512, else of 4x2);
 #   - the build of every mesh, in Mtriangles/s (Embree's rtcCommitScene on a one-thread
 #     device, beside raylb's on one thread), and raylb's on two threads over one, the two
 #     alternating build by build (`raylb bench build --threads 2 --against 1`);
@@ -95,7 +95,7 @@ for mesh in "${meshes[@]}"; do
     pair "$(basename "$mesh") camera" -- target/embree-trace "$mesh" 1024 1024 5 -- \
         "$raylb" bench trace --mesh "$mesh" --accel "$accel" --threads 1 --repeat 5
     # Packets: Embree's 4x2 (rtcIntersect8) and 4x4 (rtcIntersect16) blocks against raylb's
-    # 4x2 blocks through its packet traversal.
+    # blocks through its packet traversal (4x4 on AVX-512, else 4x2: its line says which).
     if [ "$accel" = wide ]; then
         for lanes in 8 16; do
             pair "$(basename "$mesh") camera, packets $lanes" -- \

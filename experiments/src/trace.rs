@@ -2,8 +2,9 @@
 //! are coherent, the rays a frame spawns are not), or on the rays of a ray file
 //! ([`renderer::ray_file`]), each asked for its closest hit or for occlusion as its kind or
 //! file says. A frame's rays can be written to a ray file, for other tracers to trace.
-//! Camera rays can be traced eight at a time, a block of 4×2 pixels to a packet, through the
-//! wide BVH's packet traversal (`--packets on`), which finds the same hits.
+//! Camera rays can be traced in packets, a block of 4×4 pixels to a packet where the wide BVH's
+//! traversal runs on AVX-512 and of 4×2 elsewhere ([`WideBvh::packet_lanes`]), through its
+//! packet traversal (`--packets on`), which finds the same hits.
 
 use std::borrow::Cow;
 use std::num::{NonZeroU32, NonZeroUsize};
@@ -54,14 +55,17 @@ pub enum RaySource {
     },
 }
 
-/// The width of a packet's block of pixels: eight rays, one to a lane, from a block wider
-/// than it is tall, as a tile's rows are walked.
+/// The width of a packet's block of pixels, one ray to a lane, the block as tall as the
+/// packet's lanes make it ([`block_height`]).
 pub const BLOCK_WIDTH: u32 = 4;
 
-/// The height of a packet's block of pixels.
-pub const BLOCK_HEIGHT: u32 = 2;
+/// The height of a packet's block of pixels in `bvh`: 4 for packets of sixteen rays, 2 for
+/// packets of eight.
+pub fn block_height(bvh: &WideBvh) -> u32 {
+    bvh.packet_lanes() as u32 / BLOCK_WIDTH
+}
 
-const _: () = assert!((BLOCK_WIDTH * BLOCK_HEIGHT) as usize == PACKET_LANES);
+const _: () = assert!(PACKET_LANES.is_multiple_of(BLOCK_WIDTH as usize));
 
 /// What `raylb bench trace` traces.
 ///
@@ -251,11 +255,13 @@ impl<C: TraversalCounters> TraceRays<'_, C> {
     /// tile's edge cuts it) for each sample offset.
     fn trace_blocks(&self, tile: &Tile, counts: &mut TraceCounts<C>) {
         let (s, bvh) = (self.scene, self.packets.expect("a tree for packets"));
-        for y in (tile.y0..tile.y1).step_by(BLOCK_HEIGHT as usize) {
+        let height = block_height(bvh);
+        let lanes = (BLOCK_WIDTH * height) as usize;
+        for y in (tile.y0..tile.y1).step_by(height as usize) {
             for x in (tile.x0..tile.x1).step_by(BLOCK_WIDTH as usize) {
-                let rows = y..(y + BLOCK_HEIGHT).min(tile.y1);
+                let rows = y..(y + height).min(tile.y1);
                 let columns = x..(x + BLOCK_WIDTH).min(tile.x1);
-                let active = (0..PACKET_LANES as u32)
+                let active = (0..lanes as u32)
                     .filter(|&lane| lane % BLOCK_WIDTH < columns.len() as u32)
                     .filter(|&lane| lane / BLOCK_WIDTH < rows.len() as u32)
                     .fold(LaneMask::NONE, |mask, lane| mask.with(lane as usize));
@@ -268,7 +274,7 @@ impl<C: TraversalCounters> TraceRays<'_, C> {
                         rays: [Ray::new(Vec3::ZERO, Vec3::Z); PACKET_LANES],
                         active,
                     };
-                    for (lane, ray) in packet.rays.iter_mut().enumerate() {
+                    for (lane, ray) in packet.rays[..lanes].iter_mut().enumerate() {
                         let x = (x + lane as u32 % BLOCK_WIDTH).min(columns.end - 1);
                         let y = (y + lane as u32 / BLOCK_WIDTH).min(rows.end - 1);
                         *ray = s.camera.sample_ray(x, y, offset, s.width, s.height);
@@ -555,10 +561,13 @@ fn report(
         ),
         RaySource::File { path, .. } => format!("{} from {}", counted(rays, "ray"), path.display()),
     };
-    let asked = match (query, options.packets) {
-        (Query::ClosestHit, Packets::Off) => "closest hit only",
-        (Query::ClosestHit, Packets::On) => "closest hit only, in packets of 4×2 pixels",
-        (Query::Occlusion, _) => "occlusion (any hit)",
+    let asked = match (query, options.packets, scene.accel.wide()) {
+        (Query::ClosestHit, Packets::On, Some(bvh)) => Cow::Owned(format!(
+            "closest hit only, in packets of {BLOCK_WIDTH}×{} pixels",
+            block_height(bvh)
+        )),
+        (Query::ClosestHit, _, _) => Cow::Borrowed("closest hit only"),
+        (Query::Occlusion, _, _) => Cow::Borrowed("occlusion (any hit)"),
     };
     say!(
         quiet,

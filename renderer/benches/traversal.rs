@@ -57,25 +57,35 @@ fn camera_rays(c: &mut Criterion) {
 }
 
 /// Closest hit of every camera ray, one thread, in the wide BVH of eight children: ray by ray
-/// and in packets of 4×2 pixels, with the best instructions the processor has (AVX-512 or
-/// AVX2), held to AVX2, and through the portable path (two SSE halves).
+/// and in packets of 4×2 and of 4×4 pixels (eight rays and sixteen), with the best
+/// instructions the processor has (AVX-512 or AVX2), held to AVX2, and through the portable
+/// path (SSE halves).
 fn camera_packets(c: &mut Criterion) {
     let mut group = c.benchmark_group("closest_hit_camera_packets");
     for name in ["cornell", "treasure"] {
         let s = scene(name, 256, 256);
         let triangles = s.accel.input_triangles();
-        let packets: Vec<RayPacket> = (0..s.height)
-            .step_by(2)
-            .flat_map(|y| (0..s.width).step_by(4).map(move |x| (x, y)))
-            .map(|(x, y)| {
-                let rays: [Ray; PACKET_LANES] = std::array::from_fn(|lane| {
-                    let (dx, dy) = (lane as u32 % 4, lane as u32 / 4);
-                    s.camera.primary_ray(x + dx, y + dy, s.width, s.height)
-                });
-                RayPacket::new(&rays)
-            })
+        // Blocks of 4 × `rows` pixels, a block to a packet (the image's sides are multiples
+        // of four).
+        let blocks = |rows: u32| -> Vec<RayPacket> {
+            (0..s.height)
+                .step_by(rows as usize)
+                .flat_map(|y| (0..s.width).step_by(4).map(move |x| (x, y)))
+                .map(|(x, y)| {
+                    let rays: Vec<Ray> = (0..4 * rows)
+                        .map(|lane| {
+                            s.camera
+                                .primary_ray(x + lane % 4, y + lane / 4, s.width, s.height)
+                        })
+                        .collect();
+                    RayPacket::new(&rays)
+                })
+                .collect()
+        };
+        let packets = [(8, blocks(2)), (PACKET_LANES, blocks(4))];
+        let rays: Vec<Ray> = (0..s.height)
+            .flat_map(|y| (0..s.width).map(move |x| s.camera.primary_ray(x, y, s.width, s.height)))
             .collect();
-        let rays: Vec<Ray> = packets.iter().flat_map(|p| p.rays).collect();
         group.throughput(Throughput::Elements(rays.len() as u64));
         let built = WideBvh::build(&triangles, BvhSettings::default());
         let avx2 = WideBvh::build(&triangles, BvhSettings::default()).limited_to(Simd::Avx2);
@@ -95,15 +105,17 @@ fn camera_packets(c: &mut Criterion) {
             group.bench_function(BenchmarkId::from_parameter(id), |b| {
                 b.iter(|| rays.iter().filter(|r| bvh.closest_hit(r).is_some()).count())
             });
-            let id = format!("{name}/{simd}/packets");
-            group.bench_function(BenchmarkId::from_parameter(id), |b| {
-                b.iter(|| {
-                    packets
-                        .iter()
-                        .map(|p| bvh.closest_hit_packet(p).iter().flatten().count())
-                        .sum::<usize>()
-                })
-            });
+            for (lanes, packets) in &packets {
+                let id = format!("{name}/{simd}/packets of {lanes}");
+                group.bench_function(BenchmarkId::from_parameter(id), |b| {
+                    b.iter(|| {
+                        packets
+                            .iter()
+                            .map(|p| bvh.closest_hit_packet(p).iter().flatten().count())
+                            .sum::<usize>()
+                    })
+                });
+            }
         }
     }
     group.finish();

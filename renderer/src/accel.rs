@@ -110,7 +110,7 @@ pub enum Packets {
 }
 
 balancers::choices!(Packets {
-    On => "on", "A tile's camera rays in packets of 4x2 pixels, and their shadow rays towards each light in packets: one traversal of the wide BVH for up to eight coherent rays.";
+    On => "on", "A tile's camera rays in packets of 4x4 pixels (4x2 without AVX-512), and their shadow rays towards each light in packets: one traversal of the wide BVH for up to sixteen coherent rays.";
     Off => "off", "Every ray on its own traversal.";
 });
 
@@ -331,6 +331,28 @@ impl Accel {
         match self {
             Accel::Wide(b) => Some(b),
             Accel::Octree(_) => None,
+        }
+    }
+
+    /// How many rays [`closest_hits`](Self::closest_hits) and
+    /// [`occluded_rays`](Self::occluded_rays) are best given at once: the wide BVH's
+    /// [`WideBvh::packet_lanes`] (16 where its traversal runs on AVX-512, else 8), and 8 for the
+    /// octree, which traces them one by one.
+    ///
+    /// ```
+    /// # use renderer::accel::{Accel, AccelKind};
+    /// # use renderer::bvh::BvhSettings;
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # let triangles = [Triangle { v: [Vec3::ZERO, Vec3::X, Vec3::Y] }];
+    /// let accel = Accel::build(AccelKind::Octree, &triangles, BvhSettings::default())?;
+    /// assert_eq!(accel.packet_lanes(), 8);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn packet_lanes(&self) -> usize {
+        match self {
+            Accel::Wide(b) => b.packet_lanes(),
+            Accel::Octree(_) => 8,
         }
     }
 

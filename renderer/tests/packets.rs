@@ -1,8 +1,9 @@
 //! Packets of rays through the wide BVH give every ray the bits the single-ray traversal gives
 //! it: the same `t`, triangle and barycentrics from `closest_hit_packet` as from `closest_hit`,
-//! the same answer from `occluded_packet` as from `occluded`. On camera blocks of 4×2 pixels
-//! (coherent: one group, now and then split where the block straddles an axis or a diagonal)
-//! and on packets of unrelated rays (split into groups and rays traced alone), with inactive
+//! the same answer from `occluded_packet` as from `occluded`. On camera blocks of 4×2 and 4×4
+//! pixels (coherent: one group, now and then split where the block straddles an axis or a
+//! diagonal) and on packets of unrelated rays (split into groups and rays traced alone), of
+//! eight rays and of sixteen (traced eight or sixteen lanes wide), with inactive
 //! lanes, rays with NaN or zero direction components, and meshes full of equal-`t` ties; for
 //! the eight-wide tree (AVX-512 or AVX2 where the processor has them), the same tree held to
 //! AVX2, its portable path, and the four-wide tree, its packets on the best the processor has
@@ -110,7 +111,8 @@ impl Tally {
     }
 }
 
-/// Camera blocks of 4×2 pixels, as `raylb bench trace --packets on` makes them, from cameras
+/// Camera blocks of 4×2 and of 4×4 pixels, as `raylb bench trace --packets on` makes them
+/// (for packets of eight rays and of sixteen), from cameras
 /// around and inside the mesh's box: straight along an axis (the middle of the image, where
 /// a direction component changes sign, cuts blocks in two), from a corner, and from the
 /// middle with a wide view (the dominant axis changes across the image). The image's sizes
@@ -139,14 +141,24 @@ fn camera_packets(bvh: &WideBvh) -> Vec<RayPacket> {
     let mut packets = Vec::new();
     for (origin, direction, up, fov) in views {
         let camera = Camera::new(origin, direction, up, fov).expect("a camera");
-        for y0 in (0..height).step_by(2) {
-            for x0 in (0..width).step_by(4) {
-                let rays: Vec<Ray> = (y0..(y0 + 2).min(height))
-                    .flat_map(|y| (x0..(x0 + 4).min(width)).map(move |x| (x, y)))
-                    .map(|(x, y)| camera.primary_ray(x, y, width, height))
-                    .collect();
-                packets.push(RayPacket::new(&rays));
-            }
+        for rows in [2, 4] {
+            packets.extend(camera_blocks(&camera, width, height, rows));
+        }
+    }
+    packets
+}
+
+/// The camera rays of a `width` × `height` image in blocks of 4 × `rows` pixels, a block to a
+/// packet, row after row of blocks.
+fn camera_blocks(camera: &Camera, width: u32, height: u32, rows: u32) -> Vec<RayPacket> {
+    let mut packets = Vec::new();
+    for y0 in (0..height).step_by(rows as usize) {
+        for x0 in (0..width).step_by(4) {
+            let rays: Vec<Ray> = (y0..(y0 + rows).min(height))
+                .flat_map(|y| (x0..(x0 + 4).min(width)).map(move |x| (x, y)))
+                .map(|(x, y)| camera.primary_ray(x, y, width, height))
+                .collect();
+            packets.push(RayPacket::new(&rays));
         }
     }
     packets
@@ -155,7 +167,9 @@ fn camera_packets(bvh: &WideBvh) -> Vec<RayPacket> {
 /// Packets of unrelated rays: the features that break naive traversals (`meshes::rays`),
 /// with random lanes inactive, some rays given a NaN or a zero direction, some a zero or
 /// negative component, an infinite origin, a NaN `t_min` or `t_max`, or `t_min = −∞`, and
-/// some packets of eight rays from one point in random directions (the octants mixed).
+/// some packets of rays from one point in random directions (the octants mixed). A third of
+/// the packets have random lanes active among all sixteen, a third among the first eight
+/// (traced eight lanes wide), and a third all sixteen.
 fn random_packets(triangles: &[Triangle], rng: &mut StdRng, count: usize) -> Vec<RayPacket> {
     let mut packets = Vec::with_capacity(count);
     for n in 0..count {
@@ -180,11 +194,13 @@ fn random_packets(triangles: &[Triangle], rng: &mut StdRng, count: usize) -> Vec
             }
         }
         let mut packet = RayPacket {
-            rays: rays.try_into().expect("eight rays"),
+            rays: rays.try_into().expect("a packet's rays"),
             active: LaneMask::ALL,
         };
-        if n % 3 == 0 {
-            packet.active = LaneMask::from_bits(rng.random::<u8>());
+        match n % 3 {
+            0 => packet.active = LaneMask::from_bits(rng.random::<u16>()),
+            1 => packet.active = LaneMask::from_bits(u16::from(rng.random::<u8>())),
+            _ => {}
         }
         packets.push(packet);
     }
@@ -193,14 +209,14 @@ fn random_packets(triangles: &[Triangle], rng: &mut StdRng, count: usize) -> Vec
 
 /// Packets of rays a little apart, all from near one point towards near another: coherent,
 /// but over short intervals and with `t_min` above zero, so that hits come and go within the
-/// packet.
+/// packet. Eight rays and sixteen in turn.
 fn bundle_packets(triangles: &[Triangle], rng: &mut StdRng, count: usize) -> Vec<RayPacket> {
     (0..count)
-        .map(|_| {
+        .map(|n| {
             let target = triangles[rng.random_range(0..triangles.len())].v[0];
             let origin = meshes::random_point(rng, -2.5, 2.5);
             let spread = rng.random_range(0.0..0.05f32);
-            let rays: Vec<Ray> = (0..PACKET_LANES)
+            let rays: Vec<Ray> = (0..[8, PACKET_LANES][n % 2])
                 .map(|_| {
                     let aim = target + meshes::random_point(rng, -spread, spread);
                     let mut ray = Ray::new(origin, normalize(aim - origin));
@@ -301,8 +317,8 @@ packet_tests! {
     piles_of_copies: piles(&mut StdRng::seed_from_u64(7)), 16;
 }
 
-/// A shipped scene's own camera blocks, at its size and at one whose rows and columns do not
-/// fill the blocks.
+/// A shipped scene's own camera blocks, 4×2 and 4×4 pixels, at its size and at one whose
+/// rows and columns do not fill the blocks.
 #[test]
 fn a_shipped_scenes_camera() {
     for (name, width, height) in [("quick", 96, 64), ("cornell", 61, 47)] {
@@ -316,13 +332,9 @@ fn a_shipped_scenes_camera() {
         ] {
             let bvh = structure(&triangles);
             let mut tally = Tally::default();
-            for y0 in (0..height).step_by(2) {
-                for x0 in (0..width).step_by(4) {
-                    let rays: Vec<Ray> = (y0..(y0 + 2).min(height))
-                        .flat_map(|y| (x0..(x0 + 4).min(width)).map(move |x| (x, y)))
-                        .map(|(x, y)| scene.camera.primary_ray(x, y, width, height))
-                        .collect();
-                    tally.check(&bvh, &RayPacket::new(&rays));
+            for rows in [2, 4] {
+                for packet in camera_blocks(&scene.camera, width, height, rows) {
+                    tally.check(&bvh, &packet);
                 }
             }
             assert_eq!(tally.mismatches, 0, "{name} ({label}): {:?}", tally.first);
@@ -336,7 +348,8 @@ fn a_shipped_scenes_camera() {
 }
 
 /// The rays a frame of a shipped scene traces (camera, reflection, random and shadow rays, and
-/// random rays through its box: `meshes::scene_rays`), eight at a time in the order they come.
+/// random rays through its box: `meshes::scene_rays`), eight and sixteen at a time in the
+/// order they come.
 #[test]
 fn a_shipped_scenes_frame_rays() {
     let scene = common::load_scene("quick", Some(48), Some(32));
@@ -350,8 +363,10 @@ fn a_shipped_scenes_frame_rays() {
     ] {
         let bvh = structure(&triangles);
         let mut tally = Tally::default();
-        for chunk in rays.chunks(PACKET_LANES) {
-            tally.check(&bvh, &RayPacket::new(chunk));
+        for lanes in [8, PACKET_LANES] {
+            for chunk in rays.chunks(lanes) {
+                tally.check(&bvh, &RayPacket::new(chunk));
+            }
         }
         tally.assert_all_agree(&format!("quick's frame rays ({label})"));
     }

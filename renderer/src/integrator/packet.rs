@@ -1,5 +1,6 @@
-//! A tile's camera rays traced in packets: blocks of [`BLOCK_COLUMNS`] × [`BLOCK_ROWS`] pixels,
-//! their samples taken [`PACKET_LANES`] at a time through one closest-hit traversal, then the
+//! A tile's camera rays traced in packets: blocks of [`BLOCK_COLUMNS`] × [`block_rows`] pixels
+//! (4×4 where the wide BVH's traversal runs on AVX-512, 4×2 elsewhere), their samples taken
+//! [`Accel::packet_lanes`] at a time through one closest-hit traversal, then the
 //! shadow rays of the hits towards each light through one occlusion traversal. Rays that
 //! start at one eye through neighbouring pixels, and rays from neighbouring points towards one
 //! light, go through the same nodes, which a packet visits once for all of them.
@@ -24,11 +25,15 @@ use super::{
 /// Pixels across a block.
 const BLOCK_COLUMNS: u32 = 4;
 
-/// Pixel rows of a block.
-pub(super) const BLOCK_ROWS: u32 = 2;
+/// Pixel rows of a block: as many as fill the packets `accel` favours, four columns wide.
+pub(super) fn block_rows(accel: &Accel) -> u32 {
+    accel.packet_lanes() as u32 / BLOCK_COLUMNS
+}
+
+const _: () = assert!(PACKET_LANES.is_multiple_of(BLOCK_COLUMNS as usize));
 
 impl<O: FrameObserver> Whitted<'_, O> {
-    /// Traces the camera rays of `band` (at most [`BLOCK_ROWS`] rows of a tile), a block at a
+    /// Traces the camera rays of `band` (at most [`block_rows`] rows of a tile), a block at a
     /// time, in packets.
     pub(super) fn trace_in_packets<S: Spawn<RenderTask>, C: TraceObserver>(
         &self,
@@ -37,13 +42,14 @@ impl<O: FrameObserver> Whitted<'_, O> {
         tests: &mut C,
         spawn: &mut S,
     ) {
+        let lanes = self.scene.accel.packet_lanes();
         let mut packet = CameraPacket::new(self.camera_task(band.x0, band.y0, [0.0; 2]));
         for x0 in (band.x0..band.x1).step_by(BLOCK_COLUMNS as usize) {
             let x1 = (x0 + BLOCK_COLUMNS).min(band.x1);
             for y in band.y0..band.y1 {
                 for x in x0..x1 {
                     for &offset in self.scene.samples.offsets() {
-                        if packet.len == PACKET_LANES {
+                        if packet.len == lanes {
                             self.trace_packet(packet.tasks(), &mut local.rays, tests, spawn);
                             packet.len = 0;
                         }

@@ -1,11 +1,12 @@
 //! The vector operations of the box test, for nodes of four and of eight children, and of the
-//! box and triangle tests of a packet of eight rays (`packet`).
+//! box and triangle tests of a packet of eight or sixteen rays (`packet`).
 //!
 //! Four lanes are SSE (glam's `Vec4`, which falls back to plain floats off x86). Eight are
 //! AVX where the processor has AVX2 and FMA (detected at run time: the build never assumes it; that
 //! implementation lives beside the traversals compiled for it, in `traverse`, the only code
 //! that may make its values), and two SSE halves elsewhere, so that an eight-wide tree runs
-//! on any machine. Every operation is the IEEE one lane by lane, the same bits in each
+//! on any machine. Sixteen (a packet's rays, never a node's children) are one AVX-512
+//! register where the processor has it, and two of eight ([`Pair`]) elsewhere. Every operation is the IEEE one lane by lane, the same bits in each
 //! implementation (no two are ever fused into one rounding), `min`/`max` give their second
 //! operand when either is NaN (SSE's and AVX's rule, and glam's fallback's), and every
 //! comparison is false where either operand is NaN. The box test of a single ray is the one
@@ -269,5 +270,73 @@ impl Lanes<8> for Halves {
     fn to_array(self) -> [f32; 8] {
         let (a, b) = (self.0[0].to_array(), self.0[1].to_array());
         [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]]
+    }
+}
+
+/// Sixteen lanes as two of eight: a packet of sixteen rays where the processor has no
+/// sixteen-lane registers. Lanes 0–7 are the first half's, 8–15 the second's.
+#[derive(Clone, Copy, Debug)]
+pub(in crate::bvh) struct Pair<V>([V; 2]);
+
+impl<V: Lanes<8>> Lanes<16> for Pair<V> {
+    #[inline(always)]
+    fn splat(x: f32) -> Self {
+        Self([V::splat(x); 2])
+    }
+    #[inline(always)]
+    fn load(a: &[f32; 16]) -> Self {
+        let (low, high) = a.split_at(8);
+        // The halves are eight long: `split_at(8)` of sixteen.
+        let half = |h: &[f32]| V::load(h.try_into().expect("eight lanes"));
+        Self([half(low), half(high)])
+    }
+    #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        Self([self.0[0].add(o.0[0]), self.0[1].add(o.0[1])])
+    }
+    #[inline(always)]
+    fn sub(self, o: Self) -> Self {
+        Self([self.0[0].sub(o.0[0]), self.0[1].sub(o.0[1])])
+    }
+    #[inline(always)]
+    fn mul(self, o: Self) -> Self {
+        Self([self.0[0].mul(o.0[0]), self.0[1].mul(o.0[1])])
+    }
+    #[inline(always)]
+    fn div(self, o: Self) -> Self {
+        Self([self.0[0].div(o.0[0]), self.0[1].div(o.0[1])])
+    }
+    #[inline(always)]
+    fn min(self, o: Self) -> Self {
+        Self([self.0[0].min(o.0[0]), self.0[1].min(o.0[1])])
+    }
+    #[inline(always)]
+    fn max(self, o: Self) -> Self {
+        Self([self.0[0].max(o.0[0]), self.0[1].max(o.0[1])])
+    }
+    #[inline(always)]
+    fn le_mask(self, o: Self) -> u32 {
+        self.0[0].le_mask(o.0[0]) | self.0[1].le_mask(o.0[1]) << 8
+    }
+    #[inline(always)]
+    fn lt_mask(self, o: Self) -> u32 {
+        self.0[0].lt_mask(o.0[0]) | self.0[1].lt_mask(o.0[1]) << 8
+    }
+    #[inline(always)]
+    fn gt_mask(self, o: Self) -> u32 {
+        self.0[0].gt_mask(o.0[0]) | self.0[1].gt_mask(o.0[1]) << 8
+    }
+    #[inline(always)]
+    fn eq_mask(self, o: Self) -> u32 {
+        self.0[0].eq_mask(o.0[0]) | self.0[1].eq_mask(o.0[1]) << 8
+    }
+    #[inline(always)]
+    fn sign_mask(self) -> u32 {
+        self.0[0].sign_mask() | self.0[1].sign_mask() << 8
+    }
+    #[inline(always)]
+    fn to_array(self) -> [f32; 16] {
+        let (low, high) = (self.0[0].to_array(), self.0[1].to_array());
+        std::array::from_fn(|lane| if lane < 8 { low[lane] } else { high[lane - 8] })
     }
 }

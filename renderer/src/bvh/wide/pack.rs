@@ -63,10 +63,13 @@ pub(super) struct EdgeFunctions<P> {
     pub(super) missed: u32,
 }
 
-impl<P: Lanes<LANES>> EdgeFunctions<P> {
+impl<P> EdgeFunctions<P> {
     /// The edge functions of `a`, `b`, `c` sheared by `sx`, `sy` (the ray's shear).
     #[inline(always)]
-    pub(super) fn of(a: &[P; 3], b: &[P; 3], c: &[P; 3], sx: P, sy: P) -> Self {
+    pub(super) fn of<const N: usize>(a: &[P; 3], b: &[P; 3], c: &[P; 3], sx: P, sy: P) -> Self
+    where
+        P: Lanes<N>,
+    {
         let (ax, ay) = (a[0].sub(sx.mul(a[2])), a[1].sub(sy.mul(a[2])));
         let (bx, by) = (b[0].sub(sx.mul(b[2])), b[1].sub(sy.mul(b[2])));
         let (cx, cy) = (c[0].sub(sx.mul(c[2])), c[1].sub(sy.mul(c[2])));
@@ -88,7 +91,10 @@ impl<P: Lanes<LANES>> EdgeFunctions<P> {
     /// The distance along the ray before the clamp to the triangle's padded box, with `sz`
     /// the ray's third shear component.
     #[inline(always)]
-    pub(super) fn distance(&self, a: &[P; 3], b: &[P; 3], c: &[P; 3], sz: P) -> P {
+    pub(super) fn distance<const N: usize>(&self, a: &[P; 3], b: &[P; 3], c: &[P; 3], sz: P) -> P
+    where
+        P: Lanes<N>,
+    {
         let [u, v, w] = self.uvw;
         u.mul(sz.mul(a[2]))
             .add(v.mul(sz.mul(b[2])))

@@ -60,13 +60,16 @@ use crate::math::Vec3;
 
 use super::super::{BvhHit, Closest, NoCounters, TraversalCounters};
 use super::build::STACK_SIZE;
-use super::lanes::{Halves, Lanes, key_lane};
+use super::lanes::{Halves, Lanes, Pair, key_lane};
 use super::pack::EdgeFunctions;
 use super::traverse::{Child, LAST_FIRST, NEAREST_FIRST, pair_in_order};
 use super::{EMPTY, LANES, Nodes, TrianglePack, WideBvh, WideNode};
 
-/// Rays in a packet: the lanes of one AVX register.
-pub const PACKET_LANES: usize = 8;
+/// The most rays a packet holds: the lanes of one AVX-512 register. A packet whose rays all
+/// lie in its first eight lanes is traced eight lanes wide, one AVX register (or two SSE
+/// halves); one with rays beyond them sixteen wide, one AVX-512 register where the processor
+/// has AVX-512, else two of eight ([`WideBvh::packet_lanes`] says which the processor favours).
+pub const PACKET_LANES: usize = 16;
 
 /// Groups of fewer rays than this go through the single-ray traversal, ray by ray: a group
 /// pays for gathering its rays and bounding them before its first node. When each child was
@@ -79,13 +82,13 @@ const MIN_GROUP: u32 = 4;
 
 /// A set of a packet's lanes: bit `k` for lane `k`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct LaneMask(u8);
+pub struct LaneMask(u16);
 
 impl LaneMask {
     /// No lane.
     pub const NONE: Self = Self(0);
     /// Every lane.
-    pub const ALL: Self = Self(u8::MAX);
+    pub const ALL: Self = Self(u16::MAX);
 
     /// Lanes `0..n`.
     ///
@@ -93,16 +96,16 @@ impl LaneMask {
     /// When `n` is over [`PACKET_LANES`].
     pub fn first(n: usize) -> Self {
         assert!(n <= PACKET_LANES, "a packet has {PACKET_LANES} lanes");
-        Self(((1u32 << n) - 1) as u8)
+        Self(((1u32 << n) - 1) as u16)
     }
 
     /// The lanes whose bits are set in `bits`.
-    pub const fn from_bits(bits: u8) -> Self {
+    pub const fn from_bits(bits: u16) -> Self {
         Self(bits)
     }
 
     /// Bit `k` set for lane `k`.
-    pub const fn bits(self) -> u8 {
+    pub const fn bits(self) -> u16 {
         self.0
     }
 
@@ -129,6 +132,13 @@ impl LaneMask {
     pub fn lanes(self) -> impl Iterator<Item = usize> {
         lanes(u32::from(self.0))
     }
+
+    /// Whether every lane of the set is one of the first eight: a packet that can be traced
+    /// eight lanes wide.
+    #[inline(always)]
+    pub(super) fn in_first_eight(self) -> bool {
+        self.0 >> 8 == 0
+    }
 }
 
 /// The set bits of `mask`, lowest first.
@@ -143,7 +153,7 @@ fn lanes(mut mask: u32) -> impl Iterator<Item = usize> {
     })
 }
 
-/// Up to eight rays to be traced together. The rays in lanes outside `active` are never
+/// Up to sixteen rays to be traced together. The rays in lanes outside `active` are never
 /// looked at: a block of pixels cut by the image's edge leaves its outer lanes inactive.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RayPacket {
@@ -154,7 +164,7 @@ pub struct RayPacket {
 }
 
 impl RayPacket {
-    /// `rays` (none to eight) in lanes 0, 1, …; the lanes after them inactive.
+    /// `rays` (none to sixteen) in lanes 0, 1, …; the lanes after them inactive.
     ///
     /// # Panics
     /// On more than [`PACKET_LANES`] rays.
@@ -172,6 +182,27 @@ impl RayPacket {
 }
 
 impl WideBvh {
+    /// How many rays a packet is best filled with: sixteen where this tree's traversal runs on
+    /// AVX-512 (one register holds them), eight elsewhere (where sixteen would take two
+    /// registers of eight). Either way any packet of up to [`PACKET_LANES`] rays is traced.
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, WideBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// use renderer::bvh::wide::Simd;
+    ///
+    /// # let triangles = [Triangle { v: [Vec3::ZERO, Vec3::X, Vec3::Y] }];
+    /// let bvh = WideBvh::build(&triangles, BvhSettings::default()).limited_to(Simd::Avx2);
+    /// assert_eq!(bvh.packet_lanes(), 8);
+    /// ```
+    pub fn packet_lanes(&self) -> usize {
+        match self.simd {
+            super::Simd::Avx512 => 16,
+            _ => 8,
+        }
+    }
+
     /// The closest hit of every active ray of `packet` (`None` in an inactive lane): for each,
     /// bit for bit what [`closest_hit`](Self::closest_hit) gives it.
     ///
@@ -304,11 +335,11 @@ impl WideBvh {
             Nodes::Four(nodes) => self.occluded_packet_dispatch(nodes, packet, counters),
             Nodes::Eight(nodes) => self.occluded_packet_dispatch(nodes, packet, counters),
         };
-        LaneMask(blocked as u8)
+        LaneMask(blocked as u16)
     }
 
     /// The closest-hit query of a packet over nodes of `W` children, on AVX-512 or AVX2 where
-    /// the processor has them, else on two SSE halves.
+    /// the processor has them, else on SSE halves.
     #[inline(always)]
     fn closest_packet_dispatch<const W: usize, C: TraversalCounters>(
         &self,
@@ -324,7 +355,10 @@ impl WideBvh {
             // SAFETY: as above, here AVX2 and FMA.
             #[cfg(target_arch = "x86_64")]
             super::Simd::Avx2 => unsafe { self.closest_packet_avx2(nodes, packet, counters) },
-            _ => self.closest_packet_in::<Halves, W, C>(nodes, packet, counters),
+            _ if packet.active.in_first_eight() => {
+                self.closest_packet_in::<Halves, 8, Halves, W, C>(nodes, packet, counters)
+            }
+            _ => self.closest_packet_in::<Pair<Halves>, 16, Halves, W, C>(nodes, packet, counters),
         }
     }
 
@@ -344,15 +378,21 @@ impl WideBvh {
             // SAFETY: as above, here AVX2 and FMA.
             #[cfg(target_arch = "x86_64")]
             super::Simd::Avx2 => unsafe { self.occluded_packet_avx2(nodes, packet, counters) },
-            _ => self.occluded_packet_in::<Halves, W, C>(nodes, packet, counters),
+            _ if packet.active.in_first_eight() => {
+                self.occluded_packet_in::<Halves, 8, Halves, W, C>(nodes, packet, counters)
+            }
+            _ => self.occluded_packet_in::<Pair<Halves>, 16, Halves, W, C>(nodes, packet, counters),
         }
     }
 
-    /// The closest hits of a packet's rays in the lanes of `V` over nodes of `W` children: its
-    /// groups traced together, the other rays alone.
+    /// The closest hits of a packet's rays, the first `N` of them in the lanes of `R`, over
+    /// nodes of `W` children, a node's children in the lanes of `V`: its groups traced
+    /// together, the other rays alone. The packet's active lanes are below `N`.
     #[inline(always)]
     pub(super) fn closest_packet_in<
-        V: Lanes<PACKET_LANES>,
+        R: Lanes<N>,
+        const N: usize,
+        V: Lanes<LANES>,
         const W: usize,
         C: TraversalCounters,
     >(
@@ -361,15 +401,20 @@ impl WideBvh {
         packet: &RayPacket,
         counters: &mut C,
     ) -> [Option<BvhHit>; PACKET_LANES] {
-        let rays = PacketLanes::<V>::gather(packet);
-        let split = rays.split(u32::from(packet.active.0));
+        let rays = PacketLanes::<R>::gather::<N>(packet);
+        let split = rays.split::<N>(u32::from(packet.active.0));
         let mut hits = [None; PACKET_LANES];
         if split.groups[0] != 0 {
-            let mut closest: [Closest; PACKET_LANES] =
-                from_fn(|lane| Closest::new(packet.rays[lane].t_max));
+            let mut closest: [Closest; N] = from_fn(|lane| Closest::new(packet.rays[lane].t_max));
             for &group in split.groups.iter().take_while(|&&g| g != 0) {
                 let group = GroupRays::new(&rays, packet, group);
-                self.closest_group_in(nodes, &group, packet, &mut closest, counters);
+                self.closest_group_in::<R, N, V, W, C>(
+                    nodes,
+                    &group,
+                    packet,
+                    &mut closest,
+                    counters,
+                );
             }
             for lane in lanes(split.together()) {
                 hits[lane] = closest[lane].hit();
@@ -384,32 +429,38 @@ impl WideBvh {
     /// The closest-hit traversal of one group over nodes of `W` children, offering every hit
     /// to the ray's `closest`.
     #[inline(always)]
-    fn closest_group_in<V: Lanes<PACKET_LANES>, const W: usize, C: TraversalCounters>(
+    fn closest_group_in<
+        R: Lanes<N>,
+        const N: usize,
+        V: Lanes<LANES>,
+        const W: usize,
+        C: TraversalCounters,
+    >(
         &self,
         nodes: &[WideNode<W>],
-        group: &GroupRays<V>,
+        group: &GroupRays<R>,
         packet: &RayPacket,
-        closest: &mut [Closest; PACKET_LANES],
+        closest: &mut [Closest; N],
         counters: &mut C,
     ) {
         // A group's rays have found nothing yet (each lane is in one group), so their
         // intervals are still their own.
-        let lanes = group.enter_box(&self.root_box, group.lanes, group.t_max);
+        let lanes = group.enter_box::<N>(&self.root_box, group.lanes, group.t_max);
         count_boxes(group.lanes, counters);
         if lanes == 0 {
             return;
         }
         // Where each ray's closest hit so far is: the far end of its box tests. Lanes of other
         // groups, and rays that miss the mesh's box, hold −∞, so that the farthest of all
-        // eight is that of the rays still looking.
-        let mut t_max: [f32; PACKET_LANES] = from_fn(|lane| {
+        // lanes is that of the rays still looking.
+        let mut t_max: [f32; N] = from_fn(|lane| {
             if lanes >> lane & 1 == 1 {
                 closest[lane].t()
             } else {
                 f32::NEG_INFINITY
             }
         });
-        let frustum = Frustum::new(group, lanes);
+        let frustum = Frustum::<V>::new::<R, N>(group, lanes);
         // The farthest of the rays' closest hits: no ray enters a box beyond it.
         let mut far = farthest(&t_max);
         let mut stack = Stack::<Opened>::new();
@@ -420,14 +471,14 @@ impl WideBvh {
                 let parent = &nodes[current.parent as usize];
                 count_boxes(lanes, counters);
                 let entering =
-                    group.enter_box(&slot_box(parent, current.slot), lanes, V::load(&t_max));
+                    group.enter_box::<N>(&slot_box(parent, current.slot), lanes, R::load(&t_max));
                 if entering != 0 {
                     let visit = Visit {
                         child: current.child,
                         lanes: entering,
                     };
                     let bounds = (&frustum, far);
-                    self.closest_in_leaf(
+                    self.closest_in_leaf::<R, N, V, C>(
                         group, packet, visit, bounds, closest, &mut t_max, counters,
                     );
                     far = farthest(&t_max);
@@ -460,14 +511,14 @@ impl WideBvh {
     // their distances and the counters.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn closest_in_leaf<V: Lanes<PACKET_LANES>, C: TraversalCounters>(
+    fn closest_in_leaf<R: Lanes<N>, const N: usize, V: Lanes<LANES>, C: TraversalCounters>(
         &self,
-        group: &GroupRays<V>,
+        group: &GroupRays<R>,
         packet: &RayPacket,
         visit: Visit,
         (frustum, far): (&Frustum<V>, f32),
-        closest: &mut [Closest; PACKET_LANES],
-        t_max: &mut [f32; PACKET_LANES],
+        closest: &mut [Closest; N],
+        t_max: &mut [f32; N],
         counters: &mut C,
     ) {
         for pack in self.leaf_packs(visit.child) {
@@ -477,11 +528,11 @@ impl WideBvh {
                 continue;
             }
             count_triangles(triangles, visit.lanes, counters);
-            let found = group.pack_hits(pack, visit.lanes, triangles);
+            let found = group.pack_hits::<N>(pack, visit.lanes, triangles);
             for (lane_of_pack, hit) in found.triangles.iter().enumerate() {
                 let Some(hit) = hit else { continue };
                 let (t, det) = (hit.t.to_array(), hit.det.to_array());
-                let uvw = hit.uvw.map(V::to_array);
+                let uvw = hit.uvw.map(R::to_array);
                 let index = pack.first + lane_of_pack as u32;
                 let original = self.ids[index as usize];
                 for lane in lanes(hit.mask & !found.alone) {
@@ -505,11 +556,14 @@ impl WideBvh {
         }
     }
 
-    /// The lanes of a packet that a triangle blocks, its rays in the lanes of `V`, over nodes
-    /// of `W` children: its groups traced together, the other rays alone.
+    /// The lanes of a packet that a triangle blocks, the first `N` of its rays in the lanes
+    /// of `R`, over nodes of `W` children in the lanes of `V`: its groups traced together, the
+    /// other rays alone. The packet's active lanes are below `N`.
     #[inline(always)]
     pub(super) fn occluded_packet_in<
-        V: Lanes<PACKET_LANES>,
+        R: Lanes<N>,
+        const N: usize,
+        V: Lanes<LANES>,
         const W: usize,
         C: TraversalCounters,
     >(
@@ -518,12 +572,12 @@ impl WideBvh {
         packet: &RayPacket,
         counters: &mut C,
     ) -> u32 {
-        let rays = PacketLanes::<V>::gather(packet);
-        let split = rays.split(u32::from(packet.active.0));
+        let rays = PacketLanes::<R>::gather::<N>(packet);
+        let split = rays.split::<N>(u32::from(packet.active.0));
         let mut blocked = 0;
         for &group in split.groups.iter().take_while(|&&g| g != 0) {
             let group = GroupRays::new(&rays, packet, group);
-            blocked |= self.occluded_group_in(nodes, &group, packet, counters);
+            blocked |= self.occluded_group_in::<R, N, V, W, C>(nodes, &group, packet, counters);
         }
         for lane in lanes(split.alone) {
             if self.occluded_counted(&packet.rays[lane], counters) {
@@ -536,22 +590,28 @@ impl WideBvh {
     /// The occlusion traversal of one group over nodes of `W` children: the lanes of the
     /// group that a triangle blocks.
     #[inline(always)]
-    fn occluded_group_in<V: Lanes<PACKET_LANES>, const W: usize, C: TraversalCounters>(
+    fn occluded_group_in<
+        R: Lanes<N>,
+        const N: usize,
+        V: Lanes<LANES>,
+        const W: usize,
+        C: TraversalCounters,
+    >(
         &self,
         nodes: &[WideNode<W>],
-        group: &GroupRays<V>,
+        group: &GroupRays<R>,
         packet: &RayPacket,
         counters: &mut C,
     ) -> u32 {
         // The rays that can be blocked at all.
-        let entered_scene = group.enter_box(&self.root_box, group.lanes, group.t_max);
+        let entered_scene = group.enter_box::<N>(&self.root_box, group.lanes, group.t_max);
         count_boxes(group.lanes, counters);
         if entered_scene == 0 {
             return 0;
         }
-        let frustum = Frustum::new(group, entered_scene);
-        let t_max = group.t_max.to_array();
-        let far = farthest(&from_fn(|lane| {
+        let frustum = Frustum::<V>::new::<R, N>(group, entered_scene);
+        let t_max: [f32; N] = group.t_max.to_array();
+        let far = farthest(&from_fn::<f32, N, _>(|lane| {
             if entered_scene >> lane & 1 == 1 {
                 t_max[lane]
             } else {
@@ -566,9 +626,10 @@ impl WideBvh {
             if current.child.count != 0 {
                 let parent = &nodes[current.parent as usize];
                 count_boxes(open, counters);
-                let entering = group.enter_box(&slot_box(parent, current.slot), open, group.t_max);
+                let entering =
+                    group.enter_box::<N>(&slot_box(parent, current.slot), open, group.t_max);
                 if entering != 0 {
-                    blocked |= self.blocked_in_leaf(
+                    blocked |= self.blocked_in_leaf::<R, N, V, C>(
                         group,
                         packet,
                         current.child,
@@ -600,9 +661,9 @@ impl WideBvh {
 
     /// The rays of `lanes` that a triangle of the leaf `child` blocks.
     #[inline(always)]
-    fn blocked_in_leaf<V: Lanes<PACKET_LANES>, C: TraversalCounters>(
+    fn blocked_in_leaf<R: Lanes<N>, const N: usize, V: Lanes<LANES>, C: TraversalCounters>(
         &self,
-        group: &GroupRays<V>,
+        group: &GroupRays<R>,
         packet: &RayPacket,
         child: Child,
         lanes: u32,
@@ -616,7 +677,7 @@ impl WideBvh {
                 continue;
             }
             count_triangles(triangles, lanes & !blocked, counters);
-            let found = group.pack_hits(pack, lanes & !blocked, triangles);
+            let found = group.pack_hits::<N>(pack, lanes & !blocked, triangles);
             for hit in found.triangles.iter().flatten() {
                 blocked |= hit.mask & !found.alone;
             }
@@ -712,18 +773,22 @@ impl Split {
 /// Every ray of a packet in the lanes of `V`: what the box and triangle tests need, computed
 /// as [`BoxRay`] and [`PreparedRay`] compute it (a division rounds once, in a lane as in a
 /// scalar). Inactive lanes hold whatever their rays hold; no answer is read from them.
-struct PacketLanes<V> {
-    origin: [V; 3],
-    dir: [V; 3],
+struct PacketLanes<R> {
+    origin: [R; 3],
+    dir: [R; 3],
     /// `1 / dir`.
-    inv: [V; 3],
-    t_min: V,
-    t_max: V,
+    inv: [R; 3],
+    t_min: R,
+    t_max: R,
 }
 
-impl<V: Lanes<PACKET_LANES>> PacketLanes<V> {
+impl<R> PacketLanes<R> {
+    /// The first `N` rays of `packet`.
     #[inline(always)]
-    fn gather(packet: &RayPacket) -> Self {
+    fn gather<const N: usize>(packet: &RayPacket) -> Self
+    where
+        R: Lanes<N>,
+    {
         let rays = &packet.rays;
         let origin = [
             gather(rays, |r| r.origin.x),
@@ -735,7 +800,7 @@ impl<V: Lanes<PACKET_LANES>> PacketLanes<V> {
             gather(rays, |r| r.dir.y),
             gather(rays, |r| r.dir.z),
         ];
-        let one = V::splat(1.0);
+        let one = R::splat(1.0);
         Self {
             origin,
             dir,
@@ -750,7 +815,10 @@ impl<V: Lanes<PACKET_LANES>> PacketLanes<V> {
     /// decide them, worked out for all lanes at once; rays with a NaN coordinate, an infinite
     /// origin or a zero direction, and groups under [`MIN_GROUP`] rays, alone.
     #[inline(always)]
-    fn split(&self, active: u32) -> Split {
+    fn split<const N: usize>(&self, active: u32) -> Split
+    where
+        R: Lanes<N>,
+    {
         let mut split = Split {
             groups: [0; PACKET_LANES],
             alone: 0,
@@ -766,14 +834,14 @@ impl<V: Lanes<PACKET_LANES>> PacketLanes<V> {
             & dx.eq_mask(dx)
             & dy.eq_mask(dy)
             & dz.eq_mask(dz);
-        let zero = V::splat(0.0);
+        let zero = R::splat(0.0);
         // `|d|`, up to the sign of a zero (which no comparison below sees).
-        let abs = |d: V| d.max(zero.sub(d));
+        let abs = |d: R| d.max(zero.sub(d));
         let (ax, ay, az) = (abs(dx), abs(dy), abs(dz));
         // Rays a group's bounds would hold along no axis (`Frustum`): an infinite origin, or no
         // direction at all. In a group they would open every node for all its rays; alone,
         // they cost only themselves.
-        let infinity = V::splat(f32::INFINITY);
+        let infinity = R::splat(f32::INFINITY);
         let finite_origin =
             abs(ox).lt_mask(infinity) & abs(oy).lt_mask(infinity) & abs(oz).lt_mask(infinity);
         let no_direction = dx.eq_mask(zero) & dy.eq_mask(zero) & dz.eq_mask(zero);
@@ -812,8 +880,8 @@ impl<V: Lanes<PACKET_LANES>> PacketLanes<V> {
 
 /// One number of every ray, lane by lane.
 #[inline(always)]
-fn gather<V: Lanes<PACKET_LANES>>(rays: &[Ray; PACKET_LANES], f: impl Fn(&Ray) -> f32) -> V {
-    V::load(&from_fn(|lane| f(&rays[lane])))
+fn gather<R: Lanes<N>, const N: usize>(rays: &[Ray; PACKET_LANES], f: impl Fn(&Ray) -> f32) -> R {
+    R::load(&from_fn(|lane| f(&rays[lane])))
 }
 
 /// A child to visit and the rays of the group that visit it.
@@ -882,10 +950,10 @@ struct Frustum<V> {
     t_min: V,
 }
 
-impl<V: Lanes<PACKET_LANES>> Frustum<V> {
-    /// The bounds of the rays `lanes` of `group`.
+impl<V: Lanes<LANES>> Frustum<V> {
+    /// The bounds of the rays `lanes` of `group`, whose `N` lanes are those of `R`.
     #[inline(always)]
-    fn new(group: &GroupRays<V>, lanes: u32) -> Self {
+    fn new<R: Lanes<N>, const N: usize>(group: &GroupRays<R>, lanes: u32) -> Self {
         let origins = [
             group.origin[0].to_array(),
             group.origin[1].to_array(),
@@ -899,7 +967,7 @@ impl<V: Lanes<PACKET_LANES>> Frustum<V> {
         let t_min = group.t_min.to_array();
         // Finite and non-zero, lane by lane: `|x|` below infinity, and unequal to zero.
         // (Written out: a closure is compiled without the traversal's target features.)
-        let (zero, infinity) = (V::splat(0.0), V::splat(f32::INFINITY));
+        let (zero, infinity) = (R::splat(0.0), R::splat(f32::INFINITY));
         let mut bounded = [false; 3];
         for (axis, axis_bounded) in bounded.iter_mut().enumerate() {
             let (origin, inv) = (group.origin[axis], group.inv[axis]);
@@ -1019,15 +1087,15 @@ impl<V: Lanes<PACKET_LANES>> Frustum<V> {
 /// Each of three numbers in every lane. (A function, not a closure, so that it is compiled
 /// into the traversal with its target features.)
 #[inline(always)]
-fn splat3<V: Lanes<PACKET_LANES>>(x: [f32; 3]) -> [V; 3] {
+fn splat3<V: Lanes<LANES>>(x: [f32; 3]) -> [V; 3] {
     [V::splat(x[0]), V::splat(x[1]), V::splat(x[2])]
 }
 
 /// A row of `W` planes in the lanes of `V`: plane `k` in lane `k`, lanes past `W` zero (and
 /// masked off by the callers).
 #[inline(always)]
-fn plane_row<V: Lanes<PACKET_LANES>, const W: usize>(row: &[f32; W]) -> V {
-    match <&[f32; PACKET_LANES]>::try_from(row.as_slice()) {
+fn plane_row<V: Lanes<LANES>, const W: usize>(row: &[f32; W]) -> V {
+    match <&[f32; LANES]>::try_from(row.as_slice()) {
         Ok(row) => V::load(row),
         Err(_) => V::load(&from_fn(|k| if k < W { row[k] } else { 0.0 })),
     }
@@ -1051,9 +1119,16 @@ fn used_slots<const W: usize>(node: &WideNode<W>) -> u32 {
 /// The farthest of the distances `t`, NaNs passed over (a ray with a NaN `t_max` fails every
 /// box test of its own, the root's first).
 #[inline(always)]
-fn farthest(t: &[f32; PACKET_LANES]) -> f32 {
-    let [a, b, c, d, e, f, g, h] = *t;
-    (a.max(b).max(c.max(d))).max(e.max(f).max(g.max(h)))
+fn farthest<const N: usize>(t: &[f32; N]) -> f32 {
+    // Eight at a time as a tree of three rounds rather than a chain of seven.
+    const { assert!(N.is_multiple_of(8) && N > 0) };
+    t.chunks_exact(8)
+        .map(|eight| {
+            let [a, b, c, d, e, f, g, h] = eight.try_into().expect("eight lanes");
+            (a.max(b).max(c.max(d))).max(e.max(f).max(g.max(h)))
+        })
+        .reduce(f32::max)
+        .expect("at least eight lanes")
 }
 
 /// Of the children of `node` (the node `index`) in `mask` (at least one), with the distances
@@ -1063,7 +1138,7 @@ fn farthest(t: &[f32; PACKET_LANES]) -> f32 {
 /// that keep their parent and slot; the single-ray one is left to itself, where sharing one
 /// function through a closure cost its occlusion 6.7% more instructions.
 #[inline(always)]
-fn open_in_order<V: Lanes<PACKET_LANES>, const W: usize, const LARGEST: bool>(
+fn open_in_order<V: Lanes<LANES>, const W: usize, const LARGEST: bool>(
     node: &WideNode<W>,
     index: u32,
     at: V,
@@ -1106,14 +1181,14 @@ fn open_in_order<V: Lanes<PACKET_LANES>, const W: usize, const LARGEST: bool>(
 
 /// The rays of one group, in the lanes of `V`, with what the box and triangle tests need of
 /// them; the group's lanes agree on the octant and on the triangle test's axes.
-struct GroupRays<V> {
-    origin: [V; 3],
+struct GroupRays<R> {
+    origin: [R; 3],
     /// `1 / dir`.
-    inv: [V; 3],
+    inv: [R; 3],
     /// The watertight test's shear: `dir[kx] / dir[kz]`, `dir[ky] / dir[kz]`, `1 / dir[kz]`.
-    shear: [V; 3],
-    t_min: V,
-    t_max: V,
+    shear: [R; 3],
+    t_min: R,
+    t_max: R,
     /// The octant every ray of the group points into: bit `a` set when negative along axis `a`.
     octant: usize,
     /// The watertight test's axes `kx`, `ky`, `kz`.
@@ -1122,9 +1197,12 @@ struct GroupRays<V> {
     lanes: u32,
 }
 
-impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
+impl<R: Copy> GroupRays<R> {
     #[inline(always)]
-    fn new(rays: &PacketLanes<V>, packet: &RayPacket, lanes: u32) -> Self {
+    fn new<const N: usize>(rays: &PacketLanes<R>, packet: &RayPacket, lanes: u32) -> Self
+    where
+        R: Lanes<N>,
+    {
         let lead = lanes.trailing_zeros() as usize;
         let lead_dir = packet.rays[lead].dir;
         let axes = PreparedRay::watertight_axes(lead_dir);
@@ -1136,7 +1214,7 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
             shear: [
                 dir[kx].div(dir[kz]),
                 dir[ky].div(dir[kz]),
-                V::splat(1.0).div(dir[kz]),
+                R::splat(1.0).div(dir[kz]),
             ],
             t_min: rays.t_min,
             t_max: rays.t_max,
@@ -1149,7 +1227,10 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
     /// Which of the rays `lanes` enter the box `planes` (in the order of
     /// [`WideNode::planes`]) before their `t_max`: a child's box test, for one box.
     #[inline(always)]
-    fn enter_box(&self, planes: &[f32; 6], lanes: u32, t_max: V) -> u32 {
+    fn enter_box<const N: usize>(&self, planes: &[f32; 6], lanes: u32, t_max: R) -> u32
+    where
+        R: Lanes<N>,
+    {
         let mut enter = self.t_min;
         let mut leave = t_max;
         // Written out: a closure is compiled without the traversal's target features, and
@@ -1157,8 +1238,8 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
         for axis in 0..3 {
             let (origin, inv) = (self.origin[axis], self.inv[axis]);
             let near = 2 * axis + (self.octant >> axis & 1);
-            enter = V::splat(planes[near]).sub(origin).mul(inv).max(enter);
-            leave = V::splat(planes[near ^ 1]).sub(origin).mul(inv).min(leave);
+            enter = R::splat(planes[near]).sub(origin).mul(inv).max(enter);
+            leave = R::splat(planes[near ^ 1]).sub(origin).mul(inv).min(leave);
         }
         enter.le_mask(leave) & lanes
     }
@@ -1170,26 +1251,37 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
     /// (The single-ray pack test indexes by the axes instead: there the permutation can change
     /// from one ray to the next.)
     #[inline(always)]
-    fn pack_hits(&self, pack: &TrianglePack, lanes: u32, triangles: u32) -> PackLanes<V> {
+    fn pack_hits<const N: usize>(
+        &self,
+        pack: &TrianglePack,
+        lanes: u32,
+        triangles: u32,
+    ) -> PackLanes<R>
+    where
+        R: Lanes<N>,
+    {
         match self.axes {
-            [1, 2, 0] => self.pack_hits_in::<1, 2, 0>(pack, lanes, triangles),
-            [2, 1, 0] => self.pack_hits_in::<2, 1, 0>(pack, lanes, triangles),
-            [2, 0, 1] => self.pack_hits_in::<2, 0, 1>(pack, lanes, triangles),
-            [0, 2, 1] => self.pack_hits_in::<0, 2, 1>(pack, lanes, triangles),
-            [0, 1, 2] => self.pack_hits_in::<0, 1, 2>(pack, lanes, triangles),
-            _ => self.pack_hits_in::<1, 0, 2>(pack, lanes, triangles),
+            [1, 2, 0] => self.pack_hits_in::<N, 1, 2, 0>(pack, lanes, triangles),
+            [2, 1, 0] => self.pack_hits_in::<N, 2, 1, 0>(pack, lanes, triangles),
+            [2, 0, 1] => self.pack_hits_in::<N, 2, 0, 1>(pack, lanes, triangles),
+            [0, 2, 1] => self.pack_hits_in::<N, 0, 2, 1>(pack, lanes, triangles),
+            [0, 1, 2] => self.pack_hits_in::<N, 0, 1, 2>(pack, lanes, triangles),
+            _ => self.pack_hits_in::<N, 1, 0, 2>(pack, lanes, triangles),
         }
     }
 
     /// `TrianglePack::hits` turned on its side: a triangle at a time, in every lane a ray,
     /// the same operations in the same order.
     #[inline(always)]
-    fn pack_hits_in<const KX: usize, const KY: usize, const KZ: usize>(
+    fn pack_hits_in<const N: usize, const KX: usize, const KY: usize, const KZ: usize>(
         &self,
         pack: &TrianglePack,
         lanes: u32,
         triangles: u32,
-    ) -> PackLanes<V> {
+    ) -> PackLanes<R>
+    where
+        R: Lanes<N>,
+    {
         let mut found = PackLanes {
             triangles: [None; LANES],
             alone: 0,
@@ -1211,19 +1303,19 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
             // were left as calls once the pack's eight lanes made it too large to inline.
             let v = &pack.v;
             let a = [
-                V::splat(v[0][KX][slot]).sub(o[KX]),
-                V::splat(v[0][KY][slot]).sub(o[KY]),
-                V::splat(v[0][KZ][slot]).sub(o[KZ]),
+                R::splat(v[0][KX][slot]).sub(o[KX]),
+                R::splat(v[0][KY][slot]).sub(o[KY]),
+                R::splat(v[0][KZ][slot]).sub(o[KZ]),
             ];
             let b = [
-                V::splat(v[1][KX][slot]).sub(o[KX]),
-                V::splat(v[1][KY][slot]).sub(o[KY]),
-                V::splat(v[1][KZ][slot]).sub(o[KZ]),
+                R::splat(v[1][KX][slot]).sub(o[KX]),
+                R::splat(v[1][KY][slot]).sub(o[KY]),
+                R::splat(v[1][KZ][slot]).sub(o[KZ]),
             ];
             let c = [
-                V::splat(v[2][KX][slot]).sub(o[KX]),
-                V::splat(v[2][KY][slot]).sub(o[KY]),
-                V::splat(v[2][KZ][slot]).sub(o[KZ]),
+                R::splat(v[2][KX][slot]).sub(o[KX]),
+                R::splat(v[2][KY][slot]).sub(o[KY]),
+                R::splat(v[2][KZ][slot]).sub(o[KZ]),
             ];
             let edges = EdgeFunctions::of(&a, &b, &c, sx, sy);
             // An edge function of zero sends the whole pack to the ray's own pack test.
@@ -1235,14 +1327,14 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
             }
             let t_raw = edges.distance(&a, &b, &c, sz);
             // The slab test of the triangle's padded box, as `PreparedRay::slab_box` does it.
-            let mut enter = V::splat(f32::NEG_INFINITY);
-            let mut leave = V::splat(f32::INFINITY);
+            let mut enter = R::splat(f32::NEG_INFINITY);
+            let mut leave = R::splat(f32::INFINITY);
             for (axis, &origin) in o.iter().enumerate() {
                 let near = 2 * axis + (self.octant >> axis & 1);
                 let far = near ^ 1;
                 let inv = self.inv[axis];
-                let near = V::splat(pack.bounds[near][slot]).sub(origin).mul(inv);
-                let far = V::splat(pack.bounds[far][slot]).sub(origin).mul(inv);
+                let near = R::splat(pack.bounds[near][slot]).sub(origin).mul(inv);
+                let far = R::splat(pack.bounds[far][slot]).sub(origin).mul(inv);
                 // The NaN operand first: a NaN lane (0 · ∞) constrains nothing.
                 enter = near.max(enter);
                 leave = far.min(leave);
@@ -1265,9 +1357,9 @@ impl<V: Lanes<PACKET_LANES>> GroupRays<V> {
 }
 
 /// What a packet's test of one pack found.
-struct PackLanes<V> {
+struct PackLanes<R> {
     /// Per triangle of the pack, the rays that hit it, if any does.
-    triangles: [Option<TriangleLanes<V>>; LANES],
+    triangles: [Option<TriangleLanes<R>>; LANES],
     /// The rays for which an edge function of a triangle of the pack rounded to zero: their
     /// lanes above are to be ignored, and the pack tested for each of them on its own.
     alone: u32,
@@ -1276,11 +1368,11 @@ struct PackLanes<V> {
 /// The rays that hit one triangle, and for each (in its lane) the outputs of the triangle
 /// test: the distance, the unnormalised edge functions and their sum.
 #[derive(Clone, Copy)]
-struct TriangleLanes<V> {
+struct TriangleLanes<R> {
     mask: u32,
-    t: V,
-    uvw: [V; 3],
-    det: V,
+    t: R,
+    uvw: [R; 3],
+    det: R,
 }
 
 /// Children waiting to be visited by a packet, of fixed size and left uninitialised, as the
@@ -1324,10 +1416,17 @@ mod tests {
     use super::super::tests::floats;
     use super::*;
 
-    /// The groups of `rays` (lanes past them inactive), through the portable lanes.
+    /// The groups of `rays` (lanes past them inactive), through the portable lanes, eight
+    /// wide where they fit in eight lanes and sixteen wide otherwise, as the traversals take
+    /// them.
     fn split(rays: &[Ray]) -> Split {
         let packet = RayPacket::new(rays);
-        PacketLanes::<Halves>::gather(&packet).split(u32::from(packet.active.bits()))
+        let active = u32::from(packet.active.bits());
+        if packet.active.in_first_eight() {
+            PacketLanes::<Halves>::gather::<8>(&packet).split::<8>(active)
+        } else {
+            PacketLanes::<Pair<Halves>>::gather::<16>(&packet).split::<16>(active)
+        }
     }
 
     /// A direction with ties, zeros of both signs and equal magnitudes now and then.
@@ -1407,24 +1506,29 @@ mod tests {
         );
     }
 
-    /// A camera's block of 4×2 pixels is one group unless it straddles a change of octant.
+    /// A camera's block of 4×2 or 4×4 pixels is one group unless it straddles a change of
+    /// octant.
     #[test]
     fn a_camera_block_is_one_group() {
         let forward = Vec3::new(0.2, -0.1, -1.0);
-        let rays: Vec<Ray> = (0..PACKET_LANES)
-            .map(|lane| {
-                let (x, y) = ((lane % 4) as f32, (lane / 4) as f32);
-                Ray::new(Vec3::ZERO, forward + Vec3::new(x * 0.01, y * 0.01, 0.0))
-            })
-            .collect();
-        let got = split(&rays);
-        assert_eq!((got.groups[0], got.groups[1], got.alone), (0xff, 0, 0));
-        // Straddling x = 0: four rays each side.
-        let across: Vec<Ray> = rays
-            .iter()
-            .map(|r| Ray::new(r.origin, r.dir - Vec3::new(0.215, 0.0, 0.0)))
-            .collect();
-        let got = split(&across);
-        assert_eq!((got.groups[0], got.groups[1], got.alone), (0x33, 0xcc, 0));
+        // Lanes by row: all of them, and those of the first two columns.
+        for (rows, all, left) in [(2, 0xff, 0x33), (4, 0xffff, 0x3333)] {
+            let rays: Vec<Ray> = (0..4 * rows)
+                .map(|lane| {
+                    let (x, y) = ((lane % 4) as f32, (lane / 4) as f32);
+                    Ray::new(Vec3::ZERO, forward + Vec3::new(x * 0.01, y * 0.01, 0.0))
+                })
+                .collect();
+            let got = split(&rays);
+            assert_eq!((got.groups[0], got.groups[1], got.alone), (all, 0, 0));
+            // Straddling x = 0: two columns each side.
+            let across: Vec<Ray> = rays
+                .iter()
+                .map(|r| Ray::new(r.origin, r.dir - Vec3::new(0.215, 0.0, 0.0)))
+                .collect();
+            let got = split(&across);
+            let right = all & !left;
+            assert_eq!((got.groups[0], got.groups[1], got.alone), (left, right, 0));
+        }
     }
 }

@@ -839,7 +839,7 @@ mod avx {
     use std::arch::x86_64::*;
 
     use super::super::super::{Blockers, BvhHit, TraversalCounters};
-    use super::super::lanes::Lanes;
+    use super::super::lanes::{Lanes, Pair};
     use super::super::packet::{PACKET_LANES, RayPacket};
     use super::super::{WideBvh, WideNode};
     use crate::geometry::Ray;
@@ -863,12 +863,19 @@ mod avx {
         }
     }
 
+    /// Sixteen lanes in one AVX-512 register: a packet's rays. Made, like [`Avx`], only inside
+    /// the traversals compiled for AVX-512 (F and VL).
+    #[derive(Clone, Copy, Debug)]
+    struct Avx16(__m512);
+
     /// The four eight-wide traversals, the same code compiled for the target features
-    /// `$features` (named `$name` in their documentation).
+    /// `$features` (named `$name` in their documentation), a packet of sixteen rays in the
+    /// lanes of `$rays16`.
     macro_rules! traversals_compiled_for {
         (
             $features:literal,
             $name:literal,
+            $rays16:ty,
             $closest:ident,
             $occluded:ident,
             $closest_packet:ident,
@@ -904,8 +911,8 @@ mod avx {
                     self.occluded_in::<Avx, 8, Avx, C, REMEMBER>(nodes, ray, recent, counters)
                 }
 
-                #[doc = concat!("The closest-hit query of a packet compiled for ", $name, ",")]
-                /// eight rays to the eight lanes of a register.
+                #[doc = concat!("The closest-hit query of a packet compiled for ", $name, ":")]
+                /// eight lanes wide where its rays are all in its first eight, else sixteen.
                 ///
                 /// # Safety
                 #[doc = concat!("The processor must have ", $name, ".")]
@@ -919,7 +926,11 @@ mod avx {
                     packet: &RayPacket,
                     counters: &mut C,
                 ) -> [Option<BvhHit>; PACKET_LANES] {
-                    self.closest_packet_in::<Avx, W, C>(nodes, packet, counters)
+                    if packet.active.in_first_eight() {
+                        self.closest_packet_in::<Avx, 8, Avx, W, C>(nodes, packet, counters)
+                    } else {
+                        self.closest_packet_in::<$rays16, 16, Avx, W, C>(nodes, packet, counters)
+                    }
                 }
 
                 #[doc = concat!("The occlusion query of a packet compiled for ", $name, ":")]
@@ -937,7 +948,11 @@ mod avx {
                     packet: &RayPacket,
                     counters: &mut C,
                 ) -> u32 {
-                    self.occluded_packet_in::<Avx, W, C>(nodes, packet, counters)
+                    if packet.active.in_first_eight() {
+                        self.occluded_packet_in::<Avx, 8, Avx, W, C>(nodes, packet, counters)
+                    } else {
+                        self.occluded_packet_in::<$rays16, 16, Avx, W, C>(nodes, packet, counters)
+                    }
                 }
             }
         };
@@ -946,6 +961,7 @@ mod avx {
     traversals_compiled_for!(
         "avx2,fma",
         "AVX2 and FMA",
+        Pair<Avx>,
         closest_avx2,
         occluded_avx2,
         closest_packet_avx2,
@@ -953,16 +969,99 @@ mod avx {
     );
 
     // AVX-512's foundation and vector-length extensions: the same eight-lane operations, with
-    // thirty-two registers instead of sixteen and comparisons into mask registers; the
-    // arithmetic is the same IEEE operations, so the bits are too.
+    // thirty-two registers instead of sixteen and comparisons into mask registers, and a
+    // packet's sixteen rays in one register; the arithmetic is the same IEEE operations, so
+    // the bits are too.
     traversals_compiled_for!(
         "avx2,fma,avx512f,avx512vl",
         "AVX2 and AVX-512 (F and VL)",
+        Avx16,
         closest_avx512,
         occluded_avx512,
         closest_packet_avx512,
         occluded_packet_avx512,
     );
+
+    // Each operation below is the one AVX-512 instruction for all sixteen lanes, with the
+    // rounding and the NaN rules of its AVX and SSE forms.
+    impl Lanes<16> for Avx16 {
+        #[inline(always)]
+        fn splat(x: f32) -> Self {
+            // SAFETY: AVX-512 F is present (see `Avx16`).
+            Self(unsafe { _mm512_set1_ps(x) })
+        }
+        #[inline(always)]
+        fn load(a: &[f32; 16]) -> Self {
+            // SAFETY: AVX-512 F is present; `a` is sixteen readable floats (unaligned load).
+            Self(unsafe { _mm512_loadu_ps(a.as_ptr()) })
+        }
+        #[inline(always)]
+        fn add(self, o: Self) -> Self {
+            // SAFETY: AVX-512 F is present.
+            Self(unsafe { _mm512_add_ps(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn sub(self, o: Self) -> Self {
+            // SAFETY: AVX-512 F is present.
+            Self(unsafe { _mm512_sub_ps(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn mul(self, o: Self) -> Self {
+            // SAFETY: AVX-512 F is present.
+            Self(unsafe { _mm512_mul_ps(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn div(self, o: Self) -> Self {
+            // SAFETY: AVX-512 F is present. `vdivps` rounds once, as `f32`'s `/`.
+            Self(unsafe { _mm512_div_ps(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn min(self, o: Self) -> Self {
+            // SAFETY: AVX-512 F is present. `vminps` gives its second operand for a NaN.
+            Self(unsafe { _mm512_min_ps(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn max(self, o: Self) -> Self {
+            // SAFETY: AVX-512 F is present. `vmaxps` gives its second operand for a NaN.
+            Self(unsafe { _mm512_max_ps(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn le_mask(self, o: Self) -> u32 {
+            // SAFETY: AVX-512 F is present. `_CMP_LE_OQ` is false for NaN.
+            u32::from(unsafe { _mm512_cmp_ps_mask::<_CMP_LE_OQ>(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn lt_mask(self, o: Self) -> u32 {
+            // SAFETY: AVX-512 F is present. `_CMP_LT_OQ` is false for NaN.
+            u32::from(unsafe { _mm512_cmp_ps_mask::<_CMP_LT_OQ>(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn gt_mask(self, o: Self) -> u32 {
+            // SAFETY: AVX-512 F is present. `_CMP_GT_OQ` is false for NaN.
+            u32::from(unsafe { _mm512_cmp_ps_mask::<_CMP_GT_OQ>(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn eq_mask(self, o: Self) -> u32 {
+            // SAFETY: AVX-512 F is present. `_CMP_EQ_OQ` is false for NaN.
+            u32::from(unsafe { _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn sign_mask(self) -> u32 {
+            // A lane's sign bit is set exactly where its bits, as a signed integer, are below
+            // zero.
+            // SAFETY: AVX-512 F is present; the cast only renames.
+            u32::from(unsafe {
+                _mm512_cmplt_epi32_mask(_mm512_castps_si512(self.0), _mm512_setzero_si512())
+            })
+        }
+        #[inline(always)]
+        fn to_array(self) -> [f32; 16] {
+            let mut out = [0.0; 16];
+            // SAFETY: AVX-512 F is present; `out` is sixteen writable floats (unaligned store).
+            unsafe { _mm512_storeu_ps(out.as_mut_ptr(), self.0) };
+            out
+        }
+    }
 
     impl Lanes<8> for Avx {
         #[inline(always)]
