@@ -451,7 +451,7 @@ pub(crate) struct SceneArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(renderer::scene::MAX_SAMPLES)))]
     pub(crate) spp: Option<u32>,
     /// A tile's camera rays, and their hits' shadow rays towards each light, traced in packets
-    /// of up to eight through one traversal [default: on with the wide BVH, off with the
+    /// of up to sixteen (eight without AVX-512) through one traversal [default: on with the wide BVH, off with the
     /// octree, which has no packet traversal; `bench trace`: off]; both give the same bytes.
     #[arg(long, value_parser = choice::<Packets>(), value_name = "ON|OFF")]
     pub(crate) packets: Option<Packets>,

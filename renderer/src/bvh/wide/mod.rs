@@ -21,7 +21,7 @@
 //! first: the nearest next, the others (leaves and nodes alike) pushed far to near on a stack
 //! of fixed size, and a child popped behind the closest hit so far is skipped.
 //!
-//! *Packets* (`packet`): up to eight rays traced together, each child box and each triangle
+//! *Packets* (`packet`): up to sixteen rays traced together, each child box and each triangle
 //! tested against all of them at once (a ray to a lane); every ray gets the bits the
 //! single-ray traversal gives it.
 //!

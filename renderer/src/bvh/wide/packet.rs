@@ -1,12 +1,13 @@
-//! Packets of up to eight rays traced together through the wide BVH: one walk of the tree for
+//! Packets of up to sixteen rays traced together through the wide BVH: one walk of the tree for
 //! all of them, an inner node's children tested against the whole group at once (a child to a
 //! lane of the register), a leaf's box and its triangles against every ray of the group at
-//! once (a ray to a lane).
+//! once (a ray to a lane: sixteen to one AVX-512 register, eight to one AVX register, or a
+//! register's worth twice over where the processor has none that wide).
 //!
 //! *Why*: neighbouring camera rays meet nearly the same nodes and leaves. Walking the tree once
-//! for eight of them shares the loads of each node, the ordering of its children, the stack and
-//! the branches between them, where the single-ray traversal ([`traverse`](super::traverse))
-//! pays for all of it ray by ray.
+//! for eight or sixteen of them shares the loads of each node, the ordering of its children,
+//! the stack and the branches between them, where the single-ray traversal
+//! ([`traverse`](super::traverse)) pays for all of it ray by ray.
 //!
 //! *Groups*: rays are traced together where they agree on the octant of their direction (so
 //! that a node's near and far planes are the same planes for all of them) and on the axes of
@@ -770,7 +771,7 @@ impl Split {
     }
 }
 
-/// Every ray of a packet in the lanes of `V`: what the box and triangle tests need, computed
+/// Every ray of a packet in the lanes of `R`: what the box and triangle tests need, computed
 /// as [`BoxRay`] and [`PreparedRay`] compute it (a division rounds once, in a lane as in a
 /// scalar). Inactive lanes hold whatever their rays hold; no answer is read from them.
 struct PacketLanes<R> {
@@ -1179,7 +1180,7 @@ fn open_in_order<V: Lanes<LANES>, const W: usize, const LARGEST: bool>(
     open(key_lane(next))
 }
 
-/// The rays of one group, in the lanes of `V`, with what the box and triangle tests need of
+/// The rays of one group, in the lanes of `R`, with what the box and triangle tests need of
 /// them; the group's lanes agree on the octant and on the triangle test's axes.
 struct GroupRays<R> {
     origin: [R; 3],
