@@ -935,9 +935,9 @@ impl<O: FrameObserver> Whitted<'_, O> {
                     Packets::Off => 1,
                 };
                 for y in (tile.y0..tile.y1).step_by(rows as usize) {
-                    // A cancel request is also looked at every row or two (a row of packets),
-                    // so that a frame stops within a row's worth of camera rays rather than a
-                    // tile's.
+                    // A cancel request is also looked at every row of pixels, or of packets
+                    // (up to four rows of pixels), so that a frame stops within a row's worth
+                    // of camera rays rather than a tile's.
                     if self.watch.cancel_requested() {
                         self.watch.note_dropped();
                         self.watch

@@ -285,10 +285,10 @@ impl<V: Lanes<8>> Lanes<16> for Pair<V> {
     }
     #[inline(always)]
     fn load(a: &[f32; 16]) -> Self {
-        let (low, high) = a.split_at(8);
-        // The halves are eight long: `split_at(8)` of sixteen.
-        let half = |h: &[f32]| V::load(h.try_into().expect("eight lanes"));
-        Self([half(low), half(high)])
+        // Written out: a closure is compiled without the traversal's target features.
+        let (low, high) = a.split_first_chunk::<8>().expect("sixteen lanes");
+        let high: &[f32; 8] = high.try_into().expect("eight lanes after the first eight");
+        Self([V::load(low), V::load(high)])
     }
     #[inline(always)]
     fn add(self, o: Self) -> Self {

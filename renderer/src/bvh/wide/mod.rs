@@ -123,7 +123,7 @@ pub enum Simd {
     Avx2,
     /// AVX-512 (its foundation and vector-length extensions) on the same eight lanes: thirty-two
     /// registers, which hold the ray, the node and the triangle test at once where sixteen
-    /// spilled, and comparisons into mask registers.
+    /// spilled, and comparisons into mask registers; a packet's sixteen rays in one register.
     Avx512,
 }
 

@@ -14,8 +14,7 @@
 //! the watertight test (so that one read of a triangle's coordinates serves all); a packet is
 //! split into groups that agree, and a group of fewer than [`MIN_GROUP`] rays, or a ray with a
 //! NaN coordinate, an infinite origin or a zero direction, goes through the single-ray
-//! traversal. A camera's block of 4×2 pixels is
-//! one group unless it straddles a plane where a direction component changes sign, or a
+//! traversal. A camera's block of 4×2 or 4×4 pixels is one group unless it straddles a plane where a direction component changes sign, or a
 //! diagonal where the dominant axis changes.
 //!
 //! *Traversal*: a group first tests the box around the root's children (`WideBvh::root_box`),
@@ -402,6 +401,7 @@ impl WideBvh {
         packet: &RayPacket,
         counters: &mut C,
     ) -> [Option<BvhHit>; PACKET_LANES] {
+        debug_assert!(u32::from(packet.active.0) >> N == 0, "lanes past {N}");
         let rays = PacketLanes::<R>::gather::<N>(packet);
         let split = rays.split::<N>(u32::from(packet.active.0));
         let mut hits = [None; PACKET_LANES];
@@ -573,6 +573,7 @@ impl WideBvh {
         packet: &RayPacket,
         counters: &mut C,
     ) -> u32 {
+        debug_assert!(u32::from(packet.active.0) >> N == 0, "lanes past {N}");
         let rays = PacketLanes::<R>::gather::<N>(packet);
         let split = rays.split::<N>(u32::from(packet.active.0));
         let mut blocked = 0;
