@@ -250,7 +250,7 @@ fn camera_rays_in_packets_find_the_same_hits() {
     let dir = tempfile::tempdir().unwrap();
     let cornell = scene_path("cornell");
     let cornell = cornell.to_str().unwrap();
-    // Sizes that cut the last blocks of 4×2 pixels, and several samples a pixel.
+    // Sizes that cut the last blocks of 4×2 and 4×4 pixels, and several samples a pixel.
     let size = [
         "--width", "61", "--height", "37", "--spp", "3", "--repeat", "1",
     ];
