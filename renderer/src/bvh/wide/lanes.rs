@@ -206,137 +206,85 @@ impl Lanes<4> for Vec4 {
     }
 }
 
-/// Eight lanes as two halves of four: the portable eight-wide.
-#[derive(Clone, Copy, Debug)]
-pub(in crate::bvh) struct Halves([Vec4; 2]);
-
-impl Lanes<8> for Halves {
-    #[inline(always)]
-    fn splat(x: f32) -> Self {
-        Self([Vec4::splat(x); 2])
-    }
-    #[inline(always)]
-    fn load(a: &[f32; 8]) -> Self {
-        Self([
-            Vec4::new(a[0], a[1], a[2], a[3]),
-            Vec4::new(a[4], a[5], a[6], a[7]),
-        ])
-    }
-    #[inline(always)]
-    fn add(self, o: Self) -> Self {
-        Self([self.0[0] + o.0[0], self.0[1] + o.0[1]])
-    }
-    #[inline(always)]
-    fn sub(self, o: Self) -> Self {
-        Self([self.0[0] - o.0[0], self.0[1] - o.0[1]])
-    }
-    #[inline(always)]
-    fn mul(self, o: Self) -> Self {
-        Self([self.0[0] * o.0[0], self.0[1] * o.0[1]])
-    }
-    #[inline(always)]
-    fn div(self, o: Self) -> Self {
-        Self([self.0[0] / o.0[0], self.0[1] / o.0[1]])
-    }
-    #[inline(always)]
-    fn min(self, o: Self) -> Self {
-        Self([self.0[0].min(o.0[0]), self.0[1].min(o.0[1])])
-    }
-    #[inline(always)]
-    fn max(self, o: Self) -> Self {
-        Self([self.0[0].max(o.0[0]), self.0[1].max(o.0[1])])
-    }
-    #[inline(always)]
-    fn le_mask(self, o: Self) -> u32 {
-        self.0[0].cmple(o.0[0]).bitmask() | self.0[1].cmple(o.0[1]).bitmask() << 4
-    }
-    #[inline(always)]
-    fn lt_mask(self, o: Self) -> u32 {
-        self.0[0].cmplt(o.0[0]).bitmask() | self.0[1].cmplt(o.0[1]).bitmask() << 4
-    }
-    #[inline(always)]
-    fn gt_mask(self, o: Self) -> u32 {
-        self.0[0].cmpgt(o.0[0]).bitmask() | self.0[1].cmpgt(o.0[1]).bitmask() << 4
-    }
-    #[inline(always)]
-    fn eq_mask(self, o: Self) -> u32 {
-        self.0[0].cmpeq(o.0[0]).bitmask() | self.0[1].cmpeq(o.0[1]).bitmask() << 4
-    }
-    #[inline(always)]
-    fn sign_mask(self) -> u32 {
-        self.0[0].is_negative_bitmask() | self.0[1].is_negative_bitmask() << 4
-    }
-    #[inline(always)]
-    fn to_array(self) -> [f32; 8] {
-        let (a, b) = (self.0[0].to_array(), self.0[1].to_array());
-        [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]]
-    }
-}
-
-/// Sixteen lanes as two of eight: a packet of sixteen rays where the processor has no
-/// sixteen-lane registers. Lanes 0–7 are the first half's, 8–15 the second's.
+/// Twice the lanes of `V`, as two of it: eight as two SSE halves of four (`Halves`, the
+/// portable eight-wide), and sixteen (a packet's rays, where the processor has no sixteen-lane
+/// registers) as two of eight. The first half holds the low lanes.
 #[derive(Clone, Copy, Debug)]
 pub(in crate::bvh) struct Pair<V>([V; 2]);
 
-impl<V: Lanes<8>> Lanes<16> for Pair<V> {
-    #[inline(always)]
-    fn splat(x: f32) -> Self {
-        Self([V::splat(x); 2])
-    }
-    #[inline(always)]
-    fn load(a: &[f32; 16]) -> Self {
-        // Written out: a closure is compiled without the traversal's target features.
-        let (low, high) = a.split_first_chunk::<8>().expect("sixteen lanes");
-        let high: &[f32; 8] = high.try_into().expect("eight lanes after the first eight");
-        Self([V::load(low), V::load(high)])
-    }
-    #[inline(always)]
-    fn add(self, o: Self) -> Self {
-        Self([self.0[0].add(o.0[0]), self.0[1].add(o.0[1])])
-    }
-    #[inline(always)]
-    fn sub(self, o: Self) -> Self {
-        Self([self.0[0].sub(o.0[0]), self.0[1].sub(o.0[1])])
-    }
-    #[inline(always)]
-    fn mul(self, o: Self) -> Self {
-        Self([self.0[0].mul(o.0[0]), self.0[1].mul(o.0[1])])
-    }
-    #[inline(always)]
-    fn div(self, o: Self) -> Self {
-        Self([self.0[0].div(o.0[0]), self.0[1].div(o.0[1])])
-    }
-    #[inline(always)]
-    fn min(self, o: Self) -> Self {
-        Self([self.0[0].min(o.0[0]), self.0[1].min(o.0[1])])
-    }
-    #[inline(always)]
-    fn max(self, o: Self) -> Self {
-        Self([self.0[0].max(o.0[0]), self.0[1].max(o.0[1])])
-    }
-    #[inline(always)]
-    fn le_mask(self, o: Self) -> u32 {
-        self.0[0].le_mask(o.0[0]) | self.0[1].le_mask(o.0[1]) << 8
-    }
-    #[inline(always)]
-    fn lt_mask(self, o: Self) -> u32 {
-        self.0[0].lt_mask(o.0[0]) | self.0[1].lt_mask(o.0[1]) << 8
-    }
-    #[inline(always)]
-    fn gt_mask(self, o: Self) -> u32 {
-        self.0[0].gt_mask(o.0[0]) | self.0[1].gt_mask(o.0[1]) << 8
-    }
-    #[inline(always)]
-    fn eq_mask(self, o: Self) -> u32 {
-        self.0[0].eq_mask(o.0[0]) | self.0[1].eq_mask(o.0[1]) << 8
-    }
-    #[inline(always)]
-    fn sign_mask(self) -> u32 {
-        self.0[0].sign_mask() | self.0[1].sign_mask() << 8
-    }
-    #[inline(always)]
-    fn to_array(self) -> [f32; 16] {
-        let (low, high) = (self.0[0].to_array(), self.0[1].to_array());
-        std::array::from_fn(|lane| if lane < 8 { low[lane] } else { high[lane - 8] })
-    }
+/// Eight lanes as two halves of four: the portable eight-wide.
+pub(in crate::bvh) type Halves = Pair<Vec4>;
+
+/// `Pair<V>` as `$wide` lanes for any `V` of `$half`: each operation on both halves, and the
+/// second half's mask bits above the first's.
+macro_rules! pair_of {
+    ($half:literal, $wide:literal) => {
+        impl<V: Lanes<$half>> Lanes<$wide> for Pair<V> {
+            #[inline(always)]
+            fn splat(x: f32) -> Self {
+                Self([V::splat(x); 2])
+            }
+            #[inline(always)]
+            fn load(a: &[f32; $wide]) -> Self {
+                // Written out: a closure is compiled without the traversal's target features.
+                let (low, high) = a.split_first_chunk::<$half>().expect("two halves");
+                let high: &[f32; $half] = high.try_into().expect("two halves");
+                Self([V::load(low), V::load(high)])
+            }
+            #[inline(always)]
+            fn add(self, o: Self) -> Self {
+                Self([self.0[0].add(o.0[0]), self.0[1].add(o.0[1])])
+            }
+            #[inline(always)]
+            fn sub(self, o: Self) -> Self {
+                Self([self.0[0].sub(o.0[0]), self.0[1].sub(o.0[1])])
+            }
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self {
+                Self([self.0[0].mul(o.0[0]), self.0[1].mul(o.0[1])])
+            }
+            #[inline(always)]
+            fn div(self, o: Self) -> Self {
+                Self([self.0[0].div(o.0[0]), self.0[1].div(o.0[1])])
+            }
+            #[inline(always)]
+            fn min(self, o: Self) -> Self {
+                Self([self.0[0].min(o.0[0]), self.0[1].min(o.0[1])])
+            }
+            #[inline(always)]
+            fn max(self, o: Self) -> Self {
+                Self([self.0[0].max(o.0[0]), self.0[1].max(o.0[1])])
+            }
+            #[inline(always)]
+            fn le_mask(self, o: Self) -> u32 {
+                self.0[0].le_mask(o.0[0]) | self.0[1].le_mask(o.0[1]) << $half
+            }
+            #[inline(always)]
+            fn lt_mask(self, o: Self) -> u32 {
+                self.0[0].lt_mask(o.0[0]) | self.0[1].lt_mask(o.0[1]) << $half
+            }
+            #[inline(always)]
+            fn gt_mask(self, o: Self) -> u32 {
+                self.0[0].gt_mask(o.0[0]) | self.0[1].gt_mask(o.0[1]) << $half
+            }
+            #[inline(always)]
+            fn eq_mask(self, o: Self) -> u32 {
+                self.0[0].eq_mask(o.0[0]) | self.0[1].eq_mask(o.0[1]) << $half
+            }
+            #[inline(always)]
+            fn sign_mask(self) -> u32 {
+                self.0[0].sign_mask() | self.0[1].sign_mask() << $half
+            }
+            #[inline(always)]
+            fn to_array(self) -> [f32; $wide] {
+                let mut out = [0.0; $wide];
+                out[..$half].copy_from_slice(&self.0[0].to_array());
+                out[$half..].copy_from_slice(&self.0[1].to_array());
+                out
+            }
+        }
+    };
 }
+
+pair_of!(4, 8);
+pair_of!(8, 16);
