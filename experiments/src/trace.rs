@@ -61,6 +61,19 @@ pub const BLOCK_WIDTH: u32 = 4;
 
 /// The height of a packet's block of pixels in `bvh`: 4 for packets of sixteen rays, 2 for
 /// packets of eight.
+///
+/// ```
+/// # use renderer::bvh::{BvhSettings, WideBvh};
+/// # use renderer::geometry::Triangle;
+/// # use renderer::math::Vec3;
+/// use experiments::trace::{BLOCK_WIDTH, block_height};
+/// use renderer::bvh::wide::Simd;
+///
+/// # let triangles = [Triangle { v: [Vec3::ZERO, Vec3::X, Vec3::Y] }];
+/// let bvh = WideBvh::build(&triangles, BvhSettings::default());
+/// assert_eq!((BLOCK_WIDTH * block_height(&bvh)) as usize, bvh.packet_lanes());
+/// assert_eq!(block_height(&bvh.limited_to(Simd::Avx2)), 2);
+/// ```
 pub fn block_height(bvh: &WideBvh) -> u32 {
     bvh.packet_lanes() as u32 / BLOCK_WIDTH
 }
