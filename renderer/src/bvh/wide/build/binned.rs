@@ -333,8 +333,8 @@ type Parted = (usize, Extent, Extent);
 /// The octree's split as binary steps: the records go to the octants of their centroids
 /// around the centre of the centroid bounds, taken as three halvings at that centre (by `x`,
 /// then `y`, then `z`). The collapse to eight children mostly joins them into one node again
-/// (it opens the largest child first, so a large grandchild may be opened before a small
-/// octant). An axis along which every centroid lies on one side is passed over; `None` when
+/// (where that is the collapse of least cost, `Slots` in the parent module: a large
+/// grandchild may be opened instead of a small octant). An axis along which every centroid lies on one side is passed over; `None` when
 /// every axis is (the centroids coincide). Returns the cut and the step its two halves take
 /// next. Past [`SPLIT_DEPTH`] binary levels (about 13 octant levels, where the octree goes to
 /// its `max_depth`, 24 by default) nodes are split by index, to keep the traversal's stack
