@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, anyhow, bail};
 use balancers::{Assignment, Balancer, BalancerKind, Choice, Spawn, TaskRunner};
 use renderer::accel::Packets;
-use renderer::bvh::wide::{LaneMask, PACKET_LANES, RayPacket};
+use renderer::bvh::wide::{LaneMask, PACKET_LANES, PixelBlock, RayPacket};
 use renderer::bvh::{NoCounters, TestCounts, TraversalCounters, WideBvh};
 use renderer::file_errors::io_reason;
 use renderer::geometry::Ray;
@@ -54,31 +54,6 @@ pub enum RaySource {
         rays: RayFile,
     },
 }
-
-/// The width of a packet's block of pixels, one ray to a lane, the block as tall as the
-/// packet's lanes make it ([`block_height`]).
-pub const BLOCK_WIDTH: u32 = 4;
-
-/// The height of a packet's block of pixels in `bvh`: 4 for packets of sixteen rays, 2 for
-/// packets of eight.
-///
-/// ```
-/// # use renderer::bvh::{BvhSettings, WideBvh};
-/// # use renderer::geometry::Triangle;
-/// # use renderer::math::Vec3;
-/// use experiments::trace::{BLOCK_WIDTH, block_height};
-/// use renderer::bvh::wide::Simd;
-///
-/// # let triangles = [Triangle { v: [Vec3::ZERO, Vec3::X, Vec3::Y] }];
-/// let bvh = WideBvh::build(&triangles, BvhSettings::default());
-/// assert_eq!((BLOCK_WIDTH * block_height(&bvh)) as usize, bvh.packet_lanes());
-/// assert_eq!(block_height(&bvh.limited_to(Simd::Avx2)), 2);
-/// ```
-pub fn block_height(bvh: &WideBvh) -> u32 {
-    bvh.packet_lanes() as u32 / BLOCK_WIDTH
-}
-
-const _: () = assert!(PACKET_LANES.is_multiple_of(BLOCK_WIDTH as usize));
 
 /// What `raylb bench trace` traces.
 ///
@@ -268,15 +243,18 @@ impl<C: TraversalCounters> TraceRays<'_, C> {
     /// tile's edge cuts it) for each sample offset.
     fn trace_blocks(&self, tile: &Tile, counts: &mut TraceCounts<C>) {
         let (s, bvh) = (self.scene, self.packets.expect("a tree for packets"));
-        let height = block_height(bvh);
-        let lanes = (BLOCK_WIDTH * height) as usize;
+        let PixelBlock {
+            columns: width,
+            rows: height,
+        } = bvh.packet_block();
+        let lanes = (width * height) as usize;
         for y in (tile.y0..tile.y1).step_by(height as usize) {
-            for x in (tile.x0..tile.x1).step_by(BLOCK_WIDTH as usize) {
+            for x in (tile.x0..tile.x1).step_by(width as usize) {
                 let rows = y..(y + height).min(tile.y1);
-                let columns = x..(x + BLOCK_WIDTH).min(tile.x1);
+                let columns = x..(x + width).min(tile.x1);
                 let active = (0..lanes as u32)
-                    .filter(|&lane| lane % BLOCK_WIDTH < columns.len() as u32)
-                    .filter(|&lane| lane / BLOCK_WIDTH < rows.len() as u32)
+                    .filter(|&lane| lane % width < columns.len() as u32)
+                    .filter(|&lane| lane / width < rows.len() as u32)
                     .fold(LaneMask::NONE, |mask, lane| mask.with(lane as usize));
                 for &offset in s.samples.offsets() {
                     // Lane `k`: pixel `k % 4` of row `k / 4`, the first row's where the tile's
@@ -288,8 +266,8 @@ impl<C: TraversalCounters> TraceRays<'_, C> {
                         active,
                     };
                     for (lane, ray) in packet.rays[..lanes].iter_mut().enumerate() {
-                        let x = (x + lane as u32 % BLOCK_WIDTH).min(columns.end - 1);
-                        let y = (y + lane as u32 / BLOCK_WIDTH).min(rows.end - 1);
+                        let x = (x + lane as u32 % width).min(columns.end - 1);
+                        let y = (y + lane as u32 / width).min(rows.end - 1);
                         *ray = s.camera.sample_ray(x, y, offset, s.width, s.height);
                     }
                     counts.trace_packet(bvh, &packet);
@@ -575,10 +553,13 @@ fn report(
         RaySource::File { path, .. } => format!("{} from {}", counted(rays, "ray"), path.display()),
     };
     let asked = match (query, options.packets, scene.accel.wide()) {
-        (Query::ClosestHit, Packets::On, Some(bvh)) => Cow::Owned(format!(
-            "closest hit only, in packets of {BLOCK_WIDTH}×{} pixels",
-            block_height(bvh)
-        )),
+        (Query::ClosestHit, Packets::On, Some(bvh)) => {
+            let block = bvh.packet_block();
+            Cow::Owned(format!(
+                "closest hit only, in packets of {}×{} pixels",
+                block.columns, block.rows
+            ))
+        }
         (Query::ClosestHit, _, _) => Cow::Borrowed("closest hit only"),
         (Query::Occlusion, _, _) => Cow::Borrowed("occlusion (any hit)"),
     };

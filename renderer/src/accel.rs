@@ -148,7 +148,7 @@ impl AccelKind {
 }
 
 /// The most rays [`Accel::closest_hits`] and [`Accel::occluded_rays`] trace together.
-pub use crate::bvh::wide::PACKET_LANES;
+pub use crate::bvh::wide::{PACKET_LANES, PixelBlock};
 
 /// A built acceleration structure.
 ///
@@ -354,6 +354,24 @@ impl Accel {
             Accel::Wide(b) => b.packet_lanes(),
             Accel::Octree(_) => 8,
         }
+    }
+
+    /// The block of pixels whose camera rays fill a packet of
+    /// [`packet_lanes`](Self::packet_lanes), one ray a pixel: 4×4 where the wide BVH's
+    /// traversal runs on AVX-512, else 4×2 ([`WideBvh::packet_block`]).
+    ///
+    /// ```
+    /// # use renderer::accel::{Accel, AccelKind, PixelBlock};
+    /// # use renderer::bvh::BvhSettings;
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// # let triangles = [Triangle { v: [Vec3::ZERO, Vec3::X, Vec3::Y] }];
+    /// let accel = Accel::build(AccelKind::Octree, &triangles, BvhSettings::default())?;
+    /// assert_eq!(accel.packet_block(), PixelBlock { columns: 4, rows: 2 });
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn packet_block(&self) -> PixelBlock {
+        PixelBlock::of(self.packet_lanes())
     }
 
     /// The closest triangle the ray hits within `(t_min, t_max)`.

@@ -931,7 +931,7 @@ impl<O: FrameObserver> Whitted<'_, O> {
                     spawn.spawn(RenderTask::Tile(piece));
                 }
                 let rows = match self.scene.packets {
-                    Packets::On => packet::block_rows(&self.scene.accel),
+                    Packets::On => self.scene.accel.packet_block().rows,
                     Packets::Off => 1,
                 };
                 for y in (tile.y0..tile.y1).step_by(rows as usize) {

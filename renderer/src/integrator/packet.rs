@@ -1,5 +1,5 @@
-//! A tile's camera rays traced in packets: blocks of [`BLOCK_COLUMNS`] × [`block_rows`] pixels
-//! (4×4 where the wide BVH's traversal runs on AVX-512, 4×2 elsewhere), their samples taken
+//! A tile's camera rays traced in packets: blocks of pixels ([`Accel::packet_block`]: 4×4
+//! where the wide BVH's traversal runs on AVX-512, 4×2 elsewhere), their samples taken
 //! [`Accel::packet_lanes`] at a time through one closest-hit traversal, then the
 //! shadow rays of the hits towards each light through one occlusion traversal. Rays that
 //! start at one eye through neighbouring pixels, and rays from neighbouring points towards one
@@ -22,19 +22,9 @@ use super::{
     RayCounts, RayRole, RayTask, RenderTask, SurfacePoint, Tile, TraceObserver, Whitted, WorkerRays,
 };
 
-/// Pixels across a block.
-const BLOCK_COLUMNS: u32 = 4;
-
-/// Pixel rows of a block: as many as fill the packets `accel` favours, four columns wide.
-pub(super) fn block_rows(accel: &Accel) -> u32 {
-    accel.packet_lanes() as u32 / BLOCK_COLUMNS
-}
-
-const _: () = assert!(PACKET_LANES.is_multiple_of(BLOCK_COLUMNS as usize));
-
 impl<O: FrameObserver> Whitted<'_, O> {
-    /// Traces the camera rays of `band` (at most [`block_rows`] rows of a tile), a block at a
-    /// time, in packets.
+    /// Traces the camera rays of `band` (at most a block's rows of a tile,
+    /// [`Accel::packet_block`]), a block at a time, in packets.
     pub(super) fn trace_in_packets<S: Spawn<RenderTask>, C: TraceObserver>(
         &self,
         band: Tile,
@@ -43,9 +33,10 @@ impl<O: FrameObserver> Whitted<'_, O> {
         spawn: &mut S,
     ) {
         let lanes = self.scene.accel.packet_lanes();
+        let columns = self.scene.accel.packet_block().columns;
         let mut packet = CameraPacket::new(self.camera_task(band.x0, band.y0, [0.0; 2]));
-        for x0 in (band.x0..band.x1).step_by(BLOCK_COLUMNS as usize) {
-            let x1 = (x0 + BLOCK_COLUMNS).min(band.x1);
+        for x0 in (band.x0..band.x1).step_by(columns as usize) {
+            let x1 = (x0 + columns).min(band.x1);
             for y in band.y0..band.y1 {
                 for x in x0..x1 {
                     for &offset in self.scene.samples.offsets() {

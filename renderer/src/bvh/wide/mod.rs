@@ -52,7 +52,7 @@ use super::{BuildThreadError, BvhSettings, BvhStats};
 
 pub use gpu::GpuWideBvh;
 pub use pack::{LANES, TrianglePack};
-pub use packet::{LaneMask, PACKET_LANES, RayPacket};
+pub use packet::{LaneMask, PACKET_BLOCK_COLUMNS, PACKET_LANES, PixelBlock, RayPacket};
 
 /// Children per node.
 ///

@@ -203,6 +203,25 @@ impl WideBvh {
         }
     }
 
+    /// The block of pixels whose camera rays, one a pixel, fill a packet of
+    /// [`packet_lanes`](Self::packet_lanes): [`PACKET_BLOCK_COLUMNS`] across and as many rows as
+    /// that takes, 4×4 on AVX-512 and 4×2 elsewhere. Lane `k` is pixel `k % columns` of row
+    /// `k / columns`.
+    ///
+    /// ```
+    /// # use renderer::bvh::{BvhSettings, WideBvh};
+    /// # use renderer::geometry::Triangle;
+    /// # use renderer::math::Vec3;
+    /// use renderer::bvh::wide::{PixelBlock, Simd};
+    ///
+    /// # let triangles = [Triangle { v: [Vec3::ZERO, Vec3::X, Vec3::Y] }];
+    /// let bvh = WideBvh::build(&triangles, BvhSettings::default()).limited_to(Simd::Avx2);
+    /// assert_eq!(bvh.packet_block(), PixelBlock { columns: 4, rows: 2 });
+    /// ```
+    pub fn packet_block(&self) -> PixelBlock {
+        PixelBlock::of(self.packet_lanes())
+    }
+
     /// The closest hit of every active ray of `packet` (`None` in an inactive lane): for each,
     /// bit for bit what [`closest_hit`](Self::closest_hit) gives it.
     ///
@@ -694,6 +713,37 @@ impl WideBvh {
             }
         }
         blocked
+    }
+}
+
+/// Pixels across a packet's block ([`WideBvh::packet_block`]).
+pub const PACKET_BLOCK_COLUMNS: u32 = 4;
+
+const _: () = assert!(PACKET_LANES.is_multiple_of(PACKET_BLOCK_COLUMNS as usize));
+
+/// A block of pixels traced as one packet of camera rays, `columns` × `rows`.
+///
+/// ```
+/// use renderer::bvh::wide::PixelBlock;
+///
+/// let block = PixelBlock { columns: 4, rows: 4 };
+/// assert_eq!(block.columns * block.rows, 16);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PixelBlock {
+    /// Pixels across.
+    pub columns: u32,
+    /// Pixel rows.
+    pub rows: u32,
+}
+
+impl PixelBlock {
+    /// The block [`PACKET_BLOCK_COLUMNS`] across that packets of `lanes` rays fill.
+    pub(crate) fn of(lanes: usize) -> Self {
+        Self {
+            columns: PACKET_BLOCK_COLUMNS,
+            rows: lanes as u32 / PACKET_BLOCK_COLUMNS,
+        }
     }
 }
 
