@@ -4,8 +4,9 @@
 //!
 //! *Build* (`build`): a binary tree by the surface area heuristic over binned centroids
 //! (16 bins on each axis), its large nodes split in parallel as tasks of raylb's own
-//! work-stealing balancer; the result depends only on the input, never on the worker count. Then collapsed to [`Width`] children per node: a node's children are the
-//! binary children of its binary children, opening the largest (by surface area) first.
+//! work-stealing balancer; the result depends only on the input, never on the worker count.
+//! Then collapsed to [`Width`] children per node: the wide tree of least summed node area that
+//! the binary tree allows, found bottom-up as the binary tree is built.
 //! ([`BvhSplit::Octant`](super::BvhSplit::Octant) splits by the octree's rule instead, to
 //! measure that rule in this layout.)
 //! Eight where the processor has AVX2 and FMA (one register holds a plane of all eight boxes),

@@ -360,10 +360,10 @@ struct Slots {
     /// `cost[s − 1]`: the least cost in at most `s` slots.
     cost: [f32; MAX_WIDTH],
     /// `split[s − 1]`: 0 where that is the whole subtree in one slot, else the slots its first
-    /// child takes (the second takes the rest).
+    /// child takes (the second is given the rest, and may use fewer).
     split: [u8; MAX_WIDTH],
-    /// `nodes[s − 1]`: the wide nodes of that choice; `nodes[0]`, those of the subtree
-    /// written whole ([`Size`]).
+    /// `nodes[s − 1]`: the wide nodes [`gather`] makes of that choice; `nodes[0]`, those of
+    /// the subtree written whole ([`Size`]).
     nodes: [u32; MAX_WIDTH],
     /// For an inner node written as a wide node, the slots of its `width` its first child
     /// takes.
@@ -411,9 +411,19 @@ impl Slots {
                 slots.split[s - 1] = k as u8;
                 slots.nodes[s - 1] = nodes_of(k, s);
             } else {
+                // No cheaper with the extra slot: the choice for `s − 1` slots, as `gather`
+                // will take it given `s`. A split of `k` then gives the second child `s − k`
+                // slots, not `s − 1 − k`: where a large cost swallowed the difference in
+                // floats, its choice there may make fewer nodes, and the count must be of
+                // the nodes written (`Size`).
+                let k = usize::from(slots.split[s - 2]);
                 slots.cost[s - 1] = slots.cost[s - 2];
-                slots.split[s - 1] = slots.split[s - 2];
-                slots.nodes[s - 1] = slots.nodes[s - 2];
+                slots.split[s - 1] = k as u8;
+                slots.nodes[s - 1] = if k == 0 {
+                    slots.nodes[0]
+                } else {
+                    nodes_of(k, s)
+                };
             }
         }
         slots
@@ -574,5 +584,72 @@ mod tests {
             opened >= 6,
             "the collapse opened inner nodes in {opened} trees"
         );
+    }
+
+    /// Meshes of a few large triangles and clusters of tiny ones, scales 10⁵–10⁷ apart: a
+    /// large node's cost swallows a small one's differences in floats. Every node's count of
+    /// the wide nodes below it is what the collapse makes, and the public build succeeds
+    /// (seed 48 once made fewer nodes than counted, and the build panicked).
+    #[test]
+    fn node_counts_hold_where_scales_differ_by_millions() {
+        fn mesh(seed: u64) -> Vec<Triangle> {
+            let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            let mut next = move || {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 40) as f32 / (1u64 << 24) as f32
+            };
+            let large = 1 + (next() * 6.0) as usize;
+            let clusters = 1 + (next() * 8.0) as usize;
+            let scale = [1.0e3f32, 1.0e4, 3.0e2][(next() * 3.0) as usize % 3];
+            let small = [0.01f32, 0.1, 0.001][(next() * 3.0) as usize % 3];
+            let mut out = Vec::new();
+            for _ in 0..large {
+                let mut p = || Vec3::new(next(), next(), next()) * scale;
+                out.push(Triangle { v: [p(), p(), p()] });
+            }
+            for _ in 0..clusters {
+                let c = Vec3::new(next(), next(), next()) * scale;
+                for _ in 0..1 + (next() * 12.0) as usize {
+                    let o = c + Vec3::new(next(), next(), next()) * (small * 10.0);
+                    let mut d = || o + Vec3::new(next(), next(), next()) * small;
+                    out.push(Triangle { v: [d(), d(), d()] });
+                }
+            }
+            out
+        }
+        /// The wide nodes the collapse makes from `node` down; checks each node's count.
+        fn made(forest: &Forest, node: NodeRef, width: usize) -> usize {
+            let n = forest.get(node);
+            let mut total = 1;
+            for &c in collapse(n, width, |c| forest.get(c)).iter() {
+                if forest.get(c).children.is_some() {
+                    total += made(forest, c, width);
+                }
+            }
+            assert_eq!(total, n.size.nodes, "counted against made");
+            total
+        }
+        for seed in (0..60).chain([48]) {
+            let triangles = mesh(seed);
+            for (width, leaf_size) in [(8, 2), (8, 1), (4, 2)] {
+                let splitter = Splitter {
+                    leaf_size,
+                    split: BvhSplit::Sah,
+                    width,
+                };
+                let (forest, _) = binary_here(&triangles, splitter);
+                if forest.get(forest.root).children.is_some() {
+                    made(&forest, forest.root, width);
+                }
+            }
+            let settings = crate::bvh::BvhSettings {
+                leaf_size: 2,
+                ..Default::default()
+            };
+            let bvh = super::super::WideBvh::build_with_width(&triangles, settings, Width::Eight);
+            assert_eq!(bvh.stats().triangles, triangles.len());
+        }
     }
 }
