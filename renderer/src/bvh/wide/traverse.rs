@@ -699,8 +699,9 @@ fn count_boxes<const W: usize, C: TraversalCounters>(node: &WideNode<W>, counter
 }
 
 /// Children waiting to be visited, each with the distance it was ordered by (where the ray
-/// enters it for the closest hit, where it leaves it for occlusion); of fixed size, and left uninitialised: it is set up for every ray, and clearing its
-/// [`STACK_SIZE`] entries would cost more than the traversal of a short ray.
+/// enters it for the closest hit, where it leaves it for occlusion); of fixed size, and left
+/// uninitialised: it is set up for every ray, and clearing its [`STACK_SIZE`] entries would
+/// cost more than the traversal of a short ray.
 struct Stack {
     entries: [MaybeUninit<(Child, f32)>; STACK_SIZE],
     top: usize,

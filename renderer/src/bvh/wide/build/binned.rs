@@ -22,8 +22,8 @@ const BINS: usize = 16;
 const TRAVERSAL_COST: f32 = 1.0;
 
 /// Past this depth the binary tree is split at the median of the input order instead of by the
-/// SAH (or by octant), so that its depth, and the traversal's stack, stay bounded (at most this plus
-/// log2 of the triangle count, 67 for the most triangles a BVH can hold).
+/// SAH (or by octant), so that its depth, and the traversal's stack, stay bounded (at most this
+/// plus log2 of the triangle count, 67 for the most triangles a BVH can hold).
 pub(super) const SPLIT_DEPTH: u32 = 40;
 
 /// An axis-aligned box as two rows of four lanes (the fourth unused, zero in a record's box),
@@ -334,11 +334,11 @@ type Parted = (usize, Extent, Extent);
 /// around the centre of the centroid bounds, taken as three halvings at that centre (by `x`,
 /// then `y`, then `z`). The collapse to eight children mostly joins them into one node again
 /// (where that is the collapse of least cost, `Slots` in the parent module: a large
-/// grandchild may be opened instead of a small octant). An axis along which every centroid lies on one side is passed over; `None` when
-/// every axis is (the centroids coincide). Returns the cut and the step its two halves take
-/// next. Past [`SPLIT_DEPTH`] binary levels (about 13 octant levels, where the octree goes to
-/// its `max_depth`, 24 by default) nodes are split by index, to keep the traversal's stack
-/// fixed.
+/// grandchild may be opened instead of a small octant). An axis along which every centroid
+/// lies on one side is passed over; `None` when every axis is (the centroids coincide).
+/// Returns the cut and the step its two halves take next. Past [`SPLIT_DEPTH`] binary levels
+/// (about 13 octant levels, where the octree goes to its `max_depth`, 24 by default) nodes are
+/// split by index, to keep the traversal's stack fixed.
 fn octant_split(
     records: &mut [Record],
     step: Option<OctantStep>,

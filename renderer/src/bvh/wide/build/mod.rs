@@ -348,13 +348,14 @@ fn half_area(b: &Aabb) -> f32 {
 /// whose own children are found the same way), or, for an inner node, its two children
 /// sharing the `s` slots. The cost of a choice is the summed half area of the wide nodes it
 /// makes: in the surface area heuristic, how many of them a ray visits. (The leaves are the
-/// binary tree's whatever the choice, and so is what testing them costs.) Worked out
-/// bottom-up as the binary tree is built, from the children's, so that the collapse
+/// binary tree's whatever the choice, and so is what testing them costs.) Of equal costs, the
+/// choice of fewer wide nodes: areas of zero, as of geometry along one line, tie everywhere.
+/// Worked out bottom-up as the binary tree is built, from the children's, so that the collapse
 /// ([`collapse`]) is the one of least cost the binary tree allows (the dynamic programme of
 /// Ylitie, Karras and Laine, "Efficient incoherent ray traversal on GPUs through compressed
-/// wide BVHs", 2017), rather than one that opens the largest child first, which left 45% of
-/// the bunny's eight-wide nodes two or three children: 28% fewer nodes, and random rays
-/// 7–10% faster (BENCHMARKS.md).
+/// wide BVHs", 2017), rather than one that opens the largest child first, which, at a leaf of
+/// four triangles, left 46% of the bunny's eight-wide nodes two or three children: 28% fewer
+/// nodes, and random rays 7–10% faster (BENCHMARKS.md).
 #[derive(Clone, Copy, Debug)]
 struct Slots {
     /// `cost[s − 1]`: the least cost in at most `s` slots.
@@ -382,19 +383,21 @@ impl Slots {
     /// An inner node of half area `area` whose children's are `left` and `right`, in a tree of
     /// `width` children a node.
     fn inner(area: f32, left: &Self, right: &Self, width: usize) -> Self {
+        let nodes_of = |k: usize, s: usize| left.nodes[k - 1] + right.nodes[s - k - 1];
         // The children sharing `s` slots (2 or more): the first taking `k`, the cheapest `k`,
-        // the first of equal costs (and 1 where every cost is NaN or infinite).
+        // of equal costs the one of fewer nodes, then the first (and 1 where every cost is NaN
+        // or infinite). Costs tie where areas are zero, as on geometry along one line: by cost
+        // alone, every binary node there would be a wide node of two children.
         let share = |s: usize| {
             let mut best = (left.cost[0] + right.cost[s - 2], 1);
             for k in 2..s {
                 let cost = left.cost[k - 1] + right.cost[s - k - 1];
-                if cost < best.0 {
+                if cost < best.0 || (cost == best.0 && nodes_of(k, s) < nodes_of(best.1, s)) {
                     best = (cost, k);
                 }
             }
             best
         };
-        let nodes_of = |k: usize, s: usize| left.nodes[k - 1] + right.nodes[s - k - 1];
         let (children_cost, node_split) = share(width);
         let mut slots = Self {
             cost: [f32::INFINITY; MAX_WIDTH],
@@ -406,12 +409,13 @@ impl Slots {
         slots.nodes[0] = 1 + nodes_of(node_split, width);
         for s in 2..=width {
             let (cost, k) = share(s);
-            if cost < slots.cost[s - 2] {
+            let fewer_nodes = nodes_of(k, s) < slots.nodes[s - 2];
+            if cost < slots.cost[s - 2] || (cost == slots.cost[s - 2] && fewer_nodes) {
                 slots.cost[s - 1] = cost;
                 slots.split[s - 1] = k as u8;
                 slots.nodes[s - 1] = nodes_of(k, s);
             } else {
-                // No cheaper with the extra slot: the choice for `s − 1` slots, as `gather`
+                // No better with the extra slot: the choice for `s − 1` slots, as `gather`
                 // will take it given `s`. A split of `k` then gives the second child `s − k`
                 // slots, not `s − 1 − k`: where a large cost swallowed the difference in
                 // floats, its choice there may make fewer nodes, and the count must be of
@@ -477,13 +481,7 @@ mod tests {
 
     /// `n` small triangles scattered at random from `seed`.
     fn scatter(n: usize, seed: u64) -> Vec<Triangle> {
-        let mut state = seed;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 40) as f32 / (1u64 << 24) as f32
-        };
+        let mut next = super::super::tests::floats(seed);
         (0..n)
             .map(|_| {
                 let c = Vec3::new(next(), next(), next()) * 4.0;
@@ -650,6 +648,39 @@ mod tests {
             };
             let bvh = super::super::WideBvh::build_with_width(&triangles, settings, Width::Eight);
             assert_eq!(bvh.stats().triangles, triangles.len());
+        }
+    }
+
+    /// Geometry of no area at all (segments along one line): every choice costs the same, and
+    /// the collapse takes the one of fewest wide nodes, as full as on any other mesh, rather
+    /// than one wide node per binary node.
+    #[test]
+    fn geometry_of_no_area_is_collapsed_into_full_nodes() {
+        let triangles: Vec<Triangle> = (0..1000)
+            .map(|i| {
+                let x = (i * 7919 % 1000) as f32;
+                let p = |dx: f32| Vec3::new(x + dx, 0.0, 0.0);
+                Triangle {
+                    v: [p(0.0), p(0.5), p(0.25)],
+                }
+            })
+            .collect();
+        for width in [Width::Four, Width::Eight] {
+            let bvh = super::super::WideBvh::build_with_width(
+                &triangles,
+                crate::bvh::BvhSettings::default(),
+                width,
+            );
+            let stats = bvh.stats();
+            assert_eq!(stats.triangles, triangles.len());
+            let children = (stats.nodes + stats.leaves - 1) as f64 / stats.nodes as f64;
+            assert!(
+                children >= 0.75 * f64::from(stats.children),
+                "{} nodes for {} leaves at width {}: {children:.2} children a node",
+                stats.nodes,
+                stats.leaves,
+                stats.children
+            );
         }
     }
 }
