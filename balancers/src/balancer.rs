@@ -12,6 +12,27 @@ use crate::fault;
 use crate::sync::{AtomicBool, AtomicU32, Ordering};
 use crate::telemetry::{Telemetry, WorkerTelemetry};
 
+/// The stack of every thread raylb starts to run workers on: `RUST_MIN_STACK` bytes where
+/// that is set, as for any thread the standard library starts; else 8 MiB, a Linux main
+/// thread's usual stack, rather than the standard library's 2 MiB. Optimised code needs less
+/// than 256 KiB for a `treasure` frame; unoptimised code (the dev profile, and code a caller
+/// compiles unoptimised around raylb's generic traversals) keeps every local of the
+/// traversals' inlined code in a slot of its own, one packet query's frame is about 1.5 MiB,
+/// and a `treasure` frame needed about 2.5 MiB. A stack takes address space only where it
+/// goes unused (`renderer::memory::thread_address_space` counts it).
+///
+/// ```
+/// let size = balancers::worker_stack_size();
+/// assert!(size >= 64 * 1024);
+/// ```
+pub fn worker_stack_size() -> usize {
+    const DEFAULT: usize = 8 << 20;
+    std::env::var("RUST_MIN_STACK")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(DEFAULT)
+}
+
 /// Where a running task puts the tasks it spawns.
 ///
 /// Handed to [`TaskRunner::run`] by the balancer; each balancer decides where spawned tasks go
@@ -264,6 +285,7 @@ where
     // slots are read after the scope, which orders every thread's writes before its end, so
     // no ordering is needed here.
     let returned = AtomicU32::new(0);
+    let stack = worker_stack_size();
     let (first, started, refusal) = thread::scope(|scope| {
         let mut started = 0;
         let mut refusal = None;
@@ -272,6 +294,7 @@ where
             let spawned = fault::check_start(worker).and_then(|()| {
                 thread::Builder::new()
                     .name(format!("raylb-worker-{worker}"))
+                    .stack_size(stack)
                     .spawn_scoped(scope, move || {
                         let result = work(worker);
                         *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(result);
@@ -342,6 +365,39 @@ mod tests {
     use std::thread::ThreadId;
 
     use super::*;
+
+    /// Uses about `bytes` of the stack, 64 KiB a call, and returns the number of calls, read
+    /// through every frame (so that none is optimised away).
+    fn deep(bytes: usize) -> u64 {
+        let frame = std::hint::black_box([bytes as u8; 64 * 1024]);
+        let below = if bytes > frame.len() {
+            deep(bytes - frame.len())
+        } else {
+            0
+        };
+        std::hint::black_box(below + u64::from(frame[bytes % frame.len()] == bytes as u8))
+    }
+
+    /// The threads started for workers have [`worker_stack_size`]'s stack, not the standard
+    /// library's 2 MiB: each uses three quarters of it, 6 MiB where `RUST_MIN_STACK` is not
+    /// set.
+    #[test]
+    fn worker_threads_have_the_stack_worker_stack_size_gives() {
+        let size = worker_stack_size();
+        if std::env::var_os("RUST_MIN_STACK").is_none() {
+            assert_eq!(size, 8 << 20);
+        }
+        let outcome = run_workers(
+            "stack".into(),
+            NonZeroUsize::new(3).unwrap(),
+            |worker, _, _| {
+                if worker == 0 { 0 } else { deep(size / 4 * 3) }
+            },
+        )
+        .unwrap();
+        let calls = (size / 4 * 3).div_ceil(64 * 1024) as u64;
+        assert_eq!(outcome.locals, [0, calls, calls]);
+    }
 
     /// Worker 0 runs on the calling thread, each other worker on a thread of its own.
     #[test]

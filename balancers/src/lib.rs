@@ -64,7 +64,9 @@ mod telemetry;
 pub mod termination;
 mod victim;
 
-pub use balancer::{Balancer, Outcome, Spawn, SpawnError, Stop, TaskRunner, run_workers};
+pub use balancer::{
+    Balancer, Outcome, Spawn, SpawnError, Stop, TaskRunner, run_workers, worker_stack_size,
+};
 pub use choice::Choice;
 pub use counter::CentralCounter;
 pub use hybrid::{

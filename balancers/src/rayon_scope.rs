@@ -172,6 +172,7 @@ pub fn start_pool(
     let mut refused = None;
     let built = rayon::ThreadPoolBuilder::new()
         .num_threads(workers.get())
+        .stack_size(crate::worker_stack_size())
         .spawn_handler(|thread| {
             let index = thread.index();
             let mut builder = thread::Builder::new().name(format!("{name}-{index}"));

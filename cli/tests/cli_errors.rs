@@ -1196,8 +1196,8 @@ fn bench_deque_checks_its_memory_before_making_its_deques() {
 fn bench_build_on_threads_the_address_space_cannot_hold_is_refused() {
     let s = Scratch::new();
     let quick = scene_path("quick");
-    // One thread for the scene's own build, and Rust's own stacks, whatever the machine and
-    // the environment: the refusal is then the benchmark's.
+    // One thread for the scene's own build, and the default worker stacks, whatever the
+    // machine and the environment: the refusal is then the benchmark's.
     let limited = |args: &[&str]| {
         Command::new("sh")
             .arg("-c")

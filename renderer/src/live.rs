@@ -143,6 +143,8 @@ impl LiveFrame {
         let watch = Arc::new(watch);
         let thread = thread::Builder::new()
             .name("raylb-frame".into())
+            // Worker 0 of the frame runs here.
+            .stack_size(balancers::worker_stack_size())
             .spawn({
                 let (film, watch) = (Arc::clone(&film), Arc::clone(&watch));
                 move || match (job, gpu) {

@@ -280,8 +280,8 @@ pub fn address_space_left() -> Option<u64> {
     address_space_room()
 }
 
-/// The address space `threads` new threads take, used or not: each its stack (`RUST_MIN_STACK`,
-/// else Rust's 2 MiB) and the malloc arena glibc reserves for a thread that allocates, 64 MiB
+/// The address space `threads` new threads take, used or not: each its stack
+/// ([`balancers::worker_stack_size`]) and the malloc arena glibc reserves for a thread that allocates, 64 MiB
 /// of address space on a 64-bit system. Under `ulimit -v` these fill the limit long before
 /// the memory is used, and a frame that fits its data can still fail to allocate a few bytes.
 ///
@@ -294,10 +294,7 @@ pub fn address_space_left() -> Option<u64> {
 /// ```
 pub fn thread_address_space(threads: usize) -> u64 {
     const ARENA: u64 = 64 << 20;
-    let stack = std::env::var("RUST_MIN_STACK")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap_or(2 << 20);
+    let stack = balancers::worker_stack_size() as u64;
     (threads as u64).saturating_mul(ARENA.saturating_add(stack))
 }
 

@@ -810,6 +810,8 @@ where
     let rendered = thread::scope(|scope| {
         let render_thread = thread::Builder::new()
             .name(format!("raylb-rank-{rank}-render"))
+            // Worker 0 of the rank's frame runs here.
+            .stack_size(crate::worker_stack_size())
             .spawn_scoped(scope, || render_batches(&pool, mode, threads, render))
             .expect("the render thread starts");
         service.serve(transport);
