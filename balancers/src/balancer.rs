@@ -13,7 +13,8 @@ use crate::sync::{AtomicBool, AtomicU32, Ordering};
 use crate::telemetry::{Telemetry, WorkerTelemetry};
 
 /// The stack of every thread raylb starts to run workers on: `RUST_MIN_STACK` bytes where
-/// that is set, as for any thread the standard library starts; else 8 MiB, a Linux main
+/// that is set to a whole number, read once, as for any thread the standard library starts;
+/// else 8 MiB, a Linux main
 /// thread's usual stack, rather than the standard library's 2 MiB. Optimised code needs less
 /// than 256 KiB for a `treasure` frame; unoptimised code (the dev profile, and code a caller
 /// compiles unoptimised around raylb's generic traversals) keeps every local of the
@@ -27,10 +28,14 @@ use crate::telemetry::{Telemetry, WorkerTelemetry};
 /// ```
 pub fn worker_stack_size() -> usize {
     const DEFAULT: usize = 8 << 20;
-    std::env::var("RUST_MIN_STACK")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(DEFAULT)
+    // Read once and parsed as the standard library does: a value that is not a whole
+    // number of bytes leaves the default.
+    static SIZE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *SIZE.get_or_init(|| {
+        std::env::var_os("RUST_MIN_STACK")
+            .and_then(|v| v.to_str().and_then(|v| v.parse().ok()))
+            .unwrap_or(DEFAULT)
+    })
 }
 
 /// Where a running task puts the tasks it spawns.
@@ -366,21 +371,24 @@ mod tests {
 
     use super::*;
 
-    /// Uses about `bytes` of the stack, 64 KiB a call, and returns the number of calls, read
-    /// through every frame (so that none is optimised away).
-    fn deep(bytes: usize) -> u64 {
-        let frame = std::hint::black_box([bytes as u8; 64 * 1024]);
-        let below = if bytes > frame.len() {
-            deep(bytes - frame.len())
-        } else {
-            0
-        };
-        std::hint::black_box(below + u64::from(frame[bytes % frame.len()] == bytes as u8))
+    /// The size of the calling thread's stack, as the threads library gave it.
+    #[cfg(target_os = "linux")]
+    fn own_stack_size() -> usize {
+        // SAFETY: `attr` is initialised by `pthread_getattr_np` before it is read, and
+        // destroyed once, after its last read; `pthread_self` is always a live thread.
+        unsafe {
+            let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+            assert_eq!(libc::pthread_getattr_np(libc::pthread_self(), &mut attr), 0);
+            let mut size = 0;
+            assert_eq!(libc::pthread_attr_getstacksize(&attr, &mut size), 0);
+            libc::pthread_attr_destroy(&mut attr);
+            size
+        }
     }
 
-    /// The threads started for workers have [`worker_stack_size`]'s stack, not the standard
-    /// library's 2 MiB: each uses three quarters of it, 6 MiB where `RUST_MIN_STACK` is not
-    /// set.
+    /// The threads started for workers have [`worker_stack_size`]'s stack (8 MiB where
+    /// `RUST_MIN_STACK` is not set), not the standard library's 2 MiB.
+    #[cfg(target_os = "linux")]
     #[test]
     fn worker_threads_have_the_stack_worker_stack_size_gives() {
         let size = worker_stack_size();
@@ -390,13 +398,13 @@ mod tests {
         let outcome = run_workers(
             "stack".into(),
             NonZeroUsize::new(3).unwrap(),
-            |worker, _, _| {
-                if worker == 0 { 0 } else { deep(size / 4 * 3) }
-            },
+            |worker, _, _| (worker != 0).then(own_stack_size),
         )
         .unwrap();
-        let calls = (size / 4 * 3).div_ceil(64 * 1024) as u64;
-        assert_eq!(outcome.locals, [0, calls, calls]);
+        assert_eq!(outcome.locals[0], None, "worker 0 is the calling thread");
+        for stack in &outcome.locals[1..] {
+            assert!(stack.is_some_and(|s| s >= size), "{stack:?} against {size}");
+        }
     }
 
     /// Worker 0 runs on the calling thread, each other worker on a thread of its own.

@@ -385,8 +385,8 @@ impl Slots {
     fn inner(area: f32, left: &Self, right: &Self, width: usize) -> Self {
         let nodes_of = |k: usize, s: usize| left.nodes[k - 1] + right.nodes[s - k - 1];
         // The children sharing `s` slots (2 or more): the first taking `k`, the cheapest `k`,
-        // of equal costs the one of fewer nodes, then the first (and 1 where every cost is NaN
-        // or infinite). Costs tie where areas are zero, as on geometry along one line: by cost
+        // of equal costs the one of fewer nodes, then the first (1 where every cost is NaN;
+        // infinite costs are equal, and tie by nodes too). Costs tie where areas are zero, as on geometry along one line: by cost
         // alone, every binary node there would be a wide node of two children.
         let share = |s: usize| {
             let mut best = (left.cost[0] + right.cost[s - 2], 1);
