@@ -14,13 +14,12 @@ use crate::telemetry::{Telemetry, WorkerTelemetry};
 
 /// The stack of every thread raylb starts to run workers on: `RUST_MIN_STACK` bytes where
 /// that is set to a whole number, read once, as for any thread the standard library starts;
-/// else 8 MiB, a Linux main
-/// thread's usual stack, rather than the standard library's 2 MiB. Optimised code needs less
-/// than 256 KiB for a `treasure` frame; unoptimised code (the dev profile, and code a caller
-/// compiles unoptimised around raylb's generic traversals) keeps every local of the
-/// traversals' inlined code in a slot of its own, one packet query's frame is about 1.5 MiB,
-/// and a `treasure` frame needed about 2.5 MiB. A stack takes address space only where it
-/// goes unused (`renderer::memory::thread_address_space` counts it).
+/// else 8 MiB, a Linux main thread's usual stack, rather than the standard library's 2 MiB.
+/// Optimised code needs less than 256 KiB for a `treasure` frame; unoptimised code (the dev
+/// profile, and code a caller compiles unoptimised around raylb's generic traversals) keeps
+/// every local of the traversals' inlined code in a slot of its own, one packet query's frame
+/// is about 1.5 MiB, and a `treasure` frame needed about 2.5 MiB. A stack takes address
+/// space only where it goes unused (`renderer::memory::thread_address_space` counts it).
 ///
 /// ```
 /// let size = balancers::worker_stack_size();

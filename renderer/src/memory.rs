@@ -282,8 +282,9 @@ pub fn address_space_left() -> Option<u64> {
 
 /// The address space `threads` new threads take, used or not: each its stack
 /// ([`balancers::worker_stack_size`]) and the malloc arena glibc reserves for a thread that
-/// allocates, 64 MiB of address space on a 64-bit system. Under `ulimit -v` these fill the limit long before
-/// the memory is used, and a frame that fits its data can still fail to allocate a few bytes.
+/// allocates, 64 MiB of address space on a 64-bit system. Under `ulimit -v` these fill the
+/// limit long before the memory is used, and a frame that fits its data can still fail to
+/// allocate a few bytes.
 ///
 /// ```
 /// use renderer::memory::thread_address_space;

@@ -384,21 +384,27 @@ impl Slots {
     /// `width` children a node.
     fn inner(area: f32, left: &Self, right: &Self, width: usize) -> Self {
         let nodes_of = |k: usize, s: usize| left.nodes[k - 1] + right.nodes[s - k - 1];
-        // The children sharing `s` slots (2 or more): the first taking `k`, the cheapest `k`,
-        // of equal costs the one of fewer nodes, then the first (1 where every cost is NaN;
-        // infinite costs are equal, and tie by nodes too). Costs tie where areas are zero, as on geometry along one line: by cost
-        // alone, every binary node there would be a wide node of two children.
+        // Whether a choice of `(cost, nodes)` beats another: cheaper, or as cheap with fewer
+        // nodes. Costs tie where areas are zero, as on geometry along one line: by cost alone,
+        // every binary node there would be a wide node of two children. A NaN cost never
+        // beats nor is beaten; infinite costs are equal, and tie by nodes too.
+        let beats = |(cost, nodes): (f32, u32), (than_cost, than_nodes): (f32, u32)| {
+            cost < than_cost || (cost == than_cost && nodes < than_nodes)
+        };
+        // The children sharing `s` slots (2 or more): the first taking `k`, the `k` that beats
+        // every other, the first of those that tie (1 where every cost is NaN), as
+        // `(cost, nodes, k)`.
         let share = |s: usize| {
-            let mut best = (left.cost[0] + right.cost[s - 2], 1);
+            let mut best = (left.cost[0] + right.cost[s - 2], nodes_of(1, s), 1);
             for k in 2..s {
-                let cost = left.cost[k - 1] + right.cost[s - k - 1];
-                if cost < best.0 || (cost == best.0 && nodes_of(k, s) < nodes_of(best.1, s)) {
-                    best = (cost, k);
+                let choice = (left.cost[k - 1] + right.cost[s - k - 1], nodes_of(k, s));
+                if beats(choice, (best.0, best.1)) {
+                    best = (choice.0, choice.1, k);
                 }
             }
             best
         };
-        let (children_cost, node_split) = share(width);
+        let (children_cost, children_nodes, node_split) = share(width);
         let mut slots = Self {
             cost: [f32::INFINITY; MAX_WIDTH],
             split: [0; MAX_WIDTH],
@@ -406,14 +412,13 @@ impl Slots {
             node_split: node_split as u8,
         };
         slots.cost[0] = area + children_cost;
-        slots.nodes[0] = 1 + nodes_of(node_split, width);
+        slots.nodes[0] = 1 + children_nodes;
         for s in 2..=width {
-            let (cost, k) = share(s);
-            let fewer_nodes = nodes_of(k, s) < slots.nodes[s - 2];
-            if cost < slots.cost[s - 2] || (cost == slots.cost[s - 2] && fewer_nodes) {
+            let (cost, nodes, k) = share(s);
+            if beats((cost, nodes), (slots.cost[s - 2], slots.nodes[s - 2])) {
                 slots.cost[s - 1] = cost;
                 slots.split[s - 1] = k as u8;
-                slots.nodes[s - 1] = nodes_of(k, s);
+                slots.nodes[s - 1] = nodes;
             } else {
                 // No better with the extra slot: the choice for `s − 1` slots, as `gather`
                 // will take it given `s`. A split of `k` then gives the second child `s − k`
