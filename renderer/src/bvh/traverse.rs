@@ -119,12 +119,12 @@ impl Blockers {
     }
 }
 
-/// The closest hit so far of a traversal, with the edge functions it will divide once.
+/// The closest hit so far of a traversal, by its leaf-order index, with the edge functions it
+/// will divide once.
 #[derive(Clone, Copy, Debug)]
 struct Candidate {
     t: f32,
     index: u32,
-    original: u32,
     uvw: [f32; 3],
     det: f32,
 }
@@ -133,19 +133,26 @@ struct Candidate {
 /// distance beyond which nothing can beat it, and the one test of a leaf's triangles that
 /// decides it (the tie rule included), so that all structures find the same hit.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Closest {
+pub(super) struct Closest<'a> {
     best: Option<Candidate>,
     /// The closest hit's distance, or the ray's `t_max` before any.
     t: f32,
+    /// The structure's input index of each triangle in its leaf order. Read only to break a
+    /// tie of equal distances and for the hit at the end: a candidate found closer needs no
+    /// input index, and the load that fetched it for every candidate could miss the caches
+    /// (the table of a large scene is megabytes, read in no order).
+    ids: &'a [u32],
 }
 
-impl Closest {
-    /// Nothing found yet along a ray that ends at `t_max`.
+impl<'a> Closest<'a> {
+    /// Nothing found yet along a ray that ends at `t_max`, through a structure whose leaf
+    /// order has the input indices `ids`.
     #[inline(always)]
-    pub(super) fn new(t_max: f32) -> Self {
+    pub(super) fn new(t_max: f32, ids: &'a [u32]) -> Self {
         Self {
             best: None,
             t: t_max,
+            ids,
         }
     }
 
@@ -156,14 +163,13 @@ impl Closest {
         self.t
     }
 
-    /// Tests the triangles `range` of a structure's leaf order (`triangles`, with their input
-    /// indices `ids`), keeping the closest hit: the smallest `t`, equal `t` broken by the
+    /// Tests the triangles `range` of a structure's leaf order (`triangles`), keeping the closest hit: the smallest `t`, equal `t` broken by the
     /// smaller input index. Kept out of line: leaves are tested a few times per ray, boxes
     /// dozens of times, and the box loop runs faster with the registers to itself.
     #[inline(never)]
     pub(super) fn test_leaf<C: TraversalCounters>(
         &mut self,
-        (triangles, ids): (&[Triangle], &[u32]),
+        triangles: &[Triangle],
         range: Range<usize>,
         ray: &PreparedRay,
         padding: f32,
@@ -172,13 +178,12 @@ impl Closest {
         for k in range {
             counters.triangle_test();
             if let Some((t, uvw, det)) = intersect_unnormalised(&triangles[k], ray, padding) {
-                self.offer(t, k as u32, ids[k], uvw, det);
+                self.offer(t, k as u32, uvw, det);
             }
         }
     }
 
-    /// Tests the triangles of `packs` (of a wide BVH's leaf; `ids` maps their leaf-order
-    /// indices to input indices) a pack at a time in the lanes of `P`, keeping the closest hit
+    /// Tests the triangles of `packs` (of a wide BVH's leaf) a pack at a time in the lanes of `P`, keeping the closest hit
     /// by the same rule as [`test_leaf`](Self::test_leaf). Inlined into the traversal, unlike
     /// `test_leaf`: a wide leaf is mostly one pack, and a call per leaf spilled the
     /// traversal's vector registers and broadcast the ray into the pack test's lanes again, a
@@ -188,7 +193,6 @@ impl Closest {
     pub(super) fn test_packs<P: Lanes<LANES>, C: TraversalCounters>(
         &mut self,
         packs: &[TrianglePack],
-        ids: &[u32],
         ray: &PreparedRay,
         padding: f32,
         counters: &mut C,
@@ -204,34 +208,24 @@ impl Closest {
                 mask &= mask - 1;
                 let index = pack.first + lane as u32;
                 let uvw = [hits.uvw[0][lane], hits.uvw[1][lane], hits.uvw[2][lane]];
-                self.offer(
-                    hits.t[lane],
-                    index,
-                    ids[index as usize],
-                    uvw,
-                    hits.det[lane],
-                );
+                self.offer(hits.t[lane], index, uvw, hits.det[lane]);
             }
         }
     }
 
-    /// Keeps the hit of triangle `index` (input index `original`) at `t` if it is closer than
-    /// the closest so far, or as close with a smaller input index.
+    /// Keeps the hit of triangle `index` (of the leaf order) at `t` if it is closer than the
+    /// closest so far, or as close with a smaller input index.
     #[inline(always)]
-    pub(super) fn offer(&mut self, t: f32, index: u32, original: u32, uvw: [f32; 3], det: f32) {
+    pub(super) fn offer(&mut self, t: f32, index: u32, uvw: [f32; 3], det: f32) {
         let closer = match self.best {
             None => t < self.t,
-            Some(b) => t < b.t || (t == b.t && original < b.original),
+            Some(b) => {
+                t < b.t || (t == b.t && self.ids[index as usize] < self.ids[b.index as usize])
+            }
         };
         if closer {
             self.t = t;
-            self.best = Some(Candidate {
-                t,
-                index,
-                original,
-                uvw,
-                det,
-            });
+            self.best = Some(Candidate { t, index, uvw, det });
         }
     }
 
@@ -241,7 +235,7 @@ impl Closest {
         self.best.map(|b| BvhHit {
             t: b.t,
             index: b.index,
-            original: b.original,
+            original: self.ids[b.index as usize],
             bary: barycentrics(b.uvw, b.det),
         })
     }
@@ -352,15 +346,20 @@ impl OctreeBvh {
     ) -> Option<BvhHit> {
         let ray = PreparedRay::new(ray);
         let nodes = &self.orders[ray.octant()];
-        let mut closest = Closest::new(ray.t_max);
+        let mut closest = Closest::new(ray.t_max, &self.ids);
         let mut i = 0;
         while let Some(node) = nodes.get(i) {
             counters.box_test();
             let (enter, leave) = ray.slab(node, ray.t_min, closest.t());
             let hit = enter <= leave;
             if hit && node.leaf() != 0 {
-                let leaf = (self.triangles.as_slice(), self.ids.as_slice());
-                closest.test_leaf(leaf, node.leaf_range(), &ray, self.padding, counters);
+                closest.test_leaf(
+                    &self.triangles,
+                    node.leaf_range(),
+                    &ray,
+                    self.padding,
+                    counters,
+                );
             }
             // Down into an inner node that was hit, past the subtree otherwise. A branch, not
             // a select: predicted, it lets the next node's load start before this test ends.

@@ -425,7 +425,8 @@ impl WideBvh {
         let split = rays.split::<N>(u32::from(packet.active.0));
         let mut hits = [None; PACKET_LANES];
         if split.groups[0] != 0 {
-            let mut closest: [Closest; N] = from_fn(|lane| Closest::new(packet.rays[lane].t_max));
+            let mut closest: [Closest; N] =
+                from_fn(|lane| Closest::new(packet.rays[lane].t_max, &self.ids));
             for &group in split.groups.iter().take_while(|&&g| g != 0) {
                 let group = GroupRays::new(&rays, packet, group);
                 self.closest_group_in::<R, N, V, W, C>(
@@ -460,7 +461,7 @@ impl WideBvh {
         nodes: &[WideNode<W>],
         group: &GroupRays<R>,
         packet: &RayPacket,
-        closest: &mut [Closest; N],
+        closest: &mut [Closest<'_>; N],
         counters: &mut C,
     ) {
         // A group's rays have found nothing yet (each lane is in one group), so their
@@ -537,7 +538,7 @@ impl WideBvh {
         packet: &RayPacket,
         visit: Visit,
         (frustum, far): (&Frustum<V>, f32),
-        closest: &mut [Closest; N],
+        closest: &mut [Closest<'_>; N],
         t_max: &mut [f32; N],
         counters: &mut C,
     ) {
@@ -554,23 +555,16 @@ impl WideBvh {
                 let (t, det) = (hit.t.to_array(), hit.det.to_array());
                 let uvw = hit.uvw.map(R::to_array);
                 let index = pack.first + lane_of_pack as u32;
-                let original = self.ids[index as usize];
                 for lane in lanes(hit.mask & !found.alone) {
                     let edges = [uvw[0][lane], uvw[1][lane], uvw[2][lane]];
-                    closest[lane].offer(t[lane], index, original, edges, det[lane]);
+                    closest[lane].offer(t[lane], index, edges, det[lane]);
                     t_max[lane] = closest[lane].t();
                 }
             }
             for lane in lanes(found.alone) {
                 let pack = std::slice::from_ref(pack);
                 let ray = PreparedRay::new(&packet.rays[lane]);
-                closest[lane].test_packs::<V, _>(
-                    pack,
-                    &self.ids,
-                    &ray,
-                    self.padding,
-                    &mut NoCounters,
-                );
+                closest[lane].test_packs::<V, _>(pack, &ray, self.padding, &mut NoCounters);
                 t_max[lane] = closest[lane].t();
             }
         }

@@ -260,7 +260,7 @@ impl WideBvh {
         }
         wide.fuse(&boxes, self.plane_reach);
         let prepared = PreparedRay::with_boxes(ray, boxes);
-        let mut closest = Closest::new(prepared.t_max);
+        let mut closest = Closest::new(prepared.t_max, &self.ids);
         let mut stack = Stack::new();
         self.prefetch_children(nodes, root, mask);
         // The child visited now: a node or a leaf, as `WideNode` packs them.
@@ -268,7 +268,7 @@ impl WideBvh {
         loop {
             if current.count != 0 {
                 let packs = self.leaf_packs(current);
-                closest.test_packs::<P, C>(packs, &self.ids, &prepared, self.padding, counters);
+                closest.test_packs::<P, C>(packs, &prepared, self.padding, counters);
             } else {
                 let n = &nodes[current.reference as usize];
                 count_boxes(n, counters);
@@ -512,14 +512,8 @@ impl WideBvh {
     ) -> Option<BvhHit> {
         if is_nan(ray) {
             let prepared = PreparedRay::new(ray);
-            let mut closest = Closest::new(prepared.t_max);
-            closest.test_packs::<Halves, C>(
-                &self.packs,
-                &self.ids,
-                &prepared,
-                self.padding,
-                counters,
-            );
+            let mut closest = Closest::new(prepared.t_max, &self.ids);
+            closest.test_packs::<Halves, C>(&self.packs, &prepared, self.padding, counters);
             return closest.hit();
         }
         let boxes = BoxRay::new(ray);
