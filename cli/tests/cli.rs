@@ -340,6 +340,19 @@ fn bench_trace_reports_hits_and_throughput() {
     // The square spans 1/1.1 of the image's width and height.
     assert!((3000..3500).contains(&hits), "{hits} hits");
     assert!(stdout.contains("Mrays/s"));
+    // Two triangles are one leaf under the root: every ray visits the root, and those that
+    // enter the square's box (the hits and a few grazing its padding) the leaf.
+    let steps = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("steps   1.00 nodes and "))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse::<f64>().ok())
+        .expect("a steps line of one node a ray");
+    let hit_share = hits as f64 / 4096.0;
+    assert!(
+        steps >= hit_share - 0.005 && steps <= hit_share + 0.05,
+        "{steps} leaves a ray for {hit_share} hits a ray"
+    );
 
     // Every sample of a pixel is a camera ray.
     let out = raylb(

@@ -360,8 +360,7 @@ pub fn run(options: &TraceOptions<'_>) -> Result<()> {
     for c in &first_pass.locals {
         counts.rays += c.rays;
         counts.hits += c.hits;
-        counts.tests.boxes += c.tests.boxes;
-        counts.tests.triangles += c.tests.triangles;
+        counts.tests.add(&c.tests);
     }
     let mut best = Duration::MAX;
     let mut progress = Progress::new(u64::from(options.repeat), "passes", quiet);
@@ -572,11 +571,18 @@ fn report(
         counted(workers.get() as u64, "thread")
     );
     say!(quiet, "hits    {hits} of {rays} rays");
+    let per_ray = |count: u64| count as f64 / rays as f64;
     say!(
         quiet,
         "tests   {:.1} box and {:.1} triangle tests per ray",
-        counts.tests.boxes as f64 / rays as f64,
-        counts.tests.triangles as f64 / rays as f64
+        per_ray(counts.tests.boxes),
+        per_ray(counts.tests.triangles)
+    );
+    say!(
+        quiet,
+        "steps   {:.2} nodes and {:.2} leaves visited per ray",
+        per_ray(counts.tests.nodes),
+        per_ray(counts.tests.leaves)
     );
     say!(
         quiet,

@@ -248,6 +248,15 @@ pub trait TraversalCounters {
     fn box_test(&mut self);
     /// One ray–triangle test.
     fn triangle_test(&mut self);
+    /// One node visited: a wide BVH's node, whose children's boxes are tested at once, or an
+    /// octree's node, whose one box is. With [`leaf_visit`](Self::leaf_visit), the steps of a
+    /// traversal, which another tracer's can be set beside (a packet's count one for each of
+    /// its rays that visits the node).
+    #[inline(always)]
+    fn node_visit(&mut self) {}
+    /// One leaf's triangles tested (a wide BVH's leaf is mostly one pack of eight).
+    #[inline(always)]
+    fn leaf_visit(&mut self) {}
     /// One closest-hit query done, `hit` saying whether it found a triangle (reported by
     /// [`Accel`](crate::accel::Accel), for every structure).
     #[inline(always)]
@@ -267,13 +276,35 @@ impl TraversalCounters for NoCounters {
     fn triangle_test(&mut self) {}
 }
 
-/// Counts box and triangle tests.
+/// Counts box and triangle tests, and the nodes and leaves they were made in.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TestCounts {
     /// Ray–box tests.
     pub boxes: u64,
     /// Ray–triangle tests.
     pub triangles: u64,
+    /// Nodes visited ([`TraversalCounters::node_visit`]).
+    pub nodes: u64,
+    /// Leaves visited ([`TraversalCounters::leaf_visit`]).
+    pub leaves: u64,
+}
+
+impl TestCounts {
+    /// Adds the counts of `other`.
+    ///
+    /// ```
+    /// use renderer::bvh::TestCounts;
+    ///
+    /// let mut sum = TestCounts { boxes: 8, triangles: 3, nodes: 1, leaves: 1 };
+    /// sum.add(&TestCounts { boxes: 2, triangles: 0, nodes: 2, leaves: 0 });
+    /// assert_eq!(sum, TestCounts { boxes: 10, triangles: 3, nodes: 3, leaves: 1 });
+    /// ```
+    pub fn add(&mut self, other: &Self) {
+        self.boxes += other.boxes;
+        self.triangles += other.triangles;
+        self.nodes += other.nodes;
+        self.leaves += other.leaves;
+    }
 }
 
 impl TraversalCounters for TestCounts {
@@ -284,6 +315,14 @@ impl TraversalCounters for TestCounts {
     #[inline(always)]
     fn triangle_test(&mut self) {
         self.triangles += 1;
+    }
+    #[inline(always)]
+    fn node_visit(&mut self) {
+        self.nodes += 1;
+    }
+    #[inline(always)]
+    fn leaf_visit(&mut self) {
+        self.leaves += 1;
     }
 }
 
@@ -349,10 +388,12 @@ impl OctreeBvh {
         let mut closest = Closest::new(ray.t_max, &self.ids);
         let mut i = 0;
         while let Some(node) = nodes.get(i) {
+            counters.node_visit();
             counters.box_test();
             let (enter, leave) = ray.slab(node, ray.t_min, closest.t());
             let hit = enter <= leave;
             if hit && node.leaf() != 0 {
+                counters.leaf_visit();
                 closest.test_leaf(
                     &self.triangles,
                     node.leaf_range(),
@@ -473,10 +514,12 @@ impl OctreeBvh {
         let nodes = &self.orders[ray.octant()];
         let mut i = 0;
         while let Some(node) = nodes.get(i) {
+            counters.node_visit();
             counters.box_test();
             let (enter, leave) = ray.slab(node, ray.t_min, ray.t_max);
             if enter <= leave {
                 if let Some(range) = node.triangles() {
+                    counters.leaf_visit();
                     let first = range.start;
                     if let Some(k) = self.triangles[range].iter().position(|t| {
                         counters.triangle_test();

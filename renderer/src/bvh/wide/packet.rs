@@ -494,6 +494,7 @@ impl WideBvh {
                 let entering =
                     group.enter_box::<N>(&slot_box(parent, current.slot), lanes, R::load(&t_max));
                 if entering != 0 {
+                    count_leaf_visits(entering, counters);
                     let visit = Visit {
                         child: current.child,
                         lanes: entering,
@@ -644,6 +645,7 @@ impl WideBvh {
                 let entering =
                     group.enter_box::<N>(&slot_box(parent, current.slot), open, group.t_max);
                 if entering != 0 {
+                    count_leaf_visits(entering, counters);
                     blocked |= self.blocked_in_leaf::<R, N, V, C>(
                         group,
                         packet,
@@ -749,17 +751,29 @@ fn count_boxes<C: TraversalCounters>(lanes: u32, counters: &mut C) {
     }
 }
 
-/// Reports the tests of every used child box of `node` against the rays `lanes`.
+/// Reports a visit of `node` by each ray of `lanes`, and the tests of every used child box
+/// against them.
 #[inline(always)]
 fn count_node_boxes<const W: usize, C: TraversalCounters>(
     node: &WideNode<W>,
     lanes: u32,
     counters: &mut C,
 ) {
+    for _ in 0..lanes.count_ones() {
+        counters.node_visit();
+    }
     for &child in &node.child {
         if child != EMPTY {
             count_boxes(lanes, counters);
         }
+    }
+}
+
+/// Reports a visit of a leaf by each ray of `lanes`.
+#[inline(always)]
+fn count_leaf_visits<C: TraversalCounters>(lanes: u32, counters: &mut C) {
+    for _ in 0..lanes.count_ones() {
+        counters.leaf_visit();
     }
 }
 

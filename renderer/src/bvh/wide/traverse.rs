@@ -267,6 +267,7 @@ impl WideBvh {
         let mut current = visit_in_order::<V, W, NEAREST_FIRST>(root, enter, mask, &mut stack);
         loop {
             if current.count != 0 {
+                counters.leaf_visit();
                 let packs = self.leaf_packs(current);
                 closest.test_packs::<P, C>(packs, &prepared, self.padding, counters);
             } else {
@@ -473,6 +474,7 @@ impl WideBvh {
         };
         loop {
             if current.count != 0 {
+                counters.leaf_visit();
                 let first = current.reference as usize;
                 for (k, pack) in self.leaf_packs(current).iter().enumerate() {
                     if pack_blocks::<P, C>(pack, prepared, self.padding, counters) {
@@ -682,9 +684,10 @@ impl Child {
     }
 }
 
-/// Reports a node's box tests: one per used child slot.
+/// Reports a node's visit, and its box tests: one per used child slot.
 #[inline(always)]
 fn count_boxes<const W: usize, C: TraversalCounters>(node: &WideNode<W>, counters: &mut C) {
+    counters.node_visit();
     for &child in &node.child {
         if child != super::EMPTY {
             counters.box_test();
@@ -1497,6 +1500,63 @@ mod tests {
     use crate::bvh::{BvhSettings, TestCounts};
     use crate::geometry::Triangle;
     use crate::math::Vec3;
+
+    /// Each node and leaf a traversal steps into is counted once: a ray down onto a row of
+    /// sixteen triangles (two leaves of eight under the root) visits the root and the leaf
+    /// below it, a ray up from the row visits the root alone; over the row's every triangle
+    /// the counts bound the tests made in them, for single rays and packets alike.
+    #[test]
+    fn every_node_and_leaf_visited_is_counted_once() {
+        let triangles: Vec<Triangle> = (0..16)
+            .map(|i| {
+                let x = i as f32;
+                Triangle {
+                    v: [
+                        Vec3::new(x, 0.0, 0.0),
+                        Vec3::new(x + 1.0, 0.0, 0.0),
+                        Vec3::new(x, 1.0, 0.0),
+                    ],
+                }
+            })
+            .collect();
+        let down = |x: f32| Ray::new(Vec3::new(x, 0.25, 1.0), -Vec3::Z);
+        let settings = BvhSettings {
+            leaf_size: 8,
+            ..BvhSettings::default()
+        };
+        for width in [Width::Four, Width::Eight] {
+            let bvh = WideBvh::build_with_width(&triangles, settings, width);
+            assert_eq!((bvh.stats().nodes, bvh.stats().leaves), (1, 2), "{width:?}");
+            let mut counts = TestCounts::default();
+            assert!(bvh.closest_hit_counted(&down(2.25), &mut counts).is_some());
+            assert_eq!((counts.nodes, counts.leaves), (1, 1), "{width:?}");
+            assert_eq!((counts.boxes, counts.triangles), (2, 8), "{width:?}");
+            let mut counts = TestCounts::default();
+            assert!(bvh.occluded_counted(&down(12.25), &mut counts));
+            assert_eq!((counts.nodes, counts.leaves), (1, 1), "{width:?}");
+            let up = Ray::new(Vec3::new(2.25, 0.25, 1.0), Vec3::Z);
+            let mut counts = TestCounts::default();
+            assert!(bvh.closest_hit_counted(&up, &mut counts).is_none());
+            assert_eq!((counts.nodes, counts.leaves), (1, 0), "{width:?}");
+            // A packet of eight rays, one over each of the first eight triangles: each ray
+            // visits the root and the first leaf.
+            let rays: Vec<Ray> = (0..8).map(|i| down(i as f32 + 0.25)).collect();
+            let mut counts = TestCounts::default();
+            let hits = bvh.closest_hit_packet_counted(&RayPacket::new(&rays), &mut counts);
+            assert!(hits.iter().take(8).all(Option::is_some), "{width:?}");
+            assert_eq!((counts.nodes, counts.leaves), (8, 8), "{width:?}");
+        }
+        // The octree tests one box a node.
+        let octree = crate::bvh::OctreeBvh::build(&triangles, BvhSettings::default());
+        let mut counts = TestCounts::default();
+        assert!(
+            octree
+                .closest_hit_counted(&down(2.25), &mut counts)
+                .is_some()
+        );
+        assert_eq!(counts.nodes, counts.boxes);
+        assert!(counts.leaves >= 1 && counts.triangles >= counts.leaves);
+    }
 
     /// A shadow ray crosses a clutter of triangles near its origin whose boxes it enters but
     /// which it misses, then a wall far along: the children the ray leaves last, the wall's,
