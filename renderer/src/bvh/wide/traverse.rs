@@ -1503,8 +1503,9 @@ mod tests {
 
     /// Each node and leaf a traversal steps into is counted once: a ray down onto a row of
     /// sixteen triangles (two leaves of eight under the root) visits the root and the leaf
-    /// below it, a ray up from the row visits the root alone; over the row's every triangle
-    /// the counts bound the tests made in them, for single rays and packets alike.
+    /// below it, for the closest hit and for occlusion; a ray up from the row visits the root
+    /// alone; a packet of eight rays down onto one leaf counts a visit of each for each ray.
+    /// The octree counts a node for each box it tests.
     #[test]
     fn every_node_and_leaf_visited_is_counted_once() {
         let triangles: Vec<Triangle> = (0..16)
