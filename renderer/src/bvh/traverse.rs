@@ -132,27 +132,25 @@ struct Candidate {
 /// What every structure's closest-hit traversal keeps: the closest hit so far and the
 /// distance beyond which nothing can beat it, and the one test of a leaf's triangles that
 /// decides it (the tie rule included), so that all structures find the same hit.
+///
+/// A candidate is kept by its leaf-order index; the structure's input indices (`ids`, one for
+/// each triangle in its leaf order) are read only to break a tie of equal distances and for
+/// the hit at the end, not for every candidate: the table of a large scene is megabytes, read
+/// in no order, and a load from it can miss the caches.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Closest<'a> {
+pub(super) struct Closest {
     best: Option<Candidate>,
     /// The closest hit's distance, or the ray's `t_max` before any.
     t: f32,
-    /// The structure's input index of each triangle in its leaf order. Read only to break a
-    /// tie of equal distances and for the hit at the end: a candidate found closer needs no
-    /// input index, and the load that fetched it for every candidate could miss the caches
-    /// (the table of a large scene is megabytes, read in no order).
-    ids: &'a [u32],
 }
 
-impl<'a> Closest<'a> {
-    /// Nothing found yet along a ray that ends at `t_max`, through a structure whose leaf
-    /// order has the input indices `ids`.
+impl Closest {
+    /// Nothing found yet along a ray that ends at `t_max`.
     #[inline(always)]
-    pub(super) fn new(t_max: f32, ids: &'a [u32]) -> Self {
+    pub(super) fn new(t_max: f32) -> Self {
         Self {
             best: None,
             t: t_max,
-            ids,
         }
     }
 
@@ -163,13 +161,14 @@ impl<'a> Closest<'a> {
         self.t
     }
 
-    /// Tests the triangles `range` of a structure's leaf order (`triangles`), keeping the closest hit: the smallest `t`, equal `t` broken by the
+    /// Tests the triangles `range` of a structure's leaf order (`triangles`, with their input
+    /// indices `ids`), keeping the closest hit: the smallest `t`, equal `t` broken by the
     /// smaller input index. Kept out of line: leaves are tested a few times per ray, boxes
     /// dozens of times, and the box loop runs faster with the registers to itself.
     #[inline(never)]
     pub(super) fn test_leaf<C: TraversalCounters>(
         &mut self,
-        triangles: &[Triangle],
+        (triangles, ids): (&[Triangle], &[u32]),
         range: Range<usize>,
         ray: &PreparedRay,
         padding: f32,
@@ -178,13 +177,14 @@ impl<'a> Closest<'a> {
         for k in range {
             counters.triangle_test();
             if let Some((t, uvw, det)) = intersect_unnormalised(&triangles[k], ray, padding) {
-                self.offer(t, k as u32, uvw, det);
+                self.offer(t, k as u32, ids, uvw, det);
             }
         }
     }
 
-    /// Tests the triangles of `packs` (of a wide BVH's leaf) a pack at a time in the lanes of `P`, keeping the closest hit
-    /// by the same rule as [`test_leaf`](Self::test_leaf). Inlined into the traversal, unlike
+    /// Tests the triangles of `packs` (of a wide BVH's leaf; `ids` holds the input indices of
+    /// its leaf order) a pack at a time in the lanes of `P`, keeping the closest hit by the
+    /// same rule as [`test_leaf`](Self::test_leaf). Inlined into the traversal, unlike
     /// `test_leaf`: a wide leaf is mostly one pack, and a call per leaf spilled the
     /// traversal's vector registers and broadcast the ray into the pack test's lanes again, a
     /// sixth of a random ray's instructions; inlined, the pack test is also compiled for AVX
@@ -193,6 +193,7 @@ impl<'a> Closest<'a> {
     pub(super) fn test_packs<P: Lanes<LANES>, C: TraversalCounters>(
         &mut self,
         packs: &[TrianglePack],
+        ids: &[u32],
         ray: &PreparedRay,
         padding: f32,
         counters: &mut C,
@@ -208,20 +209,18 @@ impl<'a> Closest<'a> {
                 mask &= mask - 1;
                 let index = pack.first + lane as u32;
                 let uvw = [hits.uvw[0][lane], hits.uvw[1][lane], hits.uvw[2][lane]];
-                self.offer(hits.t[lane], index, uvw, hits.det[lane]);
+                self.offer(hits.t[lane], index, ids, uvw, hits.det[lane]);
             }
         }
     }
 
-    /// Keeps the hit of triangle `index` (of the leaf order) at `t` if it is closer than the
-    /// closest so far, or as close with a smaller input index.
+    /// Keeps the hit of triangle `index` (of a leaf order whose input indices are `ids`) at
+    /// `t` if it is closer than the closest so far, or as close with a smaller input index.
     #[inline(always)]
-    pub(super) fn offer(&mut self, t: f32, index: u32, uvw: [f32; 3], det: f32) {
+    pub(super) fn offer(&mut self, t: f32, index: u32, ids: &[u32], uvw: [f32; 3], det: f32) {
         let closer = match self.best {
             None => t < self.t,
-            Some(b) => {
-                t < b.t || (t == b.t && self.ids[index as usize] < self.ids[b.index as usize])
-            }
+            Some(b) => t < b.t || (t == b.t && ids[index as usize] < ids[b.index as usize]),
         };
         if closer {
             self.t = t;
@@ -229,13 +228,14 @@ impl<'a> Closest<'a> {
         }
     }
 
-    /// The closest hit, its barycentrics divided out once.
+    /// The closest hit, its barycentrics divided out once; `ids`: the input indices of the
+    /// leaf order the candidates were offered in.
     #[inline(always)]
-    pub(super) fn hit(self) -> Option<BvhHit> {
+    pub(super) fn hit(self, ids: &[u32]) -> Option<BvhHit> {
         self.best.map(|b| BvhHit {
             t: b.t,
             index: b.index,
-            original: self.ids[b.index as usize],
+            original: ids[b.index as usize],
             bary: barycentrics(b.uvw, b.det),
         })
     }
@@ -385,7 +385,7 @@ impl OctreeBvh {
     ) -> Option<BvhHit> {
         let ray = PreparedRay::new(ray);
         let nodes = &self.orders[ray.octant()];
-        let mut closest = Closest::new(ray.t_max, &self.ids);
+        let mut closest = Closest::new(ray.t_max);
         let mut i = 0;
         while let Some(node) = nodes.get(i) {
             counters.node_visit();
@@ -395,7 +395,7 @@ impl OctreeBvh {
             if hit && node.leaf() != 0 {
                 counters.leaf_visit();
                 closest.test_leaf(
-                    &self.triangles,
+                    (&self.triangles, &self.ids),
                     node.leaf_range(),
                     &ray,
                     self.padding,
@@ -410,7 +410,7 @@ impl OctreeBvh {
                 node.skip() as usize
             };
         }
-        closest.hit()
+        closest.hit(&self.ids)
     }
 
     /// Whether any triangle blocks the ray within `(t_min, t_max)`: the shadow-ray query.
@@ -536,5 +536,43 @@ impl OctreeBvh {
             i = node.skip() as usize;
         }
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Of equal distances the smaller input index wins, whatever the order the candidates
+    /// come in and whatever their leaf-order indices; a nearer one wins whatever its input
+    /// index; nothing at the ray's end is a hit.
+    #[test]
+    fn the_closest_hit_breaks_ties_by_input_index() {
+        // Leaf-order index 1 has the smallest input index.
+        let ids = [5, 2, 9];
+        let orders = [
+            [0, 1, 2],
+            [0, 2, 1],
+            [1, 0, 2],
+            [1, 2, 0],
+            [2, 0, 1],
+            [2, 1, 0],
+        ];
+        for order in orders {
+            let mut closest = Closest::new(f32::INFINITY);
+            for index in order {
+                closest.offer(1.0, index, &ids, [1.0, 0.0, 0.0], 1.0);
+            }
+            let hit = closest.hit(&ids).expect("a hit");
+            assert_eq!((hit.index, hit.original), (1, 2), "{order:?}");
+        }
+        let mut closest = Closest::new(f32::INFINITY);
+        closest.offer(1.0, 1, &ids, [1.0, 0.0, 0.0], 1.0);
+        closest.offer(0.5, 2, &ids, [1.0, 0.0, 0.0], 1.0);
+        let hit = closest.hit(&ids).expect("a hit");
+        assert_eq!((hit.t, hit.original), (0.5, 9));
+        let mut closest = Closest::new(1.0);
+        closest.offer(1.0, 0, &ids, [1.0, 0.0, 0.0], 1.0);
+        assert_eq!(closest.hit(&ids), None);
     }
 }

@@ -425,8 +425,7 @@ impl WideBvh {
         let split = rays.split::<N>(u32::from(packet.active.0));
         let mut hits = [None; PACKET_LANES];
         if split.groups[0] != 0 {
-            let mut closest: [Closest; N] =
-                from_fn(|lane| Closest::new(packet.rays[lane].t_max, &self.ids));
+            let mut closest: [Closest; N] = from_fn(|lane| Closest::new(packet.rays[lane].t_max));
             for &group in split.groups.iter().take_while(|&&g| g != 0) {
                 let group = GroupRays::new(&rays, packet, group);
                 self.closest_group_in::<R, N, V, W, C>(
@@ -438,7 +437,7 @@ impl WideBvh {
                 );
             }
             for lane in lanes(split.together()) {
-                hits[lane] = closest[lane].hit();
+                hits[lane] = closest[lane].hit(&self.ids);
             }
         }
         for lane in lanes(split.alone) {
@@ -461,7 +460,7 @@ impl WideBvh {
         nodes: &[WideNode<W>],
         group: &GroupRays<R>,
         packet: &RayPacket,
-        closest: &mut [Closest<'_>; N],
+        closest: &mut [Closest; N],
         counters: &mut C,
     ) {
         // A group's rays have found nothing yet (each lane is in one group), so their
@@ -539,7 +538,7 @@ impl WideBvh {
         packet: &RayPacket,
         visit: Visit,
         (frustum, far): (&Frustum<V>, f32),
-        closest: &mut [Closest<'_>; N],
+        closest: &mut [Closest; N],
         t_max: &mut [f32; N],
         counters: &mut C,
     ) {
@@ -558,14 +557,20 @@ impl WideBvh {
                 let index = pack.first + lane_of_pack as u32;
                 for lane in lanes(hit.mask & !found.alone) {
                     let edges = [uvw[0][lane], uvw[1][lane], uvw[2][lane]];
-                    closest[lane].offer(t[lane], index, edges, det[lane]);
+                    closest[lane].offer(t[lane], index, &self.ids, edges, det[lane]);
                     t_max[lane] = closest[lane].t();
                 }
             }
             for lane in lanes(found.alone) {
                 let pack = std::slice::from_ref(pack);
                 let ray = PreparedRay::new(&packet.rays[lane]);
-                closest[lane].test_packs::<V, _>(pack, &ray, self.padding, &mut NoCounters);
+                closest[lane].test_packs::<V, _>(
+                    pack,
+                    &self.ids,
+                    &ray,
+                    self.padding,
+                    &mut NoCounters,
+                );
                 t_max[lane] = closest[lane].t();
             }
         }

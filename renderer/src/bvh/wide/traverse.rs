@@ -260,7 +260,7 @@ impl WideBvh {
         }
         wide.fuse(&boxes, self.plane_reach);
         let prepared = PreparedRay::with_boxes(ray, boxes);
-        let mut closest = Closest::new(prepared.t_max, &self.ids);
+        let mut closest = Closest::new(prepared.t_max);
         let mut stack = Stack::new();
         self.prefetch_children(nodes, root, mask);
         // The child visited now: a node or a leaf, as `WideNode` packs them.
@@ -269,7 +269,7 @@ impl WideBvh {
             if current.count != 0 {
                 counters.leaf_visit();
                 let packs = self.leaf_packs(current);
-                closest.test_packs::<P, C>(packs, &prepared, self.padding, counters);
+                closest.test_packs::<P, C>(packs, &self.ids, &prepared, self.padding, counters);
             } else {
                 let n = &nodes[current.reference as usize];
                 count_boxes(n, counters);
@@ -282,7 +282,7 @@ impl WideBvh {
             }
             match stack.pop_within(closest.t()) {
                 Some(child) => current = child,
-                None => return closest.hit(),
+                None => return closest.hit(&self.ids),
             }
         }
     }
@@ -514,9 +514,15 @@ impl WideBvh {
     ) -> Option<BvhHit> {
         if is_nan(ray) {
             let prepared = PreparedRay::new(ray);
-            let mut closest = Closest::new(prepared.t_max, &self.ids);
-            closest.test_packs::<Halves, C>(&self.packs, &prepared, self.padding, counters);
-            return closest.hit();
+            let mut closest = Closest::new(prepared.t_max);
+            closest.test_packs::<Halves, C>(
+                &self.packs,
+                &self.ids,
+                &prepared,
+                self.padding,
+                counters,
+            );
+            return closest.hit(&self.ids);
         }
         let boxes = BoxRay::new(ray);
         match &self.nodes {
