@@ -394,13 +394,8 @@ impl OctreeBvh {
             let hit = enter <= leave;
             if hit && node.leaf() != 0 {
                 counters.leaf_visit();
-                closest.test_leaf(
-                    (&self.triangles, &self.ids),
-                    node.leaf_range(),
-                    &ray,
-                    self.padding,
-                    counters,
-                );
+                let leaf = (self.triangles.as_slice(), self.ids.as_slice());
+                closest.test_leaf(leaf, node.leaf_range(), &ray, self.padding, counters);
             }
             // Down into an inner node that was hit, past the subtree otherwise. A branch, not
             // a select: predicted, it lets the next node's load start before this test ends.

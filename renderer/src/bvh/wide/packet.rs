@@ -506,7 +506,7 @@ impl WideBvh {
                 }
             } else {
                 let node = &nodes[current.child.reference as usize];
-                count_node_boxes(node, lanes, counters);
+                count_node(node, lanes, counters);
                 let (enter, _, mask) = frustum.children(node, far);
                 if mask != 0 {
                     let index = current.child.reference;
@@ -665,7 +665,7 @@ impl WideBvh {
                 }
             } else {
                 let node = &nodes[current.child.reference as usize];
-                count_node_boxes(node, open, counters);
+                count_node(node, open, counters);
                 let (_, leave, mask) = frustum.children(node, far);
                 if mask != 0 {
                     let index = current.child.reference;
@@ -759,7 +759,7 @@ fn count_boxes<C: TraversalCounters>(lanes: u32, counters: &mut C) {
 /// Reports a visit of `node` by each ray of `lanes`, and the tests of every used child box
 /// against them.
 #[inline(always)]
-fn count_node_boxes<const W: usize, C: TraversalCounters>(
+fn count_node<const W: usize, C: TraversalCounters>(
     node: &WideNode<W>,
     lanes: u32,
     counters: &mut C,

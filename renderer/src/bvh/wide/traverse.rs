@@ -253,7 +253,7 @@ impl WideBvh {
         // the rays before it, apart from the branches of the nodes below, and a ray that
         // misses is done before anything else is prepared.
         let root = &nodes[0];
-        count_boxes(root, counters);
+        count_node(root, counters);
         let (enter, _, mask) = wide.boxes::<false>(root, ray.t_min, ray.t_max);
         if mask == 0 {
             return None;
@@ -272,7 +272,7 @@ impl WideBvh {
                 closest.test_packs::<P, C>(packs, &self.ids, &prepared, self.padding, counters);
             } else {
                 let n = &nodes[current.reference as usize];
-                count_boxes(n, counters);
+                count_node(n, counters);
                 let (enter, _, mask) = wide.boxes::<true>(n, prepared.t_min, closest.t());
                 if mask != 0 {
                     self.prefetch_children(nodes, n, mask);
@@ -486,7 +486,7 @@ impl WideBvh {
                 }
             } else {
                 let n = &nodes[current.reference as usize];
-                count_boxes(n, counters);
+                count_node(n, counters);
                 let (_, leave, mask) = wide.boxes::<true>(n, prepared.t_min, prepared.t_max);
                 if mask != 0 {
                     self.prefetch_children(nodes, n, mask);
@@ -692,7 +692,7 @@ impl Child {
 
 /// Reports a node's visit, and its box tests: one per used child slot.
 #[inline(always)]
-fn count_boxes<const W: usize, C: TraversalCounters>(node: &WideNode<W>, counters: &mut C) {
+fn count_node<const W: usize, C: TraversalCounters>(node: &WideNode<W>, counters: &mut C) {
     counters.node_visit();
     for &child in &node.child {
         if child != super::EMPTY {
