@@ -464,6 +464,31 @@ fn special_files_are_refused_without_reading_them() {
             &["render", "fifo.toml", "-o", "out.png"],
             "fifo.toml: not a regular file (a FIFO)",
         );
+        // The same where the outputs are already there: the check that no output is one of
+        // the inputs opens neither, or it would wait on the FIFO for a writer.
+        fs::write(d.join("out.png"), "old").unwrap();
+        fs::write(d.join("out.rays"), "old").unwrap();
+        for args in [
+            &["render", "fifo.toml", "-o", "out.png"][..],
+            &["render", "--mesh", "fifo.toml", "-o", "out.png"],
+            &[
+                "bench",
+                "trace",
+                "fifo.toml",
+                "--rays",
+                "shadow",
+                "--dump",
+                "out.rays",
+            ],
+            &["compare", "fifo.toml", "out.png", "--diff", "out.png"],
+        ] {
+            let out = output_within(d, args, Duration::from_secs(60));
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        }
+        assert_eq!(fs::read(d.join("out.png")).unwrap(), b"old");
+        assert_eq!(fs::read(d.join("out.rays")).unwrap(), b"old");
+        fs::remove_file(d.join("out.png")).unwrap();
+        fs::remove_file(d.join("out.rays")).unwrap();
         // Nor is an output that is not a regular file replaced by one (think of /dev/null).
         refused_in(
             d,

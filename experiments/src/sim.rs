@@ -289,7 +289,7 @@ fn frame_outputs(tasks: &Path, options: &SimOptions) -> Result<Option<OutputFile
 fn frame_tree(tasks: &Path, options: &SimOptions) -> Result<TaskTree> {
     let mut tree = read_tree(tasks)?;
     if let Some(other) = &options.model_from {
-        if same_file::is_same_file(tasks, other).unwrap_or(false) {
+        if renderer::output::is_same_file(tasks, other) {
             bail!(
                 "--model-from {}: the task file itself, whose model is used without it",
                 other.display()

@@ -584,8 +584,36 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
 pub fn replaces_input<'a>(output: &Path, inputs: &'a [PathBuf]) -> Option<&'a Path> {
     inputs
         .iter()
-        .find(|input| same_file::is_same_file(output, input).unwrap_or(false))
+        .find(|input| is_same_file(output, input))
         .map(PathBuf::as_path)
+}
+
+/// Whether `a` and `b` name one file that exists, through links included. Told from what
+/// `stat` says of each (device and inode) on Unix, so that neither is opened: opening a FIFO
+/// waits for a writer, and a check made before any work must not wait on anything.
+///
+/// ```
+/// # let path = std::env::temp_dir().join(format!("raylb-doc-same-{}.toml", std::process::id()));
+/// use renderer::output::is_same_file;
+///
+/// # std::fs::write(&path, "")?;
+/// let dir = path.parent().unwrap();
+/// assert!(is_same_file(&path, &dir.join(".").join(path.file_name().unwrap())));
+/// assert!(!is_same_file(&path, "not-there.toml".as_ref()));
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn is_same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let identity = |path: &Path| fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
+        identity(a).is_some_and(|a| identity(b) == Some(a))
+    }
+    #[cfg(not(unix))]
+    {
+        same_file::is_same_file(a, b).unwrap_or(false)
+    }
 }
 
 /// Writes `text` to `path`, atomically.
