@@ -787,7 +787,8 @@ pub(crate) enum ClusterName {
 pub(crate) struct RecordArgs {
     #[command(flatten)]
     pub(crate) source: SceneSource,
-    /// The task file (default: the scene's name with .tasks, in the current directory).
+    /// The task file, named .tasks (default: the scene's name with .tasks, in the current
+    /// directory).
     #[arg(short, long, value_name = "FILE.tasks")]
     pub(crate) output: Option<PathBuf>,
     #[command(flatten)]
@@ -1274,8 +1275,8 @@ pub(crate) struct TraceArgs {
     /// --height, --spp, --up, --view) have nothing to act on then, and are refused.
     #[arg(long, value_name = "RAYS", conflicts_with_all = ["width", "height", "spp", "up", "view"])]
     pub(crate) ray_file: Option<PathBuf>,
-    /// Write the frame's rays of the kind --rays names to this ray file, in the order one
-    /// worker traces them, then trace them.
+    /// Write the frame's rays of the kind --rays names to this ray file (named .rays), in the
+    /// order one worker traces them, then trace them.
     #[arg(long, value_name = "RAYS", conflicts_with = "ray_file")]
     pub(crate) dump: Option<PathBuf>,
 }

@@ -31,3 +31,23 @@ pub(crate) fn png_only(flag: &str, path: Option<&Path>) -> Result<()> {
         ),
     }
 }
+
+/// Refuses `path` (named by `flag`) unless its extension is `extension`: a file of raylb's
+/// own format (a task file, a ray file), whose name would otherwise pass for another format's.
+pub(crate) fn named_with(
+    flag: &str,
+    path: Option<&Path>,
+    extension: &str,
+    what: &str,
+) -> Result<()> {
+    match path {
+        Some(p)
+            if !p
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case(extension)) =>
+        {
+            bail!("{flag} {}: {what} is named .{extension}", p.display())
+        }
+        _ => Ok(()),
+    }
+}

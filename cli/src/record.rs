@@ -14,13 +14,14 @@ use renderer::render::{CpuBalancer, FrameExtras, RenderOptions};
 use renderer::stats::counted;
 
 use crate::cli::RecordArgs;
-use crate::outputs::Outputs;
+use crate::outputs::{Outputs, named_with};
 
 pub(crate) fn run(args: &RecordArgs) -> Result<ExitCode> {
     let mut outputs = Outputs::new();
     outputs.add("-o", args.output.as_deref());
     outputs.check_writable()?;
     outputs.check_inputs(&args.source.paths())?;
+    named_with("-o", args.output.as_deref(), "tasks", "a task file")?;
     if args.run.device != DeviceKind::Cpu {
         bail!(
             "--device {}: raylb record counts and times the CPU's tasks; leave --device out",

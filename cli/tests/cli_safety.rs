@@ -869,6 +869,33 @@ fn an_image_name_must_say_a_format_raylb_writes() {
     );
 }
 
+#[test]
+fn a_task_or_ray_file_must_be_named_for_its_format() {
+    let quick = quick();
+    refused(
+        &["record", &quick, "-o", "frame.png"],
+        &["-o frame.png: a task file is named .tasks"],
+    );
+    refused(
+        &[
+            "bench",
+            "trace",
+            &quick,
+            "--rays",
+            "shadow",
+            "--dump",
+            "shadow.png",
+        ],
+        &["--dump shadow.png: a ray file is named .rays"],
+    );
+    refused(
+        &[
+            "bench", "trace", &quick, "--rays", "shadow", "--dump", "shadow",
+        ],
+        &["--dump shadow: a ray file is named .rays"],
+    );
+}
+
 /// `man --out` writes a page per command, and a page it cannot write is named before any is
 /// written.
 #[test]

@@ -28,6 +28,7 @@ use crate::cli::{
     Bench, BenchArgs, BuildArgs, ClusterBenchArgs, CostsArgs, DequeArgs, ScalingArgs, SceneArgs,
     SceneSource, SimSweepArgs, SweepArgs, TraceArgs, threads,
 };
+use crate::outputs::named_with;
 
 pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
     let quiet = args.quiet;
@@ -86,6 +87,7 @@ fn trace(args: &TraceArgs, quiet: bool) -> Result<()> {
         .chain(args.ray_file.clone())
         .collect();
     outputs.check_inputs(&inputs)?;
+    named_with("--dump", args.dump.as_deref(), "rays", "a ray file")?;
     timed.scene.check_options()?;
     let rays = match &args.ray_file {
         Some(path) => RaySource::File {
