@@ -1004,7 +1004,8 @@ pub(crate) struct ValidateArgs {
 pub(crate) struct BenchArgs {
     #[command(subcommand)]
     pub(crate) bench: Bench,
-    /// Print nothing but errors (the CSV and plot files are still written).
+    /// Print nothing but errors (the files a benchmark writes, its CSV and plots, are still
+    /// written).
     #[arg(short, long, global = true)]
     pub(crate) quiet: bool,
 }
@@ -1253,7 +1254,7 @@ pub(crate) struct TimedScene {
     pub(crate) source: SceneSource,
     #[command(flatten)]
     pub(crate) scene: SceneArgs,
-    /// Threads: the workers that trace, or those of each build (default 1).
+    /// Threads: the workers that trace, or those of each build.
     #[arg(long, value_name = "N", default_value = "1", value_parser = positive::<4096>)]
     pub(crate) threads: NonZeroUsize,
     /// Timed repetitions; the best is reported.
