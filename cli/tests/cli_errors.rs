@@ -376,14 +376,21 @@ fn bad_mtl_files() {
         "m.obj",
         "mtllib m.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nusemtl a\nf 1 2 3\n",
     );
+    // Each fault names the OBJ's `mtllib` statement, then the library's own line if it has one.
     s.fails(
         &["render", "--mesh", "m.obj", "-o", "out.png"],
-        &["m.mtl", "cannot read"],
+        &["m.obj:1:8: `mtllib m.mtl`: m.mtl: cannot read"],
     );
+    fs::create_dir(s.path("m.mtl")).unwrap();
+    s.fails(
+        &["render", "--mesh", "m.obj", "-o", "out.png"],
+        &["m.obj:1:8: `mtllib m.mtl`: m.mtl: not a regular file (a directory)"],
+    );
+    fs::remove_dir(s.path("m.mtl")).unwrap();
     s.write("m.mtl", "newmtl a\nKd 0.5 nan 0.5\n");
     s.fails(
         &["render", "--mesh", "m.obj", "-o", "out.png"],
-        &["m.mtl:2:", "`Kd`", "finite"],
+        &["m.obj:1:8: `mtllib m.mtl`: m.mtl:2:", "`Kd`", "finite"],
     );
     s.write("m.mtl", "newmtl a\nKd 0.5\nillum 2.5\n");
     s.fails(

@@ -400,11 +400,12 @@ fn a_missing_mesh_names_the_scene_line_and_a_missing_library_of_an_overridden_ma
     );
 
     fs::remove_file(d.join("crystal.mtl")).unwrap();
-    // The crystal's own material is needed: an error at the scene's line.
+    // The crystal's own material is needed: an error at the OBJ's line that names the
+    // library, as every fault at a line of a mesh keeps its line.
     refused_in(
         d,
         &["render", "cornell.toml", "-o", "out.png"],
-        &format!("cornell.toml:{line}:8: `mesh`: crystal.mtl: cannot read"),
+        "raylb: error: crystal.obj:3:8: `mtllib crystal.mtl`: crystal.mtl: cannot read",
     );
     // Overridden by the scene: one warning, and the render goes on.
     let overridden = scene.replace(

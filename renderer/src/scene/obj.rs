@@ -230,6 +230,14 @@ impl<'a, 'r> Libraries<'a, 'r> {
         loaded.map_err(|e| {
             match self.mtl {
                 MtlFiles::Needed | MtlFiles::Skip => {
+                    // Named from the statement that asked for the library, unless it is that
+                    // statement's own fault (it names this OBJ file).
+                    let e = if e.path == self.path {
+                        e
+                    } else {
+                        let (line, column, name) = mtllib_statement(self.source, statement);
+                        SceneError::at(self.path, line, column, format!("`mtllib {name}`: {e}"))
+                    };
                     self.error.borrow_mut().get_or_insert(e);
                 }
                 MtlFiles::Overridden => self.reads.borrow_mut().warn_once(
@@ -339,22 +347,33 @@ fn not_itself(path: &Path, source: &str, k: usize, library: &Path) -> Result<(),
     if !same {
         return Ok(());
     }
-    let (line, name) = source
-        .lines()
-        .enumerate()
-        .filter_map(|(n, l)| match statement(l) {
-            ("mtllib", name) => Some((n + 1, name)),
-            _ => None,
-        })
-        .nth(k)
-        .unwrap_or((0, ""));
-    Err(SceneError::at_line(
+    let (line, column, name) = mtllib_statement(source, k);
+    Err(SceneError::at(
         path,
         line,
+        column,
         format!(
             "`mtllib {name}` names this OBJ file itself; a material library is an MTL file of its own"
         ),
     ))
+}
+
+/// The line and column (1-based, the column in characters) of the name of the `k`-th
+/// `mtllib` statement (from 0) of the OBJ text `source`, and that name; line 0 if there is
+/// none, which `tobj` does not ask for.
+fn mtllib_statement(source: &str, k: usize) -> (usize, usize, &str) {
+    source
+        .lines()
+        .enumerate()
+        .filter_map(|(n, l)| match statement(l) {
+            ("mtllib", name) => {
+                let at = l.find(name).map_or(0, |byte| l[..byte].chars().count());
+                Some((n + 1, at + 1, name))
+            }
+            _ => None,
+        })
+        .nth(k)
+        .unwrap_or((0, 1, ""))
 }
 
 /// Warnings for the `usemtl` statements of the OBJ file `path` (text `source`) whose material
