@@ -475,9 +475,7 @@ impl SceneArgs {
     /// `--bvh-width` without the wide BVH (the octree's nodes have up to eight children).
     pub(crate) fn check_structure_options(&self, structures: &[AccelKind]) -> Result<()> {
         if self.bvh_depth.is_some() && !structures.contains(&AccelKind::Octree) {
-            bail!(
-                "--bvh-depth applies to --accel octree; the wide BVH splits by the surface area heuristic"
-            );
+            bail!("--bvh-depth applies to --accel octree; the wide BVH is not cut at a depth");
         }
         if self.bvh_width.is_some() && !structures.contains(&AccelKind::Wide) {
             bail!(

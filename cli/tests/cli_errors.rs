@@ -127,6 +127,27 @@ fn toml_syntax_error() {
 }
 
 #[test]
+fn a_key_given_twice_is_named() {
+    let s = Scratch::new();
+    s.write(
+        "twice.toml",
+        &scene_with("").replace("height = 8", "height = 8\nwidth = 4"),
+    );
+    s.fails(
+        &["render", "twice.toml", "-o", "out.png"],
+        &["twice.toml:4:1: duplicate key `width`"],
+    );
+    s.write(
+        "tables.toml",
+        &format!("{}\n[camera]\nfov = 30\n", scene_with("")),
+    );
+    s.fails(
+        &["render", "tables.toml", "-o", "out.png"],
+        &["tables.toml:", "duplicate key `camera`"],
+    );
+}
+
+#[test]
 fn unknown_key() {
     let s = Scratch::new();
     s.write("bad.toml", &scene_with("colour = [1, 0, 0]\n"));

@@ -1053,6 +1053,38 @@ fn a_list_that_names_a_value_twice_is_refused() {
 }
 
 #[test]
+fn an_octree_depth_in_a_scene_the_wide_bvh_renders_is_warned_of_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let scene = fs::read_to_string(quick()).unwrap();
+    // After the scene's lines: a blank line, `[bvh]`, then the key.
+    let line = scene.lines().count() + 3;
+    fs::write(
+        d.join("deep.toml"),
+        format!("{scene}\n[bvh]\nmax_depth = 5\n"),
+    )
+    .unwrap();
+    let render = |accel: &str| {
+        raylb()
+            .args(["render", "deep.toml", "-o", "out.png", "--accel", accel])
+            .current_dir(d)
+            .output()
+            .unwrap()
+    };
+    let out = render("wide");
+    assert!(out.status.success());
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "raylb: warning: deep.toml:{line}:13: `max_depth` shapes the octree alone (--accel octree); the wide BVH is not cut at a depth\n"
+        )
+    );
+    let out = render("octree");
+    assert!(out.status.success());
+    assert_eq!(stderr(&out), "");
+}
+
+#[test]
 fn structures_are_named_where_they_apply() {
     let quick = quick();
     refused(

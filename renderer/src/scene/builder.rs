@@ -48,7 +48,14 @@ impl SceneText<'_> {
         check_parse_room(self.path, self.source.len(), overrides)?;
         toml::from_str(self.source).map_err(|e| {
             let span = e.span().unwrap_or(0..0);
-            self.at(span, e.message())
+            match self.source.get(span.clone()) {
+                // The parser's message names no key; its span is the key, given again.
+                Some(key) if e.message() == "duplicate key" && !key.is_empty() => {
+                    let key = key.trim_matches(|c| c == '"' || c == '\'');
+                    self.at(span, &format!("duplicate key `{key}`"))
+                }
+                _ => self.at(span, e.message()),
+            }
         })
     }
 }
@@ -366,18 +373,15 @@ impl<'a> SceneBuilder<'a> {
     /// structure it does not shape.
     pub(super) fn bvh_settings(&mut self, bvh: &BvhConfig) -> BvhSettings {
         let overrides = &self.overrides;
-        if bvh.max_depth.is_some()
+        if let Some(depth) = &bvh.max_depth
             && overrides.bvh_max_depth.is_none()
             && overrides.accel_kind() != AccelKind::Octree
         {
-            let path = self.text.path;
-            self.reads.warn_once(
-                path,
-                format!(
-                    "{}: [bvh] max_depth shapes the octree alone (--accel octree); the wide BVH splits by the surface area heuristic",
-                    path.display()
-                ),
+            let at = self.text.at(
+                depth.span(),
+                "`max_depth` shapes the octree alone (--accel octree); the wide BVH is not cut at a depth",
             );
+            self.reads.warn_once(self.text.path, at.to_string());
         }
         BvhSettings {
             leaf_size: overrides
@@ -386,7 +390,7 @@ impl<'a> SceneBuilder<'a> {
                 .unwrap_or(overrides.accel_kind().default_leaf_size()),
             max_depth: overrides
                 .bvh_max_depth
-                .or(bvh.max_depth.map(|v| v.0))
+                .or(bvh.max_depth.as_ref().map(|v| v.get_ref().0))
                 .unwrap_or(24),
             width: overrides.bvh_width,
             split: overrides.bvh_split.unwrap_or_default(),

@@ -103,8 +103,8 @@ impl Default for RenderConfig {
 pub(crate) struct BvhConfig {
     /// 1 to 31 triangles per leaf; default 4.
     pub(crate) leaf_size: Option<Bounded<1, 31>>,
-    /// 1 to 64 levels; default 24.
-    pub(crate) max_depth: Option<Bounded<1, 64>>,
+    /// 1 to 64 levels; default 24. Spanned, for the warning where it shapes nothing.
+    pub(crate) max_depth: Option<Spanned<Bounded<1, 64>>>,
 }
 
 /// `[[lights]]`: a point light, or a spot light when `spot` is given.
