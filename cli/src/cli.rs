@@ -1,5 +1,6 @@
 //! The command line: every subcommand and flag, with its help text.
 
+use std::io::{self, Write};
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -19,6 +20,7 @@ use renderer::scene::{AxisDirection, LoadObserver, MeshFraming, Scene, SceneOver
 
 use crate::choice::choice;
 use crate::progress::LoadProgress;
+use crate::terminal::StdoutError;
 
 /// A Whitted ray tracer whose secondary rays are tasks, driven by interchangeable load
 /// balancers; every balancer writes the same bytes for the same scene.
@@ -1296,15 +1298,23 @@ pub(crate) struct BuildArgs {
 pub(crate) fn usage_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     match e.kind() {
-        ErrorKind::DisplayHelp
-        | ErrorKind::DisplayVersion
-        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            let _ = e.print();
-            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                ExitCode::from(2)
-            } else {
-                ExitCode::SUCCESS
+        // Asked for, on standard output: help or a version that cannot be written there is
+        // an error, as any other output is.
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let printed = e.print().and_then(|()| io::stdout().lock().flush());
+            match printed.map_err(StdoutError) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) if e.reader_gone() => ExitCode::from(crate::READER_GONE),
+                Err(e) => {
+                    errln!("raylb: error: {e}");
+                    ExitCode::from(2)
+                }
             }
+        }
+        // The help in place of a mistake, on standard error.
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            ExitCode::from(2)
         }
         // Rank 0 of an MPI job says it, once.
         _ if crate::terminal::quiet_rank() => ExitCode::from(2),

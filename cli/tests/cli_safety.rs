@@ -56,19 +56,28 @@ fn a_full_stdout_is_a_one_line_error() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let out = raylb()
-        .args(["render", &quick(), "-o", "q.png"])
-        .current_dir(dir.path())
-        .stdout(full)
-        .output()
-        .unwrap();
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.contains("cannot write to standard output: no space left"),
-        "{err}"
-    );
+    let quick = quick();
+    // The help and the version too: what was asked for is not there.
+    for args in [
+        &["render", &quick, "-o", "q.png"][..],
+        &["--help"],
+        &["render", "--help"],
+        &["--version"],
+    ] {
+        let out = raylb()
+            .args(args)
+            .current_dir(dir.path())
+            .stdout(full.try_clone().unwrap())
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains("cannot write to standard output: no space left"),
+            "{args:?}: {err}"
+        );
+    }
 }
 
 /// Runs a command that must fail before doing anything: exit 2, one line on stderr holding
