@@ -388,6 +388,11 @@ fn mesh_files_of_other_formats() {
         &scene_with("\n[[objects]]\nmesh = \"bunny.stl\"\n"),
     );
     s.fails(&["render", "scene.toml", "-o", "out.png"], &[what]);
+    s.write("empty.toml", &scene_with("\n[[objects]]\nmesh = \"\"\n"));
+    s.fails(
+        &["render", "empty.toml", "-o", "out.png"],
+        &["empty.toml:13:8: `mesh`: an empty path; name an OBJ or PLY file"],
+    );
 }
 
 #[test]

@@ -251,7 +251,13 @@ impl<'a> SceneBuilder<'a> {
             // mesh keeps that line.
             ShapeError::File(e) if e.position.is_none() => {
                 let key = o.mesh.as_ref().map_or(span.clone(), Spanned::span);
-                self.text.at(key, &e.to_string())
+                // An empty path has no name to show before the fault.
+                let message = if e.path.as_os_str().is_empty() {
+                    e.message
+                } else {
+                    e.to_string()
+                };
+                self.text.at(key, &message)
             }
             ShapeError::File(e) => e,
         })
@@ -493,6 +499,10 @@ fn object_meshes(
     }
     let v = |v: values::Vector| Vec3::from(v.0);
     let mesh = if let Some(path) = &o.mesh {
+        if path.get_ref().is_empty() {
+            let fault = "an empty path; name an OBJ or PLY file";
+            return Err(ShapeError::File(SceneError::file(Path::new(""), fault)));
+        }
         let file: PathBuf = dir.join(path.get_ref());
         return Ok(mesh_file::load(&file, budget, mtl, reads)
             .map_err(ShapeError::File)?
