@@ -184,6 +184,28 @@ fn describe(error: DecodingError, max_bytes: u64) -> String {
             "not a readable PNG image: decoding it needs more than the {} allowed",
             format_bytes(max_bytes)
         ),
-        other => format!("not a readable PNG image: {other}"),
+        other => format!(
+            "not a readable PNG image: {}",
+            chunk_named(&other.to_string())
+        ),
     }
+}
+
+/// `message` with the decoder's description of a chunk's type
+/// (`ChunkType { type: IHDR, critical: true, … }`, its debug form) cut to the type's name.
+fn chunk_named(message: &str) -> String {
+    const START: &str = "ChunkType { type: ";
+    let Some(at) = message.find(START) else {
+        return message.to_string();
+    };
+    let rest = &message[at + START.len()..];
+    let (Some(name_end), Some(close)) = (rest.find(','), rest.find('}')) else {
+        return message.to_string();
+    };
+    format!(
+        "{}{}{}",
+        &message[..at],
+        &rest[..name_end],
+        &rest[close + 1..]
+    )
 }

@@ -604,3 +604,16 @@ fn damaged_files_are_refused_without_panicking() {
     }
     assert!(outcomes[0] > 0 && outcomes[1] > 0, "{outcomes:?}");
 }
+
+#[test]
+fn a_png_chunk_with_a_bad_checksum_is_named_by_its_type() {
+    let mut bytes = png_with_idat(1, 1, &[]);
+    // The IHDR chunk's checksum: after the magic (8), the length and type (8) and 13 bytes.
+    bytes[8 + 8 + 13] ^= 0xff;
+    let error = decode_image(&bytes, MIB).unwrap_err();
+    assert!(
+        error.contains("CRC error") && error.contains("IHDR chunk"),
+        "{error}"
+    );
+    assert!(!error.contains("ChunkType"), "{error}");
+}
