@@ -330,6 +330,33 @@ fn mtl_statements_raylb_leaves_out_are_warned_of_once_per_keyword() {
 }
 
 #[test]
+fn points_polylines_and_free_form_geometry_are_warned_of_once_per_keyword() {
+    let dir = tempfile::tempdir().unwrap();
+    let obj = write(
+        dir.path(),
+        "m.obj",
+        "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\nl 1 2\np 3\n  l 2 3 # indented\ncurv 0 1 1 2\n",
+    );
+    let m = obj.display();
+    let faces = "raylb traces faces alone";
+    assert_eq!(
+        mesh_warnings(&obj),
+        [
+            format!("{m}:5:1: `l` (a polyline) is left out here and on 1 more line: {faces}"),
+            format!("{m}:6:1: `p` (points) is left out: {faces}"),
+            format!("{m}:8:1: `curv` (a free-form curve) is left out: {faces}"),
+        ]
+    );
+    // Statements that group or name faces are no geometry of their own.
+    let plain = write(
+        dir.path(),
+        "plain.obj",
+        "o tri\ng side\ns 1\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n",
+    );
+    assert!(mesh_warnings(&plain).is_empty());
+}
+
+#[test]
 fn a_file_full_of_unknown_statements_is_warned_of_in_a_few_lines() {
     let dir = tempfile::tempdir().unwrap();
     let junk: String = (0..1000).map(|i| format!("junk{i} 1\n")).collect();
@@ -363,7 +390,7 @@ fn an_mtllib_naming_the_obj_itself_is_refused() {
         assert_eq!(
             e.to_string(),
             format!(
-                "{}:4:1: `mtllib {library}` names this OBJ file itself; a material library is an MTL file of its own",
+                "{}:4:8: `mtllib {library}` names this OBJ file itself; a material library is an MTL file of its own",
                 obj.display()
             )
         );

@@ -118,6 +118,9 @@ pub(crate) fn parse(
 ) -> Result<Vec<ObjPart>, SceneError> {
     let source = text(path, bytes)?;
     check_size(path, source, max_triangles)?;
+    for warning in untraced_geometry(path, source) {
+        reads.warn(warning);
+    }
     let libraries = Libraries::new(path, source, mtl, reads);
     let (models, materials) = read_with_tobj(path, source, &libraries)?;
     let materials = libraries.finish(materials)?;
@@ -505,6 +508,40 @@ fn here_and_more(more: usize) -> String {
         1 => " here and on 1 more line".into(),
         n => format!(" here and on {n} more lines"),
     }
+}
+
+/// The OBJ statements that describe geometry raylb does not trace, with what each is.
+const UNTRACED_GEOMETRY: &[(&str, &str)] = &[
+    ("p", "points"),
+    ("l", "a polyline"),
+    ("curv", "a free-form curve"),
+    ("curv2", "a free-form curve on a surface"),
+    ("surf", "a free-form surface"),
+];
+
+/// A warning for each kind of geometry in the OBJ file `path` (text `source`) that raylb
+/// leaves out, at its first line: a user who drew it would otherwise look for it in the image.
+fn untraced_geometry(path: &Path, source: &str) -> Vec<String> {
+    let mut left_out = LeftOut::default();
+    for (n, line) in source.lines().enumerate() {
+        let (keyword, _) = statement(line);
+        if let Some((key, _)) = UNTRACED_GEOMETRY.iter().find(|(k, _)| *k == keyword) {
+            left_out.add(key, n + 1, String::new);
+        }
+    }
+    left_out.warnings(
+        path,
+        |k| {
+            let what = UNTRACED_GEOMETRY.iter().find(|(key, _)| *key == k.key);
+            format!(
+                "`{}` ({}) is left out{}: raylb traces faces alone",
+                k.key,
+                what.map_or("", |(_, what)| what),
+                here_and_more(k.more)
+            )
+        },
+        |lines| format!("{lines} more lines, the first here, hold geometry raylb leaves out"),
+    )
 }
 
 /// Reads a text file of at most `max_bytes` (a regular file, see [`read_regular_file`]).
