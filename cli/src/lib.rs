@@ -124,6 +124,33 @@ fn address_space_too_small() -> Option<u64> {
     }
 }
 
+/// The least stack `RUST_MIN_STACK` may give a worker's thread: room to spare over what the
+/// deepest frame needs (under 256 KiB optimised, about 2.5 MiB unoptimised; BENCHMARKS.md).
+/// Below it a worker's stack overflows and the process aborts.
+const LEAST_WORKER_STACK: u64 = if cfg!(debug_assertions) {
+    4 << 20
+} else {
+    512 << 10
+};
+
+/// Why `RUST_MIN_STACK`, which sizes the workers' stacks, cannot be used as set: a value too
+/// small for a worker, or not a whole number of bytes (which the standard library would pass
+/// over without a word).
+fn worker_stack_refusal() -> Option<String> {
+    let value = std::env::var_os("RUST_MIN_STACK")?;
+    let text = value.to_string_lossy();
+    match text.parse::<u64>() {
+        Ok(bytes) if bytes >= LEAST_WORKER_STACK => None,
+        Ok(bytes) => Some(format!(
+            "RUST_MIN_STACK={bytes}: a worker's stack needs at least {} KiB (unset, it is 8 MiB)",
+            LEAST_WORKER_STACK >> 10
+        )),
+        Err(_) => Some(format!(
+            "RUST_MIN_STACK={text}: not a whole number of bytes for the workers' stacks"
+        )),
+    }
+}
+
 /// Runs the command line of the process's arguments.
 fn run_command_line() -> ExitCode {
     if let Some(bytes) = address_space_too_small() {
@@ -133,6 +160,10 @@ fn run_command_line() -> ExitCode {
             bytes >> 10,
             LEAST_ADDRESS_SPACE >> 10
         );
+        return ExitCode::from(2);
+    }
+    if let Some(refusal) = worker_stack_refusal() {
+        errln!("raylb: error: {refusal}");
         return ExitCode::from(2);
     }
     end_cleanly_on_signals();

@@ -127,6 +127,26 @@ fn toml_syntax_error() {
 }
 
 #[test]
+fn a_worker_stack_too_small_or_not_a_number_is_refused() {
+    let s = Scratch::new();
+    let quick = scene_path("quick");
+    for (value, says) in [
+        ("1", "RUST_MIN_STACK=1: a worker's stack needs at least"),
+        ("0", "RUST_MIN_STACK=0: a worker's stack needs at least"),
+        ("abc", "RUST_MIN_STACK=abc: not a whole number of bytes"),
+        ("-5", "RUST_MIN_STACK=-5: not a whole number of bytes"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_raylb"))
+            .args(["render", quick.to_str().unwrap(), "-o", "out.png"])
+            .env("RUST_MIN_STACK", value)
+            .current_dir(s.dir.path())
+            .output()
+            .expect("raylb runs");
+        s.failed(&out, &[value], &[says]);
+    }
+}
+
+#[test]
 fn a_key_given_twice_is_named() {
     let s = Scratch::new();
     s.write(
