@@ -251,13 +251,7 @@ impl<'a> SceneBuilder<'a> {
             // mesh keeps that line.
             ShapeError::File(e) if e.position.is_none() => {
                 let key = o.mesh.as_ref().map_or(span.clone(), Spanned::span);
-                // An empty path has no name to show before the fault.
-                let message = if e.path.as_os_str().is_empty() {
-                    e.message
-                } else {
-                    e.to_string()
-                };
-                self.text.at(key, &message)
+                self.text.at(key, &e.to_string())
             }
             ShapeError::File(e) => e,
         })

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 /// Something wrong with a scene config, a mesh or MTL file, or the command-line settings that
 /// shape a scene, with the place it was found. Displays on one line:
 /// `FILE:LINE:COLUMN: MESSAGE`, `FILE: byte OFFSET: MESSAGE` in binary data, or
-/// `FILE: MESSAGE` when no place applies.
+/// `FILE: MESSAGE` when no place applies (`MESSAGE` alone for an empty path: a key given as
+/// `""`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SceneError {
     /// The file at fault.
@@ -126,6 +127,8 @@ impl fmt::Display for SceneError {
         match self.position {
             Some(Position::Text { line, column }) => write!(f, "{path}:{line}:{column}: {message}"),
             Some(Position::Byte(offset)) => write!(f, "{path}: byte {offset}: {message}"),
+            // A path that is empty (a key given as "") has no name to show before the fault.
+            None if path.is_empty() => f.write_str(message),
             None => write!(f, "{path}: {message}"),
         }
     }

@@ -117,8 +117,7 @@ pub(crate) fn parse(
     reads: &mut Reads,
 ) -> Result<Vec<ObjPart>, SceneError> {
     let source = text(path, bytes)?;
-    check_size(path, source, max_triangles)?;
-    for warning in untraced_geometry(path, source) {
+    for warning in check_size(path, source, max_triangles)? {
         reads.warn(warning);
     }
     let libraries = Libraries::new(path, source, mtl, reads);
@@ -131,9 +130,10 @@ pub(crate) fn parse(
 }
 
 /// Checks every line of the OBJ file `path` (text `source`), then that its triangles fit in
-/// `max_triangles` and that reading it fits in the memory that budget stands for.
-fn check_size(path: &Path, source: &str, max_triangles: usize) -> Result<(), SceneError> {
-    let counts = validate_obj(path, source)?;
+/// `max_triangles` and that reading it fits in the memory that budget stands for. Returns the
+/// warnings of the lines checked ([`validate_obj`]).
+fn check_size(path: &Path, source: &str, max_triangles: usize) -> Result<Vec<String>, SceneError> {
+    let (counts, warnings) = validate_obj(path, source)?;
     let triangles = counts.triangles;
     if triangles > max_triangles as u64 {
         return Err(SceneError::file(
@@ -146,7 +146,8 @@ fn check_size(path: &Path, source: &str, max_triangles: usize) -> Result<(), Sce
         source.len() as u64,
         counts.arrays_bytes(),
         max_triangles,
-    )
+    )?;
+    Ok(warnings)
 }
 
 /// The OBJ file `path` (text `source`, already checked) as `tobj` reads it, with the MTL
@@ -519,31 +520,6 @@ const UNTRACED_GEOMETRY: &[(&str, &str)] = &[
     ("surf", "a free-form surface"),
 ];
 
-/// A warning for each kind of geometry in the OBJ file `path` (text `source`) that raylb
-/// leaves out, at its first line: a user who drew it would otherwise look for it in the image.
-fn untraced_geometry(path: &Path, source: &str) -> Vec<String> {
-    let mut left_out = LeftOut::default();
-    for (n, line) in source.lines().enumerate() {
-        let (keyword, _) = statement(line);
-        if let Some((key, _)) = UNTRACED_GEOMETRY.iter().find(|(k, _)| *k == keyword) {
-            left_out.add(key, n + 1, String::new);
-        }
-    }
-    left_out.warnings(
-        path,
-        |k| {
-            let what = UNTRACED_GEOMETRY.iter().find(|(key, _)| *key == k.key);
-            format!(
-                "`{}` ({}) is left out{}: raylb traces faces alone",
-                k.key,
-                what.map_or("", |(_, what)| what),
-                here_and_more(k.more)
-            )
-        },
-        |lines| format!("{lines} more lines, the first here, hold geometry raylb leaves out"),
-    )
-}
-
 /// Reads a text file of at most `max_bytes` (a regular file, see [`read_regular_file`]).
 pub(crate) fn read_text(path: &Path, max_bytes: u64) -> Result<String, SceneError> {
     let bytes = read_regular_file(path, max_bytes).map_err(|e| SceneError::file(path, e))?;
@@ -563,10 +539,13 @@ fn text<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, SceneError> {
 }
 
 /// Checks every line of an OBJ file; the first fault is reported with its line. Returns the
-/// number of triangles its faces make, and of its vertex statements.
-fn validate_obj(path: &Path, source: &str) -> Result<ObjCounts, SceneError> {
+/// number of triangles its faces make, and of its vertex statements; and a warning for each
+/// kind of geometry raylb leaves out ([`UNTRACED_GEOMETRY`]), at its first line: a user who
+/// drew it would otherwise look for it in the image.
+fn validate_obj(path: &Path, source: &str) -> Result<(ObjCounts, Vec<String>), SceneError> {
     let (mut positions, mut normals, mut texcoords) = (0i64, 0i64, 0i64);
     let mut triangles = 0u64;
+    let mut untraced = LeftOut::default();
     for (n, raw) in source.lines().enumerate() {
         let line = n + 1;
         let fail = |msg: String| Err(SceneError::at_line(path, line, msg));
@@ -643,19 +622,35 @@ fn validate_obj(path: &Path, source: &str) -> Result<ObjCounts, SceneError> {
                 }
                 triangles += args.len() as u64 - 2;
             }
-            k if OTHER_STATEMENTS.contains(&k) => {}
+            k if OTHER_STATEMENTS.contains(&k) => {
+                if let Some((key, what)) = UNTRACED_GEOMETRY.iter().find(|(key, _)| *key == k) {
+                    untraced.add(key, line, || what.to_string());
+                }
+            }
             k => return fail(format!("unknown statement `{k}`")),
         }
     }
     if triangles == 0 {
         return Err(SceneError::file(path, "the OBJ file has no faces"));
     }
-    Ok(ObjCounts {
+    let counts = ObjCounts {
         triangles,
         positions: positions as u64,
         normals: normals as u64,
         texcoords: texcoords as u64,
-    })
+    };
+    let warnings = untraced.warnings(
+        path,
+        |k| {
+            let more = here_and_more(k.more);
+            format!(
+                "`{}` ({}) is left out{more}: raylb traces faces alone",
+                k.key, k.why
+            )
+        },
+        |lines| format!("{lines} more lines, the first here, hold geometry raylb leaves out"),
+    );
+    Ok((counts, warnings))
 }
 
 fn describe(x: f32) -> &'static str {
