@@ -410,6 +410,23 @@ impl GpuSource {
             ..defaults
         })
     }
+
+    /// [`open`](Self::open) for the flag `asked_by` (`--device gpu`, `--hybrid needs an NVIDIA
+    /// GPU`…), whose error names that flag, or `--gpu-emulator` where it is the emulator that
+    /// could not be had (a build without it): the flag the user is to change.
+    pub(crate) fn open_for(&self, asked_by: &str) -> anyhow::Result<Gpu> {
+        self.open().map_err(|e| self.failure(asked_by, &e))
+    }
+
+    /// The error of [`open_for`](Self::open_for).
+    fn failure(&self, asked_by: &str, e: &GpuError) -> anyhow::Error {
+        let flag = if self.gpu_emulator {
+            "--gpu-emulator"
+        } else {
+            asked_by
+        };
+        anyhow::anyhow!("{flag}: {e}")
+    }
 }
 
 /// Settings that shape the scene.
@@ -1402,5 +1419,35 @@ mod repeated_values {
         for name in REPEATABLE {
             assert!(found.iter().any(|f| f == name), "{name} is no list");
         }
+    }
+}
+
+#[cfg(test)]
+mod gpu_source {
+    use super::*;
+
+    fn source(gpu_emulator: bool) -> GpuSource {
+        GpuSource {
+            gpu_emulator,
+            emulator_blocks: None,
+            emulator_seed: None,
+        }
+    }
+
+    /// A GPU that cannot be opened is blamed on the flag that asked for it, but for an
+    /// emulator this build lacks, which is blamed on `--gpu-emulator`.
+    #[test]
+    fn the_flag_named_is_the_one_to_change() {
+        let e = GpuError::Request("this raylb is built without the warp emulator".into());
+        assert_eq!(
+            source(true).failure("--device gpu", &e).to_string(),
+            "--gpu-emulator: this raylb is built without the warp emulator"
+        );
+        assert_eq!(
+            source(false)
+                .failure("--hybrid needs an NVIDIA GPU", &GpuError::NoDriver)
+                .to_string(),
+            "--hybrid needs an NVIDIA GPU: no NVIDIA driver: libcuda.so cannot be loaded"
+        );
     }
 }

@@ -17,7 +17,7 @@ use renderer::scene::Scene;
 use renderer::stats::{RenderReport, WorkMapReport};
 use renderer::workmap::work_map;
 
-use crate::cli::{GpuSource, RenderArgs};
+use crate::cli::RenderArgs;
 use crate::outputs::{Outputs, image_format, png_only};
 use crate::terminal::quiet_rank;
 use experiments::progress::Progress;
@@ -46,12 +46,11 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
     let schedule = args.run.schedule()?;
     let gpu = match device {
         DeviceKind::Cpu => None,
-        DeviceKind::Gpu => Some(Arc::new(open_gpu(&args.gpu_source)?)),
-        DeviceKind::Hybrid => {
-            Some(Arc::new(args.gpu_source.open().map_err(|e| {
-                anyhow!("--device hybrid needs an NVIDIA GPU: {e}")
-            })?))
-        }
+        DeviceKind::Gpu => Some(Arc::new(args.gpu_source.open_for("--device gpu")?)),
+        DeviceKind::Hybrid => Some(Arc::new(
+            args.gpu_source
+                .open_for("--device hybrid needs an NVIDIA GPU")?,
+        )),
     };
     let job = schedule.job(
         args.run.device_threads(),
@@ -209,12 +208,6 @@ fn render_with_progress(
     }
     progress.finish();
     live.finish()
-}
-
-/// Opens the GPU for `--device gpu` (or the emulator, with --gpu-emulator), saying which part
-/// is missing when it cannot.
-pub(crate) fn open_gpu(source: &GpuSource) -> Result<Gpu> {
-    source.open().map_err(|e| anyhow!("--device gpu: {e}"))
 }
 
 fn write_error(path: &Path, e: &std::io::Error) -> anyhow::Error {

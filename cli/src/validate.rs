@@ -95,12 +95,8 @@ fn check_outputs(args: &ValidateArgs) -> Result<Outputs> {
 /// first.
 fn open_gpu(args: &ValidateArgs) -> Result<Option<Gpu>> {
     Ok(match (args.gpu, args.hybrid) {
-        (true, _) => Some(args.gpu_source.open().map_err(|e| anyhow!("--gpu: {e}"))?),
-        (false, true) => Some(
-            args.gpu_source
-                .open()
-                .map_err(|e| anyhow!("--hybrid needs an NVIDIA GPU: {e}"))?,
-        ),
+        (true, _) => Some(args.gpu_source.open_for("--gpu")?),
+        (false, true) => Some(args.gpu_source.open_for("--hybrid needs an NVIDIA GPU")?),
         (false, false) if args.gpu_source.gpu_emulator => {
             bail!("--gpu-emulator runs the GPU's kernels: give --gpu or --hybrid as well")
         }

@@ -6,7 +6,7 @@ use std::fmt;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::{Result, anyhow};
+use anyhow::Result;
 use renderer::device::DeviceKind;
 use renderer::gpu::{Gpu, GpuError};
 use renderer::preview::Layer;
@@ -15,7 +15,6 @@ use viewer::{Lines, Lineup, Options, Script};
 
 use crate::cli::{GpuSource, ViewArgs};
 use crate::outputs::{Outputs, png_only};
-use crate::render::open_gpu;
 
 pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
     let mut outputs = Outputs::new();
@@ -28,12 +27,11 @@ pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
     scene_args.check_structure_options(&[scene_args.accel_kind()])?;
     viewer::ensure_display()?;
     let gpu = match args.run.device {
-        DeviceKind::Gpu => Some(Arc::new(open_gpu(&args.gpu_source)?)),
-        DeviceKind::Hybrid => {
-            Some(Arc::new(args.gpu_source.open().map_err(|e| {
-                anyhow!("--device hybrid needs an NVIDIA GPU: {e}")
-            })?))
-        }
+        DeviceKind::Gpu => Some(Arc::new(args.gpu_source.open_for("--device gpu")?)),
+        DeviceKind::Hybrid => Some(Arc::new(
+            args.gpu_source
+                .open_for("--device hybrid needs an NVIDIA GPU")?,
+        )),
         DeviceKind::Cpu => find_gpu(&args.gpu_source, args.quiet),
     };
     let scene = scene_args.load(&args.source, args.quiet)?;
