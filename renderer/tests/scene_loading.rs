@@ -223,6 +223,58 @@ fn material_override_beats_the_mtl_and_paths_are_relative_to_the_scene() {
     );
 }
 
+#[test]
+fn one_mtllib_statement_may_name_several_libraries_or_one_with_spaces() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.mtl", "newmtl red\nKd 1 0 0\n");
+    write(dir.path(), "b.mtl", "newmtl blue\nKd 0 0 1\n");
+    write(dir.path(), "my lib.mtl", "newmtl green\nKd 0 1 0\n");
+    let faces = "v 0 0 0\nv 1 0 0\nv 0 1 0\nusemtl red\nf 1 2 3\nusemtl blue\nf 1 3 2\n";
+    let diffuse = |scene: &Scene| -> Vec<Vec3> {
+        scene
+            .shading
+            .iter()
+            .map(|s| scene.materials[s.material as usize].diffuse)
+            .collect()
+    };
+    let both = write(
+        dir.path(),
+        "both.obj",
+        &format!("mtllib a.mtl b.mtl\n{faces}"),
+    );
+    let scene = Scene::from_mesh(&both, SceneOverrides::default(), MeshFraming::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scene.warnings, Vec::<String>::new());
+    assert_eq!(diffuse(&scene), [Vec3::X, Vec3::Z]);
+    // A name with a space that is a file is that file.
+    let spaced = write(
+        dir.path(),
+        "spaced.obj",
+        "mtllib my lib.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nusemtl green\nf 1 2 3\n",
+    );
+    let scene = Scene::from_mesh(&spaced, SceneOverrides::default(), MeshFraming::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(diffuse(&scene), [Vec3::Y]);
+    // A library of the list that cannot be read is named, at the statement.
+    let missing = write(
+        dir.path(),
+        "missing.obj",
+        &format!("mtllib a.mtl c.mtl\n{faces}"),
+    );
+    let e = Scene::from_mesh(&missing, SceneOverrides::default(), MeshFraming::default())
+        .map(|_| ())
+        .expect_err("a missing library is an error")
+        .to_string();
+    assert!(
+        e.starts_with(&format!(
+            "{}:1:8: `mtllib a.mtl c.mtl`: {}: cannot read",
+            missing.display(),
+            dir.path().join("c.mtl").display()
+        )),
+        "{e}"
+    );
+}
+
 /// The warnings of loading `obj` as a bare mesh (panicking on an error).
 fn mesh_warnings(obj: &Path) -> Vec<String> {
     Scene::from_mesh(obj, SceneOverrides::default(), MeshFraming::default())

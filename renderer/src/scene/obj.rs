@@ -207,50 +207,77 @@ impl<'a, 'r> Libraries<'a, 'r> {
         }
     }
 
-    /// The materials of the library `mtl_name` (the next `mtllib` statement's), or none, as
-    /// `mtl` says: a library that cannot be read is kept as the error, or warned of where the
-    /// object's own material stands in.
+    /// The materials of the libraries `mtl_name` names (the next `mtllib` statement's), or
+    /// none, as `mtl` says: a library that cannot be read is kept as the error, or warned of
+    /// where the object's own material stands in.
     fn load(&self, mtl_name: &Path) -> tobj::MTLLoadResult {
         if self.mtl == MtlFiles::Skip {
             return Ok(Default::default());
         }
-        let mtl_path = self.dir.join(mtl_name);
         let statement = self.given.borrow().len();
-        let loaded = not_itself(self.path, self.source, statement, &mtl_path)
-            .and_then(|()| checked_mtl(&mtl_path))
+        let mut materials = Vec::new();
+        let mut failed = None;
+        for mtl_path in library_paths(&self.dir, mtl_name) {
+            match self.load_one(statement, &mtl_path) {
+                Ok(more) => materials.extend(more),
+                Err(e) => {
+                    failed = Some((mtl_path, e));
+                    break;
+                }
+            }
+        }
+        let Some((mtl_path, e)) = failed else {
+            self.given.borrow_mut().push(materials.len());
+            // Each name stands for its last material, as in `tobj`'s map of one library and
+            // its merge of several.
+            let mut loaded: tobj::MTLLoadResult = Ok((materials, Default::default()));
+            if let Ok((materials, names)) = &mut loaded {
+                for (i, m) in materials.iter().enumerate() {
+                    names.insert(m.name.clone(), i);
+                }
+            }
+            return loaded;
+        };
+        self.given.borrow_mut().push(0);
+        match self.mtl {
+            MtlFiles::Needed | MtlFiles::Skip => {
+                // Named from the statement that asked for the library, unless it is that
+                // statement's own fault (it names this OBJ file).
+                let e = if e.path == self.path {
+                    e
+                } else {
+                    let (line, column, name) = mtllib_statement(self.source, statement);
+                    SceneError::at(self.path, line, column, format!("`mtllib {name}`: {e}"))
+                };
+                self.error.borrow_mut().get_or_insert(e);
+            }
+            MtlFiles::Overridden => self.reads.borrow_mut().warn_once(
+                &mtl_path,
+                format!("{e}; the object's own `material` stands in"),
+            ),
+        }
+        Err(tobj::LoadError::OpenFileFailed)
+    }
+
+    /// The materials of the library at `mtl_path`, named by `mtllib` statement `statement`.
+    fn load_one(
+        &self,
+        statement: usize,
+        mtl_path: &Path,
+    ) -> Result<Vec<tobj::Material>, SceneError> {
+        not_itself(self.path, self.source, statement, mtl_path)
+            .and_then(|()| checked_mtl(mtl_path))
             .and_then(|(source, left_out)| {
                 let mut reads = self.reads.borrow_mut();
-                reads.file(&mtl_path);
+                reads.file(mtl_path);
                 // Overridden, none of the library is used: nothing is left out.
                 if self.mtl == MtlFiles::Needed {
                     left_out.into_iter().for_each(|w| reads.warn(w));
                 }
                 tobj::load_mtl_buf(&mut BufReader::new(Cursor::new(&source)))
-                    .map_err(|e| SceneError::file(&mtl_path, format!("not a valid MTL file: {e}")))
-            });
-        self.given
-            .borrow_mut()
-            .push(loaded.as_ref().map_or(0, |(materials, _)| materials.len()));
-        loaded.map_err(|e| {
-            match self.mtl {
-                MtlFiles::Needed | MtlFiles::Skip => {
-                    // Named from the statement that asked for the library, unless it is that
-                    // statement's own fault (it names this OBJ file).
-                    let e = if e.path == self.path {
-                        e
-                    } else {
-                        let (line, column, name) = mtllib_statement(self.source, statement);
-                        SceneError::at(self.path, line, column, format!("`mtllib {name}`: {e}"))
-                    };
-                    self.error.borrow_mut().get_or_insert(e);
-                }
-                MtlFiles::Overridden => self.reads.borrow_mut().warn_once(
-                    &mtl_path,
-                    format!("{e}; the object's own `material` stands in"),
-                ),
-            }
-            tobj::LoadError::OpenFileFailed
-        })
+                    .map(|(materials, _)| materials)
+                    .map_err(|e| SceneError::file(mtl_path, format!("not a valid MTL file: {e}")))
+            })
     }
 
     /// Once `tobj` is done: the first library that failed, if that is an error; else every
@@ -269,6 +296,18 @@ impl<'a, 'r> Libraries<'a, 'r> {
         }
         Ok(materials)
     }
+}
+
+/// The files an `mtllib` statement's `name` (all that follows its keyword) stands for, in
+/// `dir`: the one file of that name where there is one, as a name may hold spaces; else each of
+/// its words, as the statement may name several libraries.
+fn library_paths(dir: &Path, name: &Path) -> Vec<PathBuf> {
+    let whole = dir.join(name);
+    let text = name.to_string_lossy();
+    if text.split_whitespace().nth(1).is_none() || whole.exists() {
+        return vec![whole];
+    }
+    text.split_whitespace().map(|word| dir.join(word)).collect()
 }
 
 /// One part of the OBJ file as `tobj` read it, in raylb's mesh, with the material its MTL
