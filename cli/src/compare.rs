@@ -54,12 +54,12 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode> {
             .map_err(|e| anyhow::anyhow!("--diff {}: {e}", diff.display()))?
             .context("the sizes were checked")?;
         let mut staged = StagedFiles::new();
+        staged.png(diff, a.width(), a.height(), &rgb).map_err(|e| {
+            anyhow::anyhow!("--diff {}: cannot write: {}", diff.display(), io_reason(&e))
+        })?;
         staged
-            .png(diff, a.width(), a.height(), &rgb)
-            .and_then(|()| staged.commit())
-            .map_err(|e| {
-                anyhow::anyhow!("--diff {}: cannot write: {}", diff.display(), io_reason(&e))
-            })?;
+            .commit()
+            .map_err(|e| anyhow::anyhow!("--diff: {e}"))?;
     }
     outln!("{comparison}");
     Ok(match comparison {

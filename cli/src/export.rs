@@ -31,7 +31,7 @@ pub(crate) fn run(args: &ExportArgs) -> Result<ExitCode> {
     staged
         .write(path, |out| write_mesh(&triangles, format, out))
         .map_err(cannot)?;
-    staged.commit().map_err(cannot)?;
+    staged.commit()?;
     if !args.quiet {
         outln!(
             "wrote   {} of {} to {}",

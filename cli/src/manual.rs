@@ -100,9 +100,7 @@ fn write_all(pages: &[Page], dir: &Path) -> Result<()> {
             .text(&path, &page.roff)
             .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
     }
-    staged
-        .commit()
-        .map_err(|e| anyhow!("cannot write the pages into {}: {e}", dir.display()))?;
+    staged.commit()?;
     outln!(
         "wrote   {} manual pages into {} (raylb.1, {}.1, …)",
         pages.len(),

@@ -92,9 +92,7 @@ pub(crate) fn run(args: &RecordArgs) -> Result<ExitCode> {
             Ok(())
         })
         .map_err(|e| anyhow!("cannot write {}: {}", output.display(), io_reason(&e)))?;
-    staged
-        .commit()
-        .map_err(|e| anyhow!("cannot put the outputs in place: {}", io_reason(&e)))?;
+    staged.commit()?;
     if !args.quiet {
         print_summary(tree, &recording, bytes, args.timing_threads)?;
         outln!("wrote   {}", output.display());

@@ -170,9 +170,7 @@ impl OutputPlan {
                 .text(path, &report.to_json())
                 .map_err(|e| write_error(path, &e))?;
         }
-        staged
-            .commit()
-            .map_err(|e| anyhow!("cannot put the outputs in place: {}", io_reason(&e)))?;
+        staged.commit()?;
         if args.json {
             out!("{}", report.to_json());
         } else if !args.quiet {

@@ -299,10 +299,8 @@ impl Matrix<'_> {
     fn finish(self, args: &ValidateArgs, scene: &Scene) -> Result<ExitCode> {
         let differing = self.sums.differing();
         let runs = self.runs;
-        if let (Some(path), Some(staged)) = (&args.output, self.staged) {
-            staged
-                .commit()
-                .map_err(|e| anyhow!("cannot write {}: {}", path.display(), io_reason(&e)))?;
+        if let (Some(_), Some(staged)) = (&args.output, self.staged) {
+            staged.commit()?;
         }
         if args.json {
             let report = serde_json::json!({

@@ -60,6 +60,16 @@ fn a_full_stdout_is_a_one_line_error() {
     // The help and the version too: what was asked for is not there.
     for args in [
         &["render", &quick, "-o", "q.png"][..],
+        // The stats, held for standard output until the image is in place.
+        &[
+            "render",
+            &quick,
+            "-o",
+            "s.png",
+            "--stats",
+            "/dev/stdout",
+            "-q",
+        ],
         &["--help"],
         &["render", "--help"],
         &["--version"],
@@ -78,6 +88,8 @@ fn a_full_stdout_is_a_one_line_error() {
             "{args:?}: {err}"
         );
     }
+    // Only standard output failed: the image is in place.
+    assert!(dir.path().join("s.png").is_file());
 }
 
 /// Runs a command that must fail before doing anything: exit 2, one line on stderr holding

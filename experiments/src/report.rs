@@ -282,9 +282,7 @@ impl OutputFiles {
                 .text(&path, text)
                 .map_err(|e| anyhow!("cannot write {}: {}", path.display(), io_reason(&e)))?;
         }
-        staged
-            .commit()
-            .map_err(|e| anyhow!("cannot write in {}: {}", self.dir.display(), io_reason(&e)))
+        Ok(staged.commit()?)
     }
 
     /// `wrote   DIR/first, second, …`, the line that reports the files.

@@ -514,7 +514,7 @@ fn write_rays(path: &Path, file: &RayFile) -> Result<()> {
     let cannot = |e: std::io::Error| anyhow!("cannot write {}: {}", path.display(), io_reason(&e));
     let mut staged = StagedFiles::new();
     staged.write(path, |out| file.encode(out)).map_err(cannot)?;
-    staged.commit().map_err(cannot)
+    Ok(staged.commit()?)
 }
 
 /// What was traced, the hits and tests per ray of the counted pass, and the best time.

@@ -418,6 +418,10 @@ impl StagedFiles {
     /// Renames every staged file over its target, then writes what goes to a standard
     /// stream.
     ///
+    /// # Errors
+    /// The first file that could not be put in place (the rest are left as they were), or
+    /// the standard stream that could not take its bytes (every file is then in place).
+    ///
     /// ```
     /// # let path = std::env::temp_dir().join(format!("raylb-doc-commit-{}", std::process::id()));
     /// # use renderer::output::StagedFiles;
@@ -430,7 +434,7 @@ impl StagedFiles {
     /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn commit(mut self) -> io::Result<()> {
+    pub fn commit(mut self) -> Result<(), CommitError> {
         let pending = std::mem::take(&mut self.pending);
         let (files, streams): (Vec<_>, Vec<_>) = pending
             .into_iter()
@@ -448,24 +452,90 @@ impl StagedFiles {
                         forget_temporary(&mut list, &temporary);
                     }
                 }
-                return Err(e.error);
+                return Err(CommitError::Place {
+                    target,
+                    error: e.error,
+                });
             }
         }
         drop(list);
         for stream in streams {
             if let Staged::Stream { stderr, bytes } = stream {
-                if stderr {
+                let written = if stderr {
                     let mut err = io::stderr().lock();
-                    err.write_all(&bytes)?;
-                    err.flush()?;
+                    err.write_all(&bytes).and_then(|()| err.flush())
                 } else {
                     let mut out = io::stdout().lock();
-                    out.write_all(&bytes)?;
-                    out.flush()?;
-                }
+                    out.write_all(&bytes).and_then(|()| out.flush())
+                };
+                written.map_err(|error| CommitError::Stream { stderr, error })?;
             }
         }
         Ok(())
+    }
+}
+
+/// What [`StagedFiles::commit`] could not do, in a line that names the file or stream.
+///
+/// ```
+/// use renderer::output::CommitError;
+/// use std::io;
+///
+/// let full = CommitError::Stream { stderr: false, error: io::Error::from_raw_os_error(28) };
+/// assert_eq!(full.to_string(), "cannot write to standard output: no space left on device");
+/// let e: io::Error = full.into();
+/// assert_eq!(e.raw_os_error(), Some(28));
+/// ```
+#[derive(Debug)]
+pub enum CommitError {
+    /// A file could not be renamed over its target; it and the files after it are not in
+    /// place.
+    Place {
+        /// The file that is not in place.
+        target: PathBuf,
+        /// Why the rename failed.
+        error: io::Error,
+    },
+    /// Standard output (or error) could not take its bytes; every file is in place.
+    Stream {
+        /// Whether the stream is standard error, not standard output.
+        stderr: bool,
+        /// Why the write failed.
+        error: io::Error,
+    },
+}
+
+impl std::fmt::Display for CommitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Place { target, error } => write!(
+                f,
+                "cannot put {} in place: {}",
+                target.display(),
+                io_reason(error)
+            ),
+            Self::Stream { stderr, error } => {
+                let stream = if *stderr { "error" } else { "output" };
+                write!(f, "cannot write to standard {stream}: {}", io_reason(error))
+            }
+        }
+    }
+}
+
+impl std::error::Error for CommitError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Place { error, .. } | Self::Stream { error, .. } => Some(error),
+        }
+    }
+}
+
+/// The operating system's error alone, for callers that name the file themselves.
+impl From<CommitError> for io::Error {
+    fn from(e: CommitError) -> Self {
+        match e {
+            CommitError::Place { error, .. } | CommitError::Stream { error, .. } => error,
+        }
     }
 }
 
@@ -628,7 +698,7 @@ pub fn is_same_file(a: &Path, b: &Path) -> bool {
 pub fn write_text(path: &Path, text: &str) -> io::Result<()> {
     let mut staged = StagedFiles::new();
     staged.text(path, text)?;
-    staged.commit()
+    Ok(staged.commit()?)
 }
 
 /// Writes an 8-bit RGB image (row-major triples) as PNG, atomically.
@@ -644,7 +714,7 @@ pub fn write_text(path: &Path, text: &str) -> io::Result<()> {
 pub fn write_png(path: &Path, width: u32, height: u32, rgb: &[u8]) -> io::Result<()> {
     let mut staged = StagedFiles::new();
     staged.png(path, width, height, rgb)?;
-    staged.commit()
+    Ok(staged.commit()?)
 }
 
 #[cfg(test)]
