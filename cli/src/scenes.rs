@@ -52,7 +52,8 @@ fn default_dir() -> Result<PathBuf> {
     }
     let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenes");
     if built.is_dir() {
-        return Ok(built);
+        // Shown as the folder it is, not as the crate's folder and a step up.
+        return Ok(built.canonicalize().unwrap_or(built));
     }
     bail!("no scenes folder here or where raylb was built; name one: raylb scenes DIR")
 }
