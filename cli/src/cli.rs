@@ -751,8 +751,9 @@ pub(crate) struct RenderArgs {
     pub(crate) source: SceneSource,
     /// The image, in the format its extension names: .png (8-bit sRGB), .exr (linear
     /// OpenEXR, 32-bit float unless --half) or .pfm (linear float); all resolved from the same
-    /// fixed-point sums, so all are the same bytes on every balancer (default: the scene's
-    /// name with .png, in the current directory).
+    /// fixed-point sums, so all are the same bytes on every balancer, and in each a ray adds
+    /// at most 256 to a pixel's channel (default: the scene's name with .png, in the current
+    /// directory).
     #[arg(short, long, value_name = "FILE.png|.exr|.pfm")]
     pub(crate) output: Option<PathBuf>,
     /// With -o FILE.exr: 16-bit half-float channels instead of 32-bit float.
