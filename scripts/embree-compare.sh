@@ -14,8 +14,12 @@
 #       * the rays of a treasure frame by kind (`raylb bench trace --rays KIND --dump`), at
 #         --size (default 512).
 #
-#   scripts/embree-compare.sh [--accel wide|octree] [--rounds N] [--files] [--threads N] [--size N]
-#                             [MESH.obj ...]
+#   - with --embree-robust: Embree in its robust mode (RTC_SCENE_FLAG_ROBUST: watertight
+#     triangle tests and conservative box tests, the guarantees raylb's traversal always gives),
+#     not its default one.
+#
+#   scripts/embree-compare.sh [--accel wide|octree] [--rounds N] [--files] [--embree-robust]
+#                             [--threads N] [--size N] [MESH.obj ...]
 #
 # Meshes default to ../shared/assets/*.obj. Builds scripts/embree/trace.c (our own harness)
 # against Debian's libembree-dev, installing it when missing, and raylb with cargo.
@@ -33,6 +37,7 @@ while [ $# -gt 0 ]; do
         --accel) accel="$2"; shift 2 ;;
         --rounds) rounds="$2"; shift 2 ;;
         --files) files=1; shift ;;
+        --embree-robust) export EMBREE_ROBUST=1; shift ;;
         --size) size="$2"; shift 2 ;;
         --threads) threads="$2"; shift 2 ;;
         *) meshes+=("$1"); shift ;;

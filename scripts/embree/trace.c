@@ -422,6 +422,10 @@ int main(int argc, char **argv) {
     /* One thread: the build too, as raylb's one-thread figures are taken. */
     RTCDevice device = rtcNewDevice("threads=1");
     RTCScene scene = rtcNewScene(device);
+    /* EMBREE_ROBUST=1: Embree's robust mode, watertight triangle tests and conservative box
+       tests, the guarantees raylb's traversal gives. */
+    const char *robust = getenv("EMBREE_ROBUST");
+    if (robust && strcmp(robust, "1") == 0) rtcSetSceneFlags(scene, RTC_SCENE_FLAG_ROBUST);
     RTCGeometry geometry = rtcNewGeometry(device, RTC_GEOMETRY_TYPE_TRIANGLE);
     float *vertices = rtcSetNewGeometryBuffer(geometry, RTC_BUFFER_TYPE_VERTEX, 0,
                                               RTC_FORMAT_FLOAT3, 3 * sizeof(float), mesh.nv);
