@@ -801,7 +801,13 @@ pub(crate) enum ClusterName {
     Stealing,
 }
 
+/// `--device` of the shared group, which `record` refuses but for `cpu`, and the hybrid's
+/// `--first-batch`, left out of its help.
 #[derive(Debug, Args)]
+#[command(
+    mut_arg("device", |a| a.hide(true)),
+    mut_arg("first_batch", |a| a.hide(true))
+)]
 pub(crate) struct RecordArgs {
     #[command(flatten)]
     pub(crate) source: SceneSource,
@@ -1300,7 +1306,16 @@ pub(crate) struct TraceArgs {
     pub(crate) dump: Option<PathBuf>,
 }
 
+/// The frame's flags of the shared groups, which `bench build` refuses, left out of its help.
 #[derive(Debug, Args)]
+#[command(
+    mut_arg("width", |a| a.hide(true)),
+    mut_arg("height", |a| a.hide(true)),
+    mut_arg("spp", |a| a.hide(true)),
+    mut_arg("packets", |a| a.hide(true)),
+    mut_arg("up", |a| a.hide(true)),
+    mut_arg("view", |a| a.hide(true))
+)]
 pub(crate) struct BuildArgs {
     #[command(flatten)]
     pub(crate) timed: TimedScene,

@@ -463,6 +463,44 @@ fn help_shows_examples() {
     }
 }
 
+/// A flag of a shared group that a command always refuses is left out of its help, and
+/// still refused in one line where it is given.
+#[test]
+fn help_lists_no_flag_its_command_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = scene_asset("quick");
+    for (command, refused, value) in [
+        (&["bench", "build"][..], "--width", "64"),
+        (&["bench", "build"], "--height", "64"),
+        (&["bench", "build"], "--spp", "2"),
+        (&["bench", "build"], "--packets", "on"),
+        (&["bench", "build"], "--up", "z"),
+        (&["bench", "build"], "--view", "+x"),
+        (&["record"], "--device", "gpu"),
+        (&["record"], "--first-batch", "all"),
+    ] {
+        let mut help_args = command.to_vec();
+        help_args.push("--help");
+        let help = ok(&raylb(dir.path(), &help_args));
+        assert!(
+            !help
+                .lines()
+                .any(|line| line.trim_start().starts_with(&format!("{refused} "))),
+            "{refused} in `raylb {} --help`",
+            command.join(" ")
+        );
+        let mut args = command.to_vec();
+        args.extend([quick.as_str(), refused, value]);
+        let out = raylb(dir.path(), &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.starts_with(&format!("raylb: error: {refused}")),
+            "{args:?}: {err}"
+        );
+    }
+}
+
 #[test]
 fn json_and_quiet_for_scripts() {
     let dir = tempfile::tempdir().unwrap();
