@@ -42,14 +42,27 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
             counted(scene.stats.triangles as u64, "triangle")
         );
     }
+    let runs = plan.matrix.runs();
+    // The widest label the matrix will print (a structure, `+packets`, the run), so that
+    // every line's columns line up.
+    let structure_width = plan
+        .accels
+        .iter()
+        .map(|&accel| {
+            let packets = plan.packets(accel).contains(&Packets::On);
+            accel.name().len() + if packets { "+packets".len() } else { 0 }
+        })
+        .max()
+        .unwrap_or(0);
+    let run_width = runs.iter().map(|run| run.label().chars().count()).max();
     let mut matrix = Matrix {
         output: args.output.as_deref(),
         sums: SameSums::default(),
         staged: None,
         runs: Vec::new(),
         lines,
+        label_width: structure_width + 1 + run_width.unwrap_or(0),
     };
-    let runs = plan.matrix.runs();
     for (k, &accel) in plan.accels.iter().enumerate() {
         if k > 0 {
             scene = scene
@@ -243,6 +256,8 @@ struct Matrix<'a> {
     runs: Vec<serde_json::Value>,
     /// Print a line per render.
     lines: bool,
+    /// The width of the label column.
+    label_width: usize,
 }
 
 impl Matrix<'_> {
@@ -277,9 +292,10 @@ impl Matrix<'_> {
         });
         if self.lines {
             outln!(
-                "{label:<48} {:>8.3} s {:>9.1} Mrays/s{device}  {verdict}",
+                "{label:<width$} {:>8.3} s {:>9.1} Mrays/s{device}  {verdict}",
                 frame.wall().as_secs_f64(),
-                frame.mrays_per_second()
+                frame.mrays_per_second(),
+                width = self.label_width,
             );
         }
         self.runs.push(serde_json::json!({

@@ -307,6 +307,12 @@ fn validate_runs_the_matrix() {
         !stdout.contains("counter"),
         "--balancers leaves counter out: {stdout}"
     );
+    // The columns line up, the longest labels' too.
+    let columns: std::collections::BTreeSet<_> = stdout
+        .lines()
+        .filter_map(|line| line.find("Mrays/s"))
+        .collect();
+    assert_eq!(columns.len(), 1, "{stdout}");
     assert!(dir.path().join("ref.png").exists());
 }
 
