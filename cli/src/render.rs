@@ -152,6 +152,8 @@ impl OutputPlan {
     ) -> Result<()> {
         let output = self.output.as_deref().expect("checked against the scene");
         let mut staged = StagedFiles::new();
+        // The files for the summary, each but the image named for what it holds.
+        let mut written = vec![output.display().to_string()];
         staged
             .frame(output, &frame.film, self.precision)
             .map_err(|e| write_error(output, &e))?;
@@ -160,6 +162,7 @@ impl OutputPlan {
             staged
                 .png(path, map.width, map.height, &map.rgb)
                 .map_err(|e| write_error(path, &e))?;
+            written.push(format!("{} (work map)", path.display()));
             report.work_map = Some(WorkMapReport {
                 min_rays_per_pixel: map.min,
                 max_rays_per_pixel: map.max,
@@ -169,13 +172,14 @@ impl OutputPlan {
             staged
                 .text(path, &report.to_json())
                 .map_err(|e| write_error(path, &e))?;
+            written.push(format!("{} (stats)", path.display()));
         }
         staged.commit()?;
         if args.json {
             out!("{}", report.to_json());
         } else if !args.quiet {
             out!("{report}");
-            outln!("wrote   {}", output.display());
+            outln!("wrote   {}", written.join(", "));
         }
         Ok(())
     }

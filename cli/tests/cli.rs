@@ -36,7 +36,7 @@ fn render_writes_the_image_stats_and_work_map() {
         "render  static/interleaved, 2 threads",
         "rays ",
         "workmap ",
-        "wrote   q.png",
+        "wrote   q.png, w.png (work map), q.json (stats)\n",
     ] {
         assert!(stdout.contains(part), "`{part}` missing from:\n{stdout}");
     }
