@@ -850,6 +850,33 @@ fn vectors_too_short_or_coordinates_too_large() {
         &["render", "huge.toml", "-o", "out.png"],
         &["huge.toml:9:1:", "too large", "overflows"],
     );
+    // A spot aimed along a vector too long to normalise is told so, not called too short.
+    s.write("long.toml", &scene_with("\n[[lights]]\nposition = [0, 5, 0]\nspot = { direction = [0, -1e30, 0], angle = 30 }\n"));
+    s.fails(
+        &["render", "long.toml", "-o", "out.png"],
+        &[
+            "long.toml:12:1:",
+            "`direction` = [0.0, -1e30, 0.0], is too long for single precision",
+        ],
+    );
+    // A light so far away that the way to it cannot be normalised would light nothing.
+    s.write(
+        "far.toml",
+        &scene_with("\n[[lights]]\nposition = [0, 5e19, 4e19]\n"),
+    );
+    s.fails(
+        &["render", "far.toml", "-o", "out.png"],
+        &[
+            "far.toml:12:1:",
+            "the light at [0.0, 5e19, 4e19] is too far from the objects",
+        ],
+    );
+    s.write(
+        "near.toml",
+        &scene_with("\n[[lights]]\nposition = [0, 5e18, 4e18]\n"),
+    );
+    let near = s.raylb(&["render", "near.toml", "-o", "near.png", "-q"]);
+    assert!(near.status.success(), "{near:?}");
 }
 
 #[test]

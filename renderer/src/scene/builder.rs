@@ -28,6 +28,7 @@ use super::{
 };
 use crate::accel::AccelKind;
 use crate::bvh::BvhSettings;
+use crate::geometry::Aabb;
 use crate::math::Vec3;
 
 /// A scene file's text and the path errors call it by.
@@ -297,8 +298,19 @@ impl<'a> SceneBuilder<'a> {
 
     /// `[[lights]]`, in order.
     pub(super) fn lights(&self, lights: &[Spanned<LightConfig>]) -> Result<Vec<Light>, SceneError> {
+        let bounds = self.geometry.bounds();
         let mut built = Vec::with_capacity(lights.len());
         for light in lights {
+            let position = Vec3::from(light.get_ref().position.0);
+            if !within_reach(position, bounds) {
+                return Err(self.text.at(
+                    light.span(),
+                    &format!(
+                        "the light at {:?} is too far from the objects for single precision (the square of its distance to them overflows, and it would light nothing); keep it within about 1e19 of them",
+                        position.to_array()
+                    ),
+                ));
+            }
             built.push(self.light(light)?);
         }
         Ok(built)
@@ -314,9 +326,9 @@ impl<'a> SceneBuilder<'a> {
         let Some(spot) = &l.spot else {
             return Ok(Light::point(position, color));
         };
-        let aim = match (spot.look_at, spot.direction) {
-            (Some(target), None) => Vec3::from(target.0) - position,
-            (None, Some(d)) => Vec3::from(d.0),
+        let (aim, given_as) = match (spot.look_at, spot.direction) {
+            (Some(target), None) => (Vec3::from(target.0) - position, "`look_at` − `position`"),
+            (None, Some(d)) => (Vec3::from(d.0), "`direction`"),
             _ => {
                 return Err(self.text.at(
                     light.span(),
@@ -324,12 +336,23 @@ impl<'a> SceneBuilder<'a> {
                 ));
             }
         };
-        let Some(aim) = camera::unit(aim) else {
-            return Err(self.text.at(
-                light.span(),
-                "the spot points nowhere: its direction is zero or too short to normalise",
-            ));
+        let Some(unit_aim) = camera::unit(aim) else {
+            // Debug form: 3e38 rather than its 39 digits.
+            let v = format!("{:?}", aim.to_array());
+            let why = if !aim.is_finite() {
+                format!(
+                    "the spot's direction, {given_as} = {v}, overflows single precision: `position` is too far from what it looks at"
+                )
+            } else if !crate::math::dot(aim, aim).is_finite() {
+                format!(
+                    "the spot's direction, {given_as} = {v}, is too long for single precision (its length overflows); keep its coordinates below about 1e19"
+                )
+            } else {
+                "the spot points nowhere: its direction is zero or too short to normalise".into()
+            };
+            return Err(self.text.at(light.span(), &why));
         };
+        let aim = unit_aim;
         let outer = spot.angle.get_ref().0;
         let inner = spot.inner_angle.as_ref().map_or(outer, |a| a.get_ref().0);
         if inner > outer {
@@ -610,4 +633,17 @@ fn check_generated_triangles(
         before += n;
     }
     Ok(())
+}
+
+/// Whether every point of `bounds` is near enough to `position` that the square of the
+/// distance between them, which shading takes to normalise the way to a light, is finite.
+fn within_reach(position: Vec3, bounds: Aabb) -> bool {
+    if bounds.min.x > bounds.max.x {
+        // No objects: nothing to reach.
+        return true;
+    }
+    let far = (position - bounds.min)
+        .abs()
+        .max((position - bounds.max).abs());
+    crate::math::dot(far, far).is_finite()
 }
