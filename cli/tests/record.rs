@@ -186,6 +186,31 @@ fn record_writes_a_file_that_reads_back() {
     assert!(again == bytes);
 }
 
+/// A frame of fewer tasks than the cost model has coefficients cannot be fitted: one line
+/// that says what to change, and no task file.
+#[test]
+fn a_frame_too_small_to_fit_the_model_says_what_to_change() {
+    let dir = tempfile::tempdir().unwrap();
+    // One tile of camera rays on a plain quad: one task, nothing spawned.
+    std::fs::write(
+        dir.path().join("one.toml"),
+        "[image]\nwidth = 8\nheight = 8\n[camera]\nposition = [0, 0, 5]\nlook_at = [0, 0, 0]\n\
+         [[objects]]\nquad = { corners = [[-1, -1, 0], [1, -1, 0], [1, 1, 0], [-1, 1, 0]] }\n",
+    )
+    .unwrap();
+    let out = raylb(dir.path(), &["record", "one.toml", "-q"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "raylb: error: fitting the cost model: 1 timed task cannot fit {} coefficients; record a frame of more tasks (a larger image, or smaller tiles)",
+            FEATURES.len() + 1
+        )
+    );
+    assert!(!dir.path().join("one.tasks").exists());
+}
+
 #[test]
 fn record_refuses_the_gpu_and_writing_over_its_scene() {
     let dir = tempfile::tempdir().unwrap();

@@ -135,6 +135,10 @@ impl fmt::Display for RecordError {
             RecordError::Spawn(e) => write!(f, "{e}"),
             RecordError::Film(e) => write!(f, "{e}"),
             RecordError::Tree(e) => write!(f, "the recorded tasks: {e}"),
+            RecordError::Fit(e @ FitError::TooFewRows { .. }) => write!(
+                f,
+                "fitting the cost model: {e}; record a frame of more tasks (a larger image, or smaller tiles)"
+            ),
             RecordError::Fit(e) => write!(f, "fitting the cost model: {e}"),
             RecordError::TooManyTasks(max) => write!(
                 f,

@@ -77,10 +77,13 @@ pub enum FitError {
 impl fmt::Display for FitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            FitError::TooFewRows { rows, coefficients } => write!(
-                f,
-                "{rows} timed tasks cannot fit {coefficients} coefficients"
-            ),
+            FitError::TooFewRows { rows, coefficients } => {
+                let tasks = if *rows == 1 { "task" } else { "tasks" };
+                write!(
+                    f,
+                    "{rows} timed {tasks} cannot fit {coefficients} coefficients"
+                )
+            }
             FitError::Shape(what) => write!(f, "{what}"),
         }
     }
