@@ -194,7 +194,34 @@ fn wrong_type() {
     );
     s.fails(
         &["render", "bad.toml", "-o", "out.png"],
-        &["bad.toml:2:9:", "`width`", "invalid type"],
+        &[
+            "bad.toml:2:9:",
+            "`width`: invalid type: string \"wide\", expected a whole number, not negative",
+        ],
+    );
+    // In the file's terms (tables, arrays, numbers), not the reader's Rust types.
+    let cases = [
+        (
+            "\n[lights]\nposition = [0, 5, 0]\n",
+            "`[lights]` is one table where a list of them is expected: write `[[lights]]` for each",
+        ),
+        (
+            "\n[materials]\nm = 3\n",
+            "`m`: invalid type: integer `3`, expected a table",
+        ),
+        ("\n[render]\nmax_depth = 1.5\n", "expected a whole number"),
+    ];
+    for (extra, expected) in cases {
+        s.write("bad.toml", &scene_with(extra));
+        s.fails(&["render", "bad.toml", "-o", "out.png"], &[expected]);
+    }
+    s.write(
+        "bad.toml",
+        &scene_with("").replace("[image]\nwidth = 8\nheight = 8\n", "image = [8, 8]\n"),
+    );
+    s.fails(
+        &["render", "bad.toml", "-o", "out.png"],
+        &["`image`: invalid type: array, expected a table"],
     );
 }
 

@@ -55,9 +55,50 @@ impl SceneText<'_> {
                     let key = key.trim_matches(|c| c == '"' || c == '\'');
                     self.at(span, &format!("duplicate key `{key}`"))
                 }
-                _ => self.at(span, e.message()),
+                spanned => self.at(span, &in_scene_terms(e.message(), spanned.unwrap_or(""))),
             }
         })
+    }
+}
+
+/// The TOML reader's `message`, about the text `spanned`, in a scene file's terms: serde
+/// calls an array a sequence and a table a map, and names the type a table is read into
+/// (`expected struct ImageConfig`), which the file does not know. A single table where a list
+/// of them is expected (`[lights]` for `[[lights]]`) is told how to write the list.
+fn in_scene_terms(message: &str, spanned: &str) -> String {
+    if message == "invalid type: map, expected a sequence" {
+        let header = spanned
+            .strip_prefix('[')
+            .and_then(|rest| rest.split_once(']'))
+            .map(|(name, _)| name.trim())
+            .filter(|name| !name.is_empty() && !name.starts_with('['));
+        return match header {
+            Some(name) => format!(
+                "`[{name}]` is one table where a list of them is expected: write `[[{name}]]` for each"
+            ),
+            None => "a table where a list is expected: put it in an array, `[{ … }]`".into(),
+        };
+    }
+    // An array read into a table: serde counts its elements against the table's fields.
+    if message.starts_with("invalid length ") && message.contains("expected struct ") {
+        return "invalid type: array, expected a table".into();
+    }
+    let Some(rest) = message.strip_prefix("invalid type: ") else {
+        return message.to_string();
+    };
+    let words = |text: &str| text.replace("sequence", "array").replace("map", "table");
+    match rest.split_once(", expected ") {
+        Some((found, expected)) => {
+            let expected = match expected {
+                _ if expected.starts_with("struct ") => "a table".to_string(),
+                "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number, not negative".into(),
+                "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number".into(),
+                "f32" | "f64" => "a number".into(),
+                _ => words(expected),
+            };
+            format!("invalid type: {}, expected {expected}", words(found))
+        }
+        None => format!("invalid type: {}", words(rest)),
     }
 }
 
