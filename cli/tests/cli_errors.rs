@@ -210,6 +210,10 @@ fn wrong_type() {
             "`m`: invalid type: integer `3`, expected a table",
         ),
         ("\n[render]\nmax_depth = 1.5\n", "expected a whole number"),
+        (
+            "\n[[lights]]\ncolor = [1, 1, 1]\n",
+            "bad.toml:12:1: `position` is required here",
+        ),
     ];
     for (extra, expected) in cases {
         s.write("bad.toml", &scene_with(extra));

@@ -79,6 +79,12 @@ fn in_scene_terms(message: &str, spanned: &str) -> String {
             None => "a table where a list is expected: put it in an array, `[{ … }]`".into(),
         };
     }
+    if let Some(key) = message
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.strip_suffix('`'))
+    {
+        return format!("`{key}` is required here (docs/scenes.md)");
+    }
     // An array read into a table: serde counts its elements against the table's fields.
     if message.starts_with("invalid length ") && message.contains("expected struct ") {
         return "invalid type: array, expected a table".into();
