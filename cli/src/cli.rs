@@ -974,7 +974,10 @@ pub(crate) struct CompareArgs {
     pub(crate) max_memory: Option<u64>,
 }
 
+/// `--accel` of the shared group, which `validate` refuses for its own `--accels`, left out of
+/// its help.
 #[derive(Debug, Args)]
+#[command(mut_arg("accel", |a| a.hide(true)))]
 pub(crate) struct ValidateArgs {
     #[command(flatten)]
     pub(crate) source: SceneSource,

@@ -484,6 +484,7 @@ fn help_lists_no_flag_its_command_refuses() {
         (&["bench", "build"], "--view", "+x"),
         (&["record"], "--device", "gpu"),
         (&["record"], "--first-batch", "all"),
+        (&["validate"], "--accel", "octree"),
     ] {
         let mut help_args = command.to_vec();
         help_args.push("--help");
