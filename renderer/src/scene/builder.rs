@@ -383,23 +383,12 @@ impl<'a> SceneBuilder<'a> {
                 ));
             }
         };
-        let Some(unit_aim) = camera::unit(aim) else {
-            // Debug form: 3e38 rather than its 39 digits.
-            let v = format!("{:?}", aim.to_array());
-            let why = if !aim.is_finite() {
-                format!(
-                    "the spot's direction, {given_as} = {v}, overflows single precision: `position` is too far from what it looks at"
-                )
-            } else if !crate::math::dot(aim, aim).is_finite() {
-                format!(
-                    "the spot's direction, {given_as} = {v}, is too long for single precision (its length overflows); keep its coordinates below about 1e19"
-                )
-            } else {
-                "the spot points nowhere: its direction is zero or too short to normalise".into()
-            };
-            return Err(self.text.at(light.span(), &why));
-        };
-        let aim = unit_aim;
+        let aim = camera::NotUnit::unit(aim).map_err(|why| {
+            self.text.at(
+                light.span(),
+                &why.message("the spot's direction", given_as, aim),
+            )
+        })?;
         let outer = spot.angle.get_ref().0;
         let inner = spot.inner_angle.as_ref().map_or(outer, |a| a.get_ref().0);
         if inner > outer {

@@ -152,25 +152,69 @@ impl ViewError {
     /// The error for a scene file's `[camera]` table, naming its keys: `direction` names what
     /// the viewing direction was given as (`` `direction` `` or `` `look_at` − `position` ``).
     pub fn message(self, view: &Viewpoint, direction: &str) -> String {
-        // Debug form: 3e38 rather than its 39 digits.
-        let v = |v: Vec3| format!("{:?}", v.to_array());
+        let subject = "the viewing direction";
         match self {
-            ViewError::DirectionOverflows => format!(
-                "the viewing direction, {direction} = {}, overflows single precision: `position` {} is too far from what it looks at",
-                v(view.direction),
-                v(view.position)
-            ),
-            ViewError::DirectionTooLong => format!(
-                "the viewing direction, {direction} = {}, is too long for single precision (its length overflows); keep its coordinates below about 1e19",
-                v(view.direction)
-            ),
+            ViewError::DirectionOverflows => {
+                NotUnit::Overflows.message(subject, direction, view.direction)
+            }
+            ViewError::DirectionTooLong => {
+                NotUnit::TooLong.message(subject, direction, view.direction)
+            }
             ViewError::UpTooLong => format!(
                 "`up` = {} is too long for single precision (its length overflows); a shorter vector gives the same direction",
-                v(view.up)
+                debug_form(view.up)
             ),
             ViewError::Degenerate => "the viewing direction is zero or parallel to `up`".into(),
         }
     }
+}
+
+/// Why a direction from a scene file has no unit vector in single precision; the camera's
+/// view and a spot's aim share it, and so say it in the same words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NotUnit {
+    /// A coordinate is not finite: `look_at − position` overflowed.
+    Overflows,
+    /// Finite, but its length overflows.
+    TooLong,
+    /// Zero, or so short that its length underflows.
+    TooShort,
+}
+
+impl NotUnit {
+    /// `v` normalised, or why it cannot be.
+    pub(crate) fn unit(v: Vec3) -> Result<Vec3, NotUnit> {
+        if !v.is_finite() {
+            return Err(NotUnit::Overflows);
+        }
+        if !dot(v, v).is_finite() {
+            return Err(NotUnit::TooLong);
+        }
+        unit(v).ok_or(NotUnit::TooShort)
+    }
+
+    /// The reason in one line: `subject` is the direction's name in prose ("the viewing
+    /// direction"), `given_as` the keys it came from (`` `direction` `` or
+    /// `` `look_at` − `position` ``), and `v` its value.
+    pub(crate) fn message(self, subject: &str, given_as: &str, v: Vec3) -> String {
+        let v = debug_form(v);
+        match self {
+            NotUnit::Overflows => format!(
+                "{subject}, {given_as} = {v}, overflows single precision: `position` is too far from what it looks at"
+            ),
+            NotUnit::TooLong => format!(
+                "{subject}, {given_as} = {v}, is too long for single precision (its length overflows); keep its coordinates below about 1e19"
+            ),
+            NotUnit::TooShort => {
+                format!("{subject}, {given_as} = {v}, is zero or too short to normalise")
+            }
+        }
+    }
+}
+
+/// A vector as an error shows it: the debug form, 3e38 rather than its 39 digits.
+fn debug_form(v: Vec3) -> String {
+    format!("{:?}", v.to_array())
 }
 
 impl Viewpoint {
@@ -182,14 +226,16 @@ impl Viewpoint {
 
     /// The camera seen from here, or why there is none.
     pub fn checked_camera(&self) -> Result<Camera, ViewError> {
-        let length_overflows = |v: Vec3| !dot(v, v).is_finite();
-        if !self.direction.is_finite() {
-            return Err(ViewError::DirectionOverflows);
+        match NotUnit::unit(self.direction) {
+            Err(NotUnit::Overflows) => return Err(ViewError::DirectionOverflows),
+            Err(NotUnit::TooLong) => return Err(ViewError::DirectionTooLong),
+            // A zero direction is degenerate, as one parallel to `up` is.
+            Err(NotUnit::TooShort) | Ok(_) => {}
         }
-        if length_overflows(self.direction) {
-            return Err(ViewError::DirectionTooLong);
-        }
-        if !self.up.is_finite() || length_overflows(self.up) {
+        if matches!(
+            NotUnit::unit(self.up),
+            Err(NotUnit::Overflows | NotUnit::TooLong)
+        ) {
             return Err(ViewError::UpTooLong);
         }
         Camera::new(self.position, self.direction, self.up, self.fov).ok_or(ViewError::Degenerate)
