@@ -43,25 +43,22 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
         );
     }
     let runs = plan.matrix.runs();
-    // The widest label the matrix will print (a structure, `+packets`, the run), so that
-    // every line's columns line up.
-    let structure_width = plan
+    // The widest label the matrix will print, so that every line's columns line up.
+    let label_width = plan
         .accels
         .iter()
-        .map(|&accel| {
-            let packets = plan.packets(accel).contains(&Packets::On);
-            accel.name().len() + if packets { "+packets".len() } else { 0 }
-        })
+        .flat_map(|&accel| plan.packets(accel).into_iter().map(move |p| (accel, p)))
+        .flat_map(|(accel, packets)| runs.iter().map(move |run| run_label(accel, packets, run)))
+        .map(|label| label.chars().count())
         .max()
         .unwrap_or(0);
-    let run_width = runs.iter().map(|run| run.label().chars().count()).max();
     let mut matrix = Matrix {
         output: args.output.as_deref(),
         sums: SameSums::default(),
         staged: None,
         runs: Vec::new(),
         lines,
-        label_width: structure_width + 1 + run_width.unwrap_or(0),
+        label_width,
     };
     for (k, &accel) in plan.accels.iter().enumerate() {
         if k > 0 {
@@ -77,19 +74,25 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
                 if on_gpu && variant > 0 {
                     continue;
                 }
-                let name = match packets {
-                    Packets::On if !on_gpu => format!("{}+packets", accel.name()),
-                    _ => accel.name().to_string(),
-                };
                 let frame = run.render(&scene, gpu.as_ref()).map_err(|e| match run {
                     FrameJob::Hybrid(_) => anyhow!("--hybrid: {e}"),
                     _ => e,
                 })?;
-                matrix.check(format!("{name} {}", run.label()), &frame)?;
+                matrix.check(run_label(accel, packets, run), &frame)?;
             }
         }
     }
     matrix.finish(args, &scene)
+}
+
+/// A run's line label: the structure, `+packets` where the CPU traces packets (the GPU
+/// traces each ray on its own), then the run.
+fn run_label(accel: AccelKind, packets: Packets, run: &FrameJob) -> String {
+    let packets = match (packets, run) {
+        (Packets::On, FrameJob::Gpu(_)) | (Packets::Off, _) => "",
+        (Packets::On, _) => "+packets",
+    };
+    format!("{}{packets} {}", accel.name(), run.label())
 }
 
 /// Checks `-o` before any work: writable, not an input, a format raylb writes.
