@@ -3,24 +3,33 @@
 //! error for a value that is none of them.
 
 use std::ffi::OsStr;
-use std::marker::PhantomData;
 
 use balancers::Choice;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 
 /// The value parser of a [`Choice`].
 pub(crate) fn choice<C: Choice>() -> ChoiceParser<C> {
-    ChoiceParser(PhantomData)
+    choice_where(|_| true)
+}
+
+/// The value parser of a [`Choice`] that offers only the values `keep` keeps: a command that
+/// refuses some values of a setting neither lists nor parses them.
+pub(crate) fn choice_where<C: Choice>(keep: fn(C) -> bool) -> ChoiceParser<C> {
+    ChoiceParser { keep }
 }
 
 /// Parses a [`Choice`] by its keyword.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct ChoiceParser<C>(PhantomData<C>);
+pub(crate) struct ChoiceParser<C> {
+    /// Whether the command takes this value.
+    keep: fn(C) -> bool,
+}
 
 impl<C: Choice> ChoiceParser<C> {
-    fn values() -> impl Iterator<Item = PossibleValue> {
+    fn values(&self) -> impl Iterator<Item = PossibleValue> + '_ {
         C::every()
             .into_iter()
+            .filter(|&c| (self.keep)(c))
             .map(|c| PossibleValue::new(c.keyword()).help(c.about()))
     }
 }
@@ -35,11 +44,11 @@ impl<C: Choice> TypedValueParser for ChoiceParser<C> {
         value: &OsStr,
     ) -> Result<C, clap::Error> {
         // clap's parser of possible values, for its error message (the values, a suggestion).
-        let keyword = PossibleValuesParser::new(Self::values()).parse_ref(cmd, arg, value)?;
+        let keyword = PossibleValuesParser::new(self.values()).parse_ref(cmd, arg, value)?;
         Ok(C::from_keyword(&keyword).expect("one of the possible values"))
     }
 
     fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
-        Some(Box::new(Self::values()))
+        Some(Box::new(self.values()))
     }
 }

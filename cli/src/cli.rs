@@ -18,7 +18,7 @@ use renderer::ray_file::FrameRays;
 use renderer::render::{CpuBalancer, FrameExtras, RenderOptions};
 use renderer::scene::{AxisDirection, LoadObserver, MeshFraming, Scene, SceneOverrides};
 
-use crate::choice::choice;
+use crate::choice::{choice, choice_where};
 use crate::progress::LoadProgress;
 use crate::terminal::StdoutError;
 
@@ -867,7 +867,7 @@ pub(crate) struct SimArgs {
     pub(crate) workers: Vec<NonZeroUsize>,
     /// Policies to simulate: `static`, `counter`, `stealing` (each in every setting given
     /// below) and `rayon` [default: all four; with --wool-tree, stealing].
-    #[arg(long, value_parser = choice::<BalancerName>(), value_delimiter = ',')]
+    #[arg(long, value_parser = choice_where(runs_on_cpu), value_delimiter = ',')]
     pub(crate) balancers: Vec<BalancerName>,
     /// How `static` and `stealing` deal tiles out [default: interleaved].
     #[arg(long, value_parser = choice::<Assignment>(), value_delimiter = ',')]
@@ -1087,7 +1087,7 @@ pub(crate) struct ClusterBenchArgs {
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [ClusterName::Static, ClusterName::Counter, ClusterName::Stealing])]
     pub(crate) modes: Vec<ClusterName>,
     /// The balancer of the one process and of every rank (with its defaults).
-    #[arg(long, value_parser = choice::<BalancerName>(), default_value = "stealing")]
+    #[arg(long, value_parser = choice_where(runs_on_cpu), default_value = "stealing")]
     pub(crate) balancer: BalancerName,
     /// Tile edge in pixels.
     #[arg(long, value_name = "PIXELS", default_value = "32", value_parser = tile_edge)]
@@ -1114,12 +1114,18 @@ pub(crate) struct ClusterBenchArgs {
     pub(crate) out: PathBuf,
 }
 
+/// Whether the CPU runs `balancer`: the commands that run only the CPU's balancers (`sim`,
+/// `bench`) offer only these.
+fn runs_on_cpu(balancer: BalancerName) -> bool {
+    DeviceKind::Cpu.balancers().contains(&balancer)
+}
+
 /// Which balancers a benchmark compares.
 #[derive(Debug, Args)]
 pub(crate) struct BalancerSet {
     /// Balancers to compare: `static` (interleaved), `counter` (chunk 1), `stealing` (as set
     /// by --deque, --victim and --steal) and `rayon`.
-    #[arg(long, value_parser = choice::<BalancerName>(), value_delimiter = ',', default_values = ["static", "counter", "stealing", "rayon"])]
+    #[arg(long, value_parser = choice_where(runs_on_cpu), value_delimiter = ',', default_values = ["static", "counter", "stealing", "rayon"])]
     pub(crate) balancers: Vec<BalancerName>,
     /// The deque of `stealing` [default: abp].
     #[arg(long, value_parser = choice::<DequeKind>())]
@@ -1145,7 +1151,8 @@ impl BalancerSet {
         {
             bail!("{flag} applies to stealing, which is not among --balancers");
         }
-        self.balancers
+        Ok(self
+            .balancers
             .iter()
             .map(|&b| {
                 // The defaults fill in the settings not given (interleaved, chunk 1, abp,
@@ -1157,11 +1164,11 @@ impl BalancerSet {
                     steal: self.steal,
                     ..BalancerRequest::default()
                 };
-                request.cpu_balancer().ok_or_else(|| {
-                    anyhow::anyhow!("benchmarks run CPU balancers; cuda-managed is GPU only")
-                })
+                request
+                    .cpu_balancer()
+                    .expect("--balancers offers only the CPU's balancers")
             })
-            .collect()
+            .collect())
     }
 }
 

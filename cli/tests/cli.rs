@@ -508,6 +508,42 @@ fn help_lists_no_flag_its_command_refuses() {
     }
 }
 
+/// The commands that run only the CPU's balancers neither list `cuda-managed` nor take it.
+#[test]
+fn cpu_only_commands_do_not_offer_the_gpu_balancer() {
+    let dir = tempfile::tempdir().unwrap();
+    for (command, flag) in [
+        (&["sim"][..], "--balancers"),
+        (&["bench", "sweep"], "--balancers"),
+        (&["bench", "scaling"], "--balancers"),
+        (&["bench", "sim-sweep"], "--balancers"),
+        (&["bench", "cluster"], "--balancer"),
+    ] {
+        let mut help_args = command.to_vec();
+        help_args.push("--help");
+        let help = ok(&raylb(dir.path(), &help_args));
+        assert!(
+            help.contains("- stealing:"),
+            "`{command:?} --help` lists balancers"
+        );
+        assert!(
+            !help.contains("cuda-managed"),
+            "`{command:?} --help`: {help}"
+        );
+        let mut args = command.to_vec();
+        args.extend([flag, "cuda-managed"]);
+        let out = raylb(dir.path(), &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.starts_with(&format!(
+                "raylb: error: invalid value 'cuda-managed' for '{flag}"
+            )),
+            "{args:?}: {err}"
+        );
+    }
+}
+
 #[test]
 fn json_and_quiet_for_scripts() {
     let dir = tempfile::tempdir().unwrap();

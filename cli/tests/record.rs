@@ -289,7 +289,7 @@ fn sim_refuses_bad_files_and_options_in_one_line() {
         ),
         (
             vec!["sim", "q.tasks", "--balancers", "cuda-managed"],
-            "the simulator runs the CPU's balancers",
+            "invalid value 'cuda-managed' for '--balancers <BALANCERS>' [possible values: static, counter, stealing, rayon]",
         ),
         (
             vec!["sim", "q.tasks", "--unit-cost", "boxes=3"],

@@ -172,14 +172,12 @@ impl Choice for BalancerName {
 
     fn about(self) -> &'static str {
         match self {
-            Self::Static => {
-                "Tiles dealt out to workers before the run (see --assign); spawned rays stay local."
-            }
+            Self::Static => "Tiles dealt out to workers before the run; spawned rays stay local.",
             Self::Counter => {
-                "Workers take the next tiles from one atomic counter (see --chunk); spawned rays stay local."
+                "Workers take the next tiles from one atomic counter; spawned rays stay local."
             }
             Self::Stealing => {
-                "A deque per worker, pre-filled with its share of tiles (see --assign); idle workers steal (see --deque, --victim, --steal)."
+                "A deque per worker, pre-filled with its share of tiles; idle workers steal."
             }
             Self::Rayon => {
                 "rayon's pool through rayon::scope: every tile and ray a scope.spawn (the baseline); at most 512 threads, or one per core where there are more."
