@@ -645,6 +645,39 @@ fn scenes_lists_the_shipped_scenes_one_line_each() {
     assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot list no-such-dir"));
 }
 
+/// Two scene files of one name are told apart by their paths in the sweep's tables and CSV.
+#[test]
+fn bench_sweep_labels_same_named_scenes_by_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = fs::read_to_string(scene_path("quick")).unwrap();
+    for folder in ["a", "b"] {
+        fs::create_dir(dir.path().join(folder)).unwrap();
+        fs::write(dir.path().join(folder).join("quick.toml"), &quick).unwrap();
+    }
+    let sweep = ok(&raylb(
+        dir.path(),
+        &[
+            "bench",
+            "sweep",
+            "a/quick.toml",
+            "b/quick.toml",
+            "--balancers",
+            "static",
+            "--tiles",
+            "32",
+            "--repeat",
+            "1",
+            "--threads",
+            "1",
+            "--out",
+            "out",
+        ],
+    ));
+    let (_, renders) = read_csv(&dir.path().join("out/sweep.csv"));
+    let scenes: Vec<&str> = renders.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(scenes, ["a/quick.toml", "b/quick.toml"], "{sweep}");
+}
+
 #[test]
 fn bench_sweep_scaling_and_deque_write_their_tables() {
     let dir = tempfile::tempdir().unwrap();

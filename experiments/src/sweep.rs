@@ -286,6 +286,14 @@ fn load_scenes(options: &SweepOptions<'_>, quiet: bool) -> Result<Vec<Scene>> {
         }
         scenes.push(options.scene.load_file(file, quiet)?);
     }
+    // Scenes are labelled by name in the tables, CSV and chart; two files of one name (`a/q.toml`
+    // and `b/q.toml`) are labelled by their paths instead.
+    let names: Vec<String> = scenes.iter().map(|s| s.name.clone()).collect();
+    for (scene, file) in scenes.iter_mut().zip(&files) {
+        if names.iter().filter(|&n| *n == scene.name).count() > 1 {
+            scene.name = file.display().to_string();
+        }
+    }
     Ok(scenes)
 }
 
