@@ -278,6 +278,21 @@ fn sim_refuses_bad_files_and_options_in_one_line() {
     let mut other = bytes.clone();
     other[8] = 9;
     std::fs::write(dir.path().join("v9.tasks"), &other).unwrap();
+    // --task-cost 0 and every work count's cost 0.
+    let mut every_task_free: Vec<String> = ["sim", "q.tasks", "--task-cost", "0"]
+        .map(String::from)
+        .into();
+    for count in [
+        "tile box tests",
+        "tile triangle tests",
+        "box tests",
+        "triangle tests",
+        "shadow rays",
+        "hits",
+        "camera rays",
+    ] {
+        every_task_free.extend(["--unit-cost".into(), format!("{count}=0")]);
+    }
     for (args, says) in [
         (vec!["sim", "cut.tasks"], "cut.tasks: the file is cut short"),
         (vec!["sim", "v9.tasks"], "version 9"),
@@ -290,6 +305,10 @@ fn sim_refuses_bad_files_and_options_in_one_line() {
         (
             vec!["sim", "q.tasks", "--balancers", "cuda-managed"],
             "invalid value 'cuda-managed' for '--balancers <BALANCERS>' [possible values: static, counter, stealing, rayon]",
+        ),
+        (
+            every_task_free.iter().map(String::as_str).collect(),
+            "q.tasks: the cost model gives every task 0 ns",
         ),
         (
             vec!["sim", "q.tasks", "--unit-cost", "boxes=3"],

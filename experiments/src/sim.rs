@@ -307,6 +307,17 @@ fn frame_tree(tasks: &Path, options: &SimOptions) -> Result<TaskTree> {
         tree.model = source.model;
     }
     override_model(&mut tree, options)?;
+    // Every task free leaves nothing to schedule: speedups of scheduling costs alone.
+    if tree
+        .costs(&tree.model)
+        .iter()
+        .all(|&seconds| seconds == 0.0)
+    {
+        bail!(
+            "{}: the cost model gives every task 0 ns, so there is no work to schedule; give --task-cost, or a --unit-cost, above 0",
+            tasks.display()
+        );
+    }
     Ok(tree)
 }
 
