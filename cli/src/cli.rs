@@ -155,7 +155,9 @@ pub(crate) enum Command {
     #[command(
         after_help = "Prints `identical: W×H` or `differ: ...` (how many pixels, the largest \
 channel difference, the first differing pixel) and then the MSE, the PSNR and the largest \
-difference with full scale as 1.
+difference with full scale as 1. An integer image (PNG) against a float one (OpenEXR, PFM) \
+compares each code over full scale with the value: raylb's PNGs hold sRGB-encoded codes and its \
+OpenEXR and PFM files linear values, so one render written both ways differs.
 
 Examples:
   raylb compare cpu.png gpu.png && echo same bytes

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use renderer::compare::{Comparison, compare, difference_image};
 use renderer::file_errors::io_reason;
-use renderer::image_io::{ImageInfo, read_image, read_info};
+use renderer::image_io::{Depth, ImageInfo, read_image, read_info};
 use renderer::memory::{self, format_bytes};
 use renderer::output::StagedFiles;
 
@@ -62,6 +62,21 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode> {
             .map_err(|e| anyhow::anyhow!("--diff: {e}"))?;
     }
     outln!("{comparison}");
+    if let Comparison::Pixels(report) = &comparison
+        && !report.is_identical()
+        && (info_a.depth == Depth::F32) != (info_b.depth == Depth::F32)
+    {
+        let (codes, values) = if info_a.depth == Depth::F32 {
+            (&args.b, &args.a)
+        } else {
+            (&args.a, &args.b)
+        };
+        errln!(
+            "raylb: note: {} holds integer codes and {} float values, compared as code over full scale against value; raylb writes sRGB-encoded codes to a PNG and linear values to OpenEXR and PFM, so one render in both differs: compare files of one kind",
+            codes.display(),
+            values.display()
+        );
+    }
     Ok(match comparison {
         Comparison::Pixels(report) if report.is_identical() => ExitCode::SUCCESS,
         _ => ExitCode::from(1),

@@ -268,6 +268,25 @@ fn compare_sees_16_bits_reads_hdr_files_and_draws_the_difference() {
         "{text}"
     );
     assert!(path("hd.png").exists());
+
+    // Codes against values differ, and the note says why, naming which file is which.
+    let codes: Vec<u8> = rgb
+        .iter()
+        .map(|&v| (v.min(1.0) * 255.0).round() as u8)
+        .collect();
+    let mut staged = StagedFiles::new();
+    staged.png(&path("c.png"), 4, 3, &codes).unwrap();
+    staged.commit().unwrap();
+    for pair in [["c.png", "f.pfm"], ["f.pfm", "c.png"]] {
+        let mixed = raylb(dir.path(), &["compare", pair[0], pair[1]]);
+        assert_eq!(mixed.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&mixed.stderr);
+        assert!(
+            err.starts_with("raylb: note: c.png holds integer codes and f.pfm float values")
+                && err.contains("sRGB-encoded"),
+            "{err}"
+        );
+    }
 }
 
 #[test]
