@@ -53,7 +53,7 @@ use std::process::ExitCode;
 use experiments::progress;
 
 use cli::{Cli, Command};
-use terminal::{Reported, StdoutError, flush_stdout, quiet_rank};
+use terminal::{Reported, StdoutError, flush_stdout, mpi_world_size, quiet_rank};
 
 /// The exit code when standard output was closed before raylb finished writing to it: what a
 /// shell reports for a program ended by SIGPIPE (128 + 13), as `yes | head -1` ends `yes`.
@@ -171,6 +171,22 @@ fn run_command_line() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return cli::usage_error(e),
     };
+    // Under `mpirun -n 2` every rank would run the whole command and write the same files;
+    // only `render --cluster` shares a job between ranks.
+    if let Some(ranks @ 2..) = mpi_world_size()
+        && !matches!(&cli.command, Command::Render(args) if args.cluster.is_some())
+    {
+        if quiet_rank() {
+            // Rank 0 says why; the launcher ends the job when the first rank fails, and this
+            // one failing first could cut rank 0's line off.
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        } else {
+            errln!(
+                "raylb: error: started by an MPI launcher as one of {ranks} processes, but only `raylb render --cluster MODE` shares its work between them: each would run the whole command and write the same files; run one process, or render with --cluster"
+            );
+        }
+        return ExitCode::from(2);
+    }
     let result = match cli.command {
         Command::Render(args) => match args.cluster {
             Some(mode) => cluster::run(&args, mode),

@@ -25,3 +25,11 @@ impl std::error::Error for Reported {}
 pub(crate) fn quiet_rank() -> bool {
     std::env::var("OMPI_COMM_WORLD_RANK").is_ok_and(|rank| rank != "0")
 }
+
+/// How many processes the MPI launcher that started this one started in all, where it says
+/// (Open MPI's `mpirun`, or a launcher speaking PMI); `None` outside one.
+pub(crate) fn mpi_world_size() -> Option<u32> {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+}

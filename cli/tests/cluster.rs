@@ -293,6 +293,46 @@ fn failed_once(out: &Output, said: &str, output: &Path) {
     assert!(!output.exists(), "nothing written");
 }
 
+/// A command started as several ranks without `--cluster` would run whole on every rank and
+/// write the same files: refused, said once, nothing written.
+#[test]
+fn several_ranks_without_a_cluster_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = scene_path("quick");
+    let render = ["render", scene.to_str().unwrap(), "-o", "out.png"];
+    let said = "raylb: error: started by an MPI launcher as one of 2 processes, but only `raylb render --cluster MODE` shares its work";
+    // The launcher's variables alone, in every build.
+    for size in ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_raylb"))
+            .args(render)
+            .env(size, "2")
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        failed_once(&out, said, &dir.path().join("out.png"));
+    }
+    // One process of one is a plain run.
+    let one = Command::new(env!("CARGO_BIN_EXE_raylb"))
+        .args(render)
+        .arg("-q")
+        .env("OMPI_COMM_WORLD_SIZE", "1")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    ok(&one);
+    std::fs::remove_file(dir.path().join("out.png")).unwrap();
+    if !mpi_available("several_ranks_without_a_cluster_are_refused") {
+        return;
+    }
+    let out = mpirun(2)
+        .arg(env!("CARGO_BIN_EXE_raylb"))
+        .args(render)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    failed_once(&out, said, &dir.path().join("out.png"));
+}
+
 #[test]
 fn a_scene_every_rank_fails_to_load_is_said_once() {
     if !mpi_available("a_scene_every_rank_fails_to_load_is_said_once") {
