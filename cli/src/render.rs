@@ -97,7 +97,8 @@ impl OutputPlan {
         outputs
             .add("-o", args.output.as_deref())
             .add("--workmap", args.workmap.as_deref())
-            .add("--stats", args.stats.as_deref());
+            .add("--stats", args.stats.as_deref())
+            .writes_to_stdout("--json", args.json);
         outputs.check_writable()?;
         outputs.check_inputs(&args.source.paths())?;
         let format = match &args.output {

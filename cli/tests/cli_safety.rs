@@ -397,6 +397,22 @@ fn one_file_named_twice_is_refused_however_it_is_spelled() {
         &["render", &quick, "-o", "q.png", "--stats", "q.png"],
         &["q.png is named as two outputs"],
     );
+    // Standard output is one place however it is named, and --json writes there.
+    refused(
+        &["render", &quick, "--json", "--stats", "/dev/stdout"],
+        &["--json and --stats /dev/stdout both write to standard output"],
+    );
+    refused(
+        &[
+            "render",
+            &quick,
+            "--workmap",
+            "/dev/fd/1",
+            "--stats",
+            "/dev/stdout",
+        ],
+        &["--workmap /dev/fd/1 and --stats /dev/stdout both write to standard output"],
+    );
 }
 
 #[test]

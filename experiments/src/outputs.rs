@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow, bail};
-use renderer::output::{check_writable, replaces_input};
+use renderer::output::{OutputTarget, check_writable, replaces_input, resolve_output};
 
 /// Output files, each with the flag that names it.
 ///
@@ -23,6 +23,8 @@ use renderer::output::{check_writable, replaces_input};
 #[derive(Debug, Default)]
 pub struct Outputs {
     files: Vec<(&'static str, PathBuf)>,
+    /// A flag that writes to standard output of itself (`--json`).
+    stdout: Option<&'static str>,
 }
 
 impl Outputs {
@@ -52,7 +54,25 @@ impl Outputs {
         self
     }
 
-    /// Checks that every output can be written and none is named twice.
+    /// Notes that `flag`, if `given`, writes to standard output: no output file may then
+    /// be standard output too.
+    ///
+    /// ```
+    /// # use experiments::outputs::Outputs;
+    /// let mut outputs = Outputs::new();
+    /// outputs.add("--stats", Some("/dev/stdout".as_ref())).writes_to_stdout("--json", true);
+    /// let refused = outputs.check_writable().unwrap_err();
+    /// assert_eq!(refused.to_string(), "--json and --stats /dev/stdout both write to standard output");
+    /// ```
+    pub fn writes_to_stdout(&mut self, flag: &'static str, given: bool) -> &mut Self {
+        if given {
+            self.stdout = Some(flag);
+        }
+        self
+    }
+
+    /// Checks that every output can be written and none is named twice, nor two of them
+    /// standard output.
     ///
     /// ```
     /// # use experiments::outputs::Outputs;
@@ -62,6 +82,16 @@ impl Outputs {
     /// assert!(outputs.check_writable().is_err());
     /// ```
     pub fn check_writable(&self) -> Result<()> {
+        let mut on_stdout: Vec<String> = self.stdout.iter().map(|f| f.to_string()).collect();
+        on_stdout.extend(
+            self.files
+                .iter()
+                .filter(|(_, path)| resolve_output(path) == Ok(OutputTarget::Stdout))
+                .map(|(flag, path)| format!("{flag} {}", path.display())),
+        );
+        if let [first, second, ..] = &on_stdout[..] {
+            bail!("{first} and {second} both write to standard output");
+        }
         for (i, (_, path)) in self.files.iter().enumerate() {
             check_writable(path).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
             if let Some((_, other)) = self.files[..i]
