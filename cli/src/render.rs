@@ -30,12 +30,13 @@ pub(crate) fn run(args: &RenderArgs) -> Result<ExitCode> {
     let mut plan = OutputPlan::check(args)?;
     let device = args.run.device;
     let scene_args = args.scene.for_device(args.run.device);
-    scene_args.check_structure_options(&[scene_args.accel_kind()])?;
+    // The device first: on the GPU no structure traces packets.
     if device == DeviceKind::Gpu && scene_args.packets.is_some() {
         bail!(
             "--packets applies to the CPU's threads (--device cpu or hybrid); the GPU traces each ray on its own lane"
         );
     }
+    scene_args.check_structure_options(&[scene_args.accel_kind()])?;
     if device == DeviceKind::Cpu && args.gpu_source.gpu_emulator {
         bail!(
             "--gpu-emulator runs the GPU's kernels, which --device cpu does not: give --device gpu or hybrid"

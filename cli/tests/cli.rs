@@ -576,6 +576,24 @@ fn json_and_quiet_for_scripts() {
     assert_eq!(report["scene"]["name"], "quick");
     assert!(report["render"]["mrays_per_second"].as_f64().unwrap() > 0.0);
     assert!(dir.path().join("a.png").is_file());
+    // The packet mode is a figure of the run, in the summary too.
+    for (args, packets) in [
+        (&["--packets", "on"][..], true),
+        (&["--packets", "off"], false),
+        (&["--accel", "octree"], false),
+    ] {
+        let report: serde_json::Value = serde_json::from_str(&ok(&raylb(
+            dir.path(),
+            &[&["render", quick, "-o", "p.png", "--json"], args].concat(),
+        )))
+        .unwrap();
+        assert_eq!(report["render"]["packets"], packets, "{args:?}");
+        let summary = ok(&raylb(
+            dir.path(),
+            &[&["render", quick, "-o", "p.png"], args].concat(),
+        ));
+        assert_eq!(summary.contains(", packets on,"), packets, "{summary}");
+    }
 
     let out = raylb(dir.path(), &["render", quick, "-o", "b.png", "--quiet"]);
     assert_eq!(ok(&out), "", "--quiet prints nothing");

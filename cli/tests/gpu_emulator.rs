@@ -40,6 +40,47 @@ fn validate_reaches_the_emulator_from_the_command_line() {
     }
 }
 
+/// A hybrid frame counts its CPU threads apart from its device, and the GPU refuses packets
+/// before it names any structure.
+#[test]
+fn hybrid_frames_count_cpu_threads_and_the_gpu_refuses_packets_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = scene_path("quick");
+    let render = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_raylb"))
+            .args([
+                "render",
+                quick.to_str().unwrap(),
+                "-o",
+                "h.png",
+                "--gpu-emulator",
+            ])
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .expect("raylb runs")
+    };
+    let report: serde_json::Value = serde_json::from_str(&ok(&render(&[
+        "--device",
+        "hybrid",
+        "--threads",
+        "1",
+        "--json",
+    ])))
+    .unwrap();
+    assert_eq!(report["render"]["threads"], 1);
+    assert_eq!(report["workers"].as_array().unwrap().len(), 2);
+    let summary = ok(&render(&["--device", "hybrid", "--threads", "1"]));
+    assert!(summary.contains("1 CPU thread and 1 device"), "{summary}");
+    let refused = render(&["--device", "gpu", "--packets", "on"]);
+    assert_eq!(refused.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.starts_with("raylb: error: --packets applies to the CPU's threads"),
+        "{err}"
+    );
+}
+
 /// What `scripts/gpu-check.sh` did, run in a temporary folder with every command a stand-in:
 /// `raylb` and the GPU test binary are the shell script `stand_in` (given the arguments).
 #[cfg(unix)]

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::accel::Packets;
 use crate::bvh::BvhStats;
 use crate::frame::Frame;
 use crate::integrator::RayCounts;
@@ -574,9 +575,12 @@ pub struct RunReport {
     pub balancer: String,
     /// `cpu`, or the GPU's name.
     pub device: String,
-    /// Workers: threads on the CPU; persistent warps, or resident block slots for
-    /// `cuda-managed`, on a GPU.
+    /// Workers: threads on the CPU (in a hybrid frame the CPU's threads alone, without the
+    /// devices); persistent warps, or resident block slots for `cuda-managed`, on a GPU.
     pub threads: usize,
+    /// Whether the CPU's workers traced camera rays and their shadow rays in packets
+    /// (`--packets on` with the wide BVH); a GPU traces each ray on its own.
+    pub packets: bool,
     /// Mean active lanes per warp step over the warp size (GPU only).
     pub simt_efficiency: Option<f64>,
     /// The GPU kernel that traced the frame: what the compiler gave it and the occupancy that
@@ -756,6 +760,8 @@ impl RenderReport {
     /// ```
     pub fn new(scene: &Scene, tile: u32, frame: &Frame) -> Self {
         let t = &frame.telemetry;
+        let hybrid = frame.hybrid.as_ref().map(|h| HybridReport::new(frame, h));
+        let on_cpu = frame.device.is_none() || hybrid.is_some();
         Self {
             scene: SceneReport::new(scene),
             bvh: (&scene.stats.bvh).into(),
@@ -765,7 +771,12 @@ impl RenderReport {
                     .device
                     .as_ref()
                     .map_or_else(|| "cpu".into(), |d| d.name.clone()),
-                threads: t.workers.len(),
+                threads: hybrid.as_ref().map_or(t.workers.len(), |h| {
+                    h.processors.iter().filter(|p| p.kind == "cpu").count()
+                }),
+                packets: on_cpu
+                    && scene.packets == Packets::On
+                    && scene.accel.kind().traces_packets(),
                 simt_efficiency: frame.device.as_ref().map(|d| d.simt_efficiency),
                 kernel: frame
                     .device
@@ -801,7 +812,7 @@ impl RenderReport {
                 })
                 .collect(),
             work_map: None,
-            hybrid: frame.hybrid.as_ref().map(|h| HybridReport::new(frame, h)),
+            hybrid,
             cluster: None,
         }
     }
@@ -1010,11 +1021,18 @@ impl fmt::Display for RenderReport {
     /// printed as loading goes (see [`SceneReport`] and [`BvhReport`]).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let r = &self.render;
-        let workers = if r.device == "cpu" {
-            counted(r.threads as u64, "thread")
-        } else {
-            format!("{}, {}", r.device, counted(r.threads as u64, "worker"))
+        let mut workers = match &self.hybrid {
+            Some(h) => format!(
+                "{} and {}",
+                counted(r.threads as u64, "CPU thread"),
+                counted((h.processors.len() - r.threads) as u64, "device")
+            ),
+            None if r.device == "cpu" => counted(r.threads as u64, "thread"),
+            None => format!("{}, {}", r.device, counted(r.threads as u64, "worker")),
         };
+        if r.packets {
+            workers += ", packets on";
+        }
         writeln!(
             f,
             "render  {}, {}, {}-pixel tiles ({}): {:.3} s, {:.2} Mrays/s, imbalance {:.3}, {}, peak {}",
