@@ -681,7 +681,8 @@ pub(crate) struct RunArgs {
     /// What the GPU's first batch of a `--device hybrid` frame holds [default: own].
     #[arg(long, value_parser = choice::<FirstBatch>())]
     pub(crate) first_batch: Option<FirstBatch>,
-    /// Worker threads on the CPU (default: every core).
+    /// Worker threads on the CPU (default: every core; with --device hybrid one fewer, the
+    /// last core driving the GPU).
     #[arg(long, value_name = "N", value_parser = positive::<4096>)]
     pub(crate) threads: Option<NonZeroUsize>,
     /// Tile edge in pixels.

@@ -86,7 +86,7 @@ impl AccelKind {
 }
 
 balancers::choices!(AccelKind {
-    Wide => "wide", "Eight (AVX2) or four (SSE) children per node tested at once, binned SAH, front-to-back traversal: the fast one.";
+    Wide => "wide", "Eight children per node tested at once (AVX-512 or AVX2; four with SSE alone), binned SAH, front-to-back traversal: the fast one.";
     Octree => "octree", "The octree-built BVH with skip pointers of Wende's thesis; the GPU's default.";
 });
 
