@@ -602,6 +602,16 @@ fn flags_that_do_not_apply_to_a_cluster_are_refused() {
             &["render", scene, "--cluster", "counter"],
             "--cluster runs under mpirun, one process per rank: mpirun -np N raylb render SCENE --cluster counter",
         );
+        // A launcher that is not there is named before anything renders.
+        let bench = ["bench", "cluster", scene, "--repeat", "1", "--out", "out"];
+        refused(
+            &[&bench[..], &["--mpirun", "/no/such/mpirun"]].concat(),
+            "--mpirun /no/such/mpirun: no such file or directory",
+        );
+        refused(
+            &[&bench[..], &["--mpirun", "no-such-mpirun"]].concat(),
+            "--mpirun no-such-mpirun: no such program on PATH",
+        );
     } else {
         refused(
             &["render", scene, "--cluster", "counter"],

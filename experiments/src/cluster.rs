@@ -15,6 +15,8 @@ use std::process::Command;
 use anyhow::{Context, Result, anyhow, bail};
 use serde::Serialize;
 
+use renderer::file_errors::io_reason;
+
 use crate::progress::Progress;
 use crate::report::{
     Axes, OutputFiles, Panel, Series, Table, csv_text, line_chart, quantiles, rounded,
@@ -175,6 +177,9 @@ pub fn run(options: &ClusterOptions) -> Result<()> {
     let scene = scene_file(options.scene_file.as_deref())?;
     files.check_inputs(std::slice::from_ref(&scene))?;
     let setups = setups(options)?;
+    if setups.iter().any(|s| s.mode.is_some()) {
+        check_launcher(&options.mpirun)?;
+    }
     let scratch = Scratch::new()?;
     let mut runs = Vec::new();
     let count = options.repeat.get() * setups.len();
@@ -282,6 +287,40 @@ fn setups(options: &ClusterOptions) -> Result<Vec<Setup>> {
     Ok(setups)
 }
 
+/// Checks before any render that `--mpirun` names a program: a path to an executable file,
+/// or a name found on `PATH`.
+fn check_launcher(mpirun: &Path) -> Result<()> {
+    let executable = |path: &Path| {
+        std::fs::metadata(path).is_ok_and(|m| {
+            #[cfg(unix)]
+            let runnable = {
+                use std::os::unix::fs::PermissionsExt;
+                m.permissions().mode() & 0o111 != 0
+            };
+            #[cfg(not(unix))]
+            let runnable = true;
+            m.is_file() && runnable
+        })
+    };
+    if mpirun.components().count() > 1 {
+        return match std::fs::metadata(mpirun) {
+            Err(e) => bail!("--mpirun {}: {}", mpirun.display(), io_reason(&e)),
+            Ok(_) if !executable(mpirun) => {
+                bail!("--mpirun {}: not an executable file", mpirun.display())
+            }
+            Ok(_) => Ok(()),
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    if std::env::split_paths(&path).any(|dir| executable(&dir.join(mpirun))) {
+        return Ok(());
+    }
+    bail!(
+        "--mpirun {}: no such program on PATH (Open MPI's mpirun: apt install openmpi-bin)",
+        mpirun.display()
+    )
+}
+
 /// Renders `scene` as `setup` says, the image to `image`; returns the `--json` report.
 fn render(
     options: &ClusterOptions,
@@ -315,9 +354,13 @@ fn render(
     if let Some(mode) = &setup.mode {
         command.args(["--cluster", mode]);
     }
-    let out = command
-        .output()
-        .with_context(|| format!("cannot run {}", command.get_program().to_string_lossy()))?;
+    let out = command.output().map_err(|e| {
+        anyhow!(
+            "cannot run {}: {}",
+            command.get_program().to_string_lossy(),
+            io_reason(&e)
+        )
+    })?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let reason = stderr
