@@ -6,9 +6,10 @@ use std::fmt;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::Result;
+use anyhow::{Result, anyhow};
 use renderer::device::DeviceKind;
 use renderer::gpu::{Gpu, GpuError};
+use renderer::input::open_regular_file;
 use renderer::preview::Layer;
 use renderer::render::FrameExtras;
 use viewer::{Lines, Lineup, Options, Script};
@@ -25,6 +26,11 @@ pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
     let first = args.run.schedule()?;
     let scene_args = args.scene.for_device(args.run.device);
     scene_args.check_structure_options(&[scene_args.accel_kind()])?;
+    // A scene or mesh that cannot be read is said before a missing display, as `render`
+    // would say it; the rest of the loading waits for the window.
+    for path in args.source.paths() {
+        open_regular_file(&path, u64::MAX).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    }
     viewer::ensure_display()?;
     let gpu = match args.run.device {
         DeviceKind::Gpu => Some(Arc::new(args.gpu_source.open_for("--device gpu")?)),

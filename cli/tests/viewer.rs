@@ -192,6 +192,27 @@ fn without_a_display_the_viewer_says_so_in_one_line() {
     cannot_open(None, "DISPLAY is not set");
 }
 
+/// A scene that cannot be read is said first, display or none.
+#[test]
+fn a_missing_scene_is_named_before_a_missing_display() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        &["view", "missing.toml"][..],
+        &["view", "--mesh", "missing.obj"],
+    ] {
+        let out = raylb(dir.path(), None, args);
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with(&format!(
+                "raylb: error: {}: cannot read: no such file",
+                args.last().unwrap()
+            )),
+            "{stderr}"
+        );
+    }
+}
+
 #[test]
 fn a_display_that_cannot_be_opened_is_one_line_too() {
     cannot_open(Some(":9999"), "cannot open a window on display :9999");
