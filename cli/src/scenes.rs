@@ -24,13 +24,19 @@ pub(crate) fn run(args: &ScenesArgs) -> Result<ExitCode> {
     }
     files.sort();
     // A file that cannot be read gets a row saying why, and the rest are still listed.
+    let rows: Vec<(String, Result<(String, String), String>)> = files
+        .iter()
+        .map(|path| (path.display().to_string(), describe(path)))
+        .collect();
+    let width = rows.iter().map(|(path, _)| path.chars().count()).max();
+    let width = width.unwrap_or(0);
     let mut unread = 0;
-    for path in &files {
-        match line(path) {
-            Ok(row) => outln!("{row}"),
+    for (path, row) in &rows {
+        match row {
+            Ok((size, summary)) => outln!("{path:<width$} {size:>9}  {summary}"),
             Err(reason) => {
                 unread += 1;
-                outln!("{:<28} {:>9}  {reason}", path.display(), "?");
+                outln!("{path:<width$} {:>9}  {reason}", "?");
             }
         }
     }
@@ -58,13 +64,13 @@ fn default_dir() -> Result<PathBuf> {
     bail!("no scenes folder here or where raylb was built; name one: raylb scenes DIR")
 }
 
-/// `path  WIDTH×HEIGHT  what the file's opening comment says of it`, read without building
-/// the scene; or why the file cannot be read, is not TOML (and where), or has no image size. It is read as [`Scene::load`] reads it: only a
-/// regular file, and only up to [`MAX_SCENE_BYTES`] (a FIFO would block the listing, and
-/// `/dev/zero` fill memory).
+/// The scene's `WIDTH×HEIGHT` and what the file's opening comment says of it, read without
+/// building the scene; or why the file cannot be read, is not TOML (and where), or has no
+/// image size. It is read as [`Scene::load`] reads it: only a regular file, and only up to
+/// [`MAX_SCENE_BYTES`] (a FIFO would block the listing, and `/dev/zero` fill memory).
 ///
 /// [`Scene::load`]: renderer::scene::Scene::load
-fn line(path: &Path) -> Result<String, String> {
+fn describe(path: &Path) -> Result<(String, String), String> {
     let bytes = read_regular_file(path, MAX_SCENE_BYTES)?;
     let text = String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())?;
     let table = toml::from_str::<toml::Table>(&text).map_err(|e| {
@@ -81,12 +87,7 @@ fn line(path: &Path) -> Result<String, String> {
             .ok_or_else(|| format!("[image] {key}: a whole number of pixels is needed"))
     };
     let size = format!("{}×{}", side("width")?, side("height")?);
-    Ok(format!(
-        "{:<28} {:>9}  {}",
-        path.display(),
-        size,
-        summary(&text, &stem(path))
-    ))
+    Ok((size, summary(&text, &stem(path))))
 }
 
 fn stem(path: &Path) -> String {

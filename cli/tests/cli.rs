@@ -675,6 +675,16 @@ fn scenes_lists_the_shipped_scenes_one_line_each() {
         quick.contains("96×64") && quick.contains("a tiny scene"),
         "{quick}"
     );
+    // The sizes end in one column, however long the folder's path.
+    let size_ends: Vec<usize> = lines
+        .iter()
+        .map(|l| {
+            let times = l.find('×').expect("a size");
+            let end = times + l[times..].find("  ").expect("the size's end");
+            l[..end].chars().count()
+        })
+        .collect();
+    assert!(size_ends.windows(2).all(|w| w[0] == w[1]), "{out}");
     // Run from elsewhere, it finds the folder raylb was built with.
     assert_eq!(ok(&raylb(dir.path(), &["scenes"])).lines().count(), shipped);
     let missing = raylb(dir.path(), &["scenes", "no-such-dir"]);
