@@ -99,7 +99,14 @@ impl OutputPlan {
             .add("-o", args.output.as_deref())
             .add("--workmap", args.workmap.as_deref())
             .add("--stats", args.stats.as_deref())
-            .writes_to_stdout("--json", args.json);
+            .writes_to_stdout(
+                if args.json {
+                    "--json"
+                } else {
+                    "the summary (leave it out with -q)"
+                },
+                !args.quiet,
+            );
         outputs.check_writable()?;
         outputs.check_inputs(&args.source.paths())?;
         let format = match &args.output {

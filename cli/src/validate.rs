@@ -98,9 +98,14 @@ fn run_label(accel: AccelKind, packets: Packets, run: &FrameJob) -> String {
 /// Checks `-o` before any work: writable, not an input, a format raylb writes.
 fn check_outputs(args: &ValidateArgs) -> Result<Outputs> {
     let mut outputs = Outputs::new();
-    outputs
-        .add("-o", args.output.as_deref())
-        .writes_to_stdout("--json", args.json);
+    outputs.add("-o", args.output.as_deref()).writes_to_stdout(
+        if args.json {
+            "--json"
+        } else {
+            "the matrix's lines (leave them out with -q)"
+        },
+        !args.quiet,
+    );
     outputs.check_writable()?;
     outputs.check_inputs(&args.source.paths())?;
     if let Some(path) = &args.output {

@@ -410,8 +410,15 @@ fn one_file_named_twice_is_refused_however_it_is_spelled() {
             "/dev/fd/1",
             "--stats",
             "/dev/stdout",
+            "-q",
         ],
         &["--workmap /dev/fd/1 and --stats /dev/stdout both write to standard output"],
+    );
+    refused(
+        &["render", &quick, "--stats", "/dev/stdout"],
+        &[
+            "the summary (leave it out with -q) and --stats /dev/stdout both write to standard output",
+        ],
     );
 }
 
@@ -762,7 +769,7 @@ fn counts_of_one_are_singular() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
-        text.contains("static/interleaved, 1 thread, 128-pixel tiles (1 tile)"),
+        text.contains("static/interleaved, 1 thread, packets on, 128-pixel tiles (1 tile)"),
         "{text}"
     );
 }
