@@ -75,14 +75,11 @@ mod with_mpi {
     use super::mode;
     use crate::cli::{ClusterName, RenderArgs};
     use crate::render::{OutputPlan, warn_fewer_threads};
-    use crate::terminal::Reported;
+    use crate::terminal::{Reported, mpi_rank};
 
-    /// Whether this process was started by an MPI launcher: Open MPI's `mpirun` (or another
-    /// launcher speaking PMI or PMIx) sets these for every rank.
+    /// Whether this process was started by an MPI launcher, which tells every rank its number.
     fn under_mpirun() -> bool {
-        ["OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"]
-            .iter()
-            .any(|v| std::env::var_os(v).is_some())
+        mpi_rank().is_some()
     }
 
     /// What a rank has ready once the agreement has passed.
