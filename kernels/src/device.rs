@@ -140,8 +140,8 @@ fn check_present() -> Result<(), GpuError> {
 ///
 /// The driver's default scheduling (`SCHED_AUTO`, with one context and more cores than
 /// contexts) spins a core while the host waits for the device, in every synchronous copy and
-/// event wait; a hybrid frame's CPU workers use every core, and a spinning waiter takes one
-/// from them. Blocking synchronisation makes the waiting thread sleep in the driver instead.
+/// event wait; a hybrid frame's threads (its CPU workers, and the GPU's host thread on the
+/// last core) use every core, and a spinning waiter takes one from them. Blocking synchronisation makes the waiting thread sleep in the driver instead.
 /// It is set on device 0's primary context before the context is retained, which the driver
 /// accepts (since CUDA 11) whether or not it is active.
 fn open_context() -> Result<Arc<CudaContext>, GpuError> {

@@ -221,3 +221,10 @@ pub struct HybridFigures {
     /// ([`DeviceSums::batch_times`](crate::hybrid::DeviceSums::batch_times)).
     pub batch_times: Vec<Vec<Duration>>,
 }
+
+impl HybridFigures {
+    /// The CPU's workers: the processors before the devices.
+    pub(crate) fn cpu_workers(&self) -> usize {
+        self.processors.len() - self.devices.len()
+    }
+}

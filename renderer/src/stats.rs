@@ -245,7 +245,7 @@ impl HybridReport {
     /// ```
     pub fn new(frame: &Frame, hybrid: &crate::frame::HybridFigures) -> Self {
         let wall = frame.telemetry.wall.as_secs_f64();
-        let cpus = hybrid.processors.len() - hybrid.devices.len();
+        let cpus = hybrid.cpu_workers();
         let kind = |k: usize| {
             if k < cpus {
                 "cpu".to_string()
@@ -771,9 +771,10 @@ impl RenderReport {
                     .device
                     .as_ref()
                     .map_or_else(|| "cpu".into(), |d| d.name.clone()),
-                threads: hybrid.as_ref().map_or(t.workers.len(), |h| {
-                    h.processors.iter().filter(|p| p.kind == "cpu").count()
-                }),
+                threads: frame
+                    .hybrid
+                    .as_ref()
+                    .map_or(t.workers.len(), |h| h.cpu_workers()),
                 packets: on_cpu
                     && scene.packets == Packets::On
                     && scene.accel.kind().traces_packets(),
