@@ -9,7 +9,7 @@ use std::sync::Arc;
 use anyhow::{Result, anyhow};
 use renderer::device::DeviceKind;
 use renderer::gpu::{Gpu, GpuError};
-use renderer::input::open_regular_file;
+use renderer::input::{MAX_MESH_BYTES, MAX_SCENE_BYTES, open_regular_file};
 use renderer::preview::Layer;
 use renderer::render::FrameExtras;
 use viewer::{Lines, Lineup, Options, Script};
@@ -28,8 +28,11 @@ pub(crate) fn run(args: &ViewArgs) -> Result<ExitCode> {
     scene_args.check_structure_options(&[scene_args.accel_kind()])?;
     // A scene or mesh that cannot be read is said before a missing display, as `render`
     // would say it; the rest of the loading waits for the window.
-    for path in args.source.paths() {
-        open_regular_file(&path, u64::MAX).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let input = &args.source.input;
+    let files = (input.scene.iter().map(|p| (p, MAX_SCENE_BYTES)))
+        .chain(input.mesh.iter().map(|p| (p, MAX_MESH_BYTES)));
+    for (path, max_bytes) in files {
+        open_regular_file(path, max_bytes).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     }
     viewer::ensure_display()?;
     let gpu = match args.run.device {
