@@ -72,7 +72,7 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode> {
             (&args.a, &args.b)
         };
         errln!(
-            "raylb: note: {} holds integer codes and {} float values, compared as code over full scale against value; raylb writes sRGB-encoded codes to a PNG and linear values to OpenEXR and PFM, so one render in both differs: compare files of one kind",
+            "raylb: warning: {} holds integer codes and {} float values, compared as code over full scale against value; raylb writes sRGB-encoded codes to a PNG and linear values to OpenEXR and PFM, so one render in both differs: compare files of one kind",
             codes.display(),
             values.display()
         );

@@ -282,7 +282,7 @@ fn compare_sees_16_bits_reads_hdr_files_and_draws_the_difference() {
         assert_eq!(mixed.status.code(), Some(1));
         let err = String::from_utf8_lossy(&mixed.stderr);
         assert!(
-            err.starts_with("raylb: note: c.png holds integer codes and f.pfm float values")
+            err.starts_with("raylb: warning: c.png holds integer codes and f.pfm float values")
                 && err.contains("sRGB-encoded"),
             "{err}"
         );

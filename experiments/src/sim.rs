@@ -576,7 +576,7 @@ fn policies(p: &Policies, defaults: &Defaults) -> Result<Vec<Replayed>> {
                         Some(CpuBalancer::Builtin(policy)) => policy,
                         Some(CpuBalancer::User(_)) => unreachable!("taken above"),
                         None => bail!(
-                            "--balancers cuda-managed: the simulator runs the CPU's balancers: static, counter, stealing and rayon"
+                            "cuda-managed: the simulator runs the CPU's balancers: static, counter, stealing and rayon"
                         ),
                     };
                     // rayon runs in its own order, once.

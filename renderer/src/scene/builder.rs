@@ -386,7 +386,7 @@ impl<'a> SceneBuilder<'a> {
         let aim = camera::NotUnit::unit(aim).map_err(|why| {
             self.text.at(
                 light.span(),
-                &why.message("the spot's direction", given_as, aim),
+                &why.message("the spot's direction", given_as, aim, position),
             )
         })?;
         let outer = spot.angle.get_ref().0;

@@ -155,10 +155,10 @@ impl ViewError {
         let subject = "the viewing direction";
         match self {
             ViewError::DirectionOverflows => {
-                NotUnit::Overflows.message(subject, direction, view.direction)
+                NotUnit::Overflows.message(subject, direction, view.direction, view.position)
             }
             ViewError::DirectionTooLong => {
-                NotUnit::TooLong.message(subject, direction, view.direction)
+                NotUnit::TooLong.message(subject, direction, view.direction, view.position)
             }
             ViewError::UpTooLong => format!(
                 "`up` = {} is too long for single precision (its length overflows); a shorter vector gives the same direction",
@@ -195,12 +195,13 @@ impl NotUnit {
 
     /// The reason in one line: `subject` is the direction's name in prose ("the viewing
     /// direction"), `given_as` the keys it came from (`` `direction` `` or
-    /// `` `look_at` − `position` ``), and `v` its value.
-    pub(crate) fn message(self, subject: &str, given_as: &str, v: Vec3) -> String {
+    /// `` `look_at` − `position` ``), `v` its value and `position` where it starts.
+    pub(crate) fn message(self, subject: &str, given_as: &str, v: Vec3, position: Vec3) -> String {
         let v = debug_form(v);
         match self {
             NotUnit::Overflows => format!(
-                "{subject}, {given_as} = {v}, overflows single precision: `position` is too far from what it looks at"
+                "{subject}, {given_as} = {v}, overflows single precision: `position` {} is too far from what it looks at",
+                debug_form(position)
             ),
             NotUnit::TooLong => format!(
                 "{subject}, {given_as} = {v}, is too long for single precision (its length overflows); keep its coordinates below about 1e19"
