@@ -24,7 +24,7 @@ pub(crate) fn run(args: &ScenesArgs) -> Result<ExitCode> {
     }
     files.sort();
     // A file that cannot be read gets a row saying why, and the rest are still listed.
-    let rows: Vec<(String, Result<(String, String), String>)> = files
+    let rows: Vec<(String, Result<Described, String>)> = files
         .iter()
         .map(|path| (path.display().to_string(), describe(path)))
         .collect();
@@ -33,7 +33,7 @@ pub(crate) fn run(args: &ScenesArgs) -> Result<ExitCode> {
     let mut unread = 0;
     for (path, row) in &rows {
         match row {
-            Ok((size, summary)) => outln!("{path:<width$} {size:>9}  {summary}"),
+            Ok(Described { size, summary }) => outln!("{path:<width$} {size:>9}  {summary}"),
             Err(reason) => {
                 unread += 1;
                 outln!("{path:<width$} {:>9}  {reason}", "?");
@@ -64,13 +64,21 @@ fn default_dir() -> Result<PathBuf> {
     bail!("no scenes folder here or where raylb was built; name one: raylb scenes DIR")
 }
 
+/// A scene file's row, but for its path.
+struct Described {
+    /// `WIDTH×HEIGHT`.
+    size: String,
+    /// The first sentence of the file's opening comment.
+    summary: String,
+}
+
 /// The scene's `WIDTH×HEIGHT` and what the file's opening comment says of it, read without
 /// building the scene; or why the file cannot be read, is not TOML (and where), or has no
 /// image size. It is read as [`Scene::load`] reads it: only a regular file, and only up to
 /// [`MAX_SCENE_BYTES`] (a FIFO would block the listing, and `/dev/zero` fill memory).
 ///
 /// [`Scene::load`]: renderer::scene::Scene::load
-fn describe(path: &Path) -> Result<(String, String), String> {
+fn describe(path: &Path) -> Result<Described, String> {
     let bytes = read_regular_file(path, MAX_SCENE_BYTES)?;
     let text = String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())?;
     let table = toml::from_str::<toml::Table>(&text).map_err(|e| {
@@ -87,7 +95,10 @@ fn describe(path: &Path) -> Result<(String, String), String> {
             .ok_or_else(|| format!("[image] {key}: a whole number of pixels is needed"))
     };
     let size = format!("{}×{}", side("width")?, side("height")?);
-    Ok((size, summary(&text, &stem(path))))
+    Ok(Described {
+        size,
+        summary: summary(&text, &stem(path)),
+    })
 }
 
 fn stem(path: &Path) -> String {
