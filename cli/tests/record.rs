@@ -282,15 +282,7 @@ fn sim_refuses_bad_files_and_options_in_one_line() {
     let mut every_task_free: Vec<String> = ["sim", "q.tasks", "--task-cost", "0"]
         .map(String::from)
         .into();
-    for count in [
-        "tile box tests",
-        "tile triangle tests",
-        "box tests",
-        "triangle tests",
-        "shadow rays",
-        "hits",
-        "camera rays",
-    ] {
+    for count in renderer::record::FEATURES {
         every_task_free.extend(["--unit-cost".into(), format!("{count}=0")]);
     }
     for (args, says) in [
