@@ -173,7 +173,8 @@ impl Stop {
 }
 
 /// Runs `body(worker, telemetry, stop)` for `workers` workers, worker 0 on the calling thread
-/// and each other on a scoped thread started for it, and gathers the results.
+/// and each other on a scoped thread started for it (where the workers outnumber the cores,
+/// every one on a thread of its own), and gathers the results.
 ///
 /// `body` returns when its worker has no more work, or soon after `stop` is requested (which
 /// it must check before every task). The time from its start to that point is the worker's busy
@@ -266,8 +267,8 @@ where
         let finished = Instant::now();
         let active = finished - began;
         telemetry.busy = active.saturating_sub(telemetry.idle);
-        // Thread start-up counts as idle: the worker exists but cannot work yet (worker 0
-        // begins once the calling thread has started the others).
+        // Thread start-up counts as idle: the worker exists but cannot work yet (worker 0 on
+        // the calling thread begins once it has started the others).
         telemetry.idle += began - start;
         Ok((local, telemetry, finished))
     };
@@ -277,14 +278,22 @@ where
         source,
     };
     // Worker 0 runs on the calling thread, which would only wait otherwise: one thread fewer
-    // to start, and to wake at the end. Its start can be refused by a test all the same.
-    fault::check_start(0).map_err(|source| refused(0, source))?;
+    // to start, and to wake at the end. Its start can be refused by a test all the same. Not
+    // where workers outnumber the cores: the threads started first, looking for work, then
+    // take the cores from the caller while it starts the rest, and worker 0's share of the
+    // work would wait for the last start (4,096 workers on two cores took 5 s, not 0.6 s).
+    let on_caller = workers.get() <= cores();
+    if on_caller {
+        fault::check_start(0).map_err(|source| refused(0, source))?;
+    }
+    let first_started = usize::from(on_caller);
     // Where each other worker's thread leaves what its run gave, so that the caller takes it
     // without joining the thread: a join also waits for the thread's exit (its stacks given
     // back to the system), tens of microseconds on a virtual machine, which a short run such
     // as a small mesh's build (under a millisecond) felt.
-    let slots: Vec<Mutex<Option<thread::Result<Finished<L>>>>> =
-        (1..workers.get()).map(|_| Mutex::new(None)).collect();
+    let slots: Vec<Mutex<Option<thread::Result<Finished<L>>>>> = (first_started..workers.get())
+        .map(|_| Mutex::new(None))
+        .collect();
     // How many of those have returned. Read only to know when to stop waiting actively: the
     // slots are read after the scope, which orders every thread's writes before its end, so
     // no ordering is needed here.
@@ -293,7 +302,7 @@ where
     let (first, started, refusal) = thread::scope(|scope| {
         let mut started = 0;
         let mut refusal = None;
-        for (worker, slot) in (1..workers.get()).zip(&slots) {
+        for (worker, slot) in (first_started..workers.get()).zip(&slots) {
             let (work, returned) = (&work, &returned);
             let spawned = fault::check_start(worker).and_then(|()| {
                 thread::Builder::new()
@@ -315,7 +324,7 @@ where
                 }
             }
         }
-        let first = refusal.is_none().then(|| work(0));
+        let first = (on_caller && refusal.is_none()).then(|| work(0));
         // The others end about when this one does: waiting for them actively, for a while,
         // spares the caller being put to sleep and woken by the last (on a virtual machine,
         // tens of microseconds for the idle processor to be woken). After that the scope's
@@ -352,6 +361,13 @@ where
         telemetry: Telemetry::new(name, end - start, per_worker),
         locals,
     })
+}
+
+/// The cores this process may run on, read once: a run asks on every start, and the
+/// system's answer (the affinity mask and the cgroup's quota) takes longer than a short run.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| thread::available_parallelism().map_or(1, NonZeroUsize::get))
 }
 
 /// What one worker's run gave: its local state, its telemetry, and when it ended.
@@ -406,22 +422,27 @@ mod tests {
         }
     }
 
-    /// Worker 0 runs on the calling thread, each other worker on a thread of its own.
+    /// Worker 0 runs on the calling thread and each other worker on a thread of its own, as
+    /// long as the workers do not outnumber the cores; beyond that every worker has a thread
+    /// of its own.
     #[test]
-    fn worker_0_runs_on_the_calling_thread() {
+    fn worker_0_runs_on_the_calling_thread_unless_workers_outnumber_cores() {
         let caller = thread::current().id();
-        let seen: Mutex<Vec<(usize, ThreadId)>> = Mutex::new(Vec::new());
-        let workers = NonZeroUsize::new(4).unwrap();
-        let outcome = run_workers("threads".into(), workers, |worker, _telemetry, _stop| {
-            seen.lock().unwrap().push((worker, thread::current().id()));
-            worker
-        })
-        .expect("the workers start");
-        assert_eq!(outcome.locals, [0, 1, 2, 3]);
-        let mut seen = seen.into_inner().unwrap();
-        seen.sort_by_key(|&(worker, _)| worker);
-        assert_eq!(seen[0], (0, caller));
-        let threads: HashSet<ThreadId> = seen.iter().map(|&(_, id)| id).collect();
-        assert_eq!(threads.len(), 4, "one thread a worker: {seen:?}");
+        for (count, on_caller) in [(cores(), true), (cores() + 2, false)] {
+            let seen: Mutex<Vec<(usize, ThreadId)>> = Mutex::new(Vec::new());
+            let workers = NonZeroUsize::new(count).unwrap();
+            let outcome = run_workers("threads".into(), workers, |worker, _telemetry, _stop| {
+                seen.lock().unwrap().push((worker, thread::current().id()));
+                worker
+            })
+            .expect("the workers start");
+            assert_eq!(outcome.locals, (0..count).collect::<Vec<_>>());
+            let mut seen = seen.into_inner().unwrap();
+            seen.sort_by_key(|&(worker, _)| worker);
+            assert_eq!(seen[0].1 == caller, on_caller, "{count} workers: {seen:?}");
+            let threads: HashSet<ThreadId> = seen.iter().map(|&(_, id)| id).collect();
+            assert_eq!(threads.len(), count, "one thread a worker: {seen:?}");
+            assert_eq!(threads.contains(&caller), on_caller, "{count} workers");
+        }
     }
 }
