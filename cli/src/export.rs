@@ -23,13 +23,15 @@ pub(crate) fn run(args: &ExportArgs) -> Result<ExitCode> {
         max_memory: args.max_memory,
         ..SceneArgs::default()
     };
-    let scene = settings.load(&source, args.quiet)?;
+    // The triangles alone: a structure over them would cost the memory and the time of a
+    // render's load for nothing.
+    let scene = settings.load_triangles(&source, args.quiet)?;
     outputs.check_inputs(&scene.inputs)?;
-    let triangles = scene.accel.input_triangles();
+    let triangles = &scene.triangles;
     let cannot = |e: std::io::Error| anyhow!("cannot write {}: {}", path.display(), io_reason(&e));
     let mut staged = StagedFiles::new();
     staged
-        .write(path, |out| write_mesh(&triangles, format, out))
+        .write(path, |out| write_mesh(triangles, format, out))
         .map_err(cannot)?;
     staged.commit()?;
     if !args.quiet {

@@ -22,9 +22,9 @@ use super::config::{
 use super::mesh::Mesh;
 use super::obj::MtlFiles;
 use super::{
-    Camera, GeometryBuilder, Light, LoadObserver, Material, MeshFiles, Reads, RenderSettings,
-    Scene, SceneError, SceneOverrides, ScenePieces, Viewpoint, camera, material, mesh_file, shapes,
-    values,
+    Camera, Gather, GeometryBuilder, Light, LoadObserver, Material, MeshFiles, Reads,
+    RenderSettings, Scene, SceneError, SceneOverrides, ScenePieces, SceneTriangles, Viewpoint,
+    camera, material, mesh_file, shapes, values,
 };
 use crate::accel::AccelKind;
 use crate::bvh::BvhSettings;
@@ -131,6 +131,8 @@ pub(super) struct SceneBuilder<'a> {
     text: SceneText<'a>,
     overrides: SceneOverrides,
     mesh_files: MeshFiles,
+    /// What the triangles are gathered into, which bounds how many the memory holds.
+    gather: Gather,
     /// The scene file's directory, where the mesh files it names are looked for.
     dir: PathBuf,
     reads: Reads,
@@ -145,11 +147,13 @@ pub(super) struct SceneBuilder<'a> {
 }
 
 impl<'a> SceneBuilder<'a> {
-    /// A builder for `text`, which reads the mesh files it names as `mesh_files` says.
+    /// A builder for `text`, which reads the mesh files it names as `mesh_files` says and
+    /// gathers the triangles as `gather` says.
     pub(super) fn new(
         text: SceneText<'a>,
         overrides: SceneOverrides,
         mesh_files: MeshFiles,
+        gather: Gather,
     ) -> Self {
         let mut reads = Reads::default();
         if mesh_files == MeshFiles::Read {
@@ -159,6 +163,7 @@ impl<'a> SceneBuilder<'a> {
             text,
             overrides,
             mesh_files,
+            gather,
             dir: text
                 .path
                 .parent()
@@ -205,7 +210,7 @@ impl<'a> SceneBuilder<'a> {
     /// `[[objects]]`: every object's triangles, in order, once the built-in shapes of all of
     /// them are known to fit in the triangle budget.
     pub(super) fn objects(&mut self, objects: &[Spanned<ObjectConfig>]) -> Result<(), SceneError> {
-        check_generated_triangles(objects, &self.overrides, &self.text)?;
+        check_generated_triangles(objects, &self.overrides, self.gather, &self.text)?;
         for object in objects {
             self.object(object)?;
         }
@@ -225,14 +230,15 @@ impl<'a> SceneBuilder<'a> {
         let material = self.named_material(o)?;
         let transform = transform(o);
         let smooth = o.smooth.unwrap_or(true);
-        let budget = self.overrides.triangle_budget() - self.geometry.triangles.len();
+        let budget =
+            self.overrides.triangle_budget_for(self.gather) - self.geometry.triangles.len();
         if let Some(n) = generated_triangles(o).filter(|&n| n > budget as u64) {
             return Err(self.text.at(
                 span,
                 &format!(
                     "this object would add {n} triangles to the {} already in the scene; {}",
                     self.geometry.triangles.len(),
-                    self.overrides.budget_reason()
+                    self.overrides.budget_reason(self.gather)
                 ),
             ));
         }
@@ -465,9 +471,7 @@ impl<'a> SceneBuilder<'a> {
         start: std::time::Instant,
     ) -> Result<Scene, SceneError> {
         let path = self.text.path;
-        let name = path
-            .file_stem()
-            .map_or("scene".into(), |s| s.to_string_lossy().into_owned());
+        let name = self.name();
         self.geometry.finish(ScenePieces {
             path,
             observer,
@@ -482,11 +486,26 @@ impl<'a> SceneBuilder<'a> {
             lights: sections.lights,
             materials: self.materials,
             bvh: sections.bvh,
-            accel: self.overrides.accel.unwrap_or_default(),
+            accel: self.overrides.accel_kind(),
             address_space: self.overrides.memory_is_address_space,
             objects: self.objects,
             start,
         })
+    }
+
+    /// The triangles alone, once the sections are read: no structure is built.
+    pub(super) fn into_triangles(self) -> Result<SceneTriangles, SceneError> {
+        let name = self.name();
+        self.geometry
+            .into_triangles(self.text.path, name, self.reads)
+    }
+
+    /// The scene's name: the file's stem.
+    fn name(&self) -> String {
+        self.text
+            .path
+            .file_stem()
+            .map_or("scene".into(), |s| s.to_string_lossy().into_owned())
     }
 }
 
@@ -649,9 +668,10 @@ fn check_parse_room(path: &Path, len: usize, overrides: &SceneOverrides) -> Resu
 fn check_generated_triangles(
     objects: &[Spanned<ObjectConfig>],
     overrides: &SceneOverrides,
+    gather: Gather,
     text: &SceneText<'_>,
 ) -> Result<(), SceneError> {
-    let budget = overrides.triangle_budget() as u64;
+    let budget = overrides.triangle_budget_for(gather) as u64;
     let mut before = 0u64;
     for object in objects {
         let Some(n) = generated_triangles(object.get_ref()) else {
@@ -662,7 +682,7 @@ fn check_generated_triangles(
                 object.span(),
                 &format!(
                     "this object would add {n} triangles to the {before} the shapes before it make; {}",
-                    overrides.budget_reason()
+                    overrides.budget_reason(gather)
                 ),
             ));
         }

@@ -133,24 +133,63 @@ impl SceneOverrides {
     /// assert_eq!(small.triangle_budget(), 100_000);
     /// ```
     pub fn triangle_budget(&self) -> usize {
+        self.triangle_budget_for(Gather::Structure(self.accel_kind()))
+    }
+
+    /// The most triangles a scene gathered as `gather` says may have.
+    fn triangle_budget_for(&self, gather: Gather) -> usize {
         let by_memory = self.memory.map_or(usize::MAX, |m| {
-            usize::try_from(m / self.accel_kind().bytes_per_triangle()).unwrap_or(usize::MAX)
+            usize::try_from(m / gather.bytes_per_triangle()).unwrap_or(usize::MAX)
         });
         by_memory.min(MAX_SCENE_TRIANGLES)
     }
 
-    /// Why a scene may not have more than [`triangle_budget`](Self::triangle_budget)
-    /// triangles, for messages.
-    fn budget_reason(&self) -> String {
-        let budget = self.triangle_budget();
+    /// Why a scene gathered as `gather` says may not have more than
+    /// [`triangle_budget_for`](Self::triangle_budget_for) triangles, for messages.
+    fn budget_reason(&self, gather: Gather) -> String {
+        let budget = self.triangle_budget_for(gather);
         match self.memory {
             Some(m) if budget < MAX_SCENE_TRIANGLES => format!(
-                "{budget} triangles fit in the {} of memory at hand (about {} bytes each in the {} structure)",
+                "{budget} triangles fit in the {} of memory at hand (about {} bytes each {})",
                 crate::memory::format_bytes(m),
-                self.accel_kind().bytes_per_triangle(),
-                self.accel_kind().name()
+                gather.bytes_per_triangle(),
+                gather.held_as()
             ),
             _ => format!("a scene may have at most {MAX_SCENE_TRIANGLES} triangles"),
+        }
+    }
+}
+
+/// What loading a scene makes of its triangles once they are read, and so what each costs
+/// while the scene loads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Gather {
+    /// An acceleration structure of this kind over them: a [`Scene`].
+    Structure(AccelKind),
+    /// Nothing: the triangles alone, in input order ([`SceneTriangles`]).
+    TrianglesOnly,
+}
+
+/// What a triangle costs at the peak of loading a scene's triangles alone: the triangle, its
+/// shading data and its share of the meshes being read and transformed. Measured as the peak
+/// resident memory of `raylb export` on heightfields of 2,097,152 and 8,388,608 triangles
+/// (254 and 999 MiB), the difference over the difference in triangles, 124 bytes a triangle,
+/// rounded up; half of what the wide BVH costs ([`AccelKind::bytes_per_triangle`]).
+const TRIANGLES_ONLY_BYTES_PER_TRIANGLE: u64 = 130;
+
+impl Gather {
+    fn bytes_per_triangle(self) -> u64 {
+        match self {
+            Gather::Structure(kind) => kind.bytes_per_triangle(),
+            Gather::TrianglesOnly => TRIANGLES_ONLY_BYTES_PER_TRIANGLE,
+        }
+    }
+
+    /// How the triangles are held, for messages: "in the wide structure".
+    fn held_as(self) -> String {
+        match self {
+            Gather::Structure(kind) => format!("in the {} structure", kind.name()),
+            Gather::TrianglesOnly => "as triangles alone".into(),
         }
     }
 }
@@ -434,22 +473,7 @@ impl Scene {
         observer: &mut dyn LoadObserver,
     ) -> Result<Self, SceneError> {
         let start = Instant::now();
-        // A mesh where a scene file was asked for would be read as TOML, and fail on its
-        // first line with a message about keys.
-        let extension = path
-            .extension()
-            .map(|e| e.to_string_lossy().to_ascii_lowercase());
-        if let Some(ext @ ("obj" | "ply")) = extension.as_deref() {
-            return Err(SceneError::file(
-                path,
-                format!(
-                    "a .{ext} mesh, not a scene file: a scene file names its meshes in \
-                     [[objects]] (docs/scenes.md), and the commands with a --mesh flag take a \
-                     bare mesh with it"
-                ),
-            ));
-        }
-        let source = obj::read_text(path, MAX_SCENE_BYTES)?;
+        let source = read_scene_text(path)?;
         Self::from_source(path, &source, overrides, observer, MeshFiles::Read, start)
     }
 
@@ -491,21 +515,14 @@ impl Scene {
         mesh_files: MeshFiles,
         start: Instant,
     ) -> Result<Self, SceneError> {
-        let mut builder = SceneBuilder::new(SceneText { path, source }, overrides, mesh_files);
-        let config = builder.parse()?;
-        builder.materials(&config.materials)?;
-        builder.objects(&config.objects)?;
-        let (camera, viewpoint) = builder.camera(&config.camera)?;
-        let lights = builder.lights(&config.lights)?;
-        let sections = Sections {
-            camera,
-            viewpoint,
-            lights,
-            image: builder.image(&config.image),
-            settings: builder.render_settings(&config.render),
-            bvh: builder.bvh_settings(&config.bvh),
-        };
-        builder.finish(sections, observer, start)
+        let gather = Gather::Structure(overrides.accel_kind());
+        read_sections(
+            SceneText { path, source },
+            overrides,
+            mesh_files,
+            gather,
+            |builder, sections| builder.finish(sections, observer, start),
+        )
     }
 
     /// A bare mesh (OBJ or PLY) with an automatic camera, framed as `framing` says (by
@@ -566,22 +583,12 @@ impl Scene {
                 ),
             ));
         }
-        let mut materials = vec![Material::default()];
-        let mut geometry = GeometryBuilder::default();
-        let mut reads = Reads::default();
-        let budget = overrides.triangle_budget();
-        for part in mesh_file::load(path, budget, MtlFiles::Needed, &mut reads)? {
-            let material = match part.material {
-                Some(m) => {
-                    materials.push(m);
-                    materials.len() as u32 - 1
-                }
-                None => 0,
-            };
-            geometry
-                .add(&part.mesh, material, true)
-                .map_err(|e| SceneError::file(path, e))?;
-        }
+        let gather = Gather::Structure(overrides.accel_kind());
+        let MeshGeometry {
+            geometry,
+            materials,
+            reads,
+        } = MeshGeometry::read(path, overrides.triangle_budget_for(gather))?;
         let bounds = geometry.bounds();
         let (center, extent) = (bounds.center(), bounds.extent());
         let (view, up) = (framing.view.unit(), framing.up.unit());
@@ -636,6 +643,178 @@ impl Scene {
             objects: 1,
             start,
         })
+    }
+}
+
+/// The text of the scene file `path`, refused in one line if it names a mesh.
+fn read_scene_text(path: &Path) -> Result<String, SceneError> {
+    // A mesh where a scene file was asked for would be read as TOML, and fail on its first
+    // line with a message about keys.
+    let extension = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    if let Some(ext @ ("obj" | "ply")) = extension.as_deref() {
+        return Err(SceneError::file(
+            path,
+            format!(
+                "a .{ext} mesh, not a scene file: a scene file names its meshes in \
+                 [[objects]] (docs/scenes.md), and the commands with a --mesh flag take a \
+                 bare mesh with it"
+            ),
+        ));
+    }
+    obj::read_text(path, MAX_SCENE_BYTES)
+}
+
+/// Reads a scene file's sections in order, its objects' triangles gathered as `gather` says,
+/// then hands them to `finish`.
+fn read_sections<T>(
+    text: SceneText<'_>,
+    overrides: SceneOverrides,
+    mesh_files: MeshFiles,
+    gather: Gather,
+    finish: impl FnOnce(SceneBuilder<'_>, Sections) -> Result<T, SceneError>,
+) -> Result<T, SceneError> {
+    let mut builder = SceneBuilder::new(text, overrides, mesh_files, gather);
+    let config = builder.parse()?;
+    builder.materials(&config.materials)?;
+    builder.objects(&config.objects)?;
+    let (camera, viewpoint) = builder.camera(&config.camera)?;
+    let lights = builder.lights(&config.lights)?;
+    let sections = Sections {
+        camera,
+        viewpoint,
+        lights,
+        image: builder.image(&config.image),
+        settings: builder.render_settings(&config.render),
+        bvh: builder.bvh_settings(&config.bvh),
+    };
+    finish(builder, sections)
+}
+
+/// A bare mesh's triangles, with the materials its parts give them and the files read.
+struct MeshGeometry {
+    geometry: GeometryBuilder,
+    /// Index 0 is the default material, then one for each part that gives its own.
+    materials: Vec<Material>,
+    reads: Reads,
+}
+
+impl MeshGeometry {
+    /// Reads the mesh file `path`, refused past `budget` triangles.
+    fn read(path: &Path, budget: usize) -> Result<Self, SceneError> {
+        let mut materials = vec![Material::default()];
+        let mut geometry = GeometryBuilder::default();
+        let mut reads = Reads::default();
+        for part in mesh_file::load(path, budget, MtlFiles::Needed, &mut reads)? {
+            let material = match part.material {
+                Some(m) => {
+                    materials.push(m);
+                    materials.len() as u32 - 1
+                }
+                None => 0,
+            };
+            geometry
+                .add(&part.mesh, material, true)
+                .map_err(|e| SceneError::file(path, e))?;
+        }
+        Ok(Self {
+            geometry,
+            materials,
+            reads,
+        })
+    }
+}
+
+/// A scene's triangles in world space, as its objects give them, with no structure built
+/// over them: what `raylb export` writes. Each triangle has the float bits a [`Scene`] of the
+/// same file traces ([`Accel::input_triangles`]), in the same order, for a fraction of the
+/// memory and time.
+///
+/// ```
+/// use renderer::scene::{Scene, SceneOverrides, SceneTriangles};
+///
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+/// let alone = SceneTriangles::load(path.as_ref(), SceneOverrides::default())?;
+/// let scene = Scene::load(path.as_ref(), SceneOverrides::default())?;
+/// assert_eq!(alone.name, "quick");
+/// assert_eq!(alone.triangles, scene.accel.input_triangles());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct SceneTriangles {
+    /// The scene file's stem (or the mesh's), for reports.
+    pub name: String,
+    /// The triangles, in input order; zero-area ones are dropped, as a [`Scene`] drops them.
+    pub triangles: Vec<Triangle>,
+    /// Zero-area triangles found in the input and dropped.
+    pub dropped_triangles: usize,
+    /// Every file read: the scene file (or mesh) first, then its meshes and material
+    /// libraries.
+    pub inputs: Vec<PathBuf>,
+    /// Faults in the input that did not stop it loading, one line each.
+    pub warnings: Vec<String>,
+}
+
+impl SceneTriangles {
+    /// The triangles of the scene file `path`, read as [`Scene::load`] reads them; the file's
+    /// other sections are checked as it checks them. `overrides.memory` bounds the triangles
+    /// at what they cost alone, not in a structure.
+    ///
+    /// # Errors
+    /// Where [`Scene::load`] refuses the file, except for a structure that cannot be built.
+    ///
+    /// ```
+    /// use renderer::scene::{SceneOverrides, SceneTriangles};
+    ///
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml");
+    /// let quick = SceneTriangles::load(path.as_ref(), SceneOverrides::default())?;
+    /// assert!(quick.inputs[0].ends_with("quick.toml"));
+    /// // Too little memory for them is refused before they are read.
+    /// let tiny = SceneOverrides { memory: Some(1000), ..Default::default() };
+    /// assert!(SceneTriangles::load(path.as_ref(), tiny).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn load(path: &Path, overrides: SceneOverrides) -> Result<Self, SceneError> {
+        let source = read_scene_text(path)?;
+        let text = SceneText {
+            path,
+            source: &source,
+        };
+        read_sections(
+            text,
+            overrides,
+            MeshFiles::Read,
+            Gather::TrianglesOnly,
+            |builder, _| builder.into_triangles(),
+        )
+    }
+
+    /// The triangles of the bare mesh `path` (OBJ or PLY), read as [`Scene::from_mesh`] reads
+    /// them.
+    ///
+    /// # Errors
+    /// Where [`Scene::from_mesh`] refuses the mesh, except for a structure that cannot be
+    /// built.
+    ///
+    /// ```
+    /// use renderer::scene::{SceneOverrides, SceneTriangles};
+    ///
+    /// let path = std::env::temp_dir().join(format!("raylb-doc-triangles-{}.obj", std::process::id()));
+    /// // The second face has no area, and is dropped.
+    /// std::fs::write(&path, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\nf 1 1 2\n")?;
+    /// let mesh = SceneTriangles::from_mesh(&path, SceneOverrides::default());
+    /// std::fs::remove_file(&path)?;
+    /// let mesh = mesh?;
+    /// assert_eq!((mesh.triangles.len(), mesh.dropped_triangles), (1, 1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_mesh(path: &Path, overrides: SceneOverrides) -> Result<Self, SceneError> {
+        let mesh = MeshGeometry::read(path, overrides.triangle_budget_for(Gather::TrianglesOnly))?;
+        let name = path
+            .file_stem()
+            .map_or("mesh".into(), |s| s.to_string_lossy().into_owned());
+        mesh.geometry.into_triangles(path, name, mesh.reads)
     }
 }
 
@@ -886,7 +1065,8 @@ impl GeometryBuilder {
             .fold(Aabb::EMPTY, |b, t| b.union(t.bounds()))
     }
 
-    fn finish(self, p: ScenePieces<'_>) -> Result<Scene, SceneError> {
+    /// Refuses a scene of `path` with no triangles, or more than a structure may hold.
+    fn check(&self, path: &Path) -> Result<(), SceneError> {
         if self.triangles.is_empty() {
             let dropped = if self.dropped > 0 {
                 format!(" ({} zero-area triangles were dropped)", self.dropped)
@@ -894,13 +1074,13 @@ impl GeometryBuilder {
                 String::new()
             };
             return Err(SceneError::file(
-                p.path,
+                path,
                 format!("the scene has no triangles{dropped}"),
             ));
         }
         if self.triangles.len() > crate::bvh::MAX_TRIANGLES {
             return Err(SceneError::file(
-                p.path,
+                path,
                 format!(
                     "{} triangles exceed the limit of {}",
                     self.triangles.len(),
@@ -908,6 +1088,28 @@ impl GeometryBuilder {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// The triangles alone, of the scene or mesh `path` called `name`, once checked.
+    fn into_triangles(
+        self,
+        path: &Path,
+        name: String,
+        reads: Reads,
+    ) -> Result<SceneTriangles, SceneError> {
+        self.check(path)?;
+        Ok(SceneTriangles {
+            name,
+            triangles: self.triangles,
+            dropped_triangles: self.dropped,
+            inputs: reads.files,
+            warnings: reads.warnings,
+        })
+    }
+
+    fn finish(self, p: ScenePieces<'_>) -> Result<Scene, SceneError> {
+        self.check(p.path)?;
         let load_time = p.start.elapsed();
         p.observer.geometry_read(&SceneReport {
             name: p.name.clone(),
