@@ -870,8 +870,9 @@ pub(crate) struct ExportArgs {
     /// The mesh to write, OBJ or PLY as its extension says.
     #[arg(short, long, value_name = "FILE.obj|FILE.ply")]
     pub(crate) output: PathBuf,
-    /// The memory reading the scene's triangles may take: about 130 bytes a triangle, half a
-    /// render's, since no structure is built over them (default: what the machine has free).
+    /// The memory reading the scene's triangles may take: about 100 bytes a triangle, since no
+    /// structure is built over them, and what an OBJ file's text and faces take while it is
+    /// read (default: what the machine has free).
     #[arg(long, value_name = "SIZE", value_parser = renderer::memory::byte_size)]
     pub(crate) max_memory: Option<u64>,
     /// Print nothing but errors.

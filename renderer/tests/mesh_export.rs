@@ -56,7 +56,7 @@ fn an_exported_scene_loads_back_bit_for_bit() {
 fn triangles_read_alone_take_the_memory_of_triangles_not_of_a_structure() {
     let scene = load_scene("treasure", Some(8), Some(8));
     let triangles = scene.stats.triangles as u64;
-    // Room for the triangles alone (130 bytes each) and the scene's text, not for the wide
+    // Room for the triangles alone (100 bytes each) and the scene's text, not for the wide
     // BVH (260 bytes each).
     let memory = 200 * triangles;
     let tight = SceneOverrides {
@@ -70,14 +70,14 @@ fn triangles_read_alone_take_the_memory_of_triangles_not_of_a_structure() {
     assert!(refused.contains("in the wide structure"), "{refused}");
     // And too little for the triangles alone is refused in their terms.
     let tighter = SceneOverrides {
-        memory: Some(100 * triangles),
+        memory: Some(90 * triangles),
         ..Default::default()
     };
     let refused = SceneTriangles::load(&path, tighter)
         .unwrap_err()
         .to_string();
     assert!(
-        refused.contains("130 bytes each as triangles alone"),
+        refused.contains("100 bytes each as triangles alone"),
         "{refused}"
     );
 }

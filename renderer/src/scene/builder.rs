@@ -20,6 +20,7 @@ use super::config::{
     ScatterShape, SceneConfig,
 };
 use super::mesh::Mesh;
+use super::mesh_file::MeshBudget;
 use super::obj::MtlFiles;
 use super::{
     Camera, Gather, GeometryBuilder, Light, LoadObserver, Material, MeshFiles, Reads,
@@ -172,7 +173,7 @@ impl<'a> SceneBuilder<'a> {
             reads,
             materials: vec![Material::default()],
             by_name: HashMap::new(),
-            geometry: GeometryBuilder::default(),
+            geometry: GeometryBuilder::new(gather),
             objects: 0,
         }
     }
@@ -242,6 +243,7 @@ impl<'a> SceneBuilder<'a> {
                 ),
             ));
         }
+        let budget = self.overrides.mesh_budget(self.gather, budget);
         for (mesh, own_material) in self.meshes(o, &span, budget, mtl)? {
             let material = material.unwrap_or_else(|| self.own_material(own_material));
             let mesh = mesh.transformed(&transform).ok_or_else(|| {
@@ -283,13 +285,13 @@ impl<'a> SceneBuilder<'a> {
         }
     }
 
-    /// The meshes of an object (at `span`), with at most `budget` triangles; a fault of a
-    /// mesh file as a whole is placed at the key that names it.
+    /// The meshes of an object (at `span`), within `budget`; a fault of a mesh file as a whole
+    /// is placed at the key that names it.
     fn meshes(
         &mut self,
         o: &ObjectConfig,
         span: &Range<usize>,
-        budget: usize,
+        budget: MeshBudget,
         mtl: MtlFiles,
     ) -> Result<Vec<(Mesh, Option<Material>)>, SceneError> {
         if let (Some(mesh), MeshFiles::Refuse) = (&o.mesh, self.mesh_files) {
@@ -502,10 +504,7 @@ impl<'a> SceneBuilder<'a> {
 
     /// The scene's name: the file's stem.
     fn name(&self) -> String {
-        self.text
-            .path
-            .file_stem()
-            .map_or("scene".into(), |s| s.to_string_lossy().into_owned())
+        super::stem_or(self.text.path, "scene")
     }
 }
 
@@ -551,7 +550,7 @@ enum ShapeError {
 fn object_meshes(
     o: &ObjectConfig,
     dir: &Path,
-    budget: usize,
+    budget: MeshBudget,
     mtl: MtlFiles,
     reads: &mut Reads,
 ) -> Result<Vec<(Mesh, Option<Material>)>, ShapeError> {

@@ -38,20 +38,28 @@ impl Format {
     }
 }
 
+/// What a scene has room for of one mesh file: its triangles, and the memory reading it may
+/// take (`None`: no bound was given).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct MeshBudget {
+    pub(crate) triangles: usize,
+    pub(crate) bytes: Option<u64>,
+}
+
 /// Reads the mesh file at `path` in the format its extension names; fails if it has more
-/// than `max_triangles` triangles. An OBJ gives one part per object and material; a PLY one
-/// part without a material. What an OBJ's MTL files become is `mtl`'s to say; the files
-/// read, and the warnings, go to `reads`.
+/// triangles than `budget` allows, or (an OBJ) its reading would take more memory. An OBJ
+/// gives one part per object and material; a PLY one part without a material. What an OBJ's
+/// MTL files become is `mtl`'s to say; the files read, and the warnings, go to `reads`.
 pub(crate) fn load(
     path: &Path,
-    max_triangles: usize,
+    budget: MeshBudget,
     mtl: MtlFiles,
     reads: &mut Reads,
 ) -> Result<Vec<ObjPart>, SceneError> {
     match Format::of(path)? {
-        Format::Obj => obj::load(path, max_triangles, mtl, reads),
+        Format::Obj => obj::load(path, budget, mtl, reads),
         Format::Ply => {
-            let mesh = ply::load(path, max_triangles)?;
+            let mesh = ply::load(path, budget.triangles)?;
             reads.file(path);
             Ok(vec![ObjPart {
                 mesh,
@@ -100,19 +108,19 @@ pub fn parse_ply(
 }
 
 /// Reads an OBJ file from memory as `raylb` reads one from disk (`name` is what errors call
-/// it), except that the MTL files it names are not read; for fuzzers and tests.
+/// it), except that the MTL files it names are not read; for fuzzers and tests. Its reading
+/// may take the memory `max_triangles` take in the wide BVH.
 pub fn parse_obj(
     bytes: &[u8],
     name: &Path,
     max_triangles: usize,
 ) -> Result<MeshSummary, SceneError> {
-    let parts = obj::parse(
-        bytes,
-        name,
-        max_triangles,
-        MtlFiles::Skip,
-        &mut Reads::default(),
-    )?;
+    let bytes_per_triangle = crate::accel::AccelKind::Wide.bytes_per_triangle();
+    let budget = MeshBudget {
+        triangles: max_triangles,
+        bytes: Some((max_triangles as u64).saturating_mul(bytes_per_triangle)),
+    };
+    let parts = obj::parse(bytes, name, budget, MtlFiles::Skip, &mut Reads::default())?;
     Ok(MeshSummary::of(parts.iter().map(|p| &p.mesh)))
 }
 
@@ -134,7 +142,17 @@ mod tests {
 
     #[test]
     fn refuses_other_extensions_naming_them() {
-        let load = |p: &str| load(Path::new(p), 10, MtlFiles::Needed, &mut Reads::default());
+        let load = |p: &str| {
+            load(
+                Path::new(p),
+                MeshBudget {
+                    triangles: 10,
+                    bytes: None,
+                },
+                MtlFiles::Needed,
+                &mut Reads::default(),
+            )
+        };
         let e = load("bunny.STL").unwrap_err();
         assert_eq!(
             e.to_string(),

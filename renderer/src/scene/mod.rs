@@ -40,6 +40,7 @@ pub use report::{BvhReport, SceneReport};
 
 use builder::{SceneBuilder, SceneText, Sections};
 use mesh::Mesh;
+use mesh_file::MeshBudget;
 use obj::MtlFiles;
 
 /// Figures about a loaded scene.
@@ -144,6 +145,18 @@ impl SceneOverrides {
         by_memory.min(MAX_SCENE_TRIANGLES)
     }
 
+    /// What is left for a mesh file of a scene gathered as `gather` says, with `triangles`
+    /// (of [`triangle_budget_for`](Self::triangle_budget_for)) left: those triangles, and the
+    /// memory they stand for where a bound was given.
+    fn mesh_budget(&self, gather: Gather, triangles: usize) -> MeshBudget {
+        MeshBudget {
+            triangles,
+            bytes: self
+                .memory
+                .map(|_| (triangles as u64).saturating_mul(gather.bytes_per_triangle())),
+        }
+    }
+
     /// Why a scene gathered as `gather` says may not have more than
     /// [`triangle_budget_for`](Self::triangle_budget_for) triangles, for messages.
     fn budget_reason(&self, gather: Gather) -> String {
@@ -170,12 +183,12 @@ enum Gather {
     TrianglesOnly,
 }
 
-/// What a triangle costs at the peak of loading a scene's triangles alone: the triangle, its
-/// shading data and its share of the meshes being read and transformed. Measured as the peak
-/// resident memory of `raylb export` on heightfields of 2,097,152 and 8,388,608 triangles
-/// (254 and 999 MiB), the difference over the difference in triangles, 124 bytes a triangle,
-/// rounded up; half of what the wide BVH costs ([`AccelKind::bytes_per_triangle`]).
-const TRIANGLES_ONLY_BYTES_PER_TRIANGLE: u64 = 130;
+/// What a triangle costs at the peak of loading a scene's triangles alone: the triangle and
+/// its share of the meshes being made and transformed (no shading data is kept). Measured as
+/// the peak resident memory of `raylb export` on heightfields of 2,097,152 and 8,388,608
+/// triangles (182 and 710 MiB), the difference over the difference in triangles, 88 bytes a
+/// triangle; rounded up. An OBJ file's own reading is bounded apart, by its text and faces.
+const TRIANGLES_ONLY_BYTES_PER_TRIANGLE: u64 = 100;
 
 impl Gather {
     fn bytes_per_triangle(self) -> u64 {
@@ -588,7 +601,7 @@ impl Scene {
             geometry,
             materials,
             reads,
-        } = MeshGeometry::read(path, overrides.triangle_budget_for(gather))?;
+        } = MeshGeometry::read(path, &overrides, gather)?;
         let bounds = geometry.bounds();
         let (center, extent) = (bounds.center(), bounds.extent());
         let (view, up) = (framing.view.unit(), framing.up.unit());
@@ -614,13 +627,10 @@ impl Scene {
             background: Vec3::ZERO,
             offset_scale: crate::math::SURFACE_OFFSET_SCALE,
         };
-        let name = path
-            .file_stem()
-            .map_or("mesh".into(), |s| s.to_string_lossy().into_owned());
         geometry.finish(ScenePieces {
             path,
             observer,
-            name,
+            name: stem_or(path, "mesh"),
             reads,
             camera,
             viewpoint,
@@ -638,12 +648,18 @@ impl Scene {
                 width: overrides.bvh_width,
                 split: overrides.bvh_split.unwrap_or_default(),
             },
-            accel: overrides.accel.unwrap_or_default(),
+            accel: overrides.accel_kind(),
             address_space: overrides.memory_is_address_space,
             objects: 1,
             start,
         })
     }
+}
+
+/// The name of the scene or mesh file `path` in reports: its stem, or `default`.
+fn stem_or(path: &Path, default: &str) -> String {
+    path.file_stem()
+        .map_or(default.into(), |s| s.to_string_lossy().into_owned())
 }
 
 /// The text of the scene file `path`, refused in one line if it names a mesh.
@@ -701,10 +717,12 @@ struct MeshGeometry {
 }
 
 impl MeshGeometry {
-    /// Reads the mesh file `path`, refused past `budget` triangles.
-    fn read(path: &Path, budget: usize) -> Result<Self, SceneError> {
+    /// Reads the mesh file `path`, its triangles gathered as `gather` says, refused past the
+    /// budget of `overrides`.
+    fn read(path: &Path, overrides: &SceneOverrides, gather: Gather) -> Result<Self, SceneError> {
+        let budget = overrides.mesh_budget(gather, overrides.triangle_budget_for(gather));
         let mut materials = vec![Material::default()];
-        let mut geometry = GeometryBuilder::default();
+        let mut geometry = GeometryBuilder::new(gather);
         let mut reads = Reads::default();
         for part in mesh_file::load(path, budget, MtlFiles::Needed, &mut reads)? {
             let material = match part.material {
@@ -810,11 +828,9 @@ impl SceneTriangles {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_mesh(path: &Path, overrides: SceneOverrides) -> Result<Self, SceneError> {
-        let mesh = MeshGeometry::read(path, overrides.triangle_budget_for(Gather::TrianglesOnly))?;
-        let name = path
-            .file_stem()
-            .map_or("mesh".into(), |s| s.to_string_lossy().into_owned());
-        mesh.geometry.into_triangles(path, name, mesh.reads)
+        let mesh = MeshGeometry::read(path, &overrides, Gather::TrianglesOnly)?;
+        mesh.geometry
+            .into_triangles(path, stem_or(path, "mesh"), mesh.reads)
     }
 }
 
@@ -1010,23 +1026,38 @@ fn check_build_room(
     try_with_capacity::<u8>(bytes, what).map(drop)
 }
 
-/// Collects triangles in input order, dropping zero-area ones.
-#[derive(Default)]
+/// Collects triangles in input order, dropping zero-area ones, and their shading data where
+/// a structure is to be built over them.
 struct GeometryBuilder {
     triangles: Vec<Triangle>,
+    /// Empty where the triangles are gathered alone ([`Gather::TrianglesOnly`]).
     shading: Vec<TriangleShading>,
+    keeps_shading: bool,
     dropped: usize,
 }
 
 impl GeometryBuilder {
+    /// A builder for triangles gathered as `gather` says.
+    fn new(gather: Gather) -> Self {
+        Self {
+            triangles: Vec::new(),
+            shading: Vec::new(),
+            keeps_shading: gather != Gather::TrianglesOnly,
+            dropped: 0,
+        }
+    }
+
     /// Adds the mesh's triangles; zero-area ones (including those too small for their area
     /// to be represented) are dropped and counted. Fails when a triangle is so large that its
     /// normal overflows, or when the memory for the triangles cannot be had.
     fn add(&mut self, mesh: &Mesh, material: u32, smooth: bool) -> Result<(), String> {
         let faces = mesh.faces.len();
         try_reserve(&mut self.triangles, faces, "the scene's triangles")
-            .and_then(|()| try_reserve(&mut self.shading, faces, "the triangles' normals"))
             .map_err(|e| e.to_string())?;
+        if self.keeps_shading {
+            try_reserve(&mut self.shading, faces, "the triangles' normals")
+                .map_err(|e| e.to_string())?;
+        }
         let smooth = smooth && mesh.normals.len() == mesh.positions.len();
         for face in &mesh.faces {
             let tri = Triangle {
@@ -1044,6 +1075,10 @@ impl GeometryBuilder {
                 self.dropped += 1;
                 continue;
             }
+            self.triangles.push(tri);
+            if !self.keeps_shading {
+                continue;
+            }
             let flat = normalize(n);
             let normals = if smooth {
                 face.map(|i| {
@@ -1053,7 +1088,6 @@ impl GeometryBuilder {
             } else {
                 [flat; 3]
             };
-            self.triangles.push(tri);
             self.shading.push(TriangleShading { normals, material });
         }
         Ok(())

@@ -17,6 +17,7 @@ use super::Reads;
 use super::error::SceneError;
 use super::material::{self, Material};
 use super::mesh::Mesh;
+use super::mesh_file::MeshBudget;
 use crate::input::{MAX_MESH_BYTES, MAX_MTL_BYTES, read_regular_file};
 
 /// One part of an OBJ file: its triangles and the material its MTL gives it, if any.
@@ -93,17 +94,18 @@ pub(crate) enum MtlFiles {
 /// warnings, go to `reads`.
 pub(crate) fn load(
     path: &Path,
-    max_triangles: usize,
+    budget: MeshBudget,
     mtl: MtlFiles,
     reads: &mut Reads,
 ) -> Result<Vec<ObjPart>, SceneError> {
     // The text is held through the parse: a file larger than the room for it is not read.
     if let Ok(meta) = std::fs::metadata(path) {
-        check_parse_room(path, meta.len(), 0, max_triangles)?;
+        let text_alone = ObjCounts::default();
+        check_parse_room(path, meta.len(), text_alone, budget.bytes)?;
     }
     let bytes = read_regular_file(path, MAX_MESH_BYTES).map_err(|e| SceneError::file(path, e))?;
     reads.file(path);
-    parse(&bytes, path, max_triangles, mtl, reads)
+    parse(&bytes, path, budget, mtl, reads)
 }
 
 /// Reads an OBJ file from `bytes`, naming `path` in errors, and the MTL files it names as
@@ -112,12 +114,12 @@ pub(crate) fn load(
 pub(crate) fn parse(
     bytes: &[u8],
     path: &Path,
-    max_triangles: usize,
+    budget: MeshBudget,
     mtl: MtlFiles,
     reads: &mut Reads,
 ) -> Result<Vec<ObjPart>, SceneError> {
     let source = text(path, bytes)?;
-    for warning in check_size(path, source, max_triangles)? {
+    for warning in check_size(path, source, budget)? {
         reads.warn(warning);
     }
     let libraries = Libraries::new(path, source, mtl, reads);
@@ -132,21 +134,19 @@ pub(crate) fn parse(
 /// Checks every line of the OBJ file `path` (text `source`), then that its triangles fit in
 /// `max_triangles` and that reading it fits in the memory that budget stands for. Returns the
 /// warnings of the lines checked ([`validate_obj`]).
-fn check_size(path: &Path, source: &str, max_triangles: usize) -> Result<Vec<String>, SceneError> {
+fn check_size(path: &Path, source: &str, budget: MeshBudget) -> Result<Vec<String>, SceneError> {
     let (counts, warnings) = validate_obj(path, source)?;
     let triangles = counts.triangles;
-    if triangles > max_triangles as u64 {
+    if triangles > budget.triangles as u64 {
         return Err(SceneError::file(
             path,
-            format!("{triangles} triangles: more than the {max_triangles} the scene has room for"),
+            format!(
+                "{triangles} triangles: more than the {} the scene has room for",
+                budget.triangles
+            ),
         ));
     }
-    check_parse_room(
-        path,
-        source.len() as u64,
-        counts.arrays_bytes(),
-        max_triangles,
-    )?;
+    check_parse_room(path, source.len() as u64, counts, budget.bytes)?;
     Ok(warnings)
 }
 
@@ -771,7 +771,7 @@ fn checked_mtl(path: &Path) -> Result<(String, Vec<String>), SceneError> {
 }
 
 /// What [`validate_obj`] counts in an OBJ file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct ObjCounts {
     /// Triangles its faces make.
     triangles: u64,
@@ -792,38 +792,53 @@ impl ObjCounts {
     }
 }
 
-/// Bytes of memory at hand per triangle of the budget: the least a triangle takes in any
-/// structure ([`AccelKind::bytes_per_triangle`](crate::accel::AccelKind::bytes_per_triangle)),
-/// so that `max_triangles` of them are at most the memory the budget was made from.
-const BYTES_PER_BUDGET_TRIANGLE: u64 = 240;
+/// What reading an OBJ file takes per triangle of its faces, beside its text and its vertex
+/// arrays: `tobj`'s faces and its map of the vertices they share, the mesh made of them and
+/// the scene's triangle. Measured as the peak resident memory of `raylb export --mesh` on the
+/// OBJ files of heightfields of 2,097,152 and 8,388,608 triangles (`raylb export`'s own, of
+/// 82.7 and 351.1 MB: 514 and 2,093 MiB), less twice the text and the vertex arrays, 166 bytes
+/// a triangle; rounded up.
+const PARSE_BYTES_PER_TRIANGLE: u64 = 180;
 
-/// Refuses an OBJ file whose parse would take more than the memory its triangle budget stands
-/// for: its `text` bytes (and, at worst, the copy [`for_tobj`] makes of them) and the `arrays`
-/// `tobj` fills with its vertices, which a file of many vertices and few faces can make far
-/// larger than its triangles.
+/// Refuses an OBJ file whose parse would take more than `room` bytes (where a bound was given):
+/// its `text` bytes (and, at worst, the copy [`for_tobj`] makes of them), the arrays `tobj`
+/// fills with its vertices, which a file of many vertices and few faces can make far larger
+/// than its triangles, and what its faces take ([`PARSE_BYTES_PER_TRIANGLE`]); `counts` are
+/// the file's, or zero before it is read.
 fn check_parse_room(
     path: &Path,
     text: u64,
-    arrays: u64,
-    max_triangles: usize,
+    counts: ObjCounts,
+    room: Option<u64>,
 ) -> Result<(), SceneError> {
-    let room = (max_triangles as u64).saturating_mul(BYTES_PER_BUDGET_TRIANGLE);
-    let needed = text.saturating_mul(2).saturating_add(arrays);
+    let Some(room) = room else {
+        return Ok(());
+    };
+    let arrays = counts.arrays_bytes();
+    let faces = counts.triangles.saturating_mul(PARSE_BYTES_PER_TRIANGLE);
+    let needed = text
+        .saturating_mul(2)
+        .saturating_add(arrays)
+        .saturating_add(faces);
     if needed <= room {
         return Ok(());
     }
     let size = crate::memory::format_bytes;
+    let parts = [
+        (text, "of text"),
+        (arrays, "of vertices"),
+        (faces, "for its faces"),
+    ]
+    .iter()
+    .filter(|&&(bytes, _)| bytes > 0)
+    .map(|&(bytes, what)| format!("{} {what}", size(bytes)))
+    .collect::<Vec<_>>()
+    .join(", ");
     Err(SceneError::file(
         path,
         format!(
-            "reading it takes about {} ({} of text{}), more than the {} of memory the scene has room for",
+            "reading it takes about {} ({parts}), more than the {} of memory the scene has room for",
             size(needed),
-            size(text),
-            if arrays > 0 {
-                format!(" and {} of vertices", size(arrays))
-            } else {
-                String::new()
-            },
             size(room)
         ),
     ))
