@@ -89,7 +89,9 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode> {
 fn check_diff_path(diff: &Path, a: &Path, b: &Path) -> Result<()> {
     png_only("--diff", Some(diff))?;
     let mut outputs = Outputs::new();
-    outputs.add("--diff", Some(diff));
+    outputs
+        .add("--diff", Some(diff))
+        .writes_to_stdout("the comparison's report", true);
     outputs.check_writable()?;
     outputs.check_inputs(&[a.to_path_buf(), b.to_path_buf()])
 }

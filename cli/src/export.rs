@@ -15,7 +15,9 @@ pub(crate) fn run(args: &ExportArgs) -> Result<ExitCode> {
     let path = &args.output;
     let format = MeshFormat::of(path).map_err(|e| anyhow!("-o {e}"))?;
     let mut outputs = Outputs::new();
-    outputs.add("-o", Some(path));
+    outputs
+        .add("-o", Some(path))
+        .writes_to_stdout("the summary (leave it out with -q)", !args.quiet);
     outputs.check_writable()?;
     let source = SceneSource::unframed(args.input.clone());
     outputs.check_inputs(&source.paths())?;

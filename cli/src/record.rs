@@ -18,7 +18,9 @@ use crate::outputs::{Outputs, named_with};
 
 pub(crate) fn run(args: &RecordArgs) -> Result<ExitCode> {
     let mut outputs = Outputs::new();
-    outputs.add("-o", args.output.as_deref());
+    outputs
+        .add("-o", args.output.as_deref())
+        .writes_to_stdout("the summary (leave it out with -q)", !args.quiet);
     outputs.check_writable()?;
     outputs.check_inputs(&args.source.paths())?;
     named_with("-o", args.output.as_deref(), "tasks", "a task file")?;

@@ -420,6 +420,40 @@ fn one_file_named_twice_is_refused_however_it_is_spelled() {
             "the summary (leave it out with -q) and --stats /dev/stdout both write to standard output",
         ],
     );
+    // Every command that prints beside a file it writes: through a link named as the format
+    // asks.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for name in ["out.tasks", "out.ply", "out.rays", "out.png"] {
+        std::os::unix::fs::symlink("/dev/stdout", d.join(name)).unwrap();
+    }
+    let image = d.join("a.png");
+    let made = raylb()
+        .args([
+            "render", &quick, "--width", "8", "--height", "8", "-o", "a.png", "-q",
+        ])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", stderr(&made));
+    let image = image.to_str().unwrap();
+    let summary = "the summary (leave it out with -q) and";
+    for (args, said) in [
+        (vec!["record", &quick, "-o", "out.tasks"], summary),
+        (vec!["export", &quick, "-o", "out.ply"], summary),
+        (
+            vec![
+                "bench", "trace", &quick, "--dump", "out.rays", "--repeat", "1",
+            ],
+            "the figures (leave them out with -q) and",
+        ),
+        (
+            vec!["compare", image, image, "--diff", "out.png"],
+            "the comparison's report and",
+        ),
+    ] {
+        refused_in(d, &args, &format!("{said} "));
+    }
 }
 
 #[test]

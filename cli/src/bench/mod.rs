@@ -78,7 +78,9 @@ impl SceneSettings for SceneArgs {
 fn trace(args: &TraceArgs, quiet: bool) -> Result<()> {
     let timed = &args.timed;
     let mut outputs = Outputs::new();
-    outputs.add("--dump", args.dump.as_deref());
+    outputs
+        .add("--dump", args.dump.as_deref())
+        .writes_to_stdout("the figures (leave them out with -q)", !quiet);
     outputs.check_writable()?;
     let inputs: Vec<PathBuf> = timed
         .source
