@@ -837,7 +837,11 @@ pub(crate) enum ClusterName {
 #[derive(Debug, Args)]
 #[command(
     mut_arg("device", |a| a.hide(true)),
-    mut_arg("first_batch", |a| a.hide(true))
+    mut_arg("first_batch", |a| a.hide(true)),
+    mut_arg("balancer", |a| a
+        .value_parser(choice_where(runs_on_cpu))
+        .help("Load balancer of the counting run [default: static]")),
+    mut_arg("threads", |a| a.help("Worker threads of the counting run (default: every core)"))
 )]
 pub(crate) struct RecordArgs {
     #[command(flatten)]
@@ -944,7 +948,9 @@ pub(crate) struct SimArgs {
     /// A steal attempt that finds nothing; at least 1 [default: 160].
     #[arg(long, value_name = "NS", value_parser = positive_nanoseconds)]
     pub(crate) failed_steal_cost: Option<f64>,
-    /// Each task a steal takes beyond the first [default: 83].
+    /// Each task a steal takes beyond the first; also how long taking each task, the first
+    /// included, holds the victim's deque, where another thief's attempt fails (so it acts
+    /// under `--steal one` and on `rayon` too) [default: 83].
     #[arg(long, value_name = "NS", value_parser = nanoseconds)]
     pub(crate) stolen_task_cost: Option<f64>,
     /// Reading one worker's deque for `sample`'s choice [default: 4].
@@ -1259,7 +1265,8 @@ pub(crate) struct DequeArgs {
     /// pushes during it).
     #[arg(long, value_name = "N", default_value = "32000", value_parser = positive::<100_000_000>)]
     pub(crate) elements: NonZeroUsize,
-    /// Iterations per setup; the mean is reported.
+    /// Iterations per setup: throughput and latency are taken over all of them, and the steal
+    /// attempts and elements stolen are their totals.
     #[arg(long, value_name = "N", default_value = "50", value_parser = positive::<100_000>)]
     pub(crate) iterations: NonZeroUsize,
     /// How much a steal takes [default: one].

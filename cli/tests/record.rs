@@ -212,7 +212,7 @@ fn a_frame_too_small_to_fit_the_model_says_what_to_change() {
 }
 
 #[test]
-fn record_refuses_the_gpu_and_writing_over_its_scene() {
+fn record_refuses_the_gpu_and_its_balancer_and_writing_over_its_scene() {
     let dir = tempfile::tempdir().unwrap();
     let scene: PathBuf = dir.path().join("quick.toml");
     std::fs::copy(scene_path("quick"), &scene).unwrap();
@@ -224,6 +224,10 @@ fn record_refuses_the_gpu_and_writing_over_its_scene() {
         (
             vec!["record", "quick.toml", "-o", "quick.toml"],
             "never writes over",
+        ),
+        (
+            vec!["record", "quick.toml", "--balancer", "cuda-managed"],
+            "invalid value 'cuda-managed' for '--balancer <BALANCER>' [possible values: static, counter, stealing, rayon]",
         ),
     ] {
         refused_in_one_line(dir.path(), &args, says);

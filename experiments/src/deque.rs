@@ -441,9 +441,9 @@ fn table(rows: &[DequeRow]) -> Table {
         "setup",
         "throughput per deque (10^6 elements/s)",
         "latency (µs/element)",
-        "steal attempts",
+        "steal attempts (total)",
         "steal success",
-        "elements stolen",
+        "elements stolen (total)",
     ]);
     for r in rows {
         table.row(vec![
@@ -502,7 +502,7 @@ pub fn run(options: &DequeOptions) -> Result<()> {
     files.write(&[&csv_text(&rows)?])?;
     say!(
         quiet,
-        "{}, {} elements per deque, mean of {} (Wende, table 3.2):",
+        "{}, {} elements per deque, {} (Wende, table 3.2): throughput and latency over all of them, steals counted together:",
         counted(n as u64, "thread"),
         options.elements,
         counted(options.iterations.get() as u64, "iteration")

@@ -476,10 +476,15 @@ impl fmt::Display for Comparison {
             None => writeln!(f, "identical: {}×{}", report.width, report.height)?,
             Some(first) => writeln!(
                 f,
-                "differ: {} of {} pixels, largest channel difference {}, first at ({}, {}): {} vs {}",
+                "differ: {} of {} pixels, largest channel difference {}{}, first at ({}, {}): {} vs {}",
                 report.differing,
                 report.pixels(),
                 report.units.show(report.largest),
+                if report.largest.is_finite() {
+                    ""
+                } else {
+                    " (a NaN or an infinity against another value)"
+                },
                 first.x,
                 first.y,
                 Values(&first.a),

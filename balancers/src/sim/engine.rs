@@ -55,7 +55,9 @@ pub struct Costs {
     pub steal: f64,
     /// A steal attempt that finds nothing (one line read).
     pub failed_steal: f64,
-    /// Each task a steal takes beyond the first (steal half).
+    /// Each task a steal takes beyond the first (steal half), on the thief's time; and how
+    /// long taking each task, the first included, holds the victim's deque, during which
+    /// another thief's attempt on it fails (so it acts on steals of one task too).
     pub per_stolen_task: f64,
     /// Reading another worker's deque for `sample`'s choice, per worker read.
     pub probe: f64,

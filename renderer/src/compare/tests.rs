@@ -129,8 +129,12 @@ fn nan_is_the_same_as_nan_and_infinitely_far_from_anything_else() {
     let nan_too = image(2, 1, Channels::Grey, Samples::F32(vec![f32::NAN, 1.0]));
     assert!(pixels(compare(&nan, &nan_too)).is_identical());
     let number = image(2, 1, Channels::Grey, Samples::F32(vec![0.0, 1.0]));
-    let report = pixels(compare(&nan, &number));
-    assert_eq!(report.largest, f64::INFINITY);
+    let comparison = compare(&nan, &number);
+    assert_eq!(pixels(comparison.clone()).largest, f64::INFINITY);
+    assert_eq!(
+        comparison.to_string().lines().next().unwrap(),
+        "differ: 1 of 2 pixels, largest channel difference inf (a NaN or an infinity against another value), first at (0, 0): [NaN] vs [0]"
+    );
     assert_eq!(
         difference_image(&nan, &number).unwrap().unwrap(),
         [255, 255, 255, 0, 0, 0]
