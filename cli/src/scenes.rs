@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Result, anyhow, bail};
 use renderer::file_errors::io_reason;
 use renderer::input::{MAX_SCENE_BYTES, read_regular_file};
+use renderer::scene::{Position, check_scene_text};
 
 use crate::cli::ScenesArgs;
 
@@ -73,20 +74,20 @@ struct Described {
 }
 
 /// The scene's `WIDTH×HEIGHT` and what the file's opening comment says of it, read without
-/// building the scene; or why the file cannot be read, is not TOML (and where), or has no
-/// image size. It is read as [`Scene::load`] reads it: only a regular file, and only up to
+/// building the scene; or why the file cannot be read, or its first fault (and where) as
+/// [`check_scene_text`] finds it: its tables, keys and values, not its meshes and objects. It
+/// is read as [`Scene::load`] reads it: only a regular file, and only up to
 /// [`MAX_SCENE_BYTES`] (a FIFO would block the listing, and `/dev/zero` fill memory).
 ///
 /// [`Scene::load`]: renderer::scene::Scene::load
 fn describe(path: &Path) -> Result<Described, String> {
     let bytes = read_regular_file(path, MAX_SCENE_BYTES)?;
     let text = String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())?;
-    let table = toml::from_str::<toml::Table>(&text).map_err(|e| {
-        let line = e
-            .span()
-            .map_or(1, |span| text[..span.start].matches('\n').count() + 1);
-        format!("line {line}: {}", e.message().trim_end())
+    check_scene_text(path, &text).map_err(|e| match e.position {
+        Some(Position::Text { line, .. }) => format!("line {line}: {}", e.message),
+        _ => e.message,
     })?;
+    let table = toml::from_str::<toml::Table>(&text).map_err(|e| e.message().to_string())?;
     let side = |key: &str| {
         table
             .get("image")

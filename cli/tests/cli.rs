@@ -692,6 +692,43 @@ fn scenes_lists_the_shipped_scenes_one_line_each() {
     assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot list no-such-dir"));
 }
 
+/// A scene file whose values `render` refuses gets the row of a file that cannot be read,
+/// with the fault, and counts among them.
+#[test]
+fn scenes_shows_a_scene_of_bad_values_as_unreadable() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = fs::read_to_string(scene_path("quick")).unwrap();
+    fs::write(dir.path().join("good.toml"), &quick).unwrap();
+    fs::write(
+        dir.path().join("zero.toml"),
+        quick.replace("width = 96", "width = 0"),
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("unknown.toml"),
+        quick.replace("[camera]", "[camera]\nzoom = 2"),
+    )
+    .unwrap();
+    let out = raylb(dir.path(), &["scenes", "."]);
+    assert_eq!(out.status.code(), Some(2));
+    let listed = String::from_utf8_lossy(&out.stdout);
+    let row = |name: &str| {
+        listed
+            .lines()
+            .find(|l| l.contains(name))
+            .unwrap_or_else(|| panic!("{name} in {listed}"))
+            .to_string()
+    };
+    assert!(row("good.toml").contains("96×64"), "{listed}");
+    assert!(
+        row("zero.toml").contains("?  line 5: `width`: must be between 1 and 16384, got 0"),
+        "{listed}"
+    );
+    assert!(row("unknown.toml").contains("?  line "), "{listed}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("2 of 3 scene files"), "{said}");
+}
+
 /// Two scene files of one name are told apart by their paths in the sweep's tables and CSV.
 #[test]
 fn bench_sweep_labels_same_named_scenes_by_path() {

@@ -656,6 +656,34 @@ impl Scene {
     }
 }
 
+/// Checks the text of the scene file `path` as [`Scene::load`] first reads it: TOML, every key
+/// known and of its type, every value in its range; its meshes are not read and its objects
+/// not made, so a scene that passes may still be refused for what they hold. For listings of
+/// many scene files (`raylb scenes`).
+///
+/// # Errors
+/// The first fault, placed at its line and column.
+///
+/// ```
+/// use renderer::scene::check_scene_text;
+///
+/// let text = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/quick.toml"));
+/// assert!(check_scene_text("quick.toml".as_ref(), text).is_ok());
+/// let zero = text.replace("width = 96", "width = 0");
+/// let refused = check_scene_text("zero.toml".as_ref(), &zero).unwrap_err().to_string();
+/// assert!(refused.starts_with("zero.toml:5:9:"), "{refused}");
+/// ```
+pub fn check_scene_text(path: &Path, source: &str) -> Result<(), SceneError> {
+    SceneBuilder::new(
+        SceneText { path, source },
+        SceneOverrides::default(),
+        MeshFiles::Refuse,
+        Gather::TrianglesOnly,
+    )
+    .parse()
+    .map(drop)
+}
+
 /// The name of the scene or mesh file `path` in reports: its stem, or `default`.
 fn stem_or(path: &Path, default: &str) -> String {
     path.file_stem()
